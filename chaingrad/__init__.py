@@ -1,0 +1,30 @@
+"""chaingrad: the autograd engine a learner can read in an afternoon and still train with.
+
+Example:
+    >>> from chaingrad import Value
+    >>> x = Value(2.0)
+    >>> y = x * x + 3 * x
+    >>> y.backward()
+    >>> y.data, x.grad
+    (10.0, 7.0)
+"""
+
+from .autograd import grad, gradcheck, primitive
+from .engine import Value
+from .errors import DomainError, GradcheckError
+from .graph import enable_grad, is_grad_enabled, no_grad, topological_order
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DomainError",
+    "GradcheckError",
+    "Value",
+    "enable_grad",
+    "grad",
+    "gradcheck",
+    "is_grad_enabled",
+    "no_grad",
+    "primitive",
+    "topological_order",
+]

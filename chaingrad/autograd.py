@@ -1,0 +1,201 @@
+"""Gradients as functions: ``grad``, user-defined ``primitive`` ops and ``gradcheck``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from . import graph
+from .engine import Value, _lift, _node
+from .errors import DomainError, GradcheckError
+
+
+def grad(
+    outputs: Value | Sequence[Value],
+    inputs: Value | Sequence[Value],
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> list:
+    """d(outputs)/d(input) for each input, without touching any ``.grad``.
+
+    Like ``torch.autograd.grad``: several outputs are summed first.
+
+    Args:
+        outputs: A Value, or several whose sum is differentiated.
+        inputs: The Values to differentiate with respect to.
+        create_graph: Return differentiable Values (so that you can take ``grad`` again)
+            instead of floats.
+        allow_unused: Return None for an input that ``outputs`` does not depend on,
+            instead of raising ValueError.
+
+    Returns:
+        One gradient per input, in order.
+
+    Example:
+        >>> x = Value(2.0)
+        >>> f = x**3
+        >>> (df,) = grad(f, [x], create_graph=True)   # 3x^2
+        >>> (d2f,) = grad(df, [x], create_graph=True)  # 6x
+        >>> (d3f,) = grad(d2f, [x])                    # 6
+        >>> df.data, d2f.data, d3f
+        (12.0, 12.0, 6.0)
+    """
+    outs = [outputs] if isinstance(outputs, Value) else list(outputs)
+    ins = [inputs] if isinstance(inputs, Value) else list(inputs)
+    for what, values in (("outputs", outs), ("inputs", ins)):
+        for v in values:
+            if not isinstance(v, Value):
+                raise TypeError(f"grad: {what} must be Values, got {type(v).__name__}")
+    with graph.enable_grad():
+        root = outs[0] if len(outs) == 1 else _sum(outs)
+    seed = Value(1.0) if create_graph else 1.0
+    found = graph.run_backward(root, seed, create_graph, accumulate=False)
+    result = []
+    for i, x in enumerate(ins):
+        if id(x) in found:
+            result.append(found[id(x)])
+        elif allow_unused:
+            result.append(None)
+        else:
+            raise ValueError(
+                f"grad: input {i} ({x!r}) is not used to compute the outputs; "
+                "pass allow_unused=True to get None for it"
+            )
+    return result
+
+
+def _sum(values: list[Value]) -> Value:
+    total = values[0]
+    for v in values[1:]:
+        total = total + v
+    return total
+
+
+def primitive(
+    forward: Callable[..., float],
+    backward: Callable[[tuple, float, float], Sequence[float]],
+    name: str | None = None,
+) -> Callable[..., Value]:
+    """Make a new differentiable op from a forward function and its backward function.
+
+    Args:
+        forward: ``forward(*xs) -> float`` on plain floats.
+        backward: ``backward(xs, out, grad) -> tuple`` with one gradient per input:
+            ``grad * d(out)/d(x)`` for each ``x`` in ``xs``. Written with arithmetic
+            operators (and Value methods such as ``.exp()`` rather than ``math.exp``), it
+            also works on Values, and the op can then be differentiated twice.
+        name: The op's name in graphs and errors (default: ``forward.__name__``).
+
+    Returns:
+        A function that takes Values or numbers and returns a Value.
+
+    Example:
+        >>> def square(x):
+        ...     return x * x
+        >>> def square_backward(xs, out, grad):
+        ...     (x,) = xs
+        ...     return (2 * x * grad,)
+        >>> sq = primitive(square, square_backward)
+        >>> x = Value(3.0)
+        >>> y = sq(x)
+        >>> y.backward()
+        >>> y.data, y._op, x.grad
+        (9.0, 'square', 6.0)
+    """
+    if not callable(forward) or not callable(backward):
+        raise TypeError("primitive: forward and backward must be callables")
+    op = name or getattr(forward, "__name__", "primitive")
+
+    def vjp(xs: tuple, out: float, g: float) -> tuple:
+        try:
+            grads = backward(xs, out, g)
+        except TypeError as exc:
+            if isinstance(out, Value):
+                raise TypeError(
+                    f"{op}: its backward failed on Values ({exc}); to differentiate it "
+                    "twice (create_graph=True) write it with operators and Value methods"
+                ) from exc
+            raise
+        grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
+        if len(grads) != len(xs):
+            raise ValueError(
+                f"{op}: backward returned {len(grads)} gradient(s) for {len(xs)} input(s)"
+            )
+        return grads
+
+    def apply(*args: Value | float) -> Value:
+        inputs = []
+        for i, a in enumerate(args):
+            v = _lift(a)
+            if v is None:
+                raise TypeError(f"{op}: argument {i} must be a Value or a number, "
+                                f"got {type(a).__name__}")
+            inputs.append(v)
+        try:
+            data = forward(*(v.data for v in inputs))
+        except (ValueError, ZeroDivisionError, OverflowError) as exc:
+            args_text = ", ".join(str(v.data) for v in inputs)
+            raise DomainError(f"{op}: forward failed at ({args_text}): {exc}") from exc
+        data = _check_output(op, data)
+        return _node(data, tuple(inputs), op, vjp)
+
+    apply.__name__ = op
+    apply.__doc__ = f"The chaingrad primitive {op!r} (forward {forward!r})."
+    return apply
+
+
+def _check_output(op: str, data: object) -> float:
+    from numbers import Real
+
+    if not isinstance(data, Real) or isinstance(data, Value):
+        raise TypeError(f"{op}: forward must return a real number, got {type(data).__name__}")
+    data = float(data)
+    if not math.isfinite(data):
+        raise DomainError(f"{op}: forward returned {data}, needs a finite number")
+    return data
+
+
+def gradcheck(
+    fn: Callable[..., Value],
+    inputs: Sequence[float | Value],
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+) -> bool:
+    """Compare the engine's gradient with central finite differences for every input.
+
+    Each input ``x_i`` is checked with ``(f(x_i + eps) - f(x_i - eps)) / (2 eps)``; the
+    check passes where ``|analytic - numeric| <= atol + rtol * |numeric|``.
+
+    Args:
+        fn: Takes one Value per input and returns a Value.
+        inputs: The point to check at (numbers, or Values whose ``.data`` is used).
+
+    Returns:
+        True when every input passes.
+
+    Raises:
+        GradcheckError: Naming the first input that fails, with both values.
+
+    Example:
+        >>> gradcheck(lambda x, y: (x * y).tanh(), [0.3, -1.2])
+        True
+    """
+    point = [x.data if isinstance(x, Value) else float(x) for x in inputs]
+    leaves = [Value(x) for x in point]
+    out = fn(*leaves)
+    if not isinstance(out, Value):
+        raise TypeError(f"gradcheck: fn must return a Value, got {type(out).__name__}")
+    analytic = grad(out, leaves, allow_unused=True)
+    for i, a in enumerate(analytic):
+        a = 0.0 if a is None else a
+        with graph.no_grad():
+            up = fn(*[Value(x + eps if j == i else x) for j, x in enumerate(point)]).data
+            down = fn(*[Value(x - eps if j == i else x) for j, x in enumerate(point)]).data
+        numeric = (up - down) / (2 * eps)
+        if not abs(a - numeric) <= atol + rtol * abs(numeric):
+            raise GradcheckError(
+                f"gradcheck: input {i} (x = {point[i]}): analytic gradient {a!r} "
+                f"!= numeric {numeric!r} (eps={eps}, atol={atol}, rtol={rtol})"
+            )
+    return True

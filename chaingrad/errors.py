@@ -1,0 +1,13 @@
+"""The exceptions chaingrad raises, all in one place."""
+
+
+class DomainError(ValueError):
+    """An operation was asked for a value outside its mathematical domain.
+
+    The message names the op, what it needs and what it got, e.g.
+    ``log: got 0.0, needs x > 0``.
+    """
+
+
+class GradcheckError(RuntimeError):
+    """``gradcheck`` found an analytic gradient that disagrees with finite differences."""
