@@ -75,7 +75,9 @@ def topological_order(root: Any) -> list[Any]:
     return order
 
 
-def run_backward(root: Any, seed: Any, create_graph: bool, accumulate: bool = True) -> dict:
+def run_backward(
+    root: Any, seed: Any, create_graph: bool, accumulate: bool = True, trace: list | None = None
+) -> dict:
     """Back-propagate ``seed`` from ``root`` through every node that ``root`` depends on.
 
     Each pass starts every node of the graph at zero. With ``accumulate`` the gradients
@@ -83,6 +85,8 @@ def run_backward(root: Any, seed: Any, create_graph: bool, accumulate: bool = Tr
     same graph adds exactly one more gradient everywhere (micrograd's closures would
     re-use the interior gradients of the first pass and silently give 4x). Without it,
     the old gradients are put back untouched and this pass's are returned instead.
+
+    With a ``trace`` list, each step is also recorded there (see ``_propagate_traced``).
 
     Returns:
         ``{id(node): gradient of this pass}`` when ``accumulate`` is False, else ``{}``.
@@ -94,7 +98,9 @@ def run_backward(root: Any, seed: Any, create_graph: bool, accumulate: bool = Tr
     root.grad = seed
     found: dict = {}
     try:
-        if create_graph:
+        if trace is not None:
+            _propagate_traced(order, trace)
+        elif create_graph:
             with enable_grad():
                 _propagate_graph(order)
         else:
@@ -142,6 +148,30 @@ def _propagate(order: list[Any]) -> None:
                     raise _non_finite(node, grads)
         except (ZeroDivisionError, OverflowError) as exc:
             raise _non_finite(node, None) from exc
+
+
+def _propagate_traced(order: list[Any], trace: list) -> None:
+    """``_propagate`` one node at a time, appending to ``trace`` what each step did.
+
+    Each entry is ``(node, upstream_grad, [(input, grad_before, grad_after), ...])``; an
+    input reached twice (``a + a``) appears twice, showing the accumulation.
+    """
+    for node in reversed(order):
+        if node._vjp is None:
+            continue
+        upstream = node.grad
+        before = [child.grad for child in node._prev]
+        _propagate([node])
+        updates = [(c, b, c.grad) for c, b in zip(node._prev, before)]
+        # with a repeated input, each occurrence adds its own share: rebuild them in order
+        if len({id(c) for c in node._prev}) < len(node._prev):
+            updates, running = [], {}
+            grads = node._vjp(tuple(c.data for c in node._prev), node.data, upstream)
+            for c, g in zip(node._prev, grads):
+                start = running.get(id(c), before[node._prev.index(c)])
+                running[id(c)] = start + g
+                updates.append((c, start, start + g))
+        trace.append((node, upstream, updates))
 
 
 def _propagate_graph(order: list[Any]) -> None:
