@@ -137,7 +137,7 @@ def primitive(
             args_text = ", ".join(str(v.data) for v in inputs)
             raise DomainError(f"{op}: forward failed at ({args_text}): {exc}") from exc
         data = _check_output(op, data)
-        return _node(data, tuple(inputs), op, vjp)
+        return _node(data, *graph.split(tuple(inputs)), op, vjp)
 
     apply.__name__ = op
     apply.__doc__ = f"The chaingrad primitive {op!r} (forward {forward!r})."

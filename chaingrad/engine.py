@@ -20,20 +20,20 @@ still hands you the closure to call by hand.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from numbers import Real
-from typing import Callable, Union
 
 from . import graph
 from .errors import DomainError
 
-Number = Union[int, float]
+Number = int | float
 Rule = Callable[..., tuple]
 
 _new = object.__new__
 _MAX_EXP = math.log(1.7976931348623157e308)  # exp(x) overflows a float beyond this
 
 
-class Value:
+class Value(graph.Node):
     """A scalar node of a computation graph.
 
     Args:
@@ -50,7 +50,7 @@ class Value:
         (10.0, 7.0)
     """
 
-    __slots__ = ("data", "grad", "_prev", "_op", "label", "_vjp")
+    __slots__ = ("data", "grad", "_op", "label", "_vjp")  # _a, _b (the inputs): graph.Node
     __array_ufunc__ = None  # numpy scalars on the left defer to our reflected operators
 
     def __init__(self, data: Number, _children: tuple = (), _op: str = "", label: str = ""):
@@ -60,7 +60,7 @@ class Value:
             raise ValueError(f"Value: got {data}, needs a finite number")
         self.data = data
         self.grad = 0.0
-        self._prev = tuple(_children)
+        self._a, self._b = graph.split(tuple(_children))
         self._op = _op
         self.label = label
         self._vjp = None
@@ -69,10 +69,10 @@ class Value:
 
     def __add__(self, other: Value | Number) -> Value:
         """x + y;  d/dx = 1, d/dy = 1."""
-        other = other if type(other) is Value else _lift(other)
-        if other is None:
-            return NotImplemented
-        return _node(self.data + other.data, (self, other), "+", Value._add_vjp)
+        y = other if type(other) is Value else _lift(other)
+        if y is None:
+            return _not_a_number("+", other)
+        return _node(self.data + y.data, self, y, "+", Value._add_vjp)
 
     @staticmethod
     def _add_vjp(xs, out, g):
@@ -80,10 +80,10 @@ class Value:
 
     def __mul__(self, other: Value | Number) -> Value:
         """x * y;  d/dx = y, d/dy = x."""
-        other = other if type(other) is Value else _lift(other)
-        if other is None:
-            return NotImplemented
-        return _node(self.data * other.data, (self, other), "*", Value._mul_vjp)
+        y = other if type(other) is Value else _lift(other)
+        if y is None:
+            return _not_a_number("*", other)
+        return _node(self.data * y.data, self, y, "*", Value._mul_vjp)
 
     @staticmethod
     def _mul_vjp(xs, out, g):
@@ -93,18 +93,18 @@ class Value:
     def __pow__(self, other: Value | Number) -> Value:
         """x ** n;  d/dx = n * x**(n-1), and for a Value exponent d/dn = x**n * log(x)."""
         if type(other) is Value:
-            return _node(_pow("**", self.data, other.data), (self, other), "**", _pow_vjp)
+            return _node(_pow("**", self.data, other.data), self, other, "**", _pow_vjp)
         n = _number(other)
         if n is None:
-            return NotImplemented
-        out = _node(_pow(f"**{other}", self.data, n), (self,), f"**{other}", None)
-        if out._prev:  # build no rule under no_grad()
-            out._vjp = lambda xs, out, g: (n * xs[0] ** (n - 1) * g,)
+            return _not_a_number("**", other)
+        out = _node(_pow(f"**{other}", self.data, n), self, None, f"**{other}", None)
+        if out._a is not None:  # build no rule under no_grad()
+            out._vjp = _power_rule(n)
         return out
 
     def relu(self) -> Value:
         """max(0, x);  d/dx = 1 if x > 0 else 0."""
-        return _node(self.data if self.data > 0 else 0.0, (self,), "ReLU", Value._relu_vjp)
+        return _node(self.data if self.data > 0 else 0.0, self, None, "ReLU", Value._relu_vjp)
 
     @staticmethod
     def _relu_vjp(xs, out, g):
@@ -112,7 +112,7 @@ class Value:
 
     def tanh(self) -> Value:
         """tanh(x);  d/dx = 1 - tanh(x)**2, reusing the output."""
-        return _node(math.tanh(self.data), (self,), "tanh", Value._tanh_vjp)
+        return _node(math.tanh(self.data), self, None, "tanh", Value._tanh_vjp)
 
     @staticmethod
     def _tanh_vjp(xs, out, g):
@@ -126,7 +126,7 @@ class Value:
         else:  # exp(-x) would overflow for very negative x; this form never does
             e = math.exp(x)
             s = e / (1.0 + e)
-        return _node(s, (self,), "sigmoid", Value._sigmoid_vjp)
+        return _node(s, self, None, "sigmoid", Value._sigmoid_vjp)
 
     @staticmethod
     def _sigmoid_vjp(xs, out, g):
@@ -136,7 +136,7 @@ class Value:
         """e ** x;  d/dx = e ** x, reusing the output."""
         if self.data > _MAX_EXP:
             raise DomainError(f"exp: got {self.data}, needs x <= {_MAX_EXP:.4f} (overflow)")
-        return _node(math.exp(self.data), (self,), "exp", Value._exp_vjp)
+        return _node(math.exp(self.data), self, None, "exp", Value._exp_vjp)
 
     @staticmethod
     def _exp_vjp(xs, out, g):
@@ -146,7 +146,7 @@ class Value:
         """ln(x);  d/dx = 1 / x."""
         if self.data <= 0:
             raise DomainError(f"log: got {self.data}, needs x > 0")
-        return _node(math.log(self.data), (self,), "log", Value._log_vjp)
+        return _node(math.log(self.data), self, None, "log", Value._log_vjp)
 
     @staticmethod
     def _log_vjp(xs, out, g):
@@ -156,7 +156,7 @@ class Value:
         """sqrt(x);  d/dx = 1 / (2 * sqrt(x)), reusing the output (unbounded at 0)."""
         if self.data < 0:
             raise DomainError(f"sqrt: got {self.data}, needs x >= 0")
-        return _node(math.sqrt(self.data), (self,), "sqrt", Value._sqrt_vjp)
+        return _node(math.sqrt(self.data), self, None, "sqrt", Value._sqrt_vjp)
 
     @staticmethod
     def _sqrt_vjp(xs, out, g):
@@ -164,7 +164,7 @@ class Value:
 
     def abs(self) -> Value:
         """|x|;  d/dx = sign(x), taken as 0 at x = 0 (as PyTorch does)."""
-        return _node(abs(self.data), (self,), "abs", Value._abs_vjp)
+        return _node(abs(self.data), self, None, "abs", Value._abs_vjp)
 
     @staticmethod
     def _abs_vjp(xs, out, g):
@@ -173,7 +173,7 @@ class Value:
 
     def sin(self) -> Value:
         """sin(x);  d/dx = cos(x)."""
-        return _node(math.sin(self.data), (self,), "sin", Value._sin_vjp)
+        return _node(math.sin(self.data), self, None, "sin", Value._sin_vjp)
 
     @staticmethod
     def _sin_vjp(xs, out, g):
@@ -181,7 +181,7 @@ class Value:
 
     def cos(self) -> Value:
         """cos(x);  d/dx = -sin(x)."""
-        return _node(math.cos(self.data), (self,), "cos", Value._cos_vjp)
+        return _node(math.cos(self.data), self, None, "cos", Value._cos_vjp)
 
     @staticmethod
     def _cos_vjp(xs, out, g):
@@ -195,35 +195,35 @@ class Value:
 
     def __sub__(self, other: Value | Number) -> Value:
         """x - y, as x + (-y)."""
-        other = other if type(other) is Value else _lift(other)
-        return NotImplemented if other is None else self + (-other)
+        y = other if type(other) is Value else _lift(other)
+        return _not_a_number("-", other) if y is None else self + (-y)
 
     def __truediv__(self, other: Value | Number) -> Value:
         """x / y, as x * y**-1."""
-        other = other if type(other) is Value else _lift(other)
-        if other is None:
-            return NotImplemented
-        if other.data == 0:
+        y = other if type(other) is Value else _lift(other)
+        if y is None:
+            return _not_a_number("/", other)
+        if y.data == 0:
             raise DomainError(f"/: division by zero ({self.data} / 0.0)")
-        return self * other**-1
+        return self * y**-1
 
     def __radd__(self, other: Number) -> Value:  # other + self
-        return self + other
+        return self.__add__(other)
 
     def __rsub__(self, other: Number) -> Value:  # other - self
-        other = _lift(other)
-        return NotImplemented if other is None else other - self
+        x = _lift(other)
+        return _not_a_number("-", other) if x is None else x - self
 
     def __rmul__(self, other: Number) -> Value:  # other * self
-        return self * other
+        return self.__mul__(other)
 
     def __rtruediv__(self, other: Number) -> Value:  # other / self
-        other = _lift(other)
-        return NotImplemented if other is None else other / self
+        x = _lift(other)
+        return _not_a_number("/", other) if x is None else x / self
 
     def __rpow__(self, other: Number) -> Value:  # other ** self
-        other = _lift(other)
-        return NotImplemented if other is None else other**self
+        x = _lift(other)
+        return _not_a_number("**", other) if x is None else x**self
 
     def __abs__(self) -> Value:
         return self.abs()
@@ -281,10 +281,10 @@ class Value:
 # ---- helpers ----
 
 
-def _node(data: float, children: tuple, op: str, vjp: Rule | None) -> Value:
-    """Make an op's output node (no input checks: the op has done them)."""
+def _node(data: float, a: object, b: object, op: str, vjp: Rule | None) -> Value:
+    """Make an op's output node from inputs a and b (no input checks: the op did them)."""
     if data - data != 0.0:
-        inputs = ", ".join(str(c.data) for c in children)
+        inputs = ", ".join(str(c.data) for c in graph.unsplit(a, b))
         raise DomainError(f"{op}: the result of {op}({inputs}) overflows a float")
     out = _new(Value)
     out.data = data
@@ -292,11 +292,11 @@ def _node(data: float, children: tuple, op: str, vjp: Rule | None) -> Value:
     out.label = ""
     out._op = op
     if graph._grad_enabled:
-        out._prev = children
+        out._a = a
+        out._b = b
         out._vjp = vjp
     else:
-        out._prev = ()
-        out._vjp = None
+        out._a = out._b = out._vjp = None
     return out
 
 
@@ -310,6 +310,15 @@ def _pow(op: str, x: float, n: float) -> float:
         return float(x**n)
     except OverflowError:
         raise DomainError(f"{op}: {x} ** {n} overflows a float") from None
+
+
+def _power_rule(n: float) -> Rule:
+    """The rule of x ** n for a number n: d/dx = n * x**(n-1) (and 0 for n = 0)."""
+
+    def _pow_number_vjp(xs, out, g):
+        return (n * xs[0] ** (n - 1) * g,) if n != 0 else (0 * g,)
+
+    return _pow_number_vjp
 
 
 def _pow_vjp(xs, out, g):
@@ -344,6 +353,15 @@ def _lift(x: object) -> Value | None:
         return x
     n = _number(x)
     return None if n is None else Value(n)
+
+
+def _not_a_number(op: str, x: object) -> object:
+    """NotImplemented, so that Python tries x's own operator; but a TypeError for a sequence,
+    which Python would otherwise try to repeat (and fail with a message that hides its type).
+    """
+    if isinstance(x, (str, bytes, list, tuple)):
+        raise TypeError(f"{op}: needs a number or a Value, got {type(x).__name__} {x!r}")
+    return NotImplemented
 
 
 def _data(x: Value | float) -> float:

@@ -8,6 +8,7 @@ input`` (a vector-Jacobian product), or None on leaves.
 from __future__ import annotations
 
 import contextlib
+import gc
 from collections.abc import Iterator
 from typing import Any
 
@@ -51,27 +52,91 @@ def enable_grad() -> Iterator[None]:
         _grad_enabled = previous
 
 
-def topological_order(root: Any) -> list[Any]:
+class paused_gc:  # noqa: N801 - used like a function: `with paused_gc():`
+    """Pause Python's cyclic garbage collector while chaingrad builds or walks a graph.
+
+    chaingrad's graphs hold no reference cycles (a node points to its inputs, never back),
+    so reference counting frees them the moment they are dropped and the cyclic collector
+    has nothing to find in them. Left running, it would walk the whole growing graph again
+    and again while it is built: that is most of a training step's time in micrograd.
+    The pause is scoped (a model's forward pass, one backward pass), nests, and restores
+    the collector's previous state even on error; its thresholds are never changed.
+    """
+
+    __slots__ = ("was_enabled",)
+
+    def __enter__(self) -> None:
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.was_enabled:
+            gc.enable()
+
+
+MANY = object()
+"""Stored in ``_b`` when ``_a`` holds a tuple of three or more inputs."""
+
+
+class Node:
+    """The part of a graph node that both engines share: its inputs, in argument order.
+
+    A node keeps them in two slots, ``_a`` and ``_b`` (None where there is no such input;
+    three or more inputs go in ``_a`` as a tuple, with ``_b`` set to ``MANY``), and
+    ``_prev`` gives them as a tuple. Why not store the tuple: it would be one more object
+    per node for Python's garbage collector to walk, and a training step makes ~65,000.
+    """
+
+    __slots__ = ("_a", "_b")
+
+    @property
+    def _prev(self) -> tuple:
+        """The input nodes, in argument order (empty for a leaf)."""
+        return unsplit(self._a, self._b)
+
+
+def split(children: tuple) -> tuple:
+    """Inputs as the pair ``(_a, _b)`` that a node stores."""
+    if len(children) <= 2:
+        return tuple(children) + (None,) * (2 - len(children))
+    return tuple(children), MANY
+
+
+def unsplit(a: Any, b: Any) -> tuple:
+    """The inputs ``(_a, _b)`` back as a tuple."""
+    if b is None:
+        return () if a is None else (a,)
+    return a if b is MANY else (a, b)
+
+
+def topological_order(root: Node) -> list[Any]:
     """Every node that ``root`` depends on, each after all of its inputs; ``root`` last.
 
     A depth-first walk with an explicit stack (no recursion, so a chain of a million
-    ops is fine): a node is emitted once all of its inputs have been emitted.
+    ops is fine): the node on top of the stack is emitted once none of its inputs is
+    left to visit. Nodes hash by identity, so they go in a set as they are.
     """
     order: list[Any] = []
-    visited: set[int] = set()
-    stack = [(root, False)]
+    visited: set[Any] = set()
+    stack = [root]
     while stack:
-        node, inputs_done = stack.pop()
-        if inputs_done:
+        node = stack[-1]
+        a, b = node._a, node._b
+        if b is MANY:
+            todo = next((child for child in a if child not in visited), None)
+        elif a is not None and a not in visited:
+            todo = a
+        elif b is not None and b not in visited:
+            todo = b
+        else:
+            todo = None
+        if todo is not None:
+            stack.append(todo)
+            continue
+        stack.pop()
+        if node not in visited:
+            visited.add(node)
             order.append(node)
-            continue
-        if id(node) in visited:
-            continue
-        visited.add(id(node))
-        stack.append((node, True))
-        for child in node._prev:
-            if id(child) not in visited:
-                stack.append((child, False))
     return order
 
 
@@ -91,10 +156,17 @@ def run_backward(
     Returns:
         ``{id(node): gradient of this pass}`` when ``accumulate`` is False, else ``{}``.
     """
+    with paused_gc():
+        return _run_backward(root, seed, create_graph, accumulate, trace)
+
+
+def _run_backward(root: Any, seed: Any, create_graph: bool, accumulate: bool, trace: Any) -> dict:
     order = topological_order(root)
     before = [node.grad for node in order]
-    for node in order:
-        node.grad = 0.0
+    started_clean = not any(before)  # the usual case: fresh graph, zeroed parameters
+    if not started_clean:
+        for node in order:
+            node.grad = 0.0
     root.grad = seed
     found: dict = {}
     try:
@@ -107,42 +179,46 @@ def run_backward(
             _propagate(order)
         if not accumulate:
             found = {id(node): node.grad for node in order}
-    finally:
+    except BaseException:
+        for node, old in zip(order, before):  # a failed pass leaves every .grad as it was
+            node.grad = old
+        raise
+    if not accumulate:
         for node, old in zip(order, before):
-            if not accumulate:
-                node.grad = old
-            elif not (type(old) is float and old == 0.0):
+            node.grad = old
+    elif not started_clean:
+        for node, old in zip(order, before):
+            if old:
                 node.grad = old + node.grad
     return found
 
 
 def _propagate(order: list[Any]) -> None:
-    """The hot loop: each node hands ``grad * local derivative`` to its inputs (floats)."""
+    """The hot loop: each node hands ``grad * local derivative`` to its inputs (floats).
+
+    A node keeps its inputs in two slots, ``_a`` and ``_b`` (``_b`` is None for one input);
+    see ``engine.Value._prev``.
+    """
     for node in reversed(order):
         vjp = node._vjp
         if vjp is None:
             continue
-        if type(vjp) is ClosureRule:
-            vjp.backward()
-            continue
-        prev = node._prev
+        a, b = node._a, node._b
         try:
-            if len(prev) == 2:
-                a, b = prev
+            if b is None:
+                (ga,) = vjp((a.data,), node.data, node.grad)
+                a.grad += ga
+                if ga - ga != 0.0:
+                    raise _non_finite(node, (ga,))
+            elif b is not MANY:
                 ga, gb = vjp((a.data, b.data), node.data, node.grad)
                 a.grad += ga
                 b.grad += gb
                 if ga - ga != 0.0 or gb - gb != 0.0:
                     raise _non_finite(node, (ga, gb))
-            elif len(prev) == 1:
-                (a,) = prev
-                (ga,) = vjp((a.data,), node.data, node.grad)
-                a.grad += ga
-                if ga - ga != 0.0:
-                    raise _non_finite(node, (ga,))
-            else:
-                grads = vjp(tuple(child.data for child in prev), node.data, node.grad)
-                for child, g in zip(prev, grads):
+            else:  # three or more inputs, kept as a tuple in _a
+                grads = vjp(tuple(child.data for child in a), node.data, node.grad)
+                for child, g in zip(a, grads):
                     child.grad += g
                 if any(g - g != 0.0 for g in grads):
                     raise _non_finite(node, grads)
@@ -207,12 +283,17 @@ def _non_finite(node: Any, grads: Any) -> DomainError:
 
 
 class ClosureRule:
-    """Holds a micrograd-style ``_backward`` closure that a user assigned by hand.
+    """A micrograd-style ``_backward`` closure that a user assigned by hand, as a rule.
 
-    Such a closure reads ``out.grad`` and adds into its inputs' ``.grad`` itself.
+    Such a closure reads ``out.grad`` and adds into its inputs' ``.grad`` itself, so as a
+    rule it returns zeros for the driver to add.
     """
 
     __slots__ = ("backward",)
 
     def __init__(self, backward: Any) -> None:
         self.backward = backward
+
+    def __call__(self, xs: tuple, out: Any, g: Any) -> tuple:
+        self.backward()
+        return (0.0,) * len(xs)
