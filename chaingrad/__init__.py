@@ -13,18 +13,25 @@ from .autograd import grad, gradcheck, primitive
 from .engine import Value
 from .errors import DomainError, GradcheckError
 from .graph import enable_grad, is_grad_enabled, no_grad, topological_order
+from .io import ModelFileError, load, save, to_torch
+from .optim import NonFiniteGradError
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DomainError",
     "GradcheckError",
+    "ModelFileError",
+    "NonFiniteGradError",
     "Value",
     "enable_grad",
     "grad",
     "gradcheck",
     "is_grad_enabled",
+    "load",
     "no_grad",
     "primitive",
+    "save",
+    "to_torch",
     "topological_order",
 ]

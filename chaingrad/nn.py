@@ -3,14 +3,25 @@
 ``MLP(2, [16, 16, 1])`` is micrograd's demo model: ReLU hidden layers and a linear last
 layer, weights drawn with ``random.uniform(-1, 1)`` (so ``random.seed`` makes it
 reproducible, with the same numbers as micrograd) and biases starting at zero.
+
+Parameters also have PyTorch's names: an MLP is named like an ``nn.Sequential`` of
+``nn.Linear`` layers with an activation module between them, so ``MLP(2, [16, 16, 1])``
+has ``0.weight`` (16 x 2, row j is neuron j's ``w``), ``0.bias`` (16), ``2.weight``,
+``2.bias``, ``4.weight`` and ``4.bias``. A named parameter is a nested list of Values
+shaped like the PyTorch tensor; ``state_dict()`` turns each into a numpy array.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .engine import Value
+from .graph import paused_gc
+
+# A named parameter: a Value, or a (nested) list of Values shaped like a PyTorch tensor.
+Nested = Value | list
 
 ACTIVATIONS = ("relu", "tanh", "sigmoid", "linear")
 
@@ -25,6 +36,78 @@ class Module:
 
     def parameters(self) -> list[Value]:
         return []
+
+    def named_parameters(self) -> list[tuple[str, Nested]]:
+        """``(name, parameter)`` pairs, each parameter a Value or a nested list of Values.
+
+        The default names each of ``parameters()`` by its position (``'0'``, ``'1'``, ...);
+        Neuron, Layer and MLP use PyTorch's names instead.
+        """
+        return [(str(i), p) for i, p in enumerate(self.parameters())]
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{name: numpy float64 array}``, a copy of every named parameter's data.
+
+        Example:
+            >>> import random; random.seed(0)
+            >>> {k: v.shape for k, v in MLP(2, [3, 1]).state_dict().items()}
+            {'0.weight': (3, 2), '0.bias': (3,), '2.weight': (1, 3), '2.bias': (1,)}
+        """
+        import numpy as np
+
+        return {
+            name: np.array([v.data for v in _flatten(p)], dtype=np.float64).reshape(_shape(p))
+            for name, p in self.named_parameters()
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Set every named parameter's data from ``state`` (arrays, lists or tensors).
+
+        Everything is checked before anything changes: a missing, unexpected or
+        mis-shaped key, or a value that is not a finite number, raises ValueError and
+        leaves the module as it was.
+
+        Example:
+            >>> import random; random.seed(0)
+            >>> a, b = MLP(2, [3, 1]), MLP(2, [3, 1])
+            >>> b.load_state_dict(a.state_dict())
+            >>> [p.data for p in a.parameters()] == [p.data for p in b.parameters()]
+            True
+        """
+        import numpy as np
+
+        if not isinstance(state, Mapping):
+            raise TypeError(f"load_state_dict: expected a mapping of name -> array, "
+                            f"got {type(state).__name__}")
+        own = dict(self.named_parameters())
+        problems = []
+        missing = [k for k in own if k not in state]
+        unexpected = [k for k in state if k not in own]
+        if missing:
+            problems.append(f"missing keys {missing}")
+        if unexpected:
+            problems.append(f"unexpected keys {unexpected}")
+        arrays = {}
+        for name, p in own.items():
+            if name not in state:
+                continue
+            try:
+                array = np.asarray(state[name], dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                problems.append(f"{name} is not an array of numbers ({exc})")
+                continue
+            if array.shape != _shape(p):
+                problems.append(f"{name} has shape {array.shape}, expected {_shape(p)}")
+            elif not np.isfinite(array).all():
+                problems.append(f"{name} holds non-finite values (nan or inf)")
+            else:
+                arrays[name] = array
+        if problems:
+            raise ValueError(f"load_state_dict ({type(self).__name__}): "
+                             + "; ".join(problems))
+        for name, p in own.items():
+            for v, x in zip(_flatten(p), arrays[name].ravel().tolist(), strict=True):
+                v.data = x
 
 
 class Neuron(Module):
@@ -66,6 +149,9 @@ class Neuron(Module):
     def parameters(self) -> list[Value]:
         return self.w + [self.b]
 
+    def named_parameters(self) -> list[tuple[str, Nested]]:
+        return [("weight", list(self.w)), ("bias", self.b)]
+
     def __repr__(self) -> str:
         name = {"relu": "ReLU", "tanh": "Tanh", "sigmoid": "Sigmoid", "linear": "Linear"}
         return f"{name[self.activation]}Neuron({len(self.w)})"
@@ -86,6 +172,11 @@ class Layer(Module):
 
     def parameters(self) -> list[Value]:
         return [p for n in self.neurons for p in n.parameters()]
+
+    def named_parameters(self) -> list[tuple[str, Nested]]:
+        """``weight`` (nout x nin, row j is neuron j's ``w``) and ``bias``, as nn.Linear."""
+        return [("weight", [list(n.w) for n in self.neurons]),
+                ("bias", [n.b for n in self.neurons])]
 
     def __repr__(self) -> str:
         return f"Layer of [{', '.join(str(n) for n in self.neurons)}]"
@@ -110,18 +201,58 @@ class MLP(Module):
 
     def __init__(self, nin: int, nouts: Sequence[int], activation: str = "relu"):
         sz = [nin] + list(nouts)
+        self.nin, self.nouts, self.activation = nin, list(nouts), activation
         self.layers = [
             Layer(sz[i], sz[i + 1], nonlin=i != len(nouts) - 1, activation=activation)
             for i in range(len(nouts))
         ]
 
     def __call__(self, x: Sequence[Value | float]) -> Value | list[Value]:
-        for layer in self.layers:
-            x = layer(x)  # a width-1 layer returns a bare Value; Neuron takes that too
+        with paused_gc():  # the graph being built has no cycles: see graph.paused_gc
+            for layer in self.layers:
+                x = layer(x)  # a width-1 layer returns a bare Value; Neuron takes that too
         return x
 
     def parameters(self) -> list[Value]:
         return [p for layer in self.layers for p in layer.parameters()]
 
+    def named_parameters(self) -> list[tuple[str, Nested]]:
+        """Layer i's ``weight`` and ``bias`` as ``f'{2 * i}.weight'``, ``f'{2 * i}.bias'``.
+
+        These are the names of ``nn.Sequential(Linear, act, Linear, act, ..., Linear)``;
+        see ``chaingrad.io.to_torch``.
+        """
+        return [(f"{2 * i}.{name}", p)
+                for i, layer in enumerate(self.layers)
+                for name, p in layer.named_parameters()]
+
+    def architecture(self) -> dict[str, Any]:
+        """What it takes to rebuild this model: ``MLP(**arch)`` minus the ``type`` key.
+
+        Example:
+            >>> MLP(2, [16, 16, 1]).architecture()
+            {'type': 'MLP', 'nin': 2, 'nouts': [16, 16, 1], 'activation': 'relu'}
+        """
+        return {"type": "MLP", "nin": self.nin, "nouts": list(self.nouts),
+                "activation": self.activation}
+
     def __repr__(self) -> str:
         return f"MLP of [{', '.join(str(layer) for layer in self.layers)}]"
+
+
+def _shape(p: Nested) -> tuple[int, ...]:
+    """The shape of a nested list of Values (``()`` for a single Value)."""
+    shape = []
+    while isinstance(p, list):
+        shape.append(len(p))
+        if not p:
+            break
+        p = p[0]
+    return tuple(shape)
+
+
+def _flatten(p: Nested) -> list[Value]:
+    """The Values of a nested list, in row-major (C) order."""
+    if not isinstance(p, list):
+        return [p]
+    return [v for item in p for v in _flatten(item)]

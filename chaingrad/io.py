@@ -1,0 +1,234 @@
+"""Keep a trained model: ``save`` to safetensors, ``load`` it back, ``to_torch`` to export.
+
+The file is a standard safetensors file: one float32 array per named parameter
+(``0.weight``, ``0.bias``, ... as PyTorch names an ``nn.Sequential`` of ``nn.Linear``
+layers), and the architecture as JSON under the metadata key ``chaingrad``, so that
+``load`` can rebuild the model and PyTorch can read the weights directly::
+
+    import safetensors.torch
+    torch_model.load_state_dict(safetensors.torch.load_file("model.safetensors"))
+
+Example:
+    >>> import os, random, tempfile
+    >>> from chaingrad.nn import MLP
+    >>> random.seed(0)
+    >>> model = MLP(2, [4, 1])
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.safetensors")
+    >>> save(model, path)
+    >>> load(path).architecture()
+    {'type': 'MLP', 'nin': 2, 'nouts': [4, 1], 'activation': 'relu'}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import secrets
+import struct
+from typing import Any
+
+from .nn import ACTIVATIONS, MLP, Module
+
+FORMAT_VERSION = 1
+METADATA_KEY = "chaingrad"
+_TORCH_ACTIVATIONS = {"relu": "ReLU", "tanh": "Tanh", "sigmoid": "Sigmoid", "linear": "Identity"}
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be loaded: not safetensors, truncated, corrupt, or not
+    holding the model it describes. The message names the file and what is wrong."""
+
+
+def save(model: Module, path: str | os.PathLike) -> None:
+    """Write ``model``'s weights (float32) and architecture to a safetensors file.
+
+    The file is written to a temporary file in the same directory and then renamed over
+    ``path``, so an interrupted save leaves either the old file or the new one, never a
+    broken one.
+
+    Args:
+        model: A model with ``architecture()`` and ``state_dict()`` (an ``MLP``).
+        path: Where to write, conventionally ``*.safetensors``.
+
+    Raises:
+        TypeError: The model cannot describe its architecture.
+        ValueError: A weight does not fit in a float32.
+    """
+    import numpy as np
+    from safetensors.numpy import save as to_bytes
+
+    if not callable(getattr(model, "architecture", None)):
+        raise TypeError(f"save: expected a model with architecture() such as an MLP, "
+                        f"got {type(model).__name__}")
+    arrays = {}
+    for name, array in model.state_dict().items():
+        # safetensors 0.8 writes a non-contiguous array's memory in the wrong order
+        with np.errstate(over="ignore"):
+            array32 = np.ascontiguousarray(array, dtype=np.float32)
+        if not np.isfinite(array32).all():
+            raise ValueError(f"save: {name} has values too large for float32 "
+                             f"(largest magnitude {np.abs(array).max():g})")
+        arrays[name] = array32
+    arch = dict(model.architecture(), format_version=FORMAT_VERSION)
+    data = to_bytes(arrays, metadata={METADATA_KEY: json.dumps(arch)})
+    write_atomic(path, data)
+
+
+def load(path: str | os.PathLike, model: Module | None = None) -> Module:
+    """Rebuild the model saved at ``path`` (or load its weights into ``model``).
+
+    Args:
+        path: A file written by ``save``.
+        model: If given, a model of the same architecture whose weights are replaced (in
+            place, and only once the whole file has been checked).
+
+    Returns:
+        The model: a new one, or ``model``.
+
+    Raises:
+        ModelFileError: The file is not a chaingrad safetensors file, is truncated or
+            corrupt, or its weights do not match its architecture (or ``model``'s). No
+            model is changed.
+        OSError: The file cannot be read (e.g. FileNotFoundError).
+    """
+    with open(path, "rb") as f:
+        data = f.read()
+    arch = _read_architecture(path, data)
+    try:
+        from safetensors.numpy import load as from_bytes
+
+        arrays = from_bytes(data)
+    except Exception as exc:  # safetensors raises its own error types for a bad body
+        raise ModelFileError(f"load: {os.fspath(path)!r} is corrupt: {exc}") from exc
+    if model is None:
+        model = _build(arch)
+    elif not callable(getattr(model, "architecture", None)) or model.architecture() != {
+        k: v for k, v in arch.items() if k != "format_version"
+    }:
+        got = _describe(model.architecture()) if hasattr(model, "architecture") else model
+        raise ModelFileError(f"load: {os.fspath(path)!r} holds {_describe(arch)}, "
+                             f"but the model given is {got}")
+    try:
+        model.load_state_dict(arrays)
+    except ValueError as exc:
+        raise ModelFileError(f"load: {os.fspath(path)!r} does not match its "
+                             f"architecture {_describe(arch)}: {exc}") from exc
+    return model
+
+
+def to_torch(model: Module, dtype: Any = None) -> Any:
+    """The same network as a ``torch.nn.Sequential`` of ``Linear`` and activation layers.
+
+    ``MLP(2, [16, 16, 1])`` becomes ``Sequential(Linear(2, 16), ReLU(), Linear(16, 16),
+    ReLU(), Linear(16, 1))`` with chaingrad's weights, so it gives the same outputs.
+
+    Args:
+        model: An ``MLP``.
+        dtype: The torch dtype of the weights (default: torch's default, float32).
+
+    Example:
+        >>> import random, torch; random.seed(0)
+        >>> model = MLP(2, [4, 1])
+        >>> net = to_torch(model, dtype=torch.float64)
+        >>> abs(net(torch.tensor([0.5, -1.0], dtype=torch.float64)).item()
+        ...     - model([0.5, -1.0]).data) < 1e-12
+        True
+    """
+    import torch
+
+    if not isinstance(model, MLP):
+        raise TypeError(f"to_torch: expected an MLP, got {type(model).__name__}")
+    arch = model.architecture()
+    sizes = [arch["nin"], *arch["nouts"]]
+    layers: list[Any] = []
+    for i in range(len(arch["nouts"])):
+        if i > 0:  # an Identity keeps PyTorch's names 0, 2, 4, ... for a linear MLP too
+            layers.append(getattr(torch.nn, _TORCH_ACTIVATIONS[arch["activation"]])())
+        layers.append(torch.nn.Linear(sizes[i], sizes[i + 1], dtype=dtype))
+    net = torch.nn.Sequential(*layers)
+    target = net[0].weight.dtype
+    state = {k: torch.tensor(v, dtype=target) for k, v in model.state_dict().items()}
+    net.load_state_dict(state, strict=True)
+    return net
+
+
+def write_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same directory.
+
+    The temporary file is flushed to disk and then renamed over ``path`` (``os.replace``,
+    atomic on POSIX and Windows); on any error it is removed and ``path`` is untouched.
+    """
+    path = os.fspath(path)
+    folder, name = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+    # O_EXCL: never reuse a stranger's file; mode 0o666 lets the umask decide, as open() does
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# ---- reading the header ----
+
+
+def _read_architecture(path: str | os.PathLike, data: bytes) -> dict[str, Any]:
+    """Check the safetensors header by hand (for precise errors) and return the metadata."""
+    where = f"load: {os.fspath(path)!r}"
+    if len(data) < 8:
+        raise ModelFileError(f"{where} is not a safetensors file (only {len(data)} bytes)")
+    (header_size,) = struct.unpack("<Q", data[:8])
+    if header_size > len(data) - 8:
+        raise ModelFileError(f"{where} is truncated or not a safetensors file (its header "
+                             f"claims {header_size} bytes, the file has {len(data) - 8} more)")
+    try:
+        header = json.loads(data[8 : 8 + header_size].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelFileError(f"{where} is not a safetensors file (bad header: {exc})") from exc
+    if not isinstance(header, dict):
+        raise ModelFileError(f"{where} is not a safetensors file (the header is not a map)")
+    metadata = header.get("__metadata__") or {}
+    if not isinstance(metadata, dict) or METADATA_KEY not in metadata:
+        raise ModelFileError(f"{where} has no chaingrad architecture in its metadata "
+                             f"(key {METADATA_KEY!r}); was it written by chaingrad.save?")
+    try:
+        arch = json.loads(metadata[METADATA_KEY])
+    except (TypeError, json.JSONDecodeError) as exc:
+        raise ModelFileError(f"{where}: the architecture metadata is not JSON ({exc})") from exc
+    if not isinstance(arch, dict) or arch.get("type") != "MLP":
+        raise ModelFileError(f"{where}: unknown architecture {arch!r} (expected type 'MLP')")
+    version = arch.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ModelFileError(f"{where}: format_version {version!r} is not supported "
+                             f"(this chaingrad reads {FORMAT_VERSION})")
+    nin, nouts, activation = arch.get("nin"), arch.get("nouts"), arch.get("activation")
+    sizes = [nin, *nouts] if isinstance(nouts, list) and nouts else [None]
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in sizes):
+        raise ModelFileError(f"{where}: bad layer sizes nin={nin!r}, nouts={nouts!r} "
+                             "(expected positive integers)")
+    if activation not in ACTIVATIONS:
+        raise ModelFileError(f"{where}: bad activation {activation!r} "
+                             f"(expected one of {ACTIVATIONS})")
+    return arch
+
+
+def _build(arch: dict[str, Any]) -> MLP:
+    # building an MLP draws its initial weights from `random`: keep the caller's sequence
+    state = random.getstate()
+    try:
+        return MLP(arch["nin"], arch["nouts"], activation=arch["activation"])
+    finally:
+        random.setstate(state)
+
+
+def _describe(arch: dict[str, Any]) -> str:
+    return (f"MLP({arch.get('nin')}, {arch.get('nouts')}, "
+            f"activation={arch.get('activation')!r})")

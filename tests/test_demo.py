@@ -1,0 +1,99 @@
+"""``chaingrad demo``: a short run writes real PNGs and a loadable model; bad options exit 2."""
+
+import struct
+import sys
+
+import pytest
+
+from chaingrad.cli import main
+from chaingrad.io import load
+
+pytest.importorskip("sklearn")
+pytest.importorskip("matplotlib")
+
+
+def png_size(path):
+    """(width, height) from a PNG's IHDR chunk, after checking the signature."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    assert data[12:16] == b"IHDR"
+    assert data[-8:-4] == b"IEND"  # the whole image was written
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.fixture(scope="module")
+def short_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo") / "nested" / "out"
+    return out, main(["demo", "--steps", "3", "--out", str(out)])
+
+
+def test_short_run_writes_images_and_weights(short_run, capsys):
+    out, code = short_run
+    assert code == 0
+    assert sorted(p.name for p in out.iterdir()) == ["decision_boundary.png", "loss.png",
+                                                     "model.safetensors"]
+    for name in ("loss.png", "decision_boundary.png"):
+        width, height = png_size(out / name)
+        assert 400 <= width <= 2000 and 300 <= height <= 2000, (name, width, height)
+    image = pytest.importorskip("matplotlib.image").imread(out / "decision_boundary.png")
+    assert image.shape[:2] == png_size(out / "decision_boundary.png")[::-1]
+    assert image[..., :3].std() > 0.05  # a picture, not a blank canvas
+    model = load(out / "model.safetensors")
+    assert model.architecture()["nouts"] == [16, 16, 1]
+
+
+def test_log_lines_and_summary_when_not_a_terminal(tmp_path, capsys):
+    assert main(["demo", "moons", "--steps", "2", "--seed", "3", "--optimizer", "adam",
+                 "--lr", "0.02", "--out", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("step 1/2  loss ")
+    assert lines[1].startswith("step 2/2  loss ")
+    summary = lines[-1]
+    assert summary.startswith("chaingrad demo: 2 steps (adam, lr 0.02 -> 0.002), final loss ")
+    assert "accuracy" in summary and str(tmp_path / "model.safetensors") in summary
+
+
+def test_progress_bar_on_a_terminal(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(["demo", "--steps", "2", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "training: 100%" in out and "2/2" in out
+    assert "loss=1.7236, accuracy=81%" in out
+    assert "step 1/2" not in out  # the bar replaces the log lines
+
+
+def test_first_steps_are_micrograds(tmp_path, capsys):
+    main(["demo", "--steps", "2", "--out", str(tmp_path)])
+    lines = capsys.readouterr().out.splitlines()
+    # micrograd's demo prints: step 0 loss 0.8958441028683222, accuracy 50.0%
+    #                          step 1 loss 1.7235905336972022, accuracy 81.0%
+    assert lines[0] == "step 1/2  loss 0.8958  accuracy  50.0%  lr 1.0000"
+    assert lines[1] == "step 2/2  loss 1.7236  accuracy  81.0%  lr 0.5500"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--steps", "0"], "--steps must be at least 1, got 0"),
+        (["--lr", "-1"], "--lr must be a positive number, got -1.0"),
+        (["--lr", "nan"], "--lr must be a positive number"),
+    ],
+)
+def test_bad_options_are_usage_errors(argv, message, tmp_path, capsys):
+    assert main(["demo", *argv, "--out", str(tmp_path)]) == 2
+    assert message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_out_must_be_a_folder(tmp_path, capsys):
+    target = tmp_path / "file"
+    target.write_text("x")
+    assert main(["demo", "--steps", "1", "--out", str(target)]) == 2
+    assert "is not a folder" in capsys.readouterr().err
+
+
+def test_unknown_dataset_is_refused_by_argparse(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", "digits-that-do-not-exist"])
+    assert exit_info.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err

@@ -1,0 +1,287 @@
+"""Named parameters, state dicts, save/load/to_torch, and every kind of bad model file."""
+
+import json
+import os
+import random
+import struct
+
+import numpy as np
+import pytest
+
+import chaingrad.io as cio
+from chaingrad.io import ModelFileError, load, save, to_torch
+from chaingrad.nn import MLP, Module, Neuron
+
+safetensors_numpy = pytest.importorskip("safetensors.numpy")
+
+POINTS = [[0.5, -1.0], [2.0, 0.3], [-1.5, 1.5], [0.0, 0.0], [0.1, -0.2]]
+
+
+def make_model(seed=1337, nouts=(16, 16, 1), activation="relu"):
+    random.seed(seed)
+    model = MLP(2, list(nouts), activation=activation)
+    for p in model.parameters():  # non-zero biases, so that a swapped bias would show
+        p.data += random.uniform(-0.5, 0.5)
+    return model
+
+
+def weights(model):
+    return [p.data for p in model.parameters()]
+
+
+def outputs(model):
+    return [model(x).data for x in POINTS]
+
+
+@pytest.fixture
+def saved(tmp_path):
+    model = make_model()
+    path = tmp_path / "model.safetensors"
+    save(model, path)
+    return model, path
+
+
+# ---- names and state dicts ----
+
+
+def test_named_parameters_follow_torch_sequential():
+    model = make_model()
+    named = model.named_parameters()
+    assert [name for name, _ in named] == ["0.weight", "0.bias", "2.weight", "2.bias",
+                                           "4.weight", "4.bias"]
+    state = model.state_dict()
+    assert {k: v.shape for k, v in state.items()} == {
+        "0.weight": (16, 2), "0.bias": (16,), "2.weight": (16, 16), "2.bias": (16,),
+        "4.weight": (1, 16), "4.bias": (1,)}
+    neuron = model.layers[1].neurons[5]
+    assert state["2.weight"][5].tolist() == [w.data for w in neuron.w]
+    assert state["2.bias"][5] == neuron.b.data
+    assert sum(v.size for v in state.values()) == len(model.parameters())
+
+
+def test_neuron_and_plain_module_names():
+    random.seed(0)
+    assert {k: v.shape for k, v in Neuron(3).state_dict().items()} == {"weight": (3,),
+                                                                       "bias": ()}
+
+    class Pair(Module):
+        def __init__(self):
+            self.a, self.b = make_model().parameters()[:2]
+
+        def parameters(self):
+            return [self.a, self.b]
+
+    assert [name for name, _ in Pair().named_parameters()] == ["0", "1"]
+
+
+def test_load_state_dict_round_trip_and_torch_tensors():
+    torch = pytest.importorskip("torch")
+    source, target = make_model(1), make_model(2)
+    target.load_state_dict({k: torch.tensor(v) for k, v in source.state_dict().items()})
+    assert weights(target) == weights(source)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda s: s.pop("2.bias"), r"missing keys \['2.bias'\]"),
+        (lambda s: s.update(extra=np.zeros(1)), r"unexpected keys \['extra'\]"),
+        (lambda s: s.update({"0.weight": np.zeros((2, 16))}),
+         r"0.weight has shape \(2, 16\), expected \(16, 2\)"),
+        (lambda s: s["4.bias"].__setitem__(0, np.nan), "4.bias holds non-finite"),
+        (lambda s: s.update({"0.bias": ["a"] * 16}), "0.bias is not an array of numbers"),
+    ],
+)
+def test_load_state_dict_checks_everything_before_changing_anything(change, message):
+    model = make_model(1)
+    before = weights(model)
+    state = make_model(2).state_dict()
+    change(state)
+    with pytest.raises(ValueError, match=message):
+        model.load_state_dict(state)
+    assert weights(model) == before
+
+
+# ---- save and load ----
+
+
+def test_save_load_round_trip(saved):
+    model, path = saved
+    loaded = load(path)
+    assert loaded.architecture() == model.architecture()
+    as_float32 = [float(np.float32(w)) for w in weights(model)]
+    assert weights(loaded) == as_float32
+    assert outputs(loaded) == pytest.approx(outputs(model), abs=1e-5)
+
+
+def test_load_keeps_the_callers_random_sequence(saved):
+    _, path = saved
+    random.seed(7)
+    expected = random.random()
+    random.seed(7)
+    load(path)
+    assert random.random() == expected
+
+
+def test_load_into_an_existing_model(saved, tmp_path):
+    model, path = saved
+    other = make_model(5)
+    assert load(path, model=other) is other
+    assert outputs(other) == pytest.approx(outputs(model), abs=1e-5)
+    wrong = make_model(5, nouts=(8, 1))
+    before = weights(wrong)
+    with pytest.raises(ModelFileError, match=r"holds MLP\(2, \[16, 16, 1\].*model given"):
+        load(path, model=wrong)
+    assert weights(wrong) == before
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh", "sigmoid", "linear"])
+def test_to_torch_gives_the_same_outputs(activation):
+    torch = pytest.importorskip("torch")
+    model = make_model(3, nouts=(5, 4, 2), activation=activation)
+    net = to_torch(model)
+    got = net(torch.tensor(POINTS, dtype=torch.float32)).detach().numpy()
+    expected = [[v.data for v in model(x)] for x in POINTS]
+    np.testing.assert_allclose(got, expected, atol=1e-6, rtol=0)
+    assert to_torch(model, dtype=torch.float64)[0].weight.dtype == torch.float64
+
+
+def test_saved_file_loads_into_torch_with_strict_keys(saved):
+    torch = pytest.importorskip("torch")
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    model, path = saved
+    net = torch.nn.Sequential(torch.nn.Linear(2, 16), torch.nn.ReLU(), torch.nn.Linear(16, 16),
+                              torch.nn.ReLU(), torch.nn.Linear(16, 1))
+    net.load_state_dict(safetensors_torch.load_file(str(path)), strict=True)
+    got = net(torch.tensor(POINTS)).detach().numpy()[:, 0]
+    np.testing.assert_allclose(got, outputs(model), atol=1e-6, rtol=0)
+
+
+def test_non_contiguous_arrays_are_saved_correctly(tmp_path):
+    model = make_model(4)
+
+    class FortranOrder(MLP):
+        def state_dict(self):
+            return {k: np.asfortranarray(v) for k, v in super().state_dict().items()}
+
+    odd = FortranOrder(2, [16, 16, 1])
+    odd.load_state_dict(model.state_dict())
+    assert not odd.state_dict()["2.weight"].flags.c_contiguous
+    save(odd, tmp_path / "m.safetensors")
+    loaded = safetensors_numpy.load_file(str(tmp_path / "m.safetensors"))
+    np.testing.assert_array_equal(loaded["2.weight"],
+                                  model.state_dict()["2.weight"].astype(np.float32))
+
+
+def test_save_refuses_what_it_cannot_describe(tmp_path):
+    class Bare(Module):
+        pass
+
+    with pytest.raises(TypeError, match="expected a model with architecture"):
+        save(Bare(), tmp_path / "x.safetensors")
+    model = make_model()
+    model.parameters()[0].data = 1e300
+    with pytest.raises(ValueError, match="too large for float32"):
+        save(model, tmp_path / "x.safetensors")
+    assert not os.path.exists(tmp_path / "x.safetensors")
+
+
+def test_a_failed_save_leaves_the_old_file_intact(saved, monkeypatch):
+    _, path = saved
+    old = path.read_bytes()
+
+    def crash(fd):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(cio.os, "fsync", crash)
+    with pytest.raises(OSError, match="disk full"):
+        save(make_model(9), path)
+    assert path.read_bytes() == old
+    assert os.listdir(path.parent) == [path.name]  # no temporary file left behind
+
+
+# ---- bad files ----
+
+
+def header_bytes(header):
+    raw = json.dumps(header).encode()
+    return struct.pack("<Q", len(raw)) + raw
+
+
+def split_file(path):
+    data = path.read_bytes()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    arch = json.loads(header["__metadata__"]["chaingrad"])
+    return header, arch, data[8 + n:]
+
+
+def garble_header(data):
+    (n,) = struct.unpack("<Q", data[:8])
+    return data[:8] + b"\xff" * n + data[8 + n:]
+
+
+def write_state(path, drop=None, extra=None, change=None):
+    """A safetensors file with chaingrad's metadata whose tensors do not fit it."""
+    arch = {"type": "MLP", "nin": 2, "nouts": [16, 16, 1], "activation": "relu",
+            "format_version": 1}
+    state = make_model(11).state_dict()
+    state.pop(drop, None)
+    state.update(change or {})
+    if extra is not None:
+        state["extra"] = extra
+    state = {k: v.astype(np.float32) for k, v in state.items()}
+    safetensors_numpy.save_file(state, str(path), metadata={"chaingrad": json.dumps(arch)})
+
+
+def rewrite(path, edit):
+    header, arch, body = split_file(path)
+    edit(header, arch)
+    header["__metadata__"]["chaingrad"] = json.dumps(arch)
+    path.write_bytes(header_bytes(header) + body)
+
+
+BAD_FILES = {
+    "empty": (lambda p: p.write_bytes(b""), "not a safetensors file \\(only 0 bytes\\)"),
+    "png": (lambda p: p.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64), "truncated or not"),
+    "text": (lambda p: p.write_text("0.weight,0.bias\n" * 10), "truncated or not"),
+    "truncated": (lambda p: p.write_bytes(p.read_bytes()[:-100]), "is corrupt"),
+    "header cut": (lambda p: p.write_bytes(p.read_bytes()[:50]), "truncated"),
+    "garbled header": (lambda p: p.write_bytes(garble_header(p.read_bytes())), "bad header"),
+    "no metadata": (lambda p: safetensors_numpy.save_file({"w": np.zeros(2, np.float32)},
+                                                          str(p)), "no chaingrad architecture"),
+    "metadata not json": (lambda p: safetensors_numpy.save_file(
+        {"w": np.zeros(2, np.float32)}, str(p), metadata={"chaingrad": "{oops"}), "not JSON"),
+    "unknown type": (lambda p: rewrite(p, lambda h, a: a.update(type="CNN")),
+                     "unknown architecture"),
+    "future version": (lambda p: rewrite(p, lambda h, a: a.update(format_version=99)),
+                       "format_version 99"),
+    "bad sizes": (lambda p: rewrite(p, lambda h, a: a.update(nouts=[16, -1])),
+                  "bad layer sizes"),
+    "bad activation": (lambda p: rewrite(p, lambda h, a: a.update(activation="gelu")),
+                       "bad activation"),
+    "missing key": (lambda p: write_state(p, drop="4.bias"), r"missing keys \['4.bias'\]"),
+    "extra key": (lambda p: write_state(p, extra=np.zeros(3)), r"unexpected keys \['extra'\]"),
+    "wrong shape": (lambda p: write_state(p, change={"2.weight": np.zeros((8, 16))}),
+                    r"2.weight has shape \(8, 16\), expected \(16, 16\)"),
+    "not finite": (lambda p: write_state(p, change={"0.bias": np.full(16, np.inf)}),
+                   "0.bias holds non-finite"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_bad_files_raise_model_file_error_and_change_nothing(saved, case):
+    model, path = saved
+    spoil, message = BAD_FILES[case]
+    spoil(path)
+    before = weights(model)
+    with pytest.raises(ModelFileError, match=message):
+        load(path)
+    with pytest.raises(ModelFileError, match=message):
+        load(path, model=model)
+    assert weights(model) == before
+
+
+def test_missing_file_is_an_os_error(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        load(tmp_path / "nope.safetensors")

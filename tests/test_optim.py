@@ -1,0 +1,264 @@
+"""Optimizers and schedules: trajectories against torch.optim, argument checks, bad gradients."""
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from chaingrad import Value
+from chaingrad.nn import MLP
+from chaingrad.optim import (
+    SGD,
+    Adam,
+    AdamW,
+    CosineLR,
+    LinearLR,
+    NonFiniteGradError,
+)
+
+START = [0.5, -1.5, 2.0, 0.25, -0.75]
+COEFS = [1.0, 2.0, -0.5, 3.0, 0.7]
+
+# (chaingrad class, torch.optim name, keyword arguments shared by both)
+CONFIGS = [
+    (SGD, "SGD", {"lr": 0.05}),
+    (SGD, "SGD", {"lr": 0.05, "momentum": 0.9}),
+    (SGD, "SGD", {"lr": 0.05, "momentum": 0.9, "dampening": 0.3}),
+    (SGD, "SGD", {"lr": 0.05, "momentum": 0.9, "nesterov": True}),
+    (SGD, "SGD", {"lr": 0.05, "momentum": 0.5, "weight_decay": 0.1}),
+    (SGD, "SGD", {"lr": 0.05, "weight_decay": 0.3}),
+    (Adam, "Adam", {"lr": 0.1}),
+    (Adam, "Adam", {"lr": 0.1, "betas": (0.5, 0.9), "eps": 1e-6}),
+    (Adam, "Adam", {"lr": 0.1, "weight_decay": 0.2}),
+    (Adam, "Adam", {"lr": 0.1, "betas": (0.0, 0.0)}),
+    (AdamW, "AdamW", {"lr": 0.1}),
+    (AdamW, "AdamW", {"lr": 0.1, "weight_decay": 0.5, "betas": (0.8, 0.99)}),
+]
+IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for _, name, kw in CONFIGS]
+
+
+def objective(ps, c, tanh, sin):
+    """A small non-convex problem written once for Values and for torch tensors."""
+    total = 0.0
+    for p, k in zip(ps, c, strict=True):
+        total = total + (k * p - 1) ** 2
+    return total + tanh(ps[0] * ps[1]) + sin(ps[2]) * ps[3] + ps[4] ** 4 / 4
+
+
+def torch_trajectory(name, kwargs, steps, schedule=None):
+    torch = pytest.importorskip("torch")
+    ps = [torch.tensor(x, dtype=torch.float64, requires_grad=True) for x in START]
+    opt = getattr(torch.optim, name)(ps, **kwargs)
+    path = []
+    for k in range(steps):
+        if schedule is not None:
+            for group in opt.param_groups:
+                group["lr"] = schedule(k)
+        opt.zero_grad()
+        objective(ps, COEFS, torch.tanh, torch.sin).backward()
+        opt.step()
+        path.append([p.item() for p in ps])
+    return path
+
+
+@pytest.mark.parametrize(("cls", "name", "kwargs"), CONFIGS, ids=IDS)
+def test_value_trajectory_matches_torch(cls, name, kwargs):
+    expected = torch_trajectory(name, kwargs, steps=20)
+    ps = [Value(x) for x in START]
+    opt = cls(ps, **kwargs)
+    for k in range(20):
+        opt.zero_grad()
+        objective(ps, COEFS, Value.tanh, Value.sin).backward()
+        opt.step()
+        assert [p.data for p in ps] == pytest.approx(expected[k], abs=1e-10, rel=0)
+
+
+class ArrayParam:
+    """What a Tensor parameter looks like to an optimizer: ndarray ``data`` and ``grad``."""
+
+    def __init__(self, data):
+        self.data = np.array(data, dtype=np.float64)
+        self.grad = np.zeros_like(self.data)
+
+
+@pytest.mark.parametrize(("cls", "name", "kwargs"), CONFIGS, ids=IDS)
+def test_array_trajectory_matches_torch_and_updates_in_place(cls, name, kwargs):
+    torch = pytest.importorskip("torch")
+    expected = torch_trajectory(name, kwargs, steps=20)
+    param = ArrayParam(START)
+    storage = param.data
+    opt = cls([param], **kwargs)
+    for k in range(20):
+        opt.zero_grad()
+        x = torch.tensor(param.data, requires_grad=True)
+        objective(list(x), COEFS, torch.tanh, torch.sin).backward()
+        param.grad = x.grad.numpy().copy()
+        opt.step()
+        param.grad[...] = 1e6  # the optimizer must not have kept a reference to it
+        assert param.data is storage
+        np.testing.assert_allclose(param.data, expected[k], atol=1e-10, rtol=0)
+
+
+@pytest.mark.parametrize("schedule", ["linear", "cosine"])
+def test_scheduled_trajectory_matches_torch(schedule):
+    cls = LinearLR if schedule == "linear" else CosineLR
+    ps = [Value(x) for x in START]
+    opt = SGD(ps, lr=0.2, momentum=0.9)
+    sched = cls(opt, start=0.2, end=0.02, steps=15)
+    expected = torch_trajectory("SGD", {"lr": 0.2, "momentum": 0.9}, 20, schedule=sched.lr_at)
+    for k in range(20):
+        opt.zero_grad()
+        objective(ps, COEFS, Value.tanh, Value.sin).backward()
+        opt.step()
+        sched.step()
+        assert [p.data for p in ps] == pytest.approx(expected[k], abs=1e-10, rel=0)
+
+
+def test_linear_schedule_is_micrographs_demo():
+    opt = SGD([Value(0.0)], lr=5.0)
+    sched = LinearLR(opt, start=1.0, end=0.1, steps=100)
+    seen = []
+    for _ in range(100):
+        seen.append(opt.lr)
+        sched.step()
+    assert seen == pytest.approx([1.0 - 0.9 * k / 100 for k in range(100)], abs=1e-15)
+    assert opt.lr == pytest.approx(0.1)
+    sched.step()
+    assert opt.lr == pytest.approx(0.1)  # held at the end
+
+
+def test_cosine_schedule_matches_torch_cosine_annealing():
+    torch = pytest.importorskip("torch")
+    param = torch.zeros(1, requires_grad=True)
+    torch_opt = torch.optim.SGD([param], lr=0.3)
+    torch_sched = torch.optim.lr_scheduler.CosineAnnealingLR(torch_opt, T_max=12, eta_min=0.01)
+    opt = SGD([Value(0.0)], lr=0.3)
+    sched = CosineLR(opt, start=0.3, end=0.01, steps=12)
+    for _ in range(12):
+        assert opt.lr == pytest.approx(torch_opt.param_groups[0]["lr"], abs=1e-12)
+        torch_opt.step()
+        torch_sched.step()
+        sched.step()
+    assert opt.lr == pytest.approx(0.01, abs=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda ps: SGD(ps, lr=-1.0), "Invalid learning rate: -1.0"),
+        (lambda ps: SGD(ps, lr=float("nan")), "Invalid learning rate: nan"),
+        (lambda ps: SGD(ps, lr=0.1, momentum=-0.5), "Invalid momentum value: -0.5"),
+        (lambda ps: SGD(ps, lr=0.1, weight_decay=-1), "Invalid weight_decay value: -1.0"),
+        (lambda ps: SGD(ps, lr=0.1, dampening=-1), "Invalid dampening value: -1.0"),
+        (lambda ps: SGD(ps, lr=0.1, nesterov=True), "nesterov=True needs momentum > 0"),
+        (lambda ps: Adam(ps, lr=-0.1), "Invalid learning rate: -0.1"),
+        (lambda ps: Adam(ps, betas=(1.0, 0.9)), "Invalid beta parameter at index 0: 1.0"),
+        (lambda ps: Adam(ps, betas=(0.9, -0.1)), "Invalid beta parameter at index 1: -0.1"),
+        (lambda ps: Adam(ps, eps=-1e-8), "Invalid epsilon value: -1e-08"),
+        (lambda ps: AdamW(ps, weight_decay=-0.01), "Invalid weight_decay value: -0.01"),
+        (lambda ps: SGD([], lr=0.1), "empty parameter list"),
+        (lambda ps: SGD(ps + ps[:1], lr=0.1), "parameter 2 appears more than once"),
+        (lambda ps: LinearLR(SGD(ps, lr=1), start=-1, end=0, steps=5), "Invalid start"),
+        (lambda ps: CosineLR(SGD(ps, lr=1), start=1, end=0, steps=0), "steps must be"),
+    ],
+)
+def test_invalid_arguments_raise_value_error(make, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(".", r"\.")):
+        make([Value(1.0), Value(2.0)])
+
+
+def test_wrong_argument_types_raise_type_error():
+    with pytest.raises(TypeError, match="lr must be a number"):
+        SGD([Value(1.0)], lr="0.1")
+    with pytest.raises(TypeError, match="params must be an iterable"):
+        SGD(Value(1.0), lr=0.1)
+    with pytest.raises(TypeError, match=r"must have \.data and \.grad"):
+        SGD([1.0], lr=0.1)
+    with pytest.raises(TypeError, match="betas must be a pair"):
+        Adam([Value(1.0)], betas=0.9)
+
+
+def test_setting_a_bad_lr_later_is_refused():
+    opt = SGD([Value(1.0)], lr=0.1)
+    with pytest.raises(ValueError, match="Invalid learning rate: -2.0"):
+        opt.lr = -2.0
+    assert opt.lr == 0.1
+
+
+@pytest.mark.parametrize("cls", [SGD, Adam, AdamW])
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_non_finite_gradient_changes_nothing(cls, bad):
+    ps = [Value(x) for x in START]
+    opt = cls(ps, lr=0.1, **({"momentum": 0.9} if cls is SGD else {}))
+    objective(ps, COEFS, Value.tanh, Value.sin).backward()
+    opt.step()  # so that there is optimizer state to keep too
+    before = [p.data for p in ps]
+    state = [dict(s) for s in opt.state]
+    opt.zero_grad()
+    objective(ps, COEFS, Value.tanh, Value.sin).backward()
+    ps[3].grad = bad
+    with pytest.raises(NonFiniteGradError, match=rf"parameter 3 is {bad}.*no parameter"):
+        opt.step()
+    assert [p.data for p in ps] == before
+    assert opt.state == state
+
+
+def test_non_finite_gradient_is_named_with_named_parameters():
+    random.seed(0)
+    model = MLP(2, [3, 1])
+    opt = SGD(model.named_parameters(), lr=0.1)
+    assert len(opt.params) == len(model.parameters())
+    before = [p.data for p in model.parameters()]
+    model.layers[0].neurons[2].w[1].grad = math.nan
+    with pytest.raises(NonFiniteGradError, match=r"parameter 0\.weight\[2, 1\] is nan"):
+        opt.step()
+    assert [p.data for p in model.parameters()] == before
+
+
+def test_non_finite_array_gradient_is_reported_with_a_count():
+    good, bad = ArrayParam([1.0, 2.0]), ArrayParam([3.0, 4.0, 5.0])
+    bad.grad[:] = [np.nan, 1.0, np.inf]
+    opt = Adam([("layer.weight", good), ("layer.bias", bad)], lr=0.1)
+    good.grad[:] = 1.0
+    with pytest.raises(NonFiniteGradError, match=r"layer\.bias is not finite \(2 of 3"):
+        opt.step()
+    np.testing.assert_array_equal(good.data, [1.0, 2.0])
+
+
+def test_an_update_that_overflows_changes_nothing():
+    ps = [Value(1.0), Value(1e300)]
+    opt = SGD(ps, lr=1e10)
+    ps[0].grad, ps[1].grad = 1.0, 1e300
+    with pytest.raises(NonFiniteGradError, match="update of parameter 1 is not finite"):
+        opt.step()
+    assert [p.data for p in ps] == [1.0, 1e300]
+
+
+def test_zero_grad_and_missing_gradients():
+    value, array = Value(1.0), ArrayParam([1.0, 2.0])
+    value.grad, array.grad = 3.0, np.array([1.0, 1.0])
+    opt = SGD([value, array], lr=0.5)
+    opt.zero_grad()
+    assert value.grad == 0.0
+    assert array.grad is None  # as a Tensor's gradient starts, and torch's set_to_none
+    value.grad = 2.0  # the array, with no gradient, is skipped, as in torch
+    opt.step()
+    assert value.data == 0.0
+    np.testing.assert_array_equal(array.data, [1.0, 2.0])
+
+
+def test_sgd_trains_micrograds_model():
+    random.seed(1337)
+    model = MLP(2, [8, 1])
+    points = [[0.0, 1.0], [1.0, 0.0], [-1.0, 0.5], [0.5, -1.0]]
+    targets = [1.0, -1.0, 1.0, -1.0]
+    opt = SGD(model.parameters(), lr=0.05, momentum=0.9)
+    losses = []
+    for _ in range(30):
+        loss = sum((model(x) - t) ** 2 for x, t in zip(points, targets, strict=True))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.data)
+    assert losses[-1] < 0.05 * losses[0]
