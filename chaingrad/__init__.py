@@ -12,9 +12,12 @@ Example:
 from .autograd import grad, gradcheck, primitive
 from .engine import Value
 from .errors import DomainError, GradcheckError
+from .explain import backward_steps, explain
 from .graph import enable_grad, is_grad_enabled, no_grad, topological_order
+from .html import to_html
 from .io import ModelFileError, load, save, to_torch
 from .optim import NonFiniteGradError
+from .viz import draw_dot, to_dot
 
 __version__ = "0.1.0"
 
@@ -24,7 +27,10 @@ __all__ = [
     "ModelFileError",
     "NonFiniteGradError",
     "Value",
+    "backward_steps",
+    "draw_dot",
     "enable_grad",
+    "explain",
     "grad",
     "gradcheck",
     "is_grad_enabled",
@@ -32,6 +38,8 @@ __all__ = [
     "no_grad",
     "primitive",
     "save",
+    "to_dot",
+    "to_html",
     "to_torch",
     "topological_order",
 ]

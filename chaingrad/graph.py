@@ -235,16 +235,21 @@ def _propagate_traced(order: list[Any], trace: list) -> None:
     for node in reversed(order):
         if node._vjp is None:
             continue
-        upstream = node.grad
-        before = [child.grad for child in node._prev]
-        _propagate([node])
-        updates = [(c, b, c.grad) for c, b in zip(node._prev, before)]
-        # with a repeated input, each occurrence adds its own share: rebuild them in order
-        if len({id(c) for c in node._prev}) < len(node._prev):
+        upstream, prev = node.grad, node._prev
+        before = [child.grad for child in prev]
+        _propagate([node])  # the real step
+        if len({id(c) for c in prev}) == len(prev):
+            updates = [(c, b, c.grad) for c, b in zip(prev, before)]
+        elif type(node._vjp) is ClosureRule:  # opaque: all of it shows on the first one
+            updates, seen = [], set()
+            for c, b in zip(prev, before):
+                updates.append((c, c.grad, c.grad) if id(c) in seen else (c, b, c.grad))
+                seen.add(id(c))
+        else:  # each occurrence adds its own share: replay them in order
+            grads = node._vjp(tuple(c.data for c in prev), node.data, upstream)
             updates, running = [], {}
-            grads = node._vjp(tuple(c.data for c in node._prev), node.data, upstream)
-            for c, g in zip(node._prev, grads):
-                start = running.get(id(c), before[node._prev.index(c)])
+            for c, b, g in zip(prev, before, grads):
+                start = running.get(id(c), b)
                 running[id(c)] = start + g
                 updates.append((c, start, start + g))
         trace.append((node, upstream, updates))

@@ -1,0 +1,133 @@
+"""``chaingrad graph``: draw the graph of an expression over named variables.
+
+    chaingrad graph "(x1*w1 + x2*w2 + b).tanh()" --set x1=2 --set w1=-3 --set x2=0 \\
+        --set w2=1 --set b=6.8813735870195432 -o neuron.svg
+
+The expression is parsed by ``chaingrad.expr`` (never ``eval``-ed). The backward pass is
+run first, so the drawing shows the gradients. The output format follows the suffix of
+``-o``: ``.svg`` and ``.png`` (rendered by ``dot`` or ``graphviz-pure``), ``.dot`` (the DOT
+text), ``.html`` (the interactive step-by-step page). Without ``-o`` the DOT text is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+
+from ..cli import UsageError
+
+SUFFIXES = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot", ".html": "html",
+            ".htm": "html"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("expression",
+                        help='the expression, e.g. "(x1*w1 + x2*w2 + b).tanh()": names, '
+                             "numbers, + - * / **, and relu tanh sigmoid exp log sqrt abs "
+                             "sin cos (as x.tanh() or tanh(x))")
+    parser.add_argument("--set", dest="assignments", action="append", default=[],
+                        metavar="NAME=VALUE", help="give a variable its value (repeatable)")
+    parser.add_argument("-o", "--output", default=None,
+                        help="file to write: .svg, .png, .dot or .html "
+                             "(default: print the DOT text)")
+    parser.add_argument("--rankdir", default=None, choices=["LR", "RL", "TB", "BT"],
+                        help="direction of the drawing (default: LR; .html is always LR)")
+    parser.add_argument("--no-backward", action="store_true",
+                        help="draw the gradients before backward (all 0); not with --explain")
+    parser.add_argument("--explain", action="store_true",
+                        help="also print each step of backward with its formula")
+    parser.add_argument("--naive", action="store_true",
+                        help="with --explain: compare with the naive recursive backward")
+    parser.add_argument("--max-nodes", type=int, default=1000,
+                        help="refuse to lay out a graph with more Values (default: 1000)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the graph, run backward, write the drawing; returns the exit code."""
+    from ..errors import DomainError
+    from ..explain import explain
+    from ..expr import ExpressionError, parse_expression
+    from ..viz import RendererNotFoundError, draw_dot, reading_order, to_dot
+
+    variables = _parse_assignments(args.assignments)
+    if args.max_nodes < 1:
+        raise UsageError(f"--max-nodes must be at least 1, got {args.max_nodes}")
+    fmt = _output_format(args.output)
+    if fmt == "html" and args.rankdir not in (None, "LR"):
+        raise UsageError(f"--rankdir {args.rankdir}: the .html page is always drawn LR")
+    if args.naive and not args.explain:
+        raise UsageError("--naive needs --explain")
+    if args.explain and args.no_backward:
+        raise UsageError("--explain runs backward; leave out --no-backward")
+    try:
+        root = parse_expression(args.expression, variables)
+    except ExpressionError as exc:
+        raise UsageError(str(exc)) from None
+    order = reading_order(root)
+    if len(order) > args.max_nodes:
+        raise UsageError(f"the graph has {len(order)} Values, more than --max-nodes "
+                         f"{args.max_nodes}")
+    used = {node.label for node in order if not node._prev}
+    unused = sorted(set(variables) - used)
+    if unused:
+        print(f"chaingrad graph: note: set but not used: {', '.join(unused)}", file=sys.stderr)
+    try:
+        if args.explain:
+            explain(root, naive=args.naive, file=sys.stdout)
+        elif not args.no_backward and fmt != "html":  # the page runs its own backward
+            root.backward()
+    except DomainError as exc:
+        raise UsageError(f"backward: {exc}") from None
+    rankdir = args.rankdir or "LR"
+    if args.output is None:
+        sys.stdout.write(to_dot(root, rankdir=rankdir))
+        return 0
+    try:
+        if fmt == "html":
+            from ..html import to_html
+
+            to_html(root, args.output, max_nodes=args.max_nodes)
+        else:
+            from ..viz import write_atomic
+
+            drawing = draw_dot(root, format=fmt, rankdir=rankdir, max_nodes=args.max_nodes)
+            write_atomic(args.output, drawing.pipe())
+    except (RendererNotFoundError, RuntimeError, OSError) as exc:
+        print(f"chaingrad graph: error: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.output} ({len(order)} values)")
+    return 0
+
+
+def _parse_assignments(assignments: list[str]) -> dict[str, float]:
+    variables: dict[str, float] = {}
+    for text in assignments:
+        name, sep, value = text.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name.isidentifier():
+            raise UsageError(f"--set {text!r}: expected NAME=VALUE, e.g. --set x1=2.0")
+        if name in variables:
+            raise UsageError(f"--set {name}: given twice")
+        try:
+            number = float(value)
+        except ValueError:
+            raise UsageError(f"--set {name}={value}: {value!r} is not a number") from None
+        if not math.isfinite(number):
+            raise UsageError(f"--set {name}={value}: needs a finite number")
+        variables[name] = number
+    return variables
+
+
+def _output_format(output: str | None) -> str:
+    if output is None:
+        return "dot"
+    suffix = os.path.splitext(output)[1].lower()
+    if suffix not in SUFFIXES:
+        raise UsageError(f"-o {output}: unknown file type {suffix or '(none)'!r}; use one of "
+                         f"{', '.join(SUFFIXES)}")
+    folder = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(folder):
+        raise UsageError(f"-o {output}: folder {folder} does not exist")
+    return SUFFIXES[suffix]

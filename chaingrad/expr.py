@@ -1,0 +1,177 @@
+"""Build a graph from an expression typed by a user, safely: parsed, never ``eval``-ed.
+
+``parse_expression("(x1*w1 + x2*w2 + b).tanh()", {"x1": 2.0, ...})`` returns the output
+Value of the graph. Python's ``ast`` parses the text and only this small language is
+accepted:
+
+- the names given in ``variables`` (each becomes a leaf Value labelled with its name);
+- numbers (each becomes a leaf labelled with the number as written; an exponent that is a
+  plain number stays a number, so ``x**2`` is the op ``**2`` as in micrograd);
+- ``+ - * / **`` and unary ``-`` / ``+``;
+- Value's methods, as ``x.tanh()`` or ``tanh(x)``: relu tanh sigmoid exp log sqrt abs
+  sin cos.
+
+Anything else (attribute access, other calls, subscripts, strings, lambdas, ...) is an
+``ExpressionError`` naming what was found.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+
+from .engine import Value
+from .errors import DomainError
+
+METHODS = ("relu", "tanh", "sigmoid", "exp", "log", "sqrt", "abs", "sin", "cos")
+MAX_LENGTH = 10_000
+
+_BINARY = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.Pow: lambda a, b: a**b,
+}
+_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+
+
+class ExpressionError(ValueError):
+    """An expression that is not in the accepted language, or cannot be computed."""
+
+
+def parse_expression(text: str, variables: Mapping[str, float]) -> Value:
+    """The output Value of the graph that ``text`` describes.
+
+    Args:
+        text: The expression, e.g. ``"(x1*w1 + x2*w2 + b).tanh()"``.
+        variables: The value of each name used in it.
+
+    Returns:
+        The Value the expression computes; its leaves are labelled with their names.
+
+    Raises:
+        ExpressionError: For a syntax error, a construct outside the language, a name not
+            in ``variables``, or a value outside an op's domain (e.g. ``log`` of 0).
+
+    Example:
+        >>> out = parse_expression("(x * w).tanh()", {"x": 2.0, "w": -3.0})
+        >>> out._op, [v.label for v in out._prev[0]._prev]
+        ('tanh', ['x', 'w'])
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"expression: must be a str, got {type(text).__name__}")
+    if len(text) > MAX_LENGTH:
+        raise ExpressionError(f"expression: {len(text)} characters, at most {MAX_LENGTH}")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        detail = "" if exc.msg == "invalid syntax" else f": {exc.msg}"
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise ExpressionError(f"expression: invalid syntax in {shown!r}{detail}") from None
+    except (RecursionError, MemoryError):
+        raise ExpressionError("expression: nested too deeply") from None
+    leaves = {name: Value(float(v), label=name) for name, v in variables.items()}
+    try:
+        return _evaluate(tree.body, leaves)
+    except DomainError as exc:
+        raise ExpressionError(f"expression: {exc}") from None
+    except (ZeroDivisionError, OverflowError) as exc:
+        raise ExpressionError(f"expression: {exc}") from None
+
+
+def _evaluate(root: ast.AST, leaves: dict[str, Value]) -> Value:
+    """Post-order walk with an explicit stack (a long ``1+1+...`` would be deep recursion)."""
+    done: dict[int, Value | float] = {}
+    stack: list[tuple[ast.AST, bool]] = [(root, False)]
+    while stack:
+        node, ready = stack.pop()
+        if ready:
+            done[id(node)] = _apply(node, [done[id(c)] for c in _operands(node)], leaves)
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in reversed(_operands(node)))
+    return done[id(root)]
+
+
+def _operands(node: ast.AST) -> list[ast.AST]:
+    """The sub-expressions to compute before ``node``; rejects anything outside the language."""
+    if isinstance(node, ast.Constant):
+        if type(node.value) in (int, float):
+            return []
+        raise ExpressionError(f"expression: only numbers are allowed, got {node.value!r}")
+    if isinstance(node, ast.Name):
+        return []
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        if isinstance(node.op, ast.Pow) and _plain_number(node.right) is not None:
+            return [node.left]
+        return [node.left, node.right]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return [] if _plain_number(node) is not None else [node.operand]
+    if isinstance(node, ast.Call):
+        return [_call_argument(node)]
+    raise ExpressionError(
+        f"expression: {_source(node)!r} is not allowed (only names, numbers, + - * / **, "
+        f"and the methods {', '.join(METHODS)})"
+    )
+
+
+def _call_argument(node: ast.Call) -> ast.AST:
+    """The Value a call applies its method to: ``x`` in ``x.tanh()`` or ``tanh(x)``."""
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        name, args, target = func.attr, 0, func.value
+    elif isinstance(func, ast.Name):
+        name, args, target = func.id, 1, node.args[0] if len(node.args) == 1 else None
+    else:
+        raise ExpressionError(f"expression: {_source(node)!r} is not a call of a method")
+    if name not in METHODS:
+        raise ExpressionError(
+            f"expression: unknown function {name!r}; the methods are {', '.join(METHODS)}"
+        )
+    if node.keywords or len(node.args) != args or target is None:
+        form = f"x.{name}()" if isinstance(func, ast.Attribute) else f"{name}(x)"
+        raise ExpressionError(f"expression: {name} takes no other arguments: write {form}, "
+                              f"got {_source(node)!r}")
+    return target
+
+
+def _apply(node: ast.AST, args: list, leaves: dict[str, Value]) -> Value | float:
+    if isinstance(node, ast.Name):
+        if node.id not in leaves:
+            known = ", ".join(sorted(leaves)) or "none"
+            raise ExpressionError(
+                f"expression: {node.id!r} is not set (give it with --set {node.id}=VALUE; "
+                f"set: {known})"
+            )
+        return leaves[node.id]
+    number = _plain_number(node)
+    if number is not None:
+        return Value(number, label=_source(node))
+    if isinstance(node, ast.BinOp):
+        left = args[0]
+        right = args[1] if len(args) == 2 else _plain_number(node.right)
+        return _BINARY[type(node.op)](left, right)
+    if isinstance(node, ast.UnaryOp):
+        return -args[0] if isinstance(node.op, ast.USub) else args[0]
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+    return getattr(args[0], name)()
+
+
+def _plain_number(node: ast.AST) -> int | float | None:
+    """The number ``node`` is written as (``2``, ``-0.5``), or None if it is not one."""
+    negative = False
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        negative ^= isinstance(node.op, ast.USub)
+        node = node.operand
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return -node.value if negative else node.value  # an int stays an int: '**2'
+    return None
+
+
+def _source(node: ast.AST, limit: int = 60) -> str:
+    try:
+        text = ast.unparse(node)
+    except (RecursionError, ValueError):
+        return type(node).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."

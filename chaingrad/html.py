@@ -1,0 +1,351 @@
+"""An interactive page that steps through backward one ``_backward`` call at a time.
+
+``to_html(root, path)`` writes one self-contained HTML file: the graph drawn as inline SVG
+(laid out here, so no Graphviz is needed), the steps of ``backward_steps`` as JSON, and a
+little JavaScript with *step*, *reset* and *play* buttons. Each step highlights the node
+whose ``_backward`` runs, fills in its inputs' gradients and prints the formula it used.
+The page fetches nothing, so it works offline and can be mailed or checked in.
+
+For tests and tools, every Value is an SVG group ``<g class="value" id="n3"
+data-name="x1" data-data="2.0" data-grad="-1.5">`` whose ``data-grad`` always holds the
+gradient shown, and ``#status`` carries ``data-step`` / ``data-steps``.
+"""
+
+from __future__ import annotations
+
+import html as _std_html  # the standard library's html module (this file is chaingrad.html)
+import json
+import os
+from typing import Any
+
+from .explain import backward_steps
+from .viz import (
+    DEFAULT_MAX_NODES,
+    _check_root,
+    check_size,
+    format_number,
+    node_names,
+    reading_order,
+    write_atomic,
+)
+
+_ROW = 58  # vertical distance between nodes of one column
+_BOX_H = 32
+_OP_R = 16  # the smallest op ellipse's half-width and its half-height
+_FIELD_W = 92  # width of the data and grad fields
+_GAP = 46  # horizontal gap between columns
+_MARGIN = 20
+
+
+def to_html(
+    root: Any,
+    path: str | os.PathLike,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    title: str | None = None,
+) -> str:
+    """Write a self-contained page that steps through ``root``'s backward; return the path.
+
+    The gradients are computed with ``backward_steps(root, accumulate=False)``: every
+    ``.grad`` is left as it was.
+
+    Args:
+        root: The Value whose backward to show.
+        path: The HTML file to write (atomically).
+        max_nodes: The largest number of Values to lay out (ValueError above it).
+        title: The page title (default: "backward of <root name>").
+
+    Returns:
+        ``path``.
+
+    Example:
+        >>> import os, tempfile
+        >>> from chaingrad import Value
+        >>> x = Value(2.0, label="x")
+        >>> page = to_html((x * x).tanh(), os.path.join(tempfile.mkdtemp(), "tanh.html"))
+        >>> open(page).read().count('class="value"')
+        3
+    """
+    _check_root(root, "to_html")
+    path = os.fspath(path)
+    order = reading_order(root)
+    check_size(len(order), max_nodes, "to_html")
+    names = node_names(order)
+    ids = {id(node): f"n{i}" for i, node in enumerate(order)}
+    steps = backward_steps(root, accumulate=False)
+    payload = {
+        "root": ids[id(root)],
+        "ids": [ids[id(node)] for node in order],
+        "steps": [
+            {
+                "node": ids[id(step.node)],
+                "title": f"step {step.index}: {step.name}._backward() ({step.op}), "
+                f"out.grad = {format_number(step.upstream)}",
+                "updates": [
+                    {"id": ids[id(u.input)], "after": float(u.after), "text": u.text(step.op)}
+                    for u in step.updates
+                ],
+            }
+            for step in steps
+        ],
+    }
+    heading = title or f"backward of {names[id(root)]}"
+    page = _PAGE.format(
+        title=_std_html.escape(heading),
+        svg=_svg(order, ids, names, root),
+        nsteps=len(steps),
+        data=json.dumps(payload).replace("<", "\\u003c"),  # no "</script>" inside the JSON
+        script=_SCRIPT,
+        style=_STYLE,
+    )
+    write_atomic(path, page.encode("utf-8"))
+    return path
+
+
+def _layout(order: list[Any]) -> tuple[dict[int, int], dict[int, int]]:
+    """Columns and rows: ``{id(value): column}`` and ``{key: row}`` for values and ops.
+
+    A Value with an op sits two columns right of its furthest input (its op node in
+    between); a leaf sits just left of the first op that uses it. Rows come from a few
+    barycenter sweeps (each node moves towards the mean row of its neighbours), which
+    keeps edges short and crossings few.
+    """
+    col: dict[int, int] = {}
+    for node in order:
+        col[id(node)] = 2 + max((col[id(c)] for c in node._prev), default=-2)
+    users: dict[int, list[Any]] = {}
+    for node in order:
+        for child in node._prev:
+            users.setdefault(id(child), []).append(node)
+    for node in order:
+        if not node._prev and id(node) in users:
+            col[id(node)] = min(col[id(u)] for u in users[id(node)]) - 2
+    # keys: id(value) for a value, -id(value) for its op node (one column to the left)
+    columns: dict[int, list[int]] = {}
+    neighbours: dict[int, list[int]] = {}
+    for node in order:
+        columns.setdefault(col[id(node)], []).append(id(node))
+        if node._prev:
+            columns.setdefault(col[id(node)] - 1, []).append(-id(node))
+            neighbours.setdefault(id(node), []).append(-id(node))
+            neighbours.setdefault(-id(node), []).append(id(node))
+            for child in node._prev:
+                neighbours[-id(node)].append(id(child))
+                neighbours.setdefault(id(child), []).append(-id(node))
+    row = {key: i for keys in columns.values() for i, key in enumerate(keys)}
+    ranks = sorted(columns)
+    for sweep in range(4):
+        for rank in ranks if sweep % 2 == 0 else reversed(ranks):
+            keys = columns[rank]
+            mean = {
+                k: sum(row[n] for n in neighbours.get(k, [k])) / len(neighbours.get(k, [k]))
+                for k in keys
+            }
+            keys.sort(key=lambda k: (mean[k], row[k]))
+            row.update({k: i for i, k in enumerate(keys)})
+    return col, row
+
+
+def _svg(order: list[Any], ids: dict[int, str], names: dict[int, str], root: Any) -> str:
+    col, row = _layout(order)
+    name_w = max(48, max(7.2 * len(n) for n in names.values()) + 16)
+    box_w = name_w + 2 * _FIELD_W
+    op_rx = max([_OP_R] + [3.7 * len(n._op) + 8 for n in order if n._prev])
+    first = min(col.values())
+    counts: dict[int, int] = {}
+    for key, _ in row.items():
+        c = col[key] if key > 0 else col[-key] - 1
+        counts[c] = counts.get(c, 0) + 1
+    tallest = max(counts.values())
+
+    def x_of(c: int) -> float:  # left edge of a column: value columns are box_w wide
+        c -= first
+        values, ops = (c + 1) // 2, c // 2
+        return _MARGIN + values * box_w + ops * 2 * op_rx + c * _GAP
+
+    def y_of(key: int, c: int) -> float:  # centre line of a node
+        return _MARGIN + (row[key] + (tallest - counts[c]) / 2) * _ROW + _BOX_H / 2
+
+    centre: dict[int, tuple[float, float]] = {}
+    for node in order:
+        c = col[id(node)]
+        centre[id(node)] = (x_of(c), y_of(id(node), c))
+        if node._prev:
+            centre[-id(node)] = (x_of(c - 1) + op_rx, y_of(-id(node), c - 1))
+    parts = []
+    for node in order:  # edges first, so that nodes are drawn over them
+        if not node._prev:
+            continue
+        ox, oy = centre[-id(node)]
+        vx, vy = centre[id(node)]
+        parts.append(_edge(ox + op_rx, oy, vx, vy, ids[id(node)] + "_op", ids[id(node)]))
+        seen: dict[int, int] = {}
+        for child in node._prev:
+            repeat = seen[id(child)] = seen.get(id(child), -1) + 1
+            cx, cy = centre[id(child)]
+            spread = 7 * (repeat - (node._prev.count(child) - 1) / 2)
+            parts.append(_edge(cx + box_w, cy, ox - op_rx, oy + spread, ids[id(child)],
+                               ids[id(node)] + "_op"))
+    for node in order:
+        nid = ids[id(node)]
+        x, y = centre[id(node)]
+        if node._prev:
+            ox, oy = centre[-id(node)]
+            parts.append(
+                f'<g class="op" id="{nid}_op"><ellipse cx="{ox:.1f}" cy="{oy:.1f}" '
+                f'rx="{op_rx:.1f}" ry="{_OP_R}"/>'
+                f'<text x="{ox:.1f}" y="{oy + 4:.1f}">{_std_html.escape(node._op)}</text></g>'
+            )
+        grad = 1.0 if node is root else 0.0
+        top = y - _BOX_H / 2
+        esc = _std_html.escape
+        parts.append(
+            f'<g class="value" id="{nid}" data-name="{esc(names[id(node)])}" '
+            f'data-data="{node.data!r}" data-grad="{grad!r}">'
+            f'<rect x="{x:.1f}" y="{top:.1f}" width="{box_w:.1f}" height="{_BOX_H}" rx="3"/>'
+            f'<line x1="{x + name_w:.1f}" y1="{top:.1f}" x2="{x + name_w:.1f}" '
+            f'y2="{top + _BOX_H:.1f}"/>'
+            f'<line x1="{x + name_w + _FIELD_W:.1f}" y1="{top:.1f}" '
+            f'x2="{x + name_w + _FIELD_W:.1f}" y2="{top + _BOX_H:.1f}"/>'
+            f'<text class="name" x="{x + name_w / 2:.1f}" y="{y + 4:.1f}">'
+            f"{esc(names[id(node)])}</text>"
+            f'<text class="data" x="{x + name_w + _FIELD_W / 2:.1f}" y="{y + 4:.1f}">'
+            f"data {format_number(node.data)}</text>"
+            f'<text class="grad" x="{x + name_w + 1.5 * _FIELD_W:.1f}" y="{y + 4:.1f}">'
+            f"grad {format_number(grad)}</text></g>"
+        )
+    width = max(x for x, _ in centre.values()) + box_w + _MARGIN
+    height = 2 * _MARGIN + tallest * _ROW
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" id="graph" width="{width:.0f}" '
+        f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}">'
+        + "\n".join(parts)
+        + "</svg>"
+    )
+
+
+def _edge(x1: float, y1: float, x2: float, y2: float, source: str, target: str) -> str:
+    bend = max(20.0, (x2 - x1) / 2)
+    return (
+        f'<path class="edge" data-from="{source}" data-to="{target}" '
+        f'd="M{x1:.1f},{y1:.1f} C{x1 + bend:.1f},{y1:.1f} {x2 - bend:.1f},{y2:.1f} '
+        f'{x2:.1f},{y2:.1f}"/>'
+    )
+
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 16px; color: #222; }
+#controls button { font-size: 15px; padding: 4px 14px; margin-right: 6px; }
+#status { font-family: monospace; margin: 10px 0; }
+#scroll { overflow: auto; border: 1px solid #ddd; }
+#graph text { font-family: monospace; font-size: 12px; text-anchor: middle; }
+.value rect { fill: #fff; stroke: #444; }
+.value line { stroke: #444; }
+.op ellipse { fill: #eef; stroke: #446; }
+.edge { fill: none; stroke: #888; stroke-width: 1.2; }
+.value.current rect, .op.current ellipse { fill: #ffd666; stroke: #c77700; stroke-width: 2; }
+.value.updated rect { fill: #d6f5d6; stroke: #2a8a2a; stroke-width: 2; }
+.edge.active { stroke: #c77700; stroke-width: 2.2; }
+#log { font-family: monospace; font-size: 13px; white-space: pre; }
+#log .now { background: #fff3c4; }
+"""
+
+_SCRIPT = r"""
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("chaingrad-data").textContent);
+  var steps = data.steps, done = 0, timer = null, grads = {};
+  var byId = function (id) { return document.getElementById(id); };
+  function fmt(x) {
+    var a = Math.abs(x);
+    if (x === 0 || (a >= 1e-4 && a < 1e6)) return x.toFixed(4);
+    return x.toExponential(4).replace(/e([+-])(\d)$/, "e$10$2");
+  }
+  function show() {
+    data.ids.forEach(function (id) {
+      var g = byId(id);
+      g.setAttribute("data-grad", String(grads[id]));
+      g.querySelector(".grad").textContent = "grad " + fmt(grads[id]);
+    });
+    document.querySelectorAll(".current, .updated, .active").forEach(function (e) {
+      e.classList.remove("current", "updated", "active");
+    });
+    var status = byId("status"), log = byId("log");
+    status.setAttribute("data-step", String(done));
+    log.textContent = "";
+    if (done === 0) {
+      status.textContent = "seed: " + byId(data.root).getAttribute("data-name") +
+        ".grad = 1; press step to run the first _backward";
+    } else {
+      var s = steps[done - 1];
+      byId(s.node).classList.add("current");
+      byId(s.node + "_op").classList.add("current");
+      s.updates.forEach(function (u) { byId(u.id).classList.add("updated"); });
+      document.querySelectorAll('.edge[data-to="' + s.node + '_op"]').forEach(function (e) {
+        e.classList.add("active");
+      });
+      status.textContent = s.title + (done === steps.length ? "  (done)" : "");
+    }
+    steps.slice(0, done).forEach(function (s, i) {
+      var div = document.createElement("div");
+      div.textContent = s.title + "\n" + s.updates.map(function (u) {
+        return "    " + u.text;
+      }).join("\n");
+      if (i === done - 1) div.className = "now";
+      log.appendChild(div);
+    });
+    byId("step").disabled = done === steps.length;
+    byId("play").textContent = timer === null ? "play" : "pause";
+  }
+  function step() {
+    if (done >= steps.length) return false;
+    steps[done].updates.forEach(function (u) { grads[u.id] = u.after; });
+    done += 1;
+    show();
+    return true;
+  }
+  function stop() { if (timer !== null) { clearInterval(timer); timer = null; } }
+  function reset() {
+    stop();
+    done = 0;
+    data.ids.forEach(function (id) { grads[id] = 0; });
+    grads[data.root] = 1;
+    show();
+  }
+  function play() {
+    if (timer !== null) { stop(); show(); return; }
+    if (done >= steps.length) reset();
+    var ms = Number(document.body.getAttribute("data-interval")) || 700;
+    timer = setInterval(function () {
+      if (!step() || done >= steps.length) { stop(); show(); }
+    }, ms);
+    show();
+  }
+  byId("step").addEventListener("click", function () { stop(); step(); });
+  byId("reset").addEventListener("click", reset);
+  byId("play").addEventListener("click", play);
+  reset();
+})();
+"""
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{title}</title>
+<style>{style}</style>
+</head>
+<body data-interval="700">
+<h2>{title}</h2>
+<p>Each step runs one node's <code>_backward</code>, in reverse topological order: the node
+(yellow) adds <code>out.grad &times; local derivative</code> into its inputs' gradients
+(green) with <code>+=</code>.</p>
+<div id="controls"><button id="step">step</button><button id="reset">reset</button><button
+id="play">play</button></div>
+<div id="status" data-step="0" data-steps="{nsteps}"></div>
+<div id="scroll">{svg}</div>
+<div id="log"></div>
+<script type="application/json" id="chaingrad-data">{data}</script>
+<script>{script}</script>
+</body>
+</html>
+"""

@@ -1,0 +1,369 @@
+"""Drawing a graph: DOT text with no dependency, and SVG/PNG through a Graphviz renderer.
+
+``to_dot(root)`` writes the graph in Graphviz's DOT language: one record node per Value
+(``name | data | grad``), one small node per operation, and one edge per input of each op,
+in argument order (so ``a + a`` is drawn as two edges). The text depends only on the
+graph's shape and numbers, never on ``id()``: the same graph always gives the same text.
+
+``draw_dot(root)`` wraps that text in a ``Drawing`` that behaves like the
+``graphviz.Digraph`` micrograd returns for the calls people make on it (``.source``,
+``.render()``, ``.pipe()``, inline display in Jupyter). It renders with a system ``dot``
+when there is one, else with the ``graphviz-pure`` program that
+``pip install 'chaingrad[viz]'`` installs (a self-contained Graphviz, no system packages).
+
+Node names: a node shows its ``label``; an unlabelled node gets a name from its op and a
+counter, in the order a reader meets the nodes (inputs before outputs, first argument
+first): ``mul1``, ``add2``, ``tanh1``, ``leaf1`` (an unlabelled leaf, e.g. a constant).
+``explain()`` and ``to_html()`` use the same names, so a drawing and a step-by-step text
+can be read side by side.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Iterable
+from typing import Any
+
+RANKDIRS = ("LR", "RL", "TB", "BT")
+FORMATS = ("svg", "png", "dot")
+DEFAULT_MAX_NODES = 1000
+INSTALL_HINT = "pip install 'chaingrad[viz]'"
+
+_OP_KINDS = {"+": "add", "*": "mul", "**": "pow", "ReLU": "relu"}
+
+
+class RendererNotFoundError(RuntimeError):
+    """No Graphviz renderer (a system ``dot`` or ``graphviz-pure``) could be found."""
+
+
+def format_number(x: Any) -> str:
+    """A number as the drawings and explanations show it: 4 decimals.
+
+    Fixed point (``-1.5000``) for 0 and for magnitudes in [1e-4, 1e6); scientific
+    (``1.2340e-07``) outside that range, so that a tiny gradient never reads as 0.
+
+    Example:
+        >>> format_number(-1.5), format_number(1.234e-7)
+        ('-1.5000', '1.2340e-07')
+    """
+    x = float(getattr(x, "data", x))  # a gradient may be a Value after create_graph=True
+    if x == 0:
+        return "0.0000"  # also for -0.0, as the page's JavaScript shows it
+    if 1e-4 <= abs(x) < 1e6:
+        return f"{x:.4f}"
+    return f"{x:.4e}"
+
+
+def reading_order(root: Any) -> list[Any]:
+    """Every node ``root`` depends on, inputs before outputs, first argument first.
+
+    The order a reader follows in ``(x1*w1 + x2*w2).tanh()``: x1, w1, the product, x2,
+    w2, the product, the sum, the tanh. A post-order walk with an explicit stack.
+    """
+    order: list[Any] = []
+    seen: set[int] = set()
+    stack = [(root, False)]
+    while stack:
+        node, inputs_done = stack.pop()
+        if inputs_done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for child in reversed(node._prev):
+            if id(child) not in seen:
+                stack.append((child, False))
+    return order
+
+
+def node_names(order: Iterable[Any]) -> dict[int, str]:
+    """``{id(node): name}``: the node's label, or an op-based name such as ``mul2``.
+
+    Auto names count per kind, in the given order, and skip names already used by a
+    label, so ``mul1`` is never both a label and an auto name.
+    """
+    order = list(order)
+    taken = {node.label for node in order if node.label}
+    counters: dict[str, int] = {}
+    names: dict[int, str] = {}
+    for node in order:
+        if node.label:
+            names[id(node)] = str(node.label)
+            continue
+        kind = _op_kind(node._op) if node._prev else "leaf"
+        while True:
+            counters[kind] = counters.get(kind, 0) + 1
+            name = f"{kind}{counters[kind]}"
+            if name not in taken:
+                break
+        taken.add(name)
+        names[id(node)] = name
+    return names
+
+
+def _op_kind(op: str) -> str:
+    if op.startswith("**"):
+        return "pow"
+    if op in _OP_KINDS:
+        return _OP_KINDS[op]
+    kind = "".join(ch for ch in op.lower() if ch.isalnum() or ch == "_")
+    return kind or "op"
+
+
+def to_dot(root: Any, rankdir: str = "LR") -> str:
+    """The graph of ``root`` as Graphviz DOT text (no dependency needed).
+
+    Args:
+        root: The Value whose graph to draw.
+        rankdir: Graphviz direction: 'LR' (left to right, the default), 'RL', 'TB', 'BT'.
+
+    Returns:
+        DOT text: a record node ``name | data | grad`` per Value (numbers as in
+        ``format_number``), an op node per operation, edges in argument order.
+
+    Example:
+        >>> from chaingrad import Value
+        >>> a = Value(3.0, label="a")
+        >>> print(to_dot(a + a), end="")
+        digraph chaingrad {
+          graph [rankdir=LR];
+          node [shape=record];
+          n0 [label="{ a | data 3.0000 | grad 0.0000 }"];
+          n1 [label="{ add1 | data 6.0000 | grad 0.0000 }"];
+          n1_op [label="+", shape=ellipse];
+          n0 -> n1_op;
+          n0 -> n1_op;
+          n1_op -> n1;
+        }
+    """
+    _check_root(root, "to_dot")
+    if rankdir not in RANKDIRS:
+        raise ValueError(f"to_dot: rankdir must be one of {', '.join(RANKDIRS)}, got {rankdir!r}")
+    order = reading_order(root)
+    return _dot_text(order, rankdir)
+
+
+def _dot_text(order: list[Any], rankdir: str) -> str:
+    ids = {id(node): f"n{i}" for i, node in enumerate(order)}
+    names = node_names(order)
+    lines = ["digraph chaingrad {", f"  graph [rankdir={rankdir}];", "  node [shape=record];"]
+    for node in order:
+        nid = ids[id(node)]
+        fields = (
+            _escape_record(names[id(node)]),
+            f"data {format_number(node.data)}",
+            f"grad {format_number(node.grad)}",
+        )
+        lines.append(f'  {nid} [label="{{ {" | ".join(fields)} }}"];')
+        if node._prev:
+            lines.append(f'  {nid}_op [label="{_escape_string(node._op)}", shape=ellipse];')
+            lines.extend(f"  {ids[id(child)]} -> {nid}_op;" for child in node._prev)
+            lines.append(f"  {nid}_op -> {nid};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _escape_record(text: str) -> str:
+    """Escape a record field: the characters that structure a record, and quotes."""
+    out = []
+    for ch in text:
+        if ch in '\\{}|<>" ':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _escape_string(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _check_root(root: Any, where: str) -> None:
+    if not all(hasattr(root, a) for a in ("data", "grad", "_prev", "_op", "label")):
+        raise TypeError(f"{where}: root must be a Value, got {type(root).__name__}")
+
+
+def find_renderer() -> str | None:
+    """The path of a Graphviz renderer: a system ``dot``, else ``graphviz-pure``, else None.
+
+    ``graphviz-pure`` is also looked for next to the running Python, for a virtualenv
+    whose ``bin`` directory is not on ``PATH``.
+    """
+    for program in ("dot", "graphviz-pure"):
+        path = shutil.which(program)
+        if path:
+            return path
+    for folder in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+        path = shutil.which("graphviz-pure", path=folder)
+        if path:
+            return path
+    return None
+
+
+class Drawing:
+    """A drawing of a graph: DOT source plus the calls of ``graphviz.Digraph`` people use.
+
+    Args:
+        source: The DOT text.
+        format: The default output format: 'svg', 'png' or 'dot'.
+        renderer: The name or path of a dot-compatible program; None finds one when
+            needed (see ``find_renderer``).
+
+    Example:
+        >>> from chaingrad import Value
+        >>> drawing = draw_dot(Value(2.0, label="x") * 3)
+        >>> drawing.source.splitlines()[0]
+        'digraph chaingrad {'
+    """
+
+    def __init__(self, source: str, format: str = "svg", renderer: str | None = None):
+        self.source = source
+        self.format = _check_format(format, "Drawing")
+        self.renderer = renderer
+
+    def pipe(self, format: str | None = None) -> bytes:
+        """The drawing rendered to bytes (the DOT text itself for format 'dot').
+
+        Raises:
+            RendererNotFoundError: When neither ``dot`` nor ``graphviz-pure`` is found.
+            RuntimeError: When the renderer fails (its message is included).
+        """
+        import subprocess
+
+        fmt = _check_format(format or self.format, "pipe")
+        if fmt == "dot":
+            return self.source.encode("utf-8")
+        program = self.renderer or find_renderer()
+        if program is None or shutil.which(program) is None:
+            raise RendererNotFoundError(
+                f"draw_dot: cannot render {fmt}: no Graphviz renderer found "
+                f"(looked for {program or 'a system dot or graphviz-pure'}); "
+                f"install one with: {INSTALL_HINT}"
+            )
+        result = subprocess.run(
+            [program, f"-T{fmt}"], input=self.source.encode("utf-8"), capture_output=True
+        )
+        if result.returncode != 0:
+            message = result.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise RuntimeError(
+                f"draw_dot: {program} -T{fmt} failed (exit {result.returncode}): "
+                f"{message[0] if message else 'no message'}"
+            )
+        return result.stdout
+
+    def render(
+        self, filename: str = "graph", directory: str | None = None, format: str | None = None
+    ) -> str:
+        """Write the drawing to ``filename.<format>`` (atomically) and return that path.
+
+        Unlike ``graphviz.Digraph.render`` it does not also write the DOT source beside it
+        (use ``format='dot'`` for that).
+        """
+        fmt = _check_format(format or self.format, "render")
+        path = os.fspath(filename)
+        if directory is not None:
+            path = os.path.join(os.fspath(directory), path)
+        path = f"{path}.{fmt}"
+        write_atomic(path, self.pipe(fmt))
+        return path
+
+    def _repr_svg_(self) -> str:
+        """The SVG for Jupyter; on any failure, a small SVG that says what went wrong."""
+        try:
+            return self.pipe("svg").decode("utf-8")
+        except Exception as exc:  # a notebook's display must never raise
+            from xml.sax.saxutils import escape
+
+            text = escape(f"{type(exc).__name__}: {exc}")
+            return (
+                '<svg xmlns="http://www.w3.org/2000/svg" width="760" height="40">'
+                f'<text x="4" y="24" font-family="monospace" font-size="12">{text}</text></svg>'
+            )
+
+    def __str__(self) -> str:
+        return self.source
+
+    def __repr__(self) -> str:
+        return f"Drawing(format={self.format!r}, {self.source.count(chr(10))} lines of DOT)"
+
+
+def draw_dot(
+    root: Any,
+    format: str = "svg",
+    rankdir: str = "LR",
+    max_nodes: int = DEFAULT_MAX_NODES,
+    renderer: str | None = None,
+) -> Drawing:
+    """A drawing of the graph of ``root``, as micrograd's ``draw_dot`` returns.
+
+    Args:
+        root: The Value whose graph to draw.
+        format: Output format of ``render()``/``pipe()``: 'svg', 'png' or 'dot'.
+        rankdir: Graphviz direction: 'LR', 'RL', 'TB' or 'BT'.
+        max_nodes: The largest number of Values to lay out; a bigger graph raises
+            ValueError at once instead of a layout that runs for minutes.
+        renderer: The name or path of a dot-compatible program (default: a system
+            ``dot``, else ``graphviz-pure``).
+
+    Returns:
+        A ``Drawing``: ``.source``, ``.render(filename)``, ``.pipe()``, and inline display
+        in Jupyter.
+
+    Example:
+        >>> from chaingrad import Value
+        >>> x = Value(2.0, label="x")
+        >>> y = (x * x).tanh()
+        >>> y.backward()
+        >>> "tanh" in draw_dot(y).source
+        True
+    """
+    _check_root(root, "draw_dot")
+    _check_format(format, "draw_dot")
+    if rankdir not in RANKDIRS:
+        raise ValueError(
+            f"draw_dot: rankdir must be one of {', '.join(RANKDIRS)}, got {rankdir!r}"
+        )
+    order = reading_order(root)
+    check_size(len(order), max_nodes, "draw_dot")
+    return Drawing(_dot_text(order, rankdir), format=format, renderer=renderer)
+
+
+def check_size(count: int, max_nodes: int, where: str) -> None:
+    """Raise ValueError when a graph of ``count`` Values exceeds ``max_nodes``."""
+    if type(max_nodes) is not int or max_nodes < 1:
+        raise ValueError(f"{where}: max_nodes must be a positive int, got {max_nodes!r}")
+    if count > max_nodes:
+        raise ValueError(
+            f"{where}: the graph has {count} Values, more than max_nodes={max_nodes}; "
+            "draw a smaller expression or pass a larger max_nodes"
+        )
+
+
+def _check_format(fmt: Any, where: str) -> str:
+    if fmt not in FORMATS:
+        raise ValueError(f"{where}: format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    return fmt
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder + os.replace."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".chaingrad-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        # mkstemp makes the file private (0600); give it the mode a plain open() would
+        os.chmod(tmp, os.stat(path).st_mode & 0o777 if os.path.exists(path) else 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

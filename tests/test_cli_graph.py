@@ -1,0 +1,160 @@
+"""``chaingrad graph``: each output format, and each kind of bad command line (exit 2)."""
+
+from __future__ import annotations
+
+import io
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from chaingrad import Value, viz
+from chaingrad.cli import main
+from chaingrad.explain import explain
+from chaingrad.expr import ExpressionError, parse_expression
+from chaingrad.viz import reading_order, to_dot
+
+NEURON = "(x1*w1 + x2*w2 + b).tanh()"
+NEURON_SET = ["--set", "x1=2", "--set", "w1=-3", "--set", "x2=0", "--set", "w2=1",
+              "--set", "b=6.8813735870195432"]
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def graph(*args: str) -> list[str]:
+    return ["graph", *args]
+
+
+def test_dot_output_is_the_golden_neuron(tmp_path, capsys):
+    out = tmp_path / "neuron.dot"
+    assert main(graph(NEURON, *NEURON_SET, "-o", str(out))) == 0
+    assert out.read_text() == (GOLDEN / "neuron.dot").read_text()  # same as tests/test_viz
+    assert capsys.readouterr().out == f"wrote {out} (10 values)\n"
+
+
+def test_svg_and_png_outputs(tmp_path):
+    svg, png = tmp_path / "n.svg", tmp_path / "n.png"
+    assert main(graph(NEURON, *NEURON_SET, "-o", str(svg), "--rankdir", "TB")) == 0
+    texts = [el.text for el in ET.parse(svg).iter("{http://www.w3.org/2000/svg}text")]
+    assert "grad -1.5000" in texts and "x1" in texts
+    assert main(graph(NEURON, *NEURON_SET, "-o", str(png))) == 0
+    assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_html_output(tmp_path):
+    page = tmp_path / "n.html"
+    assert main(graph(NEURON, *NEURON_SET, "-o", str(page))) == 0
+    text = page.read_text()
+    assert text.count('class="value"') == 10 and 'data-name="x1"' in text
+
+
+def test_without_output_prints_dot_and_explain_prints_the_steps(capsys):
+    assert main(graph("a*a + 1", "--set", "a=3")) == 0
+    a = Value(3.0, label="a")
+    expected = a * a + Value(1, label="1")
+    expected.backward()
+    assert capsys.readouterr().out == to_dot(expected)
+    assert main(graph("c + c", "--set", "c=1", "--explain", "--naive")) == 0
+    c = Value(1.0, label="c")
+    expected = c + c
+    text = explain(expected, naive=True, file=io.StringIO())
+    assert capsys.readouterr().out == text + to_dot(expected)
+
+
+def test_no_backward_draws_zero_gradients(capsys):
+    assert main(graph("x.tanh()", "--set", "x=0.5", "--no-backward")) == 0
+    assert "grad 1.0000" not in capsys.readouterr().out
+
+
+def test_set_but_unused_is_a_note(capsys):
+    assert main(graph("x", "--set", "x=1", "--set", "y=2")) == 0
+    assert capsys.readouterr().err == "chaingrad graph: note: set but not used: y\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["x +", "--set", "x=1"], "expression: invalid syntax in 'x +'"),
+        (["foo(x)", "--set", "x=1"], "unknown function 'foo'"),
+        (["x.__class__", "--set", "x=1"], "'x.__class__' is not allowed"),
+        (["__import__('os').system('echo pwned')"], "unknown function 'system'"),
+        (["x[0]", "--set", "x=1"], "'x[0]' is not allowed"),
+        (["'text'"], "only numbers are allowed, got 'text'"),
+        (["x.tanh(2)", "--set", "x=1"], "tanh takes no other arguments"),
+        (["x + y", "--set", "x=1"], "'y' is not set (give it with --set y=VALUE; set: x)"),
+        (["x", "--set", "x"], "--set 'x': expected NAME=VALUE"),
+        (["x", "--set", "2x=1"], "--set '2x=1': expected NAME=VALUE"),
+        (["x", "--set", "x=abc"], "--set x=abc: 'abc' is not a number"),
+        (["x", "--set", "x=inf"], "--set x=inf: needs a finite number"),
+        (["x", "--set", "x=1", "--set", "x=2"], "--set x: given twice"),
+        (["x", "--set", "x=1", "-o", "out.pdf"], "unknown file type '.pdf'"),
+        (["x", "--set", "x=1", "-o", "no/such/folder/g.svg"], "does not exist"),
+        (["x.log()", "--set", "x=0"], "log: got 0.0, needs x > 0"),
+        (["x.sqrt()", "--set", "x=0"], "backward: sqrt: the gradient is not finite"),
+        (["x*x*x", "--set", "x=1", "--max-nodes", "2"], "has 3 Values, more than --max-nodes 2"),
+        (["x", "--set", "x=1", "--max-nodes", "0"], "--max-nodes must be at least 1, got 0"),
+        (["x", "--set", "x=1", "--naive"], "--naive needs --explain"),
+        (["x", "--set", "x=1", "--explain", "--no-backward"], "--explain runs backward"),
+        (["x", "--set", "x=1", "-o", "g.html", "--rankdir", "TB"], "always drawn LR"),
+    ],
+)
+def test_bad_command_lines_exit_2_with_one_line(tmp_path, monkeypatch, capsys, args, message):
+    monkeypatch.chdir(tmp_path)
+    assert main(graph(*args)) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("chaingrad graph: error: ")
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert message in captured.err
+    assert list(tmp_path.iterdir()) == []  # nothing written, nothing run
+
+
+def test_missing_renderer_exits_1_with_what_to_install(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(viz, "find_renderer", lambda: None)
+    assert main(graph("x*2", "--set", "x=1", "-o", str(tmp_path / "g.svg"))) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'chaingrad[viz]'" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---- the expression language (chaingrad.expr) ----
+
+
+@pytest.mark.parametrize(
+    ("text", "python"),
+    [
+        ("(x*w + b).tanh()", lambda x, w, b: (x * w + b).tanh()),
+        ("tanh(x*w + b)", lambda x, w, b: (x * w + b).tanh()),
+        ("x**2 - 3*x/w + -b", lambda x, w, b: x**2 - 3 * x / w + -b),
+        ("x ** w + b ** -1.5", lambda x, w, b: x**w + b**-1.5),
+        ("relu(x - w).sigmoid() + exp(b).log().sqrt().abs().sin().cos()",
+         lambda x, w, b: (x - w).relu().sigmoid() + b.exp().log().sqrt().abs().sin().cos()),
+        ("+x - -w", lambda x, w, b: x - -w),
+    ],
+)
+def test_expressions_compute_what_python_computes(text, python):
+    values = {"x": 1.5, "w": 0.5, "b": 2.0}
+    got = parse_expression(text, values)
+    leaves = {name: Value(v, label=name) for name, v in values.items()}
+    expected = python(**leaves)
+    assert got.data == pytest.approx(expected.data, rel=1e-12)
+    got.backward()
+    expected.backward()
+    got_grads = {n.label: n.grad for n in reading_order(got) if n.label in values}
+    assert got_grads == pytest.approx({k: v.grad for k, v in leaves.items() if k in got_grads})
+
+
+def test_expression_graph_shape():
+    out = parse_expression("x**2 + 3", {"x": 2.0})
+    square, three = out._prev
+    assert (out._op, square._op, three.label, three.data) == ("+", "**2", "3", 3.0)
+    assert parse_expression("x**-1", {"x": 2.0})._op == "**-1"
+    assert parse_expression("x**y", {"x": 2.0, "y": 3.0})._op == "**"
+
+
+def test_expression_limits():
+    with pytest.raises(ExpressionError, match="at most 10000"):
+        parse_expression("x+" * 6000 + "x", {"x": 1.0})
+    with pytest.raises(ExpressionError, match="nested"):
+        parse_expression("(" * 300 + "x" + ")" * 300, {"x": 1.0})
+    with pytest.raises(TypeError, match="expression: must be a str, got int"):
+        parse_expression(3, {})
+    assert issubclass(ExpressionError, ValueError)

@@ -1,0 +1,220 @@
+"""to_html: the page's content, and the page itself driven in headless Chromium.
+
+The browser tests need the ``playwright`` Python package and a Chromium at
+/usr/bin/chromium (Debian: ``apt-get install chromium``); Playwright's own browser download
+is never used. Without them those tests are skipped, saying what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from chaingrad import Value
+from chaingrad.explain import backward_steps
+from chaingrad.html import to_html
+from chaingrad.viz import format_number, node_names, reading_order
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+
+
+def neuron() -> Value:
+    x1, w1 = Value(2.0, label="x1"), Value(-3.0, label="w1")
+    x2, w2 = Value(0.0, label="x2"), Value(1.0, label="w2")
+    b = Value(6.8813735870195432, label="b")
+    return (x1 * w1 + x2 * w2 + b).tanh()
+
+
+def mixed() -> Value:
+    """Reuse (x used four times), a constant, a power, a division and several methods."""
+    x, y = Value(0.7, label="x"), Value(-1.3, label="y")
+    return (x * x + (x * y).sigmoid() - y / x + (x**2).exp().log()).tanh() * 2
+
+
+GRAPHS = {"neuron": neuron, "mixed": mixed}
+
+
+class PageParser(HTMLParser):
+    """Collects the value groups, every URL-bearing attribute and the embedded JSON."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: dict[str, dict[str, str]] = {}
+        self.urls: list[str] = []
+        self.tags: list[str] = []
+        self.json_text = ""
+        self._in_json = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append(tag)
+        if attrs.get("class") == "value":
+            self.values[attrs["id"]] = attrs
+        self.urls += [v for k, v in attrs.items() if k in ("src", "href", "xlink:href") and v]
+        self._in_json = attrs.get("id") == "chaingrad-data"
+
+    def handle_data(self, data):
+        if self._in_json:
+            self.json_text += data
+
+    def handle_endtag(self, tag):
+        self._in_json = False
+
+
+def parse(path: str) -> PageParser:
+    parser = PageParser()
+    parser.feed(Path(path).read_text(encoding="utf-8"))
+    return parser
+
+
+def expected_grads(root: Value, after_steps: int) -> dict[str, float]:
+    """Each node's gradient after ``after_steps`` _backward calls, by page id (n0, n1, ...)."""
+    order = reading_order(root)
+    ids = {id(node): f"n{i}" for i, node in enumerate(order)}
+    grads = {ids[id(node)]: 0.0 for node in order}
+    grads[ids[id(root)]] = 1.0
+    for step in backward_steps(root, accumulate=False)[:after_steps]:
+        for update in step.updates:
+            grads[ids[id(update.input)]] = update.after
+    return grads
+
+
+# ---- the page's content ----
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+def test_page_holds_every_value_and_the_real_steps(tmp_path, name):
+    root = GRAPHS[name]()
+    order = reading_order(root)
+    before = [node.grad for node in order]
+    path = to_html(root, str(tmp_path / "page.html"))
+    assert [node.grad for node in order] == before  # to_html does not run a real backward
+    page = parse(path)
+    names = node_names(order)
+    assert [v["data-name"] for v in page.values.values()] == [names[id(n)] for n in order]
+    assert {k: float(v["data-grad"]) for k, v in page.values.items()} == expected_grads(root, 0)
+    assert [float(v["data-data"]) for v in page.values.values()] == [n.data for n in order]
+    payload = json.loads(page.json_text)
+    steps = backward_steps(root, accumulate=False)
+    assert len(payload["steps"]) == len(steps)
+    for shown, step in zip(payload["steps"], steps, strict=True):
+        assert [u["after"] for u in shown["updates"]] == [u.after for u in step.updates]
+        assert [u["text"] for u in shown["updates"]] == [u.text(step.op) for u in step.updates]
+
+
+def test_page_is_self_contained(tmp_path):
+    page = parse(to_html(neuron(), str(tmp_path / "page.html")))
+    assert page.urls == []
+    assert "link" not in page.tags and "iframe" not in page.tags and "img" not in page.tags
+    text = (tmp_path / "page.html").read_text()
+    assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", text)  # only the SVG namespace
+    assert "fetch(" not in text and "XMLHttpRequest" not in text and "import(" not in text
+
+
+def test_labels_cannot_inject_markup(tmp_path):
+    x = Value(1.0, label="</script><script>alert(1)</script>")
+    path = to_html(x * 2, str(tmp_path / "page.html"), title="<b>t</b>")
+    text = Path(path).read_text()
+    assert "<script>alert" not in text and "<b>t</b>" not in text
+    assert len(parse(path).values) == 3
+
+
+def test_to_html_checks_its_input(tmp_path):
+    y = Value(1.0)
+    for _ in range(30):
+        y = y + 1
+    with pytest.raises(ValueError, match="to_html: the graph has 61 Values, more than max_nodes"):
+        to_html(y, str(tmp_path / "big.html"), max_nodes=60)
+    with pytest.raises(TypeError, match="to_html: root must be a Value"):
+        to_html(1.0, str(tmp_path / "x.html"))
+    assert not any(tmp_path.iterdir())
+
+
+# ---- the page in headless Chromium ----
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="the browser test needs: pip install playwright")
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"the browser test needs Chromium at {CHROMIUM}: apt-get install chromium")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def open_page(browser):
+    """Open a page file; records every request and script error for the test to check."""
+    opened = []
+
+    def _open(path: str):
+        page = browser.new_page()
+        requests: list[str] = []
+        errors: list[str] = []
+        page.on("request", lambda request: requests.append(request.url))
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(Path(path).as_uri())
+        opened.append((page, requests, errors))
+        return page
+
+    yield _open
+    for page, requests, errors in opened:
+        page.close()
+        assert errors == []
+        assert requests and [url for url in requests if not url.startswith("file://")] == []
+
+
+def shown_grads(page) -> dict[str, float]:
+    pairs = page.eval_on_selector_all(
+        "g.value", "els => els.map(e => [e.id, e.getAttribute('data-grad')])")
+    return {node_id: float(grad) for node_id, grad in pairs}
+
+
+@pytest.mark.parametrize("name", GRAPHS)
+def test_stepping_shows_the_engines_gradients(tmp_path, open_page, name):
+    root = GRAPHS[name]()
+    page = open_page(to_html(root, str(tmp_path / "page.html")))
+    total = len(backward_steps(root, accumulate=False))
+    assert shown_grads(page) == expected_grads(root, 0)
+    for done in range(1, total + 1):
+        page.click("#step")
+        assert page.get_attribute("#status", "data-step") == str(done)
+        assert shown_grads(page) == expected_grads(root, done)
+        current = backward_steps(root, accumulate=False)[done - 1]
+        position = [id(n) for n in reading_order(root)].index(id(current.node))
+        assert "current" in page.get_attribute(f"#n{position}", "class")
+    assert page.is_disabled("#step")
+    engine = GRAPHS[name]()  # the same graph, differentiated by the engine
+    engine.backward()
+    final = shown_grads(page)
+    assert [final[f"n{i}"] for i in range(len(final))] == [
+        node.grad for node in reading_order(engine)]
+    assert page.text_content("#n0 .grad") == "grad " + format_number(final["n0"])
+
+
+def test_reset_and_play(tmp_path, open_page):
+    root = neuron()
+    page = open_page(to_html(root, str(tmp_path / "page.html")))
+    total = len(backward_steps(root, accumulate=False))
+    page.click("#step")
+    page.click("#step")
+    page.click("#reset")
+    assert page.get_attribute("#status", "data-step") == "0"
+    assert shown_grads(page) == expected_grads(root, 0)
+    page.evaluate("document.body.setAttribute('data-interval', '20')")  # play faster
+    page.click("#play")
+    page.wait_for_selector(f'#status[data-step="{total}"]')
+    assert shown_grads(page) == expected_grads(root, total)
+    assert page.text_content("#play") == "play"
+    assert "x1.grad += w1.data * out.grad = -3.0000 * 0.5000" in page.text_content("#log")

@@ -1,0 +1,258 @@
+"""to_dot (golden text), draw_dot's Drawing, and rendering through graphviz-pure.
+
+The SVG and PNG tests name the ``graphviz-pure`` program explicitly, so they exercise it
+whether or not a system Graphviz is installed; ``find_renderer`` is tested with ``dot``
+hidden. Set CHAINGRAD_UPDATE_GOLDEN=1 to rewrite the golden files after a deliberate change.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from chaingrad import Value, viz
+from chaingrad.viz import (
+    Drawing,
+    RendererNotFoundError,
+    draw_dot,
+    format_number,
+    node_names,
+    reading_order,
+    to_dot,
+)
+
+GOLDEN = Path(__file__).parent / "golden"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("CHAINGRAD_UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert text == path.read_text(), f"{name} changed; see {path}"
+
+
+def neuron() -> Value:
+    """micrograd's lecture neuron; the output is left unlabelled (it is drawn as tanh1)."""
+    x1, w1 = Value(2.0, label="x1"), Value(-3.0, label="w1")
+    x2, w2 = Value(0.0, label="x2"), Value(1.0, label="w2")
+    b = Value(6.8813735870195432, label="b")
+    return (x1 * w1 + x2 * w2 + b).tanh()
+
+
+def reuse() -> Value:
+    a = Value(3.0, label="a")
+    b = a + a
+    b.label = "b"
+    c = b + b
+    c.label = "c"
+    return c
+
+
+def graphviz_pure() -> str:
+    """The graphviz-pure program installed with chaingrad[viz] (a test dependency)."""
+    for folder in (None, sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+        path = shutil.which("graphviz-pure", path=folder)
+        if path:
+            return path
+    raise AssertionError("graphviz-pure is not installed: pip install 'chaingrad[viz]'")
+
+
+def svg_texts(svg: bytes) -> list[str]:
+    tree = ET.fromstring(svg)
+    assert tree.tag == f"{SVG_NS}svg"
+    return [el.text or "" for el in tree.iter(f"{SVG_NS}text")]
+
+
+# ---- to_dot ----
+
+
+def test_neuron_dot_matches_golden_after_backward():
+    out = neuron()
+    out.backward()
+    check_golden("neuron.dot", to_dot(out))
+
+
+def test_reused_node_dot_matches_golden_with_one_edge_per_use():
+    text = to_dot(reuse())
+    check_golden("reuse.dot", text)
+    assert text.count("n0 -> n1_op;") == 2  # a + a: two edges
+    assert text.count("n1 -> n2_op;") == 2  # b + b
+
+
+def test_labels_are_escaped_and_constants_named_in_golden():
+    x = Value(1.5, label='x {1} | "<q>"')
+    y = (x - 2) * x**2 / 4  # composites: constants and ** nodes, all unlabelled
+    check_golden("escape_tb.dot", to_dot(y, rankdir="TB"))
+
+
+def test_same_graph_built_twice_gives_the_same_text():
+    first, second = neuron(), neuron()
+    first.backward()
+    second.backward()
+    assert to_dot(first) == to_dot(second)
+    assert to_dot(first, rankdir="BT") == to_dot(second, rankdir="BT")
+
+
+def test_dot_shows_current_gradients():
+    out = neuron()
+    before = to_dot(out)
+    out.backward()
+    after = to_dot(out)
+    assert "grad -1.5000" not in before and "grad -1.5000" in after
+
+
+def test_deep_chain_is_drawn_without_recursion():
+    x = Value(0.5, label="x")
+    y = x
+    for _ in range(5000):
+        y = y * 1.0
+    text = to_dot(y)
+    assert text.count("_op [label=") == 5000
+
+
+@pytest.mark.parametrize(
+    ("number", "text"),
+    [(0.0, "0.0000"), (-0.0, "0.0000"), (-1.5, "-1.5000"), (1e-4, "0.0001"),
+     (123456.0, "123456.0000"), (1.234e-7, "1.2340e-07"), (-2.5e6, "-2.5000e+06"),
+     (Value(2.0), "2.0000")],
+)
+def test_format_number(number, text):
+    assert format_number(number) == text
+
+
+def test_auto_names_follow_reading_order_and_avoid_labels():
+    x1, w1 = Value(1.0, label="x1"), Value(2.0, label="mul1")  # a label that looks auto
+    y = (x1 * w1 + x1 * 3).relu()
+    names = node_names(reading_order(y))
+    assert [names[id(n)] for n in reading_order(y)] == [
+        "x1", "mul1", "mul2", "leaf1", "mul3", "add1", "relu1"]
+
+
+def test_to_dot_rejects_bad_input():
+    with pytest.raises(ValueError, match="rankdir must be one of LR, RL, TB, BT, got 'XY'"):
+        to_dot(Value(1.0), rankdir="XY")
+    with pytest.raises(TypeError, match="to_dot: root must be a Value, got float"):
+        to_dot(1.0)
+
+
+# ---- draw_dot and rendering ----
+
+
+def test_svg_through_graphviz_pure_parses_and_shows_the_numbers():
+    out = neuron()
+    out.backward()
+    svg = draw_dot(out, renderer=graphviz_pure()).pipe()
+    texts = svg_texts(svg)
+    for expected in ("x1", "grad -1.5000", "tanh", "data 0.7071"):
+        assert expected in texts
+
+
+def test_escaped_label_survives_rendering():
+    x = Value(1.5, label='x {1} | "<q>"')
+    texts = [t.strip() for t in svg_texts(draw_dot(x * 2, renderer=graphviz_pure()).pipe())]
+    assert 'x {1} | "<q>"' in texts
+
+
+def test_png_through_graphviz_pure_has_the_png_signature():
+    png = draw_dot(neuron(), format="png", renderer=graphviz_pure()).pipe()
+    assert png.startswith(PNG_SIGNATURE) and len(png) > 1000
+
+
+def test_render_writes_filename_dot_format_and_returns_the_path(tmp_path):
+    drawing = draw_dot(reuse(), renderer=graphviz_pure())
+    path = drawing.render(str(tmp_path / "graph"))
+    assert path == str(tmp_path / "graph.svg")
+    svg_texts(Path(path).read_bytes())
+    png = drawing.render("g", directory=tmp_path, format="png")
+    assert Path(png).read_bytes().startswith(PNG_SIGNATURE)
+    dot = drawing.render(str(tmp_path / "g"), format="dot")
+    assert Path(dot).read_text() == drawing.source == to_dot(reuse())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.dot", "g.png", "graph.svg"]
+
+
+def test_repr_svg_for_jupyter(monkeypatch):
+    drawing = draw_dot(neuron(), renderer=graphviz_pure())
+    assert "tanh" in svg_texts(drawing._repr_svg_().encode())
+
+
+def test_renderer_found_without_system_dot(monkeypatch):
+    real_which = shutil.which
+
+    def which_without_dot(cmd, mode=os.F_OK | os.X_OK, path=None):
+        return None if cmd == "dot" else real_which(cmd, mode, path)
+
+    monkeypatch.setattr(viz.shutil, "which", which_without_dot)
+    found = viz.find_renderer()
+    assert found is not None and os.path.basename(found) == "graphviz-pure"
+    assert draw_dot(neuron(), format="png").pipe().startswith(PNG_SIGNATURE)
+
+
+def test_no_renderer_is_a_clear_error_and_jupyter_display_does_not_raise(monkeypatch):
+    monkeypatch.setattr(viz, "find_renderer", lambda: None)
+    drawing = draw_dot(neuron())
+    with pytest.raises(RendererNotFoundError, match=r"pip install 'chaingrad\[viz\]'"):
+        drawing.pipe()
+    assert issubclass(RendererNotFoundError, RuntimeError)
+    texts = svg_texts(drawing._repr_svg_().encode())
+    assert "chaingrad[viz]" in " ".join(texts)
+    assert drawing.pipe("dot") == drawing.source.encode()  # DOT needs no renderer
+
+
+def test_a_failing_renderer_is_reported(tmp_path):
+    failing = tmp_path / "broken-dot"
+    failing.write_text("#!/bin/sh\necho 'syntax error in line 1' >&2\nexit 3\n")
+    failing.chmod(0o755)
+    with pytest.raises(RuntimeError, match="failed \\(exit 3\\): syntax error in line 1"):
+        draw_dot(neuron(), renderer=str(failing)).pipe()
+
+
+def test_max_nodes_fails_before_any_layout(monkeypatch):
+    def no_layout(*args, **kwargs):
+        raise AssertionError("a renderer was started")
+
+    monkeypatch.setattr(subprocess, "run", no_layout)
+    y = Value(1.0)
+    for _ in range(1000):
+        y = y + 1  # 2001 Values
+    with pytest.raises(ValueError, match="the graph has 2001 Values, more than max_nodes=1000"):
+        draw_dot(y)
+    with pytest.raises(ValueError, match="the graph has 10 Values, more than max_nodes=9"):
+        draw_dot(neuron(), max_nodes=9)
+    assert draw_dot(neuron(), max_nodes=10).source == to_dot(neuron())
+    with pytest.raises(ValueError, match="max_nodes must be a positive int, got 0"):
+        draw_dot(neuron(), max_nodes=0)
+    assert draw_dot(neuron(), max_nodes=10_000).source == to_dot(neuron())
+
+
+def test_draw_dot_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="format must be one of svg, png, dot, got 'pdf'"):
+        draw_dot(neuron(), format="pdf")
+    with pytest.raises(ValueError, match="rankdir"):
+        draw_dot(neuron(), rankdir="sideways")
+    with pytest.raises(ValueError, match="render: format must be one of"):
+        Drawing("digraph {}").render("x", format="jpg")
+
+
+def test_importing_chaingrad_and_viz_imports_no_graphviz_package():
+    code = ("import sys, chaingrad, chaingrad.viz, chaingrad.explain, chaingrad.html; "
+            "print(sorted(m for m in sys.modules if 'graphviz' in m))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert "graphviz" not in result.stdout
+
+
+def test_checked_in_neuron_pictures_show_the_gradients():
+    images = Path(__file__).parent.parent / "docs" / "images"
+    texts = svg_texts((images / "neuron.svg").read_bytes())
+    for expected in ("x1", "grad -1.5000", "w1", "grad 1.0000", "tanh"):
+        assert expected in texts
+    assert (images / "neuron.png").read_bytes().startswith(PNG_SIGNATURE)
