@@ -1,0 +1,160 @@
+"""numpy helpers shared by the Tensor modules: the dtype rule, finiteness, axes, errors.
+
+Nothing here builds a graph; these are the checks and conversions every Tensor op makes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .errors import DomainError
+
+ARRAY_TYPES = (np.ndarray, np.generic)
+"""What a rule's arguments are in a plain ``backward()`` (numpy makes 0-d results scalars)."""
+
+
+def as_array(data: Any, dtype: Any = None, where: str = "Tensor") -> np.ndarray:
+    """``data`` as a floating ndarray, by chaingrad's dtype rule.
+
+    A floating array (or numpy floating scalar) keeps its dtype and is not copied; integer
+    and boolean arrays, Python numbers and (nested) lists become float32. An explicit
+    ``dtype`` (a floating one) wins.
+
+    Example:
+        >>> as_array([1, 2]).dtype, as_array(np.zeros(2)).dtype
+        (dtype('float32'), dtype('float64'))
+    """
+    data = _unwrap(data)
+    if dtype is not None:
+        try:
+            wanted = np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"{where}: dtype must be a numpy floating dtype, "
+                            f"got {dtype!r}") from None
+        if wanted.kind != "f":
+            raise TypeError(f"{where}: dtype must be a floating dtype (float16, float32, "
+                            f"float64), got {wanted}")
+        return _convert(data, wanted, where)
+    if isinstance(data, (np.ndarray, np.generic)):
+        kind = data.dtype.kind
+        if kind == "f":
+            return np.asarray(data)
+        if kind in "biu":
+            return np.asarray(data, dtype=np.float32)
+        raise TypeError(f"{where}: data must hold real numbers, got dtype {data.dtype}")
+    return _convert(data, np.dtype(np.float32), where)
+
+
+def _unwrap(data: Any) -> Any:
+    """A Tensor's array, anything else as it is (no import of Tensor needed)."""
+    inner = getattr(data, "data", None)
+    return inner if isinstance(inner, np.ndarray) and hasattr(data, "_vjp") else data
+
+
+def _convert(data: Any, dtype: np.dtype, where: str) -> np.ndarray:
+    if isinstance(data, (str, bytes)) or data is None:
+        raise TypeError(f"{where}: data must be numbers or an array, got "
+                        f"{type(data).__name__} {data!r}")
+    if isinstance(data, np.ndarray) and data.dtype.kind not in "biuf":
+        raise TypeError(f"{where}: data must hold real numbers, got dtype {data.dtype}")
+    try:
+        return np.asarray(data, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{where}: cannot make a {dtype} array from {type(data).__name__} "
+                        f"({exc})") from None
+
+
+def all_finite(a: np.ndarray) -> bool:
+    """True when every entry of ``a`` is finite (no nan, no inf)."""
+    if a.size == 1:  # the one-element case is hot (losses, tiny graphs): skip the ufunc
+        return math.isfinite(a.item())
+    return bool(np.isfinite(a).all())
+
+
+def first_non_finite(a: np.ndarray) -> tuple[int, ...]:
+    """The index of the first nan or inf entry of ``a`` (there must be one)."""
+    return tuple(int(i) for i in np.argwhere(~np.isfinite(np.asarray(a)))[0])
+
+
+def domain_error(op: str, result: np.ndarray, inputs: tuple, needs: str | None) -> DomainError:
+    """The error for an op whose result has a nan or inf: the op, the input(s), the need.
+
+    ``inputs`` are arrays that broadcast to ``result``'s shape (elementwise ops); with
+    ``needs`` None the result is reported as an overflow instead (matmul, sum, ...).
+    """
+    index = first_non_finite(result)
+    at = f" at index {index}" if index else ""
+    if needs is None:
+        return DomainError(f"{op}: the result is {np.asarray(result)[index].item()}{at}: "
+                           f"it overflows {result.dtype}")
+    values = " and ".join(repr(np.broadcast_to(x, result.shape)[index].item()) for x in inputs)
+    return DomainError(f"{op}: got {values}{at}, needs {needs}")
+
+
+def normalize_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
+    """``axis`` (an int, a tuple or list of ints, or None for all) as sorted axes >= 0."""
+    if axis is None:
+        return tuple(range(ndim))
+    items = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    axes = []
+    for a in items:
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise TypeError(f"{op}: axis must be an int, a tuple of ints or None, got {axis!r}")
+        if not -ndim <= a < ndim:
+            raise ValueError(f"{op}: axis {a} is out of range for {ndim} dimension(s)")
+        axes.append(int(a) % ndim)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{op}: axis {axis!r} repeats an axis")
+    return tuple(sorted(axes))
+
+
+def normalize_axis(axis: Any, ndim: int, op: str) -> int:
+    """A single ``axis`` as an int >= 0 (for softmax and friends)."""
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"{op}: axis must be an int, got {axis!r}")
+    return normalize_axes(axis, ndim, op)[0]
+
+
+def keepdims_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` with each reduced axis kept as 1."""
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+
+
+def check_index(index: Any) -> Any:
+    """An index for ``x[index]``, with lists turned into arrays and Tensors refused."""
+    parts = index if isinstance(index, tuple) else (index,)
+    checked = []
+    for part in parts:
+        if hasattr(part, "_vjp"):
+            raise TypeError("getitem: index with ints, slices, None, ..., integer or "
+                            "boolean arrays, not a Tensor (use its .data)")
+        if isinstance(part, list):
+            part = np.asarray(part)
+        if isinstance(part, (float, np.floating)) or (
+                isinstance(part, np.ndarray) and part.dtype.kind not in "biu"):
+            raise IndexError(f"getitem: indices must be integers or booleans, got {part!r}")
+        checked.append(part)
+    return tuple(checked) if isinstance(index, tuple) else checked[0]
+
+
+def has_array_index(index: Any) -> bool:
+    """True if ``index`` holds an integer array, which may repeat an entry."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(p, np.ndarray) and p.dtype.kind in "iu" for p in parts)
+
+
+def scatter_array(g: np.ndarray, index: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """Zeros of ``shape`` with ``g`` added at ``index``: the inverse of ``x[index]``.
+
+    Integer arrays can pick an entry twice; ``np.add.at`` adds both, as the chain rule
+    wants (plain assignment would keep only one).
+    """
+    out = np.zeros(shape, dtype=g.dtype)
+    if has_array_index(index):
+        np.add.at(out, index, g)
+    else:
+        out[index] = g
+    return out

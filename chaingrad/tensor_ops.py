@@ -1,0 +1,264 @@
+"""Functions of tensors: ``concatenate``, ``stack``, ``where``, ``pad``, and the convolution
+and pooling that ``chaingrad.layers`` builds on (``conv2d``, ``max_pool2d``).
+
+Convolution is composed, not hand-differentiated: ``unfold`` cuts the input into the
+windows a kernel sees (a strided view, no copy: numpy's ``sliding_window_view``), a
+transpose and reshape line them up as rows (im2col), and one matmul applies every filter.
+The only new rule is ``unfold``'s: each window's gradient is added back where the window
+came from (``fold``). Max pooling is ``unfold`` followed by ``max``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from .arrays import ARRAY_TYPES, as_array, normalize_axis
+from .tensor import Tensor, _const, _node
+
+
+def _operand(x: Any, where: str, like: Tensor | None = None) -> Tensor:
+    """A Tensor as itself; an array or a number as a constant (a number takes ``like``'s
+    dtype); anything else is a TypeError naming ``where``."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (int, float, np.number)) and not isinstance(x, bool) and like is not None:
+        return _const(np.asarray(x, dtype=like.dtype))
+    if isinstance(x, (np.ndarray, int, float, np.number, list)):
+        return _const(as_array(x, None, where))
+    raise TypeError(f"{where}: expected Tensors, arrays or numbers, got {type(x).__name__}")
+
+
+def _tensors(tensors: Any, where: str) -> list[Tensor]:
+    if isinstance(tensors, (Tensor, np.ndarray)) or not isinstance(tensors, Sequence):
+        raise TypeError(f"{where}: expected a list of tensors, got {type(tensors).__name__}")
+    if not tensors:
+        raise ValueError(f"{where}: needs at least one tensor, got an empty list")
+    return [_operand(t, where) for t in tensors]
+
+
+def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """Join tensors along an existing ``axis``;  each input's gradient is its slice of g.
+
+    Example:
+        >>> a, b = Tensor([[1.0, 2.0]]), Tensor([[3.0, 4.0], [5.0, 6.0]])
+        >>> concatenate([a, b]).shape
+        (3, 2)
+    """
+    ts = _tensors(tensors, "concatenate")
+    first = ts[0]
+    if first.ndim == 0:
+        raise ValueError("concatenate: 0-d tensors have no axis to join along; use stack")
+    ax = normalize_axis(axis, first.ndim, "concatenate")
+    for t in ts[1:]:
+        if t.ndim != first.ndim or any(
+                n != m for i, (n, m) in enumerate(zip(t.shape, first.shape)) if i != ax):
+            raise ValueError(f"concatenate: shapes {first.shape} and {t.shape} differ "
+                             f"outside axis {ax}")
+    data = np.concatenate([t.data for t in ts], axis=ax)
+    out = _node(data, tuple(ts), "concatenate", None)
+    if out.requires_grad:  # build no rule for a node that records no graph
+        ends = np.cumsum([t.shape[ax] for t in ts]).tolist()
+        pieces = [(slice(None),) * ax + (slice(end - t.shape[ax], end),)
+                  for t, end in zip(ts, ends)]
+        out._vjp = lambda xs, out, g: tuple(g[piece] for piece in pieces)
+    return out
+
+
+def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """Join same-shaped tensors along a new ``axis``;  input i's gradient is g[..., i, ...].
+
+    Example:
+        >>> stack([Tensor([1.0, 2.0]), Tensor([3.0, 4.0])], axis=1).data.tolist()
+        [[1.0, 3.0], [2.0, 4.0]]
+    """
+    ts = _tensors(tensors, "stack")
+    for t in ts[1:]:
+        if t.shape != ts[0].shape:
+            raise ValueError(f"stack: shapes {ts[0].shape} and {t.shape} differ; stack needs "
+                             "equal shapes")
+    ax = normalize_axis(axis, ts[0].ndim + 1, "stack")
+    out = _node(np.stack([t.data for t in ts], axis=ax), tuple(ts), "stack", None)
+    if out.requires_grad:
+        picks = [(slice(None),) * ax + (i,) for i in range(len(ts))]
+        out._vjp = lambda xs, out, g: tuple(g[pick] for pick in picks)
+    return out
+
+
+def where(condition: Any, x: Any, y: Any) -> Tensor:
+    """``x`` where ``condition`` holds, else ``y`` (broadcasting);  g goes to the one chosen.
+
+    Args:
+        condition: Booleans (an array, a list, or a Tensor read as ``!= 0``); no gradient.
+        x, y: Tensors, arrays or numbers.
+
+    Example:
+        >>> x = Tensor([-1.0, 2.0], requires_grad=True)
+        >>> where(x.data > 0, x, 0.0).sum().backward()
+        >>> x.grad.tolist()
+        [0.0, 1.0]
+    """
+    if isinstance(condition, Tensor):
+        condition = condition.data != 0
+    cond = np.asarray(condition)
+    if cond.dtype != bool:
+        if cond.dtype.kind not in "biuf":
+            raise TypeError(f"where: condition must be booleans, got dtype {cond.dtype}")
+        cond = cond != 0
+    like = x if isinstance(x, Tensor) else y if isinstance(y, Tensor) else None
+    x, y = _operand(x, "where", like), _operand(y, "where", like)
+    try:
+        data = np.where(cond, x.data, y.data)
+    except ValueError:
+        raise ValueError(f"where: shapes {cond.shape}, {x.shape} and {y.shape} do not "
+                         "broadcast") from None
+    out = _node(data, (x, y), "where", None)
+    if out.requires_grad:
+        out._vjp = lambda xs, out, g: (g * cond, g * ~cond)
+    return out
+
+
+def pad(x: Tensor, pad_width: Sequence[tuple[int, int]]) -> Tensor:
+    """Zeros around ``x``: ``pad_width`` holds (before, after) for every axis;
+    the gradient is g without the border.
+
+    Example:
+        >>> pad(Tensor([1.0, 2.0]), [(1, 2)]).data.tolist()
+        [0.0, 1.0, 2.0, 0.0, 0.0]
+    """
+    x = _operand(x, "pad")
+    widths = [tuple(int(n) for n in w) for w in pad_width]
+    if len(widths) != x.ndim or any(len(w) != 2 or min(w) < 0 for w in widths):
+        raise ValueError(f"pad: needs one (before, after) pair of ints >= 0 per axis of shape "
+                         f"{x.shape}, got {pad_width!r}")
+    out = _node(np.pad(x.data, widths), (x,), "pad", None)
+    if out.requires_grad:
+        inner = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))
+        out._vjp = lambda xs, out, g: (g[inner],)
+    return out
+
+
+def unfold(x: Tensor, kernel: tuple[int, int], stride: tuple[int, int]) -> Tensor:
+    """The (kh, kw) windows of an (N, C, H, W) tensor at ``stride``: (N, C, OH, OW, kh, kw).
+
+    A strided view of x (nothing copied);  its rule adds each window's gradient back into
+    the place it came from (``fold``), so overlapping windows add up.
+    """
+    out = _node(_windows(x.data, kernel, stride), (x,), "unfold", None)
+    if out.requires_grad:
+        size = x.shape[2:]
+        out._vjp = lambda xs, out, g: (_fold(g, size, stride),)
+    return out
+
+
+def _windows(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int]) -> np.ndarray:
+    (kh, kw), (sh, sw) = kernel, stride
+    return sliding_window_view(x, (kh, kw), axis=(2, 3))[:, :, ::sh, ::sw]
+
+
+def _fold(g: Any, size: tuple[int, int], stride: tuple[int, int]) -> Any:
+    """Windows of shape (N, C, OH, OW, kh, kw) added back into an (N, C, H, W) image; on a
+    Tensor, an op of its own whose rule is ``unfold`` (so conv differentiates twice)."""
+    if isinstance(g, ARRAY_TYPES):
+        return _fold_array(g, size, stride)
+    out = _node(_fold_array(g.data, size, stride), (g,), "fold", None)
+    if out.requires_grad:
+        kernel = g.shape[4:]
+        out._vjp = lambda xs, out, gg: (_windows(gg, kernel, stride)
+                                        if isinstance(gg, ARRAY_TYPES)
+                                        else unfold(gg, kernel, stride),)
+    return out
+
+
+def _fold_array(g: np.ndarray, size: tuple[int, int], stride: tuple[int, int]) -> np.ndarray:
+    n, c, oh, ow, kh, kw = g.shape
+    (sh, sw) = stride
+    image = np.zeros((n, c) + tuple(size), dtype=g.dtype)
+    for i in range(kh):  # one strided add per kernel offset, not one per window
+        for j in range(kw):
+            image[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw] += g[..., i, j]
+    return image
+
+
+def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0) -> Tensor:
+    """2-D convolution (cross-correlation, as torch.nn.functional.conv2d), NCHW.
+
+    Args:
+        x: Input of shape (N, C, H, W).
+        weight: Filters of shape (O, C, kh, kw).
+        bias: Shape (O,), or None.
+        stride, padding: An int or an (h, w) pair; padding adds zeros on both sides.
+
+    Returns:
+        Shape (N, O, OH, OW) with OH = (H + 2 * padding - kh) // stride + 1.
+
+    Example:
+        >>> x, w = Tensor(np.ones((1, 1, 4, 4))), Tensor(np.ones((2, 1, 3, 3)))
+        >>> conv2d(x, w, padding=1).shape
+        (1, 2, 4, 4)
+    """
+    x, weight = _operand(x, "conv2d"), _operand(weight, "conv2d")
+    if x.ndim != 4 or weight.ndim != 4:
+        raise ValueError(f"conv2d: needs an input (N, C, H, W) and a weight (O, C, kh, kw), "
+                         f"got shapes {x.shape} and {weight.shape}")
+    n, c, h, w = x.shape
+    o, wc, kh, kw = weight.shape
+    if wc != c:
+        raise ValueError(f"conv2d: shapes {x.shape} and {weight.shape}: the input has {c} "
+                         f"channels, the weight expects {wc}")
+    sh, sw = _pair(stride, "conv2d: stride", 1)
+    ph, pw = _pair(padding, "conv2d: padding", 0)
+    if h + 2 * ph < kh or w + 2 * pw < kw:
+        raise ValueError(f"conv2d: the kernel {(kh, kw)} is larger than the padded input "
+                         f"{(h + 2 * ph, w + 2 * pw)}")
+    if ph or pw:
+        x = pad(x, [(0, 0), (0, 0), (ph, ph), (pw, pw)])
+    windows = unfold(x, (kh, kw), (sh, sw))  # (N, C, OH, OW, kh, kw)
+    oh, ow = windows.shape[2:4]
+    rows = windows.transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, c * kh * kw)  # im2col
+    out = (rows @ weight.reshape(o, c * kh * kw).T).reshape(n, oh, ow, o)
+    out = out.transpose(0, 3, 1, 2)
+    if bias is not None:
+        bias = _operand(bias, "conv2d")
+        if bias.shape != (o,):
+            raise ValueError(f"conv2d: bias has shape {bias.shape}, expected {(o,)}")
+        out = out + bias.reshape(1, o, 1, 1)
+    return out
+
+
+def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None) -> Tensor:
+    """The largest entry of each (kh, kw) window, NCHW, as torch.nn.functional.max_pool2d.
+
+    ``stride`` defaults to the kernel size. The gradient goes to the window's largest
+    entry; where a window has tied largest entries they share it equally (torch picks
+    one of them).
+
+    Example:
+        >>> max_pool2d(Tensor(np.arange(16.0).reshape(1, 1, 4, 4)), 2).data.tolist()
+        [[[[5.0, 7.0], [13.0, 15.0]]]]
+    """
+    x = _operand(x, "max_pool2d")
+    if x.ndim != 4:
+        raise ValueError(f"max_pool2d: needs an input (N, C, H, W), got shape {x.shape}")
+    kernel = _pair(kernel_size, "max_pool2d: kernel_size", 1)
+    strides = kernel if stride is None else _pair(stride, "max_pool2d: stride", 1)
+    if x.shape[2] < kernel[0] or x.shape[3] < kernel[1]:
+        raise ValueError(f"max_pool2d: the kernel {kernel} is larger than the input "
+                         f"{x.shape[2:]}")
+    return unfold(x, kernel, strides).max(axis=(4, 5))
+
+
+def _pair(value: Any, name: str, minimum: int) -> tuple[int, int]:
+    """An int or an (h, w) pair of ints >= minimum, as a pair."""
+    pair = (value, value) if isinstance(value, (int, np.integer)) else tuple(value) \
+        if isinstance(value, (tuple, list)) else None
+    if pair is None or len(pair) != 2 or not all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in pair):
+        raise TypeError(f"{name} must be an int or a pair of ints, got {value!r}")
+    if min(pair) < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return int(pair[0]), int(pair[1])

@@ -1,0 +1,325 @@
+"""The one table of Tensor ops that the tensor tests are driven by.
+
+Each row names an op, how to call it on chaingrad Tensors, how to call it on torch tensors
+(the oracle), and a hypothesis strategy of ``Case``s: input arrays (float64, drawn from the
+op's safe domain, away from kinks, ties and singularities) plus the op's parameters
+(axes, indices, shapes, ...). Finite differences, the PyTorch comparison and the
+second-derivative tests all read this table.
+
+torch is never imported here at module level: ``T.relu`` looks ``torch.relu`` up when the
+callable runs, so the finite-difference tests run without torch installed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import chaingrad
+from chaingrad.tensor import Tensor
+from chaingrad.tensor_ops import concatenate, stack, where
+
+EPS = 1e-6
+ATOL = 1e-5
+RTOL = 1e-3
+
+Interval = tuple[float, float]
+ANY: tuple[Interval, ...] = ((-3.0, 3.0),)
+NONZERO: tuple[Interval, ...] = ((-3.0, -0.1), (0.1, 3.0))
+POSITIVE: tuple[Interval, ...] = ((0.1, 3.0),)
+# torch masks its pow gradient where the exponent is exactly 0, which zeroes the mixed
+# partial d2(x**y)/dxdy there: keep the oracle away from y = 0.
+EXPONENT: tuple[Interval, ...] = ((-2.0, -0.1), (0.1, 2.0))
+CLIP_SAFE: tuple[Interval, ...] = ((-3.0, -1.1), (-0.9, 0.9), (1.1, 3.0))  # bounds are +-1
+
+
+class _LazyTorch:
+    """``T.name`` is ``torch.name``, with torch imported at the first use."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(importlib.import_module("torch"), name)
+
+
+T = _LazyTorch()
+
+
+@dataclass(frozen=True)
+class Case:
+    """Inputs (float64 arrays) and parameters for one call of an op."""
+
+    arrays: tuple[np.ndarray, ...]
+    params: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TensorOp:
+    """One row: an op on Tensors, its torch oracle and the cases to try it at."""
+
+    name: str
+    fn: Callable[..., Tensor]  # fn(*tensors, **params)
+    torch_fn: Callable  # torch_fn(*torch_tensors, **params)
+    cases: Callable[[], st.SearchStrategy[Case]]
+
+
+# ---- strategies ----
+
+SMALL = {"min_side": 1, "max_side": 4}
+
+
+def _elements(domain: tuple[Interval, ...]) -> st.SearchStrategy[float]:
+    return st.one_of(*(st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+                       for lo, hi in domain))
+
+
+def _array(shape: tuple[int, ...], domain: tuple[Interval, ...] = ANY):
+    return hnp.arrays(np.float64, shape, elements=_elements(domain))
+
+
+def _distinct(shape: tuple[int, ...]):
+    """Values at least 0.25 apart (no ties, so max/min have one clear winner)."""
+    size = int(np.prod(shape))
+    return st.permutations(range(size)).map(
+        lambda p: (np.array(p, dtype=np.float64) * 0.25 - size * 0.125).reshape(shape))
+
+
+@st.composite
+def elementwise(draw, arity: int = 1, domains: tuple = (ANY, ANY), min_dims: int = 0):
+    """Inputs of mutually broadcastable shapes (scalars, rows, columns, leading axes)."""
+    shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=arity, min_dims=min_dims,
+                                                    max_dims=3, **SMALL)).input_shapes
+    return Case(tuple(draw(_array(s, domains[i])) for i, s in enumerate(shapes)))
+
+
+@st.composite
+def matmul_cases(draw):
+    n, k, m, b = (draw(st.integers(1, 4)) for _ in range(4))
+    pairs = [((k,), (k,)), ((k,), (k, m)), ((n, k), (k,)), ((n, k), (k, m)),
+             ((b, n, k), (k, m)), ((n, k), (b, k, m)), ((2, 1, n, k), (b, k, m)),
+             ((k,), (b, k, m)), ((b, n, k), (k,))]
+    a, c = draw(st.sampled_from(pairs))
+    return Case((draw(_array(a)), draw(_array(c))))
+
+
+@st.composite
+def reduce_cases(draw, distinct: bool = False):
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, **SMALL))
+    axes = st.one_of(st.none(), st.integers(-len(shape), len(shape) - 1),
+                     st.lists(st.integers(0, len(shape) - 1), min_size=1,
+                              unique=True).map(tuple))
+    x = draw(_distinct(shape) if distinct else _array(shape))
+    return Case((x,), {"axis": draw(axes), "keepdims": draw(st.booleans())})
+
+
+@st.composite
+def softmax_cases(draw):
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, **SMALL))
+    return Case((draw(_array(shape)),), {"axis": draw(st.integers(-len(shape),
+                                                                  len(shape) - 1))})
+
+
+@st.composite
+def reshape_cases(draw):
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, **SMALL))
+    size = int(np.prod(shape))
+    new = draw(st.sampled_from([(size,), (-1,), (1, size), (size, 1, 1), shape[::-1]]))
+    return Case((draw(_array(shape)),), {"shape": new})
+
+
+@st.composite
+def transpose_cases(draw):
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=4, **SMALL))
+    return Case((draw(_array(shape)),),
+                {"axes": tuple(draw(st.permutations(range(len(shape)))))})
+
+
+@st.composite
+def index_cases(draw):
+    """Ints, slices, integer arrays with repeats, boolean masks, and mixtures."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, **SMALL))
+    n = shape[0]
+    kind = draw(st.sampled_from(["int", "slice", "repeats", "mask", "mixed", "pair"]))
+    if kind == "int":
+        index = draw(st.integers(-n, n - 1))
+    elif kind == "slice":
+        index = slice(draw(st.integers(0, n - 1)), None, draw(st.integers(1, 2)))
+    elif kind == "repeats":
+        index = np.array(draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=6)))
+    elif kind == "mask":
+        index = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    elif kind == "mixed" and len(shape) > 1:
+        index = (slice(None), np.array(draw(st.lists(st.integers(0, shape[1] - 1),
+                                                      min_size=1, max_size=5))))
+    else:  # two integer arrays, broadcast together, repeats allowed
+        rows = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4))
+        index = (np.array(rows), np.array(rows[::-1])) if len(shape) > 1 and n <= shape[1] \
+            else np.array(rows)
+    return Case((draw(_array(shape)),), {"index": index})
+
+
+@st.composite
+def join_cases(draw, same_shape: bool):
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, **SMALL))
+    count = draw(st.integers(1, 3))
+    axis = draw(st.integers(-len(shape), len(shape) - 1 + (1 if same_shape else 0)))
+    shapes = []
+    for _ in range(count):
+        s = list(shape)
+        if not same_shape:
+            s[axis] = draw(st.integers(1, 3))
+        shapes.append(tuple(s))
+    return Case(tuple(draw(_array(s)) for s in shapes), {"axis": axis})
+
+
+@st.composite
+def where_cases(draw):
+    shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=3, max_dims=3,
+                                                    **SMALL)).input_shapes
+    cond = draw(hnp.arrays(np.bool_, shapes[0]))
+    return Case((draw(_array(shapes[1])), draw(_array(shapes[2]))), {"cond": cond})
+
+
+@st.composite
+def pair_shaped(draw):
+    """Inputs that broadcast against an array of shape (2,), from either side."""
+    shape = draw(st.sampled_from([(), (1,), (2,), (3, 1), (3, 2), (2, 1, 2)]))
+    return Case((draw(_array(shape)),))
+
+
+def _unary(domain: tuple[Interval, ...] = ANY):
+    return lambda: elementwise(1, (domain,))
+
+
+def _binary(left: tuple[Interval, ...] = ANY, right: tuple[Interval, ...] = ANY):
+    return lambda: elementwise(2, (left, right))
+
+
+def _torch_index(index: Any) -> Any:
+    def convert(part: Any) -> Any:
+        return T.as_tensor(part) if isinstance(part, np.ndarray) else part
+
+    return tuple(map(convert, index)) if isinstance(index, tuple) else convert(index)
+
+
+def _dims(axis: Any, ndim: int) -> tuple[int, ...]:
+    return tuple(range(ndim)) if axis is None else axis if isinstance(axis, tuple) else (axis,)
+
+
+OPS: list[TensorOp] = [
+    # elementwise operators, with broadcasting in both directions
+    TensorOp("add", lambda x, y: x + y, lambda x, y: x + y, _binary()),
+    TensorOp("sub", lambda x, y: x - y, lambda x, y: x - y, _binary()),
+    TensorOp("mul", lambda x, y: x * y, lambda x, y: x * y, _binary()),
+    TensorOp("div", lambda x, y: x / y, lambda x, y: x / y, _binary(ANY, NONZERO)),
+    TensorOp("pow", lambda x, y: x**y, lambda x, y: x**y, _binary(POSITIVE, EXPONENT)),
+    TensorOp("neg", lambda x: -x, lambda x: -x, _unary()),
+    TensorOp("pow_2", lambda x: x**2, lambda x: x**2, _unary()),
+    TensorOp("pow_-1.5", lambda x: x**-1.5, lambda x: x**-1.5, _unary(POSITIVE)),
+    TensorOp("pow_0.5", lambda x: x**0.5, lambda x: x**0.5, _unary(POSITIVE)),
+    TensorOp("radd", lambda x: 2 + x, lambda x: 2 + x, _unary()),
+    TensorOp("rsub", lambda x: 2 - x, lambda x: 2 - x, _unary()),
+    TensorOp("rmul", lambda x: 0.5 * x, lambda x: 0.5 * x, _unary()),
+    TensorOp("rtruediv", lambda x: 2 / x, lambda x: 2 / x, _unary(NONZERO)),
+    TensorOp("rpow", lambda x: 2**x, lambda x: 2**x, _unary()),
+    TensorOp("div_number", lambda x: x / 4.0, lambda x: x / 4.0, _unary()),
+    TensorOp("array_left", lambda x: np.array([1.0, -2.0]) * x,
+             lambda x: T.tensor([1.0, -2.0], dtype=T.float64) * x, lambda: pair_shaped()),
+    TensorOp("matmul", lambda x, y: x @ y, lambda x, y: x @ y, matmul_cases),
+    # elementwise functions
+    TensorOp("exp", lambda x: x.exp(), lambda x: x.exp(), _unary()),
+    TensorOp("log", lambda x: x.log(), lambda x: x.log(), _unary(POSITIVE)),
+    TensorOp("sqrt", lambda x: x.sqrt(), lambda x: x.sqrt(), _unary(POSITIVE)),
+    TensorOp("abs", lambda x: x.abs(), lambda x: x.abs(), _unary(NONZERO)),
+    TensorOp("tanh", lambda x: x.tanh(), lambda x: x.tanh(), _unary()),
+    TensorOp("sigmoid", lambda x: x.sigmoid(), lambda x: x.sigmoid(), _unary()),
+    TensorOp("relu", lambda x: x.relu(), lambda x: x.relu(), _unary(NONZERO)),
+    TensorOp("clip", lambda x: x.clip(-1.0, 1.0), lambda x: x.clamp(-1.0, 1.0),
+             _unary(CLIP_SAFE)),
+    TensorOp("clip_min", lambda x: x.clip(min=-1.0), lambda x: x.clamp(min=-1.0),
+             _unary(CLIP_SAFE)),
+    # reductions and softmax
+    TensorOp("sum", lambda x, axis, keepdims: x.sum(axis, keepdims),
+             lambda x, axis, keepdims: x.sum(_dims(axis, x.ndim), keepdims), reduce_cases),
+    TensorOp("mean", lambda x, axis, keepdims: x.mean(axis, keepdims),
+             lambda x, axis, keepdims: x.mean(_dims(axis, x.ndim), keepdims), reduce_cases),
+    TensorOp("max", lambda x, axis, keepdims: x.max(axis, keepdims),
+             lambda x, axis, keepdims: T.amax(x, _dims(axis, x.ndim), keepdims),
+             lambda: reduce_cases(distinct=True)),
+    TensorOp("min", lambda x, axis, keepdims: x.min(axis, keepdims),
+             lambda x, axis, keepdims: T.amin(x, _dims(axis, x.ndim), keepdims),
+             lambda: reduce_cases(distinct=True)),
+    TensorOp("softmax", lambda x, axis: x.softmax(axis), lambda x, axis: x.softmax(axis),
+             softmax_cases),
+    TensorOp("log_softmax", lambda x, axis: x.log_softmax(axis),
+             lambda x, axis: x.log_softmax(axis), softmax_cases),
+    # shapes and indexing
+    TensorOp("reshape", lambda x, shape: x.reshape(shape), lambda x, shape: x.reshape(shape),
+             reshape_cases),
+    TensorOp("transpose", lambda x, axes: x.transpose(*axes),
+             lambda x, axes: x.permute(*axes), transpose_cases),
+    TensorOp("T", lambda x: x.T, lambda x: x.permute(*reversed(range(x.ndim))),
+             lambda: elementwise(1, (ANY,), min_dims=1)),
+    TensorOp("getitem", lambda x, index: x[index],
+             lambda x, index: x[_torch_index(index)], index_cases),
+    TensorOp("concatenate", lambda *xs, axis: concatenate(list(xs), axis),
+             lambda *xs, axis: T.cat(list(xs), axis), lambda: join_cases(False)),
+    TensorOp("stack", lambda *xs, axis: stack(list(xs), axis),
+             lambda *xs, axis: T.stack(list(xs), axis), lambda: join_cases(True)),
+    TensorOp("where", lambda x, y, cond: where(cond, x, y),
+             lambda x, y, cond: T.where(T.as_tensor(cond), x, y), where_cases),
+]
+
+OP_IDS = [op.name for op in OPS]
+OPS_BY_NAME = {op.name: op for op in OPS}
+
+
+# ---- the three ways to get a gradient ----
+
+
+def upstream(case: Case, op: TensorOp, seed: int = 0) -> np.ndarray:
+    """A fixed random d(loss)/d(output), so that every entry of the Jacobian counts."""
+    with chaingrad.no_grad():
+        shape = op.fn(*map(Tensor, case.arrays), **case.params).shape
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def engine_grads(op: TensorOp, case: Case, w: np.ndarray) -> tuple[np.ndarray, list]:
+    """The output and d(sum(w * output))/d(input) for each input, from ``backward()``."""
+    leaves = [Tensor(a, requires_grad=True) for a in case.arrays]
+    out = op.fn(*leaves, **case.params)
+    (out * Tensor(w)).sum().backward()
+    return out.data, [np.zeros_like(a) if t.grad is None else t.grad
+                      for a, t in zip(case.arrays, leaves)]
+
+
+def numeric_grads(op: TensorOp, case: Case, w: np.ndarray) -> list[np.ndarray]:
+    """Central finite differences of sum(w * output), one array per input."""
+    def loss(arrays: list[np.ndarray]) -> float:
+        return float((op.fn(*map(Tensor, arrays), **case.params).data * w).sum())
+
+    grads = []
+    with chaingrad.no_grad():
+        for i, a in enumerate(case.arrays):
+            g = np.zeros_like(a)
+            for idx in np.ndindex(a.shape):
+                up = [x.copy() for x in case.arrays]
+                down = [x.copy() for x in case.arrays]
+                up[i][idx] += EPS
+                down[i][idx] -= EPS
+                g[idx] = (loss(up) - loss(down)) / (2 * EPS)
+            grads.append(g)
+    return grads
+
+
+def torch_grads(op: TensorOp, case: Case, w: np.ndarray) -> tuple[np.ndarray, list]:
+    """The torch oracle's output and gradients, in float64."""
+    leaves = [T.tensor(a, dtype=T.float64, requires_grad=True) for a in case.arrays]
+    out = op.torch_fn(*leaves, **case.params)
+    (out * T.as_tensor(w)).sum().backward()
+    return out.detach().numpy(), [np.zeros_like(a) if t.grad is None else t.grad.numpy()
+                                  for a, t in zip(case.arrays, leaves)]

@@ -1,0 +1,344 @@
+"""Tensor layers: Linear, Conv2d and MaxPool2d against torch.nn.functional (outputs and
+gradients, stride and padding variants), against finite differences, twice differentiated;
+PyTorch's parameter names and initialisation; Sequential, Dropout, Flatten."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from chaingrad.layers import (
+    Conv2d,
+    Dropout,
+    Flatten,
+    Identity,
+    Linear,
+    MaxPool2d,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    Tanh,
+    manual_seed,
+)
+from chaingrad.nn import Module
+from chaingrad.tensor import Tensor
+from chaingrad.tensor_autograd import grad
+from chaingrad.tensor_ops import conv2d, max_pool2d
+
+
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch")
+
+
+def _rng(seed: int = 0) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def _both_grads(fn_ours, fn_torch, arrays, torch):
+    """Outputs and gradients of sum(w * fn(...)) from chaingrad and from torch (float64)."""
+    ours = [Tensor(a, requires_grad=True) for a in arrays]
+    out = fn_ours(*ours)
+    w = _rng(9).standard_normal(out.shape)
+    (out * Tensor(w)).sum().backward()
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    expected = fn_torch(*theirs)
+    (expected * torch.as_tensor(w)).sum().backward()
+    return (out.data, [t.grad for t in ours],
+            expected.detach().numpy(), [t.grad.numpy() for t in theirs])
+
+
+def _assert_all_close(ours, theirs) -> None:
+    for a, b in zip(ours, theirs):
+        assert a.shape == b.shape
+        assert np.allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+# ---- against torch.nn.functional ----
+
+
+@pytest.mark.parametrize("batch_shape", [(5,), (2, 3), ()], ids=["batch", "leading", "one"])
+def test_linear_matches_torch(torch, batch_shape) -> None:
+    layer = Linear(4, 3, dtype=np.float64)
+    x = _rng().standard_normal(batch_shape + (4,))
+
+    def ours(x, w, b):
+        layer.weight, layer.bias = w, b
+        return layer(x)
+
+    out, grads, expected, expected_grads = _both_grads(
+        ours, torch.nn.functional.linear,
+        [x, layer.weight.data.copy(), layer.bias.data.copy()], torch)
+    _assert_all_close([out] + grads, [expected] + expected_grads)
+
+
+CONV_CASES = [
+    # (N, C, H, W), (O, kh, kw), stride, padding, bias
+    ((2, 3, 6, 6), (4, 3, 3), 1, 0, True),
+    ((1, 2, 7, 5), (3, 3, 3), 2, 1, True),
+    ((2, 1, 5, 6), (2, 2, 3), (1, 2), (1, 0), False),
+    ((1, 3, 4, 4), (2, 1, 1), 1, 0, True),
+    ((1, 2, 5, 5), (2, 5, 5), 1, 2, True),
+    ((2, 2, 8, 7), (3, 3, 2), 3, (2, 1), True),
+]
+
+
+@pytest.mark.parametrize(("x_shape", "w_shape", "stride", "padding", "bias"), CONV_CASES)
+def test_conv2d_matches_torch(torch, x_shape, w_shape, stride, padding, bias) -> None:
+    rng = _rng()
+    o, kh, kw = w_shape
+    arrays = [rng.standard_normal(x_shape), rng.standard_normal((o, x_shape[1], kh, kw))]
+    if bias:
+        arrays.append(rng.standard_normal(o))
+
+    def ours(x, w, b=None):
+        return conv2d(x, w, b, stride, padding)
+
+    def theirs(x, w, b=None):
+        return torch.nn.functional.conv2d(x, w, b, stride, padding)
+
+    out, grads, expected, expected_grads = _both_grads(ours, theirs, arrays, torch)
+    _assert_all_close([out] + grads, [expected] + expected_grads)
+
+
+POOL_CASES = [((2, 3, 6, 6), 2, None), ((1, 2, 7, 5), 3, 1), ((1, 1, 8, 8), 2, 3),
+              ((2, 2, 6, 7), (2, 3), (1, 2)), ((1, 1, 5, 5), 5, None)]
+
+
+@pytest.mark.parametrize(("x_shape", "kernel", "stride"), POOL_CASES)
+def test_max_pool2d_matches_torch(torch, x_shape, kernel, stride) -> None:
+    x = _rng().permutation(int(np.prod(x_shape))).reshape(x_shape) * 0.1  # no ties
+
+    def theirs(x):
+        return torch.nn.functional.max_pool2d(x, kernel, stride)
+
+    out, grads, expected, expected_grads = _both_grads(
+        lambda x: max_pool2d(x, kernel, stride), theirs, [x], torch)
+    _assert_all_close([out] + grads, [expected] + expected_grads)
+
+
+def test_conv_and_pool_layers_match_torch_modules(torch) -> None:
+    manual_seed(0)
+    ours = Sequential(Conv2d(2, 4, 3, padding=1, dtype=np.float64), ReLU(), MaxPool2d(2),
+                      Flatten(), Linear(4 * 3 * 3, 5, dtype=np.float64))
+    theirs = torch.nn.Sequential(torch.nn.Conv2d(2, 4, 3, padding=1), torch.nn.ReLU(),
+                                 torch.nn.MaxPool2d(2), torch.nn.Flatten(),
+                                 torch.nn.Linear(36, 5)).double()
+    named = dict(ours.named_parameters())
+    assert list(named) == [name for name, _ in theirs.named_parameters()]
+    with torch.no_grad():
+        for name, p in theirs.named_parameters():
+            assert tuple(p.shape) == named[name].shape
+            p.copy_(torch.as_tensor(named[name].data))
+    x = _rng().standard_normal((3, 2, 6, 6))
+    ours(Tensor(x)).log_softmax().sum().backward()
+    theirs(torch.as_tensor(x)).log_softmax(-1).sum().backward()
+    for name, p in theirs.named_parameters():
+        assert np.allclose(named[name].grad, p.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_conv2d_second_derivative_matches_torch(torch) -> None:
+    rng = _rng(3)
+    x, w = rng.standard_normal((1, 2, 5, 5)), rng.standard_normal((2, 2, 3, 3))
+    xs = [Tensor(x, requires_grad=True), Tensor(w, requires_grad=True)]
+    gx, gw = grad((conv2d(*xs, stride=2, padding=1) ** 2).sum(), xs, create_graph=True)
+    ours = grad((gx * gx).sum() + (gw * gw).sum(), xs)
+    ts = [torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)]
+    tx, tw = torch.autograd.grad(
+        (torch.nn.functional.conv2d(*ts, stride=2, padding=1) ** 2).sum(), ts,
+        create_graph=True)
+    theirs = torch.autograd.grad((tx * tx).sum() + (tw * tw).sum(), ts)
+    _assert_all_close(ours, [t.numpy() for t in theirs])
+
+
+# ---- against finite differences (no torch needed) ----
+
+
+def _numeric(fn, arrays, i, eps=1e-6):
+    g = np.zeros_like(arrays[i])
+    for idx in np.ndindex(g.shape):
+        up = [a.copy() for a in arrays]
+        down = [a.copy() for a in arrays]
+        up[i][idx] += eps
+        down[i][idx] -= eps
+        g[idx] = (fn(*map(Tensor, up)).data.sum() - fn(*map(Tensor, down)).data.sum()) / (
+            2 * eps)
+    return g
+
+
+@pytest.mark.parametrize(("stride", "padding"), [(1, 0), (2, 1)])
+def test_conv2d_gradient_matches_finite_differences(stride, padding) -> None:
+    rng = _rng(1)
+    arrays = [rng.standard_normal((1, 2, 5, 4)), rng.standard_normal((2, 2, 3, 2)),
+              rng.standard_normal(2)]
+    w = rng.standard_normal(conv2d(*map(Tensor, arrays), stride=stride,
+                                   padding=padding).shape)
+
+    def fn(x, k, b):
+        return conv2d(x, k, b, stride, padding) * Tensor(w)
+
+    leaves = [Tensor(a, requires_grad=True) for a in arrays]
+    fn(*leaves).sum().backward()
+    for i, leaf in enumerate(leaves):
+        assert np.allclose(leaf.grad, _numeric(fn, arrays, i), atol=1e-5, rtol=1e-3)
+
+
+def test_max_pool2d_gradient_matches_finite_differences() -> None:
+    x = _rng(2).permutation(36).reshape(1, 1, 6, 6) * 0.1
+    w = _rng(4).standard_normal((1, 1, 4, 4))
+
+    def fn(t):
+        return max_pool2d(t, 3, 1) * Tensor(w)
+
+    leaf = Tensor(x, requires_grad=True)
+    fn(leaf).sum().backward()
+    assert np.allclose(leaf.grad, _numeric(fn, [x], 0), atol=1e-5, rtol=1e-3)
+
+
+# ---- parameters, names, initialisation ----
+
+
+def test_linear_and_conv_have_torch_shapes_and_init() -> None:
+    manual_seed(1)
+    lin, conv = Linear(400, 30), Conv2d(3, 8, (3, 5))
+    assert isinstance(lin, Module)
+    assert lin.weight.shape == (30, 400) and lin.bias.shape == (30,)
+    assert conv.weight.shape == (8, 3, 3, 5) and conv.bias.shape == (8,)
+    assert lin.weight.dtype == np.float32 and lin.weight.requires_grad
+    for p, fan_in in ((lin.weight, 400), (lin.bias, 400), (conv.weight, 45), (conv.bias, 45)):
+        bound = 1 / np.sqrt(fan_in)
+        assert np.abs(p.data).max() <= bound
+        if p.size > 100:  # uniform on the whole interval, not a corner of it
+            assert np.abs(p.data).max() > 0.9 * bound
+            assert abs(p.data.mean()) < 0.1 * bound
+    assert [n for n, _ in lin.named_parameters()] == ["weight", "bias"]
+    assert [n for n, _ in Linear(3, 2, bias=False).named_parameters()] == ["weight"]
+
+
+def test_manual_seed_makes_init_reproducible() -> None:
+    manual_seed(7)
+    a = Linear(5, 3).weight.data.copy()
+    manual_seed(7)
+    assert np.array_equal(a, Linear(5, 3).weight.data)
+
+
+def test_sequential_names_children_like_torch() -> None:
+    model = Sequential(Linear(2, 4), Tanh(), Linear(4, 4), Sigmoid(), Identity(),
+                       Linear(4, 1))
+    names = [n for n, _ in model.named_parameters()]
+    assert names == ["0.weight", "0.bias", "2.weight", "2.bias", "5.weight", "5.bias"]
+    assert model.parameters()[0] is model[0].weight
+    assert len(model) == 6 and isinstance(model[1], Tanh)
+    assert [type(m).__name__ for m in model][:2] == ["Linear", "Tanh"]
+    assert "(0): Linear(in_features=2, out_features=4, bias=True)" in repr(model)
+    out = model(Tensor(np.ones((3, 2))))
+    assert out.shape == (3, 1)
+    out.sum().backward()
+    assert all(p.grad is not None for p in model.parameters())
+    model.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_dropout_train_and_eval() -> None:
+    manual_seed(0)
+    drop = Sequential(Dropout(0.25))
+    x = Tensor(np.ones((200, 50)), requires_grad=True)
+    y = drop(x)
+    dropped = y.data == 0
+    assert 0.2 < dropped.mean() < 0.3
+    assert np.allclose(y.data[~dropped], 1 / 0.75)
+    y.sum().backward()
+    assert np.array_equal(x.grad, y.data)  # the mask, scaled
+    assert drop.eval() is drop and not drop[0].training
+    assert drop(x) is x
+    drop.train()
+    assert drop[0].training
+    with pytest.raises(ValueError, match=r"Dropout: p must be a probability in \[0, 1\)"):
+        Dropout(1.0)
+
+
+def test_flatten_and_activations() -> None:
+    x = Tensor(np.arange(24.0).reshape(2, 3, 4) - 12)
+    assert Flatten()(x).shape == (2, 12)
+    assert Flatten(0)(x).shape == (24,)
+    assert (ReLU()(x).data >= 0).all()
+    assert np.allclose(Tanh()(x).data, np.tanh(x.data))
+    assert np.allclose(Sigmoid()(x).data, 1 / (1 + np.exp(-x.data)))
+
+
+@pytest.mark.parametrize(
+    ("fn", "error", "message"),
+    [(lambda: Linear(3, 2)(Tensor(np.ones((4, 5)))), ValueError,
+      r"Linear: expected an input whose last dimension is 3, got shape \(4, 5\)"),
+     (lambda: Linear(0, 2), ValueError, "Linear: in_features must be a positive int"),
+     (lambda: Linear(3, 2)([1.0, 2.0, 3.0]), TypeError, "Linear: expected a Tensor"),
+     (lambda: Conv2d(3, 2, 3)(Tensor(np.ones((1, 2, 5, 5)))), ValueError,
+      "conv2d: .* the input has 2 channels, the weight expects 3"),
+     (lambda: Conv2d(1, 2, 5)(Tensor(np.ones((1, 1, 3, 3)))), ValueError,
+      r"conv2d: the kernel \(5, 5\) is larger than the padded input \(3, 3\)"),
+     (lambda: Conv2d(1, 2, 3)(Tensor(np.ones((1, 3, 3)))), ValueError,
+      r"conv2d: needs an input \(N, C, H, W\)"),
+     (lambda: Conv2d(1, 2, 2.5), TypeError, "Conv2d: kernel_size must be an int or a pair"),
+     (lambda: Conv2d(1, 2, 3, stride=0), ValueError, "Conv2d: stride must be >= 1"),
+     (lambda: MaxPool2d(4)(Tensor(np.ones((1, 1, 3, 3)))), ValueError,
+      "max_pool2d: the kernel"),
+     (lambda: Sequential(Linear(2, 2), "relu"), TypeError, "Sequential: argument 1")],
+    ids=["linear_shape", "linear_size", "linear_type", "conv_channels", "conv_kernel",
+         "conv_ndim", "conv_kernel_type", "conv_stride", "pool_kernel", "sequential"],
+)
+def test_layer_errors(fn, error, message) -> None:
+    with pytest.raises(error, match=message):
+        fn()
+
+
+def test_a_small_cnn_learns() -> None:
+    """A few SGD steps on a toy task: the loss goes down (the layers train end to end)."""
+    manual_seed(0)
+    rng = _rng(5)
+    x = rng.standard_normal((32, 1, 6, 6)).astype(np.float32)
+    labels = (x[:, 0, :3].sum(axis=(1, 2)) > x[:, 0, 3:].sum(axis=(1, 2))).astype(int)
+    model = Sequential(Conv2d(1, 4, 3, padding=1), ReLU(), MaxPool2d(2), Flatten(),
+                       Linear(36, 2))
+    losses = []
+    for _ in range(30):
+        model.zero_grad()
+        loss = -model(Tensor(x)).log_softmax()[np.arange(32), labels].mean()
+        loss.backward()
+        for p in model.parameters():
+            p.data -= 0.1 * p.grad
+        losses.append(loss.item())
+    assert losses[-1] < 0.7 * losses[0]
+
+
+def test_state_dict_round_trip_and_errors() -> None:
+    manual_seed(0)
+    a = Sequential(Conv2d(1, 2, 3), Flatten(), Linear(2, 3))
+    b = Sequential(Conv2d(1, 2, 3), Flatten(), Linear(2, 3))
+    state = a.state_dict()
+    assert list(state) == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert state["0.weight"].dtype == np.float32 and state["0.weight"] is not a[0].weight.data
+    view = b[0].weight.data
+    b.load_state_dict(state)
+    assert all(np.array_equal(state[k], v) for k, v in b.state_dict().items())
+    assert view is b[0].weight.data  # updated in place
+    before = b.state_dict()
+    bad = dict(state, **{"2.bias": np.full(3, np.nan)})
+    bad.pop("0.bias")
+    with pytest.raises(ValueError, match=r"missing keys \['0.bias'\].*2.bias holds non-finite"):
+        b.load_state_dict(bad)
+    with pytest.raises(ValueError, match=r"2.weight has shape \(2, 3\), expected \(3, 2\)"):
+        b.load_state_dict(dict(state, **{"2.weight": np.zeros((2, 3))}))
+    with pytest.raises(ValueError, match=r"unexpected keys \['x'\]"):
+        b.load_state_dict(dict(state, x=np.zeros(1)))
+    with pytest.raises(TypeError, match="load_state_dict: expected a mapping"):
+        b.load_state_dict([1, 2])
+    assert all(np.array_equal(before[k], v) for k, v in b.state_dict().items())
+
+
+def test_state_dict_loads_from_torch(torch) -> None:
+    theirs = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    ours = Sequential(Linear(3, 4), Tanh(), Linear(4, 2))
+    ours.load_state_dict(theirs.state_dict())
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    expected = theirs(torch.as_tensor(x)).detach().numpy()
+    assert np.allclose(ours(Tensor(x)).data, expected, atol=1e-6)
