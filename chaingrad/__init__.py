@@ -9,6 +9,8 @@ Example:
     (10.0, 7.0)
 """
 
+import importlib
+
 from .autograd import grad, gradcheck, primitive
 from .engine import Value
 from .errors import DomainError, GradcheckError
@@ -20,6 +22,26 @@ from .optim import NonFiniteGradError
 from .viz import draw_dot, to_dot
 
 __version__ = "0.1.0"
+
+# The Tensor engine needs numpy, which `import chaingrad` must not: its names load on use.
+_TENSOR_NAMES = {
+    "Tensor": "chaingrad.tensor",
+    "concatenate": "chaingrad.tensor_ops",
+    "stack": "chaingrad.tensor_ops",
+    "where": "chaingrad.tensor_ops",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _TENSOR_NAMES:
+        value = getattr(importlib.import_module(_TENSOR_NAMES[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'chaingrad' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_TENSOR_NAMES))
 
 __all__ = [
     "DomainError",

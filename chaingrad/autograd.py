@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import math
+import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from . import graph
 from .engine import Value, _lift, _node
@@ -15,6 +18,7 @@ def grad(
     inputs: Value | Sequence[Value],
     create_graph: bool = False,
     allow_unused: bool = False,
+    grad_outputs: Any = None,
 ) -> list:
     """d(outputs)/d(input) for each input, without touching any ``.grad``.
 
@@ -27,6 +31,8 @@ def grad(
             instead of floats.
         allow_unused: Return None for an input that ``outputs`` does not depend on,
             instead of raising ValueError.
+        grad_outputs: For Tensors: d(loss)/d(output) for each output that has more than
+            one element (see ``chaingrad.tensor_autograd.grad``).
 
     Returns:
         One gradient per input, in order.
@@ -40,6 +46,9 @@ def grad(
         >>> df.data, d2f.data, d3f
         (12.0, 12.0, 6.0)
     """
+    tensors = _tensor_side(outputs, inputs)
+    if tensors is not None:
+        return tensors.grad(outputs, inputs, create_graph, allow_unused, grad_outputs)
     outs = [outputs] if isinstance(outputs, Value) else list(outputs)
     ins = [inputs] if isinstance(inputs, Value) else list(inputs)
     for what, values in (("outputs", outs), ("inputs", ins)):
@@ -82,8 +91,8 @@ def primitive(
         forward: ``forward(*xs) -> float`` on plain floats.
         backward: ``backward(xs, out, grad) -> tuple`` with one gradient per input:
             ``grad * d(out)/d(x)`` for each ``x`` in ``xs``. Written with arithmetic
-            operators (and Value methods such as ``.exp()`` rather than ``math.exp``), it
-            also works on Values, and the op can then be differentiated twice.
+            operators and ``chaingrad.functional``'s functions (``F.exp`` rather than
+            ``math.exp``), it also works on Values, and the op can be differentiated twice.
         name: The op's name in graphs and errors (default: ``forward.__name__``).
 
     Returns:
@@ -113,7 +122,8 @@ def primitive(
             if isinstance(out, Value):
                 raise TypeError(
                     f"{op}: its backward failed on Values ({exc}); to differentiate it "
-                    "twice (create_graph=True) write it with operators and Value methods"
+                    "twice (create_graph=True) write it with operators and the functions "
+                    "of chaingrad.functional (F.exp, F.log, ...), which take floats and Values"
                 ) from exc
             raise
         grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
@@ -123,7 +133,14 @@ def primitive(
             )
         return grads
 
+    tensor_op = None
+
     def apply(*args: Value | float) -> Value:
+        nonlocal tensor_op
+        if _tensor_side(args) is not None:  # the same pair of functions, on arrays
+            if tensor_op is None:
+                tensor_op = _tensor_side(args).primitive(forward, backward, name=op)
+            return tensor_op(*args)
         inputs = []
         for i, a in enumerate(args):
             v = _lift(a)
@@ -142,6 +159,22 @@ def primitive(
     apply.__name__ = op
     apply.__doc__ = f"The chaingrad primitive {op!r} (forward {forward!r})."
     return apply
+
+
+def _tensor_side(*objects: Any) -> Any:
+    """``chaingrad.tensor_autograd`` if any object (or item of one) is a Tensor, else None.
+
+    Tensors need numpy; the scalar engine must not import it, and no Tensor can exist
+    before ``chaingrad.tensor`` has been imported, so only then is there anything to check.
+    """
+    tensor = sys.modules.get("chaingrad.tensor")
+    if tensor is None:
+        return None
+    for obj in objects:
+        items = obj if isinstance(obj, (list, tuple)) else (obj,)
+        if any(isinstance(item, tensor.Tensor) for item in items):
+            return importlib.import_module("chaingrad.tensor_autograd")
+    return None
 
 
 def _check_output(op: str, data: object) -> float:

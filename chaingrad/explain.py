@@ -234,7 +234,21 @@ def _contributions(node: Any, g: float) -> list[float]:
             n.grad = grad
 
 
-def explain(root: Any, naive: bool = False, file: TextIO | None = None) -> str:
+class Explanation(str):
+    """The text ``explain`` printed: a str, which does not print itself a second time.
+
+    In Jupyter, ``explain(o)`` as a cell's last line shows the table once (the printed
+    one); at the Python prompt the echo is one short line instead of the whole table again.
+    """
+
+    def __repr__(self) -> str:
+        return f"<chaingrad explanation: {self.count(chr(10))} lines, printed above>"
+
+    def _ipython_display_(self) -> None:
+        """Display nothing: the table has been printed already."""
+
+
+def explain(root: Any, naive: bool = False, file: TextIO | None = None) -> Explanation:
     """Run ``root``'s backward and print each step with its formula filled in.
 
     Like ``root.backward()``, it adds the gradients into ``.grad``.
@@ -246,7 +260,7 @@ def explain(root: Any, naive: bool = False, file: TextIO | None = None) -> str:
         file: Where to print (default: standard output).
 
     Returns:
-        The printed text.
+        The printed text (an ``Explanation``, a str that does not echo itself).
 
     Example:
         >>> from chaingrad import Value
@@ -283,7 +297,7 @@ def explain(root: Any, naive: bool = False, file: TextIO | None = None) -> str:
         lines += [""] + _naive_section(root, order, names, totals)
     text = "\n".join(lines) + "\n"
     print(text, end="", file=sys.stdout if file is None else file)
-    return text
+    return Explanation(text)
 
 
 def _step_rows(steps: list[Step]) -> list[list[str]]:

@@ -256,3 +256,18 @@ def _flatten(p: Nested) -> list[Value]:
     if not isinstance(p, list):
         return [p]
     return [v for item in p for v in _flatten(item)]
+
+
+# The Tensor layers (chaingrad.layers) need numpy; they load when first asked for.
+_TENSOR_LAYERS = (
+    "Conv2d", "Dropout", "Flatten", "Identity", "Linear", "MaxPool2d", "ReLU", "Sequential",
+    "Sigmoid", "Tanh", "TensorModule", "manual_seed",
+)
+
+
+def __getattr__(name: str) -> object:
+    if name in _TENSOR_LAYERS:
+        from . import layers
+
+        return getattr(layers, name)
+    raise AttributeError(f"module 'chaingrad.nn' has no attribute {name!r}")
