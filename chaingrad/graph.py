@@ -197,7 +197,7 @@ def _propagate(order: list[Any]) -> None:
     """The hot loop: each node hands ``grad * local derivative`` to its inputs (floats).
 
     A node keeps its inputs in two slots, ``_a`` and ``_b`` (``_b`` is None for one input);
-    see ``engine.Value._prev``.
+    see ``Node``.
     """
     for node in reversed(order):
         vjp = node._vjp
