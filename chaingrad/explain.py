@@ -10,6 +10,13 @@ where ``out`` is the node whose ``_backward`` runs. ``explain(root, naive=True)`
 the naive recursive algorithm ("run my ``_backward``, then my inputs'", on copies of the
 gradients) and shows where it goes wrong: a node used twice runs its ``_backward`` twice.
 
+On a Tensor graph the steps carry arrays and ``explain`` shows shapes instead of numbers:
+
+    matmul : transpose1.grad += x.data.T @ out.grad   (3, 5) = (3, 4) @ (4, 5)
+
+(``sum_to_shape`` in a formula is the engine's one helper that sums a broadcast gradient
+back to its input's shape; the last column shows each gradient's norm.)
+
 Nodes are named as in the drawings (see ``chaingrad.viz``): their label, or an op-based name
 such as ``mul1`` or ``leaf2``. Each backward pass starts from zero gradients; the numbers
 shown are this pass's (``.grad`` ends as what it held before plus this pass, as with
@@ -18,13 +25,23 @@ shown are this pass's (``.grad`` ends as what it held before plus this pass, as 
 
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 from . import graph
-from .viz import _check_root, format_number, node_names, reading_order
+from .explain_naive import naive_section
+from .explain_tensor import tensor_formula
+from .viz import (
+    _check_root,
+    format_number,
+    grad_summary,
+    is_tensor,
+    node_names,
+    norm,
+    reading_order,
+    text_table,
+)
 
 _FMT = format_number
 
@@ -60,14 +77,18 @@ class Update:
 
     input: Any
     name: str
-    before: float
-    after: float
-    added: float
+    before: Any  # a float for a Value; an array or None for a Tensor
+    after: Any
+    added: Any
     formula: str
-    numbers: str
+    numbers: str  # for a Tensor: the formula with shapes instead of names
+    result: str = ""  # for a Tensor: the shape of what was added
 
     def text(self, op: str) -> str:
-        """``op : name.grad += formula = numbers = added``."""
+        """``op : name.grad += formula = numbers = added`` (for a Tensor:
+        ``op : name.grad += formula   result shape = shapes``)."""
+        if self.result:
+            return f"{op} : {self.name}.grad += {self.formula}   {self.result} = {self.numbers}"
         parts = [f"{op} : {self.name}.grad += {self.formula}"]
         result = _FMT(self.added)
         if self.numbers and self.numbers != result:
@@ -85,17 +106,19 @@ class Step:
     node: Any
     name: str
     op: str
-    upstream: float
+    upstream: Any  # a float for a Value, an array for a Tensor
     updates: tuple[Update, ...]
 
 
-def backward_steps(root: Any, accumulate: bool = True) -> list[Step]:
+def backward_steps(root: Any, accumulate: bool = True, grad: Any = None) -> list[Step]:
     """Run ``root``'s backward and return the steps it took, in order.
 
     Args:
-        root: The Value to differentiate (its gradient is seeded with 1).
+        root: The Value or Tensor to differentiate (its gradient is seeded with 1).
         accumulate: Add this pass into ``.grad`` as ``root.backward()`` does (the default);
             False leaves every ``.grad`` as it was.
+        grad: For a Tensor root: d(loss)/d(root), of root's shape, as in
+            ``Tensor.backward(grad)``; needed unless root has one element.
 
     Returns:
         One ``Step`` per node whose ``_backward`` ran, in reverse topological order.
@@ -110,11 +133,26 @@ def backward_steps(root: Any, accumulate: bool = True) -> list[Step]:
         [('a', 0.0, 1.0), ('a', 1.0, 2.0)]
         >>> a.grad
         2.0
+
+    On a Tensor graph the gradients are arrays (a hand-written ``_backward`` closure runs
+    but is not listed), and each update's ``numbers`` are shapes:
+
+        >>> from chaingrad.tensor import Tensor
+        >>> x = Tensor([[1.0, 2.0, 3.0]], requires_grad=True, label="x")
+        >>> steps = backward_steps((x * x).sum())
+        >>> [u.text(steps[1].op) for u in steps[1].updates][0]
+        '* : x.grad += x.data * out.grad   (1, 3) = (1, 3) * (1, 3)'
     """
     _check_root(root, "backward_steps")
     names = node_names(reading_order(root))
     trace: list = []
-    graph.run_backward(root, 1.0, create_graph=False, accumulate=accumulate, trace=trace)
+    seed = _seed(root, grad, "backward_steps")
+    if is_tensor(root):
+        from .tensor_backward import run_backward  # needs numpy: imported on use
+
+        run_backward(root, seed, create_graph=False, accumulate=accumulate, trace=trace)
+        return [_tensor_step(i, *entry, names) for i, entry in enumerate(trace, start=1)]
+    graph.run_backward(root, seed, create_graph=False, accumulate=accumulate, trace=trace)
     steps = []
     for index, (node, upstream, updates) in enumerate(trace, start=1):
         added = _added(node, upstream, updates)
@@ -162,78 +200,6 @@ def _base(x: float) -> str:
     return f"({text})" if x < 0 else text
 
 
-@dataclass(frozen=True)
-class NaiveRun:
-    """The naive recursive backward: the ``_backward`` calls it made and its gradients."""
-
-    calls: tuple[Any, ...]
-    grads: dict[int, float]
-    stopped: bool
-
-
-def naive_backward(root: Any, max_calls: int = 10_000) -> NaiveRun:
-    """Run the naive recursive backward on copies of the gradients (``.grad`` is untouched).
-
-    The algorithm, as people first write it::
-
-        def backward(node):
-            node._backward()          # pass my gradient to my inputs
-            for child in node._prev:  # then let each input pass on its own
-                backward(child)
-
-    It runs a node's ``_backward`` once per path from the root (each time passing on all
-    the gradient the node has so far), so it stops after ``max_calls`` calls: on a deep
-    graph with sharing the number of paths grows exponentially.
-
-    Example:
-        >>> from chaingrad import Value
-        >>> a = Value(1.0, label="a")
-        >>> b = a + a
-        >>> c = b + b
-        >>> run = naive_backward(c)
-        >>> run.grads[id(a)], a.grad  # correct: 4.0
-        (8.0, 0.0)
-    """
-    _check_root(root, "naive_backward")
-    grads = {id(node): 0.0 for node in reading_order(root)}
-    grads[id(root)] = 1.0
-    calls: list[Any] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node._vjp is None:
-            continue  # a leaf's _backward does nothing
-        if len(calls) == max_calls:
-            return NaiveRun(tuple(calls), grads, True)
-        calls.append(node)
-        for child, g in zip(node._prev, _contributions(node, grads[id(node)]), strict=True):
-            grads[id(child)] += g
-        stack.extend(reversed(node._prev))
-    return NaiveRun(tuple(calls), grads, False)
-
-
-def _contributions(node: Any, g: float) -> list[float]:
-    """What ``node``'s rule adds to each input when ``g`` arrives, without changing .grad."""
-    if type(node._vjp) is not graph.ClosureRule:
-        return list(node._vjp(tuple(c.data for c in node._prev), node.data, g))
-    # a hand-written closure works on .grad itself: run it on borrowed grads, then restore
-    saved = [(n, n.grad) for n in (node, *node._prev)]
-    try:
-        for child in node._prev:
-            child.grad = 0.0
-        node.grad = g
-        node._vjp.backward()
-        seen: set[int] = set()
-        out = []
-        for child in node._prev:
-            out.append(0.0 if id(child) in seen else child.grad)
-            seen.add(id(child))
-        return out
-    finally:
-        for n, grad in saved:
-            n.grad = grad
-
-
 class Explanation(str):
     """The text ``explain`` printed: a str, which does not print itself a second time.
 
@@ -248,16 +214,21 @@ class Explanation(str):
         """Display nothing: the table has been printed already."""
 
 
-def explain(root: Any, naive: bool = False, file: TextIO | None = None) -> Explanation:
+def explain(
+    root: Any, naive: bool = False, file: TextIO | None = None, grad: Any = None
+) -> Explanation:
     """Run ``root``'s backward and print each step with its formula filled in.
 
-    Like ``root.backward()``, it adds the gradients into ``.grad``.
+    Like ``root.backward()``, it adds the gradients into ``.grad``. On a Tensor graph each
+    formula is filled in with shapes, and the last column shows the gradients' norms.
 
     Args:
-        root: The Value to differentiate.
+        root: The Value or Tensor to differentiate.
         naive: Also run the naive recursive algorithm (on copies of the gradients) and show
-            where it disagrees with the correct, topologically ordered backward.
+            where it disagrees with the correct, topologically ordered backward (Value
+            graphs only: ValueError on a Tensor).
         file: Where to print (default: standard output).
+        grad: For a Tensor root with more than one element: d(loss)/d(root).
 
     Returns:
         The printed text (an ``Explanation``, a str that does not echo itself).
@@ -269,110 +240,144 @@ def explain(root: Any, naive: bool = False, file: TextIO | None = None) -> Expla
         >>> text = explain(x * w, file=io.StringIO())
         >>> "* : x.grad += w.data * out.grad = -3.0000 * 1.0000" in text
         True
+        >>> from chaingrad.tensor import Tensor
+        >>> W = Tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True, label="W")
+        >>> text = explain((W @ Tensor([[1.0], [-1.0]], label="v")).sum(), file=io.StringIO())
+        >>> "matmul : W.grad += out.grad @ v.data.T   (3, 2) = (3, 1) @ (1, 2)" in text
+        True
     """
     _check_root(root, "explain")
+    tensor = is_tensor(root)
+    if tensor and naive:
+        raise ValueError("explain: naive=True is for Value graphs only (the naive walk is "
+                         "shown on scalars); got a Tensor of shape "
+                         f"{root.data.shape}")
     order = reading_order(root)
-    had_grads = any(_value(node.grad) != 0.0 for node in order)
-    steps = backward_steps(root)
+    seed = _seed(root, grad, "explain")
+    if tensor:
+        had_grads = any(node.grad is not None for node in order)
+    else:
+        had_grads = any(_value(node.grad) != 0.0 for node in order)
+    steps = backward_steps(root, grad=seed if tensor else None)
     names = node_names(order)
     lines = [
         f"Backward of {names[id(root)]}, step by step: {len(steps)} _backward calls in reverse "
         "topological order;",
         "out = the node whose _backward runs; each input's grad is updated with +=.",
-        f"seed: {names[id(root)]}.grad = 1.0000",
-        "",
+        f"seed: {names[id(root)]}.grad = {_FMT(seed)}" if not tensor else
+        f"seed: {names[id(root)]}.grad = " + (f"ones({seed.shape})" if grad is None else
+                                              f"grad= {grad_summary(seed)}"),
     ]
-    lines += _table(
+    if tensor:
+        lines.append("Shapes instead of numbers; grad: before -> after shows norms.")
+    lines += [""] + text_table(
         ["step", "out", "op", "out.grad", "update", "grad: before -> after"],
-        _step_rows(steps),
+        _step_rows(steps, tensor),
         right={0, 3},
     )
     leaves = [n for n in order if not n._prev]
-    totals = _pass_totals(root, order, steps)
+    totals = _pass_totals(root, order, steps, seed)
     lines += ["", "gradients of this pass, at the leaves:"]
-    lines += [f"  {names[id(n)]}.grad = {_FMT(totals[id(n)])}" for n in leaves]
+    for n in leaves:
+        if not tensor:
+            lines.append(f"  {names[id(n)]}.grad = {_FMT(totals[id(n)])}")
+        elif n.requires_grad:
+            lines.append(f"  {names[id(n)]}.grad = {grad_summary(totals[id(n)])}")
+        else:
+            lines.append(f"  {names[id(n)]}: requires_grad=False, no gradient")
     if had_grads:
         lines.append("(.grad already held gradients; this pass was added to them)")
     if naive:
-        lines += [""] + _naive_section(root, order, names, totals)
+        lines += [""] + naive_section(root, order, names, totals)
     text = "\n".join(lines) + "\n"
     print(text, end="", file=sys.stdout if file is None else file)
     return Explanation(text)
 
 
-def _step_rows(steps: list[Step]) -> list[list[str]]:
+def _step_rows(steps: list[Step], tensor: bool = False) -> list[list[str]]:
     rows = []
     for step in steps:
         for k, update in enumerate(step.updates):
-            head = [str(step.index), step.name, step.op, _FMT(step.upstream)]
+            if tensor:
+                upstream = str(step.upstream.shape)
+                change = f"{_norm_text(update.before)} -> {_norm_text(update.after)}"
+            else:
+                upstream = _FMT(step.upstream)
+                change = f"{_FMT(update.before)} -> {_FMT(update.after)}"
+            head = [str(step.index), step.name, step.op, upstream]
             head = head if k == 0 else [""] * len(head)
-            change = f"{_FMT(update.before)} -> {_FMT(update.after)}"
             rows.append(head + [update.text(step.op), change])
     return rows
 
 
-def _pass_totals(root: Any, order: list, steps: list[Step]) -> dict[int, float]:
+def _norm_text(g: Any) -> str:
+    return "None" if g is None else _FMT(norm(g))
+
+
+def _pass_totals(root: Any, order: list, steps: list[Step], seed: Any = 1.0) -> dict[int, Any]:
     """Each node's gradient at the end of the pass (the last 'after' it was given)."""
-    totals = {id(node): 0.0 for node in order}
-    totals[id(root)] = 1.0
+    totals = {id(node): None if is_tensor(root) else 0.0 for node in order}
+    totals[id(root)] = seed
     for step in steps:
         for update in step.updates:
             totals[id(update.input)] = update.after
     return totals
 
 
-def _naive_section(root: Any, order: list, names: dict, totals: dict) -> list[str]:
-    run = naive_backward(root)
-    counts: dict[int, int] = {}
-    for node in run.calls:
-        counts[id(node)] = counts.get(id(node), 0) + 1
-    lines = [
-        "The naive recursive backward (each node runs its _backward, then calls its inputs'",
-        "backward, recursively), run on copies of the gradients:",
-        "  _backward calls, in order: " + ", ".join(names[id(n)] for n in run.calls[:40])
-        + (", ..." if len(run.calls) > 40 else ""),
-    ]
-    if run.stopped:
-        lines.append(f"  (stopped after {len(run.calls)} calls: it revisits shared nodes once "
-                     "per path, which grows exponentially)")
-    rows, differ = [], []
-    for node in order:
-        right, wrong = totals[id(node)], run.grads[id(node)]
-        same = math.isclose(right, wrong, rel_tol=1e-9, abs_tol=1e-12)
-        if not same:
-            differ.append(node)
-        runs = str(counts.get(id(node), 0)) if node._prev else "-"
-        rows.append([names[id(node)], node._op or "leaf", runs, _FMT(right), _FMT(wrong),
-                     "" if same else "<- differs"])
-    lines += [""] + _table(["node", "op", "naive runs", "correct grad", "naive grad", ""], rows,
-                           right={2, 3, 4})
-    repeated = [names[id(n)] for n in order if counts.get(id(n), 0) > 1]
-    lines.append("")
-    if not differ:
-        lines.append("They agree on this graph: every _backward ran once, after all of its "
-                     "node's gradient had arrived.")
-        return lines
-    lines += [
-        f"They differ at {', '.join(names[id(n)] for n in differ)}: the naive walk ran the "
-        f"_backward of {', '.join(repeated) or 'some nodes'}",
-        "more than once (once per path from the root), each time passing on all the gradient",
-        "gathered so far. The topological order runs each _backward exactly once, after every",
-        "op that uses the node has added its share.",
-    ]
-    return lines
-
-
-def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    out = []
-    for row in [header, *rows]:
-        cells = [
-            c.rjust(w) if i in right else c.ljust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        ]
-        out.append("  ".join(cells).rstrip())
-    return out
-
-
 def _value(x: Any) -> float:
     return float(getattr(x, "data", x))
+
+
+# ---- Tensor graphs: the same steps, with shapes instead of numbers ----
+
+def _seed(root: Any, grad: Any, where: str) -> Any:
+    """d(root)/d(root): 1.0 for a Value; for a Tensor ``grad`` or ones, checked as
+    ``Tensor.backward`` checks it."""
+    if not is_tensor(root):
+        if grad is not None:
+            raise TypeError(f"{where}: grad= is for a Tensor root; a Value's seed is 1")
+        return 1.0
+    import numpy as np
+
+    from .arrays import all_finite, as_array
+
+    if not root.requires_grad:
+        raise RuntimeError(f"{where}: this tensor does not require a gradient (make its "
+                           "inputs with requires_grad=True, outside no_grad())")
+    if grad is None:
+        if root.data.size != 1:
+            raise ValueError(f"{where}: the output has shape {root.data.shape}; pass grad= "
+                             "(d(loss)/d(output), of that shape) or reduce it first "
+                             "(e.g. .sum())")
+        return np.ones_like(root.data)
+    seed = np.array(as_array(grad, root.data.dtype, where))
+    if seed.shape != root.data.shape:
+        raise ValueError(f"{where}: grad has shape {seed.shape}, the output has shape "
+                         f"{root.data.shape}")
+    if not all_finite(seed):
+        raise ValueError(f"{where}: grad holds nan or inf, needs finite numbers")
+    return seed
+
+
+def _tensor_step(index: int, node: Any, upstream: Any, updates: list, names: dict) -> Step:
+    """A Step from one entry of the Tensor engine's trace, which lists only the inputs that
+    got a gradient. The rule is asked again for each gradient as it was before
+    ``sum_to_shape`` (to show that summation, and ``added`` exactly)."""
+    import numpy as np
+
+    from .tensor_backward import sum_to_shape
+
+    prev = node._prev
+    with np.errstate(all="ignore"):
+        raw = node._vjp(tuple(child.data for child in prev), node.data, upstream)
+    made, left = [], list(updates)
+    for k, child in enumerate(prev):
+        if not left or left[0][0] is not child or raw[k] is None:
+            continue
+        _, before, after = left.pop(0)
+        g = np.asarray(raw[k])
+        formula, shapes = tensor_formula(node, k, names, g.shape)
+        made.append(Update(child, names[id(child)], before, after,
+                           sum_to_shape(g, child.data.shape), formula, shapes,
+                           str(child.data.shape)))
+    return Step(index, node, names[id(node)], node._op, upstream, tuple(made))

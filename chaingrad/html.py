@@ -9,6 +9,10 @@ The page fetches nothing, so it works offline and can be mailed or checked in.
 For tests and tools, every Value is an SVG group ``<g class="value" id="n3"
 data-name="x1" data-data="2.0" data-grad="-1.5">`` whose ``data-grad`` always holds the
 gradient shown, and ``#status`` carries ``data-step`` / ``data-steps``.
+
+A Tensor graph gets the same page with shapes instead of numbers: each node shows
+``data (4, 3) float32`` and its gradient's shape and norm (``grad (4, 3), norm 1.2345``),
+which is also its ``data-grad``; ``data-data`` holds the data's shape and dtype.
 """
 
 from __future__ import annotations
@@ -18,14 +22,17 @@ import json
 import os
 from typing import Any
 
-from .explain import backward_steps
+from .explain import _seed, backward_steps
 from .viz import (
     DEFAULT_MAX_NODES,
     _check_root,
     check_size,
     format_number,
+    grad_summary,
+    is_tensor,
     node_names,
     reading_order,
+    record_fields,
     write_atomic,
 )
 
@@ -42,6 +49,7 @@ def to_html(
     path: str | os.PathLike,
     max_nodes: int = DEFAULT_MAX_NODES,
     title: str | None = None,
+    grad: Any = None,
 ) -> str:
     """Write a self-contained page that steps through ``root``'s backward; return the path.
 
@@ -49,10 +57,11 @@ def to_html(
     ``.grad`` is left as it was.
 
     Args:
-        root: The Value whose backward to show.
+        root: The Value or Tensor whose backward to show.
         path: The HTML file to write (atomically).
-        max_nodes: The largest number of Values to lay out (ValueError above it).
+        max_nodes: The largest number of nodes to lay out (ValueError above it).
         title: The page title (default: "backward of <root name>").
+        grad: For a Tensor root with more than one element: d(loss)/d(root).
 
     Returns:
         ``path``.
@@ -71,7 +80,16 @@ def to_html(
     check_size(len(order), max_nodes, "to_html")
     names = node_names(order)
     ids = {id(node): f"n{i}" for i, node in enumerate(order)}
-    steps = backward_steps(root, accumulate=False)
+    tensor = is_tensor(root)
+    seed = _seed(root, grad, "to_html")
+    start = {}  # for a Tensor: what each node's grad field shows before the first step
+    if tensor:
+        start = {ids[id(node)]: "grad None" if node.requires_grad else "requires_grad=False"
+                 for node in order}
+        start[ids[id(root)]] = "grad " + grad_summary(seed)
+    steps = backward_steps(root, accumulate=False, grad=seed if tensor else None)
+    shown = (lambda g: "grad " + grad_summary(g)) if tensor else float
+    upstream = grad_summary if tensor else format_number
     payload = {
         "root": ids[id(root)],
         "ids": [ids[id(node)] for node in order],
@@ -79,19 +97,21 @@ def to_html(
             {
                 "node": ids[id(step.node)],
                 "title": f"step {step.index}: {step.name}._backward() ({step.op}), "
-                f"out.grad = {format_number(step.upstream)}",
+                f"out.grad = {upstream(step.upstream)}",
                 "updates": [
-                    {"id": ids[id(u.input)], "after": float(u.after), "text": u.text(step.op)}
+                    {"id": ids[id(u.input)], "after": shown(u.after), "text": u.text(step.op)}
                     for u in step.updates
                 ],
             }
             for step in steps
         ],
     }
+    if tensor:
+        payload |= {"start": start, "seed": grad_summary(seed)}
     heading = title or f"backward of {names[id(root)]}"
     page = _PAGE.format(
         title=_std_html.escape(heading),
-        svg=_svg(order, ids, names, root),
+        svg=_svg(order, ids, names, root, start, payload["steps"]),
         nsteps=len(steps),
         data=json.dumps(payload).replace("<", "\\u003c"),  # no "</script>" inside the JSON
         script=_SCRIPT,
@@ -145,10 +165,26 @@ def _layout(order: list[Any]) -> tuple[dict[int, int], dict[int, int]]:
     return col, row
 
 
-def _svg(order: list[Any], ids: dict[int, str], names: dict[int, str], root: Any) -> str:
+def _svg(order: list[Any], ids: dict[int, str], names: dict[int, str], root: Any,
+         start: dict[str, str], steps: list[dict]) -> str:
+    """The graph as SVG; ``start`` holds a Tensor graph's first grad texts (empty for Values)."""
     col, row = _layout(order)
     name_w = max(48, max(7.2 * len(n) for n in names.values()) + 16)
-    box_w = name_w + 2 * _FIELD_W
+    fields = {}  # id(node) -> (data text, data-data, grad text, data-grad)
+    for node in order:
+        if start:
+            data, grad = record_fields(node)[0], start[ids[id(node)]]
+            fields[id(node)] = (data, data[5:], grad, grad)
+        else:
+            grad = 1.0 if node is root else 0.0
+            fields[id(node)] = (f"data {format_number(node.data)}", repr(node.data),
+                                f"grad {format_number(grad)}", repr(grad))
+    data_w = grad_w = _FIELD_W
+    if start:  # shapes and norms: as wide as their longest text
+        grads = [*start.values(), *(u["after"] for step in steps for u in step["updates"])]
+        data_w = max(_FIELD_W, 7.2 * max(len(f[0]) for f in fields.values()) + 12)
+        grad_w = max(_FIELD_W, 7.2 * max(map(len, grads)) + 12)
+    box_w = name_w + data_w + grad_w
     op_rx = max([_OP_R] + [3.7 * len(n._op) + 8 for n in order if n._prev])
     first = min(col.values())
     counts: dict[int, int] = {}
@@ -195,23 +231,23 @@ def _svg(order: list[Any], ids: dict[int, str], names: dict[int, str], root: Any
                 f'rx="{op_rx:.1f}" ry="{_OP_R}"/>'
                 f'<text x="{ox:.1f}" y="{oy + 4:.1f}">{_std_html.escape(node._op)}</text></g>'
             )
-        grad = 1.0 if node is root else 0.0
+        data, data_attr, grad, grad_attr = fields[id(node)]
         top = y - _BOX_H / 2
         esc = _std_html.escape
         parts.append(
             f'<g class="value" id="{nid}" data-name="{esc(names[id(node)])}" '
-            f'data-data="{node.data!r}" data-grad="{grad!r}">'
+            f'data-data="{esc(data_attr)}" data-grad="{esc(grad_attr)}">'
             f'<rect x="{x:.1f}" y="{top:.1f}" width="{box_w:.1f}" height="{_BOX_H}" rx="3"/>'
             f'<line x1="{x + name_w:.1f}" y1="{top:.1f}" x2="{x + name_w:.1f}" '
             f'y2="{top + _BOX_H:.1f}"/>'
-            f'<line x1="{x + name_w + _FIELD_W:.1f}" y1="{top:.1f}" '
-            f'x2="{x + name_w + _FIELD_W:.1f}" y2="{top + _BOX_H:.1f}"/>'
+            f'<line x1="{x + name_w + data_w:.1f}" y1="{top:.1f}" '
+            f'x2="{x + name_w + data_w:.1f}" y2="{top + _BOX_H:.1f}"/>'
             f'<text class="name" x="{x + name_w / 2:.1f}" y="{y + 4:.1f}">'
             f"{esc(names[id(node)])}</text>"
-            f'<text class="data" x="{x + name_w + _FIELD_W / 2:.1f}" y="{y + 4:.1f}">'
-            f"data {format_number(node.data)}</text>"
-            f'<text class="grad" x="{x + name_w + 1.5 * _FIELD_W:.1f}" y="{y + 4:.1f}">'
-            f"grad {format_number(grad)}</text></g>"
+            f'<text class="data" x="{x + name_w + data_w / 2:.1f}" y="{y + 4:.1f}">'
+            f"{esc(data)}</text>"
+            f'<text class="grad" x="{x + name_w + data_w + grad_w / 2:.1f}" y="{y + 4:.1f}">'
+            f"{esc(grad)}</text></g>"
         )
     width = max(x for x, _ in centre.values()) + box_w + _MARGIN
     height = 2 * _MARGIN + tallest * _ROW
@@ -262,9 +298,9 @@ _SCRIPT = r"""
   }
   function show() {
     data.ids.forEach(function (id) {
-      var g = byId(id);
-      g.setAttribute("data-grad", String(grads[id]));
-      g.querySelector(".grad").textContent = "grad " + fmt(grads[id]);
+      var g = byId(id), x = grads[id];
+      g.setAttribute("data-grad", String(x));
+      g.querySelector(".grad").textContent = typeof x === "string" ? x : "grad " + fmt(x);
     });
     document.querySelectorAll(".current, .updated, .active").forEach(function (e) {
       e.classList.remove("current", "updated", "active");
@@ -274,7 +310,7 @@ _SCRIPT = r"""
     log.textContent = "";
     if (done === 0) {
       status.textContent = "seed: " + byId(data.root).getAttribute("data-name") +
-        ".grad = 1; press step to run the first _backward";
+        ".grad = " + (data.seed || "1") + "; press step to run the first _backward";
     } else {
       var s = steps[done - 1];
       byId(s.node).classList.add("current");
@@ -307,8 +343,8 @@ _SCRIPT = r"""
   function reset() {
     stop();
     done = 0;
-    data.ids.forEach(function (id) { grads[id] = 0; });
-    grads[data.root] = 1;
+    data.ids.forEach(function (id) { grads[id] = data.start ? data.start[id] : 0; });
+    if (!data.start) grads[data.root] = 1;
     show();
   }
   function play() {

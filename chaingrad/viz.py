@@ -5,6 +5,11 @@
 in argument order (so ``a + a`` is drawn as two edges). The text depends only on the
 graph's shape and numbers, never on ``id()``: the same graph always gives the same text.
 
+A Tensor graph is drawn the same way, with shapes instead of numbers: a record shows
+``name | data (4, 3) float32 | grad (4, 3)``, the grad field reads ``grad None`` before
+backward and ``requires_grad=False`` on a constant; a one-element tensor also shows its
+value (``data () float32 = 0.7071``).
+
 ``draw_dot(root)`` wraps that text in a ``Drawing`` that behaves like the
 ``graphviz.Digraph`` micrograd returns for the calls people make on it (``.source``,
 ``.render()``, ``.pipe()``, inline display in Jupyter). It renders with a system ``dot``
@@ -20,6 +25,7 @@ can be read side by side.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import sys
@@ -56,6 +62,57 @@ def format_number(x: Any) -> str:
     if 1e-4 <= abs(x) < 1e6:
         return f"{x:.4f}"
     return f"{x:.4e}"
+
+
+def is_tensor(node: Any) -> bool:
+    """True for a Tensor node (it has ``requires_grad``), False for a Value."""
+    return hasattr(node, "requires_grad")
+
+
+def array_text(x: Any) -> str:
+    """A Tensor's data or gradient in a few characters: its shape, and its value if it has
+    one element (``(4, 3)``, ``() = 0.7071``). A gradient may be a Tensor or an ndarray."""
+    x = _array(x)
+    text = str(tuple(x.shape))
+    return f"{text} = {format_number(float(x.reshape(-1)[0]))}" if x.size == 1 else text
+
+
+def grad_summary(g: Any) -> str:
+    """A Tensor's gradient as explanations and pages show it: shape and norm, or None.
+
+    Example:
+        >>> import numpy as np
+        >>> grad_summary(np.array([[3.0, 0.0], [0.0, 4.0]])), grad_summary(None)
+        ('(2, 2), norm 5.0000', 'None')
+    """
+    if g is None:
+        return "None"
+    g = _array(g)
+    return array_text(g) if g.size == 1 else f"{tuple(g.shape)}, norm {format_number(norm(g))}"
+
+
+def norm(g: Any) -> float:
+    """The Euclidean norm of an array (of all its entries), computed in float64."""
+    g = _array(g).astype("float64")
+    return math.sqrt(float((g * g).sum()))
+
+
+def _array(x: Any) -> Any:
+    """The ndarray of a Tensor (a gradient after ``create_graph=True``), or ``x`` itself."""
+    return x.data if hasattr(x, "_prev") else x
+
+
+def record_fields(node: Any) -> tuple[str, str]:
+    """The data and grad fields of a node's record: numbers for a Value, shapes for a Tensor."""
+    if not is_tensor(node):
+        return f"data {format_number(node.data)}", f"grad {format_number(node.grad)}"
+    x = node.data
+    data = f"data {tuple(x.shape)} {x.dtype}"
+    if x.size == 1:
+        data += f" = {format_number(float(x.reshape(-1)[0]))}"
+    if node.grad is None:
+        return data, "grad None" if node.requires_grad else "requires_grad=False"
+    return data, f"grad {array_text(node.grad)}"
 
 
 def reading_order(root: Any) -> list[Any]:
@@ -120,12 +177,13 @@ def to_dot(root: Any, rankdir: str = "LR") -> str:
     """The graph of ``root`` as Graphviz DOT text (no dependency needed).
 
     Args:
-        root: The Value whose graph to draw.
+        root: The Value (or Tensor) whose graph to draw.
         rankdir: Graphviz direction: 'LR' (left to right, the default), 'RL', 'TB', 'BT'.
 
     Returns:
         DOT text: a record node ``name | data | grad`` per Value (numbers as in
-        ``format_number``), an op node per operation, edges in argument order.
+        ``format_number``; shapes for a Tensor, see the module docstring), an op node per
+        operation, edges in argument order.
 
     Example:
         >>> from chaingrad import Value
@@ -155,11 +213,7 @@ def _dot_text(order: list[Any], rankdir: str) -> str:
     lines = ["digraph chaingrad {", f"  graph [rankdir={rankdir}];", "  node [shape=record];"]
     for node in order:
         nid = ids[id(node)]
-        fields = (
-            _escape_record(names[id(node)]),
-            f"data {format_number(node.data)}",
-            f"grad {format_number(node.grad)}",
-        )
+        fields = (_escape_record(names[id(node)]), *record_fields(node))
         lines.append(f'  {nid} [label="{{ {" | ".join(fields)} }}"];')
         if node._prev:
             lines.append(f'  {nid}_op [label="{_escape_string(node._op)}", shape=ellipse];')
@@ -188,7 +242,8 @@ def _escape_string(text: str) -> str:
 
 def _check_root(root: Any, where: str) -> None:
     if not all(hasattr(root, a) for a in ("data", "grad", "_prev", "_op", "label")):
-        raise TypeError(f"{where}: root must be a Value, got {type(root).__name__}")
+        raise TypeError(f"{where}: root must be a Value, got {type(root).__name__} "
+                        "(a Tensor works too)")
 
 
 def find_renderer() -> str | None:
@@ -305,7 +360,7 @@ def draw_dot(
     """A drawing of the graph of ``root``, as micrograd's ``draw_dot`` returns.
 
     Args:
-        root: The Value whose graph to draw.
+        root: The Value (or Tensor) whose graph to draw.
         format: Output format of ``render()``/``pipe()``: 'svg', 'png' or 'dot'.
         rankdir: Graphviz direction: 'LR', 'RL', 'TB' or 'BT'.
         max_nodes: The largest number of Values to lay out; a bigger graph raises
@@ -367,3 +422,16 @@ def write_atomic(path: str, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def text_table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
+    """Rows of text as aligned columns (``right``: the columns aligned to the right)."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    out = []
+    for row in [header, *rows]:
+        cells = [
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        out.append("  ".join(cells).rstrip())
+    return out

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from ops_table import OP_IDS, OPS, Op
 
 from chaingrad import Value, primitive
-from chaingrad.explain import FORMULAS, backward_steps, explain, naive_backward
+from chaingrad.explain import FORMULAS, backward_steps, explain
+from chaingrad.explain_naive import naive_backward
 from chaingrad.viz import reading_order
 
 GOLDEN = Path(__file__).parent / "golden"
