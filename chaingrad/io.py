@@ -1,9 +1,14 @@
 """Keep a trained model: ``save`` to safetensors, ``load`` it back, ``to_torch`` to export.
 
+Two kinds of model are kept: the scalar ``MLP`` of Values, and the Tensor layers of
+``chaingrad.layers`` (a ``Sequential`` of ``Linear``, ``Conv2d``, ``MaxPool2d``,
+``Flatten``, ``ReLU``, ``Tanh``, ``Sigmoid``, ``Dropout``, ``Identity``).
+
 The file is a standard safetensors file: one float32 array per named parameter
-(``0.weight``, ``0.bias``, ... as PyTorch names an ``nn.Sequential`` of ``nn.Linear``
-layers), and the architecture as JSON under the metadata key ``chaingrad``, so that
-``load`` can rebuild the model and PyTorch can read the weights directly::
+(``0.weight``, ``0.bias``, ... as PyTorch names an ``nn.Sequential``), and the
+architecture as JSON under the metadata key ``chaingrad`` (the layer kinds and their
+constructor arguments), so that ``load`` can rebuild the model and PyTorch can read the
+weights directly::
 
     import safetensors.torch
     torch_model.load_state_dict(safetensors.torch.load_file("model.safetensors"))
@@ -35,6 +40,34 @@ FORMAT_VERSION = 1
 METADATA_KEY = "chaingrad"
 _TORCH_ACTIVATIONS = {"relu": "ReLU", "tanh": "Tanh", "sigmoid": "Sigmoid", "linear": "Identity"}
 
+# The constructor arguments of each Tensor layer, and what each must be (see _ARG_KINDS).
+_LAYER_ARGS: dict[str, dict[str, str]] = {
+    "Linear": {"in_features": "size", "out_features": "size", "bias": "bool"},
+    "Conv2d": {"in_channels": "size", "out_channels": "size", "kernel_size": "pair",
+               "stride": "pair", "padding": "pair", "bias": "bool"},
+    "MaxPool2d": {"kernel_size": "pair", "stride": "pair"},
+    "Flatten": {"start_dim": "int"},
+    "Dropout": {"p": "number"},
+    "Sequential": {"layers": "list"},
+    "ReLU": {}, "Tanh": {}, "Sigmoid": {}, "Identity": {},
+}
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+_ARG_KINDS = {
+    "size": (lambda v: _is_int(v) and v > 0, "a positive integer"),
+    "int": (_is_int, "an integer"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "number": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
+    "pair": (lambda v: isinstance(v, list) and len(v) == 2 and all(_is_int(n) and n >= 0
+                                                                    for n in v),
+             "a pair of integers >= 0"),
+    "list": (lambda v: isinstance(v, list), "a list of layers"),
+}
+
 
 class ModelFileError(ValueError):
     """A model file that cannot be loaded: not safetensors, truncated, corrupt, or not
@@ -49,19 +82,21 @@ def save(model: Module, path: str | os.PathLike) -> None:
     broken one.
 
     Args:
-        model: A model with ``architecture()`` and ``state_dict()`` (an ``MLP``).
+        model: A model with ``architecture()`` and ``state_dict()``: an ``MLP``, or a
+            Tensor layer such as a ``Sequential`` (see the module docstring).
         path: Where to write, conventionally ``*.safetensors``.
 
     Raises:
-        TypeError: The model cannot describe its architecture.
+        TypeError: The model cannot describe its architecture (e.g. a custom layer).
         ValueError: A weight does not fit in a float32.
     """
     import numpy as np
     from safetensors.numpy import save as to_bytes
 
     if not callable(getattr(model, "architecture", None)):
-        raise TypeError(f"save: expected a model with architecture() such as an MLP, "
-                        f"got {type(model).__name__}")
+        raise TypeError(f"save: expected a model with architecture() such as an MLP or a "
+                        f"Sequential, got {type(model).__name__}")
+    arch = dict(model.architecture(), format_version=FORMAT_VERSION)
     arrays = {}
     for name, array in model.state_dict().items():
         # safetensors 0.8 writes a non-contiguous array's memory in the wrong order
@@ -71,7 +106,6 @@ def save(model: Module, path: str | os.PathLike) -> None:
             raise ValueError(f"save: {name} has values too large for float32 "
                              f"(largest magnitude {np.abs(array).max():g})")
         arrays[name] = array32
-    arch = dict(model.architecture(), format_version=FORMAT_VERSION)
     data = to_bytes(arrays, metadata={METADATA_KEY: json.dumps(arch)})
     write_atomic(path, data)
 
@@ -103,7 +137,11 @@ def load(path: str | os.PathLike, model: Module | None = None) -> Module:
     except Exception as exc:  # safetensors raises its own error types for a bad body
         raise ModelFileError(f"load: {os.fspath(path)!r} is corrupt: {exc}") from exc
     if model is None:
-        model = _build(arch)
+        try:
+            model = _build(arch)
+        except (TypeError, ValueError) as exc:  # e.g. Dropout(p=1.5): the layer refuses
+            raise ModelFileError(f"load: {os.fspath(path)!r}: cannot build "
+                                 f"{_describe(arch)}: {exc}") from exc
     elif not callable(getattr(model, "architecture", None)) or model.architecture() != {
         k: v for k, v in arch.items() if k != "format_version"
     }:
@@ -119,13 +157,14 @@ def load(path: str | os.PathLike, model: Module | None = None) -> Module:
 
 
 def to_torch(model: Module, dtype: Any = None) -> Any:
-    """The same network as a ``torch.nn.Sequential`` of ``Linear`` and activation layers.
+    """The same network as a ``torch.nn`` module holding chaingrad's weights.
 
     ``MLP(2, [16, 16, 1])`` becomes ``Sequential(Linear(2, 16), ReLU(), Linear(16, 16),
-    ReLU(), Linear(16, 1))`` with chaingrad's weights, so it gives the same outputs.
+    ReLU(), Linear(16, 1))``; a Tensor ``Sequential`` becomes the ``nn.Sequential`` of
+    the same layers (in the same train/eval mode). Either gives the same outputs.
 
     Args:
-        model: An ``MLP``.
+        model: An ``MLP`` or a Tensor layer such as a ``Sequential``.
         dtype: The torch dtype of the weights (default: torch's default, float32).
 
     Example:
@@ -138,20 +177,37 @@ def to_torch(model: Module, dtype: Any = None) -> Any:
     """
     import torch
 
-    if not isinstance(model, MLP):
-        raise TypeError(f"to_torch: expected an MLP, got {type(model).__name__}")
-    arch = model.architecture()
-    sizes = [arch["nin"], *arch["nouts"]]
-    layers: list[Any] = []
-    for i in range(len(arch["nouts"])):
-        if i > 0:  # an Identity keeps PyTorch's names 0, 2, 4, ... for a linear MLP too
-            layers.append(getattr(torch.nn, _TORCH_ACTIVATIONS[arch["activation"]])())
-        layers.append(torch.nn.Linear(sizes[i], sizes[i + 1], dtype=dtype))
-    net = torch.nn.Sequential(*layers)
-    target = net[0].weight.dtype
+    if isinstance(model, MLP):
+        arch = model.architecture()
+        sizes = [arch["nin"], *arch["nouts"]]
+        layers: list[Any] = []
+        for i in range(len(arch["nouts"])):
+            if i > 0:  # an Identity keeps PyTorch's names 0, 2, 4, ... for a linear MLP too
+                layers.append(getattr(torch.nn, _TORCH_ACTIVATIONS[arch["activation"]])())
+            layers.append(torch.nn.Linear(sizes[i], sizes[i + 1], dtype=dtype))
+        net = torch.nn.Sequential(*layers)
+    elif type(model).__module__ == "chaingrad.layers":
+        net = _torch_layer(model.architecture(), torch.nn, dtype)
+        net.train(model.training)
+    else:
+        raise TypeError(f"to_torch: expected an MLP or a Tensor layer such as a Sequential, "
+                        f"got {type(model).__name__}")
+    target = torch.get_default_dtype() if dtype is None else dtype
     state = {k: torch.tensor(v, dtype=target) for k, v in model.state_dict().items()}
     net.load_state_dict(state, strict=True)
     return net
+
+
+def _torch_layer(arch: dict[str, Any], nn: Any, dtype: Any) -> Any:
+    """The torch.nn module for one entry of a Tensor model's architecture."""
+    kind = arch["type"]
+    args = {k: tuple(v) if isinstance(v, list) else v for k, v in arch.items()
+            if k not in ("type", "layers")}
+    if kind == "Sequential":
+        return nn.Sequential(*(_torch_layer(layer, nn, dtype) for layer in arch["layers"]))
+    if kind in ("Linear", "Conv2d"):
+        args["dtype"] = dtype
+    return getattr(nn, kind)(**args)
 
 
 def write_atomic(path: str | os.PathLike, data: bytes) -> None:
@@ -191,7 +247,7 @@ def _read_architecture(path: str | os.PathLike, data: bytes) -> dict[str, Any]:
                              f"claims {header_size} bytes, the file has {len(data) - 8} more)")
     try:
         header = json.loads(data[8 : 8 + header_size].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ModelFileError(f"{where} is not a safetensors file (bad header: {exc})") from exc
     if not isinstance(header, dict):
         raise ModelFileError(f"{where} is not a safetensors file (the header is not a map)")
@@ -201,34 +257,106 @@ def _read_architecture(path: str | os.PathLike, data: bytes) -> dict[str, Any]:
                              f"(key {METADATA_KEY!r}); was it written by chaingrad.save?")
     try:
         arch = json.loads(metadata[METADATA_KEY])
-    except (TypeError, json.JSONDecodeError) as exc:
+    except (TypeError, json.JSONDecodeError, RecursionError) as exc:
         raise ModelFileError(f"{where}: the architecture metadata is not JSON ({exc})") from exc
-    if not isinstance(arch, dict) or arch.get("type") != "MLP":
-        raise ModelFileError(f"{where}: unknown architecture {arch!r} (expected type 'MLP')")
+    if not isinstance(arch, dict) or arch.get("type") not in ("MLP", *_LAYER_ARGS):
+        raise ModelFileError(f"{where}: unknown architecture {arch!r} (expected type 'MLP' "
+                             f"or one of {', '.join(_LAYER_ARGS)})")
     version = arch.get("format_version")
     if version != FORMAT_VERSION:
         raise ModelFileError(f"{where}: format_version {version!r} is not supported "
                              f"(this chaingrad reads {FORMAT_VERSION})")
+    arch = {k: v for k, v in arch.items() if k != "format_version"}
+    if arch["type"] == "MLP":
+        _check_mlp(where, arch)
+    else:
+        _check_layer(where, arch, "")
+    count = _weight_count(arch)
+    if 4 * count > len(data):  # refuse before allocating what a corrupt header asks for
+        raise ModelFileError(f"{where}: its architecture needs {count} float32 weights, more "
+                             f"than the file's {len(data)} bytes can hold")
+    return arch
+
+
+def _check_mlp(where: str, arch: dict[str, Any]) -> None:
     nin, nouts, activation = arch.get("nin"), arch.get("nouts"), arch.get("activation")
     sizes = [nin, *nouts] if isinstance(nouts, list) and nouts else [None]
-    if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in sizes):
+    if not all(_is_int(n) and n > 0 for n in sizes):
         raise ModelFileError(f"{where}: bad layer sizes nin={nin!r}, nouts={nouts!r} "
                              "(expected positive integers)")
     if activation not in ACTIVATIONS:
         raise ModelFileError(f"{where}: bad activation {activation!r} "
                              f"(expected one of {ACTIVATIONS})")
-    return arch
 
 
-def _build(arch: dict[str, Any]) -> MLP:
-    # building an MLP draws its initial weights from `random`: keep the caller's sequence
-    state = random.getstate()
+def _check_layer(where: str, arch: Any, at: str) -> None:
+    """Check one layer's entry (and a Sequential's layers, recursively) against _LAYER_ARGS."""
+    kind = arch.get("type") if isinstance(arch, dict) else None
+    if kind not in _LAYER_ARGS:
+        raise ModelFileError(f"{where}: layer{at} is {arch!r}, expected a map with a type "
+                             f"in {', '.join(_LAYER_ARGS)}")
+    wanted = _LAYER_ARGS[kind]
+    given = set(arch) - {"type"}
+    if given != set(wanted):
+        raise ModelFileError(f"{where}: {kind}{at or ''} has arguments {sorted(given)}, "
+                             f"expected {sorted(wanted)}")
+    for name, kind_of_arg in wanted.items():
+        ok, expected = _ARG_KINDS[kind_of_arg]
+        if not ok(arch[name]):
+            raise ModelFileError(f"{where}: {kind}{at} has {name}={arch[name]!r}, expected "
+                                 f"{expected}")
+    for i, layer in enumerate(arch.get("layers", [])):
+        _check_layer(where, layer, f"{at}.layers[{i}]" if at else f" layers[{i}]")
+
+
+def _weight_count(arch: dict[str, Any]) -> int:
+    """How many numbers the model holds, from its (checked) architecture."""
+    kind = arch["type"]
+    if kind == "MLP":
+        sizes = [arch["nin"], *arch["nouts"]]
+        return sum((a + 1) * b for a, b in zip(sizes, sizes[1:]))
+    if kind == "Sequential":
+        return sum(_weight_count(layer) for layer in arch["layers"])
+    if kind == "Linear":
+        return (arch["in_features"] + arch["bias"]) * arch["out_features"]
+    if kind == "Conv2d":
+        kh, kw = arch["kernel_size"]
+        return arch["out_channels"] * (arch["in_channels"] * kh * kw + arch["bias"])
+    return 0
+
+
+def _build(arch: dict[str, Any]) -> Module:
+    """The model of a checked architecture, with fresh weights; the caller's random
+    sequences (``random`` for an MLP, ``chaingrad.layers``' generator) are kept."""
+    if arch["type"] == "MLP":
+        state = random.getstate()
+        try:
+            return MLP(arch["nin"], arch["nouts"], activation=arch["activation"])
+        finally:
+            random.setstate(state)
+    from . import layers
+
+    state = layers._rng.bit_generator.state
     try:
-        return MLP(arch["nin"], arch["nouts"], activation=arch["activation"])
+        return _build_layer(arch, layers)
     finally:
-        random.setstate(state)
+        layers._rng.bit_generator.state = state
+
+
+def _build_layer(arch: dict[str, Any], layers: Any) -> Module:
+    args = {k: v for k, v in arch.items() if k not in ("type", "layers")}
+    if arch["type"] == "Sequential":
+        return layers.Sequential(*(_build_layer(layer, layers) for layer in arch["layers"]))
+    return getattr(layers, arch["type"])(**args)
 
 
 def _describe(arch: dict[str, Any]) -> str:
-    return (f"MLP({arch.get('nin')}, {arch.get('nouts')}, "
-            f"activation={arch.get('activation')!r})")
+    """A short constructor-like text: ``MLP(2, [16, 1], ...)``, ``Sequential(Linear(...))``."""
+    if arch.get("type") == "MLP":
+        return (f"MLP({arch.get('nin')}, {arch.get('nouts')}, "
+                f"activation={arch.get('activation')!r})")
+    if arch.get("type") == "Sequential":
+        return f"Sequential({', '.join(_describe(layer) for layer in arch['layers'])})"
+    args = ", ".join(f"{k}={v!r}" for k, v in arch.items() if k not in ("type",
+                                                                        "format_version"))
+    return f"{arch.get('type')}({args})"

@@ -32,6 +32,10 @@ from .tensor_ops import _pair, conv2d, max_pool2d
 
 _rng = np.random.default_rng()
 
+LAYER_TYPES = ("Conv2d", "Dropout", "Flatten", "Identity", "Linear", "MaxPool2d", "ReLU",
+               "Sequential", "Sigmoid", "Tanh")
+"""The layers whose ``architecture()`` ``chaingrad.load`` can rebuild."""
+
 
 def manual_seed(seed: int) -> None:
     """Restart the generator behind initial weights and dropout masks at ``seed``."""
@@ -133,6 +137,24 @@ class TensorModule(Module):
     def extra_repr(self) -> str:
         return ""
 
+    def architecture(self) -> dict[str, Any]:
+        """The layer's type and constructor arguments, as JSON values: what ``chaingrad.save``
+        stores so that ``chaingrad.load`` can rebuild the layer (of ``LAYER_TYPES``).
+
+        Example:
+            >>> Linear(2, 3).architecture()
+            {'type': 'Linear', 'in_features': 2, 'out_features': 3, 'bias': True}
+        """
+        name = type(self).__name__
+        if type(self).__module__ != __name__ or name not in LAYER_TYPES:
+            raise TypeError(f"architecture: cannot describe {name}; save and load rebuild "
+                            f"only {', '.join(LAYER_TYPES)}")
+        return {"type": name, **self._arguments()}
+
+    def _arguments(self) -> dict[str, Any]:
+        """The constructor arguments (none for a layer without any)."""
+        return {}
+
 
 def _uniform(shape: tuple[int, ...], bound: float, dtype: Any) -> Tensor:
     return Tensor(_rng.uniform(-bound, bound, size=shape).astype(dtype), requires_grad=True)
@@ -181,6 +203,10 @@ class Linear(TensorModule):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
 
+    def _arguments(self) -> dict[str, Any]:
+        return {"in_features": int(self.in_features), "out_features": int(self.out_features),
+                "bias": self.bias is not None}
+
 
 class Conv2d(TensorModule):
     """2-D convolution over (N, C, H, W) inputs, as torch.nn.Conv2d (no dilation/groups).
@@ -221,6 +247,11 @@ class Conv2d(TensorModule):
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
                 f"stride={self.stride}, padding={self.padding}")
 
+    def _arguments(self) -> dict[str, Any]:
+        return {"in_channels": int(self.in_channels), "out_channels": int(self.out_channels),
+                "kernel_size": list(self.kernel_size), "stride": list(self.stride),
+                "padding": list(self.padding), "bias": self.bias is not None}
+
 
 class MaxPool2d(TensorModule):
     """The largest entry of each window, as torch.nn.MaxPool2d (stride = kernel by default)."""
@@ -236,6 +267,9 @@ class MaxPool2d(TensorModule):
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}"
 
+    def _arguments(self) -> dict[str, Any]:
+        return {"kernel_size": list(self.kernel_size), "stride": list(self.stride)}
+
 
 class Flatten(TensorModule):
     """Merge the axes from ``start_dim`` (default 1: keep the batch axis) into one."""
@@ -245,6 +279,9 @@ class Flatten(TensorModule):
 
     def forward(self, x: Tensor) -> Tensor:
         return _check_input(x, "Flatten").flatten(self.start_dim)
+
+    def _arguments(self) -> dict[str, Any]:
+        return {"start_dim": int(self.start_dim)}
 
 
 class ReLU(TensorModule):
@@ -302,6 +339,9 @@ class Dropout(TensorModule):
     def extra_repr(self) -> str:
         return f"p={self.p}"
 
+    def _arguments(self) -> dict[str, Any]:
+        return {"p": self.p}
+
 
 class Sequential(TensorModule):
     """Modules applied in order; child i is named str(i), as in torch.nn.Sequential.
@@ -332,6 +372,14 @@ class Sequential(TensorModule):
 
     def __iter__(self) -> Iterator[TensorModule]:
         return iter(self._children.values())
+
+    def _arguments(self) -> dict[str, Any]:
+        for name, m in self._children.items():
+            if type(m).__module__ != __name__ or type(m).__name__ not in LAYER_TYPES:
+                raise TypeError(f"architecture: Sequential layer {name} is a "
+                                f"{type(m).__name__}; save and load rebuild only "
+                                f"{', '.join(LAYER_TYPES)}")
+        return {"layers": [m.architecture() for m in self._children.values()]}
 
     def __repr__(self) -> str:
         inner = "".join(f"\n  ({name}): {m!r}" for name, m in self._children.items())
