@@ -1,5 +1,9 @@
-"""``chaingrad demo``: a short run writes real PNGs and a loadable model; bad options exit 2."""
+"""``chaingrad demo``: a short run writes real PNGs and a loadable model; bad options exit 2.
 
+Both datasets: ``moons`` (micrograd's demo, scalar Values) and ``digits`` (Tensor MLP/CNN).
+"""
+
+import re
 import struct
 import sys
 
@@ -75,6 +79,11 @@ def test_first_steps_are_micrograds(tmp_path, capsys):
     ("argv", "message"),
     [
         (["--steps", "0"], "--steps must be at least 1, got 0"),
+        (["digits", "--epochs", "0"], "--epochs must be at least 1, got 0"),
+        (["digits", "--batch-size", "0"], "--batch-size must be at least 1, got 0"),
+        (["digits", "--steps", "5"], "--steps is for the moons demo, not digits"),
+        (["--model", "cnn"], "--model is for the digits demo, not moons"),
+        (["moons", "--epochs", "2"], "--epochs is for the digits demo, not moons"),
         (["--lr", "-1"], "--lr must be a positive number, got -1.0"),
         (["--lr", "nan"], "--lr must be a positive number"),
     ],
@@ -97,3 +106,72 @@ def test_unknown_dataset_is_refused_by_argparse(capsys):
         main(["demo", "digits-that-do-not-exist"])
     assert exit_info.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+# ---- digits: Tensor models ----
+
+
+def digits_run(out, *argv):
+    return main(["demo", "digits", *argv, "--out", str(out)])
+
+
+@pytest.fixture(scope="module")
+def short_digits_runs(tmp_path_factory):
+    """One epoch of each model (the MLP with SGD and bigger batches), and their output."""
+    runs = {}
+    for model, extra in (("mlp", ["--optimizer", "sgd", "--batch-size", "64"]), ("cnn", [])):
+        out = tmp_path_factory.mktemp(model) / "out"
+        runs[model] = out, digits_run(out, "--model", model, "--epochs", "1", *extra)
+    return runs
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn"])
+def test_short_digits_run_writes_images_and_a_loadable_model(short_digits_runs, model):
+    out, code = short_digits_runs[model]
+    assert code == 0
+    assert sorted(p.name for p in out.iterdir()) == ["loss.png", "model.safetensors",
+                                                     "predictions.png"]
+    imread = pytest.importorskip("matplotlib.image").imread
+    for name in ("loss.png", "predictions.png"):
+        width, height = png_size(out / name)
+        assert 400 <= width <= 2000 and 300 <= height <= 2000, (name, width, height)
+        assert imread(out / name)[..., :3].std() > 0.05  # a picture, not a blank canvas
+    loaded = load(out / "model.safetensors")
+    kinds = [layer["type"] for layer in loaded.architecture()["layers"]]
+    assert kinds == (["Linear", "ReLU", "Linear"] if model == "mlp" else
+                     ["Conv2d", "ReLU", "MaxPool2d", "Conv2d", "ReLU", "MaxPool2d", "Flatten",
+                      "Linear"])
+
+
+def test_digits_log_lines_and_summary_when_not_a_terminal(tmp_path, capsys):
+    assert digits_run(tmp_path, "--epochs", "2", "--lr", "0.02") == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert re.fullmatch(r"epoch 1/2  loss \d\.\d{4}  train +\d+\.\d%  test +\d+\.\d%  "
+                        r"lr 0\.0\d+", lines[0]), lines[0]
+    assert lines[1].startswith("epoch 2/2  loss ") and lines[1].endswith("lr 0.00000")
+    assert lines[2].startswith("chaingrad demo digits: mlp, 2 epochs of 45 batches (adam, "
+                               "lr 0.02 -> 0 cosine), test accuracy ")
+    assert str(tmp_path / "predictions.png") in lines[2]
+
+
+def test_digits_progress_bar_on_a_terminal(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert digits_run(tmp_path, "--epochs", "1", "--batch-size", "256") == 0
+    out = capsys.readouterr().out
+    assert "training: 100%" in out and "6/6" in out
+    assert re.search(r"epoch=1/1, loss=\d\.\d{4}, train=\d+\.\d%, test=\d+\.\d%", out)
+    assert "epoch 1/1  loss" not in out  # the bar replaces the log lines
+
+
+def test_default_digits_mlp_reaches_97_percent_on_held_out_digits(tmp_path, capsys):
+    from chaingrad.commands.digits import load_data, predict
+
+    assert digits_run(tmp_path) == 0  # the defaults: mlp, 30 epochs, seed 1337
+    summary = capsys.readouterr().out.strip().splitlines()[-1]
+    right, total = map(int, re.search(r"test accuracy [\d.]+% \((\d+)/(\d+)\)",
+                                      summary).groups())
+    assert total == 360 and right / total >= 0.97, summary
+    # the saved model (float32, rebuilt from the file) does as well on the same held-out set
+    data = load_data(1337)
+    saved = load(tmp_path / "model.safetensors")
+    assert (predict(saved, "mlp", data["x_test"]) == data["y_test"]).sum() == right

@@ -1,5 +1,8 @@
 """``chaingrad demo``: train micrograd's demo network and write plots and weights.
 
+``chaingrad demo digits`` trains a Tensor MLP or CNN on 8x8 digits instead: see
+``chaingrad/commands/digits.py``. The rest of this docstring is about ``moons``.
+
 An ``MLP(2, [16, 16, 1])`` learns to separate scikit-learn's two moons (100 points,
 noise 0.1) with the hinge loss plus an L2 penalty of 1e-4, by SGD whose learning rate
 decays linearly from 1.0 to 0.1 over 100 steps: micrograd's demo, number for number.
@@ -21,38 +24,45 @@ from typing import Any
 
 from ..cli import UsageError
 
-DATASETS = ("moons",)  # the first positional argument; more datasets can join this list
-DEFAULT_LR = {"sgd": 1.0, "adam": 0.05}
+DATASETS = ("moons", "digits")  # the first positional argument
+DEFAULT_LR = {"sgd": 1.0, "adam": 0.05}  # for moons; digits.DEFAULT_LR for digits
+# Options that only one dataset takes (the other refuses them with a usage error).
+OWN_OPTIONS = {"moons": ("steps",), "digits": ("epochs", "model", "batch_size")}
 ALPHA = 1e-4  # the weight of the L2 penalty, as in micrograd's demo
 GRID = 200  # the decision boundary is drawn from a GRID x GRID evaluation
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dataset", nargs="?", choices=DATASETS, default="moons",
-                        help="what to learn (default: moons)")
-    parser.add_argument("--steps", type=int, default=100,
-                        help="training steps, each over the whole dataset (default: 100)")
+                        help="what to learn: moons (default; micrograd's demo) or digits "
+                             "(8x8 images, a Tensor MLP or CNN)")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="moons: training steps, each over the whole dataset "
+                             "(default: 100)")
+    parser.add_argument("--epochs", type=int, default=None,
+                        help="digits: passes over the training set (default: 30)")
+    parser.add_argument("--model", choices=("mlp", "cnn"), default=None,
+                        help="digits: mlp (default) or cnn")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="digits: examples per step (default: 32)")
     parser.add_argument("--seed", type=int, default=1337,
                         help="seed for the data and the initial weights (default: 1337)")
-    parser.add_argument("--optimizer", choices=sorted(DEFAULT_LR), default="sgd",
-                        help="sgd (default) or adam")
+    parser.add_argument("--optimizer", choices=sorted(DEFAULT_LR), default=None,
+                        help="sgd or adam (default: sgd for moons, adam for digits; SGD has "
+                             "momentum 0.9 for digits)")
     parser.add_argument("--lr", type=float, default=None,
-                        help="starting learning rate, decayed linearly to a tenth of it "
-                             "(default: 1.0 for sgd, 0.05 for adam)")
-    parser.add_argument("--out", default="chaingrad-demo",
-                        help="folder for the plots and weights (default: ./chaingrad-demo)")
+                        help="starting learning rate; moons decays it linearly to a tenth "
+                             "(default: 1.0 for sgd, 0.05 for adam), digits by a cosine to 0 "
+                             "(default: adam 0.01 mlp, 0.005 cnn; sgd 0.1 mlp, 0.05 cnn)")
+    parser.add_argument("--out", default=None,
+                        help="folder for the plots and weights (default: ./chaingrad-demo, "
+                             "or ./chaingrad-demo/digits-mlp and digits-cnn)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Train, plot and save; returns the exit code."""
     started = time.perf_counter()
-    if args.steps < 1:
-        raise UsageError(f"--steps must be at least 1, got {args.steps}")
-    lr = DEFAULT_LR[args.optimizer] if args.lr is None else args.lr
-    if not lr > 0 or lr == float("inf"):
-        raise UsageError(f"--lr must be a positive number, got {args.lr}")
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise UsageError(f"--out {args.out!r} exists and is not a folder")
+    _check_options(args)
     for module in ("numpy", "sklearn", "matplotlib", "tqdm", "safetensors"):
         try:
             importlib.import_module(module)
@@ -60,6 +70,35 @@ def run(args: argparse.Namespace) -> int:
             print(f"chaingrad demo: error: {module} is missing; install the demo extra: "
                   "pip install 'chaingrad[demo]'", file=sys.stderr)
             return 1
+    if args.dataset == "digits":
+        from .digits import run_digits
+
+        return run_digits(args, started)
+    return _run_moons(args, started)
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Refuse what argparse cannot: other datasets' options, sizes < 1, a bad lr or out."""
+    for dataset, names in OWN_OPTIONS.items():
+        for name in names:
+            if dataset != args.dataset and getattr(args, name) is not None:
+                raise UsageError(f"--{name.replace('_', '-')} is for the {dataset} demo, not "
+                                 f"{args.dataset}")
+    for name in ("steps", "epochs", "batch_size"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise UsageError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+    if args.lr is not None and not (args.lr > 0 and args.lr != float("inf")):
+        raise UsageError(f"--lr must be a positive number, got {args.lr}")
+    if args.out is not None and os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise UsageError(f"--out {args.out!r} exists and is not a folder")
+
+
+def _run_moons(args: argparse.Namespace, started: float) -> int:
+    steps = 100 if args.steps is None else args.steps
+    opt_name = args.optimizer or "sgd"
+    lr = DEFAULT_LR[opt_name] if args.lr is None else args.lr
+    out = args.out or "chaingrad-demo"
     import numpy as np
     from sklearn.datasets import make_moons
 
@@ -74,27 +113,27 @@ def run(args: argparse.Namespace) -> int:
     model = MLP(2, [16, 16, 1])
     random.setstate(saved)
 
-    if args.optimizer == "sgd":
+    if opt_name == "sgd":
         optimizer: optim.Optimizer = optim.SGD(model.parameters(), lr=lr)
     else:
         optimizer = optim.Adam(model.parameters(), lr=lr)
-    schedule = optim.LinearLR(optimizer, start=lr, end=lr / 10, steps=args.steps)
+    schedule = optim.LinearLR(optimizer, start=lr, end=lr / 10, steps=steps)
 
-    history = _train(model, inputs, labels, optimizer, schedule, args.steps)
+    history = _train(model, inputs, labels, optimizer, schedule, steps)
     trained = time.perf_counter() - started
     final_loss, final_accuracy = _evaluate(model, inputs, labels)
 
-    paths = [os.path.join(args.out, name)
+    paths = [os.path.join(out, name)
              for name in ("loss.png", "decision_boundary.png", "model.safetensors")]
     try:
-        os.makedirs(args.out, exist_ok=True)
+        os.makedirs(out, exist_ok=True)
         _plot_history(history, paths[0])
         _plot_boundary(model, x, np.array(labels), final_accuracy, paths[1])
         io.save(model, paths[2])
     except OSError as exc:
-        print(f"chaingrad demo: error: cannot write into {args.out!r}: {exc}", file=sys.stderr)
+        print(f"chaingrad demo: error: cannot write into {out!r}: {exc}", file=sys.stderr)
         return 1
-    print(f"chaingrad demo: {args.steps} steps ({args.optimizer}, lr {lr:g} -> {lr / 10:g}), "
+    print(f"chaingrad demo: {steps} steps ({opt_name}, lr {lr:g} -> {lr / 10:g}), "
           f"final loss {final_loss:.4f}, accuracy {final_accuracy:.1%}, "
           f"{trained:.1f} s to train, {time.perf_counter() - started:.1f} s in all; "
           f"wrote {', '.join(paths)}", flush=True)
@@ -185,7 +224,7 @@ def _plot_history(history: dict[str, list[float]], path: str) -> None:
                ylim=(min(40, 100 * min(history["accuracy"]) - 5), 102))
     for ax in (loss_ax, acc_ax):
         ax.grid(alpha=0.3)
-    _save_png(fig, path)
+    save_png(fig, path)
 
 
 def _plot_boundary(model: Any, x: Any, labels: Any, accuracy: float, path: str) -> None:
@@ -212,10 +251,10 @@ def _plot_boundary(model: Any, x: Any, labels: Any, accuracy: float, path: str) 
     ax.set(title=f"MLP(2, [16, 16, 1]) on two moons: {accuracy:.0%} training accuracy",
            xlabel="$x_1$", ylabel="$x_2$")
     ax.legend(loc="lower left", framealpha=0.9)
-    _save_png(fig, path)
+    save_png(fig, path)
 
 
-def _save_png(fig: Any, path: str) -> None:
+def save_png(fig: Any, path: str) -> None:
     """Render with matplotlib's Agg canvas (no pyplot, no GUI) and write atomically."""
     from io import BytesIO
 
