@@ -1,0 +1,256 @@
+"""chaingrad side by side with the engines users would pick instead, in one run.
+
+Run from the repository root (see benchmarks/README.md for what each workload is):
+
+    python benchmarks/run.py [--only S1,S2,S3,T1,T2,T3] [--repeats N] [--json out.json]
+                             [--markdown RESULTS.md] [--quick]
+                             [--worker micrograd-cpp-engine=/tmp/venv-mgcpp/bin/python]
+
+It installs nothing: a competitor that is not importable is skipped, and the exact
+command to install it is printed. Each workload runs every engine in turn, block after
+block (the order reversed every other repeat), so that all of them see the same machine
+load; the table gives each engine's median and its ratio to chaingrad's median. Scalar
+engines each run in a worker process of their own (``workloads/worker.py``), so that no
+engine's garbage collection walks another's objects; tensor workloads run in this process.
+
+Tensor workloads get one thread each: OMP/OPENBLAS/MKL_NUM_THREADS are set to 1 below,
+before numpy is imported, and torch.set_num_threads(1). The garbage collector's settings
+are left alone (gc.collect() runs between blocks, untimed).
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"  # before numpy (or torch) is imported anywhere in this process
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from typing import Any  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from workloads import engines, report, scalar  # noqa: E402
+from workloads.contest import WORKER, BlockError, Local, Remote, run_entries  # noqa: E402
+
+WORKLOADS = ("S1", "S2", "S3", "T1", "T2", "T3")
+SIZES = {
+    "full": {"s1_ops": 100_002, "s2_points": 100, "s2_steps": 3, "s3_width": 32,
+             "s3_depth": 319, "s3_max_repeats": 3, "t1_batches": (128, 1024),
+             "t1_steps": (10, 3), "t2_batch": 64, "t2_steps": 5, "t3_ops": 10_002},
+    "quick": {"s1_ops": 300, "s2_points": 10, "s2_steps": 1, "s3_width": 4, "s3_depth": 3,
+              "s3_max_repeats": 1, "t1_batches": (8, 16), "t1_steps": (1, 1), "t2_batch": 8,
+              "t2_steps": 1, "t3_ops": 30},
+}
+METRICS = {"S1": ("fwd ns/op", "bwd ns/op"), "S2": ("ms/step",),
+           "S3": ("ns/node", "fwd ms", "bwd ms", "tracemalloc B/node", "rss B/node"),
+           "T1": ("ms/step",), "T2": ("ms/step",), "T3": ("fwd ns/op", "bwd ns/op")}
+# (engine, recursion limit raised) per scalar workload, each in a worker run by this Python
+LOCAL_SCALAR = {"S1": [("chaingrad", False), ("micrograd", False), ("micrograd", True),
+                       ("torch", False)],
+                "S2": [("chaingrad", False), ("micrograd", False), ("torch", False)],
+                "S3": [("chaingrad", False), ("micrograd", False), ("micrograd", True),
+                       ("torch", False)]}
+LOCAL_TENSOR = {"T1": ("chaingrad", "torch", "numpy"), "T2": ("chaingrad", "torch"),
+                "T3": ("chaingrad", "torch")}
+
+
+def moons(points: int) -> tuple[Any, Any]:
+    """The notebook's data: ``np.random.seed(1337)``, make_moons(noise=0.1), y in {-1, 1}."""
+    try:
+        import numpy as np
+        from sklearn.datasets import make_moons
+    except ImportError:
+        raise engines.MissingError("S2 needs numpy and scikit-learn's make_moons: "
+                                   "pip install numpy scikit-learn") from None
+    np.random.seed(1337)
+    X, y = make_moons(n_samples=points, noise=0.1)
+    return X, y * 2 - 1
+
+
+def scalar_entries(wid: str, sizes: dict, externals: dict[str, str], skipped: list[str]) -> list:
+    """(Row, contestant or None) for every engine of scalar workload ``wid``.
+
+    Each engine runs in a fresh worker process of its own (this interpreter, or the one
+    given with --worker): the cyclic garbage collector's passes cost in proportion to
+    every object alive in the process, so an engine must not pay for another's imports
+    (torch's add ~135,000 objects) or leftovers.
+    """
+    X = y = None
+    if wid == "S2":
+        try:
+            X, y = moons(sizes["s2_points"])
+        except engines.MissingError as exc:
+            return [(report.Row(wid, "chaingrad", "chaingrad", f"skipped: {exc}"), None)]
+    wanted = [(name, raise_limit, None) for name, raise_limit in LOCAL_SCALAR[wid]]
+    for name, python in externals.items():
+        forked = name in engines.MICROGRAD_LIKE
+        if wid == "S3" and forked:
+            continue  # a copy of micrograd's engine: its S3 row would repeat micrograd's
+        wanted += [(name, False, python)] + ([(name, True, python)] if forked and wid != "S2"
+                                             else [])
+    entries = []
+    for name, raise_limit, python in wanted:
+        try:
+            contestant = Remote(python or sys.executable, name, raise_limit, wid, sizes, X, y)
+            entries.append((report.Row(wid, contestant.label, name), contestant))
+        except engines.MissingError as exc:
+            if str(exc) not in skipped:
+                skipped.append(str(exc))
+                print(f"skipping {exc}", flush=True)
+            if not raise_limit:
+                entries.append((report.Row(wid, name, name, "not installed"), None))
+        except BlockError as exc:
+            entries.append((report.Row(wid, name, name, str(exc)), None))
+    return entries
+
+
+def tensor_entries(wid: str, sizes: dict, skipped: list[str]) -> list:
+    from workloads import tensor
+
+    entries = []
+    for batch, steps in (zip(sizes["t1_batches"], sizes["t1_steps"]) if wid == "T1"
+                         else [(sizes["t2_batch"], sizes["t2_steps"])]):
+        key = f"T1/{batch}" if wid == "T1" else wid
+        for name in LOCAL_TENSOR[wid]:
+            try:
+                work, label, note = tensor.make(name, wid, batch=batch, steps=steps,
+                                                n_ops=sizes["t3_ops"])
+                entries.append((report.Row(key, label, name, note=note), Local(work)))
+            except engines.MissingError as exc:
+                if str(exc) not in skipped:
+                    skipped.append(str(exc))
+                    print(f"skipping {exc}", flush=True)
+                entries.append((report.Row(key, name, name, "not available"), None))
+    return entries
+
+
+def probe_memory(rows: list, sizes: dict, externals: dict[str, str]) -> None:
+    """S3's peak memory per node, each engine in a fresh process (tracemalloc, then RSS)."""
+    for row in rows:
+        if row.status != "ok":
+            continue
+        python = externals.get(row.engine, sys.executable)
+        for mode in ("tracemalloc", "rss"):
+            cmd = [python, WORKER, "probe", "--engine", row.engine, "--mode", mode,
+                   "--width", str(sizes["s3_width"]), "--depth", str(sizes["s3_depth"])]
+            if "recursion limit" in row.label:
+                cmd.append("--raise-limit")
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            lines = done.stdout.strip().splitlines()
+            reply = json.loads(lines[-1]) if lines else {"ok": False, "status": "crashed"}
+            if reply["ok"]:
+                row.add({k: v for k, v in reply.items() if k != "ok"})
+            else:
+                row.note += f" {mode}: {reply['status']}"
+
+
+def titles(sizes: dict) -> dict[str, str]:
+    nodes = scalar.deep_mlp_nodes(sizes["s3_width"], sizes["s3_depth"])
+    t = {"S1": f"S1: scalar chain of {sizes['s1_ops']:,} ops, y = relu(y * w + b); ns per op",
+         "S2": f"S2: micrograd's demo step, MLP(2, [16, 16, 1]) on {sizes['s2_points']} moons "
+               f"points, SVM loss + 1e-4 L2, SGD; {sizes['s2_steps']} steps per block",
+         "S3": f"S3: deep scalar MLP, {sizes['s3_width']} wide x {sizes['s3_depth']} ReLU "
+               f"layers = {nodes:,} nodes; fwd+bwd time per node, peak bytes per node",
+         "T2": f"T2: digits CNN step (conv8-pool-conv16-pool-linear), batch "
+               f"{sizes['t2_batch']}, float32, SGD",
+         "T3": f"T3: chain of {sizes['t3_ops']:,} 1-element float32 tensor ops, "
+               "y = relu(y * w + b); ns per op"}
+    for batch in sizes["t1_batches"]:
+        t[f"T1/{batch}"] = (f"T1: MLP 784-128-10 step (ReLU, cross-entropy, SGD), batch "
+                            f"{batch}, float32")
+    return t
+
+
+def usage_error(message: str) -> None:
+    """A bad command line: one line on stderr, exit status 2."""
+    print(f"run.py: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="run.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default=",".join(WORKLOADS),
+                        help="comma-separated workloads (default: all of S1,S2,S3,T1,T2,T3)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed blocks per engine")
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    parser.add_argument("--markdown", metavar="FILE", help="write the tables as Markdown")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke test)")
+    parser.add_argument("--worker", action="append", default=[], metavar="ENGINE=PYTHON",
+                        help="run ENGINE in that interpreter (its own virtualenv): "
+                             f"one of {', '.join(engines.EXTERNAL)}")
+    parser.add_argument("--mgcpp-python", metavar="PYTHON",
+                        help="same as --worker micrograd-cpp-engine=PYTHON")
+    args = parser.parse_args(argv)
+    args.only = [w.strip().upper() for w in args.only.split(",") if w.strip()]
+    bad = [w for w in args.only if w not in WORKLOADS]
+    if bad or not args.only:
+        usage_error(f"--only: unknown workload(s) {bad} (choose from {','.join(WORKLOADS)})")
+    if args.repeats < 1:
+        usage_error(f"--repeats: must be >= 1, got {args.repeats}")
+    return args
+
+
+def externals_of(args: argparse.Namespace, skipped: list[str]) -> dict[str, str]:
+    pairs = list(args.worker) + ([f"micrograd-cpp-engine={args.mgcpp_python}"]
+                                 if args.mgcpp_python else [])
+    externals = {}
+    for pair in pairs:
+        name, _, python = pair.partition("=")
+        if name not in engines.EXTERNAL:
+            usage_error(f"--worker: unknown engine {name!r} (known: "
+                        f"{', '.join(engines.EXTERNAL)})")
+        if not python:
+            usage_error(f"--worker: expected ENGINE=PYTHON, got {pair!r}")
+        externals[name] = python
+    for name, install in engines.EXTERNAL.items():
+        if name not in externals:
+            message = f"{name}: needs its own virtualenv, not given; install: {install}"
+            skipped.append(message)
+            print(f"skipping {message}", flush=True)
+    return externals
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    sizes = SIZES["quick" if args.quick else "full"]
+    info = report.machine()
+    print(f"{info['cpu']}, {info['cores']} cores, python {info['python']}, "
+          f"load average {info['load_average_start'][0]:.2f}; one BLAS/torch thread; "
+          f"{args.repeats} repeats; default gc settings", flush=True)
+    skipped: list[str] = []
+    externals = externals_of(args, skipped)
+    heads, rows, texts = titles(sizes), [], []
+    for wid in args.only:
+        repeats = min(args.repeats, sizes["s3_max_repeats"]) if wid == "S3" else args.repeats
+        if wid.startswith("S"):
+            entries = scalar_entries(wid, sizes, externals, skipped)
+        else:
+            entries = tensor_entries(wid, sizes, skipped)
+        run_entries(entries, repeats, warmup=wid != "S3")
+        if wid == "S3":
+            probe_memory([row for row, _ in entries], sizes, externals)
+        for key in dict.fromkeys(row.workload for row, _ in entries):
+            group = [row for row, _ in entries if row.workload == key]
+            texts.append(report.table(heads[key], group, METRICS[wid[:2]]))
+            print("\n" + texts[-1], flush=True)
+            rows += group
+    legend = ("ratio (in brackets) = engine's median / chaingrad's median: above 1, chaingrad "
+              "is faster (or smaller); spread = (max - min) / median over the repeats")
+    print("\n" + legend)
+    info["load_average_end"] = list(os.getloadavg())
+    info["threadpools"] = report.threadpools()
+    command = "python benchmarks/run.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    if args.json:
+        report.write_json(args.json, {"command": command, "machine": info, "sizes": sizes,
+                                      "repeats": args.repeats, "skipped": skipped,
+                                      "results": report.rows_as_json(rows)})
+    if args.markdown:
+        report.write_markdown(args.markdown, command, info, texts, legend, skipped)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

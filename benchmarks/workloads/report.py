@@ -1,0 +1,163 @@
+"""The results of a run: rows, the printed table, the JSON file and the machine's description."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from .engines import version_of
+
+
+@dataclass
+class Row:
+    """One engine on one workload: its samples per metric, or why it has none."""
+
+    workload: str
+    label: str
+    engine: str
+    status: str = "ok"
+    note: str = ""
+    samples: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(self, metrics: dict[str, float]) -> None:
+        for name, value in metrics.items():
+            self.samples.setdefault(name, []).append(value)
+
+    def median(self, metric: str) -> float | None:
+        values = self.samples.get(metric)
+        return statistics.median(values) if values else None
+
+
+def ratios(rows: list[Row], metric: str) -> dict[str, float]:
+    """{label: median / chaingrad's median} for the rows of one workload."""
+    base = next((r.median(metric) for r in rows if r.engine == "chaingrad"), None)
+    if not base:
+        return {}
+    return {r.label: r.median(metric) / base for r in rows if r.median(metric) is not None}
+
+
+def _cell(row: Row, metric: str, ratio: float | None) -> str:
+    med = row.median(metric)
+    if med is None:
+        return "-" if row.status == "ok" else ""
+    text = f"{med:,.0f}" if med >= 100 else f"{med:.3g}"
+    return text + (f" ({ratio:.2f}x)" if ratio is not None else "")
+
+
+def _spread(row: Row, metrics: tuple[str, ...]) -> str:
+    spreads = [(max(v) - min(v)) / statistics.median(v) for m in metrics
+               if len(v := row.samples.get(m, [])) > 1 and statistics.median(v)]
+    return f"{100 * max(spreads):.0f}%" if spreads else ""
+
+
+def table(title: str, rows: list[Row], metrics: tuple[str, ...]) -> str:
+    """A workload's table: median per metric, its ratio to chaingrad, the spread, notes."""
+    all_ratios = {m: ratios(rows, m) for m in metrics}
+    width = max([len(r.label) for r in rows] + [6]) + 2
+    lines = [title, "  " + "engine".ljust(width) + "".join(m.rjust(20) for m in metrics)
+             + "spread".rjust(8)]
+    for row in rows:
+        cells = "".join(_cell(row, m, all_ratios[m].get(row.label)).rjust(20) for m in metrics)
+        if row.status != "ok":
+            cells = ("  " + row.status).ljust(20 * len(metrics))
+        line = "  " + row.label.ljust(width) + cells + _spread(row, metrics).rjust(8)
+        lines.append((line + (f"   {row.note}" if row.note else "")).rstrip())
+    return "\n".join(lines)
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> dict[str, Any]:
+    """CPU, cores, OS, Python, library versions, thread settings and the load average."""
+    info: dict[str, Any] = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "cpu": _cpu_model(), "cores": os.cpu_count(), "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "versions": {name: version_of(name) for name in
+                     ("chaingrad", "numpy", "torch", "micrograd", "scikit-learn")},
+        "env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                               "MKL_NUM_THREADS", "OPENBLAS_CORETYPE")},
+        "load_average_start": list(os.getloadavg()),
+    }
+    return info
+
+
+def threadpools() -> list[dict[str, Any]]:
+    """The BLAS/OpenMP pools loaded so far (threadpoolctl, if installed): call it late."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return []
+    keys = ("internal_api", "num_threads", "version", "architecture")
+    return [{k: pool.get(k) for k in keys} for pool in threadpool_info()]
+
+
+def write_json(path: str, payload: dict[str, Any]) -> None:
+    """Write ``payload`` to ``path`` atomically (a temp file beside it, then os.replace)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".bench-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(payload, f, indent=1)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def rows_as_json(rows: list[Row]) -> list[dict]:
+    out = []
+    for row in rows:
+        same = [r for r in rows if r.workload == row.workload]
+        metrics = {}
+        for m, values in row.samples.items():
+            ratio = ratios(same, m).get(row.label)
+            metrics[m] = {"median": statistics.median(values), "min": min(values),
+                          "max": max(values), "samples": values, "ratio_to_chaingrad": ratio}
+        out.append({"workload": row.workload, "engine": row.engine, "label": row.label,
+                    "status": row.status, "note": row.note, "metrics": metrics})
+    return out
+
+
+def write_markdown(path: str, command: str, info: dict[str, Any], tables: list[str],
+                   legend: str, skipped: list[str]) -> None:
+    """The tables as a Markdown page (machine, versions, command first), written atomically."""
+    versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items())
+    load = (f"{info['load_average_start'][0]:.2f} at the start, "
+            f"{info.get('load_average_end', [float('nan')])[0]:.2f} at the end")
+    parts = ["# Benchmark results", "",
+             f"- Command: `{command}`", f"- Date: {info['date']}",
+             f"- Machine: {info['cpu']}, {info['cores']} cores, {info['platform']}",
+             f"- Python {info['python']}; {versions}",
+             "- Threads: OMP/OPENBLAS/MKL_NUM_THREADS=1, torch.set_num_threads(1); "
+             "default gc settings",
+             f"- Load average (1 min): {load}", ""]
+    parts += ["```text", "\n\n".join(tables), "", legend, "```", ""]
+    if skipped:
+        parts += ["Skipped:", ""] + [f"- {s}" for s in skipped] + [""]
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".bench-", suffix=".md")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write("\n".join(parts))
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise

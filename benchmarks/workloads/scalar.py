@@ -1,0 +1,186 @@
+"""The scalar workloads S1-S3, written once against ``engines``' interface.
+
+Each workload is a class built from an engine and sizes; ``block()`` runs one timed block
+and returns ``{metric: number}``. Nothing is timed while a graph is freed, but whatever
+the interpreter does during a timed block (the cyclic garbage collector running with its
+default settings included) is counted, as it is in a user's script.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import random
+import time
+from typing import Any
+
+# S1's op cycle: y = relu(y * w + b), three ops per turn (micrograd 0.1.0 has no tanh).
+S1_OPS_PER_TURN = 3
+
+
+class ChainS1:
+    """S1: a chain of ``n_ops`` scalar ops, forward and backward timed separately (ns/op)."""
+
+    metrics = ("fwd ns/op", "bwd ns/op")
+
+    def __init__(self, engine: Any, n_ops: int = 100_002):
+        self.engine = engine
+        self.turns = max(1, n_ops // S1_OPS_PER_TURN)
+        self.n_ops = self.turns * S1_OPS_PER_TURN
+
+    def block(self) -> dict[str, float]:
+        eng = self.engine
+        w, b, y = eng.param(0.999), eng.param(0.001), eng.param(0.5)
+        start = time.perf_counter()
+        for _ in range(self.turns):
+            y = (y * w + b).relu()
+        built = time.perf_counter()
+        eng.backward(y)
+        done = time.perf_counter()
+        return {"fwd ns/op": (built - start) * 1e9 / self.n_ops,
+                "bwd ns/op": (done - built) * 1e9 / self.n_ops}
+
+
+class MoonsStepS2:
+    """S2: micrograd's demo training step (``demo.ipynb``), as the notebook writes it.
+
+    MLP(2, [16, 16, 1]) on 100 make_moons points, full batch, SVM max-margin loss plus
+    1e-4 L2, accuracy, ``zero_grad``, ``backward``, SGD with the notebook's decaying rate.
+    A block is ``steps`` consecutive steps (a training loop, so each step also pays for
+    freeing the previous step's graph); the step counter runs on across blocks.
+    """
+
+    metrics = ("ms/step",)
+
+    def __init__(self, engine: Any, X: Any, y: Any, steps: int = 3):
+        self.engine, self.X, self.y, self.steps = engine, X, y, steps
+        random.seed(1337)  # the notebook's seed: every engine starts from micrograd's weights
+        self.model = engine.mlp(2, [16, 16, 1])
+        self.k = 0
+        self.last_loss = math.nan
+
+    def loss(self) -> tuple[Any, float]:
+        eng, model, Value, X, y = self.engine, self.model, self.engine.value, self.X, self.y
+        inputs = [list(map(Value, xrow)) for xrow in X]
+        scores = list(map(model, inputs))
+        losses = [(1 + -yi * scorei).relu() for yi, scorei in zip(y, scores)]
+        data_loss = sum(losses) * (1.0 / len(losses))
+        alpha = 1e-4
+        reg_loss = alpha * sum(p * p for p in model.parameters())
+        total_loss = data_loss + reg_loss
+        accuracy = [(yi > 0) == (eng.data(scorei) > 0) for yi, scorei in zip(y, scores)]
+        return total_loss, sum(accuracy) / len(accuracy)
+
+    def step(self) -> None:
+        eng, model = self.engine, self.model
+        total_loss, acc = self.loss()
+        model.zero_grad()
+        eng.backward(total_loss)
+        learning_rate = 1.0 - 0.9 * self.k / 100
+        eng.sgd(model.parameters(), learning_rate)
+        self.last_loss = eng.data(total_loss)
+        self.k += 1
+
+    def block(self) -> dict[str, float]:
+        start = time.perf_counter()
+        for _ in range(self.steps):
+            self.step()
+        return {"ms/step": (time.perf_counter() - start) * 1e3 / self.steps}
+
+
+def deep_mlp_sizes(width: int, depth: int) -> tuple[int, list[int], list[float]]:
+    """S3's network: ``width`` inputs, ``depth`` ReLU layers of ``width``, one linear output.
+
+    Weights are micrograd's ``uniform(-1, 1)`` scaled by sqrt(6 / fan_in) (He init), so
+    that hundreds of layers neither overflow nor vanish.
+    """
+    nouts = [width] * depth + [1]
+    sizes = [width] + nouts
+    return width, nouts, [math.sqrt(6.0 / sizes[i]) for i in range(len(nouts))]
+
+
+def deep_mlp_nodes(width: int, depth: int) -> int:
+    """Nodes of S3's graph: inputs, parameters, and per neuron n '*', n '+' and a ReLU."""
+    nin, nouts, _ = deep_mlp_sizes(width, depth)
+    sizes = [nin] + nouts
+    total = nin
+    for i, nout in enumerate(nouts):
+        fan_in, relu = sizes[i], i != len(nouts) - 1
+        total += nout * ((fan_in + 1) + 2 * fan_in + relu)
+    return total
+
+
+class DeepMlpS3:
+    """S3: one forward and backward pass through a deep scalar MLP of ~1,000,000 nodes.
+
+    The model is built once (not timed); a block times the forward pass (building the
+    graph) and the backward pass. Peak memory is measured apart, in a fresh process
+    (``worker.py probe``), since tracemalloc and RSS need a process of their own.
+    """
+
+    metrics = ("ns/node", "fwd ms", "bwd ms")
+
+    def __init__(self, engine: Any, width: int = 32, depth: int = 319, seed: int = 0):
+        self.engine = engine
+        nin, nouts, scales = deep_mlp_sizes(width, depth)
+        random.seed(seed)
+        self.model = engine.mlp(nin, nouts, scales)
+        self.x = [random.uniform(-1, 1) for _ in range(nin)]
+        self.nodes = deep_mlp_nodes(width, depth)
+
+    def run(self) -> tuple[float, float]:
+        eng = self.engine
+        eng.zero_grad(self.model)
+        start = time.perf_counter()
+        out = self.model([eng.value(v) for v in self.x])
+        built = time.perf_counter()
+        eng.backward(out)
+        return built - start, time.perf_counter() - built
+
+    def block(self) -> dict[str, float]:
+        fwd, bwd = self.run()
+        gc.collect()  # free the graph before the next engine's block; not timed
+        return {"ns/node": (fwd + bwd) * 1e9 / self.nodes, "fwd ms": fwd * 1e3,
+                "bwd ms": bwd * 1e3}
+
+
+def peak_memory(engine: Any, width: int, depth: int, mode: str) -> dict[str, float]:
+    """S3's peak memory per node, in this (fresh) process: build the model, run a pass.
+
+    ``mode='tracemalloc'``: the peak of Python's allocator during model + forward + backward
+    (blind to memory that C++ engines allocate themselves). ``mode='rss'``: the growth of
+    the process's peak resident set over the same span (sees everything, page-granular).
+    """
+    gc.collect()
+    if mode == "tracemalloc":
+        import tracemalloc
+
+        tracemalloc.start()
+        work = DeepMlpS3(engine, width, depth)
+        work.run()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    else:
+        before = _peak_rss()
+        work = DeepMlpS3(engine, width, depth)
+        work.run()
+        peak = _peak_rss() - before
+    return {f"{mode} B/node": peak / work.nodes}
+
+
+def _peak_rss() -> int:
+    """This process's peak resident set in bytes.
+
+    Linux's VmHWM belongs to the process image, so it starts afresh at exec; ru_maxrss
+    (the fallback elsewhere) would carry over the peak of the parent that spawned us.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024  # kB
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux

@@ -1,0 +1,113 @@
+"""benchmarks/run.py keeps working: a tiny run end to end, skips, usage errors, agreement.
+
+No timing is asserted: only that every workload runs, reports numbers, and that the
+engines compute the same thing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN = ROOT / "benchmarks" / "run.py"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from workloads import contest, engines, scalar  # noqa: E402
+
+QUICK = {"s1_ops": 30, "s2_points": 6, "s2_steps": 2, "s3_width": 3, "s3_depth": 2}
+
+
+def _run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(RUN), *args], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=300)
+
+
+def test_quick_run_reports_every_workload(tmp_path):
+    out, md = tmp_path / "results.json", tmp_path / "RESULTS.md"
+    done = _run("--quick", "--repeats", "1", "--json", str(out), "--markdown", str(md))
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(out.read_text())
+    machine = payload["machine"]
+    assert machine["cores"] >= 1 and machine["python"] == sys.version.split()[0]
+    assert {"cpu", "versions", "env", "load_average_start", "load_average_end"} <= set(machine)
+    assert machine["env"]["OMP_NUM_THREADS"] == "1"
+    rows = {(r["workload"], r["engine"]): r for r in payload["results"]}
+    for workload in ("S1", "S2", "S3", "T1/8", "T1/16", "T2", "T3"):
+        row = rows[(workload, "chaingrad")]
+        assert row["status"] == "ok", row
+        for name, metric in row["metrics"].items():
+            if name == "rss B/node" and metric["median"] == 0:
+                continue  # a tiny graph can fit in pages the process already had
+            assert metric["median"] > 0
+            assert metric["ratio_to_chaingrad"] == pytest.approx(1.0)
+    assert set(rows["S3", "chaingrad"]["metrics"]) >= {"ns/node", "tracemalloc B/node"}
+    assert "python benchmarks/run.py --quick" in md.read_text()
+    assert "S3: deep scalar MLP" in done.stdout
+
+
+def test_missing_competitors_are_skipped_with_the_install_command(tmp_path):
+    fake = tmp_path / "micrograd"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise ImportError('not installed (test)')\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    done = _run("--quick", "--only", "S2", "--repeats", "1",
+                "--worker", f"micrograd-viz={tmp_path / 'no-such-python'}", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "skipping micrograd: not importable here" in done.stdout
+    assert "pip install micrograd==0.1.0" in done.stdout
+    assert "skipping micrograd-cpp-engine: needs its own virtualenv" in done.stdout
+    assert "scikit-build-core[pyproject]<0.8" in done.stdout
+    assert "skipping micrograd-viz: cannot start" in done.stdout
+    table = done.stdout[done.stdout.index("S2: "):]
+    assert "micrograd" in table and "not installed" in table
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--only", "S9"], "--only: unknown workload"),
+    (["--repeats", "0"], "--repeats: must be >= 1"),
+    (["--worker", "nograd=/usr/bin/python3"], "--worker: unknown engine 'nograd'"),
+])
+def test_bad_command_line_is_one_line_and_exit_2(args, message):
+    done = _run(*args)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_worker_process_runs_blocks_like_the_main_process():
+    remote = contest.Remote(sys.executable, "chaingrad", False, "S1", QUICK, None, None)
+    try:
+        assert remote.label.startswith("chaingrad")
+        metrics = remote.block()
+        assert set(metrics) == {"fwd ns/op", "bwd ns/op"} and min(metrics.values()) > 0
+    finally:
+        remote.close()
+    assert remote.proc.returncode == 0
+
+
+def test_s3_node_count_is_the_graph_size():
+    import chaingrad
+
+    engine = engines.make("chaingrad")
+    work = scalar.DeepMlpS3(engine, width=3, depth=2)
+    out = work.model([engine.value(v) for v in work.x])
+    assert len(chaingrad.topological_order(out)) == work.nodes == scalar.deep_mlp_nodes(3, 2)
+
+
+def test_s2_computes_the_same_losses_on_chaingrad_and_torch():
+    pytest.importorskip("torch")
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((6, 2)), rng.choice([-1, 1], 6)
+    losses = {}
+    for name in ("chaingrad", "torch"):
+        work = scalar.MoonsStepS2(engines.make(name), X, y, steps=2)
+        work.block()
+        losses[name] = work.last_loss
+    assert losses["chaingrad"] == pytest.approx(losses["torch"], rel=1e-12)
