@@ -3,6 +3,7 @@
 Both datasets: ``moons`` (micrograd's demo, scalar Values) and ``digits`` (Tensor MLP/CNN).
 """
 
+import os
 import re
 import struct
 import sys
@@ -66,6 +67,17 @@ def test_progress_bar_on_a_terminal(tmp_path, capsys, monkeypatch):
     assert "step 1/2" not in out  # the bar replaces the log lines
 
 
+def test_progress_bar_on_a_terminal_that_reports_no_size(tmp_path, capsys, monkeypatch):
+    # a pseudo-terminal nobody sized (under `script`, in some CI) says 0 x 0; tqdm then
+    # draws nothing unless it is given a size
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "fileno", lambda: 1, raising=False)
+    monkeypatch.setattr(os, "get_terminal_size", lambda fd=None: os.terminal_size((0, 0)))
+    assert main(["demo", "--steps", "2", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "training: 100%" in out and "loss=1.7236, accuracy=81%" in out
+
+
 def test_first_steps_are_micrograds(tmp_path, capsys):
     main(["demo", "--steps", "2", "--out", str(tmp_path)])
     lines = capsys.readouterr().out.splitlines()
@@ -86,6 +98,8 @@ def test_first_steps_are_micrograds(tmp_path, capsys):
         (["moons", "--epochs", "2"], "--epochs is for the digits demo, not moons"),
         (["--lr", "-1"], "--lr must be a positive number, got -1.0"),
         (["--lr", "nan"], "--lr must be a positive number"),
+        (["--seed", "-1"], "--seed must be in [0, 2**32 - 1], got -1"),
+        (["--seed", str(2**32)], f"--seed must be in [0, 2**32 - 1], got {2**32}"),
     ],
 )
 def test_bad_options_are_usage_errors(argv, message, tmp_path, capsys):
@@ -99,6 +113,22 @@ def test_out_must_be_a_folder(tmp_path, capsys):
     target.write_text("x")
     assert main(["demo", "--steps", "1", "--out", str(target)]) == 2
     assert "is not a folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["demo", "--steps", "abc"], "chaingrad demo: error: argument --steps: invalid int"),
+        (["demo", "--optimizer", "rmsprop"], "chaingrad demo: error: argument --optimizer"),
+        (["demo", "--bogus"], "chaingrad: error: unrecognized arguments: --bogus"),
+    ],
+)
+def test_argparse_errors_are_one_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1, err
 
 
 def test_unknown_dataset_is_refused_by_argparse(capsys):

@@ -200,6 +200,26 @@ def test_a_failed_save_leaves_the_old_file_intact(saved, monkeypatch):
     assert os.listdir(path.parent) == [path.name]  # no temporary file left behind
 
 
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions and symlinks")
+def test_saving_over_a_file_keeps_its_permissions_and_follows_a_symlink(saved, tmp_path):
+    model, path = saved
+    path.chmod(0o600)
+    link = tmp_path / "link.safetensors"
+    link.symlink_to(path)
+    old = path.read_bytes()
+    save(make_model(9), link)
+    assert link.is_symlink() and path.read_bytes() != old  # the target got the new model
+    assert path.stat().st_mode & 0o777 == 0o600  # not widened to the umask's default
+    assert sorted(os.listdir(tmp_path)) == ["link.safetensors", "model.safetensors"]
+
+
+def test_saving_into_a_missing_folder_names_the_path_asked_for(tmp_path):
+    target = tmp_path / "no-such-folder" / "model.safetensors"
+    with pytest.raises(FileNotFoundError) as error:
+        save(make_model(), target)
+    assert error.value.filename == str(target)
+
+
 # ---- bad files ----
 
 

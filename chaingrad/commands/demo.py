@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_options(args: argparse.Namespace) -> None:
-    """Refuse what argparse cannot: other datasets' options, sizes < 1, a bad lr or out."""
+    """Refuse what argparse cannot: other datasets' options, sizes < 1, bad seed/lr/out."""
     for dataset, names in OWN_OPTIONS.items():
         for name in names:
             if dataset != args.dataset and getattr(args, name) is not None:
@@ -88,6 +88,8 @@ def _check_options(args: argparse.Namespace) -> None:
         value = getattr(args, name)
         if value is not None and value < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
+    if not 0 <= args.seed < 2**32:  # what numpy's and scikit-learn's seeding accept
+        raise UsageError(f"--seed must be in [0, 2**32 - 1], got {args.seed}")
     if args.lr is not None and not (args.lr > 0 and args.lr != float("inf")):
         raise UsageError(f"--lr must be a positive number, got {args.lr}")
     if args.out is not None and os.path.exists(args.out) and not os.path.isdir(args.out):
@@ -155,12 +157,9 @@ def _objective(model: Any, inputs: list, labels: list[int]) -> tuple[Any, float]
 def _train(model: Any, inputs: list, labels: list[int], optimizer: Any, schedule: Any,
            steps: int) -> dict[str, list[float]]:
     """Full-batch training with a progress bar on a terminal, log lines otherwise."""
-    from tqdm import tqdm
-
     history: dict[str, list[float]] = {"loss": [], "accuracy": []}
     on_terminal = sys.stdout.isatty()
-    bar = tqdm(total=steps, desc="training", unit="step", file=sys.stdout,
-               disable=not on_terminal, dynamic_ncols=True)
+    bar = progress_bar(steps, "step", on_terminal)
     every = max(1, steps // 10)
     for k in range(steps):
         loss, accuracy = _objective(model, inputs, labels)
@@ -180,6 +179,24 @@ def _train(model: Any, inputs: list, labels: list[int], optimizer: Any, schedule
                   f"accuracy {accuracy:6.1%}  lr {lr:.4f}", flush=True)
     bar.close()
     return history
+
+
+def progress_bar(total: int, unit: str, on_terminal: bool) -> Any:
+    """A tqdm bar on stdout, or a disabled one (for log lines) when stdout is no terminal.
+
+    A terminal that reports its size as 0 x 0 (a pseudo-terminal nobody sized, as under
+    ``script`` or some CI runners) would make tqdm draw nothing; it gets 80 x 24 instead.
+    """
+    from tqdm import tqdm
+
+    try:
+        size = os.get_terminal_size(sys.stdout.fileno())
+    except (AttributeError, ValueError, OSError):  # e.g. a replaced sys.stdout in tests
+        size = None
+    fixed = {"ncols": 80, "nrows": 24} if size is not None and 0 in size else {
+        "dynamic_ncols": True}
+    return tqdm(total=total, desc="training", unit=unit, file=sys.stdout,
+                disable=not on_terminal, **fixed)
 
 
 def _evaluate(model: Any, inputs: list, labels: list[int]) -> tuple[float, float]:

@@ -137,10 +137,10 @@ def _train(model: Any, kind: str, data: dict[str, Any], optimizer: Any, schedule
            epochs: int, batch_size: int, seed: int) -> dict[str, list[float]]:
     """Mini-batch training; a progress bar on a terminal, log lines otherwise."""
     import numpy as np
-    from tqdm import tqdm
 
     from ..losses import cross_entropy
     from ..tensor import Tensor
+    from .demo import progress_bar
 
     x, y = model_input(kind, data["x_train"]), data["y_train"]
     n = len(x)
@@ -148,8 +148,7 @@ def _train(model: Any, kind: str, data: dict[str, Any], optimizer: Any, schedule
     rng = np.random.default_rng(seed)
     history: dict[str, list[float]] = {"loss": [], "train": [], "test": []}
     on_terminal = sys.stdout.isatty()
-    bar = tqdm(total=epochs * batches, desc="training", unit="batch", file=sys.stdout,
-               disable=not on_terminal, dynamic_ncols=True)
+    bar = progress_bar(epochs * batches, "batch", on_terminal)
     every = max(1, epochs // 10)
     test = float("nan")
     for epoch in range(epochs):
