@@ -23,7 +23,7 @@ from hypothesis.extra import numpy as hnp
 
 import chaingrad
 from chaingrad.tensor import Tensor
-from chaingrad.tensor_ops import concatenate, stack, where
+from chaingrad.tensor_ops import concatenate, conv2d, max_pool2d, stack, where
 
 EPS = 1e-6
 ATOL = 1e-5
@@ -191,6 +191,41 @@ def pair_shaped(draw):
     return Case((draw(_array(shape)),))
 
 
+def _pair_or_int(low: int, high: int):
+    """An int, or an (h, w) pair of ints, each in [low, high] (as conv2d and pools take)."""
+    return st.one_of(st.integers(low, high), st.tuples(st.integers(low, high),
+                                                       st.integers(low, high)))
+
+
+def _as_pair(value: int | tuple[int, int]) -> tuple[int, int]:
+    return (value, value) if isinstance(value, int) else value
+
+
+@st.composite
+def conv_cases(draw):
+    """NCHW input, (O, C, kh, kw) weight, maybe a bias; strides and paddings of either form."""
+    n, c, o = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    stride, padding = draw(_pair_or_int(1, 3)), draw(_pair_or_int(0, 2))
+    ph, pw = _as_pair(padding)
+    h, w = draw(st.integers(max(1, kh - 2 * ph), 5)), draw(st.integers(max(1, kw - 2 * pw), 5))
+    arrays = [draw(_array((n, c, h, w))), draw(_array((o, c, kh, kw)))]
+    if draw(st.booleans()):
+        arrays.append(draw(_array((o,))))
+    return Case(tuple(arrays), {"stride": stride, "padding": padding})
+
+
+@st.composite
+def pool_cases(draw):
+    """NCHW input with distinct values (one clear largest entry per window)."""
+    kernel = draw(_pair_or_int(1, 3))
+    kh, kw = _as_pair(kernel)
+    shape = (draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(kh, 6)),
+             draw(st.integers(kw, 6)))
+    return Case((draw(_distinct(shape)),),
+                {"kernel_size": kernel, "stride": draw(st.none() | _pair_or_int(1, 3))})
+
+
 def _unary(domain: tuple[Interval, ...] = ANY):
     return lambda: elementwise(1, (domain,))
 
@@ -272,6 +307,14 @@ OPS: list[TensorOp] = [
              lambda *xs, axis: T.stack(list(xs), axis), lambda: join_cases(True)),
     TensorOp("where", lambda x, y, cond: where(cond, x, y),
              lambda x, y, cond: T.where(T.as_tensor(cond), x, y), where_cases),
+    # the layers' ops, NCHW as torch.nn.functional
+    TensorOp("conv2d", lambda x, w, *b, stride, padding: conv2d(
+                 x, w, b[0] if b else None, stride, padding),
+             lambda x, w, *b, stride, padding: T.nn.functional.conv2d(
+                 x, w, b[0] if b else None, stride, padding), conv_cases),
+    TensorOp("max_pool2d", lambda x, kernel_size, stride: max_pool2d(x, kernel_size, stride),
+             lambda x, kernel_size, stride: T.nn.functional.max_pool2d(x, kernel_size, stride),
+             pool_cases),
 ]
 
 OP_IDS = [op.name for op in OPS]

@@ -180,3 +180,19 @@ def test_log_softmax_is_stable_for_large_inputs() -> None:
     out.sum().backward()
     assert np.isfinite(x.grad).all()
     assert np.allclose(x.softmax().data.sum(), 1.0)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_softmaxes_at_plus_minus_1000_match_torch(torch, name: str, axis: int) -> None:
+    """exp(1000) overflows float64: only a shifted computation gets these right."""
+    x = np.array([[1000.0, -1000.0, 0.0], [-1000.0, -999.0, -1000.0]])
+    w = np.random.default_rng(2).standard_normal(x.shape)
+    ours = Tensor(x, requires_grad=True)
+    out = getattr(ours, name)(axis)
+    (out * Tensor(w)).sum().backward()
+    theirs = torch.tensor(x, requires_grad=True)
+    expected = getattr(theirs, name)(axis)
+    (expected * torch.as_tensor(w)).sum().backward()
+    assert _close(out.data, expected.detach().numpy())
+    assert _close(ours.grad, theirs.grad.numpy())
