@@ -64,6 +64,7 @@ class Value(graph.Node):
         self._op = _op
         self.label = label
         self._vjp = None
+        self._mark = None
 
     # ---- primitives: the forward value, then its derivative rule ----
 
@@ -278,6 +279,10 @@ class Value(graph.Node):
         return f"Value(data={self.data}, grad={self.grad})"
 
 
+# The backward driver runs the two commonest rules inline: see graph._propagate.
+graph.ADD_RULE, graph.MUL_RULE = Value._add_vjp, Value._mul_vjp
+
+
 # ---- helpers ----
 
 
@@ -291,6 +296,7 @@ def _node(data: float, a: object, b: object, op: str, vjp: Rule | None) -> Value
     out.grad = 0.0
     out.label = ""
     out._op = op
+    out._mark = None
     if graph._grad_enabled:
         out._a = a
         out._b = b

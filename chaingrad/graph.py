@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator
+from operator import attrgetter
 from typing import Any
 
 from .errors import DomainError
@@ -87,7 +88,7 @@ class Node:
     per node for Python's garbage collector to walk, and a training step makes ~65,000.
     """
 
-    __slots__ = ("_a", "_b")
+    __slots__ = ("_a", "_b", "_mark")  # _mark: see topological_order
 
     @property
     def _prev(self) -> tuple:
@@ -114,19 +115,21 @@ def topological_order(root: Node) -> list[Any]:
 
     A depth-first walk with an explicit stack (no recursion, so a chain of a million
     ops is fine): the node on top of the stack is emitted once none of its inputs is
-    left to visit. Nodes hash by identity, so they go in a set as they are.
+    left to visit. A visited node is marked by storing this walk's own token in its
+    ``_mark`` slot: twice as fast as keeping a set of visited nodes, and it never
+    confuses two walks, since each makes a new token.
     """
+    seen = object()  # this walk's mark
     order: list[Any] = []
-    visited: set[Any] = set()
     stack = [root]
     while stack:
         node = stack[-1]
         a, b = node._a, node._b
         if b is MANY:
-            todo = next((child for child in a if child not in visited), None)
-        elif a is not None and a not in visited:
+            todo = next((child for child in a if child._mark is not seen), None)
+        elif a is not None and a._mark is not seen:
             todo = a
-        elif b is not None and b not in visited:
+        elif b is not None and b._mark is not seen:
             todo = b
         else:
             todo = None
@@ -134,8 +137,8 @@ def topological_order(root: Node) -> list[Any]:
             stack.append(todo)
             continue
         stack.pop()
-        if node not in visited:
-            visited.add(node)
+        if node._mark is not seen:
+            node._mark = seen
             order.append(node)
     return order
 
@@ -162,8 +165,9 @@ def run_backward(
 
 def _run_backward(root: Any, seed: Any, create_graph: bool, accumulate: bool, trace: Any) -> dict:
     order = topological_order(root)
-    before = [node.grad for node in order]
-    started_clean = not any(before)  # the usual case: fresh graph, zeroed parameters
+    # The usual case: a fresh graph and zeroed parameters. Then there is nothing to keep.
+    started_clean = accumulate and not any(map(_grad_of, order))
+    before = [0.0] * len(order) if started_clean else [node.grad for node in order]
     if not started_clean:
         for node in order:
             node.grad = 0.0
@@ -175,8 +179,8 @@ def _run_backward(root: Any, seed: Any, create_graph: bool, accumulate: bool, tr
         elif create_graph:
             with enable_grad():
                 _propagate_graph(order)
-        else:
-            _propagate(order)
+        elif not _propagate(order):
+            _name_the_non_finite_step(order, root, seed)
         if not accumulate:
             found = {id(node): node.grad for node in order}
     except BaseException:
@@ -193,37 +197,94 @@ def _run_backward(root: Any, seed: Any, create_graph: bool, accumulate: bool, tr
     return found
 
 
-def _propagate(order: list[Any]) -> None:
-    """The hot loop: each node hands ``grad * local derivative`` to its inputs (floats).
+_grad_of = attrgetter("grad")
+
+# Value's rules for + and *, which _propagate runs inline; chaingrad.engine sets them.
+ADD_RULE: Any = None
+MUL_RULE: Any = None
+
+
+def _propagate(order: list[Any]) -> bool:
+    """The hot loop: each node adds ``grad * local derivative`` into its inputs (floats).
 
     A node keeps its inputs in two slots, ``_a`` and ``_b`` (``_b`` is None for one input);
-    see ``Node``.
+    see ``Node``. Two shortcuts make this loop twice as fast (it is a third of a training
+    step):
+
+    - ``+`` and ``*`` are nine nodes in ten of a network, and calling their rules costs
+      more than the rules do, so the loop runs those two inline, as ``Value._add_vjp``
+      and ``Value._mul_vjp`` say: ``x + y`` gives both inputs ``g``; ``x * y`` gives
+      ``x`` ``y * g`` and ``y`` ``x * g``. Every other rule is called.
+    - nan and inf are looked for only at the leaves, where the walk arrives once each
+      gradient is complete: a nan or inf never vanishes on its way down (every rule
+      multiplies by ``g``, and 0 * inf is nan). If a leaf's is not finite,
+      ``_run_backward`` walks again, checking every step, to name the op that made it.
+
+    Returns:
+        False if a leaf's gradient is not finite, else True.
     """
+    add, mul = ADD_RULE, MUL_RULE
+    finite = True
+    node = None
+    try:
+        for node in reversed(order):
+            rule = node._vjp
+            if rule is None:  # a leaf: all of its gradient has arrived
+                g = node.grad
+                if g - g != 0.0:
+                    finite = False
+            elif rule is add:
+                g = node.grad
+                node._a.grad += g
+                node._b.grad += g
+            elif rule is mul:
+                g, a, b = node.grad, node._a, node._b
+                a.grad += b.data * g
+                b.grad += a.data * g
+            elif node._b is None:
+                a = node._a
+                (g,) = rule((a.data,), node.data, node.grad)  # before reading a.grad: a
+                a.grad += g  # _backward closure assigned by hand adds to it itself
+            else:
+                prev = node._prev
+                grads = rule(tuple([child.data for child in prev]), node.data, node.grad)
+                for child, g in zip(prev, grads):
+                    child.grad += g
+    except (ZeroDivisionError, OverflowError) as exc:
+        raise _non_finite(node, None) from exc
+    return finite
+
+
+def _name_the_non_finite_step(order: list[Any], root: Any, seed: Any) -> None:
+    """A leaf got a nan or inf gradient: walk again, checking every step, to name the op."""
+    for node in order:
+        node.grad = 0.0
+    root.grad = seed
+    _propagate_checked(order)
+    # Every step was finite: a sum of finite gradients overflowed, or a _backward closure
+    # assigned by hand wrote the nan or inf itself.
+    leaf = next(node for node in order if node._vjp is None and node.grad - node.grad != 0.0)
+    name = f"{leaf.label!r}" if leaf.label else f"of data {leaf.data!r}"
+    raise DomainError(f"backward: the gradients that reach the leaf {name} add up to "
+                      f"{leaf.grad} (a float overflow), or a hand-written _backward made it")
+
+
+def _propagate_checked(order: list[Any]) -> None:
+    """``_propagate`` without the shortcuts: it raises at the first step that makes a
+    gradient that is not finite, naming the op (see ``_non_finite``)."""
     for node in reversed(order):
         vjp = node._vjp
         if vjp is None:
             continue
-        a, b = node._a, node._b
+        prev = node._prev
         try:
-            if b is None:
-                (ga,) = vjp((a.data,), node.data, node.grad)
-                a.grad += ga
-                if ga - ga != 0.0:
-                    raise _non_finite(node, (ga,))
-            elif b is not MANY:
-                ga, gb = vjp((a.data, b.data), node.data, node.grad)
-                a.grad += ga
-                b.grad += gb
-                if ga - ga != 0.0 or gb - gb != 0.0:
-                    raise _non_finite(node, (ga, gb))
-            else:  # three or more inputs, kept as a tuple in _a
-                grads = vjp(tuple(child.data for child in a), node.data, node.grad)
-                for child, g in zip(a, grads):
-                    child.grad += g
-                if any(g - g != 0.0 for g in grads):
-                    raise _non_finite(node, grads)
+            grads = vjp(tuple([child.data for child in prev]), node.data, node.grad)
         except (ZeroDivisionError, OverflowError) as exc:
             raise _non_finite(node, None) from exc
+        for child, g in zip(prev, grads):
+            child.grad += g
+        if any(g - g != 0.0 for g in grads):
+            raise _non_finite(node, grads)
 
 
 def _propagate_traced(order: list[Any], trace: list) -> None:
@@ -237,7 +298,7 @@ def _propagate_traced(order: list[Any], trace: list) -> None:
             continue
         upstream, prev = node.grad, node._prev
         before = [child.grad for child in prev]
-        _propagate([node])  # the real step
+        _propagate_checked([node])  # the real step
         if len({id(c) for c in prev}) == len(prev):
             updates = [(c, b, c.grad) for c, b in zip(prev, before)]
         elif type(node._vjp) is ClosureRule:  # opaque: all of it shows on the first one
@@ -283,7 +344,7 @@ def _non_finite(node: Any, grads: Any) -> DomainError:
     got = "" if grads is None else f" (got {tuple(getattr(g, 'data', g) for g in grads)})"
     return DomainError(
         f"{node._op or 'backward'}: the gradient is not finite at input(s) {inputs}{got}; "
-        "the derivative is unbounded there"
+        "the derivative is unbounded there, or the product overflows a float"
     )
 
 

@@ -56,6 +56,7 @@ def _node(data: Any, children: tuple, op: str, rule: Callable | None) -> Tensor:
     out.grad = None
     out.label = ""
     out._op = op
+    out._mark = None
     if graph._grad_enabled:
         for child in children:
             if child.requires_grad:
@@ -79,7 +80,7 @@ def _const(data: np.ndarray) -> Tensor:
     out.data = data
     out.grad = None
     out.requires_grad = False
-    out._a = out._b = None
+    out._a = out._b = out._mark = None
     out._op = ""
     out.label = ""
     out._vjp = None
@@ -153,7 +154,7 @@ class Tensor(graph.Node, MathOps, ShapeOps):
                              "needs finite numbers")
         self.grad: Any = None
         self.requires_grad = bool(requires_grad)
-        self._a = self._b = None  # the inputs (see graph.Node): none for a leaf
+        self._a = self._b = self._mark = None  # a leaf: no inputs (see graph.Node)
         self._op = ""
         self.label = label
         self._vjp: Callable | None = None

@@ -94,6 +94,8 @@ UNBOUNDED_CASES = [
     ("**0.5 at 0", lambda x: x**0.5 + x, 0.0, "**0.5"),
     ("log at 1e-310", lambda x: x.log() + x * 3, 1e-310, "log"),
     ("**-1 at 1e-200", lambda x: x**-1 * 1e-200, 1e-200, "**-1"),
+    ("* overflows", lambda x: x * 1e308 * 10, 1e-10, "*"),  # run inline by the driver
+    ("a sum overflows", lambda x: x * 1e308 + x * 1e308, 1e-10, "overflow"),
 ]
 
 
@@ -109,6 +111,15 @@ def test_unbounded_gradient_raises_instead_of_writing_inf(fn, x0, op_name, creat
     for node in topological_order(out):
         grad = node.grad.data if isinstance(node.grad, Value) else node.grad
         assert math.isfinite(grad), f"{node._op or 'leaf'} has grad {grad}"
+
+
+def test_failed_backward_keeps_the_gradients_that_were_there() -> None:
+    x, w = Value(0.0), Value(2.0)
+    out = x.sqrt() * w
+    x.grad, w.grad = 5.0, -1.0
+    with pytest.raises(DomainError, match="sqrt"):
+        out.backward()
+    assert (x.grad, w.grad, out.grad) == (5.0, -1.0, 0.0)
 
 
 def test_sqrt_at_zero_forward_is_fine() -> None:
