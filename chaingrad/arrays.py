@@ -158,3 +158,19 @@ def scatter_array(g: np.ndarray, index: Any, shape: tuple[int, ...]) -> np.ndarr
     else:
         out[index] = g
     return out
+
+
+def pow_error(op: str, data: np.ndarray, base: np.ndarray, exponent: Any) -> DomainError:
+    """Why ``base ** exponent`` is not finite at its first bad entry."""
+    data = np.asarray(data)
+    index = first_non_finite(data)
+    x = np.broadcast_to(base, data.shape)[index].item()
+    n = np.broadcast_to(exponent, data.shape)[index].item()
+    at = f" at index {index}" if index else ""
+    if x == 0 and n < 0:
+        need = "a base != 0 for a negative exponent"
+    elif x < 0 and n != int(n):
+        need = "an integer exponent for a negative base"
+    else:
+        need = f"a result that fits in {data.dtype} (it overflows)"
+    return DomainError(f"{op}: got base {x} and exponent {n}{at}, needs {need}")

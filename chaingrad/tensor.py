@@ -30,7 +30,7 @@ from typing import Any, Union
 import numpy as np
 
 from . import graph
-from .arrays import ARRAY_TYPES, all_finite, as_array, domain_error, first_non_finite
+from .arrays import ARRAY_TYPES, all_finite, as_array, domain_error, first_non_finite, pow_error
 from .errors import DomainError
 from .tensor_backward import run_backward, sum_to_shape
 from .tensor_math import MathOps, _data, _log
@@ -108,10 +108,23 @@ def _lift(x: object, like: Tensor, numbers: bool = True) -> Tensor | None:
     return None
 
 
-def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, check: bool = True) -> Any:
-    """``ufunc(a, b)`` with numpy broadcasting, and chaingrad's errors."""
+def _operand(op: str, x: object, like: Tensor) -> Any:
+    """The other operand of ``op`` as a Tensor (see ``_lift``); NotImplemented for a type
+    it doesn't know (Python then asks ``x``), but a TypeError for a list, tuple or string,
+    which Python would otherwise repeat or refuse with a message that hides the op."""
+    lifted = _lift(x, like)
+    if lifted is None and isinstance(x, (str, bytes, list, tuple)):
+        raise TypeError(f"{op}: needs a number, an array or a Tensor, got "
+                        f"{type(x).__name__} {x!r}")
+    return NotImplemented if lifted is None else lifted
+
+
+def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, check: bool = True,
+                  shapes: bool = False) -> Any:
+    """``ufunc(a, b)`` (of the shapes with ``shapes``) with numpy broadcasting, and
+    chaingrad's errors."""
     try:
-        data = ufunc(a.data, b.data)
+        data = ufunc(a.shape, b.shape) if shapes else ufunc(a.data, b.data)
     except ValueError:
         raise ValueError(f"{op}: shapes {a.shape} and {b.shape} do not broadcast") from None
     if check and not all_finite(data):
@@ -163,9 +176,9 @@ class Tensor(graph.Node, MathOps, ShapeOps):
 
     def __add__(self, other: Operand) -> Tensor:
         """x + y;  d/dx = 1, d/dy = 1."""
-        other = other if type(other) is Tensor else _lift(other, self)
-        if other is None:
-            return NotImplemented
+        other = _operand("+", other, self)
+        if other is NotImplemented:
+            return other
         data = _broadcasting("+", np.add, self, other)
         return _node(data, (self, other), "+", Tensor._add_vjp)
 
@@ -175,9 +188,9 @@ class Tensor(graph.Node, MathOps, ShapeOps):
 
     def __mul__(self, other: Operand) -> Tensor:
         """x * y;  d/dx = y, d/dy = x."""
-        other = other if type(other) is Tensor else _lift(other, self)
-        if other is None:
-            return NotImplemented
+        other = _operand("*", other, self)
+        if other is NotImplemented:
+            return other
         data = _broadcasting("*", np.multiply, self, other)
         return _node(data, (self, other), "*", Tensor._mul_vjp)
 
@@ -190,20 +203,20 @@ class Tensor(graph.Node, MathOps, ShapeOps):
         """x ** n;  d/dx = n * x**(n-1), and for a Tensor exponent d/dn = x**n * log(x)."""
         n = _number(other)
         if n is None:
-            other = other if type(other) is Tensor else _lift(other, self)
-            if other is None:
-                return NotImplemented
+            other = _operand("**", other, self)
+            if other is NotImplemented:
+                return other
             with np.errstate(all="ignore"):
                 data = _broadcasting("**", np.power, self, other, check=False)
             if not all_finite(data):
-                raise _pow_error("**", data, self.data, other.data)
+                raise pow_error("**", data, self.data, other.data)
             rule = _pow_vjp if other.requires_grad else _pow_base_vjp
             return _node(data, (self, other), "**", rule)
         op = f"**{other}"
         with np.errstate(all="ignore"):
             data = self.data**n
         if not all_finite(data):
-            raise _pow_error(op, data, self.data, n)
+            raise pow_error(op, data, self.data, n)
         out = _node(data, (self,), op, None)
         if out.requires_grad:  # build no rule for a node that records no graph
             out._vjp = lambda xs, out, g: (n * xs[0] ** (n - 1) * g,)
@@ -220,8 +233,11 @@ class Tensor(graph.Node, MathOps, ShapeOps):
         n = _number(other)
         if n is not None:
             return self + (-n)
-        other = other if type(other) is Tensor else _lift(other, self)
-        return NotImplemented if other is None else self + (-other)
+        other = _operand("-", other, self)
+        if other is NotImplemented:
+            return other
+        _broadcasting("-", np.broadcast_shapes, self, other, check=False, shapes=True)
+        return self + (-other)
 
     def __truediv__(self, other: Operand) -> Tensor:
         """x / y, as x * y**-1 (x * (1/y) for a number y)."""
@@ -230,9 +246,10 @@ class Tensor(graph.Node, MathOps, ShapeOps):
             if n == 0:
                 raise DomainError(f"/: division by zero (a tensor of shape {self.shape} / {n})")
             return self * (1.0 / n)
-        other = other if type(other) is Tensor else _lift(other, self)
-        if other is None:
-            return NotImplemented
+        other = _operand("/", other, self)
+        if other is NotImplemented:
+            return other
+        _broadcasting("/", np.broadcast_shapes, self, other, check=False, shapes=True)
         if not other.data.all():
             index = tuple(int(i) for i in np.argwhere(other.data == 0)[0])
             raise DomainError(f"/: division by zero (the divisor is 0.0 at index {index})")
@@ -242,19 +259,19 @@ class Tensor(graph.Node, MathOps, ShapeOps):
         return self + other
 
     def __rsub__(self, other: Operand) -> Tensor:  # other - self
-        lifted = _lift(other, self)
-        return NotImplemented if lifted is None else lifted - self
+        lifted = _operand("-", other, self)
+        return lifted if lifted is NotImplemented else lifted - self
 
     def __rmul__(self, other: Operand) -> Tensor:  # other * self
         return self * other
 
     def __rtruediv__(self, other: Operand) -> Tensor:  # other / self
-        lifted = _lift(other, self)
-        return NotImplemented if lifted is None else lifted / self
+        lifted = _operand("/", other, self)
+        return lifted if lifted is NotImplemented else lifted / self
 
     def __rpow__(self, other: Operand) -> Tensor:  # other ** self
-        lifted = _lift(other, self)
-        return NotImplemented if lifted is None else lifted**self
+        lifted = _operand("**", other, self)
+        return lifted if lifted is NotImplemented else lifted**self
 
     def __abs__(self) -> Tensor:
         return self.abs()
@@ -365,26 +382,7 @@ class Tensor(graph.Node, MathOps, ShapeOps):
         return f"Tensor({text}, dtype={self.dtype}{extra})"
 
 
-
-
-
 # ---- power ----
-
-
-def _pow_error(op: str, data: np.ndarray, base: np.ndarray, exponent: Any) -> DomainError:
-    """Why ``base ** exponent`` is not finite at its first bad entry."""
-    data = np.asarray(data)
-    index = first_non_finite(data)
-    x = np.broadcast_to(base, data.shape)[index].item()
-    n = np.broadcast_to(exponent, data.shape)[index].item()
-    at = f" at index {index}" if index else ""
-    if x == 0 and n < 0:
-        need = "a base != 0 for a negative exponent"
-    elif x < 0 and n != int(n):
-        need = "an integer exponent for a negative base"
-    else:
-        need = f"a result that fits in {data.dtype} (it overflows)"
-    return DomainError(f"{op}: got base {x} and exponent {n}{at}, needs {need}")
 
 
 def _pow_vjp(xs, out, g):
