@@ -177,6 +177,14 @@ def _tensor_side(*objects: Any) -> Any:
     return None
 
 
+def _is_array(x: object) -> bool:
+    """Whether ``x`` is a Tensor or a numpy array (of any shape), importing neither."""
+    tensor = sys.modules.get("chaingrad.tensor")
+    if tensor is not None and isinstance(x, tensor.Tensor):
+        return True
+    return type(x).__module__ == "numpy" and type(x).__name__ == "ndarray"
+
+
 def _check_output(op: str, data: object) -> float:
     from numbers import Real
 
@@ -201,7 +209,8 @@ def gradcheck(
     check passes where ``|analytic - numeric| <= atol + rtol * |numeric|``.
 
     Args:
-        fn: Takes one Value per input and returns a Value.
+        fn: Takes one Value per input and returns a Value (or, when any input is a
+            Tensor or an array, Tensors and a Tensor: see ``tensor_autograd.gradcheck``).
         inputs: The point to check at (numbers, or Values whose ``.data`` is used).
 
     Returns:
@@ -214,6 +223,9 @@ def gradcheck(
         >>> gradcheck(lambda x, y: (x * y).tanh(), [0.3, -1.2])
         True
     """
+    if any(_is_array(x) for x in inputs):
+        tensor_autograd = importlib.import_module("chaingrad.tensor_autograd")
+        return tensor_autograd.gradcheck(fn, inputs, eps, atol, rtol)
     point = [x.data if isinstance(x, Value) else float(x) for x in inputs]
     leaves = [Value(x) for x in point]
     out = fn(*leaves)

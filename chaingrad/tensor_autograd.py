@@ -110,9 +110,9 @@ def primitive(
         forward: ``forward(*arrays) -> array``, on numpy arrays.
         backward: ``backward(xs, out, grad) -> tuple``, one gradient per input:
             ``grad`` times d(out)/d(x), in the output's shape or the input's (broadcast
-            gradients are summed back for you). Written with operators and Tensor methods
-            rather than numpy functions, it also runs on Tensors, and the op can then be
-            differentiated twice.
+            gradients are summed back for you). Written with operators and
+            ``chaingrad.functional`` (``F.exp``) rather than numpy functions, it also runs
+            on Tensors, and the op can then be differentiated twice.
         name: The op's name in graphs and errors (default: ``forward.__name__``).
 
     Returns:
@@ -137,7 +137,8 @@ def primitive(
             if isinstance(out, Tensor):
                 raise TypeError(f"{op}: its backward failed on Tensors ({exc}); to "
                                 "differentiate it twice (create_graph=True) write it with "
-                                "operators and Tensor methods") from exc
+                                "operators and the functions of chaingrad.functional "
+                                "(F.exp, F.log, ...), which take arrays and Tensors") from exc
             raise
         grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
         if len(grads) != len(xs):
@@ -175,3 +176,62 @@ def primitive(
     apply.__doc__ = f"The chaingrad Tensor primitive {op!r} (forward {forward!r})."
     return apply
 
+
+
+def gradcheck(
+    fn: Callable[..., Tensor],
+    inputs: Sequence[Any],
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+) -> bool:
+    """``chaingrad.gradcheck`` for Tensors: every entry of every input, in float64.
+
+    Each entry is nudged by ``+-eps`` in turn. An output with more than one entry is first
+    weighted by fixed random numbers and summed, so one pass checks its whole Jacobian
+    (up to that random projection), as a vector-Jacobian product.
+
+    Args:
+        fn: Takes one Tensor per input and returns a Tensor.
+        inputs: The point to check at: Tensors or arrays (copied to float64).
+
+    Returns:
+        True when every entry passes ``|analytic - numeric| <= atol + rtol * |numeric|``.
+
+    Raises:
+        GradcheckError: Naming the first input and index that fail, with both values.
+
+    Example:
+        >>> import numpy as np
+        >>> gradcheck(lambda x, w: (x @ w).tanh(), [np.ones((2, 3)), np.full((3, 2), 0.1)])
+        True
+    """
+    from .errors import GradcheckError
+
+    point = [np.array(x.data if isinstance(x, Tensor) else x, dtype=np.float64)
+             for x in inputs]
+    leaves = [Tensor(x, requires_grad=True) for x in point]
+    out = fn(*leaves)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"gradcheck: fn must return a Tensor, got {type(out).__name__}")
+    weights = np.random.default_rng(0).uniform(0.5, 1.5, size=out.shape)
+
+    def value(*arrays: np.ndarray) -> float:
+        with graph.no_grad():
+            return float((np.asarray(fn(*(Tensor(a) for a in arrays)).data) * weights).sum())
+
+    analytic = grad((out * weights).sum(), leaves, allow_unused=True)
+    for i, (x, g) in enumerate(zip(point, analytic)):
+        g = np.zeros_like(x) if g is None else np.asarray(g)
+        for index in np.ndindex(x.shape):
+            nudged = [p.copy() for p in point]
+            nudged[i][index] = x[index] + eps
+            up = value(*nudged)
+            nudged[i][index] = x[index] - eps
+            numeric = (up - value(*nudged)) / (2 * eps)
+            if not abs(g[index] - numeric) <= atol + rtol * abs(numeric):
+                raise GradcheckError(
+                    f"gradcheck: input {i} at index {index} (x = {x[index]}): analytic "
+                    f"gradient {g[index].item()!r} != numeric {numeric!r} (eps={eps}, "
+                    f"atol={atol}, rtol={rtol})")
+    return True

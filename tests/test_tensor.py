@@ -403,3 +403,17 @@ def test_shared_tools_see_tensor_graphs() -> None:
     order = chaingrad.topological_order(y)
     assert order[-1] is y and x in order and [n._op for n in order if n._op] == [
         "*", "+", "sum"]
+
+
+# ---- gradcheck on Tensors ----
+
+
+def test_gradcheck_on_tensors_passes_a_right_rule_and_names_a_wrong_one() -> None:
+    x, w = np.linspace(-1, 1, 6).reshape(2, 3), np.full((3, 2), 0.3)
+    assert chaingrad.gradcheck(lambda a, b: (a @ b).tanh(), [x, Tensor(w)])
+    wrong = chaingrad.primitive(lambda a: a**2, lambda xs, out, g: (3 * xs[0] * g,), "sq")
+    with pytest.raises(chaingrad.GradcheckError,
+                       match=r"input 0 at index \(0, 0\) \(x = -1.0\): analytic .* != numeric"):
+        chaingrad.gradcheck(lambda a: wrong(a), [x])
+    with pytest.raises(TypeError, match="gradcheck: fn must return a Tensor, got float"):
+        chaingrad.gradcheck(lambda a: 1.0, [x])
