@@ -215,58 +215,56 @@ def _propagate(order: list[Any]) -> bool:
       more than the rules do, so the loop runs those two inline, as ``Value._add_vjp``
       and ``Value._mul_vjp`` say: ``x + y`` gives both inputs ``g``; ``x * y`` gives
       ``x`` ``y * g`` and ``y`` ``x * g``. Every other rule is called.
-    - nan and inf are looked for only at the leaves, where the walk arrives once each
-      gradient is complete: a nan or inf never vanishes on its way down (every rule
-      multiplies by ``g``, and 0 * inf is nan). If a leaf's is not finite,
-      ``_run_backward`` walks again, checking every step, to name the op that made it.
+    - nan and inf are looked for only where a gradient ends or is handed to a rule: at
+      the leaves, where the walk arrives once each gradient is complete, and as ``g``
+      of every rule that is called (one may stop an inf: a straight-through op returns
+      1.0 whatever ``g`` is). ``+`` and ``*`` pass a nan or inf on (0 * inf is nan), so
+      it reaches one of those checks. Then ``_run_backward`` walks again, checking every
+      step, to name the op that made it.
 
     Returns:
-        False if a leaf's gradient is not finite, else True.
+        False as soon as a gradient is seen not to be finite, else True.
     """
     add, mul = ADD_RULE, MUL_RULE
-    finite = True
     node = None
     try:
         for node in reversed(order):
             rule = node._vjp
-            if rule is None:  # a leaf: all of its gradient has arrived
-                g = node.grad
-                if g - g != 0.0:
-                    finite = False
-            elif rule is add:
-                g = node.grad
+            g = node.grad
+            if rule is add:
                 node._a.grad += g
                 node._b.grad += g
             elif rule is mul:
-                g, a, b = node.grad, node._a, node._b
+                a, b = node._a, node._b
                 a.grad += b.data * g
                 b.grad += a.data * g
+            elif g - g != 0.0:  # a leaf's complete gradient, or a rule's g
+                return False
+            elif rule is None:
+                continue
             elif node._b is None:
                 a = node._a
-                (g,) = rule((a.data,), node.data, node.grad)  # before reading a.grad: a
-                a.grad += g  # _backward closure assigned by hand adds to it itself
+                (ga,) = rule((a.data,), node.data, g)  # before reading a.grad: a
+                a.grad += ga  # _backward closure assigned by hand adds to it itself
             else:
                 prev = node._prev
-                grads = rule(tuple([child.data for child in prev]), node.data, node.grad)
-                for child, g in zip(prev, grads):
-                    child.grad += g
+                grads = rule(tuple([child.data for child in prev]), node.data, g)
+                for child, ga in zip(prev, grads):
+                    child.grad += ga
     except (ZeroDivisionError, OverflowError) as exc:
         raise _non_finite(node, None) from exc
-    return finite
+    return True
 
 
 def _name_the_non_finite_step(order: list[Any], root: Any, seed: Any) -> None:
-    """A leaf got a nan or inf gradient: walk again, checking every step, to name the op."""
+    """A gradient was not finite: walk again, checking every step, to name the op."""
     for node in order:
         node.grad = 0.0
     root.grad = seed
     _propagate_checked(order)
-    # Every step was finite: a sum of finite gradients overflowed, or a _backward closure
-    # assigned by hand wrote the nan or inf itself.
-    leaf = next(node for node in order if node._vjp is None and node.grad - node.grad != 0.0)
-    name = f"{leaf.label!r}" if leaf.label else f"of data {leaf.data!r}"
-    raise DomainError(f"backward: the gradients that reach the leaf {name} add up to "
-                      f"{leaf.grad} (a float overflow), or a hand-written _backward made it")
+    # Every rule's result was finite: a _backward closure assigned by hand wrote it.
+    raise DomainError("backward: a gradient is not finite, and no op's rule made it: a "
+                      "hand-written _backward closure did")
 
 
 def _propagate_checked(order: list[Any]) -> None:
@@ -285,6 +283,11 @@ def _propagate_checked(order: list[Any]) -> None:
             child.grad += g
         if any(g - g != 0.0 for g in grads):
             raise _non_finite(node, grads)
+        if any(child.grad - child.grad != 0.0 for child in prev):
+            inputs = ", ".join(repr(child.data) for child in prev)
+            raise DomainError(f"{node._op or 'backward'}: the gradients that reach its "
+                              f"input(s) {inputs} add up to more than a float holds "
+                              "(overflow)")
 
 
 def _propagate_traced(order: list[Any], trace: list) -> None:

@@ -286,6 +286,20 @@ def test_primitive_needs_callables() -> None:
         primitive(square, "not a function")
 
 
+def test_an_inf_stopped_by_a_primitive_still_raises() -> None:
+    # A straight-through op hands back a constant, whatever gradient reaches it: the inf
+    # that log puts into its output's .grad never reaches the leaf, and must still be caught.
+    def straight_through(x: float) -> float:
+        return x
+
+    passthrough = primitive(straight_through, lambda xs, out, g: (1.0,))
+    x = Value(1e-310)
+    y = passthrough(x)
+    with pytest.raises(chaingrad.DomainError, match="log"):
+        y.log().backward()
+    assert (x.grad, y.grad) == (0.0, 0.0)
+
+
 # ---- gradcheck ----
 
 
