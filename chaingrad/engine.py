@@ -328,7 +328,8 @@ def _power_rule(n: float) -> Rule:
 
 
 def _pow_vjp(xs, out, g):
-    """x ** y;  d/dx = y * x**(y-1), d/dy = x**y * log(x) (0 where x = 0, as in PyTorch)."""
+    """x ** y;  d/dx = y * x**(y-1) (0 where y = 0), d/dy = x**y * log(x) (0 where x = 0),
+    as in PyTorch."""
     x, y = xs
     xd = _data(x)
     if xd > 0:
@@ -337,12 +338,16 @@ def _pow_vjp(xs, out, g):
         dy = 0 * g
     else:
         raise DomainError(f"**: d/dy of x ** y needs x > 0 (log x), got x = {xd}")
-    return y * x ** (y - 1) * g, dy
+    dx = y * x ** (y - 1) * g if _data(y) != 0 else 0 * g
+    return dx, dy
 
 
 def _to_float(data: object, where: str) -> float:
     if isinstance(data, Real):
-        return float(data)
+        try:
+            return float(data)
+        except OverflowError:  # an int beyond 1.8e308
+            raise ValueError(f"{where}: got an int too large for a float (> 1.8e308)") from None
     raise TypeError(f"{where}: data must be a real number, got {type(data).__name__} {data!r}")
 
 

@@ -362,3 +362,17 @@ def test_prev_keeps_argument_order_and_duplicates() -> None:
     assert len(aa) == 2 and aa[0] is a and aa[1] is a
     p = a**b
     assert p._prev[0] is a and p._prev[1] is b
+
+
+# ---- x ** y at the edge of its domain ----
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_value_exponent_zero_at_base_zero_has_zero_gradients(create_graph: bool) -> None:
+    # x**0 is 1 everywhere, so d/dx is 0; torch.pow gives (1, [0, 0]) here, and x**0 with a
+    # number exponent already gives 0.
+    x, y = Value(0.0), Value(0.0)
+    out = x**y
+    out.backward(create_graph=create_graph)
+    grads = [getattr(g, "data", g) for g in (x.grad, y.grad)]
+    assert (out.data, *grads) == (1.0, 0.0, 0.0)
