@@ -146,3 +146,9 @@ def test_sigmoid_is_finite_with_finite_gradient(x0: float) -> None:
     y.backward()
     assert math.isfinite(x.grad) and x.grad >= 0.0
     assert y.data == pytest.approx(1.0 if x0 > 0 else 0.0, abs=1e-300)
+
+
+def test_an_int_too_large_for_a_float_is_a_value_error() -> None:
+    for build in (lambda: Value(10**400), lambda: Value(1.0) + 10**400):
+        with pytest.raises(ValueError, match="Value: got an int too large for a float"):
+            build()
