@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from numbers import Integral
 from typing import Any
 
 from .engine import Value
@@ -92,7 +93,8 @@ class Module:
             if name not in state:
                 continue
             try:
-                array = np.asarray(state[name], dtype=np.float64)
+                with np.errstate(invalid="ignore", over="ignore"):  # nan/inf: refused below
+                    array = np.asarray(state[name], dtype=np.float64)
             except (TypeError, ValueError) as exc:
                 problems.append(f"{name} is not an array of numbers ({exc})")
                 continue
@@ -131,6 +133,7 @@ class Neuron(Module):
         if activation not in ACTIVATIONS:
             raise ValueError(f"Neuron: activation must be one of {ACTIVATIONS}, "
                              f"got {activation!r}")
+        _check_size("Neuron", "nin", nin)
         self.w = [Value(random.uniform(-1, 1)) for _ in range(nin)]
         self.b = Value(0)
         self.nonlin = nonlin
@@ -164,6 +167,7 @@ class Layer(Module):
     """
 
     def __init__(self, nin: int, nout: int, **kwargs):
+        _check_size("Layer", "nout", nout)
         self.neurons = [Neuron(nin, **kwargs) for _ in range(nout)]
 
     def __call__(self, x: Sequence[Value | float]) -> Value | list[Value]:
@@ -238,6 +242,11 @@ class MLP(Module):
 
     def __repr__(self) -> str:
         return f"MLP of [{', '.join(str(layer) for layer in self.layers)}]"
+
+
+def _check_size(where: str, name: str, n: object) -> None:
+    if isinstance(n, bool) or not isinstance(n, Integral) or n < 0:
+        raise ValueError(f"{where}: {name} must be a whole number >= 0, got {n!r}")
 
 
 def _shape(p: Nested) -> tuple[int, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from ops_table import agrees_with_numeric
@@ -191,3 +192,19 @@ def test_a_few_steps_of_gradient_descent_reduce_the_loss() -> None:
         for p in model.parameters():
             p.data -= 0.05 * p.grad
     assert loss().data < start
+
+
+@pytest.mark.parametrize(("build", "message"), [
+    (lambda: Neuron(-1), "Neuron: nin must be a whole number >= 0, got -1"),
+    (lambda: Neuron(2.5), "Neuron: nin must be a whole number >= 0, got 2.5"),
+    (lambda: Layer(2, -3), "Layer: nout must be a whole number >= 0, got -3"),
+    (lambda: MLP(2, [4, -1]), "Layer: nout must be a whole number >= 0, got -1"),
+])
+def test_bad_sizes_are_refused(build, message) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        build()
+
+
+def test_numpy_int_sizes_work() -> None:
+    np = pytest.importorskip("numpy")
+    assert len(MLP(np.int64(2), [np.int64(3), 1]).parameters()) == 3 * 3 + 4
