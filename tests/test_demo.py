@@ -168,7 +168,7 @@ def test_short_digits_run_writes_images_and_a_loadable_model(short_digits_runs, 
         assert imread(out / name)[..., :3].std() > 0.05  # a picture, not a blank canvas
     loaded = load(out / "model.safetensors")
     kinds = [layer["type"] for layer in loaded.architecture()["layers"]]
-    assert kinds == (["Linear", "ReLU", "Linear"] if model == "mlp" else
+    assert kinds == (["Linear", "ReLU", "Dropout", "Linear"] if model == "mlp" else
                      ["Conv2d", "ReLU", "MaxPool2d", "Conv2d", "ReLU", "MaxPool2d", "Flatten",
                       "Linear"])
 
@@ -193,15 +193,17 @@ def test_digits_progress_bar_on_a_terminal(tmp_path, capsys, monkeypatch):
     assert "epoch 1/1  loss" not in out  # the bar replaces the log lines
 
 
-def test_default_digits_mlp_reaches_97_percent_on_held_out_digits(tmp_path, capsys):
+@pytest.mark.parametrize(("model", "target"), [("mlp", 0.97), ("cnn", 0.98)])
+def test_default_digits_models_reach_their_targets_on_held_out_digits(model, target, tmp_path,
+                                                                      capsys):
     from chaingrad.commands.digits import load_data, predict
 
-    assert digits_run(tmp_path) == 0  # the defaults: mlp, 30 epochs, seed 1337
+    assert digits_run(tmp_path, "--model", model) == 0  # the defaults: 30 epochs, seed 1337
     summary = capsys.readouterr().out.strip().splitlines()[-1]
     right, total = map(int, re.search(r"test accuracy [\d.]+% \((\d+)/(\d+)\)",
                                       summary).groups())
-    assert total == 360 and right / total >= 0.97, summary
+    assert total == 360 and right / total >= target, summary
     # the saved model (float32, rebuilt from the file) does as well on the same held-out set
     data = load_data(1337)
     saved = load(tmp_path / "model.safetensors")
-    assert (predict(saved, "mlp", data["x_test"]) == data["y_test"]).sum() == right
+    assert (predict(saved, model, data["x_test"]) == data["y_test"]).sum() == right
