@@ -18,6 +18,7 @@ Anything else (attribute access, other calls, subscripts, strings, lambdas, ...)
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Mapping
 
 from .engine import Value
@@ -165,6 +166,15 @@ def _plain_number(node: ast.AST) -> int | float | None:
         negative ^= isinstance(node.op, ast.USub)
         node = node.operand
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        try:
+            finite = math.isfinite(node.value)  # an int beyond 1.8e308 raises OverflowError
+        except OverflowError:
+            finite = False
+        if not finite:  # a float literal beyond the range is already inf
+            shown = (f"{_source(node, 20)} ({len(str(node.value))} digits)"
+                     if type(node.value) is int else "literal (it rounds to inf)")
+            raise ExpressionError(f"expression: a number {shown} is too large for a float, "
+                                  "needs |x| < 1.8e308")
         return -node.value if negative else node.value  # an int stays an int: '**2'
     return None
 

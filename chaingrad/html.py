@@ -23,6 +23,8 @@ import os
 from typing import Any
 
 from .explain import _seed, backward_steps
+from .files import write_atomic
+from .html_page import PAGE, SCRIPT, STYLE
 from .viz import (
     DEFAULT_MAX_NODES,
     _check_root,
@@ -31,9 +33,9 @@ from .viz import (
     grad_summary,
     is_tensor,
     node_names,
+    norm,
     reading_order,
     record_fields,
-    write_atomic,
 )
 
 _ROW = 58  # vertical distance between nodes of one column
@@ -99,7 +101,8 @@ def to_html(
                 "title": f"step {step.index}: {step.name}._backward() ({step.op}), "
                 f"out.grad = {upstream(step.upstream)}",
                 "updates": [
-                    {"id": ids[id(u.input)], "after": shown(u.after), "text": u.text(step.op)}
+                    {"id": ids[id(u.input)], "after": shown(u.after), "text": u.text(step.op),
+                     "change": _change(u, tensor)}
                     for u in step.updates
                 ],
             }
@@ -109,16 +112,25 @@ def to_html(
     if tensor:
         payload |= {"start": start, "seed": grad_summary(seed)}
     heading = title or f"backward of {names[id(root)]}"
-    page = _PAGE.format(
+    page = PAGE.format(
         title=_std_html.escape(heading),
         svg=_svg(order, ids, names, root, start, payload["steps"]),
         nsteps=len(steps),
         data=json.dumps(payload).replace("<", "\\u003c"),  # no "</script>" inside the JSON
-        script=_SCRIPT,
-        style=_STYLE,
+        script=SCRIPT,
+        style=STYLE,
     )
     write_atomic(path, page.encode("utf-8"))
     return path
+
+
+def _change(update: Any, tensor: bool) -> str:
+    """``x.grad: 0.0000 -> 1.0000`` (for a Tensor, the norms), so accumulation shows."""
+    if not tensor:
+        before, after = format_number(update.before), format_number(update.after)
+        return f"{update.name}.grad: {before} -> {after}"
+    before = "None" if update.before is None else format_number(norm(update.before))
+    return f"{update.name}.grad norm: {before} -> {format_number(norm(update.after))}"
 
 
 def _layout(order: list[Any]) -> tuple[dict[int, int], dict[int, int]]:
@@ -266,122 +278,3 @@ def _edge(x1: float, y1: float, x2: float, y2: float, source: str, target: str) 
         f'd="M{x1:.1f},{y1:.1f} C{x1 + bend:.1f},{y1:.1f} {x2 - bend:.1f},{y2:.1f} '
         f'{x2:.1f},{y2:.1f}"/>'
     )
-
-
-_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 16px; color: #222; }
-#controls button { font-size: 15px; padding: 4px 14px; margin-right: 6px; }
-#status { font-family: monospace; margin: 10px 0; }
-#scroll { overflow: auto; border: 1px solid #ddd; }
-#graph text { font-family: monospace; font-size: 12px; text-anchor: middle; }
-.value rect { fill: #fff; stroke: #444; }
-.value line { stroke: #444; }
-.op ellipse { fill: #eef; stroke: #446; }
-.edge { fill: none; stroke: #888; stroke-width: 1.2; }
-.value.current rect, .op.current ellipse { fill: #ffd666; stroke: #c77700; stroke-width: 2; }
-.value.updated rect { fill: #d6f5d6; stroke: #2a8a2a; stroke-width: 2; }
-.edge.active { stroke: #c77700; stroke-width: 2.2; }
-#log { font-family: monospace; font-size: 13px; white-space: pre; }
-#log .now { background: #fff3c4; }
-"""
-
-_SCRIPT = r"""
-(function () {
-  "use strict";
-  var data = JSON.parse(document.getElementById("chaingrad-data").textContent);
-  var steps = data.steps, done = 0, timer = null, grads = {};
-  var byId = function (id) { return document.getElementById(id); };
-  function fmt(x) {
-    var a = Math.abs(x);
-    if (x === 0 || (a >= 1e-4 && a < 1e6)) return x.toFixed(4);
-    return x.toExponential(4).replace(/e([+-])(\d)$/, "e$10$2");
-  }
-  function show() {
-    data.ids.forEach(function (id) {
-      var g = byId(id), x = grads[id];
-      g.setAttribute("data-grad", String(x));
-      g.querySelector(".grad").textContent = typeof x === "string" ? x : "grad " + fmt(x);
-    });
-    document.querySelectorAll(".current, .updated, .active").forEach(function (e) {
-      e.classList.remove("current", "updated", "active");
-    });
-    var status = byId("status"), log = byId("log");
-    status.setAttribute("data-step", String(done));
-    log.textContent = "";
-    if (done === 0) {
-      status.textContent = "seed: " + byId(data.root).getAttribute("data-name") +
-        ".grad = " + (data.seed || "1") + "; press step to run the first _backward";
-    } else {
-      var s = steps[done - 1];
-      byId(s.node).classList.add("current");
-      byId(s.node + "_op").classList.add("current");
-      s.updates.forEach(function (u) { byId(u.id).classList.add("updated"); });
-      document.querySelectorAll('.edge[data-to="' + s.node + '_op"]').forEach(function (e) {
-        e.classList.add("active");
-      });
-      status.textContent = s.title + (done === steps.length ? "  (done)" : "");
-    }
-    steps.slice(0, done).forEach(function (s, i) {
-      var div = document.createElement("div");
-      div.textContent = s.title + "\n" + s.updates.map(function (u) {
-        return "    " + u.text;
-      }).join("\n");
-      if (i === done - 1) div.className = "now";
-      log.appendChild(div);
-    });
-    byId("step").disabled = done === steps.length;
-    byId("play").textContent = timer === null ? "play" : "pause";
-  }
-  function step() {
-    if (done >= steps.length) return false;
-    steps[done].updates.forEach(function (u) { grads[u.id] = u.after; });
-    done += 1;
-    show();
-    return true;
-  }
-  function stop() { if (timer !== null) { clearInterval(timer); timer = null; } }
-  function reset() {
-    stop();
-    done = 0;
-    data.ids.forEach(function (id) { grads[id] = data.start ? data.start[id] : 0; });
-    if (!data.start) grads[data.root] = 1;
-    show();
-  }
-  function play() {
-    if (timer !== null) { stop(); show(); return; }
-    if (done >= steps.length) reset();
-    var ms = Number(document.body.getAttribute("data-interval")) || 700;
-    timer = setInterval(function () {
-      if (!step() || done >= steps.length) { stop(); show(); }
-    }, ms);
-    show();
-  }
-  byId("step").addEventListener("click", function () { stop(); step(); });
-  byId("reset").addEventListener("click", reset);
-  byId("play").addEventListener("click", play);
-  reset();
-})();
-"""
-
-_PAGE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>{title}</title>
-<style>{style}</style>
-</head>
-<body data-interval="700">
-<h2>{title}</h2>
-<p>Each step runs one node's <code>_backward</code>, in reverse topological order: the node
-(yellow) adds <code>out.grad &times; local derivative</code> into its inputs' gradients
-(green) with <code>+=</code>.</p>
-<div id="controls"><button id="step">step</button><button id="reset">reset</button><button
-id="play">play</button></div>
-<div id="status" data-step="0" data-steps="{nsteps}"></div>
-<div id="scroll">{svg}</div>
-<div id="log"></div>
-<script type="application/json" id="chaingrad-data">{data}</script>
-<script>{script}</script>
-</body>
-</html>
-"""

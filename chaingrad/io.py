@@ -26,15 +26,13 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import random
-import secrets
-import stat
 import struct
 from typing import Any
 
+from .files import write_atomic
 from .nn import ACTIVATIONS, MLP, Module
 
 FORMAT_VERSION = 1
@@ -209,54 +207,6 @@ def _torch_layer(arch: dict[str, Any], nn: Any, dtype: Any) -> Any:
     if kind in ("Linear", "Conv2d"):
         args["dtype"] = dtype
     return getattr(nn, kind)(**args)
-
-
-def write_atomic(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same directory.
-
-    The temporary file is flushed to disk and then renamed over ``path`` (``os.replace``,
-    atomic on POSIX and Windows); on any error it is removed and ``path`` is untouched.
-    A symlink is written through (its target is replaced), and a file that already
-    exists keeps its permissions, as a plain ``open(path, "wb")`` would.
-    """
-    path = os.path.realpath(os.fspath(path))
-    folder, name = os.path.split(path)
-    tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:  # a new file: mode 0o666 below lets the umask decide, as open() does
-        mode = None
-    try:
-        # O_EXCL: never reuse a stranger's file
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
-                     0o666)
-    except OSError as exc:  # name the file asked for, not the temporary one
-        raise type(exc)(exc.errno, exc.strerror, path) from exc
-    try:
-        with os.fdopen(fd, "wb") as f:
-            if mode is not None:
-                os.chmod(f.fileno() if os.chmod in os.supports_fd else tmp, mode)
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_folder(folder)
-
-
-def _fsync_folder(folder: str) -> None:
-    """Make the rename itself durable (POSIX); a no-op where folders cannot be opened."""
-    if os.name != "posix":
-        return
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 # ---- reading the header ----

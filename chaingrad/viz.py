@@ -26,24 +26,17 @@ can be read side by side.
 from __future__ import annotations
 
 import math
-import os
-import shutil
-import sys
-import sysconfig
-import tempfile
 from collections.abc import Iterable
 from typing import Any
 
+from .render import DEFAULT_TIMEOUT, Drawing, RendererNotFoundError, check_format
+
+__all__ = ["Drawing", "RendererNotFoundError", "draw_dot", "to_dot"]
+
 RANKDIRS = ("LR", "RL", "TB", "BT")
-FORMATS = ("svg", "png", "dot")
 DEFAULT_MAX_NODES = 1000
-INSTALL_HINT = "pip install 'chaingrad[viz]'"
 
 _OP_KINDS = {"+": "add", "*": "mul", "**": "pow", "ReLU": "relu"}
-
-
-class RendererNotFoundError(RuntimeError):
-    """No Graphviz renderer (a system ``dot`` or ``graphviz-pure``) could be found."""
 
 
 def format_number(x: Any) -> str:
@@ -246,116 +239,13 @@ def _check_root(root: Any, where: str) -> None:
                         "(a Tensor works too)")
 
 
-def find_renderer() -> str | None:
-    """The path of a Graphviz renderer: a system ``dot``, else ``graphviz-pure``, else None.
-
-    ``graphviz-pure`` is also looked for next to the running Python, for a virtualenv
-    whose ``bin`` directory is not on ``PATH``.
-    """
-    for program in ("dot", "graphviz-pure"):
-        path = shutil.which(program)
-        if path:
-            return path
-    for folder in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
-        path = shutil.which("graphviz-pure", path=folder)
-        if path:
-            return path
-    return None
-
-
-class Drawing:
-    """A drawing of a graph: DOT source plus the calls of ``graphviz.Digraph`` people use.
-
-    Args:
-        source: The DOT text.
-        format: The default output format: 'svg', 'png' or 'dot'.
-        renderer: The name or path of a dot-compatible program; None finds one when
-            needed (see ``find_renderer``).
-
-    Example:
-        >>> from chaingrad import Value
-        >>> drawing = draw_dot(Value(2.0, label="x") * 3)
-        >>> drawing.source.splitlines()[0]
-        'digraph chaingrad {'
-    """
-
-    def __init__(self, source: str, format: str = "svg", renderer: str | None = None):
-        self.source = source
-        self.format = _check_format(format, "Drawing")
-        self.renderer = renderer
-
-    def pipe(self, format: str | None = None) -> bytes:
-        """The drawing rendered to bytes (the DOT text itself for format 'dot').
-
-        Raises:
-            RendererNotFoundError: When neither ``dot`` nor ``graphviz-pure`` is found.
-            RuntimeError: When the renderer fails (its message is included).
-        """
-        import subprocess
-
-        fmt = _check_format(format or self.format, "pipe")
-        if fmt == "dot":
-            return self.source.encode("utf-8")
-        program = self.renderer or find_renderer()
-        if program is None or shutil.which(program) is None:
-            raise RendererNotFoundError(
-                f"draw_dot: cannot render {fmt}: no Graphviz renderer found "
-                f"(looked for {program or 'a system dot or graphviz-pure'}); "
-                f"install one with: {INSTALL_HINT}"
-            )
-        result = subprocess.run(
-            [program, f"-T{fmt}"], input=self.source.encode("utf-8"), capture_output=True
-        )
-        if result.returncode != 0:
-            message = result.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise RuntimeError(
-                f"draw_dot: {program} -T{fmt} failed (exit {result.returncode}): "
-                f"{message[0] if message else 'no message'}"
-            )
-        return result.stdout
-
-    def render(
-        self, filename: str = "graph", directory: str | None = None, format: str | None = None
-    ) -> str:
-        """Write the drawing to ``filename.<format>`` (atomically) and return that path.
-
-        Unlike ``graphviz.Digraph.render`` it does not also write the DOT source beside it
-        (use ``format='dot'`` for that).
-        """
-        fmt = _check_format(format or self.format, "render")
-        path = os.fspath(filename)
-        if directory is not None:
-            path = os.path.join(os.fspath(directory), path)
-        path = f"{path}.{fmt}"
-        write_atomic(path, self.pipe(fmt))
-        return path
-
-    def _repr_svg_(self) -> str:
-        """The SVG for Jupyter; on any failure, a small SVG that says what went wrong."""
-        try:
-            return self.pipe("svg").decode("utf-8")
-        except Exception as exc:  # a notebook's display must never raise
-            from xml.sax.saxutils import escape
-
-            text = escape(f"{type(exc).__name__}: {exc}")
-            return (
-                '<svg xmlns="http://www.w3.org/2000/svg" width="760" height="40">'
-                f'<text x="4" y="24" font-family="monospace" font-size="12">{text}</text></svg>'
-            )
-
-    def __str__(self) -> str:
-        return self.source
-
-    def __repr__(self) -> str:
-        return f"Drawing(format={self.format!r}, {self.source.count(chr(10))} lines of DOT)"
-
-
 def draw_dot(
     root: Any,
     format: str = "svg",
     rankdir: str = "LR",
     max_nodes: int = DEFAULT_MAX_NODES,
     renderer: str | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
 ) -> Drawing:
     """A drawing of the graph of ``root``, as micrograd's ``draw_dot`` returns.
 
@@ -367,6 +257,8 @@ def draw_dot(
             ValueError at once instead of a layout that runs for minutes.
         renderer: The name or path of a dot-compatible program (default: a system
             ``dot``, else ``graphviz-pure``).
+        timeout: Seconds a layout may take before ``render``/``pipe`` stop it with a
+            RuntimeError (None: no limit).
 
     Returns:
         A ``Drawing``: ``.source``, ``.render(filename)``, ``.pipe()``, and inline display
@@ -381,14 +273,17 @@ def draw_dot(
         True
     """
     _check_root(root, "draw_dot")
-    _check_format(format, "draw_dot")
+    check_format(format, "draw_dot")
     if rankdir not in RANKDIRS:
         raise ValueError(
             f"draw_dot: rankdir must be one of {', '.join(RANKDIRS)}, got {rankdir!r}"
         )
     order = reading_order(root)
     check_size(len(order), max_nodes, "draw_dot")
-    return Drawing(_dot_text(order, rankdir), format=format, renderer=renderer)
+    if timeout is not None and not timeout > 0:
+        raise ValueError(f"draw_dot: timeout must be a positive number of seconds or None, "
+                         f"got {timeout!r}")
+    return Drawing(_dot_text(order, rankdir), format=format, renderer=renderer, timeout=timeout)
 
 
 def check_size(count: int, max_nodes: int, where: str) -> None:
@@ -400,28 +295,6 @@ def check_size(count: int, max_nodes: int, where: str) -> None:
             f"{where}: the graph has {count} Values, more than max_nodes={max_nodes}; "
             "draw a smaller expression or pass a larger max_nodes"
         )
-
-
-def _check_format(fmt: Any, where: str) -> str:
-    if fmt not in FORMATS:
-        raise ValueError(f"{where}: format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    return fmt
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder + os.replace."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".chaingrad-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        # mkstemp makes the file private (0600); give it the mode a plain open() would
-        os.chmod(tmp, os.stat(path).st_mode & 0o777 if os.path.exists(path) else 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def text_table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:

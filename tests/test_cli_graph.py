@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from chaingrad import Value, viz
+from chaingrad import Value, render
 from chaingrad.cli import main
 from chaingrad.explain import explain
 from chaingrad.expr import ExpressionError, parse_expression
@@ -92,6 +92,12 @@ def test_set_but_unused_is_a_note(capsys):
         (["x.sqrt()", "--set", "x=0"], "backward: sqrt: the gradient is not finite"),
         (["x*x*x", "--set", "x=1", "--max-nodes", "2"], "has 3 Values, more than --max-nodes 2"),
         (["x", "--set", "x=1", "--max-nodes", "0"], "--max-nodes must be at least 1, got 0"),
+        (["x**10**10", "--set", "x=2"], "**: 2.0 ** 10000000000.0 overflows a float"),
+        (["x * 1e400", "--set", "x=2"], "a number literal (it rounds to inf) is too large"),
+        (["x * " + "9" * 400, "--set", "x=2"], "(400 digits) is too large for a float"),
+        (["(" * 300 + "x" + ")" * 300, "--set", "x=1"], "nested"),
+        (["x" + "**x" * 3000, "--set", "x=1"], "nested too deeply"),
+        (["x", "--set", "x=1", "--timeout", "0"], "--timeout must be a positive number"),
         (["x", "--set", "x=1", "--naive"], "--naive needs --explain"),
         (["x", "--set", "x=1", "--explain", "--no-backward"], "--explain runs backward"),
         (["x", "--set", "x=1", "-o", "g.html", "--rankdir", "TB"], "always drawn LR"),
@@ -108,11 +114,25 @@ def test_bad_command_lines_exit_2_with_one_line(tmp_path, monkeypatch, capsys, a
 
 
 def test_missing_renderer_exits_1_with_what_to_install(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(viz, "find_renderer", lambda: None)
+    monkeypatch.setattr(render, "find_renderer", lambda: None)
     assert main(graph("x*2", "--set", "x=1", "-o", str(tmp_path / "g.svg"))) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install 'chaingrad[viz]'" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_layout_over_the_timeout_exits_1_with_one_line(tmp_path, capsys):
+    hanging = tmp_path / "slow-dot"
+    hanging.write_text("#!/bin/sh\nexec sleep 600\n")
+    hanging.chmod(0o755)
+    out = tmp_path / "g.svg"
+    args = graph("x*2", "--set", "x=1", "-o", str(out), "--timeout", "0.5")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(render, "find_renderer", lambda: str(hanging))
+        assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "did not finish within 0.5 s" in err
+    assert not out.exists()
 
 
 # ---- the expression language (chaingrad.expr) ----

@@ -218,3 +218,35 @@ def test_reset_and_play(tmp_path, open_page):
     assert shown_grads(page) == expected_grads(root, total)
     assert page.text_content("#play") == "play"
     assert "x1.grad += w1.data * out.grad = -3.0000 * 0.5000" in page.text_content("#log")
+
+
+def test_accumulation_is_shown_and_the_current_node_kept_in_sight(tmp_path, browser):
+    a = Value(1.0, label="a")
+    b = a + a
+    b.label = "b"
+    page = browser.new_page(viewport={"width": 900, "height": 700})
+    try:
+        page.goto(Path(to_html(b * b + b, str(tmp_path / "page.html"))).as_uri())
+        log = []
+        for _ in range(3):
+            page.click("#step")
+            log.append(page.text_content("#log .now"))
+        # b is used three times: its grad grows 0 -> 1 (the +), then 1 -> 3 -> 5 (b * b)
+        assert "(b.grad: 0.0000 -> 1.0000)" in log[0]
+        assert "(b.grad: 1.0000 -> 3.0000)" in log[1] and "(b.grad: 3.0000 -> 5.0000)" in log[1]
+        assert "(a.grad: 5.0000 -> 10.0000)" in log[2]  # a + a: two updates of a
+        wide = to_html(neuron(), str(tmp_path / "wide.html"))  # wider than the window
+        page.goto(Path(wide).as_uri())
+        inside = ("(id) => { const r = document.getElementById(id).getBoundingClientRect(),"
+                  " s = document.getElementById('scroll').getBoundingClientRect();"
+                  " return r.left >= s.left && r.right <= s.right; }")
+        assert page.evaluate("document.getElementById('graph').getBoundingClientRect().width"
+                             " > document.getElementById('scroll').clientWidth")
+        root = f"n{len(reading_order(neuron())) - 1}"
+        assert page.evaluate(inside, root)  # the seed is shown on the root
+        for _ in range(len(backward_steps(neuron(), accumulate=False))):
+            page.click("#step")
+            current = page.eval_on_selector(".value.current", "e => e.id")
+            assert page.evaluate(inside, current)
+    finally:
+        page.close()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from chaingrad import Value, viz
+from chaingrad import Value, render
 from chaingrad.viz import (
     Drawing,
     RendererNotFoundError,
@@ -179,7 +179,7 @@ def test_render_writes_filename_dot_format_and_returns_the_path(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.dot", "g.png", "graph.svg"]
 
 
-def test_repr_svg_for_jupyter(monkeypatch):
+def test_repr_svg_for_jupyter():
     drawing = draw_dot(neuron(), renderer=graphviz_pure())
     assert "tanh" in svg_texts(drawing._repr_svg_().encode())
 
@@ -190,14 +190,14 @@ def test_renderer_found_without_system_dot(monkeypatch):
     def which_without_dot(cmd, mode=os.F_OK | os.X_OK, path=None):
         return None if cmd == "dot" else real_which(cmd, mode, path)
 
-    monkeypatch.setattr(viz.shutil, "which", which_without_dot)
-    found = viz.find_renderer()
+    monkeypatch.setattr(render.shutil, "which", which_without_dot)
+    found = render.find_renderer()
     assert found is not None and os.path.basename(found) == "graphviz-pure"
     assert draw_dot(neuron(), format="png").pipe().startswith(PNG_SIGNATURE)
 
 
 def test_no_renderer_is_a_clear_error_and_jupyter_display_does_not_raise(monkeypatch):
-    monkeypatch.setattr(viz, "find_renderer", lambda: None)
+    monkeypatch.setattr(render, "find_renderer", lambda: None)
     drawing = draw_dot(neuron())
     with pytest.raises(RendererNotFoundError, match=r"pip install 'chaingrad\[viz\]'"):
         drawing.pipe()
@@ -213,6 +213,27 @@ def test_a_failing_renderer_is_reported(tmp_path):
     failing.chmod(0o755)
     with pytest.raises(RuntimeError, match="failed \\(exit 3\\): syntax error in line 1"):
         draw_dot(neuron(), renderer=str(failing)).pipe()
+
+
+def test_a_system_dot_is_preferred_to_graphviz_pure(tmp_path, monkeypatch):
+    fake_dot = tmp_path / "dot"
+    fake_dot.write_text("#!/bin/sh\necho '<svg>from system dot</svg>'\n")
+    fake_dot.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert render.find_renderer() == str(fake_dot)
+    assert draw_dot(neuron()).pipe() == b"<svg>from system dot</svg>\n"
+
+
+def test_a_renderer_that_hangs_is_stopped_with_a_clear_error(tmp_path):
+    hanging = tmp_path / "slow-dot"
+    hanging.write_text("#!/bin/sh\nexec sleep 600\n")  # exec: the timeout kills sleep itself
+    hanging.chmod(0o755)
+    drawing = draw_dot(neuron(), renderer=str(hanging), timeout=0.5)
+    with pytest.raises(RuntimeError, match="did not finish within 0.5 s.*larger timeout"):
+        drawing.pipe()
+    assert "did not finish" in " ".join(svg_texts(drawing._repr_svg_().encode()))
+    with pytest.raises(ValueError, match="draw_dot: timeout must be a positive number"):
+        draw_dot(neuron(), timeout=0)
 
 
 def test_max_nodes_fails_before_any_layout(monkeypatch):
@@ -243,8 +264,8 @@ def test_draw_dot_rejects_bad_arguments():
 
 
 def test_importing_chaingrad_and_viz_imports_no_graphviz_package():
-    code = ("import sys, chaingrad, chaingrad.viz, chaingrad.explain, chaingrad.html; "
-            "print(sorted(m for m in sys.modules if 'graphviz' in m))")
+    code = ("import sys, chaingrad, chaingrad.viz, chaingrad.render, chaingrad.explain, "
+            "chaingrad.html; print(sorted(m for m in sys.modules if 'graphviz' in m))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert "graphviz" not in result.stdout
@@ -256,3 +277,11 @@ def test_checked_in_neuron_pictures_show_the_gradients():
     for expected in ("x1", "grad -1.5000", "w1", "grad 1.0000", "tanh"):
         assert expected in texts
     assert (images / "neuron.png").read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_render_view_opens_the_written_file(tmp_path, monkeypatch):
+    opened = []
+    monkeypatch.setattr("webbrowser.open", opened.append)
+    path = draw_dot(Value(1.0, label="x") * 2).render(str(tmp_path / "g"), None, True,
+                                                      format="dot")
+    assert opened == [Path(path).resolve().as_uri()] and path.endswith("g.dot")

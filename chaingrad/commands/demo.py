@@ -275,7 +275,7 @@ def save_png(fig: Any, path: str) -> None:
     """Render with matplotlib's Agg canvas (no pyplot, no GUI) and write atomically."""
     from io import BytesIO
 
-    from ..io import write_atomic
+    from ..files import write_atomic
 
     buffer = BytesIO()
     fig.savefig(buffer, format="png", dpi=120)

@@ -42,6 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --explain: compare with the naive recursive backward")
     parser.add_argument("--max-nodes", type=int, default=1000,
                         help="refuse to lay out a graph with more Values (default: 1000)")
+    parser.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                        help="stop an .svg/.png layout that takes longer (default: 60)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     variables = _parse_assignments(args.assignments)
     if args.max_nodes < 1:
         raise UsageError(f"--max-nodes must be at least 1, got {args.max_nodes}")
+    if not args.timeout > 0:  # also rejects nan
+        raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout}")
     fmt = _output_format(args.output)
     if fmt == "html" and args.rankdir not in (None, "LR"):
         raise UsageError(f"--rankdir {args.rankdir}: the .html page is always drawn LR")
@@ -90,9 +94,10 @@ def run(args: argparse.Namespace) -> int:
 
             to_html(root, args.output, max_nodes=args.max_nodes)
         else:
-            from ..viz import write_atomic
+            from ..files import write_atomic
 
-            drawing = draw_dot(root, format=fmt, rankdir=rankdir, max_nodes=args.max_nodes)
+            drawing = draw_dot(root, format=fmt, rankdir=rankdir, max_nodes=args.max_nodes,
+                               timeout=args.timeout)
             write_atomic(args.output, drawing.pipe())
     except (RendererNotFoundError, RuntimeError, OSError) as exc:
         print(f"chaingrad graph: error: {exc}", file=sys.stderr)
