@@ -151,7 +151,8 @@ def titles(sizes: dict) -> dict[str, str]:
     nodes = scalar.deep_mlp_nodes(sizes["s3_width"], sizes["s3_depth"])
     t = {"S1": f"S1: scalar chain of {sizes['s1_ops']:,} ops, y = relu(y * w + b); ns per op",
          "S2": f"S2: micrograd's demo step, MLP(2, [16, 16, 1]) on {sizes['s2_points']} moons "
-               f"points, SVM loss + 1e-4 L2, SGD; {sizes['s2_steps']} steps per block",
+               f"points, SVM loss + 1e-4 L2, SGD; blocks of {sizes['s2_steps']} timed steps "
+               "after an untimed one",
          "S3": f"S3: deep scalar MLP, {sizes['s3_width']} wide x {sizes['s3_depth']} ReLU "
                f"layers = {nodes:,} nodes; fwd+bwd time per node, peak bytes per node",
          "T2": f"T2: digits CNN step (conv8-pool-conv16-pool-linear), batch "

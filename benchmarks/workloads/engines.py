@@ -40,7 +40,7 @@ MICROGRAD_LIKE = {
     "micrograd-andrews": ("micrograd_andrews.engine", "micrograd_andrews.nn",
                           "micrograd-andrews",
                           "python -m venv /tmp/venv-mgforks && /tmp/venv-mgforks/bin/pip "
-                          "install micrograd-andrews==0.1.8 numpy; then pass "
+                          "install micrograd-andrews==0.1.8 numpy graphviz; then pass "
                           "--worker micrograd-andrews=/tmp/venv-mgforks/bin/python"),
 }
 
