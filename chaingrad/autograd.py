@@ -6,6 +6,7 @@ import importlib
 import math
 import sys
 from collections.abc import Callable, Sequence
+from numbers import Real
 from typing import Any
 
 from . import graph
@@ -49,8 +50,7 @@ def grad(
     tensors = _tensor_side(outputs, inputs)
     if tensors is not None:
         return tensors.grad(outputs, inputs, create_graph, allow_unused, grad_outputs)
-    outs = [outputs] if isinstance(outputs, Value) else list(outputs)
-    ins = [inputs] if isinstance(inputs, Value) else list(inputs)
+    outs, ins = _values("outputs", outputs), _values("inputs", inputs)
     for what, values in (("outputs", outs), ("inputs", ins)):
         for v in values:
             if not isinstance(v, Value):
@@ -71,6 +71,18 @@ def grad(
                 "pass allow_unused=True to get None for it"
             )
     return result
+
+
+def _values(what: str, given: object) -> list:
+    """A Value, or a list or tuple of them, as a list (checked by the caller)."""
+    if isinstance(given, Value):
+        return [given]
+    if not isinstance(given, (list, tuple)):
+        raise TypeError(f"grad: {what} must be a Value or a list of Values, "
+                        f"got {type(given).__name__}")
+    if not given:
+        raise ValueError(f"grad: {what} is empty")
+    return list(given)
 
 
 def _sum(values: list[Value]) -> Value:
@@ -131,6 +143,10 @@ def primitive(
             raise ValueError(
                 f"{op}: backward returned {len(grads)} gradient(s) for {len(xs)} input(s)"
             )
+        for i, g in enumerate(grads):
+            if not isinstance(g, (Real, Value)) or isinstance(g, bool):
+                raise TypeError(f"{op}: backward must return one number per input; "
+                                f"gradient {i} is {type(g).__name__} {g!r}")
         return grads
 
     tensor_op = None
@@ -186,8 +202,6 @@ def _is_array(x: object) -> bool:
 
 
 def _check_output(op: str, data: object) -> float:
-    from numbers import Real
-
     if not isinstance(data, Real) or isinstance(data, Value):
         raise TypeError(f"{op}: forward must return a real number, got {type(data).__name__}")
     data = float(data)
@@ -226,7 +240,17 @@ def gradcheck(
     if any(_is_array(x) for x in inputs):
         tensor_autograd = importlib.import_module("chaingrad.tensor_autograd")
         return tensor_autograd.gradcheck(fn, inputs, eps, atol, rtol)
-    point = [x.data if isinstance(x, Value) else float(x) for x in inputs]
+    if not (isinstance(eps, Real) and 0 < eps < math.inf):
+        raise ValueError(f"gradcheck: eps must be a positive number, got {eps!r}")
+    point, names = [], []
+    for i, x in enumerate(inputs):
+        v = _lift(x)
+        if v is None:
+            raise TypeError(f"gradcheck: input {i} must be a number or a Value, "
+                            f"got {type(x).__name__} {x!r}")
+        point.append(v.data)
+        names.append(f"input {i} {x.label!r}" if isinstance(x, Value) and x.label
+                     else f"input {i}")
     leaves = [Value(x) for x in point]
     out = fn(*leaves)
     if not isinstance(out, Value):
@@ -240,7 +264,7 @@ def gradcheck(
         numeric = (up - down) / (2 * eps)
         if not abs(a - numeric) <= atol + rtol * abs(numeric):
             raise GradcheckError(
-                f"gradcheck: input {i} (x = {point[i]}): analytic gradient {a!r} "
+                f"gradcheck: {names[i]} (x = {point[i]}): analytic gradient {a!r} "
                 f"!= numeric {numeric!r} (eps={eps}, atol={atol}, rtol={rtol})"
             )
     return True

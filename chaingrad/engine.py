@@ -60,6 +60,12 @@ class Value(graph.Node):
             raise ValueError(f"Value: got {data}, needs a finite number")
         self.data = data
         self.grad = 0.0
+        if _children:
+            _children = tuple(_children)
+            for child in _children:
+                if not isinstance(child, Value):
+                    raise TypeError(f"Value: _children must be Values, got "
+                                    f"{type(child).__name__} {child!r}")
         self._a, self._b = graph.split(tuple(_children))
         self._op = _op
         self.label = label
@@ -94,14 +100,32 @@ class Value(graph.Node):
     def __pow__(self, other: Value | Number) -> Value:
         """x ** n;  d/dx = n * x**(n-1), and for a Value exponent d/dn = x**n * log(x)."""
         if type(other) is Value:
-            return _node(_pow("**", self.data, other.data), self, other, "**", _pow_vjp)
+            return _node(_pow("**", self.data, other.data), self, other, "**", Value._pow_vjp)
         n = _number(other)
         if n is None:
             return _not_a_number("**", other)
-        out = _node(_pow(f"**{other}", self.data, n), self, None, f"**{other}", None)
-        if out._a is not None:  # build no rule under no_grad()
-            out._vjp = _power_rule(n)
-        return out
+        if n - n != 0:
+            raise ValueError(f"**: got exponent {n}, needs a finite number")
+
+        def _pow_number_vjp(xs, out, g):  # d/dx = n * x**(n-1); 0 for n = 0
+            return (n * xs[0] ** (n - 1) * g,) if n != 0 else (0 * g,)
+
+        return _node(_pow(f"**{other}", self.data, n), self, None, f"**{other}", _pow_number_vjp)
+
+    @staticmethod
+    def _pow_vjp(xs, out, g):
+        """The rule of x ** y for a Value y, as PyTorch has it: d/dx is 0 where y = 0, and
+        d/dy is 0 where x = 0 (log x is only needed where x > 0)."""
+        x, y = xs
+        xd = _data(x)
+        if xd > 0:
+            dy = out * _log(x) * g
+        elif xd == 0:
+            dy = 0 * g
+        else:
+            raise DomainError(f"**: d/dy of x ** y needs x > 0 (log x), got x = {xd}")
+        dx = y * x ** (y - 1) * g if _data(y) != 0 else 0 * g
+        return dx, dy
 
     def relu(self) -> Value:
         """max(0, x);  d/dx = 1 if x > 0 else 0."""
@@ -208,25 +232,33 @@ class Value(graph.Node):
             raise DomainError(f"/: division by zero ({self.data} / 0.0)")
         return self * y**-1
 
-    def __radd__(self, other: Number) -> Value:  # other + self
+    # Python calls these for `2 + x` (int.__add__ gave up): the number becomes a leaf.
+
+    def __radd__(self, other: Number) -> Value:
+        """other + x, as x + other (the Value comes first in ``_prev``)."""
         return self.__add__(other)
 
-    def __rsub__(self, other: Number) -> Value:  # other - self
+    def __rsub__(self, other: Number) -> Value:
+        """other - x, with other made a Value."""
         x = _lift(other)
         return _not_a_number("-", other) if x is None else x - self
 
-    def __rmul__(self, other: Number) -> Value:  # other * self
+    def __rmul__(self, other: Number) -> Value:
+        """other * x, as x * other (the Value comes first in ``_prev``)."""
         return self.__mul__(other)
 
-    def __rtruediv__(self, other: Number) -> Value:  # other / self
+    def __rtruediv__(self, other: Number) -> Value:
+        """other / x, with other made a Value."""
         x = _lift(other)
         return _not_a_number("/", other) if x is None else x / self
 
-    def __rpow__(self, other: Number) -> Value:  # other ** self
+    def __rpow__(self, other: Number) -> Value:
+        """other ** x, with other made a Value: a ``**`` node with a Value exponent."""
         x = _lift(other)
         return _not_a_number("**", other) if x is None else x**self
 
     def __abs__(self) -> Value:
+        """abs(x), the same as ``x.abs()``."""
         return self.abs()
 
     # ---- backward ----
@@ -290,14 +322,15 @@ def _node(data: float, a: object, b: object, op: str, vjp: Rule | None) -> Value
     """Make an op's output node from inputs a and b (no input checks: the op did them)."""
     if data - data != 0.0:
         inputs = ", ".join(str(c.data) for c in graph.unsplit(a, b))
-        raise DomainError(f"{op}: the result of {op}({inputs}) overflows a float")
+        what = "is not a number (nan)" if data != data else "overflows a float"
+        raise DomainError(f"{op}: the result of {op}({inputs}) {what}")
     out = _new(Value)
     out.data = data
     out.grad = 0.0
     out.label = ""
     out._op = op
     out._mark = None
-    if graph._grad_enabled:
+    if graph._grad_enabled or graph.is_grad_enabled():  # the global: the fast path
         out._a = a
         out._b = b
         out._vjp = vjp
@@ -316,30 +349,6 @@ def _pow(op: str, x: float, n: float) -> float:
         return float(x**n)
     except OverflowError:
         raise DomainError(f"{op}: {x} ** {n} overflows a float") from None
-
-
-def _power_rule(n: float) -> Rule:
-    """The rule of x ** n for a number n: d/dx = n * x**(n-1) (and 0 for n = 0)."""
-
-    def _pow_number_vjp(xs, out, g):
-        return (n * xs[0] ** (n - 1) * g,) if n != 0 else (0 * g,)
-
-    return _pow_number_vjp
-
-
-def _pow_vjp(xs, out, g):
-    """x ** y;  d/dx = y * x**(y-1) (0 where y = 0), d/dy = x**y * log(x) (0 where x = 0),
-    as in PyTorch."""
-    x, y = xs
-    xd = _data(x)
-    if xd > 0:
-        dy = out * _log(x) * g
-    elif xd == 0:
-        dy = 0 * g
-    else:
-        raise DomainError(f"**: d/dy of x ** y needs x > 0 (log x), got x = {xd}")
-    dx = y * x ** (y - 1) * g if _data(y) != 0 else 0 * g
-    return dx, dy
 
 
 def _to_float(data: object, where: str) -> float:

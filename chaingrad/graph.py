@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import threading
 from collections.abc import Iterator
 from operator import attrgetter
 from typing import Any
@@ -16,21 +17,38 @@ from typing import Any
 from .errors import DomainError
 
 _grad_enabled = True
+"""True while no thread is inside ``no_grad()``: then every op records, and reading this
+one module global is all an op pays for grad mode. Otherwise each thread's own mode
+(``_mode.enabled``) decides, as PyTorch's per-thread mode does."""
+
+_mode = threading.local()  # .enabled: this thread's mode, once it has set one
+_threads_off = 0  # how many threads are in no_grad() now
+_lock = threading.Lock()
 
 
 def is_grad_enabled() -> bool:
-    """True when ops record the graph (the default), False inside ``no_grad()``."""
-    return _grad_enabled
+    """True when ops record the graph in this thread (the default), False in ``no_grad()``."""
+    return _grad_enabled or getattr(_mode, "enabled", True)
+
+
+def _set_grad_enabled(enabled: bool) -> bool:
+    """Set this thread's grad mode; returns the mode it had."""
+    global _threads_off, _grad_enabled
+    with _lock:
+        previous = getattr(_mode, "enabled", True)
+        if previous != enabled:
+            _threads_off += -1 if enabled else 1
+        _mode.enabled = enabled
+        _grad_enabled = _threads_off == 0
+    return previous
 
 
 @contextlib.contextmanager
 def no_grad() -> Iterator[None]:
     """A context under which ops compute values but record no graph.
 
-    Also a decorator (``@no_grad()``). Unlike PyTorch's, the mode is one switch for the
-    whole process, not one per thread: reading a thread-local on every op would cost
-    the scalar engine ~5% of its speed, and chaingrad graphs are not built from several
-    threads at once.
+    Also a decorator (``@no_grad()``). As in PyTorch, the mode belongs to the thread
+    that enters it: other threads go on recording.
 
     Example:
         >>> from chaingrad import Value, no_grad
@@ -39,23 +57,21 @@ def no_grad() -> Iterator[None]:
         >>> y._prev
         ()
     """
-    global _grad_enabled
-    previous, _grad_enabled = _grad_enabled, False
+    previous = _set_grad_enabled(False)
     try:
         yield
     finally:
-        _grad_enabled = previous
+        _set_grad_enabled(previous)
 
 
 @contextlib.contextmanager
 def enable_grad() -> Iterator[None]:
-    """Turn graph recording back on, e.g. inside a ``no_grad()`` block."""
-    global _grad_enabled
-    previous, _grad_enabled = _grad_enabled, True
+    """Turn graph recording back on in this thread, e.g. inside a ``no_grad()`` block."""
+    previous = _set_grad_enabled(True)
     try:
         yield
     finally:
-        _grad_enabled = previous
+        _set_grad_enabled(previous)
 
 
 class paused_gc:  # noqa: N801 - used like a function: `with paused_gc():`
@@ -250,6 +266,9 @@ def _propagate(order: list[Any]) -> bool:
                 continue
             elif node._b is None:
                 a = node._a
+                if a is None:  # a leaf with a _backward assigned by hand: run it
+                    rule((), node.data, g)
+                    continue
                 (ga,) = rule((a.data,), node.data, g)  # before reading a.grad: a
                 a.grad += ga  # _backward closure assigned by hand adds to it itself
             else:
@@ -290,6 +309,9 @@ def _propagate_checked(order: list[Any]) -> None:
         if any(g - g != 0.0 for g in grads):
             raise _non_finite(node, grads)
         if any(child.grad - child.grad != 0.0 for child in prev):
+            if type(vjp) is ClosureRule:
+                raise DomainError(f"{node._op or 'backward'}: its hand-written _backward "
+                                  "closure wrote a gradient that is not finite (nan or inf)")
             inputs = ", ".join(repr(child.data) for child in prev)
             raise DomainError(f"{node._op or 'backward'}: the gradients that reach its "
                               f"input(s) {inputs} add up to more than a float holds "

@@ -36,6 +36,7 @@ class Module:
             p.grad = 0.0
 
     def parameters(self) -> list[Value]:
+        """Every trainable Value of the module, in a fixed order (none for a bare Module)."""
         return []
 
     def named_parameters(self) -> list[tuple[str, Nested]]:
@@ -140,6 +141,7 @@ class Neuron(Module):
         self.activation = activation if nonlin else "linear"
 
     def __call__(self, x: Sequence[Value | float]) -> Value:
+        """``activation(w . x + b)``, built as micrograd builds it: ``b + w0*x0 + w1*x1 ...``."""
         if isinstance(x, Value):  # one input given bare
             x = [x]
         if len(x) != len(self.w):
@@ -150,6 +152,7 @@ class Neuron(Module):
         return getattr(act, self.activation)()
 
     def parameters(self) -> list[Value]:
+        """The weights, then the bias."""
         return self.w + [self.b]
 
     def named_parameters(self) -> list[tuple[str, Nested]]:
@@ -166,15 +169,17 @@ class Layer(Module):
     Extra keyword arguments (``nonlin``, ``activation``) go to each Neuron.
     """
 
-    def __init__(self, nin: int, nout: int, **kwargs):
-        _check_size("Layer", "nout", nout)
+    def __init__(self, nin: int, nout: int, **kwargs: Any):
+        _check_size("Layer", "nout", nout, least=1)
         self.neurons = [Neuron(nin, **kwargs) for _ in range(nout)]
 
     def __call__(self, x: Sequence[Value | float]) -> Value | list[Value]:
+        """Each neuron's output, in order; a bare Value for a layer of one neuron."""
         out = [n(x) for n in self.neurons]
         return out[0] if len(out) == 1 else out
 
     def parameters(self) -> list[Value]:
+        """Neuron by neuron: each one's weights, then its bias."""
         return [p for n in self.neurons for p in n.parameters()]
 
     def named_parameters(self) -> list[tuple[str, Nested]]:
@@ -204,6 +209,9 @@ class MLP(Module):
     """
 
     def __init__(self, nin: int, nouts: Sequence[int], activation: str = "relu"):
+        if not isinstance(nouts, Sequence) or isinstance(nouts, str) or not nouts:
+            raise TypeError(f"MLP: nouts must be a non-empty list of layer widths, "
+                            f"got {nouts!r}")
         sz = [nin] + list(nouts)
         self.nin, self.nouts, self.activation = nin, list(nouts), activation
         self.layers = [
@@ -212,12 +220,14 @@ class MLP(Module):
         ]
 
     def __call__(self, x: Sequence[Value | float]) -> Value | list[Value]:
+        """The layers in turn: a list of Values, or a bare Value if the last has width 1."""
         with paused_gc():  # the graph being built has no cycles: see graph.paused_gc
             for layer in self.layers:
                 x = layer(x)  # a width-1 layer returns a bare Value; Neuron takes that too
         return x
 
     def parameters(self) -> list[Value]:
+        """Layer by layer, as ``Layer.parameters()`` lists them."""
         return [p for layer in self.layers for p in layer.parameters()]
 
     def named_parameters(self) -> list[tuple[str, Nested]]:
@@ -244,9 +254,9 @@ class MLP(Module):
         return f"MLP of [{', '.join(str(layer) for layer in self.layers)}]"
 
 
-def _check_size(where: str, name: str, n: object) -> None:
-    if isinstance(n, bool) or not isinstance(n, Integral) or n < 0:
-        raise ValueError(f"{where}: {name} must be a whole number >= 0, got {n!r}")
+def _check_size(where: str, name: str, n: object, least: int = 0) -> None:
+    if isinstance(n, bool) or not isinstance(n, Integral) or n < least:
+        raise ValueError(f"{where}: {name} must be a whole number >= {least}, got {n!r}")
 
 
 def _shape(p: Nested) -> tuple[int, ...]:

@@ -57,7 +57,7 @@ def _node(data: Any, children: tuple, op: str, rule: Callable | None) -> Tensor:
     out.label = ""
     out._op = op
     out._mark = None
-    if graph._grad_enabled:
+    if graph._grad_enabled or graph.is_grad_enabled():  # the global: the fast path
         for child in children:
             if child.requires_grad:
                 out.requires_grad = True

@@ -162,6 +162,13 @@ def test_grad_rejects_non_values() -> None:
         grad(x * 2, [1.0])
     with pytest.raises(TypeError, match="str"):
         grad("y", [x])
+    with pytest.raises(TypeError, match="grad: outputs must be a Value or a list of Values, "
+                                        "got float"):
+        grad(3.0, [x])
+    with pytest.raises(TypeError, match="grad: inputs must be a Value or a list of Values"):
+        grad(x * 2, 1.0)
+    with pytest.raises(ValueError, match="grad: inputs is empty"):
+        grad(x * 2, [])
 
 
 # ---- primitive ----
@@ -340,6 +347,30 @@ def test_gradcheck_names_the_first_wrong_input() -> None:
     wrong = primitive(product, lambda xs, out, g: (-xs[1] * g, xs[0] * g))
     with pytest.raises(GradcheckError, match="input 0"):
         gradcheck(wrong, [1.0, 0.5])
+
+
+@pytest.mark.parametrize("returned", [None, "1.0", [None]], ids=["None", "str", "[None]"])
+def test_primitive_backward_must_return_numbers(returned) -> None:
+    sq = primitive(square, lambda xs, out, g: returned, name="sq")
+    with pytest.raises(TypeError, match="sq: backward must return one number per input"):
+        sq(Value(2.0)).backward()
+
+
+@pytest.mark.parametrize("eps", [0, -1e-6, math.inf, math.nan])
+def test_gradcheck_needs_a_positive_eps(eps: float) -> None:
+    with pytest.raises(ValueError, match="gradcheck: eps must be a positive number"):
+        gradcheck(lambda x: x * x, [1.0], eps=eps)
+
+
+def test_gradcheck_input_must_be_a_number() -> None:
+    with pytest.raises(TypeError, match="gradcheck: input 1 must be a number or a Value, got str"):
+        gradcheck(lambda x, y: x * y, [1.0, "2"])
+
+
+def test_gradcheck_names_a_labelled_input() -> None:
+    wrong = primitive(square, lambda xs, out, g: (xs[0] * g,))
+    with pytest.raises(GradcheckError, match="input 0 'w'"):
+        gradcheck(wrong, [Value(1.5, label="w")])
 
 
 def test_errors_are_exported() -> None:

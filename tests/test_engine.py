@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import operator
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -303,6 +304,43 @@ def test_nested_no_grad() -> None:
     with no_grad():
         with no_grad():
             pass
+        assert not chaingrad.is_grad_enabled()
+    assert chaingrad.is_grad_enabled()
+
+
+def test_no_grad_in_one_thread_leaves_other_threads_recording() -> None:
+    """The mode belongs to a thread, as in PyTorch: another thread's gradients stay right."""
+    inside, done = threading.Event(), threading.Event()
+    seen: dict[str, object] = {}
+
+    def quiet() -> None:
+        with no_grad():
+            inside.set()
+            done.wait(10)
+            seen["quiet"] = chaingrad.is_grad_enabled()
+            seen["quiet_prev"] = (Value(1.0) * 2)._prev
+
+    def busy() -> None:
+        inside.wait(10)
+        x = Value(2.0)
+        (x * x).backward()
+        seen["grad"], seen["busy"] = x.grad, chaingrad.is_grad_enabled()
+        done.set()
+
+    threads = [threading.Thread(target=quiet), threading.Thread(target=busy)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen == {"grad": 4.0, "busy": True, "quiet": False, "quiet_prev": ()}
+    assert chaingrad.is_grad_enabled()
+
+
+def test_enable_grad_inside_no_grad() -> None:
+    with no_grad():
+        with chaingrad.enable_grad():
+            assert chaingrad.is_grad_enabled()
+            assert len((Value(1.0) * 2)._prev) == 2
         assert not chaingrad.is_grad_enabled()
     assert chaingrad.is_grad_enabled()
 

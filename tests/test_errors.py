@@ -152,3 +152,45 @@ def test_an_int_too_large_for_a_float_is_a_value_error() -> None:
     for build in (lambda: Value(10**400), lambda: Value(1.0) + 10**400):
         with pytest.raises(ValueError, match="Value: got an int too large for a float"):
             build()
+
+
+# ---- found by auditing: each was a bare error, a crash or a silent number ----
+
+
+@pytest.mark.parametrize("exponent", [math.nan, math.inf, -math.inf], ids=["nan", "inf", "-inf"])
+def test_a_non_finite_exponent_is_a_value_error(exponent: float) -> None:
+    with pytest.raises(ValueError, match=r"\*\*: got exponent"):
+        Value(1.0) ** exponent
+
+
+def test_children_must_be_values() -> None:
+    with pytest.raises(TypeError, match="Value: _children must be Values, got float 2.0"):
+        Value(1.0, (2.0,), "x")
+
+
+def test_a_closure_assigned_to_a_leaf_runs_and_does_no_harm() -> None:
+    calls = []
+    v = Value(1.0)
+    v._backward = lambda: calls.append(v.grad)
+    v.backward()
+    assert calls == [1.0] and v.grad == 1.0
+
+
+def test_a_closure_that_writes_inf_is_named() -> None:
+    a = Value(1.0)
+    out = Value(2.0, (a,), "mine")
+
+    def _backward() -> None:
+        a.grad += math.inf
+
+    out._backward = _backward
+    with pytest.raises(DomainError, match="mine: its hand-written _backward closure"):
+        out.backward()
+    assert a.grad == 0.0
+
+
+def test_a_nan_result_is_not_called_an_overflow() -> None:
+    x = Value(1.0)
+    x.data = math.nan  # set by hand: the op still refuses to pass it on
+    with pytest.raises(DomainError, match=r"is not a number \(nan\)"):
+        x * 2

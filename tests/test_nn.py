@@ -197,12 +197,20 @@ def test_a_few_steps_of_gradient_descent_reduce_the_loss() -> None:
 @pytest.mark.parametrize(("build", "message"), [
     (lambda: Neuron(-1), "Neuron: nin must be a whole number >= 0, got -1"),
     (lambda: Neuron(2.5), "Neuron: nin must be a whole number >= 0, got 2.5"),
-    (lambda: Layer(2, -3), "Layer: nout must be a whole number >= 0, got -3"),
-    (lambda: MLP(2, [4, -1]), "Layer: nout must be a whole number >= 0, got -1"),
+    (lambda: Layer(2, -3), "Layer: nout must be a whole number >= 1, got -3"),
+    (lambda: Layer(2, 0), "Layer: nout must be a whole number >= 1, got 0"),
+    (lambda: MLP(2, [4, -1]), "Layer: nout must be a whole number >= 1, got -1"),
+    (lambda: MLP(2, [0, 1]), "Layer: nout must be a whole number >= 1, got 0"),
 ])
 def test_bad_sizes_are_refused(build, message) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         build()
+
+
+@pytest.mark.parametrize("nouts", [[], 3, "16", None])
+def test_mlp_needs_a_list_of_widths(nouts) -> None:
+    with pytest.raises(TypeError, match="MLP: nouts must be a non-empty list of layer widths"):
+        MLP(2, nouts)
 
 
 def test_numpy_int_sizes_work() -> None:
