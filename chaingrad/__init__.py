@@ -32,16 +32,23 @@ _TENSOR_NAMES = {
 }
 
 
+# Submodules reachable as attributes (chaingrad.losses, ...) without an import of their own;
+# they load on first use (agreement and layers need numpy; losses only on Tensors).
+_SUBMODULES = ("agreement", "functional", "layers", "losses", "nn", "optim", "schedules")
+
+
 def __getattr__(name: str) -> object:
     if name in _TENSOR_NAMES:
         value = getattr(importlib.import_module(_TENSOR_NAMES[name]), name)
         globals()[name] = value
         return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"chaingrad.{name}")  # which sets the attribute
     raise AttributeError(f"module 'chaingrad' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_TENSOR_NAMES))
+    return sorted(set(globals()) | set(_TENSOR_NAMES) | set(_SUBMODULES))
 
 __all__ = [
     "DomainError",

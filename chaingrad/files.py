@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import stat
@@ -15,8 +16,24 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> None:
     atomic on POSIX and Windows); on any error it is removed and ``path`` is untouched.
     A symlink is written through (its target is replaced), and a file that already
     exists keeps its permissions, as a plain ``open(path, "wb")`` would.
+
+    Raises:
+        OSError: The file cannot be written; the error names ``path`` as given (never the
+            temporary file), e.g. IsADirectoryError for a folder.
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "note.txt")
+        >>> write_atomic(path, b"hello")
+        >>> with open(path, "rb") as f:
+        ...     f.read()
+        b'hello'
     """
-    path = os.path.realpath(os.fspath(path))
+    asked = os.fspath(path)
+    if os.path.isdir(asked):
+        raise IsADirectoryError(errno.EISDIR, "write_atomic: expected a file path, got a folder",
+                                asked)
+    path = os.path.realpath(asked)
     folder, name = os.path.split(path)
     tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
     try:
@@ -28,7 +45,7 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> None:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
                      0o666)
     except OSError as exc:  # name the file asked for, not the temporary one
-        raise type(exc)(exc.errno, exc.strerror, path) from exc
+        raise type(exc)(exc.errno, exc.strerror, asked) from exc
     try:
         with os.fdopen(fd, "wb") as f:
             if mode is not None:

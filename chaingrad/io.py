@@ -8,7 +8,9 @@ The file is a standard safetensors file: one float32 array per named parameter
 (``0.weight``, ``0.bias``, ... as PyTorch names an ``nn.Sequential``), and the
 architecture as JSON under the metadata key ``chaingrad`` (the layer kinds and their
 constructor arguments), so that ``load`` can rebuild the model and PyTorch can read the
-weights directly::
+weights directly. safetensors has no checksum, so ``save`` also stores ``chaingrad.sha256``:
+the SHA-256 of the tensors' little-endian bytes in sorted-name order, which ``load`` checks
+when it is there (files from elsewhere, without it, load too)::
 
     import safetensors.torch
     torch_model.load_state_dict(safetensors.torch.load_file("model.safetensors"))
@@ -26,6 +28,8 @@ Example:
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import os
 import random
@@ -37,6 +41,8 @@ from .nn import ACTIVATIONS, MLP, Module
 
 FORMAT_VERSION = 1
 METADATA_KEY = "chaingrad"
+CHECKSUM_KEY = "chaingrad.sha256"
+_DTYPES = ("F16", "F32", "F64")  # the safetensors dtypes that load reads
 _TORCH_ACTIVATIONS = {"relu": "ReLU", "tanh": "Tanh", "sigmoid": "Sigmoid", "linear": "Identity"}
 
 # The constructor arguments of each Tensor layer, and what each must be (see _ARG_KINDS).
@@ -88,6 +94,15 @@ def save(model: Module, path: str | os.PathLike) -> None:
     Raises:
         TypeError: The model cannot describe its architecture (e.g. a custom layer).
         ValueError: A weight does not fit in a float32.
+        OSError: The file cannot be written (IsADirectoryError if ``path`` is a folder).
+
+    Example:
+        >>> import os, tempfile
+        >>> from chaingrad.nn import MLP
+        >>> path = os.path.join(tempfile.mkdtemp(), "model.safetensors")
+        >>> save(MLP(3, [4, 2]), path)
+        >>> sorted(load(path).state_dict())
+        ['0.bias', '0.weight', '2.bias', '2.weight']
     """
     import numpy as np
     from safetensors.numpy import save as to_bytes
@@ -95,6 +110,9 @@ def save(model: Module, path: str | os.PathLike) -> None:
     if not callable(getattr(model, "architecture", None)):
         raise TypeError(f"save: expected a model with architecture() such as an MLP or a "
                         f"Sequential, got {type(model).__name__}")
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "save: expected a file path, got a folder",
+                                os.fspath(path))
     arch = dict(model.architecture(), format_version=FORMAT_VERSION)
     arrays = {}
     for name, array in model.state_dict().items():
@@ -105,8 +123,8 @@ def save(model: Module, path: str | os.PathLike) -> None:
             raise ValueError(f"save: {name} has values too large for float32 "
                              f"(largest magnitude {np.abs(array).max():g})")
         arrays[name] = array32
-    data = to_bytes(arrays, metadata={METADATA_KEY: json.dumps(arch)})
-    write_atomic(path, data)
+    metadata = {METADATA_KEY: json.dumps(arch), CHECKSUM_KEY: _checksum(arrays)}
+    write_atomic(path, to_bytes(arrays, metadata=metadata))
 
 
 def load(path: str | os.PathLike, model: Module | None = None) -> Module:
@@ -125,16 +143,28 @@ def load(path: str | os.PathLike, model: Module | None = None) -> Module:
             corrupt, or its weights do not match its architecture (or ``model``'s). No
             model is changed.
         OSError: The file cannot be read (e.g. FileNotFoundError).
+
+    Example:
+        >>> import os, tempfile
+        >>> from chaingrad.nn import MLP
+        >>> path = os.path.join(tempfile.mkdtemp(), "model.safetensors")
+        >>> save(MLP(2, [3, 1]), path)
+        >>> other = MLP(2, [3, 1])
+        >>> load(path, model=other) is other   # its weights replaced by the file's
+        True
     """
     with open(path, "rb") as f:
         data = f.read()
-    arch = _read_architecture(path, data)
+    arch, expected_sum = _read_architecture(path, data)
     try:
         from safetensors.numpy import load as from_bytes
 
         arrays = from_bytes(data)
     except Exception as exc:  # safetensors raises its own error types for a bad body
         raise ModelFileError(f"load: {os.fspath(path)!r} is corrupt: {exc}") from exc
+    if expected_sum is not None and _checksum(arrays) != expected_sum:
+        raise ModelFileError(f"load: {os.fspath(path)!r} is corrupt: checksum mismatch (its "
+                             f"tensors' SHA-256 is not the {CHECKSUM_KEY} saved with them)")
     if model is None:
         try:
             model = _build(arch)
@@ -212,8 +242,19 @@ def _torch_layer(arch: dict[str, Any], nn: Any, dtype: Any) -> Any:
 # ---- reading the header ----
 
 
-def _read_architecture(path: str | os.PathLike, data: bytes) -> dict[str, Any]:
-    """Check the safetensors header by hand (for precise errors) and return the metadata."""
+def _checksum(arrays: dict[str, Any]) -> str:
+    """The SHA-256 (hex) of the arrays' little-endian C-order bytes, in sorted-name order."""
+    import numpy as np
+
+    digest = hashlib.sha256()
+    for _, array in sorted(arrays.items()):  # sorted by name: the names are unique
+        digest.update(np.ascontiguousarray(array, array.dtype.newbyteorder("<")).tobytes())
+    return digest.hexdigest()
+
+
+def _read_architecture(path: str | os.PathLike, data: bytes) -> tuple[dict[str, Any], str | None]:
+    """Check the safetensors header by hand (for precise errors); return the architecture
+    and the stored checksum (None in a file saved without one)."""
     where = f"load: {os.fspath(path)!r}"
     if len(data) < 8:
         raise ModelFileError(f"{where} is not a safetensors file (only {len(data)} bytes)")
@@ -227,6 +268,7 @@ def _read_architecture(path: str | os.PathLike, data: bytes) -> dict[str, Any]:
         raise ModelFileError(f"{where} is not a safetensors file (bad header: {exc})") from exc
     if not isinstance(header, dict):
         raise ModelFileError(f"{where} is not a safetensors file (the header is not a map)")
+    _check_tensors(where, header, len(data) - 8 - header_size)
     metadata = header.get("__metadata__") or {}
     if not isinstance(metadata, dict) or METADATA_KEY not in metadata:
         raise ModelFileError(f"{where} has no chaingrad architecture in its metadata "
@@ -251,7 +293,27 @@ def _read_architecture(path: str | os.PathLike, data: bytes) -> dict[str, Any]:
     if 4 * count > len(data):  # refuse before allocating what a corrupt header asks for
         raise ModelFileError(f"{where}: its architecture needs {count} float32 weights, more "
                              f"than the file's {len(data)} bytes can hold")
-    return arch
+    checksum = metadata.get(CHECKSUM_KEY)
+    return arch, checksum if isinstance(checksum, str) else None
+
+
+def _check_tensors(where: str, header: dict[str, Any], body: int) -> None:
+    """Refuse dtypes load cannot read, and a body shorter than the header describes."""
+    end = 0
+    for name, entry in header.items():
+        if name == "__metadata__" or not isinstance(entry, dict):
+            continue  # safetensors itself reports a malformed entry
+        dtype = entry.get("dtype")
+        if isinstance(dtype, str) and dtype not in _DTYPES:
+            raise ModelFileError(f"{where}: tensor {name!r} has dtype {dtype}, which is not "
+                                 f"supported (load reads {', '.join(_DTYPES)}; e.g. convert a "
+                                 "PyTorch bfloat16 model with .float() before saving)")
+        offsets = entry.get("data_offsets")
+        if isinstance(offsets, list) and len(offsets) == 2 and all(map(_is_int, offsets)):
+            end = max(end, offsets[1])
+    if body < end:
+        raise ModelFileError(f"{where} is truncated: its header describes {end} bytes of "
+                             f"tensor data, the file has {body}")
 
 
 def _check_mlp(where: str, arch: dict[str, Any]) -> None:

@@ -1,4 +1,5 @@
-"""Optimizers (SGD, Adam, AdamW) and learning-rate schedules (LinearLR, CosineLR).
+"""Optimizers (SGD, Adam, AdamW); the learning-rate schedules (LinearLR, CosineLR) live in
+``chaingrad.schedules`` and are importable from here too.
 
 The update rules are torch.optim's, step for step. Each rule is written once as plain
 arithmetic on a parameter's data and gradient, so the same line of maths updates a Value
@@ -26,12 +27,18 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import math
+import sys
 from collections.abc import Iterable
 from numbers import Real
 from typing import Any
 
 from .engine import Value
+from .schedules import CosineLR, LinearLR, LRSchedule
+
+__all__ = ["SGD", "Adam", "AdamW", "CosineLR", "LRSchedule", "LinearLR", "NonFiniteGradError",
+           "Optimizer"]
 
 
 class NonFiniteGradError(ValueError):
@@ -80,6 +87,19 @@ class Optimizer:
         Raises:
             NonFiniteGradError: A gradient (or the update it leads to) is nan or inf;
                 nothing has been changed.
+
+        Example:
+            >>> x, y = Value(1.0), Value(2.0)
+            >>> opt = SGD([x, y], lr=0.5)
+            >>> (x * y).backward()   # x.grad = 2, y.grad = 1
+            >>> opt.step()
+            >>> x.data, y.data
+            (0.0, 1.5)
+            >>> y.grad = float("nan")
+            >>> opt.step()  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            chaingrad.optim.NonFiniteGradError: SGD.step: ... parameter 1 of 2 is nan; ...
         """
         updates = []
         for i, p in enumerate(self.params):
@@ -93,16 +113,18 @@ class Optimizer:
             if not _all_finite(g):
                 raise NonFiniteGradError(
                     f"{self._name}.step: the gradient of parameter {self._label(i)} is "
-                    f"{_describe(g)}; no parameter was changed"
+                    f"{_describe(g)}; no parameter was changed{self._hint(i)}"
                 )
             updates.append((i, g))
         results = []
         for i, g in updates:
-            new_x, new_state = self._update(self.params[i].data, g, self.state[i])
+            with _quiet_numpy():  # an overflow is reported below, not as a numpy warning
+                new_x, new_state = self._update(self.params[i].data, g, self.state[i])
             if not _all_finite(new_x):
                 raise NonFiniteGradError(
                     f"{self._name}.step: the update of parameter {self._label(i)} is not "
-                    f"finite (is lr={self.lr} too large?); no parameter was changed"
+                    f"finite (is lr={self.lr:g} too large?); no parameter was changed"
+                    f"{self._hint(i)}"
                 )
             results.append((i, new_x, new_state))
         for i, new_x, new_state in results:
@@ -113,7 +135,13 @@ class Optimizer:
         raise NotImplementedError(f"{self._name} must define _update(x, g, state)")
 
     def _label(self, i: int) -> str:
-        return self.names[i] if self.names[i] is not None else str(i)
+        return self.names[i] if self.names[i] is not None else f"{i} of {len(self.params)}"
+
+    def _hint(self, i: int) -> str:
+        """How to get names into the message, when the parameters came without them."""
+        if self.names[i] is not None:
+            return ""
+        return " (pass model.named_parameters() to the optimizer to see names)"
 
     def __repr__(self) -> str:
         return f"{self._name}({len(self.params)} parameters, lr={self.lr})"
@@ -274,74 +302,6 @@ class AdamW(Adam):
         return self._adam(x * (1 - self.lr * self.weight_decay), g, state)
 
 
-# ---- learning-rate schedules ----
-
-
-class LRSchedule:
-    """Sets ``optimizer.lr`` from a formula of the step count ``k``.
-
-    The optimizer's lr is set to ``lr_at(0)`` at once; each ``step()`` (call it after
-    ``optimizer.step()``) moves to the next ``k``. Past ``steps`` the lr stays at ``end``.
-    """
-
-    def __init__(self, optimizer: Optimizer, start: float, end: float, steps: int):
-        name = type(self).__name__
-        if not hasattr(optimizer, "lr"):
-            raise TypeError(f"{name}: expected an optimizer with an lr, "
-                            f"got {type(optimizer).__name__}")
-        self.start = _check(name, "start learning rate", "start", start)
-        self.end = _check(name, "end learning rate", "end", end)
-        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-            raise ValueError(f"{name}: steps must be a positive integer, got {steps!r}")
-        self.optimizer, self.steps, self.k = optimizer, steps, 0
-        optimizer.lr = self.lr_at(0)
-
-    def step(self) -> None:
-        """Advance one step and set the optimizer's lr."""
-        self.k += 1
-        self.optimizer.lr = self.lr_at(self.k)
-
-    def lr_at(self, k: int) -> float:
-        raise NotImplementedError
-
-    def __repr__(self) -> str:
-        return (f"{type(self).__name__}(start={self.start}, end={self.end}, "
-                f"steps={self.steps}, k={self.k})")
-
-
-class LinearLR(LRSchedule):
-    """Linear decay: ``lr = start + (end - start) * k / steps``, then ``end``.
-
-    ``LinearLR(opt, start=1.0, end=0.1, steps=100)`` is micrograd's demo schedule,
-    ``lr = 1.0 - 0.9 * k / 100`` for steps k = 0 .. 99.
-
-    Example:
-        >>> opt = SGD([Value(0.0)], lr=1.0)
-        >>> schedule = LinearLR(opt, start=1.0, end=0.1, steps=100)
-        >>> [round(schedule.lr_at(k), 3) for k in (0, 50, 99, 100, 200)]
-        [1.0, 0.55, 0.109, 0.1, 0.1]
-    """
-
-    def lr_at(self, k: int) -> float:
-        return self.start + (self.end - self.start) * min(k, self.steps) / self.steps
-
-
-class CosineLR(LRSchedule):
-    """Cosine decay: ``lr = end + (start - end) * (1 + cos(pi * k / steps)) / 2``, then
-    ``end`` (torch's CosineAnnealingLR with ``T_max=steps, eta_min=end``, without restarts).
-
-    Example:
-        >>> opt = SGD([Value(0.0)], lr=1.0)
-        >>> schedule = CosineLR(opt, start=1.0, end=0.0, steps=10)
-        >>> [round(schedule.lr_at(k), 3) for k in (0, 5, 10, 11)]
-        [1.0, 0.5, 0.0, 0.0]
-    """
-
-    def lr_at(self, k: int) -> float:
-        k = min(k, self.steps)
-        return self.end + (self.start - self.end) * (1 + math.cos(math.pi * k / self.steps)) / 2
-
-
 # ---- helpers ----
 
 
@@ -392,6 +352,12 @@ def _leaves(p: Any, index: tuple[int, ...] = ()) -> list[tuple[str, Any]]:
     if isinstance(p, (list, tuple)):
         return [leaf for i, item in enumerate(p) for leaf in _leaves(item, index + (i,))]
     return [(f"[{', '.join(map(str, index))}]" if index else "", p)]
+
+
+def _quiet_numpy() -> Any:
+    """numpy's floating-point warnings off (numpy is loaded only if an array is in play)."""
+    numpy = sys.modules.get("numpy")
+    return numpy.errstate(all="ignore") if numpy is not None else contextlib.nullcontext()
 
 
 def _all_finite(x: Any) -> bool:

@@ -6,6 +6,7 @@ Both datasets: ``moons`` (micrograd's demo, scalar Values) and ``digits`` (Tenso
 import os
 import re
 import struct
+import subprocess
 import sys
 
 import pytest
@@ -62,9 +63,9 @@ def test_progress_bar_on_a_terminal(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     assert main(["demo", "--steps", "2", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "training: 100%" in out and "2/2" in out
+    assert "step 2/2 100%" in out
     assert "loss=1.7236, accuracy=81%" in out
-    assert "step 1/2" not in out  # the bar replaces the log lines
+    assert "step 1/2  loss" not in out  # the bar replaces the log lines
 
 
 def test_progress_bar_on_a_terminal_that_reports_no_size(tmp_path, capsys, monkeypatch):
@@ -73,9 +74,13 @@ def test_progress_bar_on_a_terminal_that_reports_no_size(tmp_path, capsys, monke
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     monkeypatch.setattr(sys.stdout, "fileno", lambda: 1, raising=False)
     monkeypatch.setattr(os, "get_terminal_size", lambda fd=None: os.terminal_size((0, 0)))
-    assert main(["demo", "--steps", "2", "--out", str(tmp_path)]) == 0
+    assert main(["demo", "--steps", "20", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "training: 100%" in out and "loss=1.7236, accuracy=81%" in out
+    assert "step 20/20 100%" in out and "accuracy=94%" in out
+    # 80 columns, and the bar (between the |s) gets a readable share of them
+    frames = [frame for frame in re.split(r"[\r\n]", out) if frame.startswith("step")]
+    assert frames and all(len(frame) <= 80 for frame in frames), frames
+    assert all(len(frame.split("|")[1]) >= 15 for frame in frames), frames
 
 
 def test_first_steps_are_micrograds(tmp_path, capsys):
@@ -83,8 +88,8 @@ def test_first_steps_are_micrograds(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     # micrograd's demo prints: step 0 loss 0.8958441028683222, accuracy 50.0%
     #                          step 1 loss 1.7235905336972022, accuracy 81.0%
-    assert lines[0] == "step 1/2  loss 0.8958  accuracy  50.0%  lr 1.0000"
-    assert lines[1] == "step 2/2  loss 1.7236  accuracy  81.0%  lr 0.5500"
+    assert lines[0] == "step 1/2  loss 0.8958  accuracy  50.0%  lr 1"
+    assert lines[1] == "step 2/2  loss 1.7236  accuracy  81.0%  lr 0.55"
 
 
 @pytest.mark.parametrize(
@@ -113,6 +118,105 @@ def test_out_must_be_a_folder(tmp_path, capsys):
     target.write_text("x")
     assert main(["demo", "--steps", "1", "--out", str(target)]) == 2
     assert "is not a folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("dataset", ["moons", "digits"])
+def test_an_out_folder_that_cannot_be_made_is_refused_before_training(dataset, tmp_path,
+                                                                      capsys):
+    (tmp_path / "afile").write_text("x")
+    out = tmp_path / "afile" / "sub"
+    assert main(["demo", dataset, "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # no training happened
+    assert captured.err == (f"chaingrad demo: error: --out {str(out)!r}: cannot create the "
+                            "folder (Not a directory)\n")
+
+
+def test_the_defaults_reach_full_training_accuracy(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the default --out, ./chaingrad-demo
+    assert main(["demo"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-2].startswith("step 100/100  loss ") and "accuracy 100.0%" in lines[-2]
+    assert lines[-1].startswith("chaingrad demo: 100 steps (sgd, lr 1 -> 0.1), final loss ")
+    assert "accuracy 100.0%" in lines[-1]
+    assert sorted(os.listdir(tmp_path / "chaingrad-demo")) == [
+        "decision_boundary.png", "loss.png", "model.safetensors"]
+
+
+def test_python_dash_m_chaingrad_demo(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "chaingrad", "demo", "--steps", "2",
+                             "--out", "tmp"], cwd=tmp_path, capture_output=True, text=True,
+                            check=False, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1].startswith("chaingrad demo: 2 steps (sgd, ")
+    assert sorted(os.listdir(tmp_path / "tmp")) == ["decision_boundary.png", "loss.png",
+                                                    "model.safetensors"]
+
+
+def test_one_step_is_one_step(tmp_path, capsys):
+    assert main(["demo", "--steps", "1", "--out", str(tmp_path)]) == 0
+    assert "chaingrad demo: 1 step (sgd, lr 1 -> 0.1)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message", "files"),
+    [
+        # the loss of step 2 overflows a float in the scalar engine (a DomainError)
+        (["--steps", "5", "--lr", "1e300"],
+         "training diverged at step 2/5 (the loss overflowed); try a smaller --lr "
+         "({out}/loss.png plots the 1 step before; no model saved)", ["loss.png"]),
+        # trains without an overflow, but the weights do not fit model.safetensors' float32
+        (["--steps", "5", "--lr", "1e6"],
+         "training diverged after step 5/5 (the weights outgrew float32: largest magnitude",
+         ["loss.png"]),
+        # Adam's first update overflows the float32 weights (a NonFiniteGradError)
+        (["digits", "--epochs", "1", "--lr", "1e300"],
+         "training diverged at epoch 1/1, batch 1/45 (a weight update overflowed); try a "
+         "smaller --lr (no files written)", []),
+    ],
+)
+def test_a_diverging_learning_rate_is_one_line_and_exit_1(argv, message, files, tmp_path,
+                                                          capsys):
+    assert main(["demo", *argv, "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    command = "chaingrad demo digits" if argv[0] == "digits" else "chaingrad demo"
+    assert err.startswith(f"{command}: " + message.format(out=tmp_path)), err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert sorted(os.listdir(tmp_path)) == files
+    if files:
+        assert png_size(tmp_path / "loss.png")[0] >= 400
+
+
+def test_diverging_names_what_overflowed():
+    from chaingrad import DomainError, NonFiniteGradError, Value
+    from chaingrad.commands.demo import DivergedError, diverging
+    from chaingrad.optim import SGD
+
+    x = Value(1.0)
+    x.grad = float("nan")
+    cases = [(lambda: SGD([x], lr=0.1).step(), "a gradient was not finite"),
+             (lambda: Value(1e300) * 1e300, "the loss overflowed"),
+             (lambda: Value(-1.0).log(), "log: ")]
+    for fail, why in cases:
+        with (pytest.raises(DivergedError, match=rf"^training diverged at step 2/3 \({why}"),
+              diverging("at step 2/3", "the loss")):
+            fail()
+    with pytest.raises(KeyError), diverging("at step 2/3", "the loss"):
+        raise KeyError("x")  # anything else passes through
+    assert issubclass(NonFiniteGradError, ValueError) and issubclass(DomainError, ValueError)
+
+
+def test_short_runs_have_whole_numbers_of_steps_on_the_x_axis(monkeypatch, tmp_path):
+    from chaingrad.commands import demo, digits
+
+    figures = []
+    monkeypatch.setattr(demo, "save_png", lambda fig, path: figures.append(fig))
+    demo._plot_history({"loss": [1.0, 0.5], "accuracy": [0.5, 0.6]}, str(tmp_path / "x"))
+    figures.append(digits._plot_history({"loss": [1.0], "train": [0.5], "test": [0.4]}, "mlp"))
+    for fig in figures:
+        for ax in fig.axes:
+            ticks = ax.get_xticks()
+            assert len(ticks) and all(t == int(t) for t in ticks), ticks
 
 
 @pytest.mark.parametrize(
@@ -178,7 +282,7 @@ def test_digits_log_lines_and_summary_when_not_a_terminal(tmp_path, capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert re.fullmatch(r"epoch 1/2  loss \d\.\d{4}  train +\d+\.\d%  test +\d+\.\d%  "
                         r"lr 0\.0\d+", lines[0]), lines[0]
-    assert lines[1].startswith("epoch 2/2  loss ") and lines[1].endswith("lr 0.00000")
+    assert lines[1].startswith("epoch 2/2  loss ") and lines[1].endswith("lr 0")
     assert lines[2].startswith("chaingrad demo digits: mlp, 2 epochs of 45 batches (adam, "
                                "lr 0.02 -> 0 cosine), test accuracy ")
     assert str(tmp_path / "predictions.png") in lines[2]
@@ -188,8 +292,8 @@ def test_digits_progress_bar_on_a_terminal(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     assert digits_run(tmp_path, "--epochs", "1", "--batch-size", "256") == 0
     out = capsys.readouterr().out
-    assert "training: 100%" in out and "6/6" in out
-    assert re.search(r"epoch=1/1, loss=\d\.\d{4}, train=\d+\.\d%, test=\d+\.\d%", out)
+    assert "epoch 1/1 100%" in out
+    assert re.search(r"epoch 1/1 100%\|.*loss=\d\.\d{4}, train=\d+\.\d%, test=\d+\.\d%", out)
     assert "epoch 1/1  loss" not in out  # the bar replaces the log lines
 
 

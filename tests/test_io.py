@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import chaingrad.io as cio
+from chaingrad.files import write_atomic
 from chaingrad.io import ModelFileError, load, save, to_torch
 from chaingrad.nn import MLP, Module, Neuron
 
@@ -254,6 +255,19 @@ def write_state(path, drop=None, extra=None, change=None):
     safetensors_numpy.save_file(state, str(path), metadata={"chaingrad": json.dumps(arch)})
 
 
+def split_size(path):
+    return struct.unpack("<Q", path.read_bytes()[:8])[0]
+
+
+def write_bf16(path):
+    """A valid safetensors file of bfloat16 weights (as PyTorch writes), with the metadata."""
+    torch = pytest.importorskip("torch")
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    _, arch, _ = split_file(path)
+    state = {k: torch.tensor(v).to(torch.bfloat16) for k, v in make_model(11).state_dict().items()}
+    safetensors_torch.save_file(state, str(path), metadata={"chaingrad": json.dumps(arch)})
+
+
 def rewrite(path, edit):
     header, arch, body = split_file(path)
     edit(header, arch)
@@ -265,7 +279,12 @@ BAD_FILES = {
     "empty": (lambda p: p.write_bytes(b""), "not a safetensors file \\(only 0 bytes\\)"),
     "png": (lambda p: p.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64), "truncated or not"),
     "text": (lambda p: p.write_text("0.weight,0.bias\n" * 10), "truncated or not"),
-    "truncated": (lambda p: p.write_bytes(p.read_bytes()[:-100]), "is corrupt"),
+    "truncated": (lambda p: p.write_bytes(p.read_bytes()[:-100]),
+                  r"is truncated: its header describes \d+ bytes of tensor data"),
+    "cut after its header": (lambda p: p.write_bytes(p.read_bytes()[:8 + split_size(p)]),
+                             "is truncated"),
+    "bfloat16": (lambda p: write_bf16(p), r"tensor '0.bias' has dtype BF16, which is not "
+                                          r"supported \(load reads F16, F32, F64"),
     "header cut": (lambda p: p.write_bytes(p.read_bytes()[:50]), "truncated"),
     "garbled header": (lambda p: p.write_bytes(garble_header(p.read_bytes())), "bad header"),
     "no metadata": (lambda p: safetensors_numpy.save_file({"w": np.zeros(2, np.float32)},
@@ -300,6 +319,44 @@ def test_bad_files_raise_model_file_error_and_change_nothing(saved, case):
     with pytest.raises(ModelFileError, match=message):
         load(path, model=model)
     assert weights(model) == before
+
+
+def test_save_stores_a_checksum_and_load_checks_it(saved):
+    model, path = saved
+    header, _, body = split_file(path)
+    assert len(header["__metadata__"]["chaingrad.sha256"]) == 64
+    data = bytearray(path.read_bytes())
+    data[8 + split_size(path) + 37] ^= 0x01  # one bit of one weight
+    path.write_bytes(bytes(data))
+    before = weights(model)
+    with pytest.raises(ModelFileError, match=r"is corrupt: checksum mismatch"):
+        load(path, model=model)
+    assert weights(model) == before
+    with pytest.raises(ModelFileError, match=r"is corrupt: checksum mismatch"):
+        load(path)
+
+
+def test_a_file_without_a_checksum_still_loads(saved):
+    model, path = saved
+    header, _, body = split_file(path)
+    del header["__metadata__"]["chaingrad.sha256"]  # as another writer, or older chaingrad
+    path.write_bytes(header_bytes(header) + body)
+    assert weights(load(path)) == [float(np.float32(w)) for w in weights(model)]
+    write_state(path)  # written by safetensors itself, with only the architecture
+    assert weights(load(path)) == [float(np.float32(w)) for w in weights(make_model(11))]
+
+
+def test_saving_onto_a_folder_names_the_folder(saved, tmp_path):
+    model, _ = saved
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    with pytest.raises(IsADirectoryError, match="save: expected a file path") as error:
+        save(model, folder)
+    assert error.value.filename == str(folder)
+    assert sorted(os.listdir(tmp_path)) == ["folder", "model.safetensors"]  # no temp file
+    with pytest.raises(IsADirectoryError, match="write_atomic: expected a file path") as error:
+        write_atomic(folder, b"data")
+    assert error.value.filename == str(folder) and os.listdir(folder) == []
 
 
 def test_missing_file_is_an_os_error(tmp_path):

@@ -15,11 +15,13 @@ so that building the ``chaingrad`` parser stays cheap.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import random
 import sys
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..cli import UsageError
@@ -30,6 +32,15 @@ DEFAULT_LR = {"sgd": 1.0, "adam": 0.05}  # for moons; digits.DEFAULT_LR for digi
 OWN_OPTIONS = {"moons": ("steps",), "digits": ("epochs", "model", "batch_size")}
 ALPHA = 1e-4  # the weight of the L2 penalty, as in micrograd's demo
 GRID = 200  # the decision boundary is drawn from a GRID x GRID evaluation
+FLOAT32_MAX = 3.4028234663852886e38  # model.safetensors holds float32 weights
+# The progress bar without tqdm's rate: an 80-column terminal keeps room for the bar itself.
+BAR_FORMAT = "{desc} {percentage:3.0f}%|{bar}| {elapsed}<{remaining}{postfix}"
+
+
+class DivergedError(Exception):
+    """Training blew up (a float overflowed, a gradient or update was not finite, or the
+    weights outgrew float32); the message says where and how, e.g.
+    ``training diverged at step 3/5 (the loss overflowed)``."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -96,11 +107,23 @@ def _check_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--out {args.out!r} exists and is not a folder")
 
 
+def make_out_folder(out: str) -> None:
+    """Create ``--out`` before training: a folder that cannot be made is a usage error."""
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out!r}: cannot create the folder "
+                         f"({exc.strerror or exc})") from exc
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out!r}: the folder is not writable")
+
+
 def _run_moons(args: argparse.Namespace, started: float) -> int:
     steps = 100 if args.steps is None else args.steps
     opt_name = args.optimizer or "sgd"
     lr = DEFAULT_LR[opt_name] if args.lr is None else args.lr
     out = args.out or "chaingrad-demo"
+    make_out_folder(out)
     import numpy as np
     from sklearn.datasets import make_moons
 
@@ -116,27 +139,33 @@ def _run_moons(args: argparse.Namespace, started: float) -> int:
     random.setstate(saved)
 
     if opt_name == "sgd":
-        optimizer: optim.Optimizer = optim.SGD(model.parameters(), lr=lr)
+        optimizer: optim.Optimizer = optim.SGD(model.named_parameters(), lr=lr)
     else:
-        optimizer = optim.Adam(model.parameters(), lr=lr)
+        optimizer = optim.Adam(model.named_parameters(), lr=lr)
     schedule = optim.LinearLR(optimizer, start=lr, end=lr / 10, steps=steps)
 
-    history = _train(model, inputs, labels, optimizer, schedule, steps)
+    history: dict[str, list[float]] = {"loss": [], "accuracy": []}
+    try:
+        _train(model, inputs, labels, optimizer, schedule, steps, history)
+        check_float32(model, f"after step {steps}/{steps}")
+        with diverging(f"after step {steps}/{steps}", "the loss"):
+            final_loss, final_accuracy = _evaluate(model, inputs, labels)
+    except DivergedError as exc:
+        return report_divergence("chaingrad demo", exc, out, plural(len(history["loss"]), "step"),
+                                 lambda path: _plot_history(history, path))
     trained = time.perf_counter() - started
-    final_loss, final_accuracy = _evaluate(model, inputs, labels)
 
     paths = [os.path.join(out, name)
              for name in ("loss.png", "decision_boundary.png", "model.safetensors")]
     try:
-        os.makedirs(out, exist_ok=True)
         _plot_history(history, paths[0])
         _plot_boundary(model, x, np.array(labels), final_accuracy, paths[1])
         io.save(model, paths[2])
     except OSError as exc:
         print(f"chaingrad demo: error: cannot write into {out!r}: {exc}", file=sys.stderr)
         return 1
-    print(f"chaingrad demo: {steps} steps ({opt_name}, lr {lr:g} -> {lr / 10:g}), "
-          f"final loss {final_loss:.4f}, accuracy {final_accuracy:.1%}, "
+    print(f"chaingrad demo: {plural(steps, 'step')} ({opt_name}, lr {lr:g} -> {lr / 10:g}), "
+          f"final loss {number(final_loss)}, accuracy {final_accuracy:.1%}, "
           f"{trained:.1f} s to train, {time.perf_counter() - started:.1f} s in all; "
           f"wrote {', '.join(paths)}", flush=True)
     return 0
@@ -155,37 +184,118 @@ def _objective(model: Any, inputs: list, labels: list[int]) -> tuple[Any, float]
 
 
 def _train(model: Any, inputs: list, labels: list[int], optimizer: Any, schedule: Any,
-           steps: int) -> dict[str, list[float]]:
-    """Full-batch training with a progress bar on a terminal, log lines otherwise."""
-    history: dict[str, list[float]] = {"loss": [], "accuracy": []}
+           steps: int, history: dict[str, list[float]]) -> None:
+    """Full-batch training with a progress bar on a terminal, log lines otherwise; appends
+    each step's loss and accuracy (before the step) to ``history``.
+
+    Raises:
+        DivergedError: A float overflowed, or a gradient or update was not finite.
+    """
     on_terminal = sys.stdout.isatty()
-    bar = progress_bar(steps, "step", on_terminal)
+    width = len(str(steps))
+    bar = progress_bar(steps, f"step {0:>{width}}/{steps}", on_terminal)
     every = max(1, steps // 10)
-    for k in range(steps):
-        loss, accuracy = _objective(model, inputs, labels)
-        optimizer.zero_grad()
-        loss.backward()
-        lr = optimizer.lr
-        optimizer.step()
-        schedule.step()
-        history["loss"].append(loss.data)
-        history["accuracy"].append(accuracy)
-        if on_terminal:
-            bar.set_postfix({"loss": f"{loss.data:.4f}", "accuracy": f"{accuracy:.0%}"},
-                            refresh=False)
-            bar.update()
-        elif (k + 1) % every == 0 or k in (0, steps - 1):
-            print(f"step {k + 1:>{len(str(steps))}}/{steps}  loss {loss.data:.4f}  "
-                  f"accuracy {accuracy:6.1%}  lr {lr:.4f}", flush=True)
-    bar.close()
-    return history
+    try:
+        for k in range(steps):
+            where = f"at step {k + 1}/{steps}"
+            with diverging(where, "the loss"):
+                loss, accuracy = _objective(model, inputs, labels)
+            with diverging(where, "a gradient"):
+                optimizer.zero_grad()
+                loss.backward()
+                lr = optimizer.lr
+                optimizer.step()
+            schedule.step()
+            history["loss"].append(loss.data)
+            history["accuracy"].append(accuracy)
+            if on_terminal:
+                bar.set_description_str(f"step {k + 1:>{width}}/{steps}", refresh=False)
+                bar.set_postfix({"loss": number(loss.data), "accuracy": f"{accuracy:.0%}"},
+                                refresh=False)
+                bar.update()
+            elif (k + 1) % every == 0 or k in (0, steps - 1):
+                print(f"step {k + 1:>{width}}/{steps}  loss {number(loss.data)}  "
+                      f"accuracy {accuracy:6.1%}  lr {lr:.4g}", flush=True)
+    finally:
+        bar.close()
 
 
-def progress_bar(total: int, unit: str, on_terminal: bool) -> Any:
+# ---- shared with chaingrad/commands/digits.py ----
+
+
+@contextlib.contextmanager
+def diverging(where: str, what: str) -> Iterator[None]:
+    """Turn a DomainError or NonFiniteGradError raised inside into ``DivergedError``.
+
+    Args:
+        where: When, e.g. ``"at step 3/5"``.
+        what: What is computed inside, e.g. ``"the loss"`` (a DomainError: it overflowed).
+    """
+    from ..errors import DomainError
+    from ..optim import NonFiniteGradError
+
+    try:
+        yield
+    except NonFiniteGradError as exc:
+        why = "a weight update overflowed" if "update of" in str(exc) else (
+            "a gradient was not finite")
+        raise DivergedError(f"training diverged {where} ({why})") from exc
+    except DomainError as exc:
+        why = f"{what} overflowed" if "overflow" in str(exc) else str(exc)
+        raise DivergedError(f"training diverged {where} ({why})") from exc
+
+
+def check_float32(model: Any, where: str) -> None:
+    """Raise ``DivergedError`` if a weight is too large for model.safetensors' float32."""
+    import numpy as np
+
+    largest = max(float(np.abs(a).max(initial=0.0)) for a in model.state_dict().values())
+    if not largest <= FLOAT32_MAX:
+        raise DivergedError(f"training diverged {where} (the weights outgrew float32: largest "
+                       f"magnitude {largest:.3g})")
+
+
+def report_divergence(command: str, exc: DivergedError, out: str, done: str,
+                      write_plot: Callable[[str], None]) -> int:
+    """Say in one line on stderr how training diverged, after plotting what was done
+    (``done``, e.g. ``"2 steps"``) into ``out/loss.png``; returns the exit code, 1."""
+    note = "no files written"
+    if not done.startswith("0 "):
+        path = os.path.join(out, "loss.png")
+        try:
+            write_plot(path)
+            note = f"{path} plots the {done} before; no model saved"
+        except (OSError, ValueError):  # the message is what matters
+            pass
+    print(f"{command}: {exc}; try a smaller --lr ({note})", file=sys.stderr, flush=True)
+    return 1
+
+
+def number(x: float) -> str:
+    """A loss for the log: ``0.8958``, or ``1.002e+17`` once it has blown up."""
+    return f"{x:.4f}" if abs(x) < 1e5 else f"{x:.4g}"
+
+
+def plural(n: int, word: str, many: str = "") -> str:
+    """``1 step``, ``2 steps`` (or ``many``: ``2 batches``)."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
+
+
+def integer_ticks(*axes: Any) -> None:
+    """Whole numbers only on the x axes (steps, epochs), even for a run of 1 to 3."""
+    from matplotlib.ticker import MaxNLocator
+
+    for ax in axes:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+
+
+def progress_bar(total: int, desc: str, on_terminal: bool) -> Any:
     """A tqdm bar on stdout, or a disabled one (for log lines) when stdout is no terminal.
 
-    A terminal that reports its size as 0 x 0 (a pseudo-terminal nobody sized, as under
-    ``script`` or some CI runners) would make tqdm draw nothing; it gets 80 x 24 instead.
+    Its format leaves out tqdm's rate, so that the caller's postfix (loss, accuracy) leaves
+    the bar room on an 80-column terminal. A terminal that reports its size as 0 x 0 (a
+    pseudo-terminal nobody sized, as under ``script`` or some CI runners) would make tqdm
+    draw nothing; it gets 80 x 24 instead.
     """
     from tqdm import tqdm
 
@@ -195,8 +305,8 @@ def progress_bar(total: int, unit: str, on_terminal: bool) -> Any:
         size = None
     fixed = {"ncols": 80, "nrows": 24} if size is not None and 0 in size else {
         "dynamic_ncols": True}
-    return tqdm(total=total, desc="training", unit=unit, file=sys.stdout,
-                disable=not on_terminal, **fixed)
+    return tqdm(total=total, desc=desc, file=sys.stdout, disable=not on_terminal,
+                bar_format=BAR_FORMAT, **fixed)
 
 
 def _evaluate(model: Any, inputs: list, labels: list[int]) -> tuple[float, float]:
@@ -233,14 +343,17 @@ def _plot_history(history: dict[str, list[float]], path: str) -> None:
     steps = range(1, len(history["loss"]) + 1)
     fig = Figure(figsize=(9, 3.6), layout="constrained")
     loss_ax, acc_ax = fig.subplots(1, 2)
-    loss_ax.plot(steps, history["loss"], color="tab:blue")
+    marker = "o" if len(steps) <= 20 else None  # a line of one point would not show
+    loss_ax.plot(steps, history["loss"], color="tab:blue", marker=marker)
     loss_ax.set(xlabel="step", ylabel="loss (hinge + L2)", title="Training loss")
     loss_ax.set_yscale("log")
-    acc_ax.plot(steps, [100 * a for a in history["accuracy"]], color="tab:green")
+    acc_ax.plot(steps, [100 * a for a in history["accuracy"]], color="tab:green",
+                marker=marker)
     acc_ax.set(xlabel="step", ylabel="accuracy (%)", title="Training accuracy",
                ylim=(min(40, 100 * min(history["accuracy"]) - 5), 102))
     for ax in (loss_ax, acc_ax):
         ax.grid(alpha=0.3)
+    integer_ticks(loss_ax, acc_ax)
     save_png(fig, path)
 
 

@@ -78,7 +78,14 @@ def model_input(kind: str, images: Any) -> Any:
 def run_digits(args: argparse.Namespace, started: float) -> int:
     """Train, plot and save for ``chaingrad demo digits``; returns the exit code."""
     from .. import io, optim
-    from .demo import save_png
+    from .demo import (
+        DivergedError,
+        check_float32,
+        make_out_folder,
+        plural,
+        report_divergence,
+        save_png,
+    )
 
     kind = args.model or "mlp"
     epochs = EPOCHS if args.epochs is None else args.epochs
@@ -86,6 +93,7 @@ def run_digits(args: argparse.Namespace, started: float) -> int:
     opt_name = args.optimizer or "adam"
     lr = DEFAULT_LR[kind][opt_name] if args.lr is None else args.lr
     out = args.out or os.path.join("chaingrad-demo", f"digits-{kind}")
+    make_out_folder(out)
 
     data = load_data(args.seed)
     with _seeded_layers(args.seed), _one_blas_thread():
@@ -95,7 +103,15 @@ def run_digits(args: argparse.Namespace, started: float) -> int:
                                       else optim.SGD(params, lr=lr, momentum=0.9))
         batches = math.ceil(len(data["x_train"]) / batch_size)
         schedule = optim.CosineLR(optimizer, start=lr, end=0.0, steps=epochs * batches)
-        history = _train(model, kind, data, optimizer, schedule, epochs, batch_size, args.seed)
+        history: dict[str, list[float]] = {"loss": [], "train": [], "test": []}
+        try:
+            _train(model, kind, data, optimizer, schedule, epochs, batch_size, args.seed,
+                   history)
+            check_float32(model, f"after epoch {epochs}/{epochs}")
+        except DivergedError as exc:
+            return report_divergence(
+                "chaingrad demo digits", exc, out, plural(len(history["loss"]), "epoch"),
+                lambda path: save_png(_plot_history(history, kind), path))
         trained = time.perf_counter() - started
         predicted = predict(model, kind, data["x_test"])
         train_accuracy = float((predict(model, kind, data["x_train"]) == data["y_train"]).mean())
@@ -105,14 +121,14 @@ def run_digits(args: argparse.Namespace, started: float) -> int:
     paths = [os.path.join(out, name)
              for name in ("loss.png", "predictions.png", "model.safetensors")]
     try:
-        os.makedirs(out, exist_ok=True)
         save_png(_plot_history(history, kind), paths[0])
         save_png(_plot_predictions(data["x_test"], data["y_test"], predicted, kind), paths[1])
         io.save(model, paths[2])
     except OSError as exc:
         print(f"chaingrad demo: error: cannot write into {out!r}: {exc}", file=sys.stderr)
         return 1
-    print(f"chaingrad demo digits: {kind}, {epochs} epochs of {batches} batches ({opt_name}, "
+    print(f"chaingrad demo digits: {kind}, {plural(epochs, 'epoch')} of "
+          f"{plural(batches, 'batch', 'batches')} ({opt_name}, "
           f"lr {lr:g} -> 0 cosine), test accuracy {test_accuracy:.1%} ({right}/{len(predicted)}"
           f"), train accuracy {train_accuracy:.1%}, {trained:.1f} s to train, "
           f"{time.perf_counter() - started:.1f} s in all; wrote {', '.join(paths)}", flush=True)
@@ -134,56 +150,68 @@ def predict(model: Any, kind: str, images: Any) -> Any:
 
 
 def _train(model: Any, kind: str, data: dict[str, Any], optimizer: Any, schedule: Any,
-           epochs: int, batch_size: int, seed: int) -> dict[str, list[float]]:
-    """Mini-batch training; a progress bar on a terminal, log lines otherwise."""
+           epochs: int, batch_size: int, seed: int, history: dict[str, list[float]]) -> None:
+    """Mini-batch training; a progress bar on a terminal, log lines otherwise. Appends each
+    epoch's loss and train/test accuracy to ``history``.
+
+    Raises:
+        DivergedError: A float overflowed, or a gradient or update was not finite.
+    """
     import numpy as np
 
     from ..losses import cross_entropy
     from ..tensor import Tensor
-    from .demo import progress_bar
+    from .demo import diverging, number, progress_bar
 
     x, y = model_input(kind, data["x_train"]), data["y_train"]
     n = len(x)
     batches = math.ceil(n / batch_size)
     rng = np.random.default_rng(seed)
-    history: dict[str, list[float]] = {"loss": [], "train": [], "test": []}
     on_terminal = sys.stdout.isatty()
-    bar = progress_bar(epochs * batches, "batch", on_terminal)
+    width = len(str(epochs))
+    bar = progress_bar(epochs * batches, f"epoch {1:>{width}}/{epochs}", on_terminal)
     every = max(1, epochs // 10)
-    test = float("nan")
-    for epoch in range(epochs):
-        model.train()
-        order = rng.permutation(n)
-        total, right = 0.0, 0
-        for b in range(batches):
-            pick = order[b * batch_size:(b + 1) * batch_size]
-            logits = model(Tensor(x[pick]))
-            loss = cross_entropy(logits, y[pick])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-            total += loss.item() * len(pick)
-            right += int((logits.data.argmax(axis=1) == y[pick]).sum())
+    shown: dict[str, str] = {}  # the bar's postfix; test accuracy once there is one
+    try:
+        for epoch in range(epochs):
+            model.train()
+            order = rng.permutation(n)
+            total, right = 0.0, 0
+            for b in range(batches):
+                pick = order[b * batch_size:(b + 1) * batch_size]
+                where = f"at epoch {epoch + 1}/{epochs}, batch {b + 1}/{batches}"
+                with diverging(where, "the loss"):
+                    logits = model(Tensor(x[pick]))
+                    loss = cross_entropy(logits, y[pick])
+                with diverging(where, "a gradient"):
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                schedule.step()
+                total += loss.item() * len(pick)
+                right += int((logits.data.argmax(axis=1) == y[pick]).sum())
+                if on_terminal:
+                    seen = min(n, (b + 1) * batch_size)
+                    bar.set_description_str(f"epoch {epoch + 1:>{width}}/{epochs}",
+                                            refresh=False)
+                    shown.update(loss=number(total / seen), train=f"{right / seen:.1%}")
+                    bar.set_postfix(shown, refresh=False)
+                    bar.update()
+            with diverging(f"after epoch {epoch + 1}/{epochs}", "the model's outputs"):
+                test = float((predict(model, kind, data["x_test"]) == data["y_test"]).mean())
+            history["loss"].append(total / n)
+            history["train"].append(right / n)
+            history["test"].append(test)
             if on_terminal:
-                seen = min(n, (b + 1) * batch_size)
-                bar.set_postfix({"epoch": f"{epoch + 1}/{epochs}", "loss": f"{total / seen:.4f}",
-                                 "train": f"{right / seen:.1%}", "test": f"{test:.1%}"},
-                                refresh=False)
-                bar.update()
-        test = float((predict(model, kind, data["x_test"]) == data["y_test"]).mean())
-        history["loss"].append(total / n)
-        history["train"].append(right / n)
-        history["test"].append(test)
-        if on_terminal:
-            bar.set_postfix({"epoch": f"{epoch + 1}/{epochs}", "loss": f"{total / n:.4f}",
-                             "train": f"{right / n:.1%}", "test": f"{test:.1%}"})
-        elif (epoch + 1) % every == 0 or epoch in (0, epochs - 1):
-            print(f"epoch {epoch + 1:>{len(str(epochs))}}/{epochs}  loss {total / n:.4f}  "
-                  f"train {right / n:6.1%}  test {test:6.1%}  lr {optimizer.lr:.5f}",
-                  flush=True)
-    bar.close()
-    return history
+                shown.update(loss=number(total / n), train=f"{right / n:.1%}",
+                             test=f"{test:.1%}")
+                bar.set_postfix(shown)
+            elif (epoch + 1) % every == 0 or epoch in (0, epochs - 1):
+                print(f"epoch {epoch + 1:>{width}}/{epochs}  loss {number(total / n)}  "
+                      f"train {right / n:6.1%}  test {test:6.1%}  lr {optimizer.lr:.4g}",
+                      flush=True)
+    finally:
+        bar.close()
 
 
 @contextlib.contextmanager
@@ -216,22 +244,26 @@ def _one_blas_thread() -> Iterator[None]:
 def _plot_history(history: dict[str, list[float]], kind: str) -> Any:
     from matplotlib.figure import Figure
 
+    from .demo import integer_ticks
+
     epochs = range(1, len(history["loss"]) + 1)
     fig = Figure(figsize=(9, 3.6), layout="constrained")
     loss_ax, acc_ax = fig.subplots(1, 2)
-    loss_ax.plot(epochs, history["loss"], color="tab:blue")
+    marker = "o" if len(epochs) <= 20 else None  # a line of one point would not show
+    loss_ax.plot(epochs, history["loss"], color="tab:blue", marker=marker)
     loss_ax.set(xlabel="epoch", ylabel="cross-entropy", title=f"Training loss ({kind})")
     loss_ax.set_yscale("log")
     acc_ax.plot(epochs, [100 * a for a in history["train"]], color="tab:green",
-                label="train (during the epoch)")
+                marker=marker, label="train (during the epoch)")
     acc_ax.plot(epochs, [100 * a for a in history["test"]], color="tab:orange",
-                label="test (after the epoch)")
+                marker=marker, label="test (after the epoch)")
     low = min(history["train"] + history["test"])
     acc_ax.set(xlabel="epoch", ylabel="accuracy (%)", title="Accuracy",
                ylim=(max(0, min(90, 100 * low - 2)), 100.5))
     acc_ax.legend(loc="lower right")
     for ax in (loss_ax, acc_ax):
         ax.grid(alpha=0.3)
+    integer_ticks(loss_ax, acc_ax)
     return fig
 
 
