@@ -43,6 +43,8 @@ TENSOR_FORMULAS: dict[str, tuple[str, ...] | str] = {
     "pad": ("{g} without the padding",),
     "unfold": ("fold({g})",),
     "fold": ("unfold({g})",),
+    "max_pool2d": ("{g} at each window's first largest entry (summed where windows overlap)",),
+    "unpool": ("{g} read back at each window's first largest entry",),
 }
 TENSOR_GENERIC = "rule(..., {g})[{k}]"  # any other op: the k-th gradient its rule returns
 

@@ -180,6 +180,11 @@ class Linear(TensorModule):
     Attributes:
         weight: Shape (out_features, in_features).
         bias: Shape (out_features,), or None.
+
+    An input of another dtype is promoted as numpy does, not refused as torch does: float32
+    weights on a float64 input (``Tensor(np.ones((4, 3)))``) give a float64 output, computed
+    in float64 (slower), while ``weight.grad`` stays float32. Give float32 inputs
+    (``x.astype(np.float32)``) to compute in float32. Conv2d does the same.
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
@@ -215,7 +220,8 @@ class Conv2d(TensorModule):
         in_channels, out_channels: C and O.
         kernel_size, stride, padding: An int or an (h, w) pair; padding is with zeros.
         bias: Whether to add a learned bias per output channel.
-        dtype: The parameters' dtype (float32 by default).
+        dtype: The parameters' dtype (float32 by default); an input of another dtype is
+            promoted as numpy does, not refused as in torch (see ``Linear``).
 
     Attributes:
         weight: Shape (out_channels, in_channels, kh, kw).

@@ -32,7 +32,7 @@ import numpy as np
 from . import graph
 from .arrays import ARRAY_TYPES, all_finite, as_array, domain_error, first_non_finite, pow_error
 from .errors import DomainError
-from .tensor_backward import run_backward, sum_to_shape
+from .tensor_backward import backward_closure, run_backward
 from .tensor_math import MathOps, _data, _log
 from .tensor_shape import ShapeOps
 
@@ -132,18 +132,23 @@ def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, check: bool = True,
     return data
 
 
-def _do_nothing() -> None:
-    """The ``_backward`` of a leaf: there is nothing before it to pass a gradient to."""
-
-
 class Tensor(graph.Node, MathOps, ShapeOps):
     """An n-dimensional array node of a computation graph.
 
     Args:
-        data: A number, a (nested) list of numbers, or a numpy array.
+        data: A number, a (nested) list of numbers, or a numpy array. A floating array
+            keeps its dtype and is shared, not copied. Anything else becomes float32:
+            Python numbers and lists, integer arrays (``np.arange(3)`` -> [0., 1., 2.]),
+            and boolean arrays (True -> 1.0, False -> 0.0). Since the result is always
+            floating, it may take ``requires_grad=True`` (torch keeps integer and bool
+            dtypes and refuses them a gradient).
         requires_grad: Record the ops applied to it, so that ``backward()`` fills ``.grad``.
-        dtype: A floating numpy dtype; None follows the rule in the module docstring.
+        dtype: A floating numpy dtype; None follows the rule above.
         label: A name to show in drawings and explanations.
+
+    ``==`` and hashing are by identity, as for micrograd's Value (graph tools keep Tensors
+    in sets and dicts); compare values with ``x.data == y.data``. ``bool(x)`` needs one
+    element, as in torch.
 
     Example:
         >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -210,7 +215,7 @@ class Tensor(graph.Node, MathOps, ShapeOps):
                 data = _broadcasting("**", np.power, self, other, check=False)
             if not all_finite(data):
                 raise pow_error("**", data, self.data, other.data)
-            rule = _pow_vjp if other.requires_grad else _pow_base_vjp
+            rule = Tensor._pow_vjp if other.requires_grad else Tensor._pow_base_vjp
             return _node(data, (self, other), "**", rule)
         op = f"**{other}"
         with np.errstate(all="ignore"):
@@ -221,6 +226,22 @@ class Tensor(graph.Node, MathOps, ShapeOps):
         if out.requires_grad:  # build no rule for a node that records no graph
             out._vjp = lambda xs, out, g: (n * xs[0] ** (n - 1) * g,)
         return out
+
+    @staticmethod
+    def _pow_vjp(xs, out, g):
+        """d/dx = y * x**(y-1), d/dy = x**y * log(x) (0 where x = 0, as in PyTorch)."""
+        x, y = xs
+        xd = _data(x)
+        if (xd < 0).any():
+            raise DomainError(f"**: d/dy of x ** y needs x >= 0 (log x), got x = "
+                              f"{xd[xd < 0].flat[0]}")
+        positive = xd > 0
+        return y * x ** (y - 1) * g, out * _log(x * positive + ~positive) * g
+
+    @staticmethod
+    def _pow_base_vjp(xs, out, g):  # an exponent that needs no gradient
+        x, y = xs
+        return y * x ** (y - 1) * g, None
 
     # ---- composites: built from the primitives ----
 
@@ -317,21 +338,9 @@ class Tensor(graph.Node, MathOps, ShapeOps):
 
     @property
     def _backward(self) -> Callable[[], None]:
-        """This node's backward step as a closure, to call by hand as in micrograd's lecture."""
-        rule, out = self._vjp, self
-        if rule is None:
-            return _do_nothing
-        if type(rule) is graph.ClosureRule:
-            return rule.backward
-
-        def _backward() -> None:
-            grads = rule(tuple(x.data for x in out._prev), out.data, out.grad)
-            for x, g in zip(out._prev, grads):
-                if g is not None and x.requires_grad:
-                    g = sum_to_shape(g, x.shape)
-                    x.grad = g if x.grad is None else x.grad + g
-
-        return _backward
+        """This node's backward step as a closure, to call by hand as in micrograd's lecture
+        (see ``tensor_backward.backward_closure``: set ``.grad`` first)."""
+        return backward_closure(self)
 
     @_backward.setter
     def _backward(self, fn: Callable[[], None]) -> None:
@@ -367,6 +376,14 @@ class Tensor(graph.Node, MathOps, ShapeOps):
     def dtype(self) -> np.dtype:
         return self.data.dtype
 
+    def __bool__(self) -> bool:
+        """The truth of a one-element tensor's value (``if loss: ...``), as torch has it."""
+        if self.data.size != 1:
+            raise RuntimeError(f"bool: the truth value of a tensor of shape {self.shape} "
+                               f"({self.data.size} values) is ambiguous; use "
+                               "(x.data != 0).any() or .all(), or x.item() for one value")
+        return bool(self.data.item())
+
     def __len__(self) -> int:
         if self.data.ndim == 0:
             raise TypeError("len: a 0-d tensor has no length")
@@ -380,23 +397,3 @@ class Tensor(graph.Node, MathOps, ShapeOps):
         extra = ", requires_grad=True" if self.requires_grad else ""
         extra += f", op={self._op!r}" if self._op else ""
         return f"Tensor({text}, dtype={self.dtype}{extra})"
-
-
-# ---- power ----
-
-
-def _pow_vjp(xs, out, g):
-    """x ** y;  d/dx = y * x**(y-1), d/dy = x**y * log(x) (0 where x = 0, as in PyTorch)."""
-    x, y = xs
-    xd = _data(x)
-    if (xd < 0).any():
-        bad = xd[xd < 0].flat[0]
-        raise DomainError(f"**: d/dy of x ** y needs x >= 0 (log x), got x = {bad}")
-    positive = xd > 0
-    return y * x ** (y - 1) * g, out * _log(x * positive + ~positive) * g
-
-
-def _pow_base_vjp(xs, out, g):
-    """x ** y for an exponent that needs no gradient;  d/dx = y * x**(y-1)."""
-    x, y = xs
-    return y * x ** (y - 1) * g, None

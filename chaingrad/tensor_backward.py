@@ -17,6 +17,7 @@ This module knows nodes only by their attributes, so it imports no Tensor class.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,50 @@ def sum_to_shape(g: Any, shape: tuple[int, ...]) -> Any:
         raise ValueError(f"sum_to_shape: a gradient of shape {g.shape} cannot belong to an "
                          f"input of shape {shape}")
     return g.sum(axis=axes, keepdims=True).reshape(shape) if axes else g.reshape(shape)
+
+
+def backward_closure(out: Any) -> Callable[[], None]:
+    """``out``'s backward step as a closure (``Tensor._backward``), to call by hand as in
+    micrograd's lecture: it reads ``out.grad`` and adds each input's share into its
+    ``.grad`` (summed back to the input's shape).
+
+    micrograd's ``.grad`` starts at 0; a Tensor's starts as None (nothing has arrived yet).
+    Calling the closure before ``out.grad`` is set is a RuntimeError naming the op: treating
+    None as zero would silently do nothing, and a by-hand walk that forgot to seed the root
+    would end with no gradients and no hint why.
+
+    Example:
+        >>> from chaingrad.tensor import Tensor
+        >>> x = Tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x * 3
+        >>> y.grad = np.ones_like(y.data)  # the seed: d(y)/d(y)
+        >>> y._backward()
+        >>> x.grad.tolist()
+        [3.0, 3.0]
+    """
+    rule = out._vjp
+    if rule is None:
+        return _do_nothing
+    if type(rule) is ClosureRule:
+        return rule.backward
+
+    def _backward() -> None:
+        if out.grad is None:
+            raise RuntimeError(
+                f"{out._op or 'backward'}: _backward() needs the gradient that reached this "
+                "node, but its .grad is None; set it first (for the output: "
+                "out.grad = np.ones_like(out.data)), or call out.backward()")
+        grads = rule(tuple(x.data for x in out._prev), out.data, out.grad)
+        for x, g in zip(out._prev, grads):
+            if g is not None and x.requires_grad:
+                g = sum_to_shape(g, x.shape)
+                x.grad = g if x.grad is None else x.grad + g
+
+    return _backward
+
+
+def _do_nothing() -> None:
+    """The ``_backward`` of a leaf: there is nothing before it to pass a gradient to."""
 
 
 def run_backward(

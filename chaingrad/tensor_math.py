@@ -162,7 +162,11 @@ class MathOps:
         return self.sum(axes, keepdims) * (1.0 / count)
 
     def max(self, axis: Axis = None, keepdims: bool = False) -> Any:
-        """The largest entry over ``axis``; tied entries share the gradient equally.
+        """The largest entry over ``axis`` (an int, a tuple, or None for all).
+
+        Tied largest entries share the gradient equally, as with ``torch.amax`` and the
+        full ``torch.max(x)``. ``torch.max(x, dim)``, which also returns indices, gives it
+        all to the one index it returns instead; so does ``max_pool2d`` (to the first).
 
         Example:
             >>> from chaingrad.tensor import Tensor
@@ -174,7 +178,11 @@ class MathOps:
         return self._extreme("max", np.max, axis, keepdims)
 
     def min(self, axis: Axis = None, keepdims: bool = False) -> Any:
-        """The smallest entry over ``axis``; tied entries share the gradient equally."""
+        """The smallest entry over ``axis`` (an int, a tuple, or None for all).
+
+        Tied smallest entries share the gradient equally, as with ``torch.amin`` and the
+        full ``torch.min(x)``; ``torch.min(x, dim)`` gives it all to the index it returns.
+        """
         return self._extreme("min", np.min, axis, keepdims)
 
     def _extreme(self, op: str, reduce: Any, axis: Axis, keepdims: bool) -> Any:

@@ -5,7 +5,8 @@ Convolution is composed, not hand-differentiated: ``unfold`` cuts the input into
 windows a kernel sees (a strided view, no copy: numpy's ``sliding_window_view``), a
 transpose and reshape line them up as rows (im2col), and one matmul applies every filter.
 The only new rule is ``unfold``'s: each window's gradient is added back where the window
-came from (``fold``). Max pooling is ``unfold`` followed by ``max``.
+came from (``fold``). Max pooling reads the same windows and has a rule of its own, as
+torch's does: each window's gradient goes to one entry, its first largest (the argmax).
 """
 
 from __future__ import annotations
@@ -233,13 +234,16 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 
 def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None) -> Tensor:
     """The largest entry of each (kh, kw) window, NCHW, as torch.nn.functional.max_pool2d.
 
-    ``stride`` defaults to the kernel size. The gradient goes to the window's largest
-    entry; where a window has tied largest entries they share it equally (torch picks
-    one of them).
+    ``stride`` defaults to the kernel size. Each window's gradient goes to one entry: its
+    largest, and where several tie (a window of zeros after a ReLU), the first of them in
+    row-major order, exactly as torch does. An entry that is the pick of several
+    overlapping windows (stride < kernel) gets the sum of their gradients.
 
     Example:
-        >>> max_pool2d(Tensor(np.arange(16.0).reshape(1, 1, 4, 4)), 2).data.tolist()
-        [[[[5.0, 7.0], [13.0, 15.0]]]]
+        >>> x = Tensor(np.zeros((1, 1, 2, 2)), requires_grad=True)
+        >>> max_pool2d(x, 2).sum().backward()
+        >>> x.grad[0, 0].tolist()
+        [[1.0, 0.0], [0.0, 0.0]]
     """
     x = _operand(x, "max_pool2d")
     if x.ndim != 4:
@@ -249,7 +253,44 @@ def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None) -> Tensor:
     if x.shape[2] < kernel[0] or x.shape[3] < kernel[1]:
         raise ValueError(f"max_pool2d: the kernel {kernel} is larger than the input "
                          f"{x.shape[2:]}")
-    return unfold(x, kernel, strides).max(axis=(4, 5))
+    windows = _windows(x.data, kernel, strides)  # (N, C, OH, OW, kh, kw), a view
+    n, c, oh, ow, kh, kw = windows.shape
+    rows = windows.reshape(-1, kh * kw)  # one window per row (a copy)
+    first = rows.argmax(axis=1)  # each window's first largest entry, as torch picks it
+    data = rows[np.arange(len(rows)), first].reshape(n, c, oh, ow)
+    out = _node(data, (x,), "max_pool2d", None)
+    if out.requires_grad:  # where each picked entry sits in x, flattened
+        (h, w), (sh, sw) = x.shape[2:], strides
+        corner = ((np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
+                  + (np.arange(oh) * (sh * w))[:, None] + np.arange(ow) * sw)  # top-left
+        offset = (np.arange(kh)[:, None] * w + np.arange(kw)).ravel()  # within a window
+        picked = corner + offset[first.reshape(n, c, oh, ow)]
+        shape, overlap = x.shape, sh < kh or sw < kw
+        out._vjp = lambda xs, out, g: (_unpool(g, picked, shape, overlap),)
+    return out
+
+
+def _unpool(g: Any, picked: np.ndarray, shape: tuple[int, ...], overlap: bool) -> Any:
+    """Each window's gradient ``g`` put at its picked entry of zeros of ``shape`` (added
+    up where windows overlap); on a Tensor, an op of its own whose rule gathers the picked
+    entries back (so that max pooling differentiates twice)."""
+    if isinstance(g, ARRAY_TYPES):
+        return _unpool_array(g, picked, shape, overlap)
+    out = _node(_unpool_array(g.data, picked, shape, overlap), (g,), "unpool", None)
+    if out.requires_grad:
+        out._vjp = lambda xs, out, gg: (gg.reshape(-1)[picked],)
+    return out
+
+
+def _unpool_array(g: np.ndarray, picked: np.ndarray, shape: tuple[int, ...],
+                  overlap: bool) -> np.ndarray:
+    size = int(np.prod(shape))
+    if overlap:  # an entry may be picked by several windows: add their gradients
+        image = np.bincount(picked.ravel(), np.ravel(g), size).astype(g.dtype, copy=False)
+    else:  # windows do not overlap: every entry is picked at most once
+        image = np.zeros(size, dtype=g.dtype)
+        image[picked.ravel()] = np.ravel(g)
+    return image.reshape(shape)
 
 
 def _pair(value: Any, name: str, minimum: int) -> tuple[int, int]:

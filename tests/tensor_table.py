@@ -5,6 +5,9 @@ Each row names an op, how to call it on chaingrad Tensors, how to call it on tor
 op's safe domain, away from kinks, ties and singularities) plus the op's parameters
 (axes, indices, shapes, ...). Finite differences, the PyTorch comparison and the
 second-derivative tests all read this table.
+Rows at ties (``finite_differences=False``: the derivative jumps there) are checked against
+torch only, rows torch lacks (``torch_fn=None``: negative-step slices) by finite
+differences only: ``FD_OPS`` and ``TORCH_OPS`` are the rows each check runs.
 
 torch is never imported here at module level: ``T.relu`` looks ``torch.relu`` up when the
 callable runs, so the finite-difference tests run without torch installed.
@@ -63,8 +66,9 @@ class TensorOp:
 
     name: str
     fn: Callable[..., Tensor]  # fn(*tensors, **params)
-    torch_fn: Callable  # torch_fn(*torch_tensors, **params)
+    torch_fn: Callable | None  # torch_fn(*torch_tensors, **params); None: torch lacks it
     cases: Callable[[], st.SearchStrategy[Case]]
+    finite_differences: bool = True  # False for cases at ties, where the derivative jumps
 
 
 # ---- strategies ----
@@ -106,13 +110,19 @@ def matmul_cases(draw):
     return Case((draw(_array(a)), draw(_array(c))))
 
 
+def _tied(shape: tuple[int, ...]):
+    """Values from {-1, 0, 1}: most reductions and windows have tied extremes."""
+    return hnp.arrays(np.float64, shape, elements=st.sampled_from([0.0, 1.0, -1.0]))
+
+
 @st.composite
-def reduce_cases(draw, distinct: bool = False):
+def reduce_cases(draw, values: str = "any"):
+    """An array and the axes to reduce; ``values`` "any", "distinct" (no ties) or "tied"."""
     shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, **SMALL))
     axes = st.one_of(st.none(), st.integers(-len(shape), len(shape) - 1),
                      st.lists(st.integers(0, len(shape) - 1), min_size=1,
                               unique=True).map(tuple))
-    x = draw(_distinct(shape) if distinct else _array(shape))
+    x = draw({"any": _array, "distinct": _distinct, "tied": _tied}[values](shape))
     return Case((x,), {"axis": draw(axes), "keepdims": draw(st.booleans())})
 
 
@@ -139,12 +149,32 @@ def transpose_cases(draw):
 
 
 @st.composite
-def index_cases(draw):
-    """Ints, slices, integer arrays with repeats, boolean masks, and mixtures."""
+def index_cases(draw, negative_steps: bool = False):
+    """Ints, slices, integer arrays with repeats, boolean masks, ``...``, None (newaxis),
+    and mixtures; or, with ``negative_steps`` (numpy has them, torch does not), slices
+    with a negative step, alone or with ints, ``...`` and None (their ends clip)."""
     shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, **SMALL))
-    n = shape[0]
-    kind = draw(st.sampled_from(["int", "slice", "repeats", "mask", "mixed", "pair"]))
-    if kind == "int":
+    n, last = shape[0], shape[-1]
+    kind = "back" if negative_steps else draw(st.sampled_from(
+        ["int", "slice", "repeats", "mask", "mixed", "pair", "ellipsis", "newaxis"]))
+    if kind == "back":
+        ends = st.none() | st.integers(-6, 6)
+        back = slice(draw(ends), draw(ends), draw(st.integers(-3, -1)))
+        options = [back, (back, None), (..., back), (None, back, ...)]
+        if len(shape) > 1:
+            options += [(slice(None, None, -1), back), (draw(st.integers(-n, n - 1)), ..., back)]
+        index = draw(st.sampled_from(options))
+    elif kind == "ellipsis":  # ... stands for every axis the index does not name
+        rows = np.array(draw(st.lists(st.integers(0, last - 1), min_size=1, max_size=4)))
+        index = draw(st.sampled_from([(..., draw(st.integers(-last, last - 1))),
+                                      (draw(st.integers(-n, n - 1)), ...), (..., rows),
+                                      (..., slice(1, None)), ...]))
+    elif kind == "newaxis":  # None inserts an axis of size 1
+        rows = np.array(draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4)))
+        index = draw(st.sampled_from([None, (None, slice(draw(st.integers(0, n - 1)), None)),
+                                      (slice(None), None), (..., None), (None, rows),
+                                      (draw(st.integers(-n, n - 1)), None, ...)]))
+    elif kind == "int":
         index = draw(st.integers(-n, n - 1))
     elif kind == "slice":
         index = slice(draw(st.integers(0, n - 1)), None, draw(st.integers(1, 2)))
@@ -216,14 +246,18 @@ def conv_cases(draw):
 
 
 @st.composite
-def pool_cases(draw):
-    """NCHW input with distinct values (one clear largest entry per window)."""
+def pool_cases(draw, tied: bool = False):
+    """NCHW input with distinct values (one clear largest entry per window); or ``tied``, a
+    ReLU's output: windows of zeros, partly tied windows, overlapping windows (stride <
+    kernel) picking the same entry. torch gives a window's gradient to its first largest
+    entry; finite differences do not apply at a tie, so tied cases go to torch only."""
     kernel = draw(_pair_or_int(1, 3))
     kh, kw = _as_pair(kernel)
     shape = (draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(kh, 6)),
              draw(st.integers(kw, 6)))
-    return Case((draw(_distinct(shape)),),
-                {"kernel_size": kernel, "stride": draw(st.none() | _pair_or_int(1, 3))})
+    x = np.maximum(draw(_tied(shape)), 0.0) if tied else draw(_distinct(shape))
+    stride = st.sampled_from([1, (1, 2), (2, 1)]) | st.none() | _pair_or_int(1, 3)
+    return Case((x,), {"kernel_size": kernel, "stride": draw(stride)})
 
 
 def _unary(domain: tuple[Interval, ...] = ANY):
@@ -244,6 +278,13 @@ def _torch_index(index: Any) -> Any:
 def _dims(axis: Any, ndim: int) -> tuple[int, ...]:
     return tuple(range(ndim)) if axis is None else axis if isinstance(axis, tuple) else (axis,)
 
+
+_MAX = (lambda x, axis, keepdims: x.max(axis, keepdims),
+        lambda x, axis, keepdims: T.amax(x, _dims(axis, x.ndim), keepdims))
+_MIN = (lambda x, axis, keepdims: x.min(axis, keepdims),
+        lambda x, axis, keepdims: T.amin(x, _dims(axis, x.ndim), keepdims))
+_POOL = (lambda x, kernel_size, stride: max_pool2d(x, kernel_size, stride),
+         lambda x, kernel_size, stride: T.nn.functional.max_pool2d(x, kernel_size, stride))
 
 OPS: list[TensorOp] = [
     # elementwise operators, with broadcasting in both directions
@@ -282,12 +323,11 @@ OPS: list[TensorOp] = [
              lambda x, axis, keepdims: x.sum(_dims(axis, x.ndim), keepdims), reduce_cases),
     TensorOp("mean", lambda x, axis, keepdims: x.mean(axis, keepdims),
              lambda x, axis, keepdims: x.mean(_dims(axis, x.ndim), keepdims), reduce_cases),
-    TensorOp("max", lambda x, axis, keepdims: x.max(axis, keepdims),
-             lambda x, axis, keepdims: T.amax(x, _dims(axis, x.ndim), keepdims),
-             lambda: reduce_cases(distinct=True)),
-    TensorOp("min", lambda x, axis, keepdims: x.min(axis, keepdims),
-             lambda x, axis, keepdims: T.amin(x, _dims(axis, x.ndim), keepdims),
-             lambda: reduce_cases(distinct=True)),
+    TensorOp("max", *_MAX, lambda: reduce_cases("distinct")),
+    TensorOp("min", *_MIN, lambda: reduce_cases("distinct")),
+    # ties share the gradient evenly, as in torch.amax / amin (torch only: not smooth there)
+    TensorOp("max_ties", *_MAX, lambda: reduce_cases("tied"), finite_differences=False),
+    TensorOp("min_ties", *_MIN, lambda: reduce_cases("tied"), finite_differences=False),
     TensorOp("softmax", lambda x, axis: x.softmax(axis), lambda x, axis: x.softmax(axis),
              softmax_cases),
     TensorOp("log_softmax", lambda x, axis: x.log_softmax(axis),
@@ -301,6 +341,8 @@ OPS: list[TensorOp] = [
              lambda: elementwise(1, (ANY,), min_dims=1)),
     TensorOp("getitem", lambda x, index: x[index],
              lambda x, index: x[_torch_index(index)], index_cases),
+    TensorOp("getitem_reversed", lambda x, index: x[index], None,
+             lambda: index_cases(negative_steps=True)),
     TensorOp("concatenate", lambda *xs, axis: concatenate(list(xs), axis),
              lambda *xs, axis: T.cat(list(xs), axis), lambda: join_cases(False)),
     TensorOp("stack", lambda *xs, axis: stack(list(xs), axis),
@@ -312,13 +354,15 @@ OPS: list[TensorOp] = [
                  x, w, b[0] if b else None, stride, padding),
              lambda x, w, *b, stride, padding: T.nn.functional.conv2d(
                  x, w, b[0] if b else None, stride, padding), conv_cases),
-    TensorOp("max_pool2d", lambda x, kernel_size, stride: max_pool2d(x, kernel_size, stride),
-             lambda x, kernel_size, stride: T.nn.functional.max_pool2d(x, kernel_size, stride),
-             pool_cases),
+    TensorOp("max_pool2d", *_POOL, pool_cases),
+    TensorOp("max_pool2d_ties", *_POOL, lambda: pool_cases(tied=True),
+             finite_differences=False),
 ]
 
 OP_IDS = [op.name for op in OPS]
 OPS_BY_NAME = {op.name: op for op in OPS}
+FD_OPS = [op for op in OPS if op.finite_differences]
+TORCH_OPS = [op for op in OPS if op.torch_fn is not None]
 
 
 # ---- the three ways to get a gradient ----

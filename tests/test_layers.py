@@ -117,6 +117,48 @@ def test_max_pool2d_matches_torch(torch, x_shape, kernel, stride) -> None:
     _assert_all_close([out] + grads, [expected] + expected_grads)
 
 
+_TIED = np.array([[0, 0, 1, 1], [1, 0, 1, 0], [0, 0, 0, 0], [0, 2, 2, 0]], float)
+TIE_CASES = [  # input (H, W), kernel, stride, d(sum of outputs)/dx as torch 2.13 gives it
+    (np.zeros((2, 2)), 2, None, [[1, 0], [0, 0]]),  # a window of zeros: the first entry
+    (np.zeros((3, 3)), 2, 1, [[1, 1, 0], [1, 1, 0], [0, 0, 0]]),  # overlapping zeros
+    (np.array([[1, 3, 3], [3, 0, 3], [1, 3, 3]], float), 2, 1,  # 3 at (0, 1) wins twice
+     [[0, 2, 0], [1, 0, 1], [0, 0, 0]]),
+    (_TIED, 2, None, [[0, 0, 1, 0], [1, 0, 0, 0], [0, 0, 0, 0], [0, 1, 1, 0]]),
+    (_TIED, (2, 3), 1, [[0, 0, 2, 0], [1, 0, 1, 0], [0, 0, 0, 0], [0, 2, 0, 0]]),
+]
+
+
+@pytest.mark.parametrize(("x", "kernel", "stride", "expected"), TIE_CASES,
+                         ids=["zeros", "overlapping_zeros", "overlapping_tie", "partly_tied",
+                              "wide_overlapping"])
+def test_max_pool2d_ties_go_to_the_first_largest_entry_as_in_torch(
+        torch, x, kernel, stride, expected) -> None:
+    """Not split among the tied entries: each window's gradient goes to its first largest
+    entry (row-major), and an entry picked by several windows gets all of theirs."""
+    x = x.reshape((1, 1) + x.shape)
+    leaf = Tensor(x, requires_grad=True)
+    max_pool2d(leaf, kernel, stride).sum().backward()
+    assert leaf.grad[0, 0].tolist() == expected
+    out, grads, expected_out, expected_grads = _both_grads(
+        lambda x: max_pool2d(x, kernel, stride),
+        lambda x: torch.nn.functional.max_pool2d(x, kernel, stride), [x], torch)
+    _assert_all_close([out] + grads, [expected_out] + expected_grads)
+
+
+def test_max_pool2d_ties_in_float32_and_twice_differentiated(torch) -> None:
+    x = Tensor(np.zeros((1, 1, 3, 3), np.float32), requires_grad=True)
+    w = Tensor(np.array([[[[1.0, 2.0], [3.0, 4.0]]]], np.float32), requires_grad=True)
+    (g,) = grad((max_pool2d(x, 2, 1) * w).sum(), [x], create_graph=True)
+    assert g.data[0, 0].tolist() == [[1, 2, 0], [3, 4, 0], [0, 0, 0]]
+    (g * Tensor(np.arange(9.0).reshape(1, 1, 3, 3))).sum().backward()
+    tx = torch.zeros(1, 1, 3, 3, requires_grad=True)
+    tw = torch.tensor(w.data, requires_grad=True)
+    (tg,) = torch.autograd.grad((torch.nn.functional.max_pool2d(tx, 2, 1) * tw).sum(), [tx],
+                                create_graph=True)
+    (tg * torch.arange(9.0).reshape(1, 1, 3, 3)).sum().backward()
+    assert w.grad.tolist() == tw.grad.tolist() == [[[[0.0, 1.0], [3.0, 4.0]]]]
+
+
 def test_conv_and_pool_layers_match_torch_modules(torch) -> None:
     manual_seed(0)
     ours = Sequential(Conv2d(2, 4, 3, padding=1, dtype=np.float64), ReLU(), MaxPool2d(2),
@@ -196,6 +238,15 @@ def test_max_pool2d_gradient_matches_finite_differences() -> None:
 
 
 # ---- parameters, names, initialisation ----
+
+
+def test_a_float64_input_to_float32_layers_is_promoted_not_refused() -> None:
+    """torch raises a dtype mismatch; chaingrad follows numpy (see Linear's docstring)."""
+    layer = Linear(3, 2)
+    out = layer(Tensor(np.ones((4, 3))))
+    out.sum().backward()
+    assert out.dtype == np.float64 and layer.weight.grad.dtype == np.float32
+    assert layer(Tensor(np.ones((4, 3), np.float32))).dtype == np.float32
 
 
 def test_linear_and_conv_have_torch_shapes_and_init() -> None:

@@ -50,6 +50,21 @@ def test_non_numeric_data_is_a_type_error(bad) -> None:
         Tensor(bad)
 
 
+def test_integer_and_boolean_arrays_become_float32_that_can_take_a_gradient() -> None:
+    x = Tensor(np.array([True, False]), requires_grad=True)
+    (x * Tensor(np.arange(2))).sum().backward()
+    assert x.data.tolist() == [1.0, 0.0] and x.grad.tolist() == [0.0, 1.0]
+
+
+def test_truth_value_needs_one_element_and_equality_is_identity() -> None:
+    assert bool(Tensor([2.0])) and not Tensor(0.0)
+    for shape in [(2,), (0,)]:  # ambiguous, as in torch
+        with pytest.raises(RuntimeError, match=rf"bool: .* of shape \({shape[0]},\)"):
+            bool(Tensor(np.ones(shape)))
+    a, b = Tensor([1.0]), Tensor([1.0])
+    assert a == a and a != b and len({a, b, a}) == 2 and {a: 1, b: 2}[b] == 2
+
+
 def test_non_finite_data_is_refused() -> None:
     with pytest.raises(ValueError, match=r"Tensor: got nan at index \(1,\)"):
         Tensor([1.0, float("nan")])
@@ -173,6 +188,12 @@ def test_by_hand_walk_with_backward_closures_matches_backward() -> None:
     for node in reversed(order):
         node._backward()
     assert np.allclose(x.grad, expected[0]) and np.allclose(w.grad, expected[1])
+
+
+def test_a_backward_closure_called_before_its_grad_is_set_names_the_op() -> None:
+    y = Tensor([1.0, 2.0], requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match=r"\*: _backward\(\) needs .* its \.grad is None"):
+        y._backward()
 
 
 def test_a_hand_written_backward_closure_is_used() -> None:

@@ -1,6 +1,7 @@
 """Every Tensor op of the table: gradients against central finite differences (float64,
-hypothesis-drawn shapes and values), outputs and gradients against PyTorch, and second
-derivatives (``create_graph=True``) against PyTorch; then the broadcasting cases by name."""
+hypothesis-drawn shapes and values; not at ties), outputs and gradients against PyTorch
+(where torch has the op), and second derivatives (``create_graph=True``) against PyTorch;
+indexing against numpy; then the broadcasting cases by name."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tensor_table import (
     ATOL,
-    OP_IDS,
-    OPS,
+    FD_OPS,
+    OPS_BY_NAME,
     RTOL,
+    TORCH_OPS,
     Case,
     TensorOp,
     engine_grads,
@@ -37,7 +39,11 @@ def _close(a: np.ndarray, b: np.ndarray, tol: float = 1e-10) -> bool:
     return np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("op", OPS, ids=OP_IDS)
+def _ids(ops: list[TensorOp]) -> list[str]:
+    return [op.name for op in ops]
+
+
+@pytest.mark.parametrize("op", FD_OPS, ids=_ids(FD_OPS))
 @PER_OP
 @given(data=st.data())
 def test_gradient_matches_finite_differences(op: TensorOp, data: st.DataObject) -> None:
@@ -50,7 +56,7 @@ def test_gradient_matches_finite_differences(op: TensorOp, data: st.DataObject) 
         assert np.allclose(a, n, atol=ATOL, rtol=RTOL), f"{op.name}, input {i}: {a} vs {n}"
 
 
-@pytest.mark.parametrize("op", OPS, ids=OP_IDS)
+@pytest.mark.parametrize("op", TORCH_OPS, ids=_ids(TORCH_OPS))
 @PER_OP
 @given(data=st.data())
 def test_output_and_gradient_match_torch(torch, op: TensorOp, data: st.DataObject) -> None:
@@ -87,7 +93,7 @@ def _second_derivative(fn, arrays, params, w, v, lib):
     return [np.zeros_like(a) if h is None else h.numpy(force=True) for a, h in zip(arrays, hs)]
 
 
-@pytest.mark.parametrize("op", OPS, ids=OP_IDS)
+@pytest.mark.parametrize("op", TORCH_OPS, ids=_ids(TORCH_OPS))
 @SECOND
 @given(data=st.data())
 def test_second_derivative_matches_torch(torch, op: TensorOp, data: st.DataObject) -> None:
@@ -99,6 +105,17 @@ def test_second_derivative_matches_torch(torch, op: TensorOp, data: st.DataObjec
     theirs = _second_derivative(op.torch_fn, case.arrays, case.params, w, v, torch)
     for a, e in zip(ours, theirs):
         assert _close(a, e, 1e-9), f"{op.name}: {a} vs {e}"
+
+
+@pytest.mark.parametrize("name", ["getitem", "getitem_reversed"])
+@PER_OP
+@given(data=st.data())
+def test_indexing_matches_numpy(name: str, data: st.DataObject) -> None:
+    """Outputs of every index case (negative steps too, which torch lacks) as numpy's."""
+    case = data.draw(OPS_BY_NAME[name].cases())
+    (x,), index = case.arrays, case.params["index"]
+    out = Tensor(x, requires_grad=True)[index]
+    assert out.data.shape == x[index].shape and np.array_equal(out.data, x[index])
 
 
 # ---- broadcasting, case by case: scalar, row, column, leading axes, both sides ----
@@ -167,10 +184,18 @@ def test_boolean_mask_and_slice_gradients() -> None:
     assert x.grad.tolist() == [[1, 0, 1], [1, 0, 1]]
 
 
-def test_max_splits_the_gradient_among_ties() -> None:
-    x = Tensor(np.array([[1.0, 5.0, 5.0], [2.0, 2.0, 2.0]]), requires_grad=True)
+def test_max_splits_the_gradient_among_ties_as_torch_amax(torch) -> None:
+    """As torch.amax and the full torch.max(); torch.max(x, dim) would give it to one index."""
+    data = np.array([[1.0, 5.0, 5.0], [2.0, 2.0, 2.0]])
+    x, theirs = Tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
     x.max(axis=1).sum().backward()
+    torch.amax(theirs, 1).sum().backward()
     assert np.allclose(x.grad, [[0, 0.5, 0.5], [1 / 3, 1 / 3, 1 / 3]])
+    assert _close(x.grad, theirs.grad.numpy())
+    x.grad, theirs.grad = None, None
+    x.max().backward()
+    theirs.max().backward()
+    assert _close(x.grad, [[0, 0.5, 0.5], [0, 0, 0]]) and _close(x.grad, theirs.grad.numpy())
 
 
 def test_log_softmax_is_stable_for_large_inputs() -> None:
