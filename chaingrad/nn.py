@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from numbers import Integral
 from typing import Any
 
-from .engine import Value
+from .engine import Value, _node
 from .graph import paused_gc
 
 # A named parameter: a Value, or a (nested) list of Values shaped like a PyTorch tensor.
@@ -146,7 +146,7 @@ class Neuron(Module):
             x = [x]
         if len(x) != len(self.w):
             raise ValueError(f"Neuron: expected {len(self.w)} inputs, got {len(x)}")
-        act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)
+        act = _weighted_sum(self.w, x, self.b)
         if self.activation == "linear":
             return act
         return getattr(act, self.activation)()
@@ -252,6 +252,24 @@ class MLP(Module):
 
     def __repr__(self) -> str:
         return f"MLP of [{', '.join(str(layer) for layer in self.layers)}]"
+
+
+def _weighted_sum(ws: list[Value], xs: Sequence[Value | float], b: Value) -> Value:
+    """``b + w0*x0 + w1*x1 + ...``: the very nodes of micrograd's
+    ``sum((wi * xi for wi, xi in zip(self.w, x)), self.b)``, a ``*`` then a ``+`` per input
+    and in that order, made without the detour through the operators (a neuron's sum is
+    most of a network's graph, and so of its forward pass's time)."""
+    act = b
+    for w, x in zip(ws, xs):
+        if type(x) is not Value:
+            act = act + w * x  # a plain number: the operators lift it into a Value
+            continue
+        wx = _node(w.data * x.data, w, x, "*", _MUL)
+        act = _node(act.data + wx.data, act, wx, "+", _ADD)
+    return act
+
+
+_MUL, _ADD = Value._mul_vjp, Value._add_vjp
 
 
 def _check_size(where: str, name: str, n: object, least: int = 0) -> None:

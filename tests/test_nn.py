@@ -8,6 +8,7 @@ import re
 import pytest
 from ops_table import agrees_with_numeric
 
+import chaingrad
 from chaingrad import Value, no_grad
 from chaingrad.nn import MLP, Layer, Module, Neuron
 
@@ -216,3 +217,35 @@ def test_mlp_needs_a_list_of_widths(nouts) -> None:
 def test_numpy_int_sizes_work() -> None:
     np = pytest.importorskip("numpy")
     assert len(MLP(np.int64(2), [np.int64(3), 1]).parameters()) == 3 * 3 + 4
+
+
+@pytest.mark.parametrize("inputs", [[0.5, -1.25, 2.0], "values", "mixed"])
+def test_a_neuron_builds_micrograds_nodes(inputs) -> None:
+    """Neuron's fast path makes the very graph of micrograd's ``sum(w*x ..., b)``: the same
+    ops in the same order, the same numbers, the same gradients, bit for bit."""
+    random.seed(3)
+    neuron = Neuron(3)
+    data = [0.5, -1.25, 2.0]
+
+    def make(data):
+        if inputs == "values":
+            return [Value(x) for x in data]
+        if inputs == "mixed":
+            return [Value(data[0]), data[1], Value(data[2])]
+        return list(data)
+
+    xs, ref_xs = make(data), make(data)
+    out = neuron(xs)
+    ref = sum((wi * xi for wi, xi in zip(neuron.w, ref_xs)), neuron.b).relu()
+
+    def shape(root):
+        return [(n._op, n.data, len(n._prev)) for n in chaingrad.topological_order(root)]
+
+    assert shape(out) == shape(ref)
+    grads = []
+    for root, leaves in ((out, xs), (ref, ref_xs)):
+        neuron.zero_grad()
+        root.backward()
+        grads.append([p.grad for p in neuron.parameters()]
+                     + [x.grad for x in leaves if isinstance(x, Value)])
+    assert grads[0] == grads[1]
