@@ -233,6 +233,10 @@ def explain(
     Returns:
         The printed text (an ``Explanation``, a str that does not echo itself).
 
+    Raises:
+        TypeError: When ``root`` is not a Value or Tensor, or ``naive`` is not a bool.
+        ValueError: When ``naive=True`` is asked for a Tensor graph.
+
     Example:
         >>> from chaingrad import Value
         >>> x, w = Value(2.0, label="x"), Value(-3.0, label="w")
@@ -247,6 +251,9 @@ def explain(
         True
     """
     _check_root(root, "explain")
+    if not isinstance(naive, bool):  # naive="no" would be truthy
+        raise TypeError(f"explain: naive must be True or False, got {type(naive).__name__} "
+                        f"{naive!r}")
     tensor = is_tensor(root)
     if tensor and naive:
         raise ValueError("explain: naive=True is for Value graphs only (the naive walk is "

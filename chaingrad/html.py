@@ -41,7 +41,9 @@ from .viz import (
 _ROW = 58  # vertical distance between nodes of one column
 _BOX_H = 32
 _OP_R = 16  # the smallest op ellipse's half-width and its half-height
-_FIELD_W = 92  # width of the data and grad fields
+_FIELD_W = 92  # the least width of the data and grad fields
+_CHAR_W = 7.3  # a 12px monospace character (DejaVu Sans Mono: 7.22, Liberation Mono: 7.2)
+_PAD = 14  # space left around a field's text
 _GAP = 46  # horizontal gap between columns
 _MARGIN = 20
 
@@ -181,7 +183,7 @@ def _svg(order: list[Any], ids: dict[int, str], names: dict[int, str], root: Any
          start: dict[str, str], steps: list[dict]) -> str:
     """The graph as SVG; ``start`` holds a Tensor graph's first grad texts (empty for Values)."""
     col, row = _layout(order)
-    name_w = max(48, max(7.2 * len(n) for n in names.values()) + 16)
+    name_w = max(48, max(_CHAR_W * len(n) for n in names.values()) + 16)
     fields = {}  # id(node) -> (data text, data-data, grad text, data-grad)
     for node in order:
         if start:
@@ -191,11 +193,7 @@ def _svg(order: list[Any], ids: dict[int, str], names: dict[int, str], root: Any
             grad = 1.0 if node is root else 0.0
             fields[id(node)] = (f"data {format_number(node.data)}", repr(node.data),
                                 f"grad {format_number(grad)}", repr(grad))
-    data_w = grad_w = _FIELD_W
-    if start:  # shapes and norms: as wide as their longest text
-        grads = [*start.values(), *(u["after"] for step in steps for u in step["updates"])]
-        data_w = max(_FIELD_W, 7.2 * max(len(f[0]) for f in fields.values()) + 12)
-        grad_w = max(_FIELD_W, 7.2 * max(map(len, grads)) + 12)
+    data_w, grad_w = _field_widths(fields, steps)
     box_w = name_w + data_w + grad_w
     op_rx = max([_OP_R] + [3.7 * len(n._op) + 8 for n in order if n._prev])
     first = min(col.values())
@@ -269,6 +267,24 @@ def _svg(order: list[Any], ids: dict[int, str], names: dict[int, str], root: Any
         + "\n".join(parts)
         + "</svg>"
     )
+
+
+def _field_widths(fields: dict[int, tuple[str, str, str, str]],
+                 steps: list[dict]) -> tuple[float, float]:
+    """The widths of the data and grad fields: each fits the longest text it will show.
+
+    The grad field must fit every text the page can put there over all the steps: the
+    starting texts in ``fields`` and each update's ``after`` (a number for a Value, shown
+    as ``grad <format_number>``; already a text for a Tensor).
+    """
+    grads = [f[2] for f in fields.values()]
+    for step in steps:
+        for update in step["updates"]:
+            after = update["after"]
+            grads.append(after if isinstance(after, str) else "grad " + format_number(after))
+    data = max(len(f[0]) for f in fields.values())
+    return (max(_FIELD_W, _CHAR_W * data + _PAD),
+            max(_FIELD_W, _CHAR_W * max(map(len, grads)) + _PAD))
 
 
 def _edge(x1: float, y1: float, x2: float, y2: float, source: str, target: str) -> str:

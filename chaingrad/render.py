@@ -8,6 +8,7 @@ system packages), in a subprocess with a time limit.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import shutil
 import sys
@@ -17,7 +18,8 @@ from typing import Any
 from .files import write_atomic
 
 FORMATS = ("svg", "png", "dot")
-DEFAULT_TIMEOUT = 60.0  # seconds; graphviz-pure takes minutes on a node used by ~150 ops
+DEFAULT_TIMEOUT = 60.0  # seconds; a backstop: draw_dot refuses the slow graphs beforehand
+REPR_TIMEOUT = 10.0  # seconds: Jupyter's inline display waits no longer than this
 INSTALL_HINT = "pip install 'chaingrad[viz]'"
 
 
@@ -50,7 +52,12 @@ class Drawing:
         format: The default output format: 'svg', 'png' or 'dot'.
         renderer: The name or path of a dot-compatible program; None finds one when
             needed (see ``find_renderer``).
-        timeout: Seconds a layout may take before it is stopped (None: no limit).
+        timeout: Seconds a layout may take before it is stopped: a positive finite
+            number, or None for no limit.
+
+    Raises:
+        TypeError: When ``timeout`` is not a number (or None).
+        ValueError: When ``format`` is unknown or ``timeout`` is not positive and finite.
 
     Example:
         >>> from chaingrad import Value, draw_dot
@@ -64,7 +71,7 @@ class Drawing:
         self.source = source
         self.format = check_format(format, "Drawing")
         self.renderer = renderer
-        self.timeout = timeout
+        self.timeout = check_timeout(timeout, "Drawing")
 
     def pipe(self, format: str | None = None) -> bytes:
         """The drawing rendered to bytes (the DOT text itself for format 'dot').
@@ -74,9 +81,13 @@ class Drawing:
             RuntimeError: When the renderer fails (its message is included) or does not
                 finish within ``timeout`` seconds.
         """
+        return self._pipe(check_format(format or self.format, "pipe"), self.timeout,
+                          "pass a larger timeout")
+
+    def _pipe(self, fmt: str, timeout: float | None, advice: str) -> bytes:
+        """``pipe``, stopping the renderer after ``timeout`` seconds (``advice``: what to do)."""
         import subprocess
 
-        fmt = check_format(format or self.format, "pipe")
         if fmt == "dot":
             return self.source.encode("utf-8")
         program = self.renderer or find_renderer()
@@ -86,15 +97,14 @@ class Drawing:
                 f"(looked for {program or 'a system dot or graphviz-pure'}); "
                 f"install one with: {INSTALL_HINT}"
             )
-        limit = self.timeout if self.timeout is not None and self.timeout < math.inf else None
         try:
             result = subprocess.run([program, f"-T{fmt}"], input=self.source.encode("utf-8"),
-                                    capture_output=True, timeout=limit)
+                                    capture_output=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             raise RuntimeError(
-                f"draw_dot: {program} -T{fmt} did not finish within {self.timeout:g} s "
-                "(a node used by many ops is slow to lay out); draw a smaller graph, "
-                "use to_html(), or pass a larger timeout"
+                f"draw_dot: {program} -T{fmt} did not finish within {timeout:g} s "
+                "(a Value used by many ops far apart is slow to lay out); draw a smaller "
+                f"graph, use to_html(), or {advice}"
             ) from None
         if result.returncode != 0:
             message = result.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -132,23 +142,52 @@ class Drawing:
         return path
 
     def _repr_svg_(self) -> str:
-        """The SVG for Jupyter; on any failure, a small SVG that says what went wrong."""
+        """The SVG for Jupyter; on any failure, a small SVG that says what went wrong.
+
+        The layout may take at most ``REPR_TIMEOUT`` seconds (or ``timeout`` if shorter),
+        so that a notebook cell never hangs for long; ``render()`` and ``pipe()`` use
+        ``timeout``.
+        """
         try:
-            return self.pipe("svg").decode("utf-8")
+            limit = REPR_TIMEOUT if self.timeout is None else min(self.timeout, REPR_TIMEOUT)
+            advice = "call .render() (it waits up to timeout seconds)"
+            return self._pipe("svg", limit, advice).decode("utf-8")
         except Exception as exc:  # a notebook's display must never raise
+            import textwrap
             from xml.sax.saxutils import escape
 
-            text = escape(f"{type(exc).__name__}: {exc}")
-            return (
-                '<svg xmlns="http://www.w3.org/2000/svg" width="760" height="40">'
-                f'<text x="4" y="24" font-family="monospace" font-size="12">{text}</text></svg>'
+            lines = textwrap.wrap(f"{type(exc).__name__}: {exc}", 110) or ["(no message)"]
+            texts = "".join(
+                f'<text x="4" y="{20 + 16 * i}" font-family="monospace" font-size="12">'
+                f"{escape(line)}</text>"
+                for i, line in enumerate(lines)
             )
+            return (f'<svg xmlns="http://www.w3.org/2000/svg" width="800" '
+                    f'height="{16 * len(lines) + 14}">{texts}</svg>')
 
     def __str__(self) -> str:
         return self.source
 
     def __repr__(self) -> str:
         return f"Drawing(format={self.format!r}, {self.source.count(chr(10))} lines of DOT)"
+
+
+def check_timeout(timeout: Any, where: str) -> float | None:
+    """``timeout`` if it is None or a positive finite number of seconds; else raise.
+
+    Raises:
+        TypeError: When it is not a number (a bool is not one either).
+        ValueError: When it is zero, negative, infinite or NaN.
+    """
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
+        raise TypeError(f"{where}: timeout must be a number of seconds or None, "
+                        f"got {type(timeout).__name__}")
+    if not (timeout > 0 and math.isfinite(timeout)):
+        raise ValueError(f"{where}: timeout must be a positive number of seconds or None "
+                         f"(for no limit), got {timeout!r}")
+    return timeout
 
 
 def check_format(fmt: Any, where: str) -> str:

@@ -29,12 +29,26 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from .render import DEFAULT_TIMEOUT, Drawing, RendererNotFoundError, check_format
+from .render import (
+    DEFAULT_TIMEOUT,
+    Drawing,
+    RendererNotFoundError,
+    check_format,
+    check_timeout,
+)
 
 __all__ = ["Drawing", "RendererNotFoundError", "draw_dot", "to_dot"]
 
 RANKDIRS = ("LR", "RL", "TB", "BT")
 DEFAULT_MAX_NODES = 1000
+# graphviz-pure lays out the slowest graphs of this many segments in 2-6 s (see layout_segments)
+DEFAULT_MAX_SEGMENTS = 5000
+
+# Courier: Graphviz sizes the boxes with Courier's metrics (graphviz-pure with its bundled
+# Cousine, which has the same) and the SVG asks for "Courier,monospace". Every monospace font
+# has about the same advance (0.6 em), so the text fits its box in any browser, whereas
+# Graphviz's default Times falls back to a wider serif font where Times is missing.
+NODE_STYLE = 'shape=record, fontname="Courier"'
 
 _OP_KINDS = {"+": "add", "*": "mul", "**": "pow", "ReLU": "relu"}
 
@@ -184,7 +198,7 @@ def to_dot(root: Any, rankdir: str = "LR") -> str:
         >>> print(to_dot(a + a), end="")
         digraph chaingrad {
           graph [rankdir=LR];
-          node [shape=record];
+          node [shape=record, fontname="Courier"];
           n0 [label="{ a | data 3.0000 | grad 0.0000 }"];
           n1 [label="{ add1 | data 6.0000 | grad 0.0000 }"];
           n1_op [label="+", shape=ellipse];
@@ -203,7 +217,7 @@ def to_dot(root: Any, rankdir: str = "LR") -> str:
 def _dot_text(order: list[Any], rankdir: str) -> str:
     ids = {id(node): f"n{i}" for i, node in enumerate(order)}
     names = node_names(order)
-    lines = ["digraph chaingrad {", f"  graph [rankdir={rankdir}];", "  node [shape=record];"]
+    lines = ["digraph chaingrad {", f"  graph [rankdir={rankdir}];", f"  node [{NODE_STYLE}];"]
     for node in order:
         nid = ids[id(node)]
         fields = (_escape_record(names[id(node)]), *record_fields(node))
@@ -246,6 +260,7 @@ def draw_dot(
     max_nodes: int = DEFAULT_MAX_NODES,
     renderer: str | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
+    max_segments: int = DEFAULT_MAX_SEGMENTS,
 ) -> Drawing:
     """A drawing of the graph of ``root``, as micrograd's ``draw_dot`` returns.
 
@@ -258,11 +273,20 @@ def draw_dot(
         renderer: The name or path of a dot-compatible program (default: a system
             ``dot``, else ``graphviz-pure``).
         timeout: Seconds a layout may take before ``render``/``pipe`` stop it with a
-            RuntimeError (None: no limit).
+            RuntimeError (None: no limit). Jupyter's display waits 10 s at most.
+        max_segments: The largest number of edge segments to lay out (see
+            ``layout_segments``): a Value used by many ops far apart makes many, and
+            Graphviz slow; a bigger graph raises ValueError at once.
 
     Returns:
         A ``Drawing``: ``.source``, ``.render(filename)``, ``.pipe()``, and inline display
         in Jupyter.
+
+    Raises:
+        TypeError: When ``root`` is not a Value or Tensor, ``max_nodes`` or
+            ``max_segments`` is not an int, or ``timeout`` is not a number or None.
+        ValueError: When an argument is out of range, or the graph is too big to lay out
+            (more than ``max_nodes`` Values or ``max_segments`` edge segments).
 
     Example:
         >>> from chaingrad import Value
@@ -278,18 +302,70 @@ def draw_dot(
         raise ValueError(
             f"draw_dot: rankdir must be one of {', '.join(RANKDIRS)}, got {rankdir!r}"
         )
+    check_timeout(timeout, "draw_dot")
     order = reading_order(root)
     check_size(len(order), max_nodes, "draw_dot")
-    if timeout is not None and not timeout > 0:
-        raise ValueError(f"draw_dot: timeout must be a positive number of seconds or None, "
-                         f"got {timeout!r}")
+    check_count(max_segments, "max_segments", "draw_dot")
+    segments, culprit = layout_segments(order)
+    if segments > max_segments:
+        name = node_names(order)[id(culprit)]
+        raise ValueError(
+            f"draw_dot: laying out this graph takes about {segments} edge segments, more "
+            f"than max_segments={max_segments} (Graphviz would take minutes): "
+            f"{name} is used by {_uses(order, culprit)} ops far apart. Use to_html() (its "
+            "own quick layout) or to_dot(), or pass a larger max_segments"
+        )
     return Drawing(_dot_text(order, rankdir), format=format, renderer=renderer, timeout=timeout)
 
 
-def check_size(count: int, max_nodes: int, where: str) -> None:
-    """Raise ValueError when a graph of ``count`` Values exceeds ``max_nodes``."""
-    if type(max_nodes) is not int or max_nodes < 1:
-        raise ValueError(f"{where}: max_nodes must be a positive int, got {max_nodes!r}")
+def layout_segments(order: list[Any]) -> tuple[int, Any]:
+    """About how many edge segments Graphviz's ``dot`` lays out, and the node making most.
+
+    ``dot`` puts every node on a rank and cuts an edge that skips ranks into one segment
+    (a dummy node) per rank skipped. The dummy nodes, not the Values, make a layout slow:
+    ``sum(x * i for i in range(300))`` has 301 Values but about 90,000 segments, since
+    ``x`` is used all along the sum. Ranks are estimated as ``dot`` would choose them on
+    these graphs: each node as late as it can be, just before its first use.
+
+    Returns:
+        The number of segments (0 when no edge skips a rank) and the node whose uses
+        account for most of them (``order[-1]``, the root, when there are none).
+    """
+    rank = {id(order[-1]): 0}
+    for node in reversed(order):  # users before their inputs
+        user = rank[id(node)]
+        for child in node._prev:  # the op node sits at user - 1, its inputs before it
+            rank[id(child)] = min(rank.get(id(child), user - 2), user - 2)
+    by_node: dict[int, int] = {}
+    for node in order:
+        for child in node._prev:
+            by_node[id(child)] = by_node.get(id(child), 0) + rank[id(node)] - 2 - rank[id(child)]
+    worst = max(order, key=lambda n: by_node.get(id(n), 0))
+    return sum(by_node.values()), worst if by_node.get(id(worst)) else order[-1]
+
+
+def _uses(order: list[Any], node: Any) -> int:
+    return sum(child is node for user in order for child in user._prev)
+
+
+def check_count(value: Any, name: str, where: str) -> int:
+    """``value`` if it is a positive int (not a bool); TypeError or ValueError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{where}: {name} must be a positive int, got "
+                        f"{type(value).__name__} {value!r}")
+    if value < 1:
+        raise ValueError(f"{where}: {name} must be a positive int, got {value!r}")
+    return value
+
+
+def check_size(count: int, max_nodes: Any, where: str) -> None:
+    """Raise ValueError when a graph of ``count`` Values exceeds ``max_nodes``.
+
+    Raises:
+        TypeError: When ``max_nodes`` is not an int (a bool is not a count).
+        ValueError: When ``max_nodes`` is below 1, or ``count`` above it.
+    """
+    check_count(max_nodes, "max_nodes", where)
     if count > max_nodes:
         raise ValueError(
             f"{where}: the graph has {count} Values, more than max_nodes={max_nodes}; "

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from test_viz import graphviz_pure
 
 from chaingrad import Value, render
 from chaingrad.cli import main
@@ -18,6 +19,9 @@ NEURON = "(x1*w1 + x2*w2 + b).tanh()"
 NEURON_SET = ["--set", "x1=2", "--set", "w1=-3", "--set", "x2=0", "--set", "w2=1",
               "--set", "b=6.8813735870195432"]
 GOLDEN = Path(__file__).parent / "golden"
+
+
+REUSED_300 = " + ".join(f"x*{i}" for i in range(1, 301))  # x used along a long sum
 
 
 def graph(*args: str) -> list[str]:
@@ -101,6 +105,13 @@ def test_set_but_unused_is_a_note(capsys):
         (["x", "--set", "x=1", "--naive"], "--naive needs --explain"),
         (["x", "--set", "x=1", "--explain", "--no-backward"], "--explain runs backward"),
         (["x", "--set", "x=1", "-o", "g.html", "--rankdir", "TB"], "always drawn LR"),
+        (["x", "--set", "x=1", "-o", "."], "-o .: is a folder; give a file in it"),
+        (["x", "--set", "x=1", "--timeout", "inf"], "--timeout must be a positive number"),
+        (["x", "--set", "x=1", "--max-segments", "0"], "--max-segments must be at least 1"),
+        ([REUSED_300, "--set", "x=1", "-o", "g.svg"],
+         "about 89102 edge segments, more than --max-segments 5000"),
+        (["x*x*x", "--set", "x=1", "-o", "g.png", "--max-segments", "1"],
+         "write -o FILE.html or FILE.dot instead, or raise --max-segments"),
     ],
 )
 def test_bad_command_lines_exit_2_with_one_line(tmp_path, monkeypatch, capsys, args, message):
@@ -111,6 +122,55 @@ def test_bad_command_lines_exit_2_with_one_line(tmp_path, monkeypatch, capsys, a
     assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
     assert message in captured.err
     assert list(tmp_path.iterdir()) == []  # nothing written, nothing run
+
+
+def test_an_output_that_is_a_folder_exits_2_naming_it(tmp_path, capsys):
+    folder = tmp_path / "out.svg"
+    folder.mkdir()
+    assert main(graph("x*2", "--set", "x=1", "-o", str(folder))) == 2
+    err = capsys.readouterr().err
+    assert err == (f"chaingrad graph: error: -o {folder}: is a folder; give a file in it, "
+                   f"e.g. -o {folder / 'graph.svg'}\n")
+    assert list(folder.iterdir()) == []
+
+
+def test_a_graph_too_slow_to_lay_out_can_still_be_written_as_dot_or_html(tmp_path):
+    for name in ("g.dot", "g.html"):
+        assert main(graph(REUSED_300, "--set", "x=1", "-o", str(tmp_path / name))) == 0
+    assert (tmp_path / "g.dot").read_text().count("  n0 -> ") == 300  # x, used 300 times
+
+
+@pytest.mark.parametrize(
+    ("expression", "python"),
+    [
+        ("-x*2", lambda x: -x * 2),
+        ("-x", lambda x: -x),
+        ("-(x+1)", lambda x: -(x + 1)),
+        ("-2*x", lambda x: -2 * x),
+    ],
+)
+def test_an_expression_may_start_with_a_minus(tmp_path, expression, python):
+    out = tmp_path / "g.dot"
+    assert main(graph(expression, "--set", "x=1.5", "-o", str(out))) == 0
+    expected = parse_expression(expression, {"x": 1.5})
+    expected.backward()
+    assert out.read_text() == to_dot(expected)
+    x = Value(1.5, label="x")
+    assert expected.data == python(x).data
+    assert main(graph("--set", "x=1.5", expression, f"-o{out}")) == 0  # -oFILE is still -o
+
+
+def test_checked_in_neuron_pictures_are_what_the_cli_draws(tmp_path, monkeypatch):
+    """docs/images/neuron.svg and .png, as the README says they are made (bytes are the
+    same on every platform with graphviz-pure): regenerate them if this fails."""
+    monkeypatch.setattr(render, "find_renderer", graphviz_pure)
+    images = Path(__file__).parent.parent / "docs" / "images"
+    for suffix in ("svg", "png"):
+        out = tmp_path / f"neuron.{suffix}"
+        assert main(graph(NEURON, *NEURON_SET, "-o", str(out))) == 0
+        assert out.read_bytes() == (images / f"neuron.{suffix}").read_bytes(), (
+            f"docs/images/neuron.{suffix} is stale: run chaingrad graph "
+            f"\"{NEURON}\" {' '.join(NEURON_SET)} -o docs/images/neuron.{suffix}")
 
 
 def test_missing_renderer_exits_1_with_what_to_install(tmp_path, monkeypatch, capsys):

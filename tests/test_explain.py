@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -147,6 +148,22 @@ def test_neuron_explanation_matches_golden(capsys):
     assert "* : x1.grad += w1.data * out.grad = -3.0000 * 0.5000 = -1.5000" in text
 
 
+def fenced_blocks(markdown: str) -> list[str]:
+    """The text of every fenced code block (```...```) in a Markdown file."""
+    return [m.group(1) for m in re.finditer(r"^```[^\n]*\n(.*?)^```$", markdown, re.M | re.S)]
+
+
+def test_readme_shows_what_explain_prints():
+    readme = (GOLDEN.parent.parent / "README.md").read_text(encoding="utf-8")
+    after = readme.split("chaingrad.explain(o)", 1)
+    assert len(after) == 2, "README.md no longer shows chaingrad.explain(o)"
+    shown = fenced_blocks(after[1])[0]
+    assert shown.startswith("Backward of tanh1, step by step"), "not explain's output"
+    text = explain(neuron(), file=io.StringIO())
+    assert shown == text, "README.md's copy of explain(o) is stale: paste " \
+        "tests/golden/neuron_explain.txt into it"
+
+
 def test_explain_adds_gradients_like_backward():
     root, expected = neuron(), neuron()
     explain(root, file=io.StringIO())
@@ -204,6 +221,8 @@ def test_hand_written_backward_closure_is_shown():
 def test_explain_rejects_a_non_value():
     with pytest.raises(TypeError, match="explain: root must be a Value, got int"):
         explain(3)
+    with pytest.raises(TypeError, match="explain: naive must be True or False, got str 'yes'"):
+        explain(neuron(), naive="yes")
     with pytest.raises(TypeError, match="backward_steps: root must be a Value, got str"):
         backward_steps("x")
 

@@ -2,7 +2,9 @@
 
 The browser tests need the ``playwright`` Python package and a Chromium at
 /usr/bin/chromium (Debian: ``apt-get install chromium``); Playwright's own browser download
-is never used. Without them those tests are skipped, saying what is missing.
+is never used. Without them those tests are skipped, saying what is missing, unless
+CHAINGRAD_REQUIRE_BROWSER=1 is set (as on CI): then they fail, so that a broken browser
+setup cannot pass unnoticed.
 """
 
 from __future__ import annotations
@@ -39,7 +41,14 @@ def mixed() -> Value:
     return (x * x + (x * y).sigmoid() - y / x + (x**2).exp().log()).tanh() * 2
 
 
+def wide() -> Value:
+    """Numbers whose texts are wider than the fields' least width, in data and in grads."""
+    x, w = Value(123456.789, label="x"), Value(-1.234e-7, label="w")
+    return (x * w * x).tanh() * x * x
+
+
 GRAPHS = {"neuron": neuron, "mixed": mixed}
+MONOSPACE_12PX = 7.22  # the advance of a 12px DejaVu Sans Mono character, the widest usual
 
 
 class PageParser(HTMLParser):
@@ -138,15 +147,62 @@ def test_to_html_checks_its_input(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
+def field_bounds(svg: str) -> dict[str, tuple[float, float, float]]:
+    """Each value box's left edge, its two separators' x and its right edge, by id."""
+    bounds = {}
+    for match in re.finditer(r'<g class="value" id="(n\d+)".*?<rect x="([\d.]+)" y="[\d.]+" '
+                             r'width="([\d.]+)".*?<line x1="([\d.]+)".*?<line x1="([\d.]+)"',
+                             svg):
+        node, x, width, first, second = match.groups()
+        bounds[node] = (float(first), float(second), float(x) + float(width))
+    return bounds
+
+
+@pytest.mark.parametrize("make", [wide, neuron])
+def test_fields_fit_every_text_they_will_show(tmp_path, make):
+    root = make()
+    path = to_html(root, str(tmp_path / "page.html"))
+    bounds = field_bounds(Path(path).read_text())
+    order = reading_order(root)
+    assert len(bounds) == len(order)
+    data = [f"data {format_number(node.data)}" for node in order]
+    grads = ["grad " + format_number(g) for done in range(len(backward_steps(root)) + 1)
+             for g in expected_grads(make(), done).values()]
+    first, second, right = bounds["n0"]
+    assert MONOSPACE_12PX * max(map(len, data)) + 4 <= second - first
+    assert MONOSPACE_12PX * max(map(len, grads)) + 4 <= right - second
+    if make is wide:
+        assert "grad -246913.5780" in grads and "data -1.2340e-07" in data
+
+
 # ---- the page in headless Chromium ----
+
+
+def need_browser(what: str) -> None:
+    """Skip for want of ``what``; fail instead when CHAINGRAD_REQUIRE_BROWSER=1 (as on CI)."""
+    message = f"the browser tests need {what}"
+    if os.environ.get("CHAINGRAD_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"{message} (CHAINGRAD_REQUIRE_BROWSER=1)", pytrace=False)
+    pytest.skip(message)
+
+
+def test_a_missing_browser_skips_or_fails_when_required(monkeypatch):
+    monkeypatch.delenv("CHAINGRAD_REQUIRE_BROWSER", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="need Chromium at x: apt-get install"):
+        need_browser("Chromium at x: apt-get install chromium")
+    monkeypatch.setenv("CHAINGRAD_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="need the playwright package: pip"):
+        need_browser("the playwright package: pip install playwright")
 
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="the browser test needs: pip install playwright")
+    try:
+        from playwright import sync_api
+    except ImportError:
+        need_browser("the playwright package: pip install playwright")
     if not os.path.exists(CHROMIUM):
-        pytest.skip(f"the browser test needs Chromium at {CHROMIUM}: apt-get install chromium")
+        need_browser(f"Chromium at {CHROMIUM}: apt-get install chromium")
     with sync_api.sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
@@ -218,6 +274,27 @@ def test_reset_and_play(tmp_path, open_page):
     assert shown_grads(page) == expected_grads(root, total)
     assert page.text_content("#play") == "play"
     assert "x1.grad += w1.data * out.grad = -3.0000 * 0.5000" in page.text_content("#log")
+
+
+OVERFLOWS = """els => els.flatMap(g => {
+  const box = g.querySelector("rect").getBBox();
+  const [a, b] = [...g.querySelectorAll("line")].map(line => line.x1.baseVal.value);
+  const fields = {name: [box.x, a], data: [a, b], grad: [b, box.x + box.width]};
+  return [...g.querySelectorAll("text")].filter(text => {
+    const r = text.getBBox(), [left, right] = fields[text.getAttribute("class")];
+    return r.x < left + 2 || r.x + r.width > right - 2;
+  }).map(text => g.id + ": " + text.textContent);
+})"""
+
+
+@pytest.mark.parametrize("make", [wide, mixed])
+def test_every_text_fits_its_field_at_every_step(tmp_path, open_page, make):
+    root = make()
+    page = open_page(to_html(root, str(tmp_path / "page.html")))
+    for done in range(len(backward_steps(root, accumulate=False)) + 1):
+        if done:
+            page.click("#step")
+        assert page.eval_on_selector_all("g.value", OVERFLOWS) == [], f"after step {done}"
 
 
 def test_accumulation_is_shown_and_the_current_node_kept_in_sight(tmp_path, browser):

@@ -7,22 +7,26 @@ hidden. Set CHAINGRAD_UPDATE_GOLDEN=1 to rewrite the golden files after a delibe
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from chaingrad import Value, render
+from chaingrad.html import to_html
 from chaingrad.viz import (
     Drawing,
     RendererNotFoundError,
     draw_dot,
     format_number,
+    layout_segments,
     node_names,
     reading_order,
     to_dot,
@@ -252,6 +256,92 @@ def test_max_nodes_fails_before_any_layout(monkeypatch):
     with pytest.raises(ValueError, match="max_nodes must be a positive int, got 0"):
         draw_dot(neuron(), max_nodes=0)
     assert draw_dot(neuron(), max_nodes=10_000).source == to_dot(neuron())
+
+
+def reused_along_a_sum(uses: int) -> Value:
+    """``x`` used by ``uses`` products, summed one after another: edges across many ranks."""
+    x = Value(1.5, label="x")
+    return sum(x * i for i in range(uses))
+
+
+def test_layout_segments_count_the_ranks_edges_skip():
+    x = Value(2.0, label="x")
+    chain = x
+    for _ in range(50):
+        chain = (chain * 2).tanh()
+    spread = sum(Value(float(i), label=f"x{i}") * i for i in range(300))  # no reuse
+    root = neuron()
+    assert layout_segments(reading_order(root)) == (0, root)  # no edge skips a rank
+    assert layout_segments(reading_order(chain))[0] == 0
+    assert layout_segments(reading_order(spread))[0] == 0
+    count, culprit = layout_segments(reading_order(reused_along_a_sum(300)))
+    assert count == 300 * 299 and culprit.label == "x"  # x's k-th use skips 2k - 2 ranks
+
+
+def test_a_value_used_far_apart_fails_before_any_layout(monkeypatch):
+    def no_layout(*args, **kwargs):
+        raise AssertionError("a renderer was started")
+
+    monkeypatch.setattr(subprocess, "run", no_layout)
+    with pytest.raises(ValueError, match=r"about 89700 edge segments, more than "
+                       r"max_segments=5000 .*x is used by 300 ops far apart\. Use to_html\(\)"
+                       r".* or to_dot\(\), or pass a larger max_segments"):
+        draw_dot(reused_along_a_sum(300))
+    big = reused_along_a_sum(60)  # 3540 segments: allowed by default, not below 3000
+    assert "n0 ->" in draw_dot(big).source
+    with pytest.raises(ValueError, match="3540 edge segments, more than max_segments=3000"):
+        draw_dot(big, max_segments=3000)
+    assert draw_dot(reused_along_a_sum(300), max_segments=100_000).source
+    with pytest.raises(TypeError, match="draw_dot: max_segments must be a positive int, got "
+                       "float 10000.0"):
+        draw_dot(neuron(), max_segments=1e4)
+
+
+def test_jupyter_display_waits_a_short_time_only(tmp_path, monkeypatch):
+    hanging = tmp_path / "slow-dot"
+    hanging.write_text("#!/bin/sh\nexec sleep 600\n")
+    hanging.chmod(0o755)
+    monkeypatch.setattr(render, "REPR_TIMEOUT", 0.3)
+    drawing = draw_dot(neuron(), renderer=str(hanging))  # timeout: the default 60 s
+    started = time.monotonic()
+    texts = " ".join(svg_texts(drawing._repr_svg_().encode()))
+    assert time.monotonic() - started < 10
+    assert "did not finish within 0.3 s" in texts and "call .render()" in texts
+
+
+@pytest.mark.parametrize(
+    ("timeout", "error", "message"),
+    [
+        (-1, ValueError, "Drawing: timeout must be a positive number of seconds or None"),
+        (0.0, ValueError, "got 0.0"),
+        (math.inf, ValueError, "got inf"),
+        (math.nan, ValueError, "got nan"),
+        ("5", TypeError, "Drawing: timeout must be a number of seconds or None, got str"),
+        (True, TypeError, "got bool"),
+    ],
+)
+def test_drawing_checks_its_timeout(timeout, error, message):
+    with pytest.raises(error, match=message):
+        Drawing("digraph {}", timeout=timeout)
+    with pytest.raises(error, match=message.replace("Drawing", "draw_dot")):
+        draw_dot(neuron(), timeout=timeout)
+
+
+def test_drawing_accepts_a_timeout_or_none():
+    assert Drawing("digraph {}", timeout=None).timeout is None
+    assert Drawing("digraph {}", timeout=2).timeout == 2
+
+
+def test_max_nodes_must_be_an_int_not_a_bool(tmp_path):
+    with pytest.raises(TypeError, match="draw_dot: max_nodes must be a positive int, got "
+                       "bool True"):
+        draw_dot(neuron(), max_nodes=True)
+    with pytest.raises(TypeError, match="draw_dot: max_nodes must be a positive int, got "
+                       "float 10.0"):
+        draw_dot(neuron(), max_nodes=10.0)
+    with pytest.raises(TypeError, match="to_html: max_nodes must be a positive int, got bool"):
+        to_html(neuron(), tmp_path / "page.html", max_nodes=True)
+    assert not any(tmp_path.iterdir())
 
 
 def test_draw_dot_rejects_bad_arguments():

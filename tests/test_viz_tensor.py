@@ -23,6 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tensor_table import OP_IDS, OPS
+from test_html import need_browser  # skips, or fails if CHAINGRAD_REQUIRE_BROWSER=1
 
 from chaingrad import Value, backward_steps, draw_dot, explain, to_dot, to_html
 from chaingrad.tensor import Tensor
@@ -314,10 +315,12 @@ def test_html_page_for_a_tensor_graph(tmp_path):
 
 @pytest.fixture(scope="module")
 def chromium_page():
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="the browser test needs: pip install playwright")
+    try:
+        from playwright import sync_api
+    except ImportError:
+        need_browser("the playwright package: pip install playwright")
     if not os.path.exists("/usr/bin/chromium"):
-        pytest.skip("the browser test needs Chromium at /usr/bin/chromium")
+        need_browser("Chromium at /usr/bin/chromium: apt-get install chromium")
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path="/usr/bin/chromium",
                                              args=["--headless", "--no-sandbox"])

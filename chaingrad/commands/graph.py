@@ -14,9 +14,11 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 
 from ..cli import UsageError
+from ..viz import DEFAULT_MAX_SEGMENTS
 
 SUFFIXES = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot", ".html": "html",
             ".htm": "html"}
@@ -44,6 +46,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="refuse to lay out a graph with more Values (default: 1000)")
     parser.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                         help="stop an .svg/.png layout that takes longer (default: 60)")
+    parser.add_argument("--max-segments", type=int, default=DEFAULT_MAX_SEGMENTS,
+                        metavar="N",
+                        help="refuse an .svg/.png layout with more edge segments, which "
+                             "Graphviz is slow to place: a value used by many operations "
+                             f"far apart makes many (default: {DEFAULT_MAX_SEGMENTS})")
+    # An expression may start with "-" ("-x*2"), which argparse takes for an unknown
+    # option. Here a single-dash word that is none of the options above is the expression:
+    # argparse's test for "a negative number, so a positional", widened. Set after the
+    # options are added, as argparse also runs it on each option string it is given.
+    parser._negative_number_matcher = re.compile(r"^-[^-]")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,12 +63,21 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import DomainError
     from ..explain import explain
     from ..expr import ExpressionError, parse_expression
-    from ..viz import RendererNotFoundError, draw_dot, reading_order, to_dot
+    from ..viz import (
+        RendererNotFoundError,
+        draw_dot,
+        layout_segments,
+        node_names,
+        reading_order,
+        to_dot,
+    )
 
     variables = _parse_assignments(args.assignments)
     if args.max_nodes < 1:
         raise UsageError(f"--max-nodes must be at least 1, got {args.max_nodes}")
-    if not args.timeout > 0:  # also rejects nan
+    if args.max_segments < 1:
+        raise UsageError(f"--max-segments must be at least 1, got {args.max_segments}")
+    if not (args.timeout > 0 and math.isfinite(args.timeout)):  # also rejects nan and inf
         raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout}")
     fmt = _output_format(args.output)
     if fmt == "html" and args.rankdir not in (None, "LR"):
@@ -73,6 +94,15 @@ def run(args: argparse.Namespace) -> int:
     if len(order) > args.max_nodes:
         raise UsageError(f"the graph has {len(order)} Values, more than --max-nodes "
                          f"{args.max_nodes}")
+    if fmt in ("svg", "png"):
+        segments, culprit = layout_segments(order)
+        if segments > args.max_segments:
+            raise UsageError(
+                f"the layout takes about {segments} edge segments, more than --max-segments "
+                f"{args.max_segments} (Graphviz would take minutes; "
+                f"{node_names(order)[id(culprit)]} is used by many operations far apart); "
+                "write -o FILE.html or FILE.dot instead, or raise --max-segments"
+            )
     used = {node.label for node in order if not node._prev}
     unused = sorted(set(variables) - used)
     if unused:
@@ -96,9 +126,12 @@ def run(args: argparse.Namespace) -> int:
         else:
             from ..files import write_atomic
 
-            drawing = draw_dot(root, format=fmt, rankdir=rankdir, max_nodes=args.max_nodes,
-                               timeout=args.timeout)
-            write_atomic(args.output, drawing.pipe())
+            if fmt == "dot":
+                data = to_dot(root, rankdir=rankdir).encode("utf-8")
+            else:
+                data = draw_dot(root, format=fmt, rankdir=rankdir, max_nodes=args.max_nodes,
+                                timeout=args.timeout, max_segments=args.max_segments).pipe()
+            write_atomic(args.output, data)
     except (RendererNotFoundError, RuntimeError, OSError) as exc:
         print(f"chaingrad graph: error: {exc}", file=sys.stderr)
         return 1
@@ -128,6 +161,9 @@ def _parse_assignments(assignments: list[str]) -> dict[str, float]:
 def _output_format(output: str | None) -> str:
     if output is None:
         return "dot"
+    if os.path.isdir(output):
+        raise UsageError(f"-o {output}: is a folder; give a file in it, e.g. "
+                         f"-o {os.path.join(output, 'graph.svg')}")
     suffix = os.path.splitext(output)[1].lower()
     if suffix not in SUFFIXES:
         raise UsageError(f"-o {output}: unknown file type {suffix or '(none)'!r}; use one of "
