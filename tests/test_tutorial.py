@@ -26,7 +26,9 @@ NAMES = [
     "08_tensors",
 ]
 # what a notebook may import: chaingrad, the standard library, and data/plot libraries
-ALLOWED_IMPORTS = {"chaingrad", "numpy", "matplotlib", "sklearn", "math", "random", "time", "gc"}
+ALLOWED_IMPORTS = {
+    "chaingrad", "numpy", "matplotlib", "sklearn", "math", "random", "time", "gc", "inspect",
+}
 
 
 def load(name: str) -> dict:
