@@ -7,6 +7,7 @@ body { font-family: system-ui, sans-serif; margin: 16px; color: #222; }
 #controls button { font-size: 15px; padding: 4px 14px; margin-right: 6px; }
 #status { font-family: monospace; margin: 10px 0; }
 #scroll { overflow: auto; max-height: 75vh; border: 1px solid #ddd; }
+#scroll.fit svg { width: 100%; height: auto; }
 #graph text { font-family: monospace; font-size: 12px; text-anchor: middle; }
 .value rect { fill: #fff; stroke: #444; }
 .value line { stroke: #444; }
@@ -105,6 +106,10 @@ SCRIPT = r"""
   byId("step").addEventListener("click", function () { stop(); step(); });
   byId("reset").addEventListener("click", reset);
   byId("play").addEventListener("click", play);
+  byId("fit").addEventListener("click", function () {  // the whole graph in the window
+    var fit = byId("scroll").classList.toggle("fit");
+    byId("fit").textContent = fit ? "actual size" : "fit to width";
+  });
   reset();
 })();
 """
@@ -122,7 +127,7 @@ PAGE = """<!DOCTYPE html>
 (yellow) adds <code>out.grad &times; local derivative</code> into its inputs' gradients
 (green) with <code>+=</code>.</p>
 <div id="controls"><button id="step">step</button><button id="reset">reset</button><button
-id="play">play</button></div>
+id="play">play</button><button id="fit">fit to width</button></div>
 <div id="status" data-step="0" data-steps="{nsteps}"></div>
 <div id="scroll">{svg}</div>
 <div id="log"></div>

@@ -146,7 +146,7 @@ class Neuron(Module):
             x = [x]
         if len(x) != len(self.w):
             raise ValueError(f"Neuron: expected {len(self.w)} inputs, got {len(x)}")
-        act = _weighted_sum(self.w, x, self.b)
+        act = _weighted_sum(self.w, x, self.b)  # sum((wi * xi for ...), self.b), node for node
         if self.activation == "linear":
             return act
         return getattr(act, self.activation)()

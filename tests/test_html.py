@@ -3,7 +3,7 @@
 The browser tests need the ``playwright`` Python package and a Chromium at
 /usr/bin/chromium (Debian: ``apt-get install chromium``); Playwright's own browser download
 is never used. Without them those tests are skipped, saying what is missing, unless
-CHAINGRAD_REQUIRE_BROWSER=1 is set (as on CI): then they fail, so that a broken browser
+CHAINGRAD_NO_SKIPS=1 is set (as on CI): then they fail, so that a broken browser
 setup cannot pass unnoticed.
 """
 
@@ -179,18 +179,18 @@ def test_fields_fit_every_text_they_will_show(tmp_path, make):
 
 
 def need_browser(what: str) -> None:
-    """Skip for want of ``what``; fail instead when CHAINGRAD_REQUIRE_BROWSER=1 (as on CI)."""
+    """Skip for want of ``what``; fail instead when CHAINGRAD_NO_SKIPS=1 (as on CI)."""
     message = f"the browser tests need {what}"
-    if os.environ.get("CHAINGRAD_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"{message} (CHAINGRAD_REQUIRE_BROWSER=1)", pytrace=False)
+    if os.environ.get("CHAINGRAD_NO_SKIPS") == "1":
+        pytest.fail(f"{message} (CHAINGRAD_NO_SKIPS=1)", pytrace=False)
     pytest.skip(message)
 
 
 def test_a_missing_browser_skips_or_fails_when_required(monkeypatch):
-    monkeypatch.delenv("CHAINGRAD_REQUIRE_BROWSER", raising=False)
+    monkeypatch.delenv("CHAINGRAD_NO_SKIPS", raising=False)
     with pytest.raises(pytest.skip.Exception, match="need Chromium at x: apt-get install"):
         need_browser("Chromium at x: apt-get install chromium")
-    monkeypatch.setenv("CHAINGRAD_REQUIRE_BROWSER", "1")
+    monkeypatch.setenv("CHAINGRAD_NO_SKIPS", "1")
     with pytest.raises(pytest.fail.Exception, match="need the playwright package: pip"):
         need_browser("the playwright package: pip install playwright")
 
@@ -274,6 +274,21 @@ def test_reset_and_play(tmp_path, open_page):
     assert shown_grads(page) == expected_grads(root, total)
     assert page.text_content("#play") == "play"
     assert "x1.grad += w1.data * out.grad = -3.0000 * 0.5000" in page.text_content("#log")
+
+
+def test_fit_to_width_shows_the_whole_graph(tmp_path, open_page):
+    page = open_page(to_html(neuron(), str(tmp_path / "page.html")))
+    page.set_viewport_size({"width": 800, "height": 600})
+    width = "document.querySelector('#graph').getBoundingClientRect().width"
+    box = "document.querySelector('#scroll').clientWidth"
+    assert page.evaluate(width) > page.evaluate(box)  # wider than the window: it scrolls
+    page.click("#fit")
+    assert page.evaluate(width) <= page.evaluate(box)
+    assert page.text_content("#fit") == "actual size"
+    page.click("#step")  # stepping still works on the scaled drawing
+    assert page.get_attribute("#status", "data-step") == "1"
+    page.click("#fit")
+    assert page.evaluate(width) > page.evaluate(box)
 
 
 OVERFLOWS = """els => els.flatMap(g => {
