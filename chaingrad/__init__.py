@@ -39,12 +39,23 @@ _SUBMODULES = ("agreement", "functional", "layers", "losses", "nn", "optim", "sc
 
 def __getattr__(name: str) -> object:
     if name in _TENSOR_NAMES:
-        value = getattr(importlib.import_module(_TENSOR_NAMES[name]), name)
+        value = getattr(_load(_TENSOR_NAMES[name], f"chaingrad.{name}"), name)
         globals()[name] = value
         return value
     if name in _SUBMODULES:
-        return importlib.import_module(f"chaingrad.{name}")  # which sets the attribute
+        return _load(f"chaingrad.{name}", f"chaingrad.{name}")  # which sets the attribute
     raise AttributeError(f"module 'chaingrad' has no attribute {name!r}")
+
+
+def _load(module: str, what: str) -> object:
+    """Import ``module``; without numpy, say which extra brings it."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != "numpy":
+            raise
+        raise ModuleNotFoundError(f"{what} needs numpy: pip install 'chaingrad[tensor]'",
+                                  name="numpy") from exc
 
 
 def __dir__() -> list[str]:

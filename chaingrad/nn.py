@@ -304,7 +304,7 @@ _TENSOR_LAYERS = (
 
 def __getattr__(name: str) -> object:
     if name in _TENSOR_LAYERS:
-        from . import layers
+        from . import _load
 
-        return getattr(layers, name)
+        return getattr(_load("chaingrad.layers", f"chaingrad.nn.{name}"), name)
     raise AttributeError(f"module 'chaingrad.nn' has no attribute {name!r}")

@@ -290,6 +290,27 @@ def test_submodules_are_attributes_after_a_plain_import():
     assert result.returncode == 0, result.stderr
 
 
+def test_without_numpy_the_tensor_names_say_which_extra_to_install():
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "sys.modules['numpy'] = None  # as if numpy were not installed\n"
+            "import chaingrad, chaingrad.nn\n"
+            "assert (chaingrad.Value(2.0) * 3).data == 6.0  # the scalar engine needs none\n"
+            "for get in (lambda: chaingrad.Tensor, lambda: chaingrad.nn.Linear,\n"
+            "            lambda: chaingrad.agreement):\n"
+            "    try:\n"
+            "        get()\n"
+            "    except ModuleNotFoundError as exc:\n"
+            "        assert \"needs numpy: pip install 'chaingrad[tensor]'\" in str(exc), exc\n"
+            "    else:\n"
+            "        raise AssertionError('no error')\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+
+
 def test_an_array_update_that_overflows_raises_without_numpy_warnings():
     import warnings
 
