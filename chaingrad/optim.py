@@ -42,7 +42,12 @@ __all__ = ["SGD", "Adam", "AdamW", "CosineLR", "LRSchedule", "LinearLR", "NonFin
 
 
 class NonFiniteGradError(ValueError):
-    """``step()`` met a nan or inf gradient; no parameter was changed."""
+    """``step()`` met a nan or inf gradient, or an update that would make one; no parameter
+    was changed. ``what`` says which: ``"gradient"`` or ``"update"``."""
+
+    def __init__(self, message: str, what: str = "gradient"):
+        super().__init__(message)
+        self.what = what
 
 
 class Optimizer:
@@ -117,16 +122,15 @@ class Optimizer:
                 )
             updates.append((i, g))
         results = []
-        for i, g in updates:
-            with _quiet_numpy():  # an overflow is reported below, not as a numpy warning
+        with _quiet_numpy():  # an overflow is reported below, not as a numpy warning
+            for i, g in updates:
                 new_x, new_state = self._update(self.params[i].data, g, self.state[i])
-            if not _all_finite(new_x):
-                raise NonFiniteGradError(
-                    f"{self._name}.step: the update of parameter {self._label(i)} is not "
-                    f"finite (is lr={self.lr:g} too large?); no parameter was changed"
-                    f"{self._hint(i)}"
-                )
-            results.append((i, new_x, new_state))
+                if not _all_finite(new_x):
+                    raise NonFiniteGradError(
+                        f"{self._name}.step: the update of parameter {self._label(i)} is not "
+                        f"finite (is lr={self.lr:g} too large?); no parameter was changed"
+                        f"{self._hint(i)}", what="update")
+                results.append((i, new_x, new_state))
         for i, new_x, new_state in results:
             _write(self.params[i], new_x)
             self.state[i] = new_state

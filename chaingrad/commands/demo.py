@@ -151,7 +151,7 @@ def _run_moons(args: argparse.Namespace, started: float) -> int:
         with diverging(f"after step {steps}/{steps}", "the loss"):
             final_loss, final_accuracy = _evaluate(model, inputs, labels)
     except DivergedError as exc:
-        return report_divergence("chaingrad demo", exc, out, plural(len(history["loss"]), "step"),
+        return report_divergence("chaingrad demo", exc, out, len(history["loss"]), "step",
                                  lambda path: _plot_history(history, path))
     trained = time.perf_counter() - started
 
@@ -237,7 +237,7 @@ def diverging(where: str, what: str) -> Iterator[None]:
     try:
         yield
     except NonFiniteGradError as exc:
-        why = "a weight update overflowed" if "update of" in str(exc) else (
+        why = "a weight update overflowed" if exc.what == "update" else (
             "a gradient was not finite")
         raise DivergedError(f"training diverged {where} ({why})") from exc
     except DomainError as exc:
@@ -255,16 +255,16 @@ def check_float32(model: Any, where: str) -> None:
                        f"magnitude {largest:.3g})")
 
 
-def report_divergence(command: str, exc: DivergedError, out: str, done: str,
+def report_divergence(command: str, exc: DivergedError, out: str, done: int, unit: str,
                       write_plot: Callable[[str], None]) -> int:
-    """Say in one line on stderr how training diverged, after plotting what was done
-    (``done``, e.g. ``"2 steps"``) into ``out/loss.png``; returns the exit code, 1."""
+    """Say in one line on stderr how training diverged, after plotting the ``done`` steps
+    or epochs (``unit``) that finished into ``out/loss.png``; returns the exit code, 1."""
     note = "no files written"
-    if not done.startswith("0 "):
+    if done:
         path = os.path.join(out, "loss.png")
         try:
             write_plot(path)
-            note = f"{path} plots the {done} before; no model saved"
+            note = f"{path} plots the {plural(done, unit)} before; no model saved"
         except (OSError, ValueError):  # the message is what matters
             pass
     print(f"{command}: {exc}; try a smaller --lr ({note})", file=sys.stderr, flush=True)

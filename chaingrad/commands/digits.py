@@ -110,7 +110,7 @@ def run_digits(args: argparse.Namespace, started: float) -> int:
             check_float32(model, f"after epoch {epochs}/{epochs}")
         except DivergedError as exc:
             return report_divergence(
-                "chaingrad demo digits", exc, out, plural(len(history["loss"]), "epoch"),
+                "chaingrad demo digits", exc, out, len(history["loss"]), "epoch",
                 lambda path: save_png(_plot_history(history, kind), path))
         trained = time.perf_counter() - started
         predicted = predict(model, kind, data["x_test"])
