@@ -306,15 +306,9 @@ def draw_dot(
     order = reading_order(root)
     check_size(len(order), max_nodes, "draw_dot")
     check_count(max_segments, "max_segments", "draw_dot")
-    segments, culprit = layout_segments(order)
-    if segments > max_segments:
-        name = node_names(order)[id(culprit)]
-        raise ValueError(
-            f"draw_dot: laying out this graph takes about {segments} edge segments, more "
-            f"than max_segments={max_segments} (Graphviz would take minutes): "
-            f"{name} is used by {_uses(order, culprit)} ops far apart. Use to_html() (its "
-            "own quick layout) or to_dot(), or pass a larger max_segments"
-        )
+    check_segments(order, max_segments, "draw_dot: ", f"max_segments={max_segments}",
+                   ". Use to_html() (its own quick layout) or to_dot(), or pass a larger "
+                   "max_segments")
     return Drawing(_dot_text(order, rankdir), format=format, renderer=renderer, timeout=timeout)
 
 
@@ -342,6 +336,24 @@ def layout_segments(order: list[Any]) -> tuple[int, Any]:
             by_node[id(child)] = by_node.get(id(child), 0) + rank[id(node)] - 2 - rank[id(child)]
     worst = max(order, key=lambda n: by_node.get(id(n), 0))
     return sum(by_node.values()), worst if by_node.get(id(worst)) else order[-1]
+
+
+def check_segments(order: list[Any], max_segments: int, where: str, limit: str,
+                   advice: str) -> None:
+    """Raise ValueError when laying out ``order`` takes more than ``max_segments`` edge
+    segments (see ``layout_segments``), naming the Value that makes most of them.
+
+    Args:
+        where: The message's start (``"draw_dot: "``, or ``""``).
+        limit: The limit as the caller's user sets it (``"max_segments=5000"``).
+        advice: What to do instead: the message's end, punctuation included.
+    """
+    segments, culprit = layout_segments(order)
+    if segments > max_segments:
+        name = node_names(order)[id(culprit)]
+        raise ValueError(f"{where}laying out this graph takes about {segments} edge segments, "
+                         f"more than {limit} (Graphviz would take minutes): {name} is used "
+                         f"by {_uses(order, culprit)} ops far apart{advice}")
 
 
 def _uses(order: list[Any], node: Any) -> int:

@@ -63,14 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import DomainError
     from ..explain import explain
     from ..expr import ExpressionError, parse_expression
-    from ..viz import (
-        RendererNotFoundError,
-        draw_dot,
-        layout_segments,
-        node_names,
-        reading_order,
-        to_dot,
-    )
+    from ..viz import RendererNotFoundError, check_segments, draw_dot, reading_order, to_dot
 
     variables = _parse_assignments(args.assignments)
     if args.max_nodes < 1:
@@ -95,14 +88,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"the graph has {len(order)} Values, more than --max-nodes "
                          f"{args.max_nodes}")
     if fmt in ("svg", "png"):
-        segments, culprit = layout_segments(order)
-        if segments > args.max_segments:
-            raise UsageError(
-                f"the layout takes about {segments} edge segments, more than --max-segments "
-                f"{args.max_segments} (Graphviz would take minutes; "
-                f"{node_names(order)[id(culprit)]} is used by many operations far apart); "
-                "write -o FILE.html or FILE.dot instead, or raise --max-segments"
-            )
+        try:
+            check_segments(order, args.max_segments, "", f"--max-segments {args.max_segments}",
+                           "; write -o FILE.html or FILE.dot instead, or raise --max-segments")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     used = {node.label for node in order if not node._prev}
     unused = sorted(set(variables) - used)
     if unused:
