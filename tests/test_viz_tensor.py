@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tensor_table import OP_IDS, OPS
-from test_html import need_browser  # skips, or fails if CHAINGRAD_NO_SKIPS=1
+from test_html import need_browser  # skips (fails the run if CHAINGRAD_NO_SKIPS=1)
 
 from chaingrad import Value, backward_steps, draw_dot, explain, to_dot, to_html
 from chaingrad.tensor import Tensor
