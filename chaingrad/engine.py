@@ -60,13 +60,12 @@ class Value(graph.Node):
             raise ValueError(f"Value: got {data}, needs a finite number")
         self.data = data
         self.grad = 0.0
-        if _children:
-            _children = tuple(_children)
-            for child in _children:
-                if not isinstance(child, Value):
-                    raise TypeError(f"Value: _children must be Values, got "
-                                    f"{type(child).__name__} {child!r}")
-        self._a, self._b = graph.split(tuple(_children))
+        _children = tuple(_children)
+        for child in _children:
+            if not isinstance(child, Value):
+                raise TypeError(f"Value: _children must be Values, got "
+                                f"{type(child).__name__} {child!r}")
+        self._a, self._b = graph.split(_children)
         self._op = _op
         self.label = label
         self._vjp = None
@@ -291,7 +290,7 @@ class Value(graph.Node):
         """
         rule, out = self._vjp, self
         if rule is None:
-            return _do_nothing
+            return graph.do_nothing
         if type(rule) is graph.ClosureRule:
             return rule.backward
 
@@ -398,7 +397,3 @@ def _sin(x: Value | float) -> Value | float:
 
 def _log(x: Value | float) -> Value | float:
     return x.log() if type(x) is Value else math.log(x)
-
-
-def _do_nothing() -> None:
-    """The ``_backward`` of a leaf: there is nothing before it to pass a gradient to."""

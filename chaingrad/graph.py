@@ -379,6 +379,10 @@ def _non_finite(node: Any, grads: Any) -> DomainError:
     )
 
 
+def do_nothing() -> None:
+    """The ``_backward`` of a leaf: there is nothing before it to pass a gradient to."""
+
+
 class ClosureRule:
     """A micrograd-style ``_backward`` closure that a user assigned by hand, as a rule.
 

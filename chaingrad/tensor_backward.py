@@ -24,7 +24,7 @@ import numpy as np
 
 from .arrays import all_finite, first_non_finite
 from .errors import DomainError
-from .graph import ClosureRule, enable_grad, topological_order
+from .graph import ClosureRule, do_nothing, enable_grad, topological_order
 
 
 def sum_to_shape(g: Any, shape: tuple[int, ...]) -> Any:
@@ -75,7 +75,7 @@ def backward_closure(out: Any) -> Callable[[], None]:
     """
     rule = out._vjp
     if rule is None:
-        return _do_nothing
+        return do_nothing
     if type(rule) is ClosureRule:
         return rule.backward
 
@@ -92,10 +92,6 @@ def backward_closure(out: Any) -> Callable[[], None]:
                 x.grad = g if x.grad is None else x.grad + g
 
     return _backward
-
-
-def _do_nothing() -> None:
-    """The ``_backward`` of a leaf: there is nothing before it to pass a gradient to."""
 
 
 def run_backward(
