@@ -11,30 +11,30 @@ Example:
 
 import importlib
 
+from .autodiff import enable_grad, is_grad_enabled, no_grad, topological_order
 from .autograd import grad, gradcheck, primitive
 from .engine import Value
 from .errors import DomainError, GradcheckError
-from .explain import backward_steps, explain
-from .graph import enable_grad, is_grad_enabled, no_grad, topological_order
-from .html import to_html
-from .io import ModelFileError, load, save, to_torch
 from .optim import NonFiniteGradError
-from .viz import draw_dot, to_dot
+from .serialization import ModelFileError, load, save, to_torch
+from .show.dot import draw_dot, to_dot
+from .show.explain import backward_steps, explain
+from .show.page import to_html
 
 __version__ = "0.1.0"
 
 # The Tensor engine needs numpy, which `import chaingrad` must not: its names load on use.
 _TENSOR_NAMES = {
-    "Tensor": "chaingrad.tensor",
-    "concatenate": "chaingrad.tensor_ops",
-    "stack": "chaingrad.tensor_ops",
-    "where": "chaingrad.tensor_ops",
+    "Tensor": "chaingrad.tensor_engine.tensor",
+    "concatenate": "chaingrad.tensor_engine.functions",
+    "stack": "chaingrad.tensor_engine.functions",
+    "where": "chaingrad.tensor_engine.functions",
 }
 
 
 # Submodules reachable as attributes (chaingrad.losses, ...) without an import of their own;
-# they load on first use (agreement and layers need numpy; losses only on Tensors).
-_SUBMODULES = ("agreement", "functional", "layers", "losses", "nn", "optim", "schedules")
+# they load on first use (agreement needs numpy; losses only on Tensors).
+_SUBMODULES = ("agreement", "functional", "losses", "nn", "optim")
 
 
 def __getattr__(name: str) -> object:

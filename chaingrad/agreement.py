@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .autodiff import topological_order
 from .engine import Value
-from .graph import topological_order
-from .layers import Identity, Linear, ReLU, Sequential, Sigmoid, Tanh, TensorModule
 from .nn import MLP
-from .tensor import Tensor
+from .nn.layers import Identity, Linear, ReLU, Sequential, Sigmoid, Tanh, TensorModule
+from .tensor_engine.tensor import Tensor
 
 ACTIVATION_MODULES = {"relu": ReLU, "tanh": Tanh, "sigmoid": Sigmoid, "linear": Identity}
 

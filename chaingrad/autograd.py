@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from numbers import Real
 from typing import Any
 
-from . import graph
+from . import autodiff
 from .engine import Value, _lift, _node
 from .errors import DomainError, GradcheckError
 
@@ -55,10 +55,10 @@ def grad(
         for v in values:
             if not isinstance(v, Value):
                 raise TypeError(f"grad: {what} must be Values, got {type(v).__name__}")
-    with graph.enable_grad():
+    with autodiff.enable_grad():
         root = outs[0] if len(outs) == 1 else _sum(outs)
     seed = Value(1.0) if create_graph else 1.0
-    found = graph.run_backward(root, seed, create_graph, accumulate=False)
+    found = autodiff.run_backward(root, seed, create_graph, accumulate=False)
     result = []
     for i, x in enumerate(ins):
         if id(x) in found:
@@ -170,7 +170,7 @@ def primitive(
             args_text = ", ".join(str(v.data) for v in inputs)
             raise DomainError(f"{op}: forward failed at ({args_text}): {exc}") from exc
         data = _check_output(op, data)
-        return _node(data, *graph.split(tuple(inputs)), op, vjp)
+        return _node(data, *autodiff.split(tuple(inputs)), op, vjp)
 
     apply.__name__ = op
     apply.__doc__ = f"The chaingrad primitive {op!r} (forward {forward!r})."
@@ -183,19 +183,19 @@ def _tensor_side(*objects: Any) -> Any:
     Tensors need numpy; the scalar engine must not import it, and no Tensor can exist
     before ``chaingrad.tensor`` has been imported, so only then is there anything to check.
     """
-    tensor = sys.modules.get("chaingrad.tensor")
+    tensor = sys.modules.get("chaingrad.tensor_engine.tensor")
     if tensor is None:
         return None
     for obj in objects:
         items = obj if isinstance(obj, (list, tuple)) else (obj,)
         if any(isinstance(item, tensor.Tensor) for item in items):
-            return importlib.import_module("chaingrad.tensor_autograd")
+            return importlib.import_module("chaingrad.tensor_engine.autograd")
     return None
 
 
 def _is_array(x: object) -> bool:
     """Whether ``x`` is a Tensor or a numpy array (of any shape), importing neither."""
-    tensor = sys.modules.get("chaingrad.tensor")
+    tensor = sys.modules.get("chaingrad.tensor_engine.tensor")
     if tensor is not None and isinstance(x, tensor.Tensor):
         return True
     return type(x).__module__ == "numpy" and type(x).__name__ == "ndarray"
@@ -238,7 +238,7 @@ def gradcheck(
         True
     """
     if any(_is_array(x) for x in inputs):
-        tensor_autograd = importlib.import_module("chaingrad.tensor_autograd")
+        tensor_autograd = importlib.import_module("chaingrad.tensor_engine.autograd")
         return tensor_autograd.gradcheck(fn, inputs, eps, atol, rtol)
     if not (isinstance(eps, Real) and 0 < eps < math.inf):
         raise ValueError(f"gradcheck: eps must be a positive number, got {eps!r}")
@@ -258,7 +258,7 @@ def gradcheck(
     analytic = grad(out, leaves, allow_unused=True)
     for i, a in enumerate(analytic):
         a = 0.0 if a is None else a
-        with graph.no_grad():
+        with autodiff.no_grad():
             up = fn(*[Value(x + eps if j == i else x) for j, x in enumerate(point)]).data
             down = fn(*[Value(x - eps if j == i else x) for j, x in enumerate(point)]).data
         numeric = (up - down) / (2 * eps)

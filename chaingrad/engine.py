@@ -23,7 +23,7 @@ import math
 from collections.abc import Callable
 from numbers import Real
 
-from . import graph
+from . import autodiff
 from .errors import DomainError
 
 Number = int | float
@@ -33,7 +33,7 @@ _new = object.__new__
 _MAX_EXP = math.log(1.7976931348623157e308)  # exp(x) overflows a float beyond this
 
 
-class Value(graph.Node):
+class Value(autodiff.Node):
     """A scalar node of a computation graph.
 
     Args:
@@ -50,7 +50,7 @@ class Value(graph.Node):
         (10.0, 7.0)
     """
 
-    __slots__ = ("data", "grad", "_op", "label", "_vjp")  # _a, _b (the inputs): graph.Node
+    __slots__ = ("data", "grad", "_op", "label", "_vjp")  # _a, _b (the inputs): autodiff.Node
     __array_ufunc__ = None  # numpy scalars on the left defer to our reflected operators
 
     def __init__(self, data: Number, _children: tuple = (), _op: str = "", label: str = ""):
@@ -65,7 +65,7 @@ class Value(graph.Node):
             if not isinstance(child, Value):
                 raise TypeError(f"Value: _children must be Values, got "
                                 f"{type(child).__name__} {child!r}")
-        self._a, self._b = graph.split(_children)
+        self._a, self._b = autodiff.split(_children)
         self._op = _op
         self.label = label
         self._vjp = None
@@ -279,7 +279,7 @@ class Value(graph.Node):
             >>> a.grad
             2.0
         """
-        graph.run_backward(self, Value(1.0) if create_graph else 1.0, create_graph)
+        autodiff.run_backward(self, Value(1.0) if create_graph else 1.0, create_graph)
 
     @property
     def _backward(self) -> Callable[[], None]:
@@ -290,8 +290,8 @@ class Value(graph.Node):
         """
         rule, out = self._vjp, self
         if rule is None:
-            return graph.do_nothing
-        if type(rule) is graph.ClosureRule:
+            return autodiff.do_nothing
+        if type(rule) is autodiff.ClosureRule:
             return rule.backward
 
         def _backward() -> None:
@@ -304,14 +304,14 @@ class Value(graph.Node):
     @_backward.setter
     def _backward(self, fn: Callable[[], None]) -> None:
         # micrograd-style custom ops assign their own closure; backward() will call it.
-        self._vjp = graph.ClosureRule(fn)
+        self._vjp = autodiff.ClosureRule(fn)
 
     def __repr__(self) -> str:
         return f"Value(data={self.data}, grad={self.grad})"
 
 
 # The backward driver runs the two commonest rules inline: see graph._propagate.
-graph.ADD_RULE, graph.MUL_RULE = Value._add_vjp, Value._mul_vjp
+autodiff.ADD_RULE, autodiff.MUL_RULE = Value._add_vjp, Value._mul_vjp
 
 
 # ---- helpers ----
@@ -320,7 +320,7 @@ graph.ADD_RULE, graph.MUL_RULE = Value._add_vjp, Value._mul_vjp
 def _node(data: float, a: object, b: object, op: str, vjp: Rule | None) -> Value:
     """Make an op's output node from inputs a and b (no input checks: the op did them)."""
     if data - data != 0.0:
-        inputs = ", ".join(str(c.data) for c in graph.unsplit(a, b))
+        inputs = ", ".join(str(c.data) for c in autodiff.unsplit(a, b))
         what = "is not a number (nan)" if data != data else "overflows a float"
         raise DomainError(f"{op}: the result of {op}({inputs}) {what}")
     out = _new(Value)
@@ -329,7 +329,7 @@ def _node(data: float, a: object, b: object, op: str, vjp: Rule | None) -> Value
     out.label = ""
     out._op = op
     out._mark = None
-    if graph._grad_enabled or graph.is_grad_enabled():  # the global: the fast path
+    if autodiff._grad_enabled or autodiff.is_grad_enabled():  # the global: the fast path
         out._a = a
         out._b = b
         out._vjp = vjp

@@ -230,7 +230,7 @@ def _sized(fn: str, arg: str, xs: Any, n: int) -> list:
 
 def _on_tensors(x: Any) -> bool:
     """Whether ``x`` is a Tensor or a numpy array, without importing either module."""
-    tensor_module = sys.modules.get("chaingrad.tensor")
+    tensor_module = sys.modules.get("chaingrad.tensor_engine.tensor")
     if tensor_module is not None and isinstance(x, tensor_module.Tensor):
         return True
     return type(x).__module__ == "numpy" and hasattr(x, "shape")
@@ -251,7 +251,7 @@ def _hinge_tensor(scores: Any, labels: Any) -> Any:
 def _bce_tensor(logits: Any, targets: Any) -> Any:
     import numpy as np
 
-    from .tensor_ops import stack
+    from .tensor_engine.functions import stack
 
     logits = _tensor_batch("bce_with_logits", "logits", logits)
     t = _tensor_targets("bce_with_logits", "targets", targets, logits)
@@ -283,7 +283,7 @@ def _cross_entropy_tensor(logits: Any, labels: Any) -> Any:
 
 def _tensor_batch(fn: str, arg: str, x: Any) -> Any:
     """``x`` as a Tensor (an array becomes a constant) with a non-empty batch axis."""
-    from .tensor import Tensor
+    from .tensor_engine.tensor import Tensor
 
     t = x if isinstance(x, Tensor) else Tensor(x)
     if t.ndim == 0 or t.shape[0] == 0:
@@ -306,7 +306,7 @@ def _numbers(fn: str, arg: str, x: Any) -> Any:
     """``x`` (a Tensor's data, an array, a list) as an ndarray of real numbers."""
     import numpy as np
 
-    from .tensor import Tensor
+    from .tensor_engine.tensor import Tensor
 
     if isinstance(x, Tensor):
         return x.data
@@ -335,7 +335,7 @@ def _tensor_targets(fn: str, arg: str, target: Any, like: Any) -> Any:
     """Targets shaped as ``like``: a Tensor as it is, anything else a finite float array."""
     import numpy as np
 
-    from .tensor import Tensor
+    from .tensor_engine.tensor import Tensor
 
     if isinstance(target, Tensor):
         return target.reshape(like.shape) if _fit_shape(fn, arg, target.shape,

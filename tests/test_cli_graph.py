@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from test_viz import graphviz_pure
 
-from chaingrad import Value, render
+from chaingrad import Value
 from chaingrad.cli import main
-from chaingrad.explain import explain
-from chaingrad.expr import ExpressionError, parse_expression
-from chaingrad.viz import reading_order, to_dot
+from chaingrad.cli.expr import ExpressionError, parse_expression
+from chaingrad.show import render
+from chaingrad.show.dot import reading_order, to_dot
+from chaingrad.show.explain import explain
 
 NEURON = "(x1*w1 + x2*w2 + b).tanh()"
 NEURON_SET = ["--set", "x1=2", "--set", "w1=-3", "--set", "x2=0", "--set", "w2=1",

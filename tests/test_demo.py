@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from chaingrad.cli import main
-from chaingrad.io import load
+from chaingrad.serialization import load
 
 pytest.importorskip("sklearn")
 pytest.importorskip("matplotlib")
@@ -189,7 +189,7 @@ def test_a_diverging_learning_rate_is_one_line_and_exit_1(argv, message, files, 
 
 def test_diverging_names_what_overflowed():
     from chaingrad import DomainError, NonFiniteGradError, Value
-    from chaingrad.commands.demo import DivergedError, diverging
+    from chaingrad.cli.demo import DivergedError, diverging
     from chaingrad.optim import SGD
 
     x = Value(1.0)
@@ -207,7 +207,7 @@ def test_diverging_names_what_overflowed():
 
 
 def test_short_runs_have_whole_numbers_of_steps_on_the_x_axis(monkeypatch, tmp_path):
-    from chaingrad.commands import demo, digits
+    from chaingrad.cli import demo, digits
 
     figures = []
     monkeypatch.setattr(demo, "save_png", lambda fig, path: figures.append(fig))
@@ -300,7 +300,7 @@ def test_digits_progress_bar_on_a_terminal(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize(("model", "target"), [("mlp", 0.97), ("cnn", 0.98)])
 def test_default_digits_models_reach_their_targets_on_held_out_digits(model, target, tmp_path,
                                                                       capsys):
-    from chaingrad.commands.digits import load_data, predict
+    from chaingrad.cli.digits import load_data, predict
 
     assert digits_run(tmp_path, "--model", model) == 0  # the defaults: 30 epochs, seed 1337
     summary = capsys.readouterr().out.strip().splitlines()[-1]

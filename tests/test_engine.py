@@ -25,7 +25,7 @@ from ops_table import (
 
 import chaingrad
 from chaingrad import Value, no_grad
-from chaingrad.graph import topological_order
+from chaingrad.autodiff import topological_order
 
 PER_OP = settings(max_examples=60, deadline=None)
 

@@ -9,7 +9,7 @@ import operator
 import pytest
 
 from chaingrad import DomainError, Value
-from chaingrad.graph import topological_order
+from chaingrad.autodiff import topological_order
 
 # ---- what a Value can hold ----
 

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from ops_table import OP_IDS, OPS, Op
 
 from chaingrad import Value, primitive
-from chaingrad.explain import FORMULAS, backward_steps, explain
-from chaingrad.explain_naive import naive_backward
-from chaingrad.viz import reading_order
+from chaingrad.show.dot import reading_order
+from chaingrad.show.explain import FORMULAS, backward_steps, explain
+from chaingrad.show.naive import naive_backward
 
 GOLDEN = Path(__file__).parent / "golden"
 

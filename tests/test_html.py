@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from chaingrad import Value
-from chaingrad.explain import backward_steps
-from chaingrad.html import to_html
-from chaingrad.viz import format_number, node_names, reading_order
+from chaingrad.show.dot import format_number, node_names, reading_order
+from chaingrad.show.explain import backward_steps
+from chaingrad.show.page import to_html
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",

@@ -8,10 +8,10 @@ import struct
 import numpy as np
 import pytest
 
-import chaingrad.io as cio
+import chaingrad.serialization as cio
 from chaingrad.files import write_atomic
-from chaingrad.io import ModelFileError, load, save, to_torch
 from chaingrad.nn import MLP, Module, Neuron
+from chaingrad.serialization import ModelFileError, load, save, to_torch
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 

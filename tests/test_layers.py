@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from chaingrad.layers import (
+from chaingrad.nn import Module
+from chaingrad.nn.layers import (
     Conv2d,
     Dropout,
     Flatten,
@@ -20,10 +21,9 @@ from chaingrad.layers import (
     Tanh,
     manual_seed,
 )
-from chaingrad.nn import Module
-from chaingrad.tensor import Tensor
-from chaingrad.tensor_autograd import grad
-from chaingrad.tensor_ops import conv2d, max_pool2d
+from chaingrad.tensor_engine.autograd import grad
+from chaingrad.tensor_engine.functions import conv2d, max_pool2d
+from chaingrad.tensor_engine.tensor import Tensor
 
 
 @pytest.fixture(scope="module")

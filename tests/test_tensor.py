@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from chaingrad import DomainError, no_grad
-from chaingrad.graph import topological_order
-from chaingrad.tensor import Tensor
-from chaingrad.tensor_ops import concatenate, stack, where
+from chaingrad.autodiff import topological_order
+from chaingrad.tensor_engine.functions import concatenate, stack, where
+from chaingrad.tensor_engine.tensor import Tensor
 
 # ---- construction and the dtype rule ----
 
@@ -224,7 +224,7 @@ def test_graphs_hold_no_reference_cycles() -> None:
     """Freed by reference counting the moment they are dropped (no cyclic GC needed)."""
     import gc
 
-    from chaingrad.layers import Conv2d, Flatten, Linear, MaxPool2d, ReLU, Sequential
+    from chaingrad.nn.layers import Conv2d, Flatten, Linear, MaxPool2d, ReLU, Sequential
 
     model = Sequential(Conv2d(1, 2, 3, padding=1), ReLU(), MaxPool2d(2), Flatten(),
                        Linear(8, 3))

@@ -8,8 +8,8 @@ import pytest
 
 import chaingrad
 from chaingrad import DomainError
-from chaingrad.tensor import Tensor
-from chaingrad.tensor_autograd import grad, primitive
+from chaingrad.tensor_engine.autograd import grad, primitive
+from chaingrad.tensor_engine.tensor import Tensor
 
 # ---- grad and primitive ----
 

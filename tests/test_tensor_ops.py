@@ -23,8 +23,8 @@ from tensor_table import (
     upstream,
 )
 
-from chaingrad.tensor import Tensor
-from chaingrad.tensor_autograd import grad
+from chaingrad.tensor_engine.autograd import grad
+from chaingrad.tensor_engine.tensor import Tensor
 
 PER_OP = settings(max_examples=25, deadline=None)
 SECOND = settings(max_examples=10, deadline=None)

@@ -8,10 +8,10 @@ import struct
 import numpy as np
 import pytest
 
-import chaingrad.io as cio
+import chaingrad.serialization as cio
 from chaingrad import Tensor, optim
-from chaingrad.io import ModelFileError, load, save, to_torch
-from chaingrad.layers import (
+from chaingrad.losses import cross_entropy
+from chaingrad.nn.layers import (
     Conv2d,
     Dropout,
     Flatten,
@@ -24,7 +24,7 @@ from chaingrad.layers import (
     TensorModule,
     manual_seed,
 )
-from chaingrad.losses import cross_entropy
+from chaingrad.serialization import ModelFileError, load, save, to_torch
 
 torch = pytest.importorskip("torch")
 safetensors_torch = pytest.importorskip("safetensors.torch")

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from chaingrad import Value, render
-from chaingrad.html import to_html
-from chaingrad.viz import (
+from chaingrad import Value
+from chaingrad.show import render
+from chaingrad.show.dot import (
     Drawing,
     RendererNotFoundError,
     draw_dot,
@@ -31,6 +31,7 @@ from chaingrad.viz import (
     reading_order,
     to_dot,
 )
+from chaingrad.show.page import to_html
 
 GOLDEN = Path(__file__).parent / "golden"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -354,8 +355,8 @@ def test_draw_dot_rejects_bad_arguments():
 
 
 def test_importing_chaingrad_and_viz_imports_no_graphviz_package():
-    code = ("import sys, chaingrad, chaingrad.viz, chaingrad.render, chaingrad.explain, "
-            "chaingrad.html; print(sorted(m for m in sys.modules if 'graphviz' in m))")
+    code = ("import sys, chaingrad, chaingrad.show.dot, chaingrad.show.render, chaingrad.show.explain, "
+            "chaingrad.show.page; print(sorted(m for m in sys.modules if 'graphviz' in m))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert "graphviz" not in result.stdout

@@ -26,9 +26,9 @@ from tensor_table import OP_IDS, OPS
 from test_html import need_browser  # skips (fails the run if CHAINGRAD_NO_SKIPS=1)
 
 from chaingrad import Value, backward_steps, draw_dot, explain, to_dot, to_html
-from chaingrad.tensor import Tensor
-from chaingrad.tensor_backward import sum_to_shape
-from chaingrad.viz import node_names, reading_order
+from chaingrad.show.dot import node_names, reading_order
+from chaingrad.tensor_engine.backward import sum_to_shape
+from chaingrad.tensor_engine.tensor import Tensor
 
 GOLDEN = Path(__file__).parent / "golden"
 SVG_NS = "{http://www.w3.org/2000/svg}"

@@ -32,10 +32,10 @@ def chaingrad_api() -> dict[str, Any]:
 
     api: dict[str, Any] = {}
     try:
-        api["Tensor"] = getattr(chaingrad, "Tensor", None) or _import("chaingrad.tensor").Tensor
-        layers = _import("chaingrad.layers")
+        api["Tensor"] = chaingrad.Tensor
+        layers = _import("chaingrad.nn")
         for name in ("Linear", "Sequential", "ReLU", "Conv2d", "MaxPool2d", "Flatten"):
-            api[name] = getattr(chaingrad.nn, name, None) or getattr(layers, name)
+            api[name] = getattr(layers, name)
         api["SGD"] = _import("chaingrad.optim").SGD
     except (ImportError, AttributeError) as exc:
         raise MissingError(f"chaingrad: the Tensor API (issue 5) is not importable yet ({exc})") \

@@ -1,7 +1,7 @@
 """``chaingrad demo``: train micrograd's demo network and write plots and weights.
 
 ``chaingrad demo digits`` trains a Tensor MLP or CNN on 8x8 digits instead: see
-``chaingrad/commands/digits.py``. The rest of this docstring is about ``moons``.
+``chaingrad/cli/digits.py``. The rest of this docstring is about ``moons``.
 
 An ``MLP(2, [16, 16, 1])`` learns to separate scikit-learn's two moons (100 points,
 noise 0.1) with the hinge loss plus an L2 penalty of 1e-4, by SGD whose learning rate
@@ -127,7 +127,7 @@ def _run_moons(args: argparse.Namespace, started: float) -> int:
     import numpy as np
     from sklearn.datasets import make_moons
 
-    from .. import io, optim
+    from .. import optim, serialization
     from ..nn import MLP
 
     x, y = make_moons(n_samples=100, noise=0.1, random_state=np.random.RandomState(args.seed))
@@ -160,7 +160,7 @@ def _run_moons(args: argparse.Namespace, started: float) -> int:
     try:
         _plot_history(history, paths[0])
         _plot_boundary(model, x, np.array(labels), final_accuracy, paths[1])
-        io.save(model, paths[2])
+        serialization.save(model, paths[2])
     except OSError as exc:
         print(f"chaingrad demo: error: cannot write into {out!r}: {exc}", file=sys.stderr)
         return 1
@@ -220,7 +220,7 @@ def _train(model: Any, inputs: list, labels: list[int], optimizer: Any, schedule
         bar.close()
 
 
-# ---- shared with chaingrad/commands/digits.py ----
+# ---- shared with chaingrad/cli/digits.py ----
 
 
 @contextlib.contextmanager
@@ -311,7 +311,7 @@ def progress_bar(total: int, desc: str, on_terminal: bool) -> Any:
 
 def _evaluate(model: Any, inputs: list, labels: list[int]) -> tuple[float, float]:
     """The trained model's loss and accuracy (the history holds those before each step)."""
-    from ..graph import no_grad
+    from ..autodiff import no_grad
 
     with no_grad():
         loss, accuracy = _objective(model, inputs, labels)

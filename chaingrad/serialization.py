@@ -215,7 +215,7 @@ def to_torch(model: Module, dtype: Any = None) -> Any:
                 layers.append(getattr(torch.nn, _TORCH_ACTIVATIONS[arch["activation"]])())
             layers.append(torch.nn.Linear(sizes[i], sizes[i + 1], dtype=dtype))
         net = torch.nn.Sequential(*layers)
-    elif type(model).__module__ == "chaingrad.layers":
+    elif type(model).__module__ == "chaingrad.nn.layers":
         net = _torch_layer(model.architecture(), torch.nn, dtype)
         net.train(model.training)
     else:
@@ -372,7 +372,7 @@ def _build(arch: dict[str, Any]) -> Module:
             return MLP(arch["nin"], arch["nouts"], activation=arch["activation"])
         finally:
             random.setstate(state)
-    from . import layers
+    from .nn import layers
 
     state = layers._rng.bit_generator.state
     try:

@@ -34,7 +34,7 @@ class MathOps:
         """x @ y as np.matmul (1-D, 2-D, batched);  d/dx = g @ y^T, d/dy = x^T @ g.
 
         Example:
-            >>> from chaingrad.tensor import Tensor
+            >>> from chaingrad import Tensor
             >>> (Tensor([[1.0, 2.0]]) @ Tensor([[3.0], [4.0]])).data.tolist()
             [[11.0]]
         """
@@ -112,7 +112,7 @@ class MathOps:
         """Clamp into [min, max];  d/dx = 1 where min <= x <= max, else 0 (as torch.clamp).
 
         Example:
-            >>> from chaingrad.tensor import Tensor
+            >>> from chaingrad import Tensor
             >>> Tensor([-2.0, 0.5, 3.0]).clip(-1, 1).data.tolist()
             [-1.0, 0.5, 1.0]
         """
@@ -169,7 +169,7 @@ class MathOps:
         all to the one index it returns instead; so does ``max_pool2d`` (to the first).
 
         Example:
-            >>> from chaingrad.tensor import Tensor
+            >>> from chaingrad import Tensor
             >>> x = Tensor([1.0, 3.0, 3.0], requires_grad=True)
             >>> x.max().backward()
             >>> x.grad.tolist()
@@ -215,7 +215,7 @@ class MathOps:
         """x - log(sum(exp(x))) along ``axis``, computed stably;  vjp: g - softmax * sum(g).
 
         Example:
-            >>> from chaingrad.tensor import Tensor
+            >>> from chaingrad import Tensor
             >>> Tensor([0.0, 1000.0]).log_softmax().data.tolist()
             [-1000.0, 0.0]
         """

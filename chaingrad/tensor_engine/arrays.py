@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import DomainError
+from ..errors import DomainError
 
 ARRAY_TYPES = (np.ndarray, np.generic)
 """What a rule's arguments are in a plain ``backward()`` (numpy makes 0-d results scalars)."""

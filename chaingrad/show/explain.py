@@ -1,6 +1,6 @@
 """Backward, one step at a time: what each ``_backward`` did, and why the order matters.
 
-``backward_steps(root)`` runs the real backward (``graph.run_backward`` with a trace) and
+``backward_steps(root)`` runs the real backward (``autodiff.run_backward`` with a trace) and
 returns one ``Step`` per node whose derivative rule ran, in the order they ran. ``explain``
 prints them as a table, with each op's local-derivative formula filled in with numbers:
 
@@ -29,10 +29,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from . import graph
-from .explain_naive import naive_section
-from .explain_tensor import tensor_formula
-from .viz import (
+from .. import autodiff
+from .dot import (
     _check_root,
     format_number,
     grad_summary,
@@ -42,6 +40,8 @@ from .viz import (
     reading_order,
     text_table,
 )
+from .explain_tensor import tensor_formula
+from .naive import naive_section
 
 _FMT = format_number
 
@@ -137,7 +137,7 @@ def backward_steps(root: Any, accumulate: bool = True, grad: Any = None) -> list
     On a Tensor graph the gradients are arrays (a hand-written ``_backward`` closure runs
     but is not listed), and each update's ``numbers`` are shapes:
 
-        >>> from chaingrad.tensor import Tensor
+        >>> from chaingrad import Tensor
         >>> x = Tensor([[1.0, 2.0, 3.0]], requires_grad=True, label="x")
         >>> steps = backward_steps((x * x).sum())
         >>> [u.text(steps[1].op) for u in steps[1].updates][0]
@@ -148,11 +148,11 @@ def backward_steps(root: Any, accumulate: bool = True, grad: Any = None) -> list
     trace: list = []
     seed = _seed(root, grad, "backward_steps")
     if is_tensor(root):
-        from .tensor_backward import run_backward  # needs numpy: imported on use
+        from ..tensor_engine.backward import run_backward  # needs numpy: imported on use
 
         run_backward(root, seed, create_graph=False, accumulate=accumulate, trace=trace)
         return [_tensor_step(i, *entry, names) for i, entry in enumerate(trace, start=1)]
-    graph.run_backward(root, seed, create_graph=False, accumulate=accumulate, trace=trace)
+    autodiff.run_backward(root, seed, create_graph=False, accumulate=accumulate, trace=trace)
     steps = []
     for index, (node, upstream, updates) in enumerate(trace, start=1):
         added = _added(node, upstream, updates)
@@ -166,7 +166,7 @@ def backward_steps(root: Any, accumulate: bool = True, grad: Any = None) -> list
 
 def _added(node: Any, upstream: float, updates: list) -> list[float]:
     """What the rule added to each input (exact, not ``after - before``)."""
-    if type(node._vjp) is graph.ClosureRule:
+    if type(node._vjp) is autodiff.ClosureRule:
         return [after - before for _, before, after in updates]
     return list(node._vjp(tuple(c.data for c in node._prev), node.data, upstream))
 
@@ -174,7 +174,7 @@ def _added(node: Any, upstream: float, updates: list) -> list[float]:
 def _formula(node: Any, k: int, names: dict[int, str], g: float) -> tuple[str, str]:
     """The ``k``-th input's update as a formula and the same with numbers filled in."""
     op, prev = node._op, node._prev
-    if type(node._vjp) is graph.ClosureRule:
+    if type(node._vjp) is autodiff.ClosureRule:
         return HAND_WRITTEN
     fill = {"g": _FMT(g), "od": _FMT(node.data), "ob": _base(node.data), "t": names[id(prev[k])]}
     for key, child in zip("xy", prev, strict=False):
@@ -244,7 +244,7 @@ def explain(
         >>> text = explain(x * w, file=io.StringIO())
         >>> "* : x.grad += w.data * out.grad = -3.0000 * 1.0000" in text
         True
-        >>> from chaingrad.tensor import Tensor
+        >>> from chaingrad import Tensor
         >>> W = Tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True, label="W")
         >>> text = explain((W @ Tensor([[1.0], [-1.0]], label="v")).sum(), file=io.StringIO())
         >>> "matmul : W.grad += out.grad @ v.data.T   (3, 2) = (3, 1) @ (1, 2)" in text
@@ -346,7 +346,7 @@ def _seed(root: Any, grad: Any, where: str) -> Any:
         return 1.0
     import numpy as np
 
-    from .arrays import all_finite, as_array
+    from ..tensor_engine.arrays import all_finite, as_array
 
     if not root.requires_grad:
         raise RuntimeError(f"{where}: this tensor does not require a gradient (make its "
@@ -372,7 +372,7 @@ def _tensor_step(index: int, node: Any, upstream: Any, updates: list, names: dic
     ``sum_to_shape`` (to show that summation, and ``added`` exactly)."""
     import numpy as np
 
-    from .tensor_backward import sum_to_shape
+    from ..tensor_engine.backward import sum_to_shape
 
     prev = node._prev
     with np.errstate(all="ignore"):

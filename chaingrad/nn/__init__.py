@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from numbers import Integral
 from typing import Any
 
-from .engine import Value, _node
-from .graph import paused_gc
+from ..autodiff import paused_gc
+from ..engine import Value, _node
 
 # A named parameter: a Value, or a (nested) list of Values shaped like a PyTorch tensor.
 Nested = Value | list
@@ -304,7 +304,7 @@ _TENSOR_LAYERS = (
 
 def __getattr__(name: str) -> object:
     if name in _TENSOR_LAYERS:
-        from . import _load
+        from .. import _load
 
-        return getattr(_load("chaingrad.layers", f"chaingrad.nn.{name}"), name)
+        return getattr(_load("chaingrad.nn.layers", f"chaingrad.nn.{name}"), name)
     raise AttributeError(f"module 'chaingrad.nn' has no attribute {name!r}")

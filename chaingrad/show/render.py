@@ -15,7 +15,7 @@ import sys
 import sysconfig
 from typing import Any
 
-from .files import write_atomic
+from ..files import write_atomic
 
 FORMATS = ("svg", "png", "dot")
 DEFAULT_TIMEOUT = 60.0  # seconds; a backstop: draw_dot refuses the slow graphs beforehand

@@ -12,8 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from . import graph
-from .viz import _check_root, format_number, reading_order, text_table
+from .. import autodiff
+from .dot import _check_root, format_number, reading_order, text_table
 
 _FMT = format_number
 
@@ -70,7 +70,7 @@ def naive_backward(root: Any, max_calls: int = 10_000) -> NaiveRun:
 
 def _contributions(node: Any, g: float) -> list[float]:
     """What ``node``'s rule adds to each input when ``g`` arrives, without changing .grad."""
-    if type(node._vjp) is not graph.ClosureRule:
+    if type(node._vjp) is not autodiff.ClosureRule:
         return list(node._vjp(tuple(c.data for c in node._prev), node.data, g))
     # a hand-written closure works on .grad itself: run it on borrowed grads, then restore
     saved = [(n, n.grad) for n in (node, *node._prev)]

@@ -1,6 +1,6 @@
 """The ``chaingrad`` command line: ``chaingrad demo`` and ``chaingrad graph``.
 
-Each subcommand lives in ``chaingrad/commands/<name>.py`` and provides
+Each subcommand lives in ``chaingrad/cli/<name>.py`` and provides
 ``add_arguments(parser)`` and ``run(args) -> int``; it is imported only when used, so that
 ``chaingrad graph`` does not pay for matplotlib and ``chaingrad demo`` not for graphviz.
 """
@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
-        module = importlib.import_module(f"chaingrad.commands.{name}")
+        module = importlib.import_module(f"chaingrad.cli.{name}")
         module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
     return parser
 
@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    module = importlib.import_module(f"chaingrad.commands.{args.command}")
+    module = importlib.import_module(f"chaingrad.cli.{args.command}")
     try:
         return module.run(args)
     except UsageError as exc:
@@ -56,6 +56,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _version() -> str:
-    from . import __version__
+    from .. import __version__
 
     return f"chaingrad {__version__}"

@@ -18,7 +18,7 @@ import re
 import sys
 
 from ..cli import UsageError
-from ..viz import DEFAULT_MAX_SEGMENTS
+from ..show.dot import DEFAULT_MAX_SEGMENTS
 
 SUFFIXES = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot", ".html": "html",
             ".htm": "html"}
@@ -61,9 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Build the graph, run backward, write the drawing; returns the exit code."""
     from ..errors import DomainError
-    from ..explain import explain
-    from ..expr import ExpressionError, parse_expression
-    from ..viz import RendererNotFoundError, check_segments, draw_dot, reading_order, to_dot
+    from ..show.dot import RendererNotFoundError, check_segments, draw_dot, reading_order, to_dot
+    from ..show.explain import explain
+    from .expr import ExpressionError, parse_expression
 
     variables = _parse_assignments(args.assignments)
     if args.max_nodes < 1:
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     try:
         if fmt == "html":
-            from ..html import to_html
+            from ..show.page import to_html
 
             to_html(root, args.output, max_nodes=args.max_nodes)
         else:

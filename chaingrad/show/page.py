@@ -22,10 +22,8 @@ import json
 import os
 from typing import Any
 
-from .explain import _seed, backward_steps
-from .files import write_atomic
-from .html_page import PAGE, SCRIPT, STYLE
-from .viz import (
+from ..files import write_atomic
+from .dot import (
     DEFAULT_MAX_NODES,
     _check_root,
     check_size,
@@ -37,6 +35,8 @@ from .viz import (
     reading_order,
     record_fields,
 )
+from .explain import _seed, backward_steps
+from .page_assets import PAGE, SCRIPT, STYLE
 
 _ROW = 58  # vertical distance between nodes of one column
 _BOX_H = 32

@@ -21,8 +21,8 @@ import ast
 import math
 from collections.abc import Mapping
 
-from .engine import Value
-from .errors import DomainError
+from ..engine import Value
+from ..errors import DomainError
 
 METHODS = ("relu", "tanh", "sigmoid", "exp", "log", "sqrt", "abs", "sin", "cos")
 MAX_LENGTH = 10_000

@@ -29,12 +29,12 @@ from typing import Any, Union
 
 import numpy as np
 
-from . import graph
+from .. import autodiff
+from ..errors import DomainError
 from .arrays import ARRAY_TYPES, all_finite, as_array, domain_error, first_non_finite, pow_error
-from .errors import DomainError
-from .tensor_backward import backward_closure, run_backward
-from .tensor_math import MathOps, _data, _log
-from .tensor_shape import ShapeOps
+from .backward import backward_closure, run_backward
+from .math_ops import MathOps, _data, _log
+from .shape_ops import ShapeOps
 
 _new = object.__new__
 
@@ -57,7 +57,7 @@ def _node(data: Any, children: tuple, op: str, rule: Callable | None) -> Tensor:
     out.label = ""
     out._op = op
     out._mark = None
-    if graph._grad_enabled or graph.is_grad_enabled():  # the global: the fast path
+    if autodiff._grad_enabled or autodiff.is_grad_enabled():  # the global: the fast path
         for child in children:
             if child.requires_grad:
                 out.requires_grad = True
@@ -66,7 +66,7 @@ def _node(data: Any, children: tuple, op: str, rule: Callable | None) -> Tensor:
                 elif len(children) == 1:
                     out._a, out._b = children[0], None
                 else:
-                    out._a, out._b = graph.split(children)
+                    out._a, out._b = autodiff.split(children)
                 out._vjp = rule
                 return out
     out.requires_grad = False
@@ -132,7 +132,7 @@ def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, check: bool = True,
     return data
 
 
-class Tensor(graph.Node, MathOps, ShapeOps):
+class Tensor(autodiff.Node, MathOps, ShapeOps):
     """An n-dimensional array node of a computation graph.
 
     Args:
@@ -158,7 +158,7 @@ class Tensor(graph.Node, MathOps, ShapeOps):
         (30.0, [[2.0, 4.0], [6.0, 8.0]])
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "_op", "label", "_vjp")  # + graph.Node's
+    __slots__ = ("data", "grad", "requires_grad", "_op", "label", "_vjp")  # + autodiff.Node's
     __array_ufunc__ = None  # ndarray (op) Tensor defers to the Tensor's reflected operator
     _make = staticmethod(_node)  # how the mixins' ops make their nodes
     _as_operand = staticmethod(_lift)
@@ -172,7 +172,7 @@ class Tensor(graph.Node, MathOps, ShapeOps):
                              "needs finite numbers")
         self.grad: Any = None
         self.requires_grad = bool(requires_grad)
-        self._a = self._b = self._mark = None  # a leaf: no inputs (see graph.Node)
+        self._a = self._b = self._mark = None  # a leaf: no inputs (see autodiff.Node)
         self._op = ""
         self.label = label
         self._vjp: Callable | None = None
@@ -344,7 +344,7 @@ class Tensor(graph.Node, MathOps, ShapeOps):
 
     @_backward.setter
     def _backward(self, fn: Callable[[], None]) -> None:
-        self._vjp = graph.ClosureRule(fn)
+        self._vjp = autodiff.ClosureRule(fn)
 
     def detach(self) -> Tensor:
         """The same data (shared, not copied) in a new leaf that records no graph."""

@@ -1,6 +1,6 @@
 """``chaingrad demo digits``: a Tensor MLP or CNN learns scikit-learn's 8x8 digits.
 
-Not a subcommand of its own: ``chaingrad/commands/demo.py`` parses the options and calls
+Not a subcommand of its own: ``chaingrad/cli/demo.py`` parses the options and calls
 ``run_digits``. The data is scikit-learn's bundled ``load_digits`` (1,797 images, no
 download), scaled to [0, 1] by dividing by 16 and split 80/20, stratified by class, with
 ``--seed`` (which also seeds the initial weights and the shuffling). The models:
@@ -41,11 +41,11 @@ def build_model(kind: str) -> Any:
 
     Example:
         >>> import numpy as np
-        >>> from chaingrad.tensor import Tensor
+        >>> from chaingrad import Tensor
         >>> build_model("cnn")(Tensor(np.zeros((5, 1, 8, 8)))).shape
         (5, 10)
     """
-    from ..layers import Conv2d, Dropout, Flatten, Linear, MaxPool2d, ReLU, Sequential
+    from ..nn.layers import Conv2d, Dropout, Flatten, Linear, MaxPool2d, ReLU, Sequential
 
     if kind == "mlp":
         return Sequential(Linear(64, 256), ReLU(), Dropout(0.2), Linear(256, 10))
@@ -77,7 +77,7 @@ def model_input(kind: str, images: Any) -> Any:
 
 def run_digits(args: argparse.Namespace, started: float) -> int:
     """Train, plot and save for ``chaingrad demo digits``; returns the exit code."""
-    from .. import io, optim
+    from .. import optim, serialization
     from .demo import (
         DivergedError,
         check_float32,
@@ -123,7 +123,7 @@ def run_digits(args: argparse.Namespace, started: float) -> int:
     try:
         save_png(_plot_history(history, kind), paths[0])
         save_png(_plot_predictions(data["x_test"], data["y_test"], predicted, kind), paths[1])
-        io.save(model, paths[2])
+        serialization.save(model, paths[2])
     except OSError as exc:
         print(f"chaingrad demo: error: cannot write into {out!r}: {exc}", file=sys.stderr)
         return 1
@@ -139,8 +139,8 @@ def predict(model: Any, kind: str, images: Any) -> Any:
     """The predicted class of each image (evaluation mode, no graph)."""
     import numpy as np
 
-    from ..graph import no_grad
-    from ..tensor import Tensor
+    from ..autodiff import no_grad
+    from ..tensor_engine.tensor import Tensor
 
     model.eval()
     with no_grad():
@@ -160,7 +160,7 @@ def _train(model: Any, kind: str, data: dict[str, Any], optimizer: Any, schedule
     import numpy as np
 
     from ..losses import cross_entropy
-    from ..tensor import Tensor
+    from ..tensor_engine.tensor import Tensor
     from .demo import diverging, number, progress_bar
 
     x, y = model_input(kind, data["x_train"]), data["y_train"]
@@ -218,7 +218,7 @@ def _train(model: Any, kind: str, data: dict[str, Any], optimizer: Any, schedule
 def _seeded_layers(seed: int) -> Iterator[None]:
     """Seed ``chaingrad.layers``' generator (initial weights) for the run, then put the
     caller's generator back."""
-    from .. import layers
+    from ..nn import layers
 
     saved = layers._rng
     layers.manual_seed(seed)

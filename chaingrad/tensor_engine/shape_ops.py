@@ -24,7 +24,7 @@ class ShapeOps:
         """The same entries in a new shape (one dimension may be -1), as ndarray.reshape.
 
         Example:
-            >>> from chaingrad.tensor import Tensor
+            >>> from chaingrad import Tensor
             >>> Tensor([1.0, 2.0, 3.0, 4.0]).reshape(2, -1).shape
             (2, 2)
         """
@@ -88,7 +88,7 @@ class ShapeOps:
         The gradient is scattered back into zeros; an entry picked twice gets both.
 
         Example:
-            >>> from chaingrad.tensor import Tensor
+            >>> from chaingrad import Tensor
             >>> x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
             >>> x[[0, 0, 2]].sum().backward()
             >>> x.grad.tolist()

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from ..autodiff import ClosureRule, do_nothing, enable_grad, topological_order
+from ..errors import DomainError
 from .arrays import all_finite, first_non_finite
-from .errors import DomainError
-from .graph import ClosureRule, do_nothing, enable_grad, topological_order
 
 
 def sum_to_shape(g: Any, shape: tuple[int, ...]) -> Any:
@@ -65,7 +65,7 @@ def backward_closure(out: Any) -> Callable[[], None]:
     would end with no gradients and no hint why.
 
     Example:
-        >>> from chaingrad.tensor import Tensor
+        >>> from chaingrad import Tensor
         >>> x = Tensor([1.0, 2.0], requires_grad=True)
         >>> y = x * 3
         >>> y.grad = np.ones_like(y.data)  # the seed: d(y)/d(y)

@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from . import graph
+from .. import autodiff
+from ..errors import DomainError
 from .arrays import all_finite, as_array, first_non_finite
-from .errors import DomainError
+from .backward import run_backward
 from .tensor import Tensor, _const, _node
-from .tensor_backward import run_backward
 
 
 def grad(
@@ -84,7 +84,7 @@ def grad(
         if len(pairs) == 1:
             root, seed = pairs[0]
         else:  # one root whose gradient flows into each output as its seed
-            with graph.enable_grad():
+            with autodiff.enable_grad():
                 root = sum((out * _const(seed)).sum() for out, seed in pairs)
             seed = np.ones_like(root.data)
         found = run_backward(root, _const(seed) if create_graph else seed, create_graph,
@@ -206,7 +206,7 @@ def gradcheck(
         >>> gradcheck(lambda x, w: (x @ w).tanh(), [np.ones((2, 3)), np.full((3, 2), 0.1)])
         True
     """
-    from .errors import GradcheckError
+    from ..errors import GradcheckError
 
     point = [np.array(x.data if isinstance(x, Tensor) else x, dtype=np.float64)
              for x in inputs]
@@ -217,7 +217,7 @@ def gradcheck(
     weights = np.random.default_rng(0).uniform(0.5, 1.5, size=out.shape)
 
     def value(*arrays: np.ndarray) -> float:
-        with graph.no_grad():
+        with autodiff.no_grad():
             return float((np.asarray(fn(*(Tensor(a) for a in arrays)).data) * weights).sum())
 
     analytic = grad((out * weights).sum(), leaves, allow_unused=True)

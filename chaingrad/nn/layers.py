@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from .nn import Module
-from .tensor import Tensor
-from .tensor_ops import _pair, conv2d, max_pool2d
+from ..nn import Module
+from ..tensor_engine.functions import _pair, conv2d, max_pool2d
+from ..tensor_engine.tensor import Tensor
 
 _rng = np.random.default_rng()
 
