@@ -18,17 +18,18 @@ from .errors import DomainError, GradcheckError
 from .optim import NonFiniteGradError
 from .serialization import ModelFileError, load, save, to_torch
 from .show.dot import draw_dot, to_dot
-from .show.explain import backward_steps, explain
+from .show.explain import explain
 from .show.page import to_html
+from .show.steps import backward_steps
 
 __version__ = "0.1.0"
 
 # The Tensor engine needs numpy, which `import chaingrad` must not: its names load on use.
 _TENSOR_NAMES = {
-    "Tensor": "chaingrad.tensor_engine.tensor",
-    "concatenate": "chaingrad.tensor_engine.functions",
-    "stack": "chaingrad.tensor_engine.functions",
-    "where": "chaingrad.tensor_engine.functions",
+    "Tensor": "chaingrad.tensor_engine",
+    "concatenate": "chaingrad.tensor_engine",
+    "stack": "chaingrad.tensor_engine",
+    "where": "chaingrad.tensor_engine",
 }
 
 

@@ -1,20 +1,32 @@
-"""What every chaingrad engine shares: graph order, the backward driver and grad mode.
+"""The backward pass that both engines share: graph order, the chain rule, and grad mode.
 
-A node is anything with ``data``, ``grad``, ``_prev`` (its inputs, in argument order),
-``_op`` and ``_vjp``: the op's derivative rule, ``vjp(xs, out, grad) -> one gradient per
-input`` (a vector-Jacobian product), or None on leaves.
+A node (a ``Value`` or a ``Tensor``) is what this module walks. It has:
+
+- ``data``: its number (a float, or a numpy array for a Tensor);
+- ``grad``: the gradient that reached it; ``_initial_grad`` before any has (micrograd's
+  0.0 for a Value, PyTorch's None for a Tensor);
+- ``_prev``: the nodes it was computed from, in argument order (empty for a leaf);
+- ``_rule``: its op's primitive (see ``chaingrad.rules``), None for a leaf;
+- ``requires_grad``: whether it takes a gradient (always, for a Value).
+
+``backward`` orders the graph with ``topological_order`` and runs ``backward_step`` on every
+node, outputs first: each step is one node's ``_backward``, which adds the gradient that
+reached the node, times its local derivative, into each input's ``.grad``.
 """
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import gc
+import inspect
 import threading
-from collections.abc import Iterator
-from operator import attrgetter
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import _fast
 from .errors import DomainError
+
+# ---- grad mode: whether ops record the graph ----
 
 _grad_enabled = True
 """True while no thread is inside ``no_grad()``: then every op records, and reading this
@@ -22,8 +34,8 @@ one module global is all an op pays for grad mode. Otherwise each thread's own m
 (``_mode.enabled``) decides, as PyTorch's per-thread mode does."""
 
 _mode = threading.local()  # .enabled: this thread's mode, once it has set one
-_threads_off = 0  # how many threads are in no_grad() now
-_lock = threading.Lock()
+_threads_off = 0  # how many threads have recording off now
+_mode_lock = threading.Lock()
 
 
 def is_grad_enabled() -> bool:
@@ -34,7 +46,7 @@ def is_grad_enabled() -> bool:
 def _set_grad_enabled(enabled: bool) -> bool:
     """Set this thread's grad mode; returns the mode it had."""
     global _threads_off, _grad_enabled
-    with _lock:
+    with _mode_lock:
         previous = getattr(_mode, "enabled", True)
         if previous != enabled:
             _threads_off += -1 if enabled else 1
@@ -43,12 +55,55 @@ def _set_grad_enabled(enabled: bool) -> bool:
     return previous
 
 
-@contextlib.contextmanager
-def no_grad() -> Iterator[None]:
+class _GradMode:
+    """A context manager and decorator that sets this thread's grad mode, as torch's do.
+
+    As a decorator it also works on generator functions: the mode holds while the
+    generator's body runs, each time it is resumed, and not between (PyTorch's behaviour).
+    """
+
+    enabled: bool
+
+    def __init__(self) -> None:
+        self._previous: list[bool] = []
+
+    def __enter__(self) -> None:
+        self._previous.append(_set_grad_enabled(self.enabled))
+
+    def __exit__(self, *exc_info: object) -> None:
+        _set_grad_enabled(self._previous.pop())
+
+    def __call__(self, fn: Callable) -> Callable:
+        if not callable(fn):
+            raise TypeError(f"{type(self).__name__}(): decorates a function, got "
+                            f"{type(fn).__name__}")
+        mode = type(self)
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def generator(*args: Any, **kwargs: Any) -> Any:
+                gen = fn(*args, **kwargs)
+                sent: Any = None
+                while True:
+                    try:
+                        with mode():
+                            item = gen.send(sent)
+                    except StopIteration as stop:
+                        return stop.value
+                    sent = yield item
+            return generator
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with mode():
+                return fn(*args, **kwargs)
+        return call
+
+
+class no_grad(_GradMode):  # noqa: N801 - PyTorch's name
     """A context under which ops compute values but record no graph.
 
-    Also a decorator (``@no_grad()``). As in PyTorch, the mode belongs to the thread
-    that enters it: other threads go on recording.
+    Also a decorator (``@no_grad()``), generator functions included. As in PyTorch, the
+    mode belongs to the thread that enters it: other threads go on recording.
 
     Example:
         >>> from chaingrad import Value, no_grad
@@ -57,21 +112,14 @@ def no_grad() -> Iterator[None]:
         >>> y._prev
         ()
     """
-    previous = _set_grad_enabled(False)
-    try:
-        yield
-    finally:
-        _set_grad_enabled(previous)
+
+    enabled = False
 
 
-@contextlib.contextmanager
-def enable_grad() -> Iterator[None]:
+class enable_grad(_GradMode):  # noqa: N801 - PyTorch's name
     """Turn graph recording back on in this thread, e.g. inside a ``no_grad()`` block."""
-    previous = _set_grad_enabled(True)
-    try:
-        yield
-    finally:
-        _set_grad_enabled(previous)
+
+    enabled = True
 
 
 class paused_gc:  # noqa: N801 - used like a function: `with paused_gc():`
@@ -80,9 +128,9 @@ class paused_gc:  # noqa: N801 - used like a function: `with paused_gc():`
     chaingrad's graphs hold no reference cycles (a node points to its inputs, never back),
     so reference counting frees them the moment they are dropped and the cyclic collector
     has nothing to find in them. Left running, it would walk the whole growing graph again
-    and again while it is built: that is most of a training step's time in micrograd.
-    The pause is scoped (a model's forward pass, one backward pass), nests, and restores
-    the collector's previous state even on error; its thresholds are never changed.
+    and again while it is built. The pause is scoped (a model's forward pass, one backward
+    pass), nests, and restores the collector's state even on error; its thresholds are
+    never changed.
     """
 
     __slots__ = ("was_enabled",)
@@ -96,6 +144,9 @@ class paused_gc:  # noqa: N801 - used like a function: `with paused_gc():`
             gc.enable()
 
 
+# ---- nodes ----
+
+
 MANY = object()
 """Stored in ``_b`` when ``_a`` holds a tuple of three or more inputs."""
 
@@ -103,13 +154,14 @@ MANY = object()
 class Node:
     """The part of a graph node that both engines share: its inputs, in argument order.
 
-    A node keeps them in two slots, ``_a`` and ``_b`` (None where there is no such input;
-    three or more inputs go in ``_a`` as a tuple, with ``_b`` set to ``MANY``), and
-    ``_prev`` gives them as a tuple. Why not store the tuple: it would be one more object
-    per node for Python's garbage collector to walk, and a training step makes ~65,000.
+    ``_prev`` gives them as a tuple. A node stores them in two slots, ``_a`` and ``_b``
+    (None where there is no such input; three or more inputs go in ``_a`` as a tuple, with
+    ``_b`` set to ``MANY``): a tuple per node would be one more object for Python to
+    allocate and free, and a training step makes ~65,000 nodes. ``_mark`` is scratch
+    space for ``topological_order``.
     """
 
-    __slots__ = ("_a", "_b", "_mark")  # _mark: see topological_order
+    __slots__ = ("_a", "_b", "_mark")
 
     @property
     def _prev(self) -> tuple:
@@ -131,252 +183,351 @@ def unsplit(a: Any, b: Any) -> tuple:
     return a if b is MANY else (a, b)
 
 
-def topological_order(root: Node) -> list[Any]:
+# ---- the order of the walk ----
+
+_walking = threading.RLock()
+"""Held while a thread orders or back-propagates a graph. Graphs share nodes (a model's
+parameters), and a walk marks nodes and a pass resets and adds their gradients: one at a
+time, every pass sees only its own marks and adds up exactly, as PyTorch's do."""
+
+
+def topological_order(root: Node, *more_roots: Node) -> list[Any]:
     """Every node that ``root`` depends on, each after all of its inputs; ``root`` last.
+
+    With more roots, every node that any of them depends on, in the same kind of order.
 
     A depth-first walk with an explicit stack (no recursion, so a chain of a million
     ops is fine). A node met for the first time goes back on the stack, marked as
     waiting, under its inputs; when it comes up again, all of them have been emitted,
     and so is it. Marks are stored in each node's ``_mark`` slot as tokens made for
-    this walk: twice as fast as sets of visited nodes, and two walks never mix.
+    this walk: twice as fast as a set of visited nodes, and two walks never mix.
+
+    Example:
+        >>> from chaingrad import Value
+        >>> a = Value(1.0, label="a")
+        >>> [n.label or n._op for n in topological_order(a * 2 + a)]
+        ['a', '', '*', '+']
     """
-    done, waiting = object(), object()  # this walk's marks
-    order: list[Any] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        mark = node._mark
-        if mark is done:  # reached again through another path
-            continue
-        a, b = node._a, node._b
-        if a is None or mark is waiting:  # a leaf, or all of its inputs are done
-            node._mark = done
-            order.append(node)
-            continue
-        node._mark = waiting
-        stack.append(node)
-        if b is MANY:
-            stack.extend(child for child in reversed(a) if child._mark is not done)
-            continue
-        if b is not None and b._mark is not done:
-            stack.append(b)
-        if a._mark is not done:
-            stack.append(a)  # on top: the first input is walked first
-    return order
-
-
-def run_backward(
-    root: Any, seed: Any, create_graph: bool, accumulate: bool = True, trace: list | None = None
-) -> dict:
-    """Back-propagate ``seed`` from ``root`` through every node that ``root`` depends on.
-
-    Each pass starts every node of the graph at zero. With ``accumulate`` the gradients
-    each node had before are added back at the end, so a second ``backward()`` on the
-    same graph adds exactly one more gradient everywhere (micrograd's closures would
-    re-use the interior gradients of the first pass and silently give 4x). Without it,
-    the old gradients are put back untouched and this pass's are returned instead.
-
-    With a ``trace`` list, each step is also recorded there (see ``_propagate_traced``).
-
-    Returns:
-        ``{id(node): gradient of this pass}`` when ``accumulate`` is False, else ``{}``.
-    """
-    with paused_gc():
-        return _run_backward(root, seed, create_graph, accumulate, trace)
-
-
-def _run_backward(root: Any, seed: Any, create_graph: bool, accumulate: bool, trace: Any) -> dict:
-    order = topological_order(root)
-    # The usual case: a fresh graph and zeroed parameters. Then there is nothing to keep.
-    started_clean = accumulate and not any(map(_grad_of, order))
-    before = [0.0] * len(order) if started_clean else [node.grad for node in order]
-    if not started_clean:
-        for node in order:
-            node.grad = 0.0
-    root.grad = seed
-    found: dict = {}
-    try:
-        if trace is not None:
-            _propagate_traced(order, trace)
-        elif create_graph:
-            with enable_grad():
-                _propagate_graph(order)
-        elif not _propagate(order):
-            _name_the_non_finite_step(order, root, seed)
-        if not accumulate:
-            found = {id(node): node.grad for node in order}
-    except BaseException:
-        for node, old in zip(order, before):  # a failed pass leaves every .grad as it was
-            node.grad = old
-        raise
-    if not accumulate:
-        for node, old in zip(order, before):
-            node.grad = old
-    elif not started_clean:
-        for node, old in zip(order, before):
-            if old:
-                node.grad = old + node.grad
-    return found
-
-
-_grad_of = attrgetter("grad")
-
-# Value's rules for + and *, which _propagate runs inline; chaingrad.engine sets them.
-ADD_RULE: Any = None
-MUL_RULE: Any = None
-
-
-def _propagate(order: list[Any]) -> bool:
-    """The hot loop: each node adds ``grad * local derivative`` into its inputs (floats).
-
-    A node keeps its inputs in two slots, ``_a`` and ``_b`` (``_b`` is None for one input);
-    see ``Node``. Two shortcuts make this loop twice as fast (it is a third of a training
-    step):
-
-    - ``+`` and ``*`` are nine nodes in ten of a network, and calling their rules costs
-      more than the rules do, so the loop runs those two inline, as ``Value._add_vjp``
-      and ``Value._mul_vjp`` say: ``x + y`` gives both inputs ``g``; ``x * y`` gives
-      ``x`` ``y * g`` and ``y`` ``x * g``. Every other rule is called.
-    - nan and inf are looked for only where a gradient ends or is handed to a rule: at
-      the leaves, where the walk arrives once each gradient is complete, and as ``g``
-      of every rule that is called (one may stop an inf: a straight-through op returns
-      1.0 whatever ``g`` is). ``+`` and ``*`` pass a nan or inf on (0 * inf is nan), so
-      it reaches one of those checks. Then ``_run_backward`` walks again, checking every
-      step, to name the op that made it.
-
-    Returns:
-        False as soon as a gradient is seen not to be finite, else True.
-    """
-    add, mul = ADD_RULE, MUL_RULE
-    node = None
-    try:
-        for node in reversed(order):
-            rule = node._vjp
-            g = node.grad
-            if rule is add:
-                node._a.grad += g
-                node._b.grad += g
-            elif rule is mul:
-                a, b = node._a, node._b
-                a.grad += b.data * g
-                b.grad += a.data * g
-            elif g - g != 0.0:  # a leaf's complete gradient, or a rule's g
-                return False
-            elif rule is None:
+    with _walking:
+        done, waiting = object(), object()  # this walk's marks
+        order: list[Any] = []
+        stack = [*reversed(more_roots), root]
+        while stack:
+            node = stack.pop()
+            mark = node._mark
+            if mark is done:  # reached again through another path
                 continue
-            elif node._b is None:
-                a = node._a
-                if a is None:  # a leaf with a _backward assigned by hand: run it
-                    rule((), node.data, g)
-                    continue
-                (ga,) = rule((a.data,), node.data, g)  # before reading a.grad: a
-                a.grad += ga  # _backward closure assigned by hand adds to it itself
-            else:
-                prev = node._prev
-                grads = rule(tuple([child.data for child in prev]), node.data, g)
-                for child, ga in zip(prev, grads):
-                    child.grad += ga
-    except (ZeroDivisionError, OverflowError) as exc:
-        raise _non_finite(node, None) from exc
-    return True
+            a, b = node._a, node._b
+            if a is None or mark is waiting:  # a leaf, or all of its inputs are done
+                node._mark = done
+                order.append(node)
+                continue
+            node._mark = waiting
+            stack.append(node)
+            if b is MANY:
+                stack.extend(child for child in reversed(a) if child._mark is not done)
+                continue
+            if b is not None and b._mark is not done:
+                stack.append(b)
+            if a._mark is not done:
+                stack.append(a)  # on top: the first input is walked first
+        return order
 
 
-def _name_the_non_finite_step(order: list[Any], root: Any, seed: Any) -> None:
-    """A gradient was not finite: walk again, checking every step, to name the op."""
+# ---- the chain rule ----
+
+
+def backward(roots: Sequence[Any], seeds: Sequence[Any], create_graph: bool = False,
+             accumulate: bool = True, trace: list | None = None) -> dict[int, Any]:
+    """Back-propagate each seed, d(loss)/d(root), through every node the roots depend on.
+
+    Orders the graph (``topological_order``) and runs ``backward_pass`` over it; a graph of
+    Values with float gradients goes to ``_fast.backward``, its twin, which gives the same
+    gradients bit for bit, faster.
+
+    Args:
+        roots: The nodes to differentiate (usually one: the loss).
+        seeds: One gradient per root: 1.0 for a Value; an array of its shape for a Tensor;
+            a node (a Value or Tensor) with ``create_graph``.
+        create_graph: Run the rules on the nodes themselves, so that every gradient is a
+            node whose graph can be differentiated again.
+        accumulate: Add this pass into ``.grad`` (True), or return it (False).
+        trace: A list to append what each step did to (see ``backward_step``).
+
+    Returns:
+        ``{id(node): its gradient from this pass}`` when ``accumulate`` is False, else {}.
+
+    Raises:
+        DomainError: A gradient is not finite; it names the op whose step made it, and
+            every ``.grad`` is left as it was.
+    """
+    with _walking, paused_gc():
+        order = topological_order(*roots)
+        if len(roots) == 1 and type(seeds[0]) is float and not create_graph and trace is None:
+            found = _fast.backward(order, seeds[0], accumulate)
+            if found is not None:
+                return found
+            # a gradient was not finite: the checked pass names the op (and raises)
+            return backward_pass(order, roots, seeds, check=True)
+        return backward_pass(order, roots, seeds, create_graph, accumulate, trace)
+
+
+def backward_pass(order: list[Any], roots: Sequence[Any], seeds: Sequence[Any],
+                  create_graph: bool = False, accumulate: bool = True,
+                  trace: list | None = None, check: bool = False) -> dict[int, Any]:
+    """The chain rule over ``order``, a topological order of the roots' graph; see
+    ``backward``. With ``check``, every gradient is checked as it is made (else only
+    where nan or inf could stop: at the leaves, and before a rule that may drop them).
+
+    1. Start every node's gradient empty, and each root's at its seed.
+    2. Walk the order backwards, running each node's ``backward_step``: its rule turns
+       the gradient that reached it into one gradient per input, added (+=) into that
+       input's ``.grad``. Going backwards, a node has received all of its gradient, from
+       every op that uses it, before it passes it on.
+    3. Put back what each ``.grad`` held before, plus this pass (``accumulate``: calling
+       ``backward()`` twice adds twice, as PyTorch does), or return this pass and leave
+       every ``.grad`` as it was.
+    """
+    before = [node.grad for node in order]
+    try:
+        _start(order, roots, seeds)
+        if create_graph:
+            with enable_grad():
+                _propagate(order, create_graph=True, check=True, trace=trace)
+        else:
+            try:
+                _propagate(order, create_graph=False, check=check or trace is not None,
+                           trace=trace)
+                if not all(is_finite(node.grad) for node in order if node._rule is None):
+                    raise _NotFiniteError
+            except _NotFiniteError:
+                _name_the_non_finite_step(order, roots, seeds)
+        this_pass = [node.grad for node in order]
+    finally:  # a failed pass too leaves every .grad as it was
+        for node, old in zip(order, before):
+            node.grad = old
+    if not accumulate:
+        return {id(node): g for node, g in zip(order, this_pass)}
+    for node, old, g in zip(order, before, this_pass):
+        if g is not None:
+            node.grad = _add(old, _own(g, node) if node._rule is None else g)
+    return {}
+
+
+def _start(order: list[Any], roots: Sequence[Any], seeds: Sequence[Any]) -> None:
     for node in order:
-        node.grad = 0.0
-    root.grad = seed
-    _propagate_checked(order)
+        node.grad = node._initial_grad
+    for root, seed in zip(roots, seeds):
+        root.grad = _add(root.grad, seed)
+
+
+def _propagate(order: list[Any], create_graph: bool, check: bool, trace: list | None) -> None:
+    """The loop: every node's ``backward_step``, outputs before inputs."""
+    for node in reversed(order):
+        step = backward_step(node, create_graph, check)
+        if trace is not None and step is not None:
+            trace.append(step)
+
+
+def _name_the_non_finite_step(order: list[Any], roots: Sequence[Any], seeds: Sequence[Any]
+                              ) -> None:
+    """A gradient was not finite: walk again, checking every step, to name the op."""
+    _start(order, roots, seeds)
+    _propagate(order, create_graph=False, check=True, trace=None)
     # Every rule's result was finite: a _backward closure assigned by hand wrote it.
     raise DomainError("backward: a gradient is not finite, and no op's rule made it: a "
                       "hand-written _backward closure did")
 
 
-def _propagate_checked(order: list[Any]) -> None:
-    """``_propagate`` without the shortcuts: it raises at the first step that makes a
-    gradient that is not finite, naming the op (see ``_non_finite``)."""
-    for node in reversed(order):
-        vjp = node._vjp
-        if vjp is None:
-            continue
-        prev = node._prev
-        try:
-            grads = vjp(tuple([child.data for child in prev]), node.data, node.grad)
-        except (ZeroDivisionError, OverflowError) as exc:
-            raise _non_finite(node, None) from exc
-        for child, g in zip(prev, grads):
-            child.grad += g
-        if any(g - g != 0.0 for g in grads):
-            raise _non_finite(node, grads)
-        if any(child.grad - child.grad != 0.0 for child in prev):
-            if type(vjp) is ClosureRule:
-                raise DomainError(f"{node._op or 'backward'}: its hand-written _backward "
-                                  "closure wrote a gradient that is not finite (nan or inf)")
-            inputs = ", ".join(repr(child.data) for child in prev)
-            raise DomainError(f"{node._op or 'backward'}: the gradients that reach its "
-                              f"input(s) {inputs} add up to more than a float holds "
-                              "(overflow)")
+def backward_step(out: Any, create_graph: bool = False, check: bool = False) -> tuple | None:
+    """``out._backward()``: add ``out.grad`` times out's local derivative into each input.
 
+    Each input ``x`` gets ``rule.vjp(xs, out, out.grad)``'s gradient for it, summed back
+    to ``x``'s shape where the op broadcast it (Tensors; see ``sum_to_shape``), and added
+    into ``x.grad``. An input that takes no gradient (a Tensor with ``requires_grad=False``)
+    is skipped.
 
-def _propagate_traced(order: list[Any], trace: list) -> None:
-    """``_propagate`` one node at a time, appending to ``trace`` what each step did.
+    Args:
+        out: The node whose step this is.
+        create_graph: Hand the rule the nodes themselves rather than their data.
+        check: Raise a DomainError naming the op as soon as a gradient is not finite.
 
-    Each entry is ``(node, upstream_grad, [(input, grad_before, grad_after), ...])``; an
-    input reached twice (``a + a``) appears twice, showing the accumulation.
+    Returns:
+        None for a node without a rule; else ``(out, out.grad, updates)`` with one
+        ``(input, grad before, grad after)`` per input updated, in order (an input used
+        twice, as in ``a + a``, is updated twice).
     """
-    for node in reversed(order):
-        if node._vjp is None:
+    rule, g = out._rule, out.grad
+    if rule is None:
+        return None
+    if g is None:
+        raise RuntimeError(
+            f"{out._op or 'backward'}: _backward() needs the gradient that reached this node, "
+            "but its .grad is None; set it first (for the output: out.grad = ones of its "
+            "shape), or call out.backward()")
+    inputs = out._prev
+    if type(rule) is ClosureRule:  # micrograd-style: the closure adds into .grad itself
+        return _run_closure(out, inputs, create_graph, check)
+    if not check and not rule.primitive.keeps_nan and not is_finite(g):
+        raise _NotFiniteError  # this rule might drop it: let the checked pass name its source
+    xs = inputs if create_graph else tuple(x.data for x in inputs)
+    try:
+        grads = rule.vjp(xs, out if create_graph else out.data, g, *rule.params)
+    except (ZeroDivisionError, OverflowError) as exc:
+        raise _non_finite(out, None) from exc
+    except DomainError as exc:  # from the rule's own ops on nodes (create_graph): name it
+        if str(exc).startswith(f"{out._op}:"):
+            raise
+        raise _non_finite(out, None) from exc
+    if len(grads) != len(inputs):
+        raise ValueError(f"{out._op}: its rule returned {len(grads)} gradient(s) for "
+                         f"{len(inputs)} input(s)")
+    updates = []
+    for x, gx in zip(inputs, grads):
+        if gx is None or not x.requires_grad:
             continue
-        upstream, prev = node.grad, node._prev
-        before = [child.grad for child in prev]
-        _propagate_checked([node])  # the real step
-        if len({id(c) for c in prev}) == len(prev):
-            updates = [(c, b, c.grad) for c, b in zip(prev, before)]
-        elif type(node._vjp) is ClosureRule:  # opaque: all of it shows on the first one
-            updates, seen = [], set()
-            for c, b in zip(prev, before):
-                updates.append((c, c.grad, c.grad) if id(c) in seen else (c, b, c.grad))
-                seen.add(id(c))
-        else:  # each occurrence adds its own share: replay them in order
-            grads = node._vjp(tuple(c.data for c in prev), node.data, upstream)
-            updates, running = [], {}
-            for c, b, g in zip(prev, before, grads):
-                start = running.get(id(c), b)
-                running[id(c)] = start + g
-                updates.append((c, start, start + g))
-        trace.append((node, upstream, updates))
+        if hasattr(x.data, "shape"):  # an array: sum what the op broadcast back
+            gx = sum_to_shape(gx, x.data.shape, out._op)
+        if check and not is_finite(gx):
+            raise _non_finite(out, grads, x, gx)
+        old = x.grad
+        x.grad = gx if old is None else old + gx  # never in place: gx may be shared
+        if check and not is_finite(x.grad):
+            raise _overflow(out, inputs)
+        updates.append((x, old, x.grad))
+    return out, g, updates
 
 
-def _propagate_graph(order: list[Any]) -> None:
-    """Like ``_propagate`` but on the nodes themselves, so the gradients form a graph."""
-    for node in reversed(order):
-        vjp = node._vjp
-        if vjp is None:
-            continue
-        if type(vjp) is ClosureRule:
-            raise TypeError(
-                f"backward(create_graph=True): node {node._op!r} has a hand-written "
-                "_backward closure, which works on floats and cannot be differentiated "
-                "again; build it with chaingrad.primitive instead"
-            )
-        try:
-            grads = vjp(node._prev, node, node.grad)
-        except (ZeroDivisionError, OverflowError, DomainError) as exc:
-            raise _non_finite(node, None) from exc
-        for child, g in zip(node._prev, grads):
-            child.grad = child.grad + g
-            data = getattr(g, "data", g)
-            if data - data != 0.0:
-                raise _non_finite(node, grads)
+def _run_closure(out: Any, inputs: tuple, create_graph: bool, check: bool) -> tuple:
+    """Run a ``_backward`` closure assigned by hand (see ``ClosureRule``)."""
+    if create_graph:
+        raise TypeError(
+            f"backward(create_graph=True): node {out._op!r} has a hand-written _backward "
+            "closure, which works on numbers and cannot be differentiated again; build it "
+            "with chaingrad.primitive instead")
+    for x in inputs:  # the closure adds into .grad: give it something to add to
+        if x.grad is None:
+            x.grad = x.data * 0
+    before = [x.grad.copy() if hasattr(x.grad, "copy") else x.grad for x in inputs]
+    out._rule.backward()
+    if check and not all(is_finite(x.grad) for x in inputs):
+        raise DomainError(f"{out._op or 'backward'}: its hand-written _backward closure "
+                          "wrote a gradient that is not finite (nan or inf)")
+    return out, out.grad, [(x, old, x.grad) for x, old in zip(inputs, before)]
 
 
-def _non_finite(node: Any, grads: Any) -> DomainError:
-    inputs = ", ".join(repr(child.data) for child in node._prev)
-    got = "" if grads is None else f" (got {tuple(getattr(g, 'data', g) for g in grads)})"
+def backward_closure(out: Any) -> Callable[[], None]:
+    """``out._backward``: its ``backward_step`` as a closure, to call by hand as in
+    micrograd's lecture (set ``out.grad`` first, or run the steps after it)."""
+
+    def _backward() -> None:
+        backward_step(out)
+
+    return _backward
+
+
+def sum_to_shape(g: Any, shape: tuple[int, ...], op: str = "backward") -> Any:
+    """The gradient ``g`` of a broadcast input, summed back to the input's ``shape``.
+
+    Broadcasting prepends axes and stretches axes of size 1; the gradient of a stretched
+    input is the sum over the stretched axes. ``g`` may be an array or a Tensor (with
+    ``create_graph``): only ``.shape``, ``.sum`` and ``.reshape`` are used.
+
+    Example:
+        >>> import numpy as np
+        >>> sum_to_shape(np.ones((4, 2, 3)), (2, 1)).tolist()
+        [[12.0], [12.0]]
+    """
+    if g.shape == shape:
+        if shape == () and not hasattr(g, "_prev"):
+            import numpy as np  # numpy makes 0-d results scalars: a Tensor's grad is an array
+
+            return np.asarray(g)
+        return g
+    lead = len(g.shape) - len(shape)
+    if lead < 0 or any(n != 1 and g.shape[lead + i] != n for i, n in enumerate(shape)):
+        raise ValueError(f"{op}: a gradient of shape {g.shape} cannot belong to an input of "
+                         f"shape {shape}")
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    return g.sum(axis=axes, keepdims=True).reshape(shape) if axes else g.reshape(shape)
+
+
+def is_finite(g: Any) -> bool:
+    """True when a gradient has no nan or inf: a float, an array, or a node's data."""
+    if g is None:
+        return True
+    if hasattr(g, "_prev"):  # a node (create_graph): its data
+        g = g.data
+    bad = g - g != 0  # nan - nan and inf - inf are nan
+    return not (bad.any() if hasattr(bad, "any") else bad)
+
+
+def _own(g: Any, leaf: Any) -> Any:
+    """A leaf's gradient as an array of its own, in its dtype: a rule may hand one array to
+    several inputs (``+`` does), or a view; a parameter's gradient must not be shared,
+    since optimizers and users change it in place. Floats and nodes are kept as they are."""
+    if hasattr(g, "_prev") or not hasattr(g, "astype"):
+        return g
+    return g.astype(leaf.data.dtype, copy=True)
+
+
+def _add(old: Any, new: Any) -> Any:
+    """``old + new``, where an empty ``old`` (None, or a Value's 0.0) adds nothing."""
+    if old is None or (type(old) is float and old == 0.0):
+        return new
+    return old + new
+
+
+def _non_finite(node: Any, grads: Any, x: Any = None, g: Any = None) -> DomainError:
+    """The error for a rule that made a nan or inf: the op, where, and what it got."""
+    shaped = hasattr(node.data, "shape") and node.data.shape != ()
+    if x is not None and shaped:
+        return _non_finite_array(node, x, g)
+    inputs = ", ".join(repr(_number(c.data)) for c in node._prev)
+    got = "" if grads is None else f" (got {tuple(_number(g) for g in grads)})"
     return DomainError(
         f"{node._op or 'backward'}: the gradient is not finite at input(s) {inputs}{got}; "
-        "the derivative is unbounded there, or the product overflows a float"
-    )
+        "the derivative is unbounded there, or the product overflows a float")
+
+
+def _non_finite_array(node: Any, x: Any, g: Any) -> DomainError:
+    if hasattr(g, "_prev"):
+        g = g.data
+    flat = (g - g != 0).reshape(-1)
+    i = int(flat.argmax())
+    index = tuple(int(k) for k in _unravel(i, g.shape))
+    value = x.data.reshape(-1)[i].item() if x.data.shape == g.shape else None
+    where = f"index {index}, where the input is {value!r}" if value is not None else \
+        f"index {index}"
+    return DomainError(
+        f"{node._op or 'backward'}: the gradient is {g.reshape(-1)[i].item()} at {where} "
+        f"(input of shape {x.data.shape}); the derivative is unbounded there or overflows")
+
+
+def _overflow(node: Any, inputs: tuple) -> DomainError:
+    values = ", ".join(repr(_number(c.data)) for c in inputs)
+    return DomainError(f"{node._op or 'backward'}: the gradients that reach its input(s) "
+                       f"{values} add up to more than a float holds (overflow)")
+
+
+def _number(x: Any) -> Any:
+    """A node's data or a gradient as a plain number when it is one (for messages)."""
+    if hasattr(x, "_prev"):
+        x = x.data
+    return x.item() if getattr(x, "size", 0) == 1 else x
+
+
+def _unravel(i: int, shape: tuple) -> list[int]:
+    index = []
+    for n in reversed(shape):
+        index.append(i % n)
+        i //= n
+    return index[::-1]
+
+
+class _NotFiniteError(Exception):
+    """A gradient is not finite: the unchecked pass stops, and the checked pass names it."""
 
 
 def do_nothing() -> None:
@@ -386,15 +537,18 @@ def do_nothing() -> None:
 class ClosureRule:
     """A micrograd-style ``_backward`` closure that a user assigned by hand, as a rule.
 
-    Such a closure reads ``out.grad`` and adds into its inputs' ``.grad`` itself, so as a
-    rule it returns zeros for the driver to add.
+    Such a closure reads ``out.grad`` and adds into its inputs' ``.grad`` itself, so the
+    driver runs it and adds nothing more.
     """
 
     __slots__ = ("backward",)
+    params: tuple = ()
+    primitive = None
 
-    def __init__(self, backward: Any) -> None:
+    def __init__(self, backward: Callable[[], None]) -> None:
         self.backward = backward
 
-    def __call__(self, xs: tuple, out: Any, g: Any) -> tuple:
+    def vjp(self, xs: tuple, out: Any, g: Any) -> tuple:
         self.backward()
         return (0.0,) * len(xs)
+

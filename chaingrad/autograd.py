@@ -1,39 +1,45 @@
-"""Gradients as functions: ``grad``, user-defined ``primitive`` ops and ``gradcheck``."""
+"""Gradients as functions (``grad``), your own primitives (``primitive``), and ``gradcheck``.
+
+Each works on both engines through the node protocol (see ``chaingrad.autodiff``): Values
+and numbers, or Tensors and arrays.
+"""
 
 from __future__ import annotations
 
-import importlib
 import math
-import sys
 from collections.abc import Callable, Sequence
 from numbers import Real
 from typing import Any
 
 from . import autodiff
-from .engine import Value, _lift, _node
+from .engine import Value
 from .errors import DomainError, GradcheckError
+from .rules import GENERIC_FORMULA, Primitive
 
 
 def grad(
-    outputs: Value | Sequence[Value],
-    inputs: Value | Sequence[Value],
-    create_graph: bool = False,
-    allow_unused: bool = False,
+    outputs: Any,
+    inputs: Any,
     grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
 ) -> list:
     """d(outputs)/d(input) for each input, without touching any ``.grad``.
 
-    Like ``torch.autograd.grad``: several outputs are summed first.
+    As ``torch.autograd.grad``: with several outputs, their gradients are added.
 
     Args:
-        outputs: A Value, or several whose sum is differentiated.
-        inputs: The Values to differentiate with respect to.
-        create_graph: Return differentiable Values (so that you can take ``grad`` again)
-            instead of floats.
-        allow_unused: Return None for an input that ``outputs`` does not depend on,
+        outputs: A Value or Tensor, or several.
+        inputs: The Values (or Tensors with ``requires_grad=True``) to differentiate with
+            respect to.
+        grad_outputs: d(loss)/d(output) for each output (None: 1, for an output with one
+            element).
+        retain_graph: Accepted for PyTorch's sake; chaingrad always keeps the graph.
+        create_graph: Return differentiable Values (or Tensors), so that you can take
+            ``grad`` again, instead of floats (or arrays).
+        allow_unused: Return None for an input that the outputs do not depend on,
             instead of raising ValueError.
-        grad_outputs: For Tensors: d(loss)/d(output) for each output that has more than
-            one element (see ``chaingrad.tensor_autograd.grad``).
 
     Returns:
         One gradient per input, in order.
@@ -47,68 +53,71 @@ def grad(
         >>> df.data, d2f.data, d3f
         (12.0, 12.0, 6.0)
     """
-    tensors = _tensor_side(outputs, inputs)
-    if tensors is not None:
-        return tensors.grad(outputs, inputs, create_graph, allow_unused, grad_outputs)
-    outs, ins = _values("outputs", outputs), _values("inputs", inputs)
-    for what, values in (("outputs", outs), ("inputs", ins)):
-        for v in values:
-            if not isinstance(v, Value):
-                raise TypeError(f"grad: {what} must be Values, got {type(v).__name__}")
-    with autodiff.enable_grad():
-        root = outs[0] if len(outs) == 1 else _sum(outs)
-    seed = Value(1.0) if create_graph else 1.0
-    found = autodiff.run_backward(root, seed, create_graph, accumulate=False)
+    outs, ins = _nodes("outputs", outputs), _nodes("inputs", inputs)
+    for i, x in enumerate(ins):
+        if not x.requires_grad:
+            raise ValueError(f"grad: input {i} (shape {x.data.shape}) does not require a "
+                             "gradient")
+    if grad_outputs is None or not isinstance(grad_outputs, (list, tuple)):
+        given = [grad_outputs] * len(outs) if len(outs) == 1 or grad_outputs is None else None
+    else:
+        given = list(grad_outputs)
+    if given is None or len(given) != len(outs):
+        raise ValueError(f"grad: needs one grad_output per output ({len(outs)})")
+    roots, seeds = [], []
+    for i, (out, g) in enumerate(zip(outs, given)):
+        if out.requires_grad:  # an output computed from no input has no gradient to give
+            roots.append(out)
+            seeds.append(out._seed(g, create_graph, f"grad: output {i}"))
+    found = autodiff.backward(roots, seeds, create_graph, accumulate=False) if roots else {}
     result = []
     for i, x in enumerate(ins):
-        if id(x) in found:
-            result.append(found[id(x)])
-        elif allow_unused:
-            result.append(None)
-        else:
-            raise ValueError(
-                f"grad: input {i} ({x!r}) is not used to compute the outputs; "
-                "pass allow_unused=True to get None for it"
-            )
+        g = found.get(id(x))
+        if g is None and not allow_unused:
+            raise ValueError(f"grad: input {i} ({x!r}) is not used to compute the outputs; "
+                             "pass allow_unused=True to get None for it")
+        result.append(g)
     return result
 
 
-def _values(what: str, given: object) -> list:
-    """A Value, or a list or tuple of them, as a list (checked by the caller)."""
-    if isinstance(given, Value):
-        return [given]
-    if not isinstance(given, (list, tuple)):
-        raise TypeError(f"grad: {what} must be a Value or a list of Values, "
+def _nodes(what: str, given: Any) -> list:
+    """A node, or a non-empty list or tuple of nodes of one engine, as a list."""
+    items = [given] if isinstance(given, autodiff.Node) else given
+    if not isinstance(items, (list, tuple)):
+        raise TypeError(f"grad: {what} must be a Value or Tensor, or a list of them, "
                         f"got {type(given).__name__}")
-    if not given:
+    if not items:
         raise ValueError(f"grad: {what} is empty")
-    return list(given)
-
-
-def _sum(values: list[Value]) -> Value:
-    total = values[0]
-    for v in values[1:]:
-        total = total + v
-    return total
+    for item in items:
+        if not isinstance(item, autodiff.Node):
+            raise TypeError(f"grad: {what} must be Values or Tensors, got "
+                            f"{type(item).__name__}")
+        if type(item) is not type(items[0]):
+            raise TypeError(f"grad: {what} mix {type(items[0]).__name__}s and "
+                            f"{type(item).__name__}s")
+    return list(items)
 
 
 def primitive(
-    forward: Callable[..., float],
-    backward: Callable[[tuple, float, float], Sequence[float]],
+    forward: Callable[..., Any],
+    backward: Callable[[tuple, Any, Any], Sequence[Any]],
     name: str | None = None,
-) -> Callable[..., Value]:
+) -> Callable[..., Any]:
     """Make a new differentiable op from a forward function and its backward function.
 
     Args:
-        forward: ``forward(*xs) -> float`` on plain floats.
+        forward: ``forward(*xs)`` on plain floats (or, for Tensors, on numpy arrays).
         backward: ``backward(xs, out, grad) -> tuple`` with one gradient per input:
             ``grad * d(out)/d(x)`` for each ``x`` in ``xs``. Written with arithmetic
             operators and ``chaingrad.functional``'s functions (``F.exp`` rather than
             ``math.exp``), it also works on Values, and the op can be differentiated twice.
+            For Tensors, a gradient may be in the output's shape (a broadcast input's
+            gradient is summed back for you).
         name: The op's name in graphs and errors (default: ``forward.__name__``).
 
     Returns:
-        A function that takes Values or numbers and returns a Value.
+        A function that takes Values or numbers (or Tensors, arrays and numbers) and
+        returns a Value (or a Tensor).
 
     Example:
         >>> def square(x):
@@ -127,124 +136,91 @@ def primitive(
         raise TypeError("primitive: forward and backward must be callables")
     op = name or getattr(forward, "__name__", "primitive")
 
-    def vjp(xs: tuple, out: float, g: float) -> tuple:
+    def vjp(xs: tuple, out: Any, g: Any) -> tuple:
         try:
             grads = backward(xs, out, g)
         except TypeError as exc:
-            if isinstance(out, Value):
+            if isinstance(out, autodiff.Node):
                 raise TypeError(
-                    f"{op}: its backward failed on Values ({exc}); to differentiate it "
-                    "twice (create_graph=True) write it with operators and the functions "
-                    "of chaingrad.functional (F.exp, F.log, ...), which take floats and Values"
-                ) from exc
+                    f"{op}: its backward failed on {type(out).__name__}s ({exc}); to "
+                    "differentiate it twice (create_graph=True) write it with operators and "
+                    "the functions of chaingrad.functional (F.exp, F.log, ...), which take "
+                    "numbers, arrays, Values and Tensors") from exc
             raise
         grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
         if len(grads) != len(xs):
-            raise ValueError(
-                f"{op}: backward returned {len(grads)} gradient(s) for {len(xs)} input(s)"
-            )
-        for i, g in enumerate(grads):
-            if not isinstance(g, (Real, Value)) or isinstance(g, bool):
-                raise TypeError(f"{op}: backward must return one number per input; "
-                                f"gradient {i} is {type(g).__name__} {g!r}")
+            raise ValueError(f"{op}: backward returned {len(grads)} gradient(s) for "
+                             f"{len(xs)} input(s)")
+        if type(out) is float:  # the scalar engine: numbers only
+            for i, gi in enumerate(grads):
+                if isinstance(gi, Value):
+                    raise TypeError(f"{op}: backward returned a Value for gradient {i} in an "
+                                    "ordinary backward(); it gets floats and must return "
+                                    "floats (return g * ..., not a new Value)")
+                if not isinstance(gi, Real) or isinstance(gi, bool):
+                    raise TypeError(f"{op}: backward must return one number per input; "
+                                    f"gradient {i} is {type(gi).__name__} {gi!r}")
         return grads
 
-    tensor_op = None
+    rule = Primitive(op, vjp, (GENERIC_FORMULA,), forward=forward, keeps_nan=False)
 
-    def apply(*args: Value | float) -> Value:
-        nonlocal tensor_op
-        if _tensor_side(args) is not None:  # the same pair of functions, on arrays
-            if tensor_op is None:
-                tensor_op = _tensor_side(args).primitive(forward, backward, name=op)
-            return tensor_op(*args)
+    def apply(*args: Any) -> Any:
+        like = next((a for a in args if isinstance(a, autodiff.Node)), None)
+        engine = Value if like is None else type(like)
         inputs = []
         for i, a in enumerate(args):
-            v = _lift(a)
-            if v is None:
-                raise TypeError(f"{op}: argument {i} must be a Value or a number, "
-                                f"got {type(a).__name__}")
-            inputs.append(v)
-        try:
-            data = forward(*(v.data for v in inputs))
-        except (ValueError, ZeroDivisionError, OverflowError) as exc:
-            args_text = ", ".join(str(v.data) for v in inputs)
-            raise DomainError(f"{op}: forward failed at ({args_text}): {exc}") from exc
-        data = _check_output(op, data)
-        return _node(data, *autodiff.split(tuple(inputs)), op, vjp)
+            x = engine._lift(a, like)
+            if x is None:
+                kinds = {Value: "a Value or a number"}.get(
+                    engine, f"a {engine.__name__}, an array or a number")
+                if like is None:
+                    kinds = "a Value, a Tensor, a number or an array"
+                raise TypeError(f"{op}: argument {i} must be {kinds}, got {type(a).__name__}")
+            inputs.append(x)
+        return engine._apply(rule, inputs)
 
     apply.__name__ = op
     apply.__doc__ = f"The chaingrad primitive {op!r} (forward {forward!r})."
     return apply
 
 
-def _tensor_side(*objects: Any) -> Any:
-    """``chaingrad.tensor_autograd`` if any object (or item of one) is a Tensor, else None.
-
-    Tensors need numpy; the scalar engine must not import it, and no Tensor can exist
-    before ``chaingrad.tensor`` has been imported, so only then is there anything to check.
-    """
-    tensor = sys.modules.get("chaingrad.tensor_engine.tensor")
-    if tensor is None:
-        return None
-    for obj in objects:
-        items = obj if isinstance(obj, (list, tuple)) else (obj,)
-        if any(isinstance(item, tensor.Tensor) for item in items):
-            return importlib.import_module("chaingrad.tensor_engine.autograd")
-    return None
-
-
-def _is_array(x: object) -> bool:
-    """Whether ``x`` is a Tensor or a numpy array (of any shape), importing neither."""
-    tensor = sys.modules.get("chaingrad.tensor_engine.tensor")
-    if tensor is not None and isinstance(x, tensor.Tensor):
-        return True
-    return type(x).__module__ == "numpy" and type(x).__name__ == "ndarray"
-
-
-def _check_output(op: str, data: object) -> float:
-    if not isinstance(data, Real) or isinstance(data, Value):
-        raise TypeError(f"{op}: forward must return a real number, got {type(data).__name__}")
-    data = float(data)
-    if not math.isfinite(data):
-        raise DomainError(f"{op}: forward returned {data}, needs a finite number")
-    return data
-
-
 def gradcheck(
-    fn: Callable[..., Value],
-    inputs: Sequence[float | Value],
+    fn: Callable[..., Any],
+    inputs: Sequence[Any],
     eps: float = 1e-6,
     atol: float = 1e-5,
     rtol: float = 1e-3,
 ) -> bool:
-    """Compare the engine's gradient with central finite differences for every input.
+    """Compare the engine's gradient with central finite differences, for every input.
 
-    Each input ``x_i`` is checked with ``(f(x_i + eps) - f(x_i - eps)) / (2 eps)``; the
-    check passes where ``|analytic - numeric| <= atol + rtol * |numeric|``.
+    Each input ``x_i`` (each entry of it, for an array) is checked with
+    ``(f(x_i + eps) - f(x_i - eps)) / (2 eps)``; the check passes where
+    ``|analytic - numeric| <= atol + rtol * |numeric|``. Arrays and Tensors are checked in
+    float64; an output with more than one entry is first weighted by fixed random numbers
+    and summed, so one pass checks its whole Jacobian (up to that random projection).
 
     Args:
-        fn: Takes one Value per input and returns a Value (or, when any input is a
-            Tensor or an array, Tensors and a Tensor: see ``tensor_autograd.gradcheck``).
-        inputs: The point to check at (numbers, or Values whose ``.data`` is used).
+        fn: Takes one Value per input and returns a Value (or Tensors and a Tensor).
+        inputs: The point to check at: numbers or Values (or arrays or Tensors).
 
     Returns:
         True when every input passes.
 
     Raises:
-        GradcheckError: Naming the first input that fails, with both values.
+        GradcheckError: Naming the first input (and index) that fails, with both values,
+            or saying that a nudge of ``eps`` left the function's domain.
 
     Example:
         >>> gradcheck(lambda x, y: (x * y).tanh(), [0.3, -1.2])
         True
     """
-    if any(_is_array(x) for x in inputs):
-        tensor_autograd = importlib.import_module("chaingrad.tensor_engine.autograd")
-        return tensor_autograd.gradcheck(fn, inputs, eps, atol, rtol)
     if not (isinstance(eps, Real) and 0 < eps < math.inf):
         raise ValueError(f"gradcheck: eps must be a positive number, got {eps!r}")
+    if any(hasattr(x, "shape") for x in inputs):
+        return _gradcheck_arrays(fn, inputs, eps, atol, rtol)
     point, names = [], []
     for i, x in enumerate(inputs):
-        v = _lift(x)
+        v = Value._lift(x, None)
         if v is None:
             raise TypeError(f"gradcheck: input {i} must be a number or a Value, "
                             f"got {type(x).__name__} {x!r}")
@@ -256,15 +232,65 @@ def gradcheck(
     if not isinstance(out, Value):
         raise TypeError(f"gradcheck: fn must return a Value, got {type(out).__name__}")
     analytic = grad(out, leaves, allow_unused=True)
+
+    def value_at(i: int, x: float) -> float:
+        with autodiff.no_grad():
+            try:
+                return fn(*[Value(x if j == i else p) for j, p in enumerate(point)]).data
+            except DomainError as exc:
+                raise GradcheckError(
+                    f"gradcheck: {names[i]} (x = {point[i]}): the nudge to {x} left the "
+                    f"function's domain ({exc}); check at a point further from its edge "
+                    "or with a smaller eps") from exc
+
     for i, a in enumerate(analytic):
         a = 0.0 if a is None else a
-        with autodiff.no_grad():
-            up = fn(*[Value(x + eps if j == i else x) for j, x in enumerate(point)]).data
-            down = fn(*[Value(x - eps if j == i else x) for j, x in enumerate(point)]).data
-        numeric = (up - down) / (2 * eps)
+        numeric = (value_at(i, point[i] + eps) - value_at(i, point[i] - eps)) / (2 * eps)
         if not abs(a - numeric) <= atol + rtol * abs(numeric):
             raise GradcheckError(
                 f"gradcheck: {names[i]} (x = {point[i]}): analytic gradient {a!r} "
-                f"!= numeric {numeric!r} (eps={eps}, atol={atol}, rtol={rtol})"
-            )
+                f"!= numeric {numeric!r} (eps={eps}, atol={atol}, rtol={rtol})")
+    return True
+
+
+def _gradcheck_arrays(fn: Callable[..., Any], inputs: Sequence[Any], eps: float, atol: float,
+                      rtol: float) -> bool:
+    """``gradcheck`` on Tensors or arrays: every entry of every input, in float64."""
+    import numpy as np
+
+    from .tensor_engine import Tensor  # the Tensor engine needs numpy: loaded only here
+
+    point = [np.array(x.data if isinstance(x, Tensor) else x, dtype=np.float64)
+             for x in inputs]
+    leaves = [Tensor(x, requires_grad=True) for x in point]
+    out = fn(*leaves)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"gradcheck: fn must return a Tensor, got {type(out).__name__}")
+    weights = np.random.default_rng(0).uniform(0.5, 1.5, size=out.shape)
+
+    def value(i: int, index: tuple, arrays: list) -> float:
+        with autodiff.no_grad():
+            try:
+                return float((np.asarray(fn(*(Tensor(a) for a in arrays)).data)
+                              * weights).sum())
+            except DomainError as exc:
+                raise GradcheckError(
+                    f"gradcheck: input {i} at index {index}: a nudge of eps={eps} left the "
+                    f"function's domain ({exc}); check at a point further from its edge or "
+                    "with a smaller eps") from exc
+
+    analytic = grad((out * weights).sum(), leaves, allow_unused=True)
+    for i, (x, g) in enumerate(zip(point, analytic)):
+        g = np.zeros_like(x) if g is None else np.asarray(g)
+        for index in np.ndindex(x.shape):
+            nudged = [p.copy() for p in point]
+            nudged[i][index] = x[index] + eps
+            up = value(i, index, nudged)
+            nudged[i][index] = x[index] - eps
+            numeric = (up - value(i, index, nudged)) / (2 * eps)
+            if not abs(g[index] - numeric) <= atol + rtol * abs(numeric):
+                raise GradcheckError(
+                    f"gradcheck: input {i} at index {index} (x = {x[index]}): analytic "
+                    f"gradient {g[index].item()!r} != numeric {numeric!r} (eps={eps}, "
+                    f"atol={atol}, rtol={rtol})")
     return True

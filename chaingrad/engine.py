@@ -1,36 +1,50 @@
 """Value: a scalar that remembers how it was computed, so that it can be differentiated.
 
-Every op builds an output node whose ``_prev`` holds its inputs and whose ``_vjp`` is the
-op's derivative rule, written right under the op: given the inputs ``xs``, the output
-``out`` and the gradient ``g`` flowing into ``out``, it returns ``g * d(out)/d(x)`` for each
-input ``x``. ``backward()`` visits the nodes in reverse topological order and adds (``+=``)
-what each rule returns into its inputs' ``.grad``: the chain rule, one node at a time.
+Each op computes its value with its primitive's ``forward`` and makes an output node whose
+``_prev`` holds its inputs and whose ``_rule`` is that primitive: its derivative rule,
+stated once in ``chaingrad/rules.py`` (one hop from each op below). ``backward()`` visits
+the nodes in reverse topological order and adds (``+=``) what each rule gives into its
+inputs' ``.grad``: the chain rule, one node at a time (``chaingrad/autodiff.py``).
 
-The rules are written once and work on two kinds of numbers: on floats for an ordinary
-``backward()``, and on the Values themselves for ``backward(create_graph=True)``, where the
-gradient is itself a graph that can be differentiated again.
+The rules work on two kinds of numbers: on floats for an ordinary ``backward()``, and on
+the Values themselves for ``backward(create_graph=True)``, where the gradient is itself a
+graph that can be differentiated again.
 
 Why a rule and not a closure made by each op, as in micrograd: a closure that reaches its
 own output node is a reference cycle, and a graph of cycles is freed only by Python's cyclic
 garbage collector, which then spends most of a training step walking the graph. The rules
-are plain functions, the graph is freed the moment it is dropped, and ``node._backward``
+are plain objects, the graph is freed the moment it is dropped, and ``node._backward``
 still hands you the closure to call by hand.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from numbers import Real
 
 from . import autodiff
 from .errors import DomainError
+from .rules import (
+    ABS,
+    ADD,
+    COS,
+    EXP,
+    LOG,
+    MUL,
+    POW,
+    POW_N,
+    RELU,
+    SIGMOID,
+    SIN,
+    SQRT,
+    TANH,
+    Bound,
+    Primitive,
+)
 
 Number = int | float
-Rule = Callable[..., tuple]
 
 _new = object.__new__
-_MAX_EXP = math.log(1.7976931348623157e308)  # exp(x) overflows a float beyond this
 
 
 class Value(autodiff.Node):
@@ -42,6 +56,9 @@ class Value(autodiff.Node):
         _op: The name of the op that made it ('' for a leaf).
         label: A name to show in drawings and explanations.
 
+    Like micrograd's Value (and PyTorch's Tensor), it takes attributes of your own
+    (``p.m = 0.0`` for an optimizer's moment, say).
+
     Example:
         >>> x = Value(2.0, label="x")
         >>> y = x * x + 3 * x
@@ -50,8 +67,11 @@ class Value(autodiff.Node):
         (10.0, 7.0)
     """
 
-    __slots__ = ("data", "grad", "_op", "label", "_vjp")  # _a, _b (the inputs): autodiff.Node
+    __slots__ = ("data", "grad", "_op", "_rule", "__dict__")  # + autodiff.Node's
+    label = ""  # a name for drawings and explanations; set, it goes in the node's __dict__
     __array_ufunc__ = None  # numpy scalars on the left defer to our reflected operators
+    requires_grad = True  # every Value takes a gradient
+    _initial_grad = 0.0  # .grad before any gradient has reached it, as in micrograd
 
     def __init__(self, data: Number, _children: tuple = (), _op: str = "", label: str = ""):
         if type(data) is not float:
@@ -67,149 +87,74 @@ class Value(autodiff.Node):
                                 f"{type(child).__name__} {child!r}")
         self._a, self._b = autodiff.split(_children)
         self._op = _op
-        self.label = label
-        self._vjp = None
+        if label:
+            self.label = label
+        self._rule = None
         self._mark = None
 
-    # ---- primitives: the forward value, then its derivative rule ----
+    # ---- primitives: each forward and rule is its primitive's, in chaingrad/rules.py ----
 
     def __add__(self, other: Value | Number) -> Value:
-        """x + y;  d/dx = 1, d/dy = 1."""
+        """x + y;  d/dx = 1, d/dy = 1 (``rules.ADD``)."""
         y = other if type(other) is Value else _lift(other)
         if y is None:
             return _not_a_number("+", other)
-        return _node(self.data + y.data, self, y, "+", Value._add_vjp)
-
-    @staticmethod
-    def _add_vjp(xs, out, g):
-        return g, g
+        return _node(ADD.forward(self.data, y.data), self, y, ADD)
 
     def __mul__(self, other: Value | Number) -> Value:
-        """x * y;  d/dx = y, d/dy = x."""
+        """x * y;  d/dx = y, d/dy = x (``rules.MUL``)."""
         y = other if type(other) is Value else _lift(other)
         if y is None:
             return _not_a_number("*", other)
-        return _node(self.data * y.data, self, y, "*", Value._mul_vjp)
-
-    @staticmethod
-    def _mul_vjp(xs, out, g):
-        x, y = xs
-        return y * g, x * g
+        return _node(MUL.forward(self.data, y.data), self, y, MUL)
 
     def __pow__(self, other: Value | Number) -> Value:
-        """x ** n;  d/dx = n * x**(n-1), and for a Value exponent d/dn = x**n * log(x)."""
+        """x ** n;  d/dx = n * x**(n-1) (``rules.POW_N``); for a Value exponent y,
+        also d/dy = x**y * log(x) (``rules.POW``)."""
         if type(other) is Value:
-            return _node(_pow("**", self.data, other.data), self, other, "**", Value._pow_vjp)
+            return _node(POW.forward(self.data, other.data), self, other, POW)
         n = _number(other)
         if n is None:
             return _not_a_number("**", other)
         if n - n != 0:
             raise ValueError(f"**: got exponent {n}, needs a finite number")
-
-        def _pow_number_vjp(xs, out, g):  # d/dx = n * x**(n-1); 0 for n = 0
-            return (n * xs[0] ** (n - 1) * g,) if n != 0 else (0 * g,)
-
-        return _node(_pow(f"**{other}", self.data, n), self, None, f"**{other}", _pow_number_vjp)
-
-    @staticmethod
-    def _pow_vjp(xs, out, g):
-        """The rule of x ** y for a Value y, as PyTorch has it: d/dx is 0 where y = 0, and
-        d/dy is 0 where x = 0 (log x is only needed where x > 0)."""
-        x, y = xs
-        xd = _data(x)
-        if xd > 0:
-            dy = out * _log(x) * g
-        elif xd == 0:
-            dy = 0 * g
-        else:
-            raise DomainError(f"**: d/dy of x ** y needs x > 0 (log x), got x = {xd}")
-        dx = y * x ** (y - 1) * g if _data(y) != 0 else 0 * g
-        return dx, dy
+        return _node(POW_N.forward(self.data, n), self, None, POW_N.bind(n), f"**{other}")
 
     def relu(self) -> Value:
-        """max(0, x);  d/dx = 1 if x > 0 else 0."""
-        return _node(self.data if self.data > 0 else 0.0, self, None, "ReLU", Value._relu_vjp)
-
-    @staticmethod
-    def _relu_vjp(xs, out, g):
-        return ((_data(out) > 0) * g,)
+        """max(0, x);  d/dx = 1 if x > 0 else 0 (``rules.RELU``)."""
+        return _unary(self, RELU)
 
     def tanh(self) -> Value:
-        """tanh(x);  d/dx = 1 - tanh(x)**2, reusing the output."""
-        return _node(math.tanh(self.data), self, None, "tanh", Value._tanh_vjp)
-
-    @staticmethod
-    def _tanh_vjp(xs, out, g):
-        return ((1 - out * out) * g,)
+        """tanh(x);  d/dx = 1 - tanh(x)**2, reusing the output (``rules.TANH``)."""
+        return _unary(self, TANH)
 
     def sigmoid(self) -> Value:
-        """1 / (1 + exp(-x));  d/dx = s * (1 - s), reusing the output s."""
-        x = self.data
-        if x >= 0:
-            s = 1.0 / (1.0 + math.exp(-x))
-        else:  # exp(-x) would overflow for very negative x; this form never does
-            e = math.exp(x)
-            s = e / (1.0 + e)
-        return _node(s, self, None, "sigmoid", Value._sigmoid_vjp)
-
-    @staticmethod
-    def _sigmoid_vjp(xs, out, g):
-        return (out * (1 - out) * g,)
+        """1 / (1 + exp(-x));  d/dx = s * (1 - s), reusing the output s (``rules.SIGMOID``)."""
+        return _unary(self, SIGMOID)
 
     def exp(self) -> Value:
-        """e ** x;  d/dx = e ** x, reusing the output."""
-        if self.data > _MAX_EXP:
-            raise DomainError(f"exp: got {self.data}, needs x <= {_MAX_EXP:.4f} (overflow)")
-        return _node(math.exp(self.data), self, None, "exp", Value._exp_vjp)
-
-    @staticmethod
-    def _exp_vjp(xs, out, g):
-        return (out * g,)
+        """e ** x;  d/dx = e ** x, reusing the output (``rules.EXP``)."""
+        return _unary(self, EXP)
 
     def log(self) -> Value:
-        """ln(x);  d/dx = 1 / x."""
-        if self.data <= 0:
-            raise DomainError(f"log: got {self.data}, needs x > 0")
-        return _node(math.log(self.data), self, None, "log", Value._log_vjp)
-
-    @staticmethod
-    def _log_vjp(xs, out, g):
-        return (g / xs[0],)
+        """ln(x);  d/dx = 1 / x (``rules.LOG``)."""
+        return _unary(self, LOG)
 
     def sqrt(self) -> Value:
-        """sqrt(x);  d/dx = 1 / (2 * sqrt(x)), reusing the output (unbounded at 0)."""
-        if self.data < 0:
-            raise DomainError(f"sqrt: got {self.data}, needs x >= 0")
-        return _node(math.sqrt(self.data), self, None, "sqrt", Value._sqrt_vjp)
-
-    @staticmethod
-    def _sqrt_vjp(xs, out, g):
-        return (g / (2 * out),)
+        """sqrt(x);  d/dx = 1 / (2 * sqrt(x)), unbounded at 0 (``rules.SQRT``)."""
+        return _unary(self, SQRT)
 
     def abs(self) -> Value:
-        """|x|;  d/dx = sign(x), taken as 0 at x = 0 (as PyTorch does)."""
-        return _node(abs(self.data), self, None, "abs", Value._abs_vjp)
-
-    @staticmethod
-    def _abs_vjp(xs, out, g):
-        x = _data(xs[0])
-        return ((1.0 if x > 0 else -1.0 if x < 0 else 0.0) * g,)
+        """|x|;  d/dx = sign(x), taken as 0 at x = 0 as PyTorch does (``rules.ABS``)."""
+        return _unary(self, ABS)
 
     def sin(self) -> Value:
-        """sin(x);  d/dx = cos(x)."""
-        return _node(math.sin(self.data), self, None, "sin", Value._sin_vjp)
-
-    @staticmethod
-    def _sin_vjp(xs, out, g):
-        return (_cos(xs[0]) * g,)
+        """sin(x);  d/dx = cos(x) (``rules.SIN``)."""
+        return _unary(self, SIN)
 
     def cos(self) -> Value:
-        """cos(x);  d/dx = -sin(x)."""
-        return _node(math.cos(self.data), self, None, "cos", Value._cos_vjp)
-
-    @staticmethod
-    def _cos_vjp(xs, out, g):
-        return (-_sin(xs[0]) * g,)
+        """cos(x);  d/dx = -sin(x) (``rules.COS``)."""
+        return _unary(self, COS)
 
     # ---- composites: built from the primitives, so they need no rule of their own ----
 
@@ -279,75 +224,93 @@ class Value(autodiff.Node):
             >>> a.grad
             2.0
         """
-        autodiff.run_backward(self, Value(1.0) if create_graph else 1.0, create_graph)
+        autodiff.backward([self], [Value(1.0) if create_graph else 1.0], create_graph)
 
     @property
     def _backward(self) -> Callable[[], None]:
         """This node's backward step as a closure, to call by hand as in micrograd's lecture.
 
         It reads ``self.grad`` (the gradient arriving at this node) and adds
-        ``self.grad * local derivative`` into each input's ``.grad``.
+        ``self.grad * local derivative`` into each input's ``.grad`` (see
+        ``autodiff.backward_step``).
         """
-        rule, out = self._vjp, self
-        if rule is None:
+        if self._rule is None:
             return autodiff.do_nothing
-        if type(rule) is autodiff.ClosureRule:
-            return rule.backward
-
-        def _backward() -> None:
-            grads = rule(tuple(x.data for x in out._prev), out.data, out.grad)
-            for x, g in zip(out._prev, grads):
-                x.grad += g
-
-        return _backward
+        if type(self._rule) is autodiff.ClosureRule:
+            return self._rule.backward
+        return autodiff.backward_closure(self)
 
     @_backward.setter
     def _backward(self, fn: Callable[[], None]) -> None:
         # micrograd-style custom ops assign their own closure; backward() will call it.
-        self._vjp = autodiff.ClosureRule(fn)
+        self._rule = autodiff.ClosureRule(fn)
 
     def __repr__(self) -> str:
         return f"Value(data={self.data}, grad={self.grad})"
 
+    # ---- what chaingrad.autograd asks of an engine ----
 
-# The backward driver runs the two commonest rules inline: see graph._propagate.
-autodiff.ADD_RULE, autodiff.MUL_RULE = Value._add_vjp, Value._mul_vjp
+    @staticmethod
+    def _lift(x: object, like: object = None) -> Value | None:
+        """x as a Value: a Value stays itself, a number becomes a leaf, anything else None."""
+        return _lift(x)
+
+    @staticmethod
+    def _apply(rule: Primitive, inputs: list[Value]) -> Value:
+        """The node of a user's primitive (``chaingrad.primitive``) applied to ``inputs``."""
+        op = rule.name
+        try:
+            data = rule.forward(*(x.data for x in inputs))
+        except (ValueError, ZeroDivisionError, OverflowError) as exc:
+            args = ", ".join(str(x.data) for x in inputs)
+            raise DomainError(f"{op}: forward failed at ({args}): {exc}") from exc
+        if not isinstance(data, Real) or isinstance(data, Value):
+            raise TypeError(f"{op}: forward must return a real number, got "
+                            f"{type(data).__name__}")
+        data = float(data)
+        if data - data != 0.0:
+            raise DomainError(f"{op}: forward returned {data}, needs a finite number")
+        return _node(data, *autodiff.split(tuple(inputs)), rule)
+
+    def _seed(self, grad: object, create_graph: bool, where: str) -> float | Value:
+        """d(loss)/d(self) to start a backward pass from: ``grad``, or 1."""
+        if grad is None:
+            seed = 1.0
+        else:
+            seed = _number(grad)
+            if seed is None or seed - seed != 0:
+                raise TypeError(f"{where}: the gradient of a Value is a finite number, got "
+                                f"{type(grad).__name__} {grad!r}")
+        return Value(seed) if create_graph else float(seed)
 
 
 # ---- helpers ----
 
 
-def _node(data: float, a: object, b: object, op: str, vjp: Rule | None) -> Value:
+def _node(data: float, a: object, b: object, rule: Primitive | Bound, op: str = "") -> Value:
     """Make an op's output node from inputs a and b (no input checks: the op did them)."""
     if data - data != 0.0:
+        op = op or rule.primitive.name
         inputs = ", ".join(str(c.data) for c in autodiff.unsplit(a, b))
         what = "is not a number (nan)" if data != data else "overflows a float"
         raise DomainError(f"{op}: the result of {op}({inputs}) {what}")
     out = _new(Value)
     out.data = data
     out.grad = 0.0
-    out.label = ""
-    out._op = op
+    out._op = op or rule.name
     out._mark = None
     if autodiff._grad_enabled or autodiff.is_grad_enabled():  # the global: the fast path
         out._a = a
         out._b = b
-        out._vjp = vjp
+        out._rule = rule
     else:
-        out._a = out._b = out._vjp = None
+        out._a = out._b = out._rule = None
     return out
 
 
-def _pow(op: str, x: float, n: float) -> float:
-    """x ** n on floats, with a DomainError where Python would fail or go complex."""
-    if x == 0 and n < 0:
-        raise DomainError(f"{op}: got base 0.0 and exponent {n}, needs a base != 0")
-    if x < 0 and n != int(n):
-        raise DomainError(f"{op}: got base {x} and exponent {n}, needs an integer exponent")
-    try:
-        return float(x**n)
-    except OverflowError:
-        raise DomainError(f"{op}: {x} ** {n} overflows a float") from None
+def _unary(x: Value, rule: Primitive) -> Value:
+    """``rule``'s op applied to x: its forward's value, in a node whose rule it is."""
+    return _node(rule.forward(x.data), x, None, rule)
 
 
 def _to_float(data: object, where: str) -> float:
@@ -381,19 +344,3 @@ def _not_a_number(op: str, x: object) -> object:
     if isinstance(x, (str, bytes, list, tuple)):
         raise TypeError(f"{op}: needs a number or a Value, got {type(x).__name__} {x!r}")
     return NotImplemented
-
-
-def _data(x: Value | float) -> float:
-    return x.data if type(x) is Value else x
-
-
-def _cos(x: Value | float) -> Value | float:
-    return x.cos() if type(x) is Value else math.cos(x)
-
-
-def _sin(x: Value | float) -> Value | float:
-    return x.sin() if type(x) is Value else math.sin(x)
-
-
-def _log(x: Value | float) -> Value | float:
-    return x.log() if type(x) is Value else math.log(x)

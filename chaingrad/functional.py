@@ -17,7 +17,7 @@ import math
 from numbers import Real
 from typing import Any
 
-__all__ = ["abs", "cos", "exp", "log", "relu", "sigmoid", "sin", "sqrt", "tanh"]
+__all__ = ["abs", "cos", "data", "exp", "log", "relu", "sigmoid", "sign", "sin", "sqrt", "tanh"]
 
 
 def _apply(name: str, x: Any, on_number: Any) -> Any:
@@ -97,3 +97,31 @@ def abs(x: Any) -> Any:  # noqa: A001 - mirrors math/numpy naming on purpose
 def relu(x: Any) -> Any:
     """max(0, x)."""
     return _apply("relu", x, lambda v: v if v > 0 else 0.0)
+
+
+def data(x: Any) -> Any:
+    """The number or array that ``x`` holds: a Value's or Tensor's ``.data``, else ``x``.
+
+    Example:
+        >>> from chaingrad import Value
+        >>> data(Value(2.0)), data(3.0)
+        (2.0, 3.0)
+    """
+    return x if type(x) is float or not hasattr(x, "_prev") else x.data
+
+
+def sign(x: Any) -> Any:
+    """-1, 0 or 1 by the sign of ``x`` (a number, an array, or a node's data), as floats.
+
+    A constant: it is never differentiated (it is the derivative of ``abs``).
+
+    Example:
+        >>> sign(-2.5), sign(0.0)
+        (-1.0, 0.0)
+    """
+    x = data(x)
+    if type(x).__module__ == "numpy" and not isinstance(x, (int, float)):
+        import numpy as np
+
+        return np.sign(x)
+    return float((x > 0) - (x < 0))

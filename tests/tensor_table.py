@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import chaingrad
+from chaingrad import Tensor
 from chaingrad.tensor_engine.functions import concatenate, conv2d, max_pool2d, stack, where
-from chaingrad.tensor_engine.tensor import Tensor
 
 EPS = 1e-6
 ATOL = 1e-5

@@ -162,10 +162,10 @@ def test_grad_rejects_non_values() -> None:
         grad(x * 2, [1.0])
     with pytest.raises(TypeError, match="str"):
         grad("y", [x])
-    with pytest.raises(TypeError, match="grad: outputs must be a Value or a list of Values, "
-                                        "got float"):
+    with pytest.raises(TypeError, match="grad: outputs must be a Value or Tensor, or a list "
+                                        "of them, got float"):
         grad(3.0, [x])
-    with pytest.raises(TypeError, match="grad: inputs must be a Value or a list of Values"):
+    with pytest.raises(TypeError, match="grad: inputs must be a Value or Tensor, or a list"):
         grad(x * 2, 1.0)
     with pytest.raises(ValueError, match="grad: inputs is empty"):
         grad(x * 2, [])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from chaingrad import Tensor, grad
 from chaingrad.nn import Module
 from chaingrad.nn.layers import (
     Conv2d,
@@ -21,9 +22,7 @@ from chaingrad.nn.layers import (
     Tanh,
     manual_seed,
 )
-from chaingrad.tensor_engine.autograd import grad
 from chaingrad.tensor_engine.functions import conv2d, max_pool2d
-from chaingrad.tensor_engine.tensor import Tensor
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from chaingrad import DomainError, no_grad
+from chaingrad import DomainError, Tensor, no_grad
 from chaingrad.autodiff import topological_order
 from chaingrad.tensor_engine.functions import concatenate, stack, where
-from chaingrad.tensor_engine.tensor import Tensor
 
 # ---- construction and the dtype rule ----
 
@@ -98,7 +97,7 @@ def test_only_tensors_that_need_a_gradient_record_a_graph() -> None:
     assert y.requires_grad and y._prev == (x, w) and y._op == "*"
     with no_grad():
         z = x * w
-    assert z._prev == () and not z.requires_grad and z._vjp is None
+    assert z._prev == () and not z.requires_grad and z._rule is None
     d = w.detach()
     assert d.data is w.data and not d.requires_grad
 

@@ -7,9 +7,7 @@ import numpy as np
 import pytest
 
 import chaingrad
-from chaingrad import DomainError
-from chaingrad.tensor_engine.autograd import grad, primitive
-from chaingrad.tensor_engine.tensor import Tensor
+from chaingrad import DomainError, Tensor, grad, primitive
 
 # ---- grad and primitive ----
 
@@ -27,11 +25,11 @@ def test_grad_with_grad_outputs_and_unused_inputs() -> None:
     assert gx.tolist() == [2.0, 2.0] and gu is None
     with pytest.raises(ValueError, match="grad: input 1 .* is not used"):
         grad((x * x).sum(), [x, unused])
-    with pytest.raises(ValueError, match=r"grad: output 0 has shape \(2,\)"):
+    with pytest.raises(ValueError, match=r"grad: output 0: the output has shape \(2,\)"):
         grad(x * x, [x])
     with pytest.raises(ValueError, match="does not require a gradient"):
         grad((x * x).sum(), [Tensor([1.0])])
-    with pytest.raises(TypeError, match="grad: inputs must be Tensors"):
+    with pytest.raises(TypeError, match="grad: inputs must be Values or Tensors, got float"):
         grad((x * x).sum(), [1.0])
 
 
@@ -78,7 +76,7 @@ def test_primitive_errors() -> None:
     inv = primitive(lambda x: 1 / x, lambda xs, out, g: (-g / xs[0] ** 2,), name="inv")
     with pytest.raises(DomainError, match="inv: forward returned inf"):
         inv(Tensor([0.0]))
-    with pytest.raises(TypeError, match="inv: argument 0 must be a Tensor"):
+    with pytest.raises(TypeError, match="inv: argument 0 must be a Value, a Tensor, .* got str"):
         inv("a")
 
 

@@ -23,8 +23,7 @@ from tensor_table import (
     upstream,
 )
 
-from chaingrad.tensor_engine.autograd import grad
-from chaingrad.tensor_engine.tensor import Tensor
+from chaingrad import Tensor, grad
 
 PER_OP = settings(max_examples=25, deadline=None)
 SECOND = settings(max_examples=10, deadline=None)

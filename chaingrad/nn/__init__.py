@@ -20,6 +20,7 @@ from typing import Any
 
 from ..autodiff import paused_gc
 from ..engine import Value, _node
+from ..rules import ADD, MUL
 
 # A named parameter: a Value, or a (nested) list of Values shaped like a PyTorch tensor.
 Nested = Value | list
@@ -264,12 +265,11 @@ def _weighted_sum(ws: list[Value], xs: Sequence[Value | float], b: Value) -> Val
         if type(x) is not Value:
             act = act + w * x  # a plain number: the operators lift it into a Value
             continue
-        wx = _node(w.data * x.data, w, x, "*", _MUL)
-        act = _node(act.data + wx.data, act, wx, "+", _ADD)
+        wx = _node(w.data * x.data, w, x, MUL)
+        act = _node(act.data + wx.data, act, wx, ADD)
     return act
 
 
-_MUL, _ADD = Value._mul_vjp, Value._add_vjp
 
 
 def _check_size(where: str, name: str, n: object, least: int = 0) -> None:

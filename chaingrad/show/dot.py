@@ -16,19 +16,15 @@ value (``data () float32 = 0.7071``).
 when there is one, else with the ``graphviz-pure`` program that
 ``pip install 'chaingrad[viz]'`` installs (a self-contained Graphviz, no system packages).
 
-Node names: a node shows its ``label``; an unlabelled node gets a name from its op and a
-counter, in the order a reader meets the nodes (inputs before outputs, first argument
-first): ``mul1``, ``add2``, ``tanh1``, ``leaf1`` (an unlabelled leaf, e.g. a constant).
-``explain()`` and ``to_html()`` use the same names, so a drawing and a step-by-step text
-can be read side by side.
+Nodes are named as ``chaingrad.show.names`` names them, as ``explain()`` and ``to_html()``
+do, so that a drawing and a step-by-step text can be read side by side.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
 from typing import Any
 
+from .names import array_text, check_root, format_number, is_tensor, node_names, reading_order
 from .render import (
     DEFAULT_TIMEOUT,
     Drawing,
@@ -50,63 +46,6 @@ DEFAULT_MAX_SEGMENTS = 5000
 # Graphviz's default Times falls back to a wider serif font where Times is missing.
 NODE_STYLE = 'shape=record, fontname="Courier"'
 
-_OP_KINDS = {"+": "add", "*": "mul", "**": "pow", "ReLU": "relu"}
-
-
-def format_number(x: Any) -> str:
-    """A number as the drawings and explanations show it: 4 decimals.
-
-    Fixed point (``-1.5000``) for 0 and for magnitudes in [1e-4, 1e6); scientific
-    (``1.2340e-07``) outside that range, so that a tiny gradient never reads as 0.
-
-    Example:
-        >>> format_number(-1.5), format_number(1.234e-7)
-        ('-1.5000', '1.2340e-07')
-    """
-    x = float(getattr(x, "data", x))  # a gradient may be a Value after create_graph=True
-    if x == 0:
-        return "0.0000"  # also for -0.0, as the page's JavaScript shows it
-    if 1e-4 <= abs(x) < 1e6:
-        return f"{x:.4f}"
-    return f"{x:.4e}"
-
-
-def is_tensor(node: Any) -> bool:
-    """True for a Tensor node (it has ``requires_grad``), False for a Value."""
-    return hasattr(node, "requires_grad")
-
-
-def array_text(x: Any) -> str:
-    """A Tensor's data or gradient in a few characters: its shape, and its value if it has
-    one element (``(4, 3)``, ``() = 0.7071``). A gradient may be a Tensor or an ndarray."""
-    x = _array(x)
-    text = str(tuple(x.shape))
-    return f"{text} = {format_number(float(x.reshape(-1)[0]))}" if x.size == 1 else text
-
-
-def grad_summary(g: Any) -> str:
-    """A Tensor's gradient as explanations and pages show it: shape and norm, or None.
-
-    Example:
-        >>> import numpy as np
-        >>> grad_summary(np.array([[3.0, 0.0], [0.0, 4.0]])), grad_summary(None)
-        ('(2, 2), norm 5.0000', 'None')
-    """
-    if g is None:
-        return "None"
-    g = _array(g)
-    return array_text(g) if g.size == 1 else f"{tuple(g.shape)}, norm {format_number(norm(g))}"
-
-
-def norm(g: Any) -> float:
-    """The Euclidean norm of an array (of all its entries), computed in float64."""
-    g = _array(g).astype("float64")
-    return math.sqrt(float((g * g).sum()))
-
-
-def _array(x: Any) -> Any:
-    """The ndarray of a Tensor (a gradient after ``create_graph=True``), or ``x`` itself."""
-    return x.data if hasattr(x, "_prev") else x
 
 
 def record_fields(node: Any) -> tuple[str, str]:
@@ -120,64 +59,6 @@ def record_fields(node: Any) -> tuple[str, str]:
     if node.grad is None:
         return data, "grad None" if node.requires_grad else "requires_grad=False"
     return data, f"grad {array_text(node.grad)}"
-
-
-def reading_order(root: Any) -> list[Any]:
-    """Every node ``root`` depends on, inputs before outputs, first argument first.
-
-    The order a reader follows in ``(x1*w1 + x2*w2).tanh()``: x1, w1, the product, x2,
-    w2, the product, the sum, the tanh. A post-order walk with an explicit stack.
-    """
-    order: list[Any] = []
-    seen: set[int] = set()
-    stack = [(root, False)]
-    while stack:
-        node, inputs_done = stack.pop()
-        if inputs_done:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        for child in reversed(node._prev):
-            if id(child) not in seen:
-                stack.append((child, False))
-    return order
-
-
-def node_names(order: Iterable[Any]) -> dict[int, str]:
-    """``{id(node): name}``: the node's label, or an op-based name such as ``mul2``.
-
-    Auto names count per kind, in the given order, and skip names already used by a
-    label, so ``mul1`` is never both a label and an auto name.
-    """
-    order = list(order)
-    taken = {node.label for node in order if node.label}
-    counters: dict[str, int] = {}
-    names: dict[int, str] = {}
-    for node in order:
-        if node.label:
-            names[id(node)] = str(node.label)
-            continue
-        kind = _op_kind(node._op) if node._prev else "leaf"
-        while True:
-            counters[kind] = counters.get(kind, 0) + 1
-            name = f"{kind}{counters[kind]}"
-            if name not in taken:
-                break
-        taken.add(name)
-        names[id(node)] = name
-    return names
-
-
-def _op_kind(op: str) -> str:
-    if op.startswith("**"):
-        return "pow"
-    if op in _OP_KINDS:
-        return _OP_KINDS[op]
-    kind = "".join(ch for ch in op.lower() if ch.isalnum() or ch == "_")
-    return kind or "op"
 
 
 def to_dot(root: Any, rankdir: str = "LR") -> str:
@@ -207,7 +88,7 @@ def to_dot(root: Any, rankdir: str = "LR") -> str:
           n1_op -> n1;
         }
     """
-    _check_root(root, "to_dot")
+    check_root(root, "to_dot")
     if rankdir not in RANKDIRS:
         raise ValueError(f"to_dot: rankdir must be one of {', '.join(RANKDIRS)}, got {rankdir!r}")
     order = reading_order(root)
@@ -245,12 +126,6 @@ def _escape_record(text: str) -> str:
 
 def _escape_string(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _check_root(root: Any, where: str) -> None:
-    if not all(hasattr(root, a) for a in ("data", "grad", "_prev", "_op", "label")):
-        raise TypeError(f"{where}: root must be a Value, got {type(root).__name__} "
-                        "(a Tensor works too)")
 
 
 def draw_dot(
@@ -296,7 +171,7 @@ def draw_dot(
         >>> "tanh" in draw_dot(y).source
         True
     """
-    _check_root(root, "draw_dot")
+    check_root(root, "draw_dot")
     check_format(format, "draw_dot")
     if rankdir not in RANKDIRS:
         raise ValueError(
@@ -383,16 +258,3 @@ def check_size(count: int, max_nodes: Any, where: str) -> None:
             f"{where}: the graph has {count} Values, more than max_nodes={max_nodes}; "
             "draw a smaller expression or pass a larger max_nodes"
         )
-
-
-def text_table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
-    """Rows of text as aligned columns (``right``: the columns aligned to the right)."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    out = []
-    for row in [header, *rows]:
-        cells = [
-            c.rjust(w) if i in right else c.ljust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        ]
-        out.append("  ".join(cells).rstrip())
-    return out

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import autodiff
-from .dot import _check_root, format_number, reading_order, text_table
+from .names import check_root, format_number, reading_order, text_table
 
 _FMT = format_number
 
@@ -50,14 +50,14 @@ def naive_backward(root: Any, max_calls: int = 10_000) -> NaiveRun:
         >>> run.grads[id(a)], a.grad  # correct: 4.0
         (8.0, 0.0)
     """
-    _check_root(root, "naive_backward")
+    check_root(root, "naive_backward")
     grads = {id(node): 0.0 for node in reading_order(root)}
     grads[id(root)] = 1.0
     calls: list[Any] = []
     stack = [root]
     while stack:
         node = stack.pop()
-        if node._vjp is None:
+        if node._rule is None:
             continue  # a leaf's _backward does nothing
         if len(calls) == max_calls:
             return NaiveRun(tuple(calls), grads, True)
@@ -70,15 +70,16 @@ def naive_backward(root: Any, max_calls: int = 10_000) -> NaiveRun:
 
 def _contributions(node: Any, g: float) -> list[float]:
     """What ``node``'s rule adds to each input when ``g`` arrives, without changing .grad."""
-    if type(node._vjp) is not autodiff.ClosureRule:
-        return list(node._vjp(tuple(c.data for c in node._prev), node.data, g))
+    rule = node._rule
+    if type(rule) is not autodiff.ClosureRule:
+        return list(rule.vjp(tuple(c.data for c in node._prev), node.data, g, *rule.params))
     # a hand-written closure works on .grad itself: run it on borrowed grads, then restore
     saved = [(n, n.grad) for n in (node, *node._prev)]
     try:
         for child in node._prev:
             child.grad = 0.0
         node.grad = g
-        node._vjp.backward()
+        rule.backward()
         seen: set[int] = set()
         out = []
         for child in node._prev:

@@ -17,26 +17,24 @@ which is also its ``data-grad``; ``data-data`` holds the data's shape and dtype.
 
 from __future__ import annotations
 
-import html as _std_html  # the standard library's html module (this file is chaingrad.html)
+import html
 import json
 import os
 from typing import Any
 
 from ..files import write_atomic
-from .dot import (
-    DEFAULT_MAX_NODES,
-    _check_root,
-    check_size,
+from .dot import DEFAULT_MAX_NODES, check_size, record_fields
+from .names import (
+    check_root,
     format_number,
     grad_summary,
     is_tensor,
     node_names,
     norm,
     reading_order,
-    record_fields,
 )
-from .explain import _seed, backward_steps
 from .page_assets import PAGE, SCRIPT, STYLE
+from .steps import backward_steps, seed_of
 
 _ROW = 58  # vertical distance between nodes of one column
 _BOX_H = 32
@@ -78,14 +76,14 @@ def to_html(
         >>> open(page).read().count('class="value"')
         3
     """
-    _check_root(root, "to_html")
+    check_root(root, "to_html")
     path = os.fspath(path)
     order = reading_order(root)
     check_size(len(order), max_nodes, "to_html")
     names = node_names(order)
     ids = {id(node): f"n{i}" for i, node in enumerate(order)}
     tensor = is_tensor(root)
-    seed = _seed(root, grad, "to_html")
+    seed = seed_of(root, grad, "to_html")
     start = {}  # for a Tensor: what each node's grad field shows before the first step
     if tensor:
         start = {ids[id(node)]: "grad None" if node.requires_grad else "requires_grad=False"
@@ -115,7 +113,7 @@ def to_html(
         payload |= {"start": start, "seed": grad_summary(seed)}
     heading = title or f"backward of {names[id(root)]}"
     page = PAGE.format(
-        title=_std_html.escape(heading),
+        title=html.escape(heading),
         svg=_svg(order, ids, names, root, start, payload["steps"]),
         nsteps=len(steps),
         data=json.dumps(payload).replace("<", "\\u003c"),  # no "</script>" inside the JSON
@@ -239,11 +237,11 @@ def _svg(order: list[Any], ids: dict[int, str], names: dict[int, str], root: Any
             parts.append(
                 f'<g class="op" id="{nid}_op"><ellipse cx="{ox:.1f}" cy="{oy:.1f}" '
                 f'rx="{op_rx:.1f}" ry="{_OP_R}"/>'
-                f'<text x="{ox:.1f}" y="{oy + 4:.1f}">{_std_html.escape(node._op)}</text></g>'
+                f'<text x="{ox:.1f}" y="{oy + 4:.1f}">{html.escape(node._op)}</text></g>'
             )
         data, data_attr, grad, grad_attr = fields[id(node)]
         top = y - _BOX_H / 2
-        esc = _std_html.escape
+        esc = html.escape
         parts.append(
             f'<g class="value" id="{nid}" data-name="{esc(names[id(node)])}" '
             f'data-data="{esc(data_attr)}" data-grad="{esc(grad_attr)}">'

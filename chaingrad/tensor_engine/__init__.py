@@ -1,0 +1,15 @@
+"""The Tensor engine: the Value mechanism on numpy arrays (``pip install 'chaingrad[tensor]'``).
+
+- ``tensor.py``: the ``Tensor`` class and its ops, each naming its primitive;
+- ``rules.py``: the primitives only Tensors have (matmul, sum, reshape, conv's pieces, ...);
+- ``functions.py``: functions of several tensors (``concatenate``, ``stack``, ``where``) and
+  the convolution and pooling that ``chaingrad.nn``'s layers use;
+- ``arrays.py``: the dtype rule and the checks every op makes.
+
+The backward pass is the scalar engine's (``chaingrad/autodiff.py``).
+"""
+
+from .functions import concatenate, conv2d, max_pool2d, pad, stack, where
+from .tensor import Tensor
+
+__all__ = ["Tensor", "concatenate", "conv2d", "max_pool2d", "pad", "stack", "where"]

@@ -51,7 +51,7 @@ def as_array(data: Any, dtype: Any = None, where: str = "Tensor") -> np.ndarray:
 def _unwrap(data: Any) -> Any:
     """A Tensor's array, anything else as it is (no import of Tensor needed)."""
     inner = getattr(data, "data", None)
-    return inner if isinstance(inner, np.ndarray) and hasattr(data, "_vjp") else data
+    return inner if isinstance(inner, np.ndarray) and hasattr(data, "_rule") else data
 
 
 def _convert(data: Any, dtype: np.dtype, where: str) -> np.ndarray:
@@ -118,17 +118,12 @@ def normalize_axis(axis: Any, ndim: int, op: str) -> int:
     return normalize_axes(axis, ndim, op)[0]
 
 
-def keepdims_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
-    """``shape`` with each reduced axis kept as 1."""
-    return tuple(1 if i in axes else n for i, n in enumerate(shape))
-
-
 def check_index(index: Any) -> Any:
     """An index for ``x[index]``, with lists turned into arrays and Tensors refused."""
     parts = index if isinstance(index, tuple) else (index,)
     checked = []
     for part in parts:
-        if hasattr(part, "_vjp"):
+        if hasattr(part, "_rule"):
             raise TypeError("getitem: index with ints, slices, None, ..., integer or "
                             "boolean arrays, not a Tensor (use its .data)")
         if isinstance(part, list):
@@ -138,26 +133,6 @@ def check_index(index: Any) -> Any:
             raise IndexError(f"getitem: indices must be integers or booleans, got {part!r}")
         checked.append(part)
     return tuple(checked) if isinstance(index, tuple) else checked[0]
-
-
-def has_array_index(index: Any) -> bool:
-    """True if ``index`` holds an integer array, which may repeat an entry."""
-    parts = index if isinstance(index, tuple) else (index,)
-    return any(isinstance(p, np.ndarray) and p.dtype.kind in "iu" for p in parts)
-
-
-def scatter_array(g: np.ndarray, index: Any, shape: tuple[int, ...]) -> np.ndarray:
-    """Zeros of ``shape`` with ``g`` added at ``index``: the inverse of ``x[index]``.
-
-    Integer arrays can pick an entry twice; ``np.add.at`` adds both, as the chain rule
-    wants (plain assignment would keep only one).
-    """
-    out = np.zeros(shape, dtype=g.dtype)
-    if has_array_index(index):
-        np.add.at(out, index, g)
-    else:
-        out[index] = g
-    return out
 
 
 def pow_error(op: str, data: np.ndarray, base: np.ndarray, exponent: Any) -> DomainError:

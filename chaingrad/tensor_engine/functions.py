@@ -1,5 +1,5 @@
 """Functions of tensors: ``concatenate``, ``stack``, ``where``, ``pad``, and the convolution
-and pooling that ``chaingrad.layers`` builds on (``conv2d``, ``max_pool2d``).
+and pooling that ``chaingrad.nn``'s layers build on (``conv2d``, ``max_pool2d``).
 
 Convolution is composed, not hand-differentiated: ``unfold`` cuts the input into the
 windows a kernel sees (a strided view, no copy: numpy's ``sliding_window_view``), a
@@ -7,6 +7,7 @@ transpose and reshape line them up as rows (im2col), and one matmul applies ever
 The only new rule is ``unfold``'s: each window's gradient is added back where the window
 came from (``fold``). Max pooling reads the same windows and has a rule of its own, as
 torch's does: each window's gradient goes to one entry, its first largest (the argmax).
+Every rule is in ``chaingrad/tensor_engine/rules.py``, named in each function's docstring.
 """
 
 from __future__ import annotations
@@ -15,9 +16,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
-from .arrays import ARRAY_TYPES, as_array, normalize_axis
+from .arrays import as_array, normalize_axis
+from .rules import (
+    CONCATENATE,
+    MAX_POOL2D,
+    PAD,
+    STACK,
+    UNFOLD,
+    WHERE,
+    windows,
+)
 from .tensor import Tensor, _const, _node
 
 
@@ -42,7 +51,8 @@ def _tensors(tensors: Any, where: str) -> list[Tensor]:
 
 
 def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    """Join tensors along an existing ``axis``;  each input's gradient is its slice of g.
+    """Join tensors along an existing ``axis``;  each input's gradient is its slice of g
+    (``rules.CONCATENATE``).
 
     Example:
         >>> a, b = Tensor([[1.0, 2.0]]), Tensor([[3.0, 4.0], [5.0, 6.0]])
@@ -60,17 +70,15 @@ def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
             raise ValueError(f"concatenate: shapes {first.shape} and {t.shape} differ "
                              f"outside axis {ax}")
     data = np.concatenate([t.data for t in ts], axis=ax)
-    out = _node(data, tuple(ts), "concatenate", None)
-    if out.requires_grad:  # build no rule for a node that records no graph
-        ends = np.cumsum([t.shape[ax] for t in ts]).tolist()
-        pieces = [(slice(None),) * ax + (slice(end - t.shape[ax], end),)
-                  for t, end in zip(ts, ends)]
-        out._vjp = lambda xs, out, g: tuple(g[piece] for piece in pieces)
-    return out
+    ends = np.cumsum([t.shape[ax] for t in ts]).tolist()
+    pieces = tuple((slice(None),) * ax + (slice(end - t.shape[ax], end),)
+                   for t, end in zip(ts, ends))
+    return _node(data, tuple(ts), CONCATENATE.bind(pieces))
 
 
 def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    """Join same-shaped tensors along a new ``axis``;  input i's gradient is g[..., i, ...].
+    """Join same-shaped tensors along a new ``axis``;  input i's gradient is g[..., i, ...]
+    (``rules.STACK``).
 
     Example:
         >>> stack([Tensor([1.0, 2.0]), Tensor([3.0, 4.0])], axis=1).data.tolist()
@@ -82,15 +90,13 @@ def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
             raise ValueError(f"stack: shapes {ts[0].shape} and {t.shape} differ; stack needs "
                              "equal shapes")
     ax = normalize_axis(axis, ts[0].ndim + 1, "stack")
-    out = _node(np.stack([t.data for t in ts], axis=ax), tuple(ts), "stack", None)
-    if out.requires_grad:
-        picks = [(slice(None),) * ax + (i,) for i in range(len(ts))]
-        out._vjp = lambda xs, out, g: tuple(g[pick] for pick in picks)
-    return out
+    picks = tuple((slice(None),) * ax + (i,) for i in range(len(ts)))
+    return _node(np.stack([t.data for t in ts], axis=ax), tuple(ts), STACK.bind(picks))
 
 
 def where(condition: Any, x: Any, y: Any) -> Tensor:
-    """``x`` where ``condition`` holds, else ``y`` (broadcasting);  g goes to the one chosen.
+    """``x`` where ``condition`` holds, else ``y`` (broadcasting);  g goes to the one chosen
+    (``rules.WHERE``).
 
     Args:
         condition: Booleans (an array, a list, or a Tensor read as ``!= 0``); no gradient.
@@ -116,72 +122,32 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
     except ValueError:
         raise ValueError(f"where: shapes {cond.shape}, {x.shape} and {y.shape} do not "
                          "broadcast") from None
-    out = _node(data, (x, y), "where", None)
-    if out.requires_grad:
-        out._vjp = lambda xs, out, g: (g * cond, g * ~cond)
-    return out
+    return _node(data, (x, y), WHERE.bind(cond))
 
 
 def pad(x: Tensor, pad_width: Sequence[tuple[int, int]]) -> Tensor:
     """Zeros around ``x``: ``pad_width`` holds (before, after) for every axis;
-    the gradient is g without the border.
+    the gradient is g without the border (``rules.PAD``).
 
     Example:
         >>> pad(Tensor([1.0, 2.0]), [(1, 2)]).data.tolist()
         [0.0, 1.0, 2.0, 0.0, 0.0]
     """
     x = _operand(x, "pad")
-    widths = [tuple(int(n) for n in w) for w in pad_width]
+    widths = tuple(tuple(int(n) for n in w) for w in pad_width)
     if len(widths) != x.ndim or any(len(w) != 2 or min(w) < 0 for w in widths):
         raise ValueError(f"pad: needs one (before, after) pair of ints >= 0 per axis of shape "
                          f"{x.shape}, got {pad_width!r}")
-    out = _node(np.pad(x.data, widths), (x,), "pad", None)
-    if out.requires_grad:
-        inner = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))
-        out._vjp = lambda xs, out, g: (g[inner],)
-    return out
+    return _node(PAD.forward(x.data, widths), (x,), PAD.bind(widths))
 
 
 def unfold(x: Tensor, kernel: tuple[int, int], stride: tuple[int, int]) -> Tensor:
     """The (kh, kw) windows of an (N, C, H, W) tensor at ``stride``: (N, C, OH, OW, kh, kw).
 
     A strided view of x (nothing copied);  its rule adds each window's gradient back into
-    the place it came from (``fold``), so overlapping windows add up.
+    the place it came from, so overlapping windows add up (``rules.UNFOLD``).
     """
-    out = _node(_windows(x.data, kernel, stride), (x,), "unfold", None)
-    if out.requires_grad:
-        size = x.shape[2:]
-        out._vjp = lambda xs, out, g: (_fold(g, size, stride),)
-    return out
-
-
-def _windows(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int]) -> np.ndarray:
-    (kh, kw), (sh, sw) = kernel, stride
-    return sliding_window_view(x, (kh, kw), axis=(2, 3))[:, :, ::sh, ::sw]
-
-
-def _fold(g: Any, size: tuple[int, int], stride: tuple[int, int]) -> Any:
-    """Windows of shape (N, C, OH, OW, kh, kw) added back into an (N, C, H, W) image; on a
-    Tensor, an op of its own whose rule is ``unfold`` (so conv differentiates twice)."""
-    if isinstance(g, ARRAY_TYPES):
-        return _fold_array(g, size, stride)
-    out = _node(_fold_array(g.data, size, stride), (g,), "fold", None)
-    if out.requires_grad:
-        kernel = g.shape[4:]
-        out._vjp = lambda xs, out, gg: (_windows(gg, kernel, stride)
-                                        if isinstance(gg, ARRAY_TYPES)
-                                        else unfold(gg, kernel, stride),)
-    return out
-
-
-def _fold_array(g: np.ndarray, size: tuple[int, int], stride: tuple[int, int]) -> np.ndarray:
-    n, c, oh, ow, kh, kw = g.shape
-    (sh, sw) = stride
-    image = np.zeros((n, c) + tuple(size), dtype=g.dtype)
-    for i in range(kh):  # one strided add per kernel offset, not one per window
-        for j in range(kw):
-            image[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw] += g[..., i, j]
-    return image
+    return _node(windows(x.data, kernel, stride), (x,), UNFOLD.bind(kernel, stride))
 
 
 def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
@@ -237,7 +203,8 @@ def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None) -> Tensor:
     ``stride`` defaults to the kernel size. Each window's gradient goes to one entry: its
     largest, and where several tie (a window of zeros after a ReLU), the first of them in
     row-major order, exactly as torch does. An entry that is the pick of several
-    overlapping windows (stride < kernel) gets the sum of their gradients.
+    overlapping windows (stride < kernel) gets the sum of their gradients
+    (``rules.MAX_POOL2D``).
 
     Example:
         >>> x = Tensor(np.zeros((1, 1, 2, 2)), requires_grad=True)
@@ -253,44 +220,19 @@ def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None) -> Tensor:
     if x.shape[2] < kernel[0] or x.shape[3] < kernel[1]:
         raise ValueError(f"max_pool2d: the kernel {kernel} is larger than the input "
                          f"{x.shape[2:]}")
-    windows = _windows(x.data, kernel, strides)  # (N, C, OH, OW, kh, kw), a view
-    n, c, oh, ow, kh, kw = windows.shape
-    rows = windows.reshape(-1, kh * kw)  # one window per row (a copy)
+    view = windows(x.data, kernel, strides)  # (N, C, OH, OW, kh, kw)
+    n, c, oh, ow, kh, kw = view.shape
+    rows = view.reshape(-1, kh * kw)  # one window per row (a copy)
     first = rows.argmax(axis=1)  # each window's first largest entry, as torch picks it
     data = rows[np.arange(len(rows)), first].reshape(n, c, oh, ow)
-    out = _node(data, (x,), "max_pool2d", None)
-    if out.requires_grad:  # where each picked entry sits in x, flattened
-        (h, w), (sh, sw) = x.shape[2:], strides
-        corner = ((np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
-                  + (np.arange(oh) * (sh * w))[:, None] + np.arange(ow) * sw)  # top-left
+    (h, w), (sh, sw) = x.shape[2:], strides
+    picked = None
+    if x.requires_grad:  # where each picked entry sits in x, flattened
+        corner = ((np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)  # a window's top-left
+                  + (np.arange(oh) * (sh * w))[:, None] + np.arange(ow) * sw)
         offset = (np.arange(kh)[:, None] * w + np.arange(kw)).ravel()  # within a window
         picked = corner + offset[first.reshape(n, c, oh, ow)]
-        shape, overlap = x.shape, sh < kh or sw < kw
-        out._vjp = lambda xs, out, g: (_unpool(g, picked, shape, overlap),)
-    return out
-
-
-def _unpool(g: Any, picked: np.ndarray, shape: tuple[int, ...], overlap: bool) -> Any:
-    """Each window's gradient ``g`` put at its picked entry of zeros of ``shape`` (added
-    up where windows overlap); on a Tensor, an op of its own whose rule gathers the picked
-    entries back (so that max pooling differentiates twice)."""
-    if isinstance(g, ARRAY_TYPES):
-        return _unpool_array(g, picked, shape, overlap)
-    out = _node(_unpool_array(g.data, picked, shape, overlap), (g,), "unpool", None)
-    if out.requires_grad:
-        out._vjp = lambda xs, out, gg: (gg.reshape(-1)[picked],)
-    return out
-
-
-def _unpool_array(g: np.ndarray, picked: np.ndarray, shape: tuple[int, ...],
-                  overlap: bool) -> np.ndarray:
-    size = int(np.prod(shape))
-    if overlap:  # an entry may be picked by several windows: add their gradients
-        image = np.bincount(picked.ravel(), np.ravel(g), size).astype(g.dtype, copy=False)
-    else:  # windows do not overlap: every entry is picked at most once
-        image = np.zeros(size, dtype=g.dtype)
-        image[picked.ravel()] = np.ravel(g)
-    return image.reshape(shape)
+    return _node(data, (x,), MAX_POOL2D.bind(picked, sh < kh or sw < kw))
 
 
 def _pair(value: Any, name: str, minimum: int) -> tuple[int, int]:

@@ -1,0 +1,149 @@
+"""How the tools that show backprop read a graph: its order, its names, its numbers.
+
+``explain``, ``to_dot``/``draw_dot`` and ``to_html`` all name nodes the same way, so that a
+drawing and a step-by-step text can be read side by side: a node shows its ``label``; an
+unlabelled node gets a name from its op and a counter, in the order a reader meets the
+nodes (inputs before outputs, first argument first): ``mul1``, ``add2``, ``tanh1``,
+``leaf1`` (an unlabelled leaf, e.g. a constant).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+_OP_KINDS = {"+": "add", "*": "mul", "**": "pow", "ReLU": "relu"}
+
+
+def format_number(x: Any) -> str:
+    """A number as the drawings and explanations show it: 4 decimals.
+
+    Fixed point (``-1.5000``) for 0 and for magnitudes in [1e-4, 1e6); scientific
+    (``1.2340e-07``) outside that range, so that a tiny gradient never reads as 0.
+
+    Example:
+        >>> format_number(-1.5), format_number(1.234e-7)
+        ('-1.5000', '1.2340e-07')
+    """
+    x = float(getattr(x, "data", x))  # a gradient may be a Value after create_graph=True
+    if x == 0:
+        return "0.0000"  # also for -0.0, as the page's JavaScript shows it
+    if 1e-4 <= abs(x) < 1e6:
+        return f"{x:.4f}"
+    return f"{x:.4e}"
+
+
+def is_tensor(node: Any) -> bool:
+    """True for a Tensor node (its data has a shape), False for a Value."""
+    return hasattr(node.data, "shape")
+
+
+def array_text(x: Any) -> str:
+    """A Tensor's data or gradient in a few characters: its shape, and its value if it has
+    one element (``(4, 3)``, ``() = 0.7071``). A gradient may be a Tensor or an ndarray."""
+    x = _array(x)
+    text = str(tuple(x.shape))
+    return f"{text} = {format_number(float(x.reshape(-1)[0]))}" if x.size == 1 else text
+
+
+def grad_summary(g: Any) -> str:
+    """A Tensor's gradient as explanations and pages show it: shape and norm, or None.
+
+    Example:
+        >>> import numpy as np
+        >>> grad_summary(np.array([[3.0, 0.0], [0.0, 4.0]])), grad_summary(None)
+        ('(2, 2), norm 5.0000', 'None')
+    """
+    if g is None:
+        return "None"
+    g = _array(g)
+    return array_text(g) if g.size == 1 else f"{tuple(g.shape)}, norm {format_number(norm(g))}"
+
+
+def norm(g: Any) -> float:
+    """The Euclidean norm of an array (of all its entries), computed in float64."""
+    g = _array(g).astype("float64")
+    return math.sqrt(float((g * g).sum()))
+
+
+def _array(x: Any) -> Any:
+    """The ndarray of a Tensor (a gradient after ``create_graph=True``), or ``x`` itself."""
+    return x.data if hasattr(x, "_prev") else x
+
+
+def reading_order(root: Any) -> list[Any]:
+    """Every node ``root`` depends on, inputs before outputs, first argument first.
+
+    The order a reader follows in ``(x1*w1 + x2*w2).tanh()``: x1, w1, the product, x2,
+    w2, the product, the sum, the tanh. A post-order walk with an explicit stack.
+    """
+    order: list[Any] = []
+    seen: set[int] = set()
+    stack = [(root, False)]
+    while stack:
+        node, inputs_done = stack.pop()
+        if inputs_done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for child in reversed(node._prev):
+            if id(child) not in seen:
+                stack.append((child, False))
+    return order
+
+
+def node_names(order: Iterable[Any]) -> dict[int, str]:
+    """``{id(node): name}``: the node's label, or an op-based name such as ``mul2``.
+
+    Auto names count per kind, in the given order, and skip names already used by a
+    label, so ``mul1`` is never both a label and an auto name.
+    """
+    order = list(order)
+    taken = {node.label for node in order if node.label}
+    counters: dict[str, int] = {}
+    names: dict[int, str] = {}
+    for node in order:
+        if node.label:
+            names[id(node)] = str(node.label)
+            continue
+        kind = _op_kind(node._op) if node._prev else "leaf"
+        while True:
+            counters[kind] = counters.get(kind, 0) + 1
+            name = f"{kind}{counters[kind]}"
+            if name not in taken:
+                break
+        taken.add(name)
+        names[id(node)] = name
+    return names
+
+
+def _op_kind(op: str) -> str:
+    if op.startswith("**"):
+        return "pow"
+    if op in _OP_KINDS:
+        return _OP_KINDS[op]
+    kind = "".join(ch for ch in op.lower() if ch.isalnum() or ch == "_")
+    return kind or "op"
+
+
+def check_root(root: Any, where: str) -> None:
+    if not all(hasattr(root, a) for a in ("data", "grad", "_prev", "_op", "label")):
+        raise TypeError(f"{where}: root must be a Value, got {type(root).__name__} "
+                        "(a Tensor works too)")
+
+
+def text_table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
+    """Rows of text as aligned columns (``right``: the columns aligned to the right)."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    out = []
+    for row in [header, *rows]:
+        cells = [
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        out.append("  ".join(cells).rstrip())
+    return out

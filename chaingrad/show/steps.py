@@ -1,0 +1,246 @@
+"""Backward, one step at a time: what each ``_backward`` did, with its formula filled in.
+
+``backward_steps(root)`` runs the real backward (``autodiff.backward`` with a trace) and
+returns one ``Step`` per node whose rule ran, in the order they ran. Each input's update
+carries its primitive's formula (from ``chaingrad/rules.py``), twice: with the nodes' names
+(``w1.data * out.grad``) and with their numbers (``-3.0000 * 0.5000``), or for a Tensor,
+their shapes (``(3, 1) @ (1, 2)``). ``out`` is the node whose ``_backward`` runs.
+"""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from dataclasses import dataclass
+from typing import Any
+
+from .. import autodiff
+from ..rules import GENERIC_FORMULA
+from .names import check_root, format_number, is_tensor, node_names, reading_order
+
+HAND_WRITTEN = "(its hand-written _backward)"
+"""The formula of a ``_backward`` closure assigned by hand: its code is all there is."""
+
+
+@dataclass(frozen=True)
+class Update:
+    """One input's gradient update in a step: ``input.grad: before -> after``."""
+
+    input: Any
+    name: str
+    before: Any  # a float for a Value; an array or None for a Tensor
+    after: Any
+    added: Any
+    formula: str
+    numbers: str  # for a Tensor: the formula with shapes instead of names
+    result: str = ""  # for a Tensor: the shape of what was added
+
+    def text(self, op: str) -> str:
+        """``op : name.grad += formula = numbers = added`` (for a Tensor:
+        ``op : name.grad += formula   result shape = shapes``)."""
+        if self.result:
+            return f"{op} : {self.name}.grad += {self.formula}   {self.result} = {self.numbers}"
+        parts = [f"{op} : {self.name}.grad += {self.formula}"]
+        result = format_number(self.added)
+        if self.numbers and self.numbers != result:
+            parts.append(self.numbers)
+        parts.append(result)
+        return " = ".join(parts)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One node's ``_backward``: the node, its op, the gradient arriving at it (out.grad),
+    and what it added to each input (an input used twice gets two updates)."""
+
+    index: int
+    node: Any
+    name: str
+    op: str
+    upstream: Any  # a float for a Value, an array for a Tensor
+    updates: tuple[Update, ...]
+
+
+def backward_steps(root: Any, accumulate: bool = True, grad: Any = None) -> list[Step]:
+    """Run ``root``'s backward and return the steps it took, in order.
+
+    Args:
+        root: The Value or Tensor to differentiate (its gradient is seeded with 1).
+        accumulate: Add this pass into ``.grad`` as ``root.backward()`` does (the default);
+            False leaves every ``.grad`` as it was.
+        grad: For a Tensor root: d(loss)/d(root), of root's shape, as in
+            ``Tensor.backward(grad)``; needed unless root has one element.
+
+    Returns:
+        One ``Step`` per node whose ``_backward`` ran, in reverse topological order.
+
+    Example:
+        >>> from chaingrad import Value
+        >>> a = Value(3.0, label="a")
+        >>> steps = backward_steps(a + a)
+        >>> [(s.name, s.op, s.upstream) for s in steps]
+        [('add1', '+', 1.0)]
+        >>> [(u.name, u.before, u.after) for u in steps[0].updates]  # a's grad accumulates
+        [('a', 0.0, 1.0), ('a', 1.0, 2.0)]
+        >>> a.grad
+        2.0
+
+    On a Tensor graph the gradients are arrays, and each update's ``numbers`` are shapes:
+
+        >>> from chaingrad import Tensor
+        >>> x = Tensor([[1.0, 2.0, 3.0]], requires_grad=True, label="x")
+        >>> steps = backward_steps((x * x).sum())
+        >>> [u.text(steps[1].op) for u in steps[1].updates][0]
+        '* : x.grad += x.data * out.grad   (1, 3) = (1, 3) * (1, 3)'
+    """
+    check_root(root, "backward_steps")
+    names = node_names(reading_order(root))
+    trace: list = []
+    seed = seed_of(root, grad, "backward_steps")
+    autodiff.backward([root], [seed], accumulate=accumulate, trace=trace)
+    return [_step(i, *entry, names) for i, entry in enumerate(trace, start=1)]
+
+
+def seed_of(root: Any, grad: Any, where: str) -> Any:
+    """d(root)/d(root) to start from: 1.0 for a Value; for a Tensor ``grad`` or ones,
+    checked as ``Tensor.backward`` checks it."""
+    if grad is not None and not is_tensor(root):
+        raise TypeError(f"{where}: grad= is for a Tensor root; a Value's seed is 1")
+    return root._seed(grad, False, where)
+
+
+def _step(index: int, node: Any, upstream: Any, updates: list, names: dict) -> Step:
+    """A Step from one entry of the trace. The rule is asked again for each gradient, as
+    it was before any broadcast was summed away (to show that summation, and what was
+    added exactly)."""
+    rule, prev = node._rule, node._prev
+    if type(rule) is autodiff.ClosureRule:
+        return Step(index, node, names[id(node)], node._op, upstream, tuple(
+            Update(x, names[id(x)], before, after, _minus(after, before), HAND_WRITTEN, "")
+            for x, before, after in updates))
+    raw = rule.vjp(tuple(x.data for x in prev), node.data, upstream, *rule.params)
+    made, left = [], list(updates)
+    for k, (x, g) in enumerate(zip(prev, raw)):
+        if g is None or not x.requires_grad:  # the driver skipped it too
+            continue
+        _, before, after = left.pop(0)
+        added = autodiff.sum_to_shape(g, x.data.shape, node._op) if is_tensor(node) else g
+        formula, numbers = fill(node, k, names, g, upstream)
+        result = str(tuple(x.data.shape)) if is_tensor(node) else ""
+        made.append(Update(x, names[id(x)], before, after, added, formula, numbers, result))
+    return Step(index, node, names[id(node)], node._op, upstream, tuple(made))
+
+
+def _minus(after: Any, before: Any) -> Any:
+    return after - (0.0 if before is None else before)
+
+
+# ---- filling a primitive's formula in: with names, and with numbers or shapes ----
+
+
+def fill(node: Any, k: int, names: dict[int, str], raw: Any, upstream: Any) -> tuple[str, str]:
+    """Input ``k``'s formula for ``node``'s step, with names and with numbers or shapes.
+
+    The formula (``rules.Primitive.formulas``) speaks of ``x`` and ``y`` (inputs 0 and 1),
+    ``out``, their ``.data`` and ``.grad``, and the primitive's parameters. With names, each
+    input becomes its node's name; with numbers, every ``.data`` and ``.grad`` becomes its
+    value (for a Tensor: its shape) and every parameter its value. ``raw`` is the
+    gradient the rule gave: if its shape is not the input's, the driver summed it back,
+    and the formula says so.
+    """
+    prim = node._rule.primitive
+    formula = prim.formulas[min(k, len(prim.formulas) - 1)]
+    tensor = is_tensor(node)
+    if formula == GENERIC_FORMULA:  # a user's primitive: its rule's answer for g = 1
+        named = formula.replace("d(x)", f"d({names[id(node._prev[k])]})")
+        if tensor:
+            return named, f"rule(..., {tuple(upstream.shape)})[{k}]"
+        local = prim.vjp(tuple(x.data for x in node._prev), node.data, 1.0)[k]
+        return named, f"{format_number(local)} * {format_number(upstream)}"
+    inputs = dict(zip("xy", node._prev))
+    params = dict(zip(prim.param_names, node._rule.params))
+    params["k"] = k  # a formula for any number of inputs speaks of input k
+    named = _substitute(formula, lambda who, attr: _name(who, attr, inputs, names, node),
+                        lambda p: str(k) if p == "k" else None)
+    valued = _substitute(formula, lambda who, attr: _value(who, attr, inputs, node, upstream,
+                                                            tensor),
+                         lambda p: _param(params[p], tensor) if p in params else None)
+    x = node._prev[k]
+    if tensor and getattr(raw, "shape", None) != x.data.shape:
+        named = f"sum_to_shape({named}, {names[id(x)]}.shape)"
+        valued = f"sum_to_shape({valued}, {tuple(x.data.shape)})"
+    return named, valued
+
+
+def _substitute(formula: str, node_text: Any, param_text: Any) -> str:
+    """The formula with ``who.attr`` (who: x, y, out) and parameters replaced, spacing kept.
+
+    ``node_text(who, attr)`` gives the text for ``x.data``, ``out.grad``, ``x.shape`` ...
+    (``attr`` may be ``"data.T"``/``"data.mT"``); ``param_text(name)`` the text for a
+    parameter, or None to keep its name. A negative number raised to a power is put in
+    parentheses.
+    """
+    tokens = list(tokenize.generate_tokens(io.StringIO(formula).readline))
+    out, i, last = [], 0, (1, 0)
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.NL):
+            break
+        out.append(formula[_offset(formula, last):_offset(formula, tok.start)])
+        text, end = tok.string, tok.end
+        if tok.type == tokenize.NAME and tok.string in ("x", "y", "out") and _is(
+                tokens, i + 1, ".") and i + 2 < len(tokens):
+            attr, j = tokens[i + 2].string, i + 3
+            if attr == "data" and _is(tokens, j, ".") and j + 1 < len(tokens) and tokens[
+                    j + 1].string in ("T", "mT"):
+                attr, j = f"data.{tokens[j + 1].string}", j + 2
+            text, end = node_text(tok.string, attr), tokens[j - 1].end
+            i = j
+        elif tok.type == tokenize.NAME and not _is(tokens, i - 1, ".") and not _is(
+                tokens, i + 1, "=") and (replaced := param_text(tok.string)) is not None:
+            text = replaced
+            i += 1
+        else:
+            i += 1
+        if text.startswith("-") and _is(tokens, i, "**"):
+            text = f"({text})"
+        out.append(text)
+        last = end
+    return "".join(out)
+
+
+def _is(tokens: list, i: int, text: str) -> bool:
+    return 0 <= i < len(tokens) and tokens[i].string == text
+
+
+def _offset(text: str, position: tuple[int, int]) -> int:
+    return position[1]  # formulas are one line
+
+
+def _name(who: str, attr: str, inputs: dict, names: dict, node: Any) -> str:
+    if who == "out":
+        return f"out.{attr}"
+    x = inputs[who]
+    if attr == "data.mT" and x.data.ndim == 2:
+        attr = "data.T"  # the plain transpose, as one writes it for a matrix
+    return f"{names[id(x)]}.{attr}"
+
+
+def _value(who: str, attr: str, inputs: dict, node: Any, upstream: Any, tensor: bool) -> str:
+    x = node if who == "out" else inputs[who]
+    value = x.data if attr != "grad" else upstream if who == "out" else x.grad
+    if not tensor:
+        return format_number(value)
+    shape = tuple(getattr(value, "shape", ()))
+    if attr.startswith("data.") and len(shape) >= 2:  # .T / .mT: the last two axes swapped
+        shape = shape[:-2] + shape[-1:] + shape[-2:-1]
+    return str(shape)
+
+
+def _param(value: Any, tensor: bool) -> str | None:
+    """A parameter's value as the numbers show it; None (keep its name) for an array."""
+    if hasattr(value, "shape") and getattr(value, "size", 2) > 1:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and not tensor:
+        return f"{value:g}"
+    return repr(value.item() if hasattr(value, "item") else value)

@@ -1,0 +1,141 @@
+"""chaingrad/autodiff.py: the order, the one backward pass for both engines, grad mode, and
+backward from several threads at once."""
+
+from __future__ import annotations
+
+import random
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from chaingrad import Tensor, Value, autodiff, enable_grad, is_grad_enabled, no_grad
+from chaingrad.nn import MLP
+
+
+def moons_loss(model: MLP, points: list[list[float]]) -> Value:
+    scores = [model(p) for p in points]
+    return sum(((1 + -s).relu() for s in scores), Value(0.0)) * (1.0 / len(points))
+
+
+@pytest.fixture
+def switching_often():
+    """Threads take turns every microsecond (not every 5 ms), so that passes interleave."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(before)
+
+
+def test_backward_from_eight_threads_adds_up_what_each_pass_gives_alone(switching_often) -> None:
+    random.seed(0)
+    model = MLP(2, [16, 16, 1])
+    batches = [[[random.uniform(-2, 2), random.uniform(-2, 2)] for _ in range(6)]
+               for _ in range(8)]
+    alone = []
+    for batch in batches:
+        model.zero_grad()
+        moons_loss(model, batch).backward()
+        alone.append([p.grad for p in model.parameters()])
+    expected = [sum(gs) for gs in zip(*alone)]
+    for _ in range(5):  # each run: eight threads building and back-propagating at once
+        model.zero_grad()
+        losses = [moons_loss(model, batch) for batch in batches]
+        start = threading.Barrier(len(losses))
+
+        def run(loss: Value, start: threading.Barrier = start) -> None:
+            start.wait()
+            loss.backward()
+
+        threads = [threading.Thread(target=run, args=(loss,)) for loss in losses]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        got = [p.grad for p in model.parameters()]
+        assert got == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+def test_a_walk_never_sees_another_threads_marks(switching_often) -> None:
+    x = Value(1.0)
+    root = x
+    for i in range(20_000):  # a graph with much sharing: every node reuses x
+        root = root * 0.5 + x if i % 2 else (root + x).tanh()
+    expected = len(autodiff.topological_order(root))
+    results: list[int] = []
+    start = threading.Barrier(4)
+
+    def walk() -> None:
+        start.wait()
+        for _ in range(3):
+            order = autodiff.topological_order(root)
+            results.append(len({id(n) for n in order}) == len(order) == expected)
+
+    threads = [threading.Thread(target=walk) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [True] * 12
+
+
+def test_no_grad_on_a_generator_function_holds_while_its_body_runs() -> None:
+    @no_grad()
+    def predictions(xs):
+        for x in xs:
+            assert not is_grad_enabled()
+            yield x * 2
+        assert not is_grad_enabled()
+
+    x = Value(3.0)
+    outs = []
+    for y in predictions([x, x]):
+        assert is_grad_enabled()  # between resumptions, the caller's mode
+        outs.append(y)
+    assert all(y._prev == () for y in outs) and [y.data for y in outs] == [6.0, 6.0]
+
+
+def test_enable_grad_on_a_generator_inside_no_grad() -> None:
+    @enable_grad()
+    def squares(x):
+        yield x * x
+
+    x = Value(2.0)
+    with no_grad():
+        (y,) = list(squares(x))
+    assert y._prev == (x, x)
+
+
+def test_a_generator_under_no_grad_gets_what_is_sent_and_returns_its_value() -> None:
+    @no_grad()
+    def echo():
+        got = yield 1
+        return got
+
+    gen = echo()
+    assert next(gen) == 1
+    with pytest.raises(StopIteration) as stop:
+        gen.send("done")
+    assert stop.value.value == "done"
+
+
+def test_no_grad_decorates_only_callables() -> None:
+    with pytest.raises(TypeError, match=r"no_grad\(\): decorates a function, got int"):
+        no_grad()(3)
+
+
+def test_one_pass_serves_both_engines_with_several_roots() -> None:
+    x = Value(2.0)
+    found = autodiff.backward([x * x, x * 3], [1.0, 0.5], accumulate=False)
+    assert found[id(x)] == 2 * 2.0 + 1.5
+    t = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    found = autodiff.backward([t * t, t * 3], [np.ones(2), np.ones(2)], accumulate=False)
+    assert found[id(t)].tolist() == [5.0, 7.0]
+    assert x.grad == 0.0 and t.grad is None
+
+
+def test_sum_to_shape_refuses_a_gradient_that_cannot_be_the_inputs() -> None:
+    with pytest.raises(ValueError, match=r"op: a gradient of shape \(3,\) cannot belong to an "
+                                         r"input of shape \(2,\)"):
+        autodiff.sum_to_shape(np.ones(3), (2,), "op")

@@ -1,0 +1,136 @@
+"""The primitives (chaingrad/rules.py, chaingrad/tensor_engine/rules.py): each formula, read
+as Python, computes what its rule computes; every primitive appears in the sample graphs; and
+one rule serves floats and arrays alike."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import chaingrad
+from chaingrad import Tensor, Value, autodiff, rules
+from chaingrad.rules import GENERIC_FORMULA, PRIMITIVES, Bound, Primitive
+from chaingrad.tensor_engine import concatenate, conv2d, max_pool2d, pad, stack, where
+from chaingrad.tensor_engine import rules as tensor_rules
+
+ALL = PRIMITIVES + tensor_rules.PRIMITIVES
+NAMES = vars(rules) | vars(tensor_rules)  # what a formula may call: cos, log, expand, ...
+
+
+def value_graphs() -> list[Value]:
+    x, y = Value(1.3), Value(0.7)
+    return [x + y, x * y, x**2.5, x**3, x**y, (x - 2).relu(), x.relu(), x.tanh(),
+            x.sigmoid(), x.exp(), x.log(), x.sqrt(), (x - 2).abs(), x.sin(), x.cos()]
+
+
+def tensor_graphs() -> list[Tensor]:
+    rng = np.random.default_rng(0)
+    a = Tensor(rng.uniform(0.5, 1.5, (2, 3)), requires_grad=True)
+    b = Tensor(rng.uniform(0.5, 1.5, (3,)), requires_grad=True)
+    w = Tensor(rng.uniform(-1, 1, (3, 4)), requires_grad=True)
+    e = Tensor(rng.uniform(0.5, 1.5, (2, 3)), requires_grad=True)
+    image = Tensor(rng.uniform(-1, 1, (1, 2, 5, 5)), requires_grad=True)
+    kernel = Tensor(rng.uniform(-1, 1, (3, 2, 3, 3)), requires_grad=True)
+    outs = [a + b, a * b, a**2, a**e, a ** Tensor(np.full((2, 3), 1.5)), (a - 1).relu(),
+            a.tanh(), a.sigmoid(), a.exp(), a.log(), a.sqrt(), (a - 1).abs(), a.sin(),
+            a.cos(), a @ w, a.sum(axis=1), a.max(axis=0), a.min(), a.softmax(),
+            a.log_softmax(axis=0), a.clip(0.8, 1.2), a.reshape(3, 2), a.transpose(1, 0),
+            b.broadcast_to((2, 3)), a[np.array([0, 0, 1])], concatenate([a, e], axis=1),
+            stack([a, e]), where(a.data > 1, a, e), pad(a, [(1, 0), (0, 2)]),
+            conv2d(image, kernel, stride=2, padding=1), max_pool2d(image, 2, 1)]
+    # the ops that only a gradient's graph holds: scatter, fold, unpool
+    (g_index,) = chaingrad.grad((a[np.array([0, 0, 1])] ** 2).sum(), [a], create_graph=True)
+    g_conv = chaingrad.grad((conv2d(image, kernel, stride=2) ** 2).sum(), [image, kernel],
+                            create_graph=True)
+    (g_pool,) = chaingrad.grad((max_pool2d(image, 2, 1) ** 2).sum(), [image],
+                               create_graph=True)
+    return outs + [g_index, *g_conv, g_pool]
+
+
+def nodes_with_rules(roots: list) -> list:
+    seen, found = set(), []
+    for root in roots:
+        for node in autodiff.topological_order(root):
+            if id(node) not in seen and isinstance(node._rule, (Primitive, Bound)):
+                seen.add(id(node))
+                found.append(node)
+    return found
+
+
+VALUE_NODES = nodes_with_rules(value_graphs())
+TENSOR_NODES = nodes_with_rules(tensor_graphs())
+
+
+def evaluate_formula(node, k: int, g):
+    """The formula for input k of node's primitive, evaluated on the node's data."""
+    rule = node._rule
+    prim = rule.primitive
+    scope = dict(zip(prim.param_names, rule.params)) | {"k": k}
+    for name, child in zip("xy", node._prev):
+        scope[name] = SimpleNamespace(data=child.data, shape=getattr(child.data, "shape", None))
+    scope["out"] = SimpleNamespace(data=node.data, grad=g)
+    formula = prim.formulas[min(k, len(prim.formulas) - 1)]
+    return eval(formula, dict(NAMES), scope)  # our own formula text: that is the point
+
+
+@pytest.mark.parametrize("node", VALUE_NODES + TENSOR_NODES,
+                         ids=lambda n: f"{n._op}{getattr(n.data, 'shape', '')}")
+def test_each_formula_computes_what_its_rule_computes(node) -> None:
+    rule = node._rule
+    rng = np.random.default_rng(1)
+    g = 0.7 if isinstance(node.data, float) else rng.uniform(-1, 1, node.data.shape)
+    xs = tuple(child.data for child in node._prev)
+    expected = rule.vjp(xs, node.data, g, *rule.params)
+    assert len(expected) == len(node._prev)
+    for k, want in enumerate(expected):
+        if want is None:  # an input that takes no gradient (matmul skips it)
+            continue
+        got = evaluate_formula(node, k, g)
+        np.testing.assert_allclose(np.broadcast_to(got, np.shape(want)), want, rtol=1e-12,
+                                   atol=1e-14, err_msg=f"{rule.primitive.name} input {k}")
+
+
+def test_the_samples_cover_every_primitive() -> None:
+    seen = {node._rule.primitive.name for node in VALUE_NODES + TENSOR_NODES}
+    assert seen == {p.name for p in ALL}
+
+
+@pytest.mark.parametrize("prim", PRIMITIVES, ids=lambda p: p.name)
+def test_a_shared_rule_gives_on_arrays_what_it_gives_on_floats(prim: Primitive) -> None:
+    points = {"ADD": (0.7, -1.3), "MUL": (0.7, -1.3), "POW": (1.3, 0.7)}
+    name = next(k for k, v in vars(rules).items() if v is prim)
+    xs = points.get(name, (-0.6,) if prim.name in ("abs", "ReLU") else (1.7,))
+    params = (2.5,) if prim.param_names else ()
+    out = prim.forward(*xs, *params)
+    on_floats = prim.vjp(xs, out, 0.3, *params)
+    on_arrays = prim.vjp(tuple(np.array([x, x]) for x in xs), np.array([out, out]),
+                         np.array([0.3, 0.3]), *params)
+    for f, a in zip(on_floats, on_arrays, strict=True):
+        assert a.tolist() == [f, f]
+
+
+def test_every_primitive_has_one_formula_per_input_or_one_for_any() -> None:
+    for prim in ALL:
+        assert prim.formulas and all(isinstance(f, str) and "out.grad" in f
+                                     for f in prim.formulas), prim
+        assert prim.formulas != (GENERIC_FORMULA,)
+        compile(" ; ".join(prim.formulas), prim.name, "exec")
+
+
+def test_a_bound_rule_carries_its_parameters() -> None:
+    rule = rules.POW_N.bind(3)
+    assert rule.primitive is rules.POW_N and rule.params == (3,) and rule.name == "**n"
+    assert rule.vjp((2.0,), 8.0, 1.0, *rule.params) == (12.0,)
+    with pytest.raises(TypeError, match=r"\*\*n: needs parameters \('n',\), got 2 value"):
+        rules.POW_N.bind(1, 2)
+
+
+def test_an_op_finds_its_rule_in_one_hop() -> None:
+    x = Value(2.0)
+    assert (x * x)._rule is rules.MUL and x.tanh()._rule is rules.TANH
+    t = Tensor([[1.0, 2.0]], requires_grad=True)
+    assert (t * t)._rule is rules.MUL and (t @ t.T)._rule.primitive is tensor_rules.MATMUL
+    assert math.isclose(rules.TANH.forward(0.5), math.tanh(0.5))
