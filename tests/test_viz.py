@@ -356,7 +356,8 @@ def test_draw_dot_rejects_bad_arguments():
 
 def test_importing_chaingrad_and_viz_imports_no_graphviz_package():
     code = ("import sys, chaingrad, chaingrad.show.dot, chaingrad.show.render, "
-            "chaingrad.show.explain, chaingrad.show.page; print(sorted(m for m in sys.modules if 'graphviz' in m))")
+            "chaingrad.show.explain, chaingrad.show.page; "
+            "print(sorted(m for m in sys.modules if 'graphviz' in m))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)
     assert "graphviz" not in result.stdout
