@@ -26,7 +26,6 @@ Example:
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Sequence
 from numbers import Real
 from typing import Any
@@ -45,9 +44,8 @@ def mse_loss(pred: Sequence[Value], target: Sequence[float]) -> Value:
         >>> mse_loss([Value(1.0), Value(3.0)], [0.0, 1.0]).data   # (1 + 4) / 2
         2.5
     """
-    if _on_tensors(pred):
-        pred = _tensor_batch("mse_loss", "pred", pred)
-        return ((pred - _tensor_targets("mse_loss", "target", target, pred)) ** 2).mean()
+    if tensors := _on_tensors(pred):
+        return tensors.mse_loss(pred, target)
     pred = _batch("mse_loss", "pred", pred)
     target = _targets("mse_loss", target, len(pred))
     return _mean([(p - t) ** 2 for p, t in zip(pred, target, strict=True)])
@@ -64,8 +62,8 @@ def hinge_loss(scores: Sequence[Value], labels: Sequence[int]) -> Value:
         >>> hinge_loss([Value(0.5), Value(-3.0)], [1, -1]).data   # (0.5 + 0) / 2
         0.25
     """
-    if _on_tensors(scores):
-        return _hinge_tensor(scores, labels)
+    if tensors := _on_tensors(scores):
+        return tensors.hinge_loss(scores, labels)
     scores = _batch("hinge_loss", "scores", scores)
     labels = _labels("hinge_loss", labels, len(scores))
     for i, y in enumerate(labels):
@@ -92,8 +90,8 @@ def bce_with_logits(logits: Sequence[Value], targets: Sequence[float]) -> Value:
         >>> round(bce_with_logits([Value(0.0)], [1.0]).data, 6)   # log 2
         0.693147
     """
-    if _on_tensors(logits):
-        return _bce_tensor(logits, targets)
+    if tensors := _on_tensors(logits):
+        return tensors.bce_with_logits(logits, targets)
     logits = _batch("bce_with_logits", "logits", logits)
     targets = _targets("bce_with_logits", targets, len(logits))
     for i, t in enumerate(targets):
@@ -131,8 +129,8 @@ def cross_entropy(logits: Sequence[Sequence[Value]], labels: Sequence[int]) -> V
         >>> round(loss.item(), 6), logits.grad.tolist()
         (0.346574, [[0.25, -0.25], [0.0, 0.0]])
     """
-    if _on_tensors(logits):
-        return _cross_entropy_tensor(logits, labels)
+    if tensors := _on_tensors(logits):
+        return tensors.cross_entropy(logits, labels)
     if isinstance(logits, Value) or not isinstance(logits, Sequence) or not logits:
         raise _not_a_batch("cross_entropy", "logits", logits, "a non-empty list of rows")
     rows = []
@@ -225,141 +223,11 @@ def _sized(fn: str, arg: str, xs: Any, n: int) -> list:
     return list(xs)
 
 
-# ---- the same losses on Tensors (numpy is imported only when one is used) ----
+def _on_tensors(x: Any) -> Any:
+    """The Tensor losses (``chaingrad/tensor_engine/losses.py``) if ``x`` is a Tensor or an
+    array, else None. They need numpy, so they are imported only when one is used."""
+    if not hasattr(x, "shape"):
+        return None
+    from .tensor_engine import losses
 
-
-def _on_tensors(x: Any) -> bool:
-    """Whether ``x`` is a Tensor or a numpy array, without importing either module."""
-    tensor_module = sys.modules.get("chaingrad.tensor_engine.tensor")
-    if tensor_module is not None and isinstance(x, tensor_module.Tensor):
-        return True
-    return type(x).__module__ == "numpy" and hasattr(x, "shape")
-
-
-def _hinge_tensor(scores: Any, labels: Any) -> Any:
-    import numpy as np
-
-    scores = _tensor_batch("hinge_loss", "scores", scores)
-    y = _label_array("hinge_loss", labels, scores.shape, "one per score")
-    wrong = ~np.isin(y, (-1, 1))
-    if wrong.any():
-        raise ValueError(f"hinge_loss: labels must be -1 or +1, got {y[wrong][0]} at index "
-                         f"{_first(wrong)}")
-    return (scores * -y.astype(scores.dtype) + 1).relu().mean()
-
-
-def _bce_tensor(logits: Any, targets: Any) -> Any:
-    import numpy as np
-
-    from .tensor_engine.functions import stack
-
-    logits = _tensor_batch("bce_with_logits", "logits", logits)
-    t = _tensor_targets("bce_with_logits", "targets", targets, logits)
-    values = _numbers("bce_with_logits", "targets", t)
-    outside = (values < 0) | (values > 1)
-    if outside.any():
-        raise ValueError(f"bce_with_logits: targets must be in [0, 1], got "
-                         f"{values[outside][0]} at index {_first(outside)}")
-    # log(1 + e^x) = -log_softmax([0, x])[0]: stable for any x, exact gradient everywhere
-    softplus = -stack([np.zeros_like(logits.data), logits], axis=-1).log_softmax()[..., 0]
-    return (softplus - logits * t).mean()
-
-
-def _cross_entropy_tensor(logits: Any, labels: Any) -> Any:
-    import numpy as np
-
-    logits = _tensor_batch("cross_entropy", "logits", logits)
-    if logits.ndim != 2 or logits.shape[1] == 0:
-        raise ValueError(f"cross_entropy: logits must have shape (N, C) with C >= 1 (one row "
-                         f"of class scores per example), got shape {logits.shape}")
-    n, classes = logits.shape
-    y = _label_array("cross_entropy", labels, (n,), "one class index per row of logits")
-    outside = (y < 0) | (y >= classes)
-    if outside.any():
-        raise ValueError(f"cross_entropy: labels must be in range(0, {classes}), got "
-                         f"{y[outside][0]} at index {_first(outside)}")
-    return -logits.log_softmax(axis=-1)[np.arange(n), y].mean()
-
-
-def _tensor_batch(fn: str, arg: str, x: Any) -> Any:
-    """``x`` as a Tensor (an array becomes a constant) with a non-empty batch axis."""
-    from .tensor_engine.tensor import Tensor
-
-    t = x if isinstance(x, Tensor) else Tensor(x)
-    if t.ndim == 0 or t.shape[0] == 0:
-        raise ValueError(f"{fn}: {arg} must have a batch axis with at least one example, "
-                         f"got shape {t.shape}")
-    return t
-
-
-def _fit_shape(fn: str, arg: str, shape: tuple[int, ...], like: tuple[int, ...],
-               per: str = "one per prediction") -> bool:
-    """Whether ``shape`` must be given ``like``'s (N,) -> (N, 1); errors if it cannot fit."""
-    if shape == like:
-        return False
-    if len(like) == 2 and like[1] == 1 and shape == like[:1]:
-        return True
-    raise ValueError(f"{fn}: {arg} must have shape {like} ({per}), got shape {shape}")
-
-
-def _numbers(fn: str, arg: str, x: Any) -> Any:
-    """``x`` (a Tensor's data, an array, a list) as an ndarray of real numbers."""
-    import numpy as np
-
-    from .tensor_engine.tensor import Tensor
-
-    if isinstance(x, Tensor):
-        return x.data
-    if isinstance(x, (str, bytes, Value)) or not hasattr(x, "__len__"):
-        raise TypeError(f"{fn}: {arg} must be an array, a list or a Tensor with one entry "
-                        f"per example, got {type(x).__name__}")
-    try:
-        array = np.asarray(x)
-    except ValueError as exc:  # a ragged list
-        raise ValueError(f"{fn}: {arg} must be a regular array, got a ragged list "
-                         f"({exc})") from None
-    if array.dtype.kind not in "iuf":
-        raise TypeError(f"{fn}: {arg} must be numbers, got dtype {array.dtype}")
-    return array
-
-
-def _first(mask: Any) -> Any:
-    """The index of the first True entry of ``mask``: an int in 1-D, else a tuple."""
-    import numpy as np
-
-    index = tuple(int(i) for i in np.argwhere(mask)[0])
-    return index[0] if len(index) == 1 else index
-
-
-def _tensor_targets(fn: str, arg: str, target: Any, like: Any) -> Any:
-    """Targets shaped as ``like``: a Tensor as it is, anything else a finite float array."""
-    import numpy as np
-
-    from .tensor_engine.tensor import Tensor
-
-    if isinstance(target, Tensor):
-        return target.reshape(like.shape) if _fit_shape(fn, arg, target.shape,
-                                                         like.shape) else target
-    array = _numbers(fn, arg, target)
-    if not np.isfinite(array).all():
-        bad = ~np.isfinite(array)
-        raise TypeError(f"{fn}: {arg} must be finite numbers, got {array[bad][0]} "
-                        f"at index {_first(bad)}")
-    if _fit_shape(fn, arg, array.shape, like.shape):
-        array = array.reshape(like.shape)
-    return array.astype(like.dtype)
-
-
-def _label_array(fn: str, labels: Any, shape: tuple[int, ...], per: str) -> Any:
-    """Integer labels as an int64 array of ``shape``; whole-number floats are accepted."""
-    import numpy as np
-
-    array = _numbers(fn, "labels", labels)
-    if _fit_shape(fn, "labels", array.shape, shape, per):
-        array = array.reshape(shape)
-    if array.dtype.kind == "f":
-        bad = ~(np.isfinite(array) & (array == np.round(array)))
-        if bad.any():
-            raise TypeError(f"{fn}: labels must be integers, got {array[bad][0]} at index "
-                            f"{_first(bad)}")
-    return array.astype(np.int64)
+    return losses

@@ -7,12 +7,17 @@ system packages), in a subprocess with a time limit.
 
 from __future__ import annotations
 
+import html
 import math
 import numbers
 import os
+import pathlib
 import shutil
+import subprocess
 import sys
 import sysconfig
+import textwrap
+import webbrowser
 from typing import Any
 
 from ..files import write_atomic
@@ -86,8 +91,6 @@ class Drawing:
 
     def _pipe(self, fmt: str, timeout: float | None, advice: str) -> bytes:
         """``pipe``, stopping the renderer after ``timeout`` seconds (``advice``: what to do)."""
-        import subprocess
-
         if fmt == "dot":
             return self.source.encode("utf-8")
         program = self.renderer or find_renderer()
@@ -135,9 +138,6 @@ class Drawing:
         path = f"{path}.{fmt}"
         write_atomic(path, self.pipe(fmt))
         if view:
-            import pathlib
-            import webbrowser
-
             webbrowser.open(pathlib.Path(path).resolve().as_uri())
         return path
 
@@ -153,13 +153,10 @@ class Drawing:
             advice = "call .render() (it waits up to timeout seconds)"
             return self._pipe("svg", limit, advice).decode("utf-8")
         except Exception as exc:  # a notebook's display must never raise
-            import textwrap
-            from xml.sax.saxutils import escape
-
             lines = textwrap.wrap(f"{type(exc).__name__}: {exc}", 110) or ["(no message)"]
             texts = "".join(
                 f'<text x="4" y="{20 + 16 * i}" font-family="monospace" font-size="12">'
-                f"{escape(line)}</text>"
+                f"{html.escape(line)}</text>"
                 for i, line in enumerate(lines)
             )
             return (f'<svg xmlns="http://www.w3.org/2000/svg" width="800" '
