@@ -275,9 +275,8 @@ def backward(roots: Sequence[Any], seeds: Sequence[Any], create_graph: bool = Fa
 def backward_pass(order: list[Any], roots: Sequence[Any], seeds: Sequence[Any],
                   create_graph: bool = False, accumulate: bool = True,
                   trace: list | None = None, check: bool = False) -> dict[int, Any]:
-    """The chain rule over ``order``, a topological order of the roots' graph; see
-    ``backward``. With ``check``, every gradient is checked as it is made (else only
-    where nan or inf could stop: at the leaves, and before a rule that may drop them).
+    """The chain rule over ``order``, a topological order of the roots' graph (see
+    ``backward``; ``check``: look at every gradient as it is made, not only at the leaves).
 
     1. Start every node's gradient empty, and each root's at its seed.
     2. Walk the order backwards, running each node's ``backward_step``: its rule turns
@@ -291,17 +290,15 @@ def backward_pass(order: list[Any], roots: Sequence[Any], seeds: Sequence[Any],
     before = [node.grad for node in order]
     try:
         _start(order, roots, seeds)
-        if create_graph:
-            with enable_grad():
-                _propagate(order, create_graph=True, check=True, trace=trace)
-        else:
-            try:
-                _propagate(order, create_graph=False, check=check or trace is not None,
-                           trace=trace)
-                if not all(is_finite(node.grad) for node in order if node._rule is None):
-                    raise _NotFiniteError
-            except _NotFiniteError:
-                _name_the_non_finite_step(order, roots, seeds)
+        try:
+            _walk(order, create_graph, check or create_graph, trace)
+            if not all(is_finite(node.grad) for node in order if node._rule is None):
+                raise _NotFiniteError
+        except _NotFiniteError:  # walk again, checking every step, to name the op
+            _start(order, roots, seeds)
+            _walk(order, create_graph, True, None)
+            raise DomainError("backward: a gradient is not finite, and no op's rule made "
+                              "it: a hand-written _backward closure did") from None
         this_pass = [node.grad for node in order]
     finally:  # a failed pass too leaves every .grad as it was
         for node, old in zip(order, before):
@@ -321,31 +318,20 @@ def _start(order: list[Any], roots: Sequence[Any], seeds: Sequence[Any]) -> None
         root.grad = _add(root.grad, seed)
 
 
-def _propagate(order: list[Any], create_graph: bool, check: bool, trace: list | None) -> None:
-    """The loop: every node's ``backward_step``, outputs before inputs."""
-    for node in reversed(order):
-        step = backward_step(node, create_graph, check)
-        if trace is not None and step is not None:
-            trace.append(step)
-
-
-def _name_the_non_finite_step(order: list[Any], roots: Sequence[Any], seeds: Sequence[Any]
-                              ) -> None:
-    """A gradient was not finite: walk again, checking every step, to name the op."""
-    _start(order, roots, seeds)
-    _propagate(order, create_graph=False, check=True, trace=None)
-    # Every rule's result was finite: a _backward closure assigned by hand wrote it.
-    raise DomainError("backward: a gradient is not finite, and no op's rule made it: a "
-                      "hand-written _backward closure did")
+def _walk(order: list[Any], create_graph: bool, check: bool, trace: list | None) -> None:
+    """Every node's ``backward_step``, outputs before inputs."""
+    with enable_grad() if create_graph else _as_it_is():
+        for node in reversed(order):
+            step = backward_step(node, create_graph, check or trace is not None)
+            if trace is not None and step is not None:
+                trace.append(step)
 
 
 def backward_step(out: Any, create_graph: bool = False, check: bool = False) -> tuple | None:
     """``out._backward()``: add ``out.grad`` times out's local derivative into each input.
 
-    Each input ``x`` gets ``rule.vjp(xs, out, out.grad)``'s gradient for it, summed back
-    to ``x``'s shape where the op broadcast it (Tensors; see ``sum_to_shape``), and added
-    into ``x.grad``. An input that takes no gradient (a Tensor with ``requires_grad=False``)
-    is skipped.
+    Each input ``x`` gets its gradient from out's rule, summed back to ``x``'s shape where
+    the op broadcast it (Tensors; see ``sum_to_shape``), and added into ``x.grad``.
 
     Args:
         out: The node whose step this is.
@@ -353,53 +339,56 @@ def backward_step(out: Any, create_graph: bool = False, check: bool = False) -> 
         check: Raise a DomainError naming the op as soon as a gradient is not finite.
 
     Returns:
-        None for a node without a rule; else ``(out, out.grad, updates)`` with one
-        ``(input, grad before, grad after)`` per input updated, in order (an input used
-        twice, as in ``a + a``, is updated twice).
+        None for a leaf; else ``(out, out.grad, updates)`` with one ``(input, grad before,
+        grad after)`` per input updated, in order (``a + a`` updates ``a`` twice).
     """
     rule, g = out._rule, out.grad
     if rule is None:
-        return None
+        return None  # a leaf: nothing before it
+    if type(rule) is ClosureRule:
+        return _run_closure(out, create_graph, check)
+    updates = []
+    for x, gx in zip(out._prev, _rule_gradients(out, create_graph, check)):
+        if gx is None or not x.requires_grad:
+            continue  # a constant: it takes no gradient
+        if hasattr(x.data, "shape"):
+            gx = sum_to_shape(gx, x.data.shape, out._op)  # undo the op's broadcasting
+        before = x.grad
+        x.grad = gx if before is None else before + gx  # +=, not in place: gx may be shared
+        if check and not (is_finite(gx) and is_finite(x.grad)):
+            raise _non_finite(out, x, gx)
+        updates.append((x, before, x.grad))
+    return out, g, updates
+
+
+def _rule_gradients(out: Any, create_graph: bool, check: bool) -> tuple:
+    """What out's rule gives each input: ``rule.vjp(xs, out, out.grad, *params)``."""
+    rule, g, inputs = out._rule, out.grad, out._prev
     if g is None:
         raise RuntimeError(
             f"{out._op or 'backward'}: _backward() needs the gradient that reached this node, "
             "but its .grad is None; set it first (for the output: out.grad = ones of its "
             "shape), or call out.backward()")
-    inputs = out._prev
-    if type(rule) is ClosureRule:  # micrograd-style: the closure adds into .grad itself
-        return _run_closure(out, inputs, create_graph, check)
     if not check and not rule.primitive.keeps_nan and not is_finite(g):
         raise _NotFiniteError  # this rule might drop it: let the checked pass name its source
     xs = inputs if create_graph else tuple(x.data for x in inputs)
     try:
         grads = rule.vjp(xs, out if create_graph else out.data, g, *rule.params)
     except (ZeroDivisionError, OverflowError) as exc:
-        raise _non_finite(out, None) from exc
+        raise _non_finite(out) from exc
     except DomainError as exc:  # from the rule's own ops on nodes (create_graph): name it
         if str(exc).startswith(f"{out._op}:"):
             raise
-        raise _non_finite(out, None) from exc
+        raise _non_finite(out) from exc
     if len(grads) != len(inputs):
         raise ValueError(f"{out._op}: its rule returned {len(grads)} gradient(s) for "
                          f"{len(inputs)} input(s)")
-    updates = []
-    for x, gx in zip(inputs, grads):
-        if gx is None or not x.requires_grad:
-            continue
-        if hasattr(x.data, "shape"):  # an array: sum what the op broadcast back
-            gx = sum_to_shape(gx, x.data.shape, out._op)
-        if check and not is_finite(gx):
-            raise _non_finite(out, grads, x, gx)
-        old = x.grad
-        x.grad = gx if old is None else old + gx  # never in place: gx may be shared
-        if check and not is_finite(x.grad):
-            raise _overflow(out, inputs)
-        updates.append((x, old, x.grad))
-    return out, g, updates
+    return grads
 
 
-def _run_closure(out: Any, inputs: tuple, create_graph: bool, check: bool) -> tuple:
+def _run_closure(out: Any, create_graph: bool, check: bool) -> tuple:
     """Run a ``_backward`` closure assigned by hand (see ``ClosureRule``)."""
+    inputs = out._prev
     if create_graph:
         raise TypeError(
             f"backward(create_graph=True): node {out._op!r} has a hand-written _backward "
@@ -479,13 +468,15 @@ def _add(old: Any, new: Any) -> Any:
     return old + new
 
 
-def _non_finite(node: Any, grads: Any, x: Any = None, g: Any = None) -> DomainError:
-    """The error for a rule that made a nan or inf: the op, where, and what it got."""
-    shaped = hasattr(node.data, "shape") and node.data.shape != ()
-    if x is not None and shaped:
+def _non_finite(node: Any, x: Any = None, g: Any = None) -> DomainError:
+    """The error for a step that made a nan or inf: the op, where, and what it got."""
+    if x is not None and getattr(x.data, "shape", ()) != ():
         return _non_finite_array(node, x, g)
     inputs = ", ".join(repr(_number(c.data)) for c in node._prev)
-    got = "" if grads is None else f" (got {tuple(_number(g) for g in grads)})"
+    if x is not None and is_finite(g):  # each share was finite: their sum overflowed
+        return DomainError(f"{node._op or 'backward'}: the gradients that reach its input(s) "
+                           f"{inputs} add up to more than a float holds (overflow)")
+    got = "" if x is None else f" (got {_number(g)})"
     return DomainError(
         f"{node._op or 'backward'}: the gradient is not finite at input(s) {inputs}{got}; "
         "the derivative is unbounded there, or the product overflows a float")
@@ -505,12 +496,6 @@ def _non_finite_array(node: Any, x: Any, g: Any) -> DomainError:
         f"(input of shape {x.data.shape}); the derivative is unbounded there or overflows")
 
 
-def _overflow(node: Any, inputs: tuple) -> DomainError:
-    values = ", ".join(repr(_number(c.data)) for c in inputs)
-    return DomainError(f"{node._op or 'backward'}: the gradients that reach its input(s) "
-                       f"{values} add up to more than a float holds (overflow)")
-
-
 def _number(x: Any) -> Any:
     """A node's data or a gradient as a plain number when it is one (for messages)."""
     if hasattr(x, "_prev"):
@@ -524,6 +509,16 @@ def _unravel(i: int, shape: tuple) -> list[int]:
         index.append(i % n)
         i //= n
     return index[::-1]
+
+
+class _as_it_is:  # noqa: N801 - used like a function: `with _as_it_is():`
+    """A context that changes nothing (grad mode as it is)."""
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc_info: object) -> None:
+        pass
 
 
 class _NotFiniteError(Exception):
