@@ -154,7 +154,9 @@ MANY = object()
 class Node:
     """The part of a graph node that both engines share: its inputs, in argument order.
 
-    ``_prev`` gives them as a tuple. A node stores them in two slots, ``_a`` and ``_b``
+    ``_prev`` gives them as a tuple, and ``_op`` names the op (its rule's name, or the
+    name given to a micrograd-style ``Value(data, children, op)``). A node stores its
+    inputs in two slots, ``_a`` and ``_b``
     (None where there is no such input; three or more inputs go in ``_a`` as a tuple, with
     ``_b`` set to ``MANY``): a tuple per node would be one more object for Python to
     allocate and free, and a training step makes ~65,000 nodes. ``_mark`` is scratch
@@ -167,6 +169,18 @@ class Node:
     def _prev(self) -> tuple:
         """The input nodes, in argument order (empty for a leaf)."""
         return unsplit(self._a, self._b)
+
+    _given_op = ""  # the name a micrograd-style Value(data, children, "op") was given
+
+    @property
+    def _op(self) -> str:
+        """The name of the op that made the node: its rule's ('' for a leaf)."""
+        rule = self._rule
+        return self._given_op or ("" if rule is None else rule.name)
+
+    @_op.setter
+    def _op(self, name: str) -> None:
+        self._given_op = name
 
 
 def split(children: tuple) -> tuple:
@@ -539,6 +553,7 @@ class ClosureRule:
     __slots__ = ("backward",)
     params: tuple = ()
     primitive = None
+    name = ""
 
     def __init__(self, backward: Callable[[], None]) -> None:
         self.backward = backward

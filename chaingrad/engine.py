@@ -67,7 +67,7 @@ class Value(autodiff.Node):
         (10.0, 7.0)
     """
 
-    __slots__ = ("data", "grad", "_op", "_rule", "__dict__")  # + autodiff.Node's
+    __slots__ = ("data", "grad", "_rule", "__dict__")  # + autodiff.Node's
     label = ""  # a name for drawings and explanations; set, it goes in the node's __dict__
     __array_ufunc__ = None  # numpy scalars on the left defer to our reflected operators
     requires_grad = True  # every Value takes a gradient
@@ -86,7 +86,8 @@ class Value(autodiff.Node):
                 raise TypeError(f"Value: _children must be Values, got "
                                 f"{type(child).__name__} {child!r}")
         self._a, self._b = autodiff.split(_children)
-        self._op = _op
+        if _op:
+            self._op = _op
         if label:
             self.label = label
         self._rule = None
@@ -118,7 +119,7 @@ class Value(autodiff.Node):
             return _not_a_number("**", other)
         if n - n != 0:
             raise ValueError(f"**: got exponent {n}, needs a finite number")
-        return _node(POW_N.forward(self.data, n), self, None, POW_N.bind(n), f"**{other}")
+        return _node(POW_N.forward(self.data, n), self, None, POW_N.bind(n, name=f"**{other}"))
 
     def relu(self) -> Value:
         """max(0, x);  d/dx = 1 if x > 0 else 0 (``rules.RELU``)."""
@@ -287,17 +288,16 @@ class Value(autodiff.Node):
 # ---- helpers ----
 
 
-def _node(data: float, a: object, b: object, rule: Primitive | Bound, op: str = "") -> Value:
+def _node(data: float, a: object, b: object, rule: Primitive | Bound) -> Value:
     """Make an op's output node from inputs a and b (no input checks: the op did them)."""
     if data - data != 0.0:
-        op = op or rule.primitive.name
+        op = rule.name
         inputs = ", ".join(str(c.data) for c in autodiff.unsplit(a, b))
         what = "is not a number (nan)" if data != data else "overflows a float"
         raise DomainError(f"{op}: the result of {op}({inputs}) {what}")
     out = _new(Value)
     out.data = data
     out.grad = 0.0
-    out._op = op or rule.name
     out._mark = None
     if autodiff._grad_enabled or autodiff.is_grad_enabled():  # the global: the fast path
         out._a = a

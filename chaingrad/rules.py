@@ -81,14 +81,15 @@ class Primitive:
         """What the op computes and its derivative: its rule's docstring."""
         return self.vjp.__doc__ or ""
 
-    def bind(self, *params: Any) -> Bound:
-        """This primitive's rule for one node, with its parameters' values.
+    def bind(self, *params: Any, name: str = "") -> Bound:
+        """This primitive's rule for one node, with its parameters' values (and the name
+        the node shows, if not the primitive's: ``x ** 2`` is ``**2``).
 
         Example:
-            >>> POW_N.bind(2).params
+            >>> POW_N.bind(2, name="**2").params
             (2,)
         """
-        return Bound(self, params)
+        return Bound(self, params, name)
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
@@ -97,17 +98,14 @@ class Primitive:
 class Bound:
     """A primitive with the values of its parameters: the rule of one node."""
 
-    __slots__ = ("primitive", "params", "vjp")
+    __slots__ = ("primitive", "params", "vjp", "name")
 
-    def __init__(self, primitive: Primitive, params: tuple):
+    def __init__(self, primitive: Primitive, params: tuple, name: str = ""):
         if len(params) != len(primitive.param_names):
             raise TypeError(f"{primitive.name}: needs parameters {primitive.param_names}, "
                             f"got {len(params)} value(s)")
         self.primitive, self.params, self.vjp = primitive, params, primitive.vjp
-
-    @property
-    def name(self) -> str:
-        return self.primitive.name
+        self.name = name or primitive.name
 
     def __repr__(self) -> str:
         values = ", ".join(f"{k}={v!r}" for k, v in zip(self.primitive.param_names, self.params))

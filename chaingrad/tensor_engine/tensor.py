@@ -104,7 +104,7 @@ class Tensor(autodiff.Node):
         (30.0, [[2.0, 4.0], [6.0, 8.0]])
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "_op", "_rule", "__dict__")
+    __slots__ = ("data", "grad", "requires_grad", "_rule", "__dict__")
     label = ""  # a name for drawings and explanations; set, it goes in the node's __dict__
     __array_ufunc__ = None  # ndarray (op) Tensor defers to the Tensor's reflected operator
     _initial_grad = None  # .grad before any gradient has reached it, as in PyTorch
@@ -119,7 +119,6 @@ class Tensor(autodiff.Node):
         self.grad: Any = None
         self.requires_grad = bool(requires_grad)
         self._a = self._b = self._mark = None  # a leaf: no inputs (see autodiff.Node)
-        self._op = ""
         if label:
             self.label = label
         self._rule: Rule | None = None
@@ -154,12 +153,12 @@ class Tensor(autodiff.Node):
                 raise pow_error("**", data, self.data, other.data)
             if other.requires_grad:
                 return _node(data, (self, other), POW)
-            return _node(data, (self,), POW_N.bind(other.data), "**")
+            return _node(data, (self,), POW_N.bind(other.data, name="**"))
         with np.errstate(all="ignore"):
             data = self.data**n
         if not all_finite(data):
             raise pow_error(f"**{other}", data, self.data, n)
-        return _node(data, (self,), POW_N.bind(n), f"**{other}")
+        return _node(data, (self,), POW_N.bind(n, name=f"**{other}"))
 
     def __matmul__(self, other: Any) -> Tensor:
         """x @ y as np.matmul (1-D, 2-D, batched);  d/dx = g @ y^T, d/dy = x^T @ g
@@ -623,7 +622,7 @@ class Tensor(autodiff.Node):
 # ---- making nodes ----
 
 
-def _node(data: Any, children: tuple, rule: Rule, op: str = "") -> Tensor:
+def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
     """An op's output node (no input checks: the op has done them).
 
     It records the graph only if grad mode is on and some input requires a gradient.
@@ -633,7 +632,6 @@ def _node(data: Any, children: tuple, rule: Rule, op: str = "") -> Tensor:
     out = _new(Tensor)
     out.data = data
     out.grad = None
-    out._op = op or rule.name
     out._mark = None
     if autodiff._grad_enabled or autodiff.is_grad_enabled():  # the global: the fast path
         for child in children:
@@ -654,7 +652,6 @@ def _const(data: np.ndarray) -> Tensor:
     out.grad = None
     out.requires_grad = False
     out._a = out._b = out._mark = None
-    out._op = ""
     out._rule = None
     return out
 
