@@ -313,16 +313,34 @@ def backward_pass(order: list[Any], roots: Sequence[Any], seeds: Sequence[Any],
             _walk(order, create_graph, True, None)
             raise DomainError("backward: a gradient is not finite, and no op's rule made "
                               "it: a hand-written _backward closure did") from None
-        this_pass = [node.grad for node in order]
-    finally:  # a failed pass too leaves every .grad as it was
-        for node, old in zip(order, before):
-            node.grad = old
+    except BaseException:  # a failed pass leaves every .grad as it was
+        _restore(order, before)
+        raise
     if not accumulate:
-        return {id(node): g for node, g in zip(order, this_pass)}
-    for node, old, g in zip(order, before, this_pass):
-        if g is not None:
-            node.grad = _add(old, _own(g, node) if node._rule is None else g)
+        found = {id(node): node.grad for node in order}
+        _restore(order, before)
+        return found
+    _add_earlier_passes(order, before)
     return {}
+
+
+def _restore(order: list[Any], before: list[Any]) -> None:
+    for node, old in zip(order, before):
+        node.grad = old
+
+
+def _add_earlier_passes(order: list[Any], before: list[Any]) -> None:
+    """Each ``.grad`` becomes what it held before this pass plus this pass; a leaf's
+    gradient becomes an array of its own (see ``_own``)."""
+    shared: set[int] = set()
+    for node, old in zip(order, before):
+        g = node.grad
+        if g is None:
+            node.grad = old
+            continue
+        if node._rule is None:
+            g = _own(g, node, shared)
+        node.grad = g if old is None or (type(old) is float and old == 0.0) else old + g
 
 
 def _start(order: list[Any], roots: Sequence[Any], seeds: Sequence[Any]) -> None:
@@ -333,74 +351,83 @@ def _start(order: list[Any], roots: Sequence[Any], seeds: Sequence[Any]) -> None
 
 
 def _walk(order: list[Any], create_graph: bool, check: bool, trace: list | None) -> None:
-    """Every node's ``backward_step``, outputs before inputs."""
+    """Every node's ``backward_step``, outputs before inputs. With a ``trace``, each step
+    is recorded as ``(node, out.grad, inputs' grads before, inputs' grads after)``."""
     with enable_grad() if create_graph else _as_it_is():
         for node in reversed(order):
-            step = backward_step(node, create_graph, check or trace is not None)
-            if trace is not None and step is not None:
-                trace.append(step)
+            if trace is None:
+                backward_step(node, create_graph, check)
+            elif node._rule is not None:
+                g, before = node.grad, [_copy(x.grad) for x in node._prev]
+                backward_step(node, create_graph, check=True)
+                trace.append((node, g, before, [x.grad for x in node._prev]))
 
 
-def backward_step(out: Any, create_graph: bool = False, check: bool = False) -> tuple | None:
+def backward_step(out: Any, create_graph: bool = False, check: bool = False) -> None:
     """``out._backward()``: add ``out.grad`` times out's local derivative into each input.
 
-    Each input ``x`` gets its gradient from out's rule, summed back to ``x``'s shape where
-    the op broadcast it (Tensors; see ``sum_to_shape``), and added into ``x.grad``.
+    The rule of out's op, ``vjp(xs, out, g, *params)``, gives each input its share of the
+    gradient ``g`` that reached ``out``; a share the op broadcast is summed back to its
+    input's shape (``sum_to_shape``), and added into that input's ``.grad``.
 
     Args:
         out: The node whose step this is.
         create_graph: Hand the rule the nodes themselves rather than their data.
         check: Raise a DomainError naming the op as soon as a gradient is not finite.
-
-    Returns:
-        None for a leaf; else ``(out, out.grad, updates)`` with one ``(input, grad before,
-        grad after)`` per input updated, in order (``a + a`` updates ``a`` twice).
     """
     rule, g = out._rule, out.grad
     if rule is None:
-        return None  # a leaf: nothing before it
+        return  # a leaf: nothing before it
     if type(rule) is ClosureRule:
         return _run_closure(out, create_graph, check)
-    updates = []
-    for x, gx in zip(out._prev, _rule_gradients(out, create_graph, check)):
-        if gx is None or not x.requires_grad:
-            continue  # a constant: it takes no gradient
-        if hasattr(x.data, "shape"):
-            gx = sum_to_shape(gx, x.data.shape, out._op)  # undo the op's broadcasting
-        before = x.grad
-        x.grad = gx if before is None else before + gx  # +=, not in place: gx may be shared
-        if check and not (is_finite(gx) and is_finite(x.grad)):
-            raise _non_finite(out, x, gx)
-        updates.append((x, before, x.grad))
-    return out, g, updates
-
-
-def _rule_gradients(out: Any, create_graph: bool, check: bool) -> tuple:
-    """What out's rule gives each input: ``rule.vjp(xs, out, out.grad, *params)``."""
-    rule, g, inputs = out._rule, out.grad, out._prev
     if g is None:
-        raise RuntimeError(
-            f"{out._op or 'backward'}: _backward() needs the gradient that reached this node, "
-            "but its .grad is None; set it first (for the output: out.grad = ones of its "
-            "shape), or call out.backward()")
+        raise _no_gradient_yet(out)
     if not check and not rule.primitive.keeps_nan and not is_finite(g):
         raise _NotFiniteError  # this rule might drop it: let the checked pass name its source
-    xs = inputs if create_graph else tuple(x.data for x in inputs)
+    inputs = out._prev
     try:
-        grads = rule.vjp(xs, out if create_graph else out.data, g, *rule.params)
-    except (ZeroDivisionError, OverflowError) as exc:
-        raise _non_finite(out) from exc
-    except DomainError as exc:  # from the rule's own ops on nodes (create_graph): name it
-        if str(exc).startswith(f"{out._op}:"):
-            raise
-        raise _non_finite(out) from exc
+        if create_graph:
+            grads = rule.vjp(inputs, out, g, *rule.params)
+        else:
+            grads = rule.vjp(tuple([x.data for x in inputs]), out.data, g, *rule.params)
+    except (ZeroDivisionError, OverflowError, DomainError) as exc:
+        raise _rule_failed(out, exc) from exc
     if len(grads) != len(inputs):
         raise ValueError(f"{out._op}: its rule returned {len(grads)} gradient(s) for "
                          f"{len(inputs)} input(s)")
-    return grads
+    for x, gx in zip(inputs, grads):
+        if gx is None or not x.requires_grad:
+            continue  # a constant: it takes no gradient
+        if type(x.data) is not float and gx.shape != x.data.shape:
+            gx = _summed_back(out, gx, x)  # the op broadcast x: undo it
+        x.grad = gx if x.grad is None else x.grad + gx  # +=, not in place: gx may be shared
+        if check and not (is_finite(gx) and is_finite(x.grad)):
+            raise _non_finite(out, x, gx)
 
 
-def _run_closure(out: Any, create_graph: bool, check: bool) -> tuple:
+def _no_gradient_yet(out: Any) -> RuntimeError:
+    return RuntimeError(
+        f"{out._op or 'backward'}: _backward() needs the gradient that reached this node, "
+        "but its .grad is None; set it first (for the output: out.grad = ones of its "
+        "shape), or call out.backward()")
+
+
+def _rule_failed(out: Any, exc: Exception) -> Exception:
+    """A rule that divided by zero or overflowed: the derivative is unbounded there. A
+    DomainError the rule raised itself (naming its op) is passed on as it is."""
+    if isinstance(exc, DomainError) and str(exc).startswith(f"{out._op}:"):
+        return exc
+    return _non_finite(out)
+
+
+def _summed_back(out: Any, g: Any, x: Any) -> Any:
+    try:
+        return sum_to_shape(g, x.data.shape)
+    except ValueError as exc:
+        raise ValueError(f"{out._op}: {exc}") from None
+
+
+def _run_closure(out: Any, create_graph: bool, check: bool) -> None:
     """Run a ``_backward`` closure assigned by hand (see ``ClosureRule``)."""
     inputs = out._prev
     if create_graph:
@@ -411,12 +438,10 @@ def _run_closure(out: Any, create_graph: bool, check: bool) -> tuple:
     for x in inputs:  # the closure adds into .grad: give it something to add to
         if x.grad is None:
             x.grad = x.data * 0
-    before = [x.grad.copy() if hasattr(x.grad, "copy") else x.grad for x in inputs]
     out._rule.backward()
     if check and not all(is_finite(x.grad) for x in inputs):
         raise DomainError(f"{out._op or 'backward'}: its hand-written _backward closure "
                           "wrote a gradient that is not finite (nan or inf)")
-    return out, out.grad, [(x, old, x.grad) for x, old in zip(inputs, before)]
 
 
 def backward_closure(out: Any) -> Callable[[], None]:
@@ -429,7 +454,7 @@ def backward_closure(out: Any) -> Callable[[], None]:
     return _backward
 
 
-def sum_to_shape(g: Any, shape: tuple[int, ...], op: str = "backward") -> Any:
+def sum_to_shape(g: Any, shape: tuple[int, ...]) -> Any:
     """The gradient ``g`` of a broadcast input, summed back to the input's ``shape``.
 
     Broadcasting prepends axes and stretches axes of size 1; the gradient of a stretched
@@ -442,15 +467,11 @@ def sum_to_shape(g: Any, shape: tuple[int, ...], op: str = "backward") -> Any:
         [[12.0], [12.0]]
     """
     if g.shape == shape:
-        if shape == () and not hasattr(g, "_prev"):
-            import numpy as np  # numpy makes 0-d results scalars: a Tensor's grad is an array
-
-            return np.asarray(g)
         return g
     lead = len(g.shape) - len(shape)
     if lead < 0 or any(n != 1 and g.shape[lead + i] != n for i, n in enumerate(shape)):
-        raise ValueError(f"{op}: a gradient of shape {g.shape} cannot belong to an input of "
-                         f"shape {shape}")
+        raise ValueError(f"a gradient of shape {g.shape} cannot belong to an input of shape "
+                         f"{shape}")
     axes = tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
     return g.sum(axis=axes, keepdims=True).reshape(shape) if axes else g.reshape(shape)
@@ -466,13 +487,25 @@ def is_finite(g: Any) -> bool:
     return not (bad.any() if hasattr(bad, "any") else bad)
 
 
-def _own(g: Any, leaf: Any) -> Any:
-    """A leaf's gradient as an array of its own, in its dtype: a rule may hand one array to
-    several inputs (``+`` does), or a view; a parameter's gradient must not be shared,
-    since optimizers and users change it in place. Floats and nodes are kept as they are."""
-    if hasattr(g, "_prev") or not hasattr(g, "astype"):
+def _own(g: Any, leaf: Any, shared: set[int]) -> Any:
+    """A leaf's gradient as an array of its own, in its dtype. A rule may hand one array to
+    several inputs (``+`` does: ``shared`` holds the arrays leaves have taken), a view of
+    another array, or a numpy scalar (numpy makes 0-d results scalars); a parameter's
+    gradient must be none of these, since optimizers and users change it in place. Floats
+    and nodes are kept as they are."""
+    if type(g) is float or hasattr(g, "_prev"):
         return g
-    return g.astype(leaf.data.dtype, copy=True)
+    data = leaf.data
+    if (type(g) is not type(data) or g.base is not None or id(g) in shared
+            or g.dtype != data.dtype or not g.flags.writeable):
+        g = g.__array__().astype(data.dtype, copy=True)
+    shared.add(id(g))
+    return g
+
+
+def _copy(g: Any) -> Any:
+    """A gradient as it is now (a copy of an array, which a closure may change in place)."""
+    return g.copy() if hasattr(g, "copy") else g
 
 
 def _add(old: Any, new: Any) -> Any:

@@ -62,7 +62,7 @@ class Primitive:
     rule of a node whose op has some.
     """
 
-    __slots__ = ("name", "vjp", "formulas", "forward", "param_names", "keeps_nan")
+    __slots__ = ("name", "vjp", "formulas", "forward", "param_names", "keeps_nan", "primitive")
     params: tuple = ()  # the parameter values of this rule: none (see ``bind``)
 
     def __init__(self, name: str, vjp: Callable[..., tuple], formulas: tuple[str, ...],
@@ -70,11 +70,7 @@ class Primitive:
                  keeps_nan: bool = True):
         self.name, self.vjp, self.formulas = name, vjp, formulas
         self.forward, self.param_names, self.keeps_nan = forward, params, keeps_nan
-
-    @property
-    def primitive(self) -> Primitive:
-        """The primitive of this rule: itself."""
-        return self
+        self.primitive = self  # as a rule, it is its own primitive (a Bound rule has one)
 
     @property
     def doc(self) -> str:

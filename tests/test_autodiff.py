@@ -136,6 +136,6 @@ def test_one_pass_serves_both_engines_with_several_roots() -> None:
 
 
 def test_sum_to_shape_refuses_a_gradient_that_cannot_be_the_inputs() -> None:
-    with pytest.raises(ValueError, match=r"op: a gradient of shape \(3,\) cannot belong to an "
+    with pytest.raises(ValueError, match=r"a gradient of shape \(3,\) cannot belong to an "
                                          r"input of shape \(2,\)"):
-        autodiff.sum_to_shape(np.ones(3), (2,), "op")
+        autodiff.sum_to_shape(np.ones(3), (2,))

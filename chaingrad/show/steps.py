@@ -109,25 +109,29 @@ def seed_of(root: Any, grad: Any, where: str) -> Any:
     return root._seed(grad, False, where)
 
 
-def _step(index: int, node: Any, upstream: Any, updates: list, names: dict) -> Step:
-    """A Step from one entry of the trace. The rule is asked again for each gradient, as
-    it was before any broadcast was summed away (to show that summation, and what was
-    added exactly)."""
+def _step(index: int, node: Any, upstream: Any, before: list, after: list,
+          names: dict) -> Step:
+    """A Step from one entry of the trace: the node, the gradient that reached it, and its
+    inputs' gradients before and after its ``_backward``. The rule is asked again for each
+    input's share, as the driver computed it, and the shares are added in turn (so that
+    ``a + a`` shows a's gradient growing twice)."""
     rule, prev = node._rule, node._prev
-    if type(rule) is autodiff.ClosureRule:
+    if type(rule) is autodiff.ClosureRule:  # opaque: only before and after are known
         return Step(index, node, names[id(node)], node._op, upstream, tuple(
-            Update(x, names[id(x)], before, after, _minus(after, before), HAND_WRITTEN, "")
-            for x, before, after in updates))
+            Update(x, names[id(x)], b, a, _minus(a, b), HAND_WRITTEN, "")
+            for x, b, a in zip(prev, before, after)))
     raw = rule.vjp(tuple(x.data for x in prev), node.data, upstream, *rule.params)
-    made, left = [], list(updates)
+    running = {id(x): b for x, b in zip(prev, before)}
+    made = []
     for k, (x, g) in enumerate(zip(prev, raw)):
         if g is None or not x.requires_grad:  # the driver skipped it too
             continue
-        _, before, after = left.pop(0)
-        added = autodiff.sum_to_shape(g, x.data.shape, node._op) if is_tensor(node) else g
+        added = autodiff.sum_to_shape(g, x.data.shape) if is_tensor(node) else g
+        old = running[id(x)]
+        running[id(x)] = new = added if old is None else old + added
         formula, numbers = fill(node, k, names, g, upstream)
         result = str(tuple(x.data.shape)) if is_tensor(node) else ""
-        made.append(Update(x, names[id(x)], before, after, added, formula, numbers, result))
+        made.append(Update(x, names[id(x)], old, new, added, formula, numbers, result))
     return Step(index, node, names[id(node)], node._op, upstream, tuple(made))
 
 

@@ -637,7 +637,10 @@ def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
         for child in children:
             if child.requires_grad:
                 out.requires_grad = True
-                out._a, out._b = autodiff.split(children)
+                if len(children) == 2:  # most ops: no call to autodiff.split
+                    out._a, out._b = children
+                else:
+                    out._a, out._b = autodiff.split(children)
                 out._rule = rule
                 return out
     out.requires_grad = False
