@@ -182,6 +182,17 @@ class Node:
     def _op(self, name: str) -> None:
         self._given_op = name
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Leaves copy and pickle (a model's parameters do); a node an op made refers to its
+        whole graph, and refuses, as PyTorch's deepcopy does."""
+        if self._a is not None or self._rule is not None:
+            kind = type(self).__name__
+            raise TypeError(f"{kind}: only leaves can be copied or pickled; this one is the "
+                            f"output of {self._op or 'an op'!r} and refers to its whole graph "
+                            f"(copy the leaves, e.g. a model's parameters, and compute again)")
+        self._mark = None  # scratch space of a walk: nothing to keep
+        return super().__reduce_ex__(protocol)
+
 
 def split(children: tuple) -> tuple:
     """Inputs as the pair ``(_a, _b)`` that a node stores."""

@@ -177,6 +177,9 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 
     if wc != c:
         raise ValueError(f"conv2d: shapes {x.shape} and {weight.shape}: the input has {c} "
                          f"channels, the weight expects {wc}")
+    if kh < 1 or kw < 1 or o < 1:
+        raise ValueError(f"conv2d: the weight {weight.shape} needs at least one filter of at "
+                         "least 1x1")
     sh, sw = _pair(stride, "conv2d: stride", 1)
     ph, pw = _pair(padding, "conv2d: padding", 0)
     if h + 2 * ph < kh or w + 2 * pw < kw:
