@@ -92,6 +92,8 @@ class Value(autodiff.Node):
             self.label = label
         self._rule = None
         self._mark = None
+        if autodiff._created is not None:  # chaingrad.compile is tracing
+            autodiff._created.append(self)
 
     # ---- primitives: each forward and rule is its primitive's, in chaingrad/rules.py ----
 

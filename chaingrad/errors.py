@@ -11,3 +11,8 @@ class DomainError(ValueError):
 
 class GradcheckError(RuntimeError):
     """``gradcheck`` found an analytic gradient that disagrees with finite differences."""
+
+
+class CompileCheckError(RuntimeError):
+    """``chaingrad.compile(fn, check=True)`` found the compiled code and the eager function
+    disagreeing: the message names the first node that differs."""
