@@ -46,7 +46,7 @@ import builtins
 import itertools
 import keyword
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from . import autodiff, functional
@@ -64,6 +64,7 @@ CHUNK = 20_000
 _OPERATORS = {ADD: "+", MUL: "*"}  # written as operators; every other forward is a call
 _FORWARD_NAMES = {POW_N: "pow_n", POW: "pow", **{p: None for p in _OPERATORS}}
 _RULES_CALLED = {POW: "vjp_pow"}  # whose formula simplifies the rule: the rule is called
+_SHARED = set(PRIMITIVES)
 
 
 def compile(fn: Callable[..., Any] | None = None, *, check: bool = False) -> Any:  # noqa: A001
@@ -111,7 +112,7 @@ class Compiled:
         flat, shape = _flatten(args)
         trace = self.traces.get(shape)
         if trace is None or not trace.still_holds(flat):
-            trace = self.traces[shape] = Trace(self.fn, args, flat)
+            trace = self.traces[shape] = Trace(self.fn, args, flat, keep_graph=self.check)
         self.last = trace
         out = trace.run(self.fn, args, flat)
         if self.check:
@@ -160,7 +161,8 @@ def _flatten(args: tuple) -> tuple[list, tuple]:
 class Trace:
     """One traced call of the function: its graph, what each leaf is, and the code."""
 
-    def __init__(self, fn: Callable[..., Any], args: tuple, flat: list):
+    def __init__(self, fn: Callable[..., Any], args: tuple, flat: list,
+                 keep_graph: bool = False):
         with autodiff.recording_leaves() as made, autodiff.enable_grad():
             result = fn(*args)
         self.outputs_kind, self.outputs = _outputs(result)
@@ -189,16 +191,30 @@ class Trace:
         self.guarded = {i: x for i, x in enumerate(flat)  # constants of the trace: guard them
                         if not isinstance(x, Value) and i not in used}
         self.fn_name = getattr(fn, "__name__", "the function")
-        self.names = _variables(self.outputs, self.order)
-        self.needs_grad = _needing_gradients(self)
-        self.lines = _Lines(self)
-        self.graph = _build(self.lines)
-        self.rule = Primitive(self.fn_name, self._vjp,
-                              (GENERIC_FORMULA,), params=("state", "k"))
+        self.chunked = len(self.order) > LOCALS_LIMIT
+        with autodiff._walking:  # meanwhile each node's _mark holds its place in the order
+            for i, node in enumerate(self.order):
+                node._mark = i
+            self.needs_grad = _needing_gradients(self)
+            self.names = {} if self.chunked else _variables(self.outputs, self.order)
+            self.lines = _Lines(self)
+            self.graph = _build(self.lines)
+            self.text = None if self.chunked else self.lines.source()
+            for node in self.order:
+                node._mark = None
+        self.rule = Primitive(self.fn_name, self._vjp, (GENERIC_FORMULA,),
+                              params=("state", "k"))
+        self.n_outputs = len(self.outputs)
+        if self.chunked and not keep_graph:  # keep the code, not the graph
+            self.order = self.outputs = self.lines = self.needs_grad = None
 
     @property
     def source(self) -> str:
-        return self.lines.source()
+        if self.text is None:
+            raise RuntimeError(f"compile: the code of a graph of more than {LOCALS_LIMIT:,} "
+                               "nodes is written in chunks over lists of values, and not "
+                               "kept; trace a smaller graph to read its code")
+        return self.text
 
     def still_holds(self, flat: list) -> bool:
         """Whether a call with these arguments may reuse the trace (see ``guarded``)."""
@@ -224,7 +240,7 @@ class Trace:
             raise TypeError("compile: backward(create_graph=True) needs the eager graph; "
                             "call the function itself, not its compiled form, for "
                             "higher-order gradients")
-        seeds = [0.0] * len(self.outputs)
+        seeds = [0.0] * self.n_outputs
         seeds[k] = g
         return state.send(seeds)
 
@@ -291,12 +307,15 @@ def _close(a: float, b: float) -> bool:
     return a == b or abs(a - b) <= 1e-12 * max(abs(a), abs(b))
 
 
-def _needing_gradients(trace: Trace) -> set[int]:
-    """The nodes whose gradient the backward computes: those on a path to a parameter."""
-    needs = {id(leaf) for _, leaf in trace.params}
-    for node in trace.order:
-        if any(id(x) in needs for x in node._prev):
-            needs.add(id(node))
+def _needing_gradients(trace: Trace) -> bytearray:
+    """Which nodes' gradients the backward computes, by place in the order (``_mark``):
+    those on a path to a parameter."""
+    needs = bytearray(len(trace.order))
+    for _, leaf in trace.params:
+        needs[leaf._mark] = 1
+    for i, node in enumerate(trace.order):
+        if node._rule is not None and any(needs[x._mark] for x in node._prev):
+            needs[i] = 1
     return needs
 
 
@@ -350,76 +369,77 @@ class _Lines:
     """The code of a trace, line by line: its forward, then its backward.
 
     In a graph of up to ``LOCALS_LIMIT`` nodes each node's value is a variable named as
-    ``explain`` names the node, and its gradient that name with ``_grad``; in a larger one,
-    ``V[i]`` and ``G[i]``, in chunks of code of ``CHUNK`` lines.
+    ``explain`` names the node, and its gradient that name with ``_grad``, all in one
+    function. A larger graph is cut into functions of ``CHUNK`` nodes over lists of values
+    ``V`` and gradients ``G`` (a node's place in the order is its slot), each with its own
+    short names, so that no chunk's text is kept once it is compiled.
     """
 
     def __init__(self, trace: Trace):
         self.trace = trace
-        self.chunked = len(trace.order) > LOCALS_LIMIT
-        self.slot = {id(n): i for i, n in enumerate(trace.order)}
         self.extra: dict[str, Any] = {}  # a user primitive's functions, by the code's names
-        self.name = trace.fn_name
 
-    def value(self, node: Any) -> str:
-        if id(node) in self.trace.constants:
-            return repr(self.trace.constants[id(node)])
-        return f"V[{self.slot[id(node)]}]" if self.chunked else self.trace.names[id(node)]
+    def constant_or(self, name: Callable[[Any], str]) -> Callable[[Any], str]:
+        """``name``, but a constant of the trace is written as its value."""
+        constants = self.trace.constants
+        return lambda node: repr(constants[id(node)]) if id(node) in constants else name(node)
 
-    def grad(self, node: Any) -> str:
-        return f"G[{self.slot[id(node)]}]" if self.chunked else \
-            f"{self.trace.names[id(node)]}_grad"
-
-    def forward(self) -> Iterator[str]:
+    def forward(self, nodes: Iterable[Any], value: Callable[[Any], str]) -> Iterator[str]:
         """One line per op: ``mul1 = x1 * w1``, ``tanh1 = tanh(add2)``."""
-        for node in self.trace.order:
+        for node in nodes:
             rule = node._rule
             if rule is None:
                 continue
-            prim, inputs = rule.primitive, [self.value(x) for x in node._prev]
+            prim, inputs = rule.primitive, [value(x) for x in node._prev]
             if prim in _OPERATORS:
-                yield f"{self.value(node)} = {inputs[0]} {_OPERATORS[prim]} {inputs[1]}"
+                yield f"{value(node)} = {inputs[0]} {_OPERATORS[prim]} {inputs[1]}"
                 continue
             call = _FORWARD_NAMES.get(prim) or _identifier(prim.name)
-            if prim not in PRIMITIVES:  # a user's primitive: its forward, by a name of its own
+            if prim not in _SHARED:  # a user's primitive: its forward, by a name of its own
                 call = self.function(call, prim.forward)
             args = inputs + [repr(p) for p in rule.params]
-            yield f"{self.value(node)} = {call}({', '.join(args)})"
+            yield f"{value(node)} = {call}({', '.join(args)})"
 
-    def backward(self) -> Iterator[str]:
-        """Each node's step, as ``backward()`` runs them: a comment naming it, then one line
-        per input, its rule's formula; the first gradient to reach a node is assigned (=),
-        the next ones added (+=), as ``backward()`` adds them."""
-        trace, reached = self.trace, set()
+    def backward(self, nodes: Iterable[Any], value: Callable[[Any], str],
+                 grad: Callable[[Any], str], assign_first: bool,
+                 comments: bool = True) -> Iterator[str]:
+        """Each node's step, as ``backward()`` runs them (``nodes`` are in that order): a
+        comment naming it, then one line per input, its rule's formula. With
+        ``assign_first``, the first gradient to reach a node is assigned (=) and the next
+        ones added (+=), as ``backward()`` adds them; else every one is added."""
+        trace, reached, nodes = self.trace, set(), list(nodes)
 
         def add(x: Any, text: str) -> str:
-            op = "+=" if id(x) in reached else "="
+            op = "+=" if not assign_first or id(x) in reached else "="
             reached.add(id(x))
-            return f"{self.grad(x)} {op} {text}"
+            return f"{grad(x)} {op} {text}"
 
-        for k, out in enumerate(trace.outputs):
-            if id(out) in trace.needs_grad:
-                yield add(out, f"seeds[{k}]")
-        for node in reversed(trace.order):
-            if node._rule is None or id(node) not in trace.needs_grad:
+        outputs = {id(out): k for k, out in enumerate(trace.outputs)}
+        for node in nodes:
+            if id(node) in outputs and trace.needs_grad[node._mark]:
+                yield add(node, f"seeds[{outputs[id(node)]}]")
+        for node in nodes:
+            if node._rule is None or not trace.needs_grad[node._mark]:
                 continue
-            yield f"# {trace.names[id(node)]}: {node._op}"
-            yield from (add(x, text) for x, text in self.step(node))
+            if comments:
+                yield f"# {trace.names[id(node)]}: {node._op}"
+            yield from (add(x, text) for x, text in self.step(node, value, grad))
 
-    def step(self, node: Any) -> list[tuple[Any, str]]:
+    def step(self, node: Any, value: Callable[[Any], str],
+             grad: Callable[[Any], str]) -> list[tuple[Any, str]]:
         """(input, what it gets) for each input of the node that needs a gradient."""
-        rule, inputs, trace = node._rule, node._prev, self.trace
+        rule, inputs, needs = node._rule, node._prev, self.trace.needs_grad
         prim = rule.primitive
-        wanted = [k for k, x in enumerate(inputs) if id(x) in trace.needs_grad]
-        if prim in PRIMITIVES and prim not in _RULES_CALLED and not (
+        wanted = [k for k, x in enumerate(inputs) if needs[x._mark]]
+        if prim in _SHARED and prim not in _RULES_CALLED and not (
                 prim is POW_N and rule.params[0] == 0):
             who = dict(zip("xy", inputs))
             params = dict(zip(prim.param_names, rule.params))
 
             def node_text(w: str, attr: str) -> str:
                 if w == "out":
-                    return self.grad(node) if attr == "grad" else self.value(node)
-                return self.value(who[w])
+                    return grad(node) if attr == "grad" else value(node)
+                return value(who[w])
 
             def param_text(p: str) -> str | None:
                 return repr(params[p]) if p in params else None
@@ -430,9 +450,9 @@ class _Lines:
         # the rule itself, called: a user's, or one whose formula simplifies it
         call = _RULES_CALLED.get(prim) or self.function(f"vjp_{_identifier(prim.name)}",
                                                         prim.vjp)
-        xs = ", ".join(self.value(x) for x in inputs)
+        xs = ", ".join(value(x) for x in inputs)
         args = "".join(f", {p!r}" for p in rule.params)
-        shares = f"{call}(({xs},), {self.value(node)}, {self.grad(node)}{args})"
+        shares = f"{call}(({xs},), {value(node)}, {grad(node)}{args})"
         return [(inputs[k], f"{shares}[{k}]") for k in wanted]
 
     def function(self, name: str, fn: Callable[..., Any]) -> str:
@@ -442,81 +462,100 @@ class _Lines:
         self.extra[name] = fn
         return name
 
+    # ---- a graph in one function ----
+
     def source(self) -> str:
         """The code: a generator that runs the forward, yields the outputs, and then, each
         time ``backward()`` sends the outputs' gradients, runs the backward and yields the
         parameters' gradients."""
-        trace = self.trace
-        outs = ", ".join(self.value(out) for out in trace.outputs)
-        leaves = ", ".join(self.grad(leaf) for _, leaf in trace.params)
-        head = ["def graph(inputs, params):",
-                f'    """{self.name}, traced: its forward; then, each time backward() sends '
-                'the outputs\' gradients, its backward."""']
-        if self.chunked:
-            return self._chunked_source(head, outs, leaves)
-        head += _unpack([self.value(leaf) for _, leaf in trace.inputs], "inputs")
-        head += _unpack([self.value(leaf) for _, leaf in trace.params], "params")
-        body = [f"    {line}" for line in self.forward()]
-        body.append(f"    seeds = yield ({outs},)")
-        body.append("    while True:")
-        body += [f"        {line}" for line in self.backward()]
-        body.append(f"        seeds = yield ({leaves}{',' if len(trace.params) == 1 else ''})")
-        return "\n".join(head + body) + "\n"
+        trace, names = self.trace, self.trace.names
+        value = self.constant_or(lambda node: names[id(node)])
 
-    def _chunked_source(self, head: list[str], outs: str, leaves: str) -> str:
-        """The code of a large graph: functions of ``CHUNK`` lines each over the lists of
-        values ``V`` and gradients ``G``, and ``graph`` calling them in turn."""
-        trace, size = self.trace, len(self.trace.order)
-        chunks: dict[str, list[str]] = {}
-        for kind, lines in (("forward", self.forward()), ("backward", self.backward())):
-            for n in itertools.count():
-                block = list(itertools.islice(lines, CHUNK))
-                if not block:
-                    break
-                chunks[f"{kind}_{n}"] = block
-        body = [f"    V = [0.0] * {size}"]
-        body += [f"    V[{self.slot[id(leaf)]}] = inputs[{k}]"
-                 for k, (_, leaf) in enumerate(trace.inputs)]
-        body += [f"    V[{self.slot[id(leaf)]}] = params[{k}]"
-                 for k, (_, leaf) in enumerate(trace.params)]
-        body += [f"    {name}(V, None, None)" for name in chunks if name.startswith("f")]
-        body.append(f"    seeds = yield ({outs},)")
-        body.append("    while True:")
-        body.append(f"        G = [0.0] * {size}")
-        body += [f"        {name}(V, G, seeds)" for name in chunks if name.startswith("b")]
-        body.append(f"        seeds = yield ({leaves}{',' if len(trace.params) == 1 else ''})")
-        functions = [f"def {name}(V, G, seeds):\n    " + "\n    ".join(block) + "\n"
-                     for name, block in chunks.items()]
-        return "\n\n".join(functions + ["\n".join(head + body) + "\n"])
+        def grad(node: Any) -> str:
+            return f"{names[id(node)]}_grad"
+
+        outs = ", ".join(value(out) for out in trace.outputs)
+        lines = ["def graph(inputs, params):",
+                 f'    """{trace.fn_name}, traced: its forward; then, each time backward() '
+                 'sends the outputs\' gradients, its backward."""']
+        lines += _unpack([value(leaf) for _, leaf in trace.inputs], "inputs")
+        lines += _unpack([value(leaf) for _, leaf in trace.params], "params")
+        lines += [f"    {line}" for line in self.forward(trace.order, value)]
+        lines.append(f"    seeds = yield ({outs},)")
+        lines.append("    while True:")
+        lines += [f"        {line}" for line in self.backward(reversed(trace.order), value,
+                                                              grad, assign_first=True)]
+        lines.append(f"        seeds = yield {_tuple(grad(leaf) for _, leaf in trace.params)}")
+        return "\n".join(lines) + "\n"
+
+    # ---- a large graph, in chunks ----
 
     def compile_chunked(self, space: dict[str, Any]) -> None:
-        """Compile a large graph's code chunk by chunk into ``space``, so that no more than
-        one chunk's text is held at a time."""
-        names = []
-        for kind, lines in (("forward", self.forward()), ("backward", self.backward())):
-            for n in itertools.count():
-                block = list(itertools.islice(lines, CHUNK))
-                if not block:
-                    break
-                name = f"{kind}_{n}"
-                text = f"def {name}(V, G, seeds):\n    " + "\n    ".join(block) + "\n"
-                exec(builtins.compile(text, f"<chaingrad.compile: {name}>", "exec"), space)
-                names.append(name)
+        """Compile a large graph's code chunk by chunk into ``space``: ``forward_k(V)`` and
+        ``backward_k(V, G, seeds)`` for each chunk of ``CHUNK`` nodes, and ``graph``."""
         trace, size = self.trace, len(self.trace.order)
-        outs = ", ".join(self.value(out) for out in trace.outputs)
-        leaves = ", ".join(self.grad(leaf) for _, leaf in trace.params)
+        starts = range(0, size, CHUNK)
+        for k, start in enumerate(starts):
+            self._compile(self._chunk(start, "forward"), f"forward_{k}", space)
+        for k, start in reversed(list(enumerate(starts))):
+            self._compile(self._chunk(start, "backward"), f"backward_{k}", space)
+        outs = ", ".join(f"V[{out._mark}]" for out in trace.outputs)
         body = ["def graph(inputs, params):", f"    V = [0.0] * {size}"]
-        body += [f"    V[{self.slot[id(leaf)]}] = inputs[{k}]"
-                 for k, (_, leaf) in enumerate(trace.inputs)]
-        body += [f"    V[{self.slot[id(leaf)]}] = params[{k}]"
-                 for k, (_, leaf) in enumerate(trace.params)]
-        body += [f"    {name}(V, None, None)" for name in names if name.startswith("f")]
-        body.append(f"    seeds = yield ({outs},)")
-        body.append("    while True:")
-        body.append(f"        G = [0.0] * {size}")
-        body += [f"        {name}(V, G, seeds)" for name in names if name.startswith("b")]
-        body.append(f"        seeds = yield ({leaves}{',' if len(trace.params) == 1 else ''})")
-        exec(builtins.compile("\n".join(body) + "\n", "<chaingrad.compile>", "exec"), space)
+        body += [f"    V[{leaf._mark}] = inputs[{k}]" for k, (_, leaf) in enumerate(trace.inputs)]
+        body += [f"    V[{leaf._mark}] = params[{k}]" for k, (_, leaf) in enumerate(trace.params)]
+        body += [f"    forward_{k}(V)" for k, _ in enumerate(starts)]
+        body += [f"    seeds = yield ({outs},)", "    while True:", f"        G = [0.0] * {size}"]
+        body += [f"        backward_{k}(V, G, seeds)" for k in reversed(range(len(starts)))]
+        grads = _tuple(f"G[{leaf._mark}]" for _, leaf in trace.params)
+        body.append(f"        seeds = yield {grads}")
+        self._compile("\n".join(body) + "\n", "graph", space)
+
+    def _chunk(self, start: int, kind: str) -> str:
+        """The code of the nodes in places [start, start + CHUNK): their values (and
+        gradients) as locals ``v0``, ``v1``, ... (``g0``, ...), loaded from and stored
+        back into ``V`` (and ``G``) once; a node before the chunk is read from the list."""
+        trace = self.trace
+        nodes = trace.order[start:start + CHUNK]
+        end, outside = start + len(nodes), {}
+
+        def local(prefix: str) -> Callable[[Any], str]:
+            def name(node: Any) -> str:
+                i = node._mark
+                if start <= i < end:
+                    return f"{prefix}{i - start}"
+                if prefix == "g":
+                    return f"G[{i}]"
+                outside[i] = f"u{i}"
+                return f"u{i}"
+            return name
+
+        value = self.constant_or(local("v"))
+        if kind == "forward":
+            body = list(self.forward(nodes, value))
+        else:
+            body = list(self.backward(reversed(nodes), value, local("g"), assign_first=False,
+                                      comments=False))
+        values = ", ".join(f"v{i}" for i in range(len(nodes)))
+        head = [f"    ({values},) = V[{start}:{end}]"]
+        head += [f"    {name} = V[{i}]" for i, name in outside.items()]
+        if kind == "forward":
+            return ("def forward_chunk(V):\n" + "\n".join(head) + "\n    "
+                    + "\n    ".join(body) + f"\n    V[{start}:{end}] = ({values},)\n")
+        grads = ", ".join(f"g{i}" for i in range(len(nodes)))
+        head.append(f"    ({grads},) = G[{start}:{end}]")
+        return ("def backward_chunk(V, G, seeds):\n" + "\n".join(head) + "\n    "
+                + "\n    ".join(body or ["pass"]) + f"\n    G[{start}:{end}] = ({grads},)\n")
+
+    @staticmethod
+    def _compile(text: str, name: str, space: dict[str, Any]) -> None:
+        exec(builtins.compile(text, f"<chaingrad.compile: {name}>", "exec"), space)
+        if name != "graph":
+            space[name] = space.pop(f"{name.split('_')[0]}_chunk")
+
+
+def _tuple(names: Iterable[str]) -> str:
+    names = list(names)
+    return f"({', '.join(names)}{',' if len(names) == 1 else ''})"
 
 
 def _unpack(names: list[str], what: str) -> list[str]:
@@ -528,7 +567,7 @@ def _unpack(names: list[str], what: str) -> list[str]:
 def _build(lines: _Lines) -> Callable[..., Iterator]:
     """The trace's code, compiled: the generator function ``graph``."""
     space = dict(_NAMESPACE)
-    if lines.chunked:
+    if lines.trace.chunked:
         lines.compile_chunked(space)
     else:
         exec(builtins.compile(lines.source(), "<chaingrad.compile>", "exec"), space)

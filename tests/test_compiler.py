@@ -258,3 +258,24 @@ def test_an_overflow_is_reported_as_the_eager_function_reports_it() -> None:
     assert step(1e-200).data == pytest.approx(1e100)
     with pytest.raises(DomainError, match=r"\*: the result of \*\(9\.99.*e\+299, 1.*\) overflows"):
         step(1e10)
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Graphs of more than 40 nodes written in chunks of 7 nodes."""
+    monkeypatch.setattr(chaingrad.compiler, "LOCALS_LIMIT", 40)
+    monkeypatch.setattr(chaingrad.compiler, "CHUNK", 7)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_graph_in_chunks_gives_the_same_bits(small_chunks, seed: int) -> None:
+    test_random_graphs_compile_to_the_same_bits(seed)
+
+
+def test_the_demo_in_chunks_trains_the_same(small_chunks) -> None:
+    test_micrograd_demo_trains_the_same_compiled()
+    step = chaingrad.compile(lambda a: Value(a) * 2 + sum(Value(i) for i in range(50)))
+    step(1.0)
+    with pytest.raises(RuntimeError, match="written in chunks over lists of values, and not "
+                                           "kept"):
+        _ = step.source
