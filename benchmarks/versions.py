@@ -35,8 +35,8 @@ from workloads.scalar import CLOCKS  # noqa: E402
 from workloads.suite import METRICS, SIZES, WORKLOADS, moons, tensor_runs, titles  # noqa: E402
 
 SIDES = ("before", "after")
-DEFAULT_REPEATS = 21
-DEFAULT_PROCESSES = 3
+DEFAULT_REPEATS = 25
+DEFAULT_PROCESSES = 5
 S3_MAX_REPEATS = 6  # its blocks take seconds
 LEGEND = ("after/before = after's median / before's median: below 1, after is faster "
           "(or smaller); spread = (max - min) / median over one version's repeats: a ratio "
@@ -87,6 +87,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     for option in ("repeats", "processes"):
         if getattr(args, option) < 1:
             usage_error(f"--{option}: must be >= 1, got {getattr(args, option)}")
+    args.processes = min(args.processes, args.repeats)  # at least one round per process
     for side in SIDES:
         tree = os.path.abspath(getattr(args, side))
         if not os.path.isfile(os.path.join(tree, "chaingrad", "__init__.py")):
@@ -279,6 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown:
         extra = tuple(f"- {side}: `{trees.dirs[side]}` ({trees.commits[side]}), chaingrad "
                       f"imported from `{', '.join(trees.files[side])}`" for side in SIDES)
+        extra += (f"- Timing: {'CPU' if args.clock == 'cpu' else 'elapsed'} time; "
+                  f"{args.repeats} blocks per version over {args.processes} fresh worker "
+                  "processes each, taking turns",)
         report.write_markdown(args.markdown, command, info, texts, LEGEND, [],
                               title="chaingrad before and after", extra=extra)
     return 0
