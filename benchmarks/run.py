@@ -37,6 +37,7 @@ from workloads.suite import METRICS, SIZES, WORKLOADS, moons, tensor_runs, title
 LOCAL_SCALAR = {"S1": [("chaingrad", False), ("micrograd", False), ("micrograd", True),
                        ("torch", False)],
                 "S2": [("chaingrad", False), ("micrograd", False), ("torch", False)],
+                "S2c": [("chaingrad", False), ("micrograd", False)],
                 "S3": [("chaingrad", False), ("micrograd", False), ("micrograd", True),
                        ("torch", False)]}
 LOCAL_TENSOR = {"T1": ("chaingrad", "torch", "numpy"), "T2": ("chaingrad", "torch"),
@@ -52,7 +53,7 @@ def scalar_entries(wid: str, sizes: dict, externals: dict[str, str], skipped: li
     (torch's add ~135,000 objects) or leftovers.
     """
     X = y = None
-    if wid == "S2":
+    if wid in ("S2", "S2c"):
         try:
             X, y = moons(sizes["s2_points"])
         except engines.MissingError as exc:
@@ -62,7 +63,7 @@ def scalar_entries(wid: str, sizes: dict, externals: dict[str, str], skipped: li
         forked = name in engines.MICROGRAD_LIKE
         if wid == "S3" and forked:
             continue  # a copy of micrograd's engine: its S3 row would repeat micrograd's
-        wanted += [(name, False, python)] + ([(name, True, python)] if forked and wid != "S2"
+        wanted += [(name, False, python)] + ([(name, True, python)] if forked and wid[:2] != "S2"
                                              else [])
     entries = []
     for name, raise_limit, python in wanted:
@@ -133,7 +134,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--mgcpp-python", metavar="PYTHON",
                         help="same as --worker micrograd-cpp-engine=PYTHON")
     args = parser.parse_args(argv)
-    args.only = [w.strip().upper() for w in args.only.split(",") if w.strip()]
+    by_name = {w.upper(): w for w in WORKLOADS}  # s2c, S2C and S2c alike
+    args.only = [by_name.get(w.strip().upper(), w.strip()) for w in args.only.split(",")
+                 if w.strip()]
     bad = [w for w in args.only if w not in WORKLOADS]
     if bad or not args.only:
         usage_error(f"--only: unknown workload(s) {bad} (choose from {','.join(WORKLOADS)})")

@@ -11,7 +11,7 @@ from typing import Any
 
 from . import engines, scalar
 
-WORKLOADS = ("S1", "S2", "S3", "T1", "T2", "T3")
+WORKLOADS = ("S1", "S2", "S2c", "S3", "T1", "T2", "T3")
 SIZES = {
     "full": {"s1_ops": 100_002, "s2_points": 100, "s2_steps": 3, "s3_width": 32,
              "s3_depth": 319, "s3_max_repeats": 3, "t1_batches": (128, 1024),
@@ -21,6 +21,7 @@ SIZES = {
               "t2_steps": 1, "t3_ops": 30},
 }
 METRICS = {"S1": ("fwd ns/op", "bwd ns/op"), "S2": ("ms/step",),
+           "S2c": ("ms/step", "compile ms", "ms/step incl. compile/100"),
            "S3": ("ns/node", "fwd ms", "bwd ms", "tracemalloc B/node", "rss B/node"),
            "T1": ("ms/step",), "T2": ("ms/step",), "T3": ("fwd ns/op", "bwd ns/op")}
 """Per workload, the metrics a row reports (S3's last two come from ``worker.py probe``)."""
@@ -54,6 +55,8 @@ def titles(sizes: dict[str, Any]) -> dict[str, str]:
          "S2": f"S2: micrograd's demo step, MLP(2, [16, 16, 1]) on {sizes['s2_points']} moons "
                f"points, SVM loss + 1e-4 L2, SGD; blocks of {sizes['s2_steps']} timed steps "
                "after an untimed one",
+         "S2c": f"S2 compiled: the same step, its loss made by chaingrad.compile (compile time "
+                "apart, and amortised over 100 steps); against the others' eager step",
          "S3": f"S3: deep scalar MLP, {sizes['s3_width']} wide x {sizes['s3_depth']} ReLU "
                f"layers = {nodes:,} nodes; fwd+bwd time per node, peak bytes per node",
          "T2": f"T2: digits CNN step (conv8-pool-conv16-pool-linear), batch "

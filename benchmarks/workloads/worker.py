@@ -53,6 +53,9 @@ def build(engine: Any, workload: str, sizes: dict[str, Any], X: Any = None, y: A
         return scalar.ChainS1(engine, sizes["s1_ops"])
     if workload == "S2":
         return scalar.MoonsStepS2(engine, X, y, sizes["s2_steps"])
+    if workload == "S2c":  # chaingrad compiled; any other engine eager, to compare with
+        work = scalar.CompiledMoonsStepS2 if engine.name == "chaingrad" else scalar.MoonsStepS2
+        return work(engine, X, y, sizes["s2_steps"])
     if workload == "S3":
         return scalar.DeepMlpS3(engine, sizes["s3_width"], sizes["s3_depth"])
     raise ValueError(f"worker: unknown workload {workload!r}")
