@@ -28,6 +28,7 @@ COMMANDS = {
     "graph": "draw the graph of an expression (svg, png, dot or html)",
 }
 EXTRAS = {"demo": "demo", "graph": "viz"}  # the extra that installs what each one needs
+OPTIONAL = ("numpy", "matplotlib", "sklearn", "tqdm", "safetensors")  # what extras bring
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 CLOSED_PIPE = 141  # 128 + SIGPIPE
 
@@ -110,6 +111,8 @@ def _run(argv: list[str], command: str | None, prog: str) -> int:
     try:
         parser = build_parser(command)
     except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] not in OPTIONAL:
+            raise
         print(f"{prog}: error: {exc.name} is missing; install the {EXTRAS[command]} extra: "
               f"pip install 'chaingrad[{EXTRAS[command]}]'", file=sys.stderr)
         return 1

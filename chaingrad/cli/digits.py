@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import optim, serialization
+from .. import optim
 from ..autodiff import no_grad
 from ..errors import DivergedError
 from ..losses import cross_entropy
@@ -164,10 +164,8 @@ def run(args: argparse.Namespace, started: float) -> int:
         test_accuracy = right / len(predicted)
 
         answers = predictions_figure(data["x_test"], data["y_test"], predicted, kind)
-        paths = write_results("chaingrad demo digits", out, {
-            "loss.png": lambda path: plot_history(history, path),
-            "predictions.png": lambda path: save_png(answers, path),
-            "model.safetensors": lambda path: serialization.save(task.model, path)})
+        paths = write_results("chaingrad demo digits", out, plot_history, history,
+                              ("predictions.png", answers), task.model)
         if paths is None:
             return 1
     print(f"chaingrad demo digits: {kind}, {plural(epochs, 'epoch')} of "

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import optim, serialization
+from .. import optim
 from ..agreement import tensor_copy
 from ..autodiff import no_grad
 from ..errors import DivergedError
@@ -105,10 +105,8 @@ def run(args: argparse.Namespace, started: float) -> int:
         boundary = decision_boundary_figure(
             task.scores, task.points, np.array(task.labels),
             f"MLP(2, [16, 16, 1]) on two moons: {accuracy:.0%} training accuracy")
-        paths = write_results("chaingrad demo", out, {
-            "loss.png": lambda path: plot_history(history, path),
-            "decision_boundary.png": lambda path: save_png(boundary, path),
-            "model.safetensors": lambda path: serialization.save(task.model, path)})
+        paths = write_results("chaingrad demo", out, plot_history, history,
+                              ("decision_boundary.png", boundary), task.model)
         if paths is None:
             return 1
     print(f"chaingrad demo: {plural(steps, 'step')} ({opt_name}, lr {lr:g} -> {lr / 10:g}), "

@@ -22,8 +22,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .. import serialization
 from ..errors import DivergedError, DomainError, UsageError
 from ..optim import LRSchedule, NonFiniteGradError, Optimizer
+from .plots import save_png
 
 DIVERGENCE_FACTOR = 100.0
 DIVERGENCE_STEPS = 5
@@ -261,15 +263,20 @@ def report_divergence(command: str, exc: DivergedError, out: str, history: Histo
     return 1
 
 
-def write_results(command: str, out: str,
-                  writers: dict[str, Callable[[str], None]]) -> list[str] | None:
-    """Write each file of ``writers`` (its name -> a function writing it to a path) into
-    ``out``; the paths written, or None after saying on stderr what could not be."""
-    paths: list[str] = []
+def write_results(command: str, out: str, plot: Callable[[History, str], None],
+                  history: History, picture: tuple[str, Any], model: Any) -> list[str] | None:
+    """Write a demo's results into ``out``: ``loss.png`` (``plot`` of ``history``), its
+    picture (a file name and a figure) and ``model.safetensors``.
+
+    Returns:
+        The paths written, or None after saying on stderr what could not be written.
+    """
+    name, figure = picture
+    paths = [os.path.join(out, file) for file in ("loss.png", name, "model.safetensors")]
     try:
-        for name, write in writers.items():
-            paths.append(os.path.join(out, name))
-            write(paths[-1])
+        plot(history, paths[0])
+        save_png(figure, paths[1])
+        serialization.save(model, paths[2])
     except OSError as exc:
         print(f"{command}: error: cannot write into {out!r}: {exc}", file=sys.stderr)
         return None
