@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             probe_memory([row for row, _ in entries], sizes, externals)
         for key in dict.fromkeys(row.workload for row, _ in entries):
             group = [row for row, _ in entries if row.workload == key]
-            texts.append(report.table(heads[key], group, METRICS[wid[:2]]))
+            texts.append(report.table(heads[key], group, METRICS[wid]))
             print("\n" + texts[-1], flush=True)
             rows += group
     legend = ("ratio (in brackets) = engine's median / chaingrad's median: above 1, chaingrad "

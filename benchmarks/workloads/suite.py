@@ -55,7 +55,7 @@ def titles(sizes: dict[str, Any]) -> dict[str, str]:
          "S2": f"S2: micrograd's demo step, MLP(2, [16, 16, 1]) on {sizes['s2_points']} moons "
                f"points, SVM loss + 1e-4 L2, SGD; blocks of {sizes['s2_steps']} timed steps "
                "after an untimed one",
-         "S2c": f"S2 compiled: the same step, its loss made by chaingrad.compile (compile time "
+         "S2c": "S2 compiled: the same step, its loss made by chaingrad.compile (compile time "
                 "apart, and amortised over 100 steps); against the others' eager step",
          "S3": f"S3: deep scalar MLP, {sizes['s3_width']} wide x {sizes['s3_depth']} ReLU "
                f"layers = {nodes:,} nodes; fwd+bwd time per node, peak bytes per node",
