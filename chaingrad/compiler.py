@@ -50,9 +50,21 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from . import autodiff, functional
-from .engine import Value, _node
+from .engine import Value
 from .errors import CompileCheckError
-from .rules import ADD, GENERIC_FORMULA, MUL, POW, POW_N, PRIMITIVES, Primitive, fill_in
+from .rules import (
+    ADD,
+    GENERIC_FORMULA,
+    MUL,
+    POW,
+    POW_N,
+    PRIMITIVES,
+    RELU,
+    SIGMOID,
+    Primitive,
+    any_true,
+    fill_in,
+)
 from .show.names import node_names, reading_order
 
 LOCALS_LIMIT = 100_000
@@ -141,21 +153,29 @@ def _flatten(args: tuple) -> tuple[list, tuple]:
     flat: list = []
 
     def walk(x: Any) -> Any:
-        if isinstance(x, Value):
+        if isinstance(x, autodiff.Node):  # a Value or a Tensor: a parameter, read live
             flat.append(x)
-            return "V"
+            return ("T", x.data.shape, x.data.dtype.str) if _is_array(x.data) else "V"
         if isinstance(x, (list, tuple)):
             return (type(x).__name__, tuple(walk(item) for item in x))
+        if _is_array(x):
+            flat.append(x)
+            return ("a", x.shape, x.dtype.str)
         if isinstance(x, (int, float)) and not isinstance(x, bool) or (
                 hasattr(x, "__float__") and not hasattr(x, "__len__")):
             flat.append(x)
             return "n"
-        raise TypeError(f"compile: arguments may be numbers, Values, and lists or tuples of "
-                        f"them; got {type(x).__name__}")
+        raise TypeError(f"compile: arguments may be numbers, Values, Tensors, numpy arrays, "
+                        f"and lists or tuples of them; got {type(x).__name__}")
 
     structure = tuple(walk(a) for a in args)
     first: dict[int, int] = {}
     return flat, (structure, tuple(first.setdefault(id(x), i) for i, x in enumerate(flat)))
+
+
+def _is_array(x: Any) -> bool:
+    """Whether ``x`` is a numpy array (told by what it offers: numpy is not imported)."""
+    return hasattr(x, "__array_interface__") and hasattr(x, "shape")
 
 
 class Trace:
@@ -167,9 +187,10 @@ class Trace:
             result = fn(*args)
         self.outputs_kind, self.outputs = _outputs(result)
         self.order = autodiff.topological_order(*self.outputs)
+        self.arrays = _is_array(self.outputs[0].data)  # a Tensor graph
         made_ids = {id(leaf) for leaf in made}
-        numbers = {id(x): i for i, x in enumerate(flat) if not isinstance(x, Value)}
-        values = {id(x): i for i, x in enumerate(flat) if isinstance(x, Value)}
+        numbers = {id(x): i for i, x in enumerate(flat) if not isinstance(x, autodiff.Node)}
+        values = {id(x): i for i, x in enumerate(flat) if isinstance(x, autodiff.Node)}
         self.inputs: list[tuple[int, Any]] = []  # (position in the arguments, leaf)
         self.params: list[tuple[int | None, Any]] = []  # (position, or None: read live)
         self.constants: dict[int, float] = {}  # id(leaf) -> its value, written in the code
@@ -187,26 +208,30 @@ class Trace:
                 self.constants[id(node)] = node.data
             else:
                 self.params.append((None, node))
-        used = {i for i, _ in self.inputs}
-        self.guarded = {i: x for i, x in enumerate(flat)  # constants of the trace: guard them
-                        if not isinstance(x, Value) and i not in used}
         self.fn_name = getattr(fn, "__name__", "the function")
-        self.chunked = len(self.order) > LOCALS_LIMIT
+        self.chunked = len(self.order) > LOCALS_LIMIT and not self.arrays
+        self.takes_grad = [leaf for _, leaf in self.params if leaf.requires_grad]
+        self.args = {id(x): i for i, x in enumerate(flat) if _is_array(x)}  # for rules' params
         with autodiff._walking:  # meanwhile each node's _mark holds its place in the order
             for i, node in enumerate(self.order):
                 node._mark = i
             self.needs_grad = _needing_gradients(self)
             self.names = {} if self.chunked else _variables(self.outputs, self.order)
-            self.lines = _Lines(self)
+            self.lines = (_ArrayLines if self.arrays else _Lines)(self)
             self.graph = _build(self.lines)
             self.text = None if self.chunked else self.lines.source()
             for node in self.order:
                 node._mark = None
+        used = {i for i, _ in self.inputs} | self.lines.used_args
+        self.guarded = {i: _snapshot(x) for i, x in enumerate(flat)  # the trace's constants
+                        if not isinstance(x, autodiff.Node) and i not in used}
         self.rule = Primitive(self.fn_name, self._vjp, (GENERIC_FORMULA,),
                               params=("state", "k"))
-        self.n_outputs = len(self.outputs)
+        self.zeros = [out.data * 0 for out in self.outputs]  # the seed of an output not asked
+        self.outputs_template = self.outputs[0]
         if self.chunked and not keep_graph:  # keep the code, not the graph
             self.order = self.outputs = self.lines = self.needs_grad = None
+            self.outputs_template = Value(0.0)
 
     @property
     def source(self) -> str:
@@ -218,29 +243,32 @@ class Trace:
 
     def still_holds(self, flat: list) -> bool:
         """Whether a call with these arguments may reuse the trace (see ``guarded``)."""
-        return all(flat[i] == x for i, x in self.guarded.items())
+        return all(_same(flat[i], x) for i, x in self.guarded.items())
 
     def run(self, fn: Callable[..., Any], args: tuple, flat: list) -> Any:
-        """The compiled forward on this call's arguments: Values that know their backward."""
+        """The compiled forward on this call's arguments: nodes that know their backward."""
         leaves = [leaf if i is None else flat[i] for i, leaf in self.params]
-        state = self.graph([float(flat[i]) for i, _ in self.inputs],
-                           [leaf.data for leaf in leaves])
+        inputs = [flat[i] if self.arrays else float(flat[i]) for i, _ in self.inputs]
+        state = self.graph(inputs, [leaf.data for leaf in leaves], flat)
         values = next(state)  # the forward runs, up to its yield
-        if not all(v - v == 0.0 for v in values):  # an op overflowed: eager says where
+        if not all(autodiff.is_finite(v) for v in values):  # an op overflowed: eager says
             return fn(*args)
+        node = type(self.outputs_template)
         if not autodiff.is_grad_enabled():
-            return self.outputs_kind([Value(v) for v in values])
-        children = autodiff.split(tuple(leaves))
-        return self.outputs_kind([_node(v, *children, self.rule.bind(state, k))
+            return self.outputs_kind([node._lift(v, None) if self.arrays else Value(v)
+                                      for v in values])
+        children = [leaf if i is None else flat[i] for i, leaf in self.params
+                    if leaf.requires_grad]
+        return self.outputs_kind([node._from_rule(v, children, self.rule.bind(state, k))
                                   for k, v in enumerate(values)])
 
     def _vjp(self, xs: tuple, out: Any, g: Any, state: Iterator, k: int) -> tuple:
         """The rule of a compiled output: the backward part of the code, resumed."""
-        if not isinstance(g, (int, float)):
+        if isinstance(g, autodiff.Node):
             raise TypeError("compile: backward(create_graph=True) needs the eager graph; "
                             "call the function itself, not its compiled form, for "
                             "higher-order gradients")
-        seeds = [0.0] * self.n_outputs
+        seeds = [0.0 * z for z in self.zeros]
         seeds[k] = g
         return state.send(seeds)
 
@@ -249,7 +277,7 @@ class Trace:
         """Run ``fn`` eagerly and raise at the first node whose value or gradient differs."""
         _, eager = _outputs(fn(*args))
         order = autodiff.topological_order(*eager)
-        traced = _values_of(self, flat)
+        traced = {} if self.arrays else _values_of(self, flat)
         for mine, now in itertools.zip_longest(self.order, order):
             name = self.names[id(mine)] if mine is not None else "the end of the graph"
             if mine is None or now is None or mine._op != now._op:
@@ -276,15 +304,27 @@ class Trace:
                     f"{compiled_grads.get(id(leaf))!r} compiled")
 
 
+def _snapshot(x: Any) -> Any:
+    """An argument as the trace saw it (a copy of an array, which may change in place)."""
+    return x.copy() if _is_array(x) else x
+
+
+def _same(now: Any, then: Any) -> bool:
+    """Whether an argument is what the trace saw."""
+    if _is_array(then):
+        return _is_array(now) and now.shape == then.shape and bool((now == then).all())
+    return now == then
+
+
 def _outputs(result: Any) -> tuple[Callable[[list], Any], list]:
     """The Values a function returned, and how to give results back in the same form."""
-    if isinstance(result, Value):
+    if isinstance(result, autodiff.Node):
         return (lambda outs: outs[0]), [result]
-    if isinstance(result, (list, tuple)) and result and all(isinstance(r, Value)
-                                                            for r in result):
+    if isinstance(result, (list, tuple)) and result and all(
+            isinstance(r, autodiff.Node) and type(r) is type(result[0]) for r in result):
         return type(result), list(result)
-    raise TypeError(f"compile: the function must return a Value, or a tuple or list of "
-                    f"Values; got {type(result).__name__}")
+    raise TypeError(f"compile: the function must return a Value or a Tensor, or a tuple or "
+                    f"list of them; got {type(result).__name__}")
 
 
 def _values_of(trace: Trace, flat: list) -> dict[int, float]:
@@ -311,7 +351,7 @@ def _needing_gradients(trace: Trace) -> bytearray:
     """Which nodes' gradients the backward computes, by place in the order (``_mark``):
     those on a path to a parameter."""
     needs = bytearray(len(trace.order))
-    for _, leaf in trace.params:
+    for leaf in trace.takes_grad:
         needs[leaf._mark] = 1
     for i, node in enumerate(trace.order):
         if node._rule is not None and any(needs[x._mark] for x in node._prev):
@@ -378,11 +418,32 @@ class _Lines:
     def __init__(self, trace: Trace):
         self.trace = trace
         self.extra: dict[str, Any] = {}  # a user primitive's functions, by the code's names
+        self.used_args: set[int] = set()  # arguments the code reads as they are (arrays)
 
     def constant_or(self, name: Callable[[Any], str]) -> Callable[[Any], str]:
         """``name``, but a constant of the trace is written as its value."""
         constants = self.trace.constants
-        return lambda node: repr(constants[id(node)]) if id(node) in constants else name(node)
+        return lambda node: (self.param(constants[id(node)]) if id(node) in constants
+                             else name(node))
+
+    def param(self, value: Any) -> str:
+        """A constant as the code writes it (a float: its repr)."""
+        return repr(value)
+
+    def plus(self, grad: str, text: str) -> str:
+        """The line adding ``text`` into the gradient ``grad``."""
+        return f"{grad} += {text}"
+
+    def exact(self, node: Any) -> bool:
+        """Whether the node's formula computes exactly what its rule does (else the rule
+        is called)."""
+        prim = node._rule.primitive
+        return prim in _SHARED and prim not in _RULES_CALLED and not (
+            prim is POW_N and not any_true(node._rule.params[0] != 0))
+
+    def summed(self, text: str, node: Any, k: int) -> str:
+        """``text``, input k's gradient, summed back to the input's shape if broadcast."""
+        return text
 
     def forward(self, nodes: Iterable[Any], value: Callable[[Any], str]) -> Iterator[str]:
         """One line per op: ``mul1 = x1 * w1``, ``tanh1 = tanh(add2)``."""
@@ -397,7 +458,7 @@ class _Lines:
             call = _FORWARD_NAMES.get(prim) or _identifier(prim.name)
             if prim not in _SHARED:  # a user's primitive: its forward, by a name of its own
                 call = self.function(call, prim.forward)
-            args = inputs + [repr(p) for p in rule.params]
+            args = inputs + [self.param(p) for p in rule.params]
             yield f"{value(node)} = {call}({', '.join(args)})"
 
     def backward(self, nodes: Iterable[Any], value: Callable[[Any], str],
@@ -410,9 +471,9 @@ class _Lines:
         trace, reached, nodes = self.trace, set(), list(nodes)
 
         def add(x: Any, text: str) -> str:
-            op = "+=" if not assign_first or id(x) in reached else "="
+            first = assign_first and id(x) not in reached
             reached.add(id(x))
-            return f"{grad(x)} {op} {text}"
+            return f"{grad(x)} = {text}" if first else self.plus(grad(x), text)
 
         outputs = {id(out): k for k, out in enumerate(trace.outputs)}
         for node in nodes:
@@ -430,30 +491,35 @@ class _Lines:
         """(input, what it gets) for each input of the node that needs a gradient."""
         rule, inputs, needs = node._rule, node._prev, self.trace.needs_grad
         prim = rule.primitive
-        wanted = [k for k, x in enumerate(inputs) if needs[x._mark]]
-        if prim in _SHARED and prim not in _RULES_CALLED and not (
-                prim is POW_N and rule.params[0] == 0):
+        wanted = [k for k, x in enumerate(inputs) if needs[x._mark] and x.requires_grad]
+        if self.exact(node):
             who = dict(zip("xy", inputs))
             params = dict(zip(prim.param_names, rule.params))
 
             def node_text(w: str, attr: str) -> str:
                 if w == "out":
                     return grad(node) if attr == "grad" else value(node)
+                if attr in ("shape", "data.T", "data.mT"):
+                    return f"{value(who[w])}.{attr.split('.')[-1]}"
                 return value(who[w])
 
             def param_text(p: str) -> str | None:
-                return repr(params[p]) if p in params else None
+                if p == "k":
+                    return None
+                return self.param(params[p]) if p in params else None
 
             formulas = prim.formulas
-            return [(inputs[k], fill_in(formulas[min(k, len(formulas) - 1)], node_text,
-                                        param_text)) for k in wanted]
+            return [(inputs[k], self.summed(fill_in(
+                formulas[min(k, len(formulas) - 1)], node_text,
+                lambda p, k=k: str(k) if p == "k" else param_text(p)), node, k))
+                for k in wanted]
         # the rule itself, called: a user's, or one whose formula simplifies it
         call = _RULES_CALLED.get(prim) or self.function(f"vjp_{_identifier(prim.name)}",
                                                         prim.vjp)
         xs = ", ".join(value(x) for x in inputs)
-        args = "".join(f", {p!r}" for p in rule.params)
+        args = "".join(f", {self.param(p)}" for p in rule.params)
         shares = f"{call}(({xs},), {value(node)}, {grad(node)}{args})"
-        return [(inputs[k], f"{shares}[{k}]") for k in wanted]
+        return [(inputs[k], self.summed(f"{shares}[{k}]", node, k)) for k in wanted]
 
     def function(self, name: str, fn: Callable[..., Any]) -> str:
         """A name for the code to call ``fn`` by."""
@@ -475,7 +541,7 @@ class _Lines:
             return f"{names[id(node)]}_grad"
 
         outs = ", ".join(value(out) for out in trace.outputs)
-        lines = ["def graph(inputs, params):",
+        lines = ["def graph(inputs, params, args):",
                  f'    """{trace.fn_name}, traced: its forward; then, each time backward() '
                  'sends the outputs\' gradients, its backward."""']
         lines += _unpack([value(leaf) for _, leaf in trace.inputs], "inputs")
@@ -485,7 +551,7 @@ class _Lines:
         lines.append("    while True:")
         lines += [f"        {line}" for line in self.backward(reversed(trace.order), value,
                                                               grad, assign_first=True)]
-        lines.append(f"        seeds = yield {_tuple(grad(leaf) for _, leaf in trace.params)}")
+        lines.append(f"        seeds = yield {_tuple(grad(leaf) for leaf in trace.takes_grad)}")
         return "\n".join(lines) + "\n"
 
     # ---- a large graph, in chunks ----
@@ -500,13 +566,13 @@ class _Lines:
         for k, start in reversed(list(enumerate(starts))):
             self._compile(self._chunk(start, "backward"), f"backward_{k}", space)
         outs = ", ".join(f"V[{out._mark}]" for out in trace.outputs)
-        body = ["def graph(inputs, params):", f"    V = [0.0] * {size}"]
+        body = ["def graph(inputs, params, args):", f"    V = [0.0] * {size}"]
         body += [f"    V[{leaf._mark}] = inputs[{k}]" for k, (_, leaf) in enumerate(trace.inputs)]
         body += [f"    V[{leaf._mark}] = params[{k}]" for k, (_, leaf) in enumerate(trace.params)]
         body += [f"    forward_{k}(V)" for k, _ in enumerate(starts)]
         body += [f"    seeds = yield ({outs},)", "    while True:", f"        G = [0.0] * {size}"]
         body += [f"        backward_{k}(V, G, seeds)" for k in reversed(range(len(starts)))]
-        grads = _tuple(f"G[{leaf._mark}]" for _, leaf in trace.params)
+        grads = _tuple(f"G[{leaf._mark}]" for leaf in trace.takes_grad)
         body.append(f"        seeds = yield {grads}")
         self._compile("\n".join(body) + "\n", "graph", space)
 
@@ -553,6 +619,74 @@ class _Lines:
             space[name] = space.pop(f"{name.split('_')[0]}_chunk")
 
 
+class _ArrayLines(_Lines):
+    """The code of a Tensor graph: numpy's functions for the forwards, the formulas on
+    arrays for the backward (``x = x + ...``: arrays are never added to in place, one may
+    be the gradient of several nodes), a broadcast gradient summed back where the op
+    broadcast its input; constants and arrays in rules' parameters read from ``K`` (or, an
+    argument itself, from ``args``)."""
+
+    def __init__(self, trace: Trace):
+        super().__init__(trace)
+        self.constants: list[Any] = []  # K[i]
+        self.shapes = _gradient_shapes(trace)
+
+    def param(self, value: Any) -> str:
+        if isinstance(value, tuple):
+            return "(" + "".join(f"{self.param(v)}, " for v in value) + ")"
+        if _is_array(value):
+            if id(value) in self.trace.args:
+                self.used_args.add(self.trace.args[id(value)])
+                return f"args[{self.trace.args[id(value)]}]"
+        elif value is None or isinstance(value, (bool, int, float, str, slice)) or \
+                value is Ellipsis:
+            return repr(value)
+        for i, known in enumerate(self.constants):
+            if known is value:
+                return f"K[{i}]"
+        self.constants.append(value)
+        return f"K[{len(self.constants) - 1}]"
+
+    def plus(self, grad: str, text: str) -> str:
+        return f"{grad} = {grad} + {text}"
+
+    def exact(self, node: Any) -> bool:
+        prim = node._rule.primitive
+        if prim in _ARRAY_RULES_CALLED or any(x.data.ndim < 2 for x in node._prev) and (
+                prim is _tensor_rules().MATMUL):
+            return False
+        return prim in _ARRAY_FORWARDS and super().exact(node) or prim in _tensor_primitives()
+
+    def summed(self, text: str, node: Any, k: int) -> str:
+        shape = node._prev[k].data.shape
+        if self.shapes[(id(node), k)] == shape:
+            return text
+        return f"sum_to_shape({text}, {shape!r})"
+
+    def forward(self, nodes: Iterable[Any], value: Callable[[Any], str]) -> Iterator[str]:
+        for node in nodes:
+            rule = node._rule
+            if rule is None:
+                continue
+            prim = rule.primitive
+            template = _ARRAY_FORWARDS.get(prim)
+            if template is None:
+                if prim in _tensor_rules().PRIMITIVES or prim in _SHARED:
+                    raise TypeError(f"compile: {prim.name!r} is not compiled on Tensors yet "
+                                    "(its gradient depends on where its result came from, "
+                                    "which a trace would fix); call the function eagerly")
+                call = self.function(_identifier(prim.name), prim.forward)  # a user's
+                args = [value(x) for x in node._prev] + [self.param(p) for p in rule.params]
+                yield f"{value(node)} = asarray({call}({', '.join(args)}))"
+                continue
+            fill = {name: self.param(v) for name, v in zip(prim.param_names, rule.params)}
+            fill |= dict(zip("xy", (value(x) for x in node._prev)))
+            fill["xs"] = ", ".join(value(x) for x in node._prev)
+            fill["axis"] = len((rule.params[0] or [()])[0]) - 1 if prim.name in (
+                "concatenate", "stack") else fill.get("axis")
+            yield f"{value(node)} = {template.format(**fill)}"
+
+
 def _tuple(names: Iterable[str]) -> str:
     names = list(names)
     return f"({', '.join(names)}{',' if len(names) == 1 else ''})"
@@ -566,10 +700,79 @@ def _unpack(names: list[str], what: str) -> list[str]:
 
 def _build(lines: _Lines) -> Callable[..., Iterator]:
     """The trace's code, compiled: the generator function ``graph``."""
-    space = dict(_NAMESPACE)
+    space = dict(_array_namespace() if lines.trace.arrays else _NAMESPACE)
     if lines.trace.chunked:
         lines.compile_chunked(space)
     else:
         exec(builtins.compile(lines.source(), "<chaingrad.compile>", "exec"), space)
     space |= lines.extra  # a user primitive's functions, named while the lines were written
+    space["K"] = getattr(lines, "constants", [])
     return space["graph"]
+
+
+# ---- Tensor graphs: what the code calls on arrays ----
+
+_ARRAY_FORWARDS: dict[Any, str] = {}
+_ARRAY_RULES_CALLED: set = {POW}
+
+
+def _tensor_rules() -> Any:
+    from .tensor_engine import rules  # the Tensor engine needs numpy: loaded for Tensors
+
+    return rules
+
+
+def _tensor_primitives() -> set:
+    return set(_tensor_rules().PRIMITIVES) - {_tensor_rules().MAX, _tensor_rules().MIN,
+                                              _tensor_rules().MAX_POOL2D}
+
+
+def _array_namespace() -> dict[str, Any]:
+    """What Tensor code calls: numpy's functions (as the Tensor's ops call them), the
+    Tensor rules' helpers, and the forwards of the Tensor's primitives."""
+    import numpy as np
+
+    rules = _tensor_rules()
+    shared = {ADD: "{x} + {y}", MUL: "{x} * {y}", POW_N: "{x} ** {n}", POW: "{x} ** {y}"}
+    shared |= {prim: f"{prim.name.lower()}({{x}})" for prim in PRIMITIVES if prim.name in (
+        "tanh", "exp", "log", "sqrt", "abs", "sin", "cos")}
+    shared |= {RELU: "maximum({x}, 0)", SIGMOID: "sigmoid({x})"}
+    _ARRAY_FORWARDS.update(shared)
+    _ARRAY_FORWARDS.update({
+        rules.MATMUL: "{x} @ {y}", rules.SUM: "{x}.sum(axis={axes}, keepdims={keepdims})",
+        rules.SOFTMAX: "softmax({x}, {axis})", rules.LOG_SOFTMAX: "log_softmax({x}, {axis})",
+        rules.CLIP: "clip({x}, {low}, {high})", rules.RESHAPE: "{x}.reshape({shape})",
+        rules.TRANSPOSE: "{x}.transpose({axes})", rules.BROADCAST_TO:
+        "broadcast_to({x}, {shape})", rules.GETITEM: "{x}[{index}]",
+        rules.SCATTER: "scatter_array({x}, {index}, {shape})",
+        rules.CONCATENATE: "concatenate(({xs},), axis={axis})",
+        rules.STACK: "stack(({xs},), axis={axis})", rules.WHERE: "where({condition}, {x}, {y})",
+        rules.PAD: "pad({x}, {widths})", rules.UNFOLD: "windows({x}, {kernel}, {stride})",
+        rules.FOLD: "fold_array({x}, {size}, {stride})",
+        rules.UNPOOL: "unpool_array({x}, {picked}, {shape}, {overlap})"})
+    space = {name: getattr(np, name) for name in (
+        "tanh", "exp", "log", "sqrt", "abs", "sin", "cos", "maximum", "clip", "broadcast_to",
+        "concatenate", "stack", "where", "pad", "asarray")}
+    space |= {name: value for name, value in vars(rules).items() if not name.startswith("_")}
+    space |= {"sign": np.sign, "data": functional.data, "sum_to_shape": autodiff.sum_to_shape,
+              "sigmoid": rules.stable_sigmoid, "softmax": rules.softmax_forward,
+              "log_softmax": rules.log_softmax_forward, "vjp_pow": POW.vjp}
+    return space
+
+
+def _gradient_shapes(trace: Trace) -> dict[tuple[int, int], tuple]:
+    """The shape of what each node's rule gives each input, found by running the rules
+    once on the traced arrays: where it is not the input's, the code sums it back."""
+    import numpy as np
+
+    shapes = {}
+    for node in trace.order:
+        rule = node._rule
+        if rule is None:
+            continue
+        g = np.ones_like(node.data)
+        with np.errstate(all="ignore"):
+            grads = rule.vjp(tuple(x.data for x in node._prev), node.data, g, *rule.params)
+        for k, gx in enumerate(grads):
+            shapes[(id(node), k)] = None if gx is None else np.shape(gx)
+    return shapes

@@ -259,6 +259,11 @@ class Value(autodiff.Node):
         return _lift(x)
 
     @staticmethod
+    def _from_rule(data: float, inputs: list[Value], rule: Primitive | Bound) -> Value:
+        """The node of ``data``, computed from ``inputs`` by ``rule`` (``compile``'s)."""
+        return _node(data, *autodiff.split(tuple(inputs)), rule)
+
+    @staticmethod
     def _apply(rule: Primitive, inputs: list[Value]) -> Value:
         """The node of a user's primitive (``chaingrad.primitive``) applied to ``inputs``."""
         op = rule.name

@@ -237,11 +237,11 @@ def test_what_cannot_be_compiled_says_so() -> None:
 
     with pytest.raises(TypeError, match="compile: node 'double' has a hand-written _backward"):
         chaingrad.compile(closure_op)()
-    with pytest.raises(TypeError, match="must return a Value, or a tuple or list of Values; "
-                                        "got float"):
+    with pytest.raises(TypeError, match="must return a Value or a Tensor, or a tuple or list "
+                                        "of them; got float"):
         chaingrad.compile(lambda: 3.0)()
-    with pytest.raises(TypeError, match="arguments may be numbers, Values, and lists or tuples "
-                                        "of them; got str"):
+    with pytest.raises(TypeError, match="arguments may be numbers, Values, Tensors, numpy "
+                                        "arrays, and lists or tuples of them; got str"):
         chaingrad.compile(lambda s: x)("a")
     with pytest.raises(TypeError, match="needs a function, got int"):
         chaingrad.compile(3)
