@@ -25,8 +25,8 @@ import numpy as np
 
 from .autodiff import topological_order
 from .engine import Value
-from .nn import MLP
-from .nn.layers import Identity, Linear, ReLU, Sequential, Sigmoid, Tanh, TensorModule
+from .nn import MLP, Module
+from .nn.layers import Identity, Linear, ReLU, Sequential, Sigmoid, Tanh
 from .tensor_engine.tensor import Tensor
 
 ACTIVATION_MODULES = {"relu": ReLU, "tanh": Tanh, "sigmoid": Sigmoid, "linear": Identity}
@@ -155,7 +155,7 @@ def compare_engines(
 
 def _tensor_copy(model: MLP) -> Sequential:
     """A float64 Sequential(Linear, activation, ..., Linear) holding ``model``'s weights."""
-    modules: list[TensorModule] = []
+    modules: list[Module] = []
     for i, layer in enumerate(model.layers):
         linear = Linear(len(layer.neurons[0].w), len(layer.neurons), dtype=np.float64)
         linear.weight.data[...] = [[w.data for w in n.w] for n in layer.neurons]

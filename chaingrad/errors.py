@@ -11,3 +11,26 @@ class DomainError(ValueError):
 
 class GradcheckError(RuntimeError):
     """``gradcheck`` found an analytic gradient that disagrees with finite differences."""
+
+
+# ---- models and files ----
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be loaded: not safetensors, truncated, corrupt, or not
+    holding the model it describes. The message names the file and what is wrong."""
+
+
+class NotARegularFileError(OSError):
+    """A path that names a FIFO, a device or a socket, where chaingrad reads or writes only
+    regular files (``save(model, os.devnull)`` must never replace /dev/null). ``filename``
+    is the path as given."""
+
+
+class NonFiniteGradError(ValueError):
+    """``step()`` met a nan or inf gradient, or an update that would make one; no parameter
+    was changed. ``what`` says which: ``"gradient"`` or ``"update"``."""
+
+    def __init__(self, message: str, what: str = "gradient"):
+        super().__init__(message)
+        self.what = what

@@ -11,6 +11,7 @@ import pytest
 import chaingrad.serialization as cio
 from chaingrad import Tensor, optim
 from chaingrad.losses import cross_entropy
+from chaingrad.nn import Module
 from chaingrad.nn.layers import (
     Conv2d,
     Dropout,
@@ -21,7 +22,6 @@ from chaingrad.nn.layers import (
     Sequential,
     Sigmoid,
     Tanh,
-    TensorModule,
     manual_seed,
 )
 from chaingrad.serialization import ModelFileError, load, save, to_torch
@@ -167,7 +167,7 @@ def test_the_file_holds_float32_c_contiguous_tensors_and_the_architecture(saved_
     header = json.loads(data[8:8 + n])
     assert {header[k]["dtype"] for k in header if k != "__metadata__"} == {"F32"}
     arch = json.loads(header["__metadata__"]["chaingrad"])
-    assert arch == dict(model.architecture(), format_version=1)
+    assert arch == dict(model.architecture(), format_version=cio.FORMAT_VERSION)
     transposed = make_cnn(3)
     transposed[7].weight.data = np.asfortranarray(transposed[7].weight.data)
     save(transposed, path)
@@ -198,7 +198,7 @@ def test_load_into_an_existing_model(saved_cnn):
 
 
 def test_save_refuses_layers_it_cannot_rebuild(tmp_path):
-    class Scale(TensorModule):
+    class Scale(Module):
         def forward(self, x):
             return x * 2
 
@@ -263,18 +263,6 @@ def test_the_file_loads_into_torch_with_strict_keys(make, tmp_path):
 # ---- bad files ----
 
 
-def rewrite(path, edit):
-    """Change the architecture in the file's metadata, keeping its tensors."""
-    data = path.read_bytes()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    arch = json.loads(header["__metadata__"]["chaingrad"])
-    edit(arch)
-    header["__metadata__"]["chaingrad"] = json.dumps(arch)
-    raw = json.dumps(header).encode()
-    path.write_bytes(struct.pack("<Q", len(raw)) + raw + data[8 + n:])
-
-
 def layer(i, **changes):
     return lambda arch: arch["layers"][i].update(changes)
 
@@ -287,7 +275,8 @@ BAD_FILES = {
     "bad pair": (layer(2, kernel_size=[2]), "expected a pair of integers"),
     "layers not a list": (lambda a: a.update(layers={"0": 1}), "expected a list of layers"),
     "refused by the layer": (layer(6, p=1.5), r"cannot build .*Dropout\(p=1.5\).*\[0, 1\)"),
-    "too many weights": (layer(7, in_features=10**9), "needs 8000000\\d+ float32 weights"),
+    "too many weights": (layer(7, in_features=10**9), r"needs 8000000\d+ weights, more than "
+                                                      r"its \d+ bytes of tensor data can hold"),
     "wrong shape": (layer(7, in_features=40, out_features=8),
                     r"7.weight has shape \(8, 48\), expected \(8, 40\)"),
     "missing key": (layer(9, bias=True), r"missing keys \['9.bias'\]"),
@@ -296,13 +285,29 @@ BAD_FILES = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_FILES))
-def test_bad_files_raise_model_file_error_and_change_nothing(saved_cnn, case):
+def test_bad_files_raise_model_file_error_and_change_nothing(saved_cnn, model_files, case):
+    """Each file is signed again after its edit, so that the check behind the checksum
+    is the one that refuses it."""
     model, path = saved_cnn
     edit, message = BAD_FILES[case]
-    rewrite(path, edit)
+    model_files.rewrite(path, edit)
     before = weights(model)
     with pytest.raises(ModelFileError, match=message):
         load(path)
     with pytest.raises(ModelFileError):
         load(path, model=model)
     assert same_weights(weights(model), before)
+
+
+@pytest.mark.parametrize(("edit", "what"), [
+    (layer(6, p=0.5), "Dropout's p"), (layer(3, stride=[1, 1]), "a stride"),
+    (layer(4, type="ReLU"), "an activation"),
+    (lambda a: a["layers"].append({"type": "Identity"}), "a layer")])
+def test_an_edited_architecture_fails_the_checksum(saved_cnn, model_files, edit, what):
+    """Metadata changed after saving would load silently as another model: refused."""
+    model, path = saved_cnn
+    model_files.rewrite(path, edit, sign=False)
+    with pytest.raises(ModelFileError, match="checksum mismatch"):
+        load(path)
+    model_files.rewrite(path, sign=True)  # signed again: then it is a valid, other model
+    assert load(path).architecture() != model.architecture()
