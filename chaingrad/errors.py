@@ -26,6 +26,13 @@ class NotARegularFileError(OSError):
     regular files (``save(model, os.devnull)`` must never replace /dev/null). ``filename``
     is the path as given."""
 
+    def __init__(self, message: str, filename: str | None = None):
+        super().__init__(message)
+        self.filename = filename
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
 
 class NonFiniteGradError(ValueError):
     """``step()`` met a nan or inf gradient, or an update that would make one; no parameter

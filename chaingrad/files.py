@@ -132,10 +132,8 @@ def _refuse_special(mode: int, asked: str, where: str) -> None:
                                 asked)
     for test, kind in _KINDS:
         if test(mode):
-            error = NotARegularFileError(f"{where}: {asked!r} is {kind}, not a regular file; "
-                                         "chaingrad reads and replaces only regular files")
-            error.filename = asked
-            raise error
+            raise NotARegularFileError(f"{where}: {asked!r} is {kind}, not a regular file; "
+                                       "chaingrad reads and replaces only regular files", asked)
 
 
 def _regular_or_missing(target: str, asked: str) -> os.stat_result | None:

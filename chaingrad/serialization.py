@@ -226,10 +226,11 @@ def _dependencies(what: str) -> tuple[Any, Any]:
         import numpy
         import safetensors.numpy
     except ModuleNotFoundError as exc:
+        missing = (exc.name or "a module").partition(".")[0]
         raise ModuleNotFoundError(
-            f"chaingrad.{what} needs numpy and safetensors ({exc.name} is missing): "
+            f"chaingrad.{what} needs numpy and safetensors ({missing} is missing): "
             "pip install 'chaingrad[demo]', or pip install numpy safetensors",
-            name=exc.name) from exc
+            name=missing) from exc
     return numpy, safetensors.numpy
 
 

@@ -5,6 +5,9 @@ import json
 import os
 import random
 import struct
+import subprocess
+import sys
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -472,3 +475,78 @@ def test_saving_onto_a_folder_names_the_folder(saved, tmp_path):
 def test_missing_file_is_an_os_error(tmp_path):
     with pytest.raises(FileNotFoundError):
         load(tmp_path / "nope.safetensors")
+
+
+# ---- bounded loads ----
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    """Run in a child process, so that a load that waited would fail the test (after a
+    minute) instead of hanging the run."""
+    fifo = tmp_path / "model.safetensors"
+    os.mkfifo(fifo)
+    code = ("import sys, chaingrad\n"
+            "try:\n"
+            "    chaingrad.load(sys.argv[1])\n"
+            "except OSError as exc:\n"
+            "    print(type(exc).__name__, exc)\n")
+    result = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert result.stdout.startswith("NotARegularFileError load: ")
+    assert "is a FIFO, not a regular file" in result.stdout, result.stderr
+
+
+def test_a_huge_sparse_file_with_a_model_at_its_head_is_refused_at_once(saved):
+    """16 GB on paper, a few KB on disk: the header says how many bytes follow it, and a file
+    longer than that is refused before anything past the header is read."""
+    _, path = saved
+    with open(path, "r+b") as f:
+        f.truncate(16 * 2**30)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelFileError, match=r"has 1717\d+ bytes after the \d+ bytes of "
+                                                 "tensor data its header describes"):
+            load(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000  # bytes: the header and its parse, not the file
+
+
+def test_a_header_larger_than_safetensors_allows_is_refused(tmp_path):
+    path = tmp_path / "m.safetensors"
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", 200_000_000))
+        f.truncate(8 + 200_000_000)
+    with pytest.raises(ModelFileError, match="a header of 200000000 bytes; safetensors allows"):
+        load(path)
+
+
+# ---- what to install ----
+
+
+@pytest.mark.parametrize(("hidden", "call", "missing"), [
+    ("safetensors", "chaingrad.load(path)", "safetensors"),
+    ("safetensors", "chaingrad.save(MLP(2, [3, 1]), path)", "safetensors"),
+    ("numpy", "chaingrad.save(MLP(2, [3, 1]), path)", "numpy"),
+    ("numpy", "chaingrad.load(path)", "numpy"),
+])
+def test_without_numpy_or_safetensors_save_and_load_say_what_to_install(tmp_path, hidden, call,
+                                                                        missing):
+    path = tmp_path / "model.safetensors"
+    save(make_model(), path)
+    code = (f"import sys\n"
+            f"sys.modules[{hidden!r}] = None  # as if it were not installed\n"
+            "import chaingrad\n"
+            "from chaingrad.nn import MLP\n"
+            f"path = {str(path)!r}\n"
+            "try:\n"
+            f"    {call}\n"
+            "except ModuleNotFoundError as exc:\n"
+            "    print(exc)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=False)
+    what = "load" if "load" in call else "save"
+    assert result.stdout.strip() == (
+        f"chaingrad.{what} needs numpy and safetensors ({missing} is missing): pip install "
+        "'chaingrad[demo]', or pip install numpy safetensors"), result.stderr

@@ -1,8 +1,10 @@
 """The training stack on Tensor models: optimizers against torch.optim, state dicts with
 PyTorch's names, save/load of a Sequential (an MLP and a CNN), to_torch, and bad files."""
 
+import copy
 import json
 import os
+import pickle
 import struct
 
 import numpy as np
@@ -11,7 +13,7 @@ import pytest
 import chaingrad.serialization as cio
 from chaingrad import Tensor, optim
 from chaingrad.losses import cross_entropy
-from chaingrad.nn import Module
+from chaingrad.nn import Module, registry
 from chaingrad.nn.layers import (
     Conv2d,
     Dropout,
@@ -311,3 +313,76 @@ def test_an_edited_architecture_fails_the_checksum(saved_cnn, model_files, edit,
         load(path)
     model_files.rewrite(path, sign=True)  # signed again: then it is a valid, other model
     assert load(path).architecture() != model.architecture()
+
+
+# ---- nesting: bounded, never a RecursionError ----
+
+
+def nested(levels):
+    """``levels`` Sequentials, one inside the other, around a Linear (the Linear is at
+    depth ``levels``)."""
+    model = Linear(2, 2)
+    for _ in range(levels):
+        model = Sequential(model)
+    return model
+
+
+def test_the_deepest_nesting_allowed_round_trips(tmp_path):
+    deepest = registry.MAX_DEPTH - 1
+    model = nested(deepest)
+    path = tmp_path / "deep.safetensors"
+    save(model, path)
+    loaded = load(path)
+    assert loaded.architecture() == model.architecture()
+    name = "0." * deepest + "weight"
+    np.testing.assert_array_equal(loaded.state_dict()[name], model.state_dict()[name])
+    assert list(to_torch(model).state_dict()) == list(model.state_dict())
+
+
+@pytest.mark.parametrize("levels", [registry.MAX_DEPTH, 500])
+def test_a_model_nested_too_deeply_is_refused_clearly(tmp_path, levels):
+    model = nested(levels)
+    assert len(model.named_parameters()) == 2  # walked without recursion, at any depth
+    assert len(model.state_dict()) == 2 and len(list(model.modules())) == levels + 1
+    message = f"layers nest more than {registry.MAX_DEPTH} deep"
+    for call in (model.architecture, lambda: to_torch(model),
+                 lambda: save(model, tmp_path / "deep.safetensors")):
+        with pytest.raises(ValueError, match=message):
+            call()
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("levels", [registry.MAX_DEPTH, 500, 5000])
+def test_a_file_nested_too_deeply_is_refused_clearly(tmp_path, model_files, levels):
+    path = tmp_path / "deep.safetensors"
+    save(nested(0), path)
+    arch = ('{"type": "Sequential", "layers": [' * levels + json.dumps(nested(0).architecture())
+            + "]}" * levels)
+    model_files.rewrite(path, edit_header=lambda h: h["__metadata__"].update(
+        chaingrad=arch[:-1] + ', "format_version": 2}'))
+    with pytest.raises(ModelFileError, match="nest more than 64 deep|nests too deeply"):
+        load(path)
+
+
+# ---- copies ----
+
+
+def test_tensor_models_and_optimizers_round_trip_through_copy_and_pickle():
+    def one_step(model, opt):
+        opt.zero_grad()
+        cross_entropy(model(Tensor(IMAGES)), LABELS).backward()
+        opt.step()
+        return [p.data.copy() for p in model.parameters()]
+
+    for make in (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), lambda ps: optim.Adam(ps)):
+        model = make_cnn().train()
+        opt = make(model.named_parameters())
+        one_step(model, opt)  # the optimizer now has state (momentum, moments)
+        clones = [copy.deepcopy((model, opt)), pickle.loads(pickle.dumps((model, opt)))]
+        state = cio.nn.get_rng_state()
+        expected = one_step(model, opt)
+        for twin, twin_opt in clones:
+            assert type(twin[0].weight).__name__ == "Parameter"
+            assert twin_opt.params[0] is twin[0].weight  # the copies share as the originals
+            cio.nn.set_rng_state(state)  # the same dropout mask
+            assert same_weights(one_step(twin, twin_opt), expected)
