@@ -141,8 +141,11 @@ class Conv2d(Module):
                       self.padding)
 
     def extra_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, padding={self.padding}")
+        """As torch prints it: padding only if there is some, bias only if there is none."""
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        text += f", padding={self.padding}" if any(self.padding) else ""
+        return text + (", bias=False" if self.bias is None else "")
 
 
 
