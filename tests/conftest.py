@@ -1,5 +1,5 @@
 """What every test module shares: the rule that CI runs every test, and helpers for
-chaingrad's model files (``model_files``).
+chaingrad's model files (``model_files``) and fresh interpreters (``run_python``).
 
 A test skips when what it needs is missing (torch for the oracle tests, Chromium for the
 page, ...), so that ``python -m pytest`` works on a machine with less installed. CI
@@ -15,6 +15,8 @@ import os
 import pathlib
 import re
 import struct
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -85,3 +87,15 @@ class ModelFiles:
 def model_files() -> ModelFiles:
     """Helpers to read, edit and re-sign chaingrad's model files (see ``ModelFiles``)."""
     return ModelFiles()
+
+
+@pytest.fixture
+def run_python() -> Any:
+    """``run(code, *argv, timeout=None)``: the code run by a fresh interpreter (so that it
+    can hide a module, or be killed), as a ``subprocess.CompletedProcess`` with text output."""
+
+    def run(code: str, *argv: str, timeout: float | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True,
+                              text=True, timeout=timeout, check=False)
+
+    return run

@@ -5,8 +5,6 @@ import json
 import os
 import random
 import struct
-import subprocess
-import sys
 import tracemalloc
 import warnings
 
@@ -37,6 +35,14 @@ def weights(model):
 
 def outputs(model):
     return [model(x).data for x in POINTS]
+
+
+def refused_unchanged(path, model, message):
+    """``load(path, model=model)`` raises a ModelFileError and leaves the model as it was."""
+    before = weights(model)
+    with pytest.raises(ModelFileError, match=message):
+        load(path, model=model)
+    assert weights(model) == before
 
 
 @pytest.fixture
@@ -156,12 +162,8 @@ def test_load_into_an_existing_model(saved, tmp_path):
     other = make_model(5)
     assert load(path, model=other) is other
     assert outputs(other) == pytest.approx(outputs(model), abs=1e-5)
-    wrong = make_model(5, nouts=(8, 1))
-    before = weights(wrong)
-    with pytest.raises(ModelFileError, match=r"holds MLP\(nin=2, nouts=\[16, 16, 1\].*model given "
-                                             r"is MLP\(nin=2, nouts=\[8, 1\]"):
-        load(path, model=wrong)
-    assert weights(wrong) == before
+    refused_unchanged(path, make_model(5, nouts=(8, 1)), r"holds MLP\(nin=2, nouts=\[16, 16, "
+                      r"1\].*model given is MLP\(nin=2, nouts=\[8, 1\]")
 
 
 @pytest.mark.parametrize("activation", ["relu", "tanh", "sigmoid", "linear"])
@@ -361,12 +363,9 @@ def test_bad_files_raise_model_file_error_and_change_nothing(saved, model_files,
     model, path = saved
     spoil, message = BAD_FILES[case]
     spoil(path, model_files)
-    before = weights(model)
     with pytest.raises(ModelFileError, match=message):
         load(path)
-    with pytest.raises(ModelFileError, match=message):
-        load(path, model=model)
-    assert weights(model) == before
+    refused_unchanged(path, model, message)
 
 
 def test_the_checksum_covers_every_byte_of_the_file(saved, model_files):
@@ -415,12 +414,8 @@ def test_a_plain_safetensors_file_loads_as_a_state_dict(saved, tmp_path):
     assert weights(model) == [float(np.float32(w)) for w in weights(source)]
     other = make_model(12)
     assert load(plain, model=other) is other and weights(other) == weights(model)
-    wrong = make_model(12, nouts=(8, 1))
-    before = weights(wrong)
-    with pytest.raises(ModelFileError, match=r"does not match the model given: .*0.weight has "
-                                             r"shape \(16, 2\), expected \(8, 2\)"):
-        load(plain, model=wrong)
-    assert weights(wrong) == before
+    refused_unchanged(plain, make_model(12, nouts=(8, 1)), r"does not match the model given: "
+                      r".*0.weight has shape \(16, 2\), expected \(8, 2\)")
     safetensors_numpy.save_file({"w": np.zeros(2, np.float32)}, str(plain),
                                 metadata={"format": "np"})  # metadata, but not chaingrad's
     assert load(plain)["w"].tolist() == [0.0, 0.0]
@@ -480,7 +475,7 @@ def test_missing_file_is_an_os_error(tmp_path):
 # ---- bounded loads ----
 
 
-def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path, run_python):
     """Run in a child process, so that a load that waited would fail the test (after a
     minute) instead of hanging the run."""
     fifo = tmp_path / "model.safetensors"
@@ -490,8 +485,7 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
             "    chaingrad.load(sys.argv[1])\n"
             "except OSError as exc:\n"
             "    print(type(exc).__name__, exc)\n")
-    result = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True,
-                            text=True, timeout=60, check=False)
+    result = run_python(code, str(fifo), timeout=60)
     assert result.stdout.startswith("NotARegularFileError load: ")
     assert "is a FIFO, not a regular file" in result.stdout, result.stderr
 
@@ -531,8 +525,8 @@ def test_a_header_larger_than_safetensors_allows_is_refused(tmp_path):
     ("numpy", "chaingrad.save(MLP(2, [3, 1]), path)", "numpy"),
     ("numpy", "chaingrad.load(path)", "numpy"),
 ])
-def test_without_numpy_or_safetensors_save_and_load_say_what_to_install(tmp_path, hidden, call,
-                                                                        missing):
+def test_without_numpy_or_safetensors_save_and_load_say_what_to_install(
+        tmp_path, run_python, hidden, call, missing):
     path = tmp_path / "model.safetensors"
     save(make_model(), path)
     code = (f"import sys\n"
@@ -544,8 +538,7 @@ def test_without_numpy_or_safetensors_save_and_load_say_what_to_install(tmp_path
             f"    {call}\n"
             "except ModuleNotFoundError as exc:\n"
             "    print(exc)\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=False)
+    result = run_python(code)
     what = "load" if "load" in call else "save"
     assert result.stdout.strip() == (
         f"chaingrad.{what} needs numpy and safetensors ({missing} is missing): pip install "

@@ -7,8 +7,6 @@ from __future__ import annotations
 import copy
 import pickle
 import random
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -203,7 +201,7 @@ def test_micrograds_classes_are_modules_that_keep_their_ways() -> None:
     assert model.eval() is model and not model.training
 
 
-def test_the_scalar_side_needs_no_numpy() -> None:
+def test_the_scalar_side_needs_no_numpy(run_python) -> None:
     code = ("import sys\n"
             "sys.modules['numpy'] = None  # any import of numpy would now fail\n"
             "import random, chaingrad.nn\n"
@@ -215,14 +213,12 @@ def test_the_scalar_side_needs_no_numpy() -> None:
             "assert model.architecture()['nouts'] == [3, 1] and model.eval() is model\n"
             "assert repr(model).startswith('MLP of [Layer of [ReLUNeuron(2)')\n"
             "assert list(model.modules()) == [model]\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=False)
+    result = run_python(code)
     assert result.returncode == 0, result.stderr
     code = ("import sys, chaingrad.nn\n"
             "chaingrad.nn.MLP(2, [3, 1])([1.0, 2.0]).backward()\n"
             "assert 'numpy' not in sys.modules, 'chaingrad.nn.MLP imported numpy'\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=False)
+    result = run_python(code)
     assert result.returncode == 0, result.stderr
 
 

@@ -275,25 +275,18 @@ def test_schedules_live_in_optim():
         assert name in chaingrad.optim.__all__
 
 
-def test_submodules_are_attributes_after_a_plain_import():
-    import subprocess
-    import sys
-
+def test_submodules_are_attributes_after_a_plain_import(run_python):
     names = ["losses", "optim", "nn", "functional", "agreement"]
     code = ("import sys, chaingrad\n"
             "assert 'numpy' not in sys.modules, 'import chaingrad imported numpy'\n"
             f"for name in {names!r}:\n"
             "    assert getattr(chaingrad, name).__name__ == 'chaingrad.' + name, name\n"
             "assert set(" + repr(names) + ") <= set(dir(chaingrad))\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=False)
+    result = run_python(code)
     assert result.returncode == 0, result.stderr
 
 
-def test_without_numpy_the_tensor_names_say_which_extra_to_install():
-    import subprocess
-    import sys
-
+def test_without_numpy_the_tensor_names_say_which_extra_to_install(run_python):
     code = ("import sys\n"
             "sys.modules['numpy'] = None  # as if numpy were not installed\n"
             "import chaingrad, chaingrad.nn\n"
@@ -306,8 +299,7 @@ def test_without_numpy_the_tensor_names_say_which_extra_to_install():
             "        assert \"needs numpy: pip install 'chaingrad[tensor]'\" in str(exc), exc\n"
             "    else:\n"
             "        raise AssertionError('no error')\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=False)
+    result = run_python(code)
     assert result.returncode == 0, result.stderr
 
 

@@ -175,14 +175,15 @@ class Module:
         return named
 
     def parameters(self) -> list[Any]:
-        """Every parameter, in ``named_parameters()``'s order (none for a bare Module)."""
-        return [p for _, p in self.named_parameters()]
+        """Every parameter, in ``named_parameters()``'s order (none for a bare Module); the
+        Values of a micrograd module inside, one by one."""
+        return [v for _, p in self.named_parameters() for v in _flatten(p)]
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients before the next ``backward()``: a Value's ``.grad`` becomes
         0 (micrograd), a Tensor parameter's None (torch; its zeros if ``set_to_none`` is
         False)."""
-        for p in _flatten([p for _, p in self.named_parameters()]):
+        for p in self.parameters():
             if isinstance(p, Value):
                 p.grad = 0.0
             elif set_to_none or p.grad is None:
