@@ -44,6 +44,7 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> None:
     file that an earlier, killed write to the same path left behind is removed.
 
     Raises:
+        FileNotFoundError: ``path`` is empty, or its folder does not exist.
         IsADirectoryError: ``path`` is a folder.
         NotARegularFileError: ``path`` is a FIFO, a device or a socket (``os.devnull``):
             refused before anything is written.
@@ -140,8 +141,10 @@ def _regular_or_missing(target: str, asked: str) -> os.stat_result | None:
     """The target's status if it is a regular file, None if there is none; else refuse."""
     try:
         info = os.stat(target)
-    except OSError:  # missing, or not reachable: creating the temporary file will say
+    except FileNotFoundError:  # a new file (or a dangling symlink's target, as open() makes)
         return None
+    except OSError as exc:  # e.g. a symlink loop: open() would fail as well
+        raise type(exc)(exc.errno, exc.strerror, asked) from exc
     _refuse_special(info.st_mode, asked, "write_atomic")
     return info
 

@@ -307,3 +307,18 @@ def test_errors_name_the_path_never_the_temporary_file(tmp_path) -> None:
         save(small_model(), too_long)
     assert error.value.filename == str(too_long) and TEMPORARY_SUFFIX not in str(error.value)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_symlink_loop_fails_as_open_fails(tmp_path) -> None:
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(OSError) as expected:
+        open(loop, "wb")
+    with pytest.raises(type(expected.value)) as error:
+        write_atomic(loop, b"data")
+    assert error.value.filename == str(loop) and loop.is_symlink()
+    assert os.listdir(tmp_path) == ["loop"]
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "made")  # open() creates the target: so does write_atomic
+    write_atomic(dangling, b"data")
+    assert dangling.is_symlink() and (tmp_path / "made").read_bytes() == b"data"

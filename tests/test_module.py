@@ -227,3 +227,14 @@ def test_manual_seed_is_reached_from_chaingrad_nn() -> None:
     a = Linear(3, 2).weight.data.copy()
     manual_seed(3)
     assert np.array_equal(a, Linear(3, 2).weight.data)
+
+
+def test_a_sequential_is_indexed_and_sliced_as_torchs(torch) -> None:
+    ours = Sequential(Linear(2, 3), ReLU(), Linear(3, 1))
+    theirs = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU(), torch.nn.Linear(3, 1))
+    for index in (slice(1, None), slice(None, None, 2), slice(-1, None)):
+        assert list(ours[index].state_dict()) == list(theirs[index].state_dict())
+        assert repr(ours[index]) == repr(theirs[index])
+    assert ours[-1] is list(ours)[2] and len(ours.append(Tanh())) == 4
+    with pytest.raises(IndexError, match="Sequential: index 4 is out of range for 4 layers"):
+        ours[4]

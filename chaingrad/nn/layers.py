@@ -262,10 +262,14 @@ class Sequential(Module):
         return self
 
     def __getitem__(self, i: int | slice) -> Module:
-        """Layer ``i`` (negative counts from the end), or a Sequential of a slice."""
-        layers = self._layers()
+        """Layer ``i`` (negative counts from the end), or a Sequential of a slice whose
+        layers keep their names, as in torch."""
         if isinstance(i, slice):
-            return Sequential(*layers[i])
+            part = Sequential()
+            for name, module in self._named_layers()[i]:
+                setattr(part, name, module)
+            return part
+        layers = self._layers()
         try:
             return layers[i]
         except (IndexError, TypeError):
@@ -280,7 +284,10 @@ class Sequential(Module):
         return iter(self._layers())
 
     def _layers(self) -> list[Module]:
-        return [m for m in vars(self).values() if isinstance(m, Module)]
+        return [m for _, m in self._named_layers()]
+
+    def _named_layers(self) -> list[tuple[str, Module]]:
+        return [(name, m) for name, m in vars(self).items() if isinstance(m, Module)]
 
 
 def _check_sizes(where: str, **sizes: Any) -> None:
