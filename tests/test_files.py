@@ -313,7 +313,7 @@ def test_a_symlink_loop_fails_as_open_fails(tmp_path) -> None:
     loop = tmp_path / "loop"
     loop.symlink_to(loop)
     with pytest.raises(OSError) as expected:
-        open(loop, "wb")
+        open(loop, "wb").close()
     with pytest.raises(type(expected.value)) as error:
         write_atomic(loop, b"data")
     assert error.value.filename == str(loop) and loop.is_symlink()

@@ -1,4 +1,5 @@
-"""Named parameters, state dicts, save/load/to_torch, and every kind of bad model file."""
+"""Named parameters, state dicts, save/load/to_torch of the scalar MLP, plain safetensors
+files as state dicts, every kind of bad or edited model file, and bounded loads."""
 
 import hashlib
 import json

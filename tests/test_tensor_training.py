@@ -262,6 +262,22 @@ def test_the_file_loads_into_torch_with_strict_keys(make, tmp_path):
                                atol=1e-6, rtol=0)
 
 
+def test_pytorchs_own_file_loads_into_a_chaingrad_model(tmp_path):
+    """safetensors.torch.save_file of a torch state dict: a plain file, no chaingrad
+    metadata; ``load`` gives its state dict, and ``load(path, model=...)`` fills a model."""
+    torch.manual_seed(0)
+    net = torch_cnn()
+    path = tmp_path / "torch.safetensors"
+    safetensors_torch.save_file(net.state_dict(), str(path))
+    model = make_cnn(seed=3)
+    model.load_state_dict(load(path))
+    np.testing.assert_allclose(outputs(model), net(torch.tensor(IMAGES)).detach().numpy(),
+                               atol=1e-6, rtol=0)
+    other = make_cnn(seed=4)
+    assert load(path, model=other) is other
+    np.testing.assert_array_equal(outputs(other), outputs(model))
+
+
 # ---- bad files ----
 
 
