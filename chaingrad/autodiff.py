@@ -146,6 +146,25 @@ class paused_gc:  # noqa: N801 - used like a function: `with paused_gc():`
 
 # ---- nodes ----
 
+_created: list | None = None
+"""While ``chaingrad.compile`` traces a function, the leaves made meanwhile (the function's
+own constants, as against the parameters it reads); None otherwise."""
+
+
+class recording_leaves:  # noqa: N801 - used like a function: `with recording_leaves() as made:`
+    """A context in which every leaf made (``Value(...)``, ``Tensor(...)``, constants) is
+    listed, for ``chaingrad.compile`` to tell the traced function's constants from the
+    parameters it reads."""
+
+    def __enter__(self) -> list:
+        global _created
+        self.outer, _created = _created, []
+        return _created
+
+    def __exit__(self, *exc_info: object) -> None:
+        global _created
+        _created = self.outer
+
 
 MANY = object()
 """Stored in ``_b`` when ``_a`` holds a tuple of three or more inputs."""

@@ -122,6 +122,8 @@ class Tensor(autodiff.Node):
         if label:
             self.label = label
         self._rule: Rule | None = None
+        if autodiff._created is not None:  # chaingrad.compile is tracing
+            autodiff._created.append(self)
 
     # ---- elementwise arithmetic (broadcasting) ----
 
@@ -656,6 +658,8 @@ def _const(data: np.ndarray) -> Tensor:
     out.requires_grad = False
     out._a = out._b = out._mark = None
     out._rule = None
+    if autodiff._created is not None:  # chaingrad.compile is tracing
+        autodiff._created.append(out)
     return out
 
 
