@@ -26,8 +26,8 @@ import numpy as np
 
 from .autodiff import topological_order
 from .engine import Value
-from .nn import MLP
-from .nn.layers import Identity, Linear, ReLU, Sequential, Sigmoid, Tanh, TensorModule
+from .nn import MLP, Module
+from .nn.layers import Identity, Linear, ReLU, Sequential, Sigmoid, Tanh
 from .tensor_engine.tensor import Tensor
 
 ACTIVATION_MODULES = {"relu": ReLU, "tanh": Tanh, "sigmoid": Sigmoid, "linear": Identity}
@@ -184,7 +184,7 @@ def tensor_copy(model: MLP) -> Sequential:
     if not isinstance(model, MLP):
         raise TypeError(f"tensor_copy: model must be a chaingrad.nn.MLP, got "
                         f"{type(model).__name__}")
-    modules: list[TensorModule] = []
+    modules: list[Module] = []
     for i, layer in enumerate(model.layers):
         linear = Linear(len(layer.neurons[0].w), len(layer.neurons), dtype=np.float64)
         linear.weight.data[...] = [[w.data for w in n.w] for n in layer.neurons]
