@@ -513,8 +513,12 @@ def is_finite(g: Any) -> bool:
         return True
     if hasattr(g, "_prev"):  # a node (create_graph): its data
         g = g.data
-    bad = g - g != 0  # nan - nan and inf - inf are nan
-    return not (bad.any() if hasattr(bad, "any") else bad)
+    if hasattr(g, "sum"):  # an array: its sum is finite unless an entry is not, or the
+        total = g.sum()  # sum overflows (then look at each entry)
+        if total - total == 0:
+            return True
+        return not (g - g != 0).any()
+    return g - g == 0  # nan - nan and inf - inf are nan
 
 
 def _own(g: Any, leaf: Any, shared: set[int]) -> Any:
