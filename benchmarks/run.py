@@ -40,8 +40,8 @@ LOCAL_SCALAR = {"S1": [("chaingrad", False), ("micrograd", False), ("micrograd",
                 "S2c": [("chaingrad", False), ("micrograd", False)],
                 "S3": [("chaingrad", False), ("micrograd", False), ("micrograd", True),
                        ("torch", False)]}
-LOCAL_TENSOR = {"T1": ("chaingrad", "torch", "numpy"), "T2": ("chaingrad", "torch"),
-                "T3": ("chaingrad", "torch")}
+LOCAL_TENSOR = {"T1": ("chaingrad", "chaingrad-compiled", "torch", "numpy"),
+                "T2": ("chaingrad", "torch"), "T3": ("chaingrad", "torch")}
 
 
 def scalar_entries(wid: str, sizes: dict, externals: dict[str, str], skipped: list[str]) -> list:

@@ -114,14 +114,23 @@ def _torch_model(nn: Any, workload: str) -> Any:
         nn.Flatten(), nn.Linear(16 * 2 * 2, 10))
 
 
-def _chaingrad(workload: str, X: np.ndarray, labels: np.ndarray, steps: int) -> Any:
+def _chaingrad(workload: str, X: np.ndarray, labels: np.ndarray, steps: int,
+               compiled: bool = False) -> Any:
     api = chaingrad_api()
     model = _cg_model(api, workload)
     opt = api["SGD"](model.parameters(), lr=LR)
     Tensor, cross_entropy = api["Tensor"], api["cross_entropy"]
 
+    def loss_of(xb: np.ndarray, yb: np.ndarray) -> Any:
+        return cross_entropy(model(Tensor(xb)), yb)
+
+    if compiled:  # traced and compiled at the first step (the untimed warm-up block's)
+        import chaingrad
+
+        loss_of = chaingrad.compile(loss_of)
+
     def step() -> None:
-        loss = cross_entropy(model(Tensor(X)), labels)
+        loss = loss_of(X, labels)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -221,6 +230,9 @@ def make(engine: str, workload: str, batch: int = 128, steps: int = 3,
     if engine == "chaingrad":
         work, note = _chaingrad(workload, X, labels, steps)
         return work, f"chaingrad {version_of('chaingrad')}", note
+    if engine == "chaingrad-compiled" and workload == "T1":
+        work, note = _chaingrad(workload, X, labels, steps, compiled=True)
+        return work, f"chaingrad {version_of('chaingrad')} compiled", note
     if engine == "torch":
         work, note = _torch(workload, X, labels, steps)
         return work, f"torch {torch_module().__version__}", note
