@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import _fast
-from .errors import DomainError
+from .errors import DomainError, _NotFiniteError
 
 # ---- grad mode: whether ops record the graph ----
 
@@ -600,10 +600,6 @@ class _as_it_is:  # noqa: N801 - used like a function: `with _as_it_is():`
 
     def __exit__(self, *exc_info: object) -> None:
         pass
-
-
-class _NotFiniteError(Exception):
-    """A gradient is not finite: the unchecked pass stops, and the checked pass names it."""
 
 
 def do_nothing() -> None:

@@ -63,3 +63,18 @@ class NonFiniteGradError(ValueError):
     def __init__(self, message: str, what: str = "gradient"):
         super().__init__(message)
         self.what = what
+
+
+# ---- drawings ----
+
+
+class RendererNotFoundError(RuntimeError):
+    """No Graphviz renderer (a system ``dot`` or ``graphviz-pure``) could be found."""
+
+
+# ---- inside the backward pass ----
+
+
+class _NotFiniteError(Exception):
+    """A gradient is not finite: the unchecked pass stops, and the checked pass names it
+    (``chaingrad.autodiff``; never seen outside it)."""
