@@ -218,8 +218,8 @@ class Trace:
             self.needs_grad = _needing_gradients(self)
             self.names = {} if self.chunked else _variables(self.outputs, self.order)
             self.lines = (_ArrayLines if self.arrays else _Lines)(self)
-            self.graph = _build(self.lines)
             self.text = None if self.chunked else self.lines.source()
+            self.graph = _build(self.lines, self.text)
             for node in self.order:
                 node._mark = None
         used = {i for i, _ in self.inputs} | self.lines.used_args
@@ -698,13 +698,14 @@ def _unpack(names: list[str], what: str) -> list[str]:
     return [f"    ({', '.join(names)}{',' if len(names) == 1 else ''}) = {what}"]
 
 
-def _build(lines: _Lines) -> Callable[..., Iterator]:
-    """The trace's code, compiled: the generator function ``graph``."""
+def _build(lines: _Lines, text: str | None) -> Callable[..., Iterator]:
+    """The trace's code (``text``, or for a large graph its chunks), compiled: the generator
+    function ``graph``."""
     space = dict(_array_namespace() if lines.trace.arrays else _NAMESPACE)
-    if lines.trace.chunked:
+    if text is None:
         lines.compile_chunked(space)
     else:
-        exec(builtins.compile(lines.source(), "<chaingrad.compile>", "exec"), space)
+        exec(builtins.compile(text, "<chaingrad.compile>", "exec"), space)
     space |= lines.extra  # a user primitive's functions, named while the lines were written
     space["K"] = getattr(lines, "constants", [])
     return space["graph"]
