@@ -1,5 +1,6 @@
 """What every test module shares: the rule that CI runs every test, and helpers for
-chaingrad's model files (``model_files``) and fresh interpreters (``run_python``).
+chaingrad's model files (``model_files``), fresh interpreters (``run_python``), a real
+browser (``browser``) and the graphs the backprop tools are shown on (``teaching_graphs``).
 
 A test skips when what it needs is missing (torch for the oracle tests, Chromium for the
 page, ...), so that ``python -m pytest`` works on a machine with less installed. CI
@@ -13,13 +14,18 @@ import hashlib
 import json
 import os
 import pathlib
+import random
 import re
+import shutil
 import struct
 import subprocess
 import sys
 from typing import Any
 
 import pytest
+
+from chaingrad import Value
+from chaingrad.nn import MLP
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -99,3 +105,87 @@ def run_python() -> Any:
                               text=True, timeout=timeout, check=False)
 
     return run
+
+
+# ---- a real browser, for the page that chaingrad.to_html writes ----
+
+BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update",
+                "--disable-sync"]
+
+
+def find_browser() -> str | None:
+    """The Chromium to drive: $CHAINGRAD_CHROMIUM, else the first of BROWSER_NAMES on PATH.
+    Playwright's own browser download is never used."""
+    given = os.environ.get("CHAINGRAD_CHROMIUM")
+    if given:
+        return shutil.which(given)
+    return next(filter(None, map(shutil.which, BROWSER_NAMES)), None)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """A headless Chromium driven through Playwright; the test skips (under
+    CHAINGRAD_NO_SKIPS=1: fails the run) when the playwright package or a browser is missing.
+    """
+    try:
+        from playwright import sync_api
+    except ImportError:
+        pytest.skip("the browser tests need the playwright package: pip install playwright")
+    path = find_browser()
+    if path is None:
+        pytest.skip("the browser tests need Chromium: apt-get install chromium, or set "
+                    "CHAINGRAD_CHROMIUM to a Chromium or Chrome executable")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=path, args=BROWSER_ARGS)
+        yield chromium
+        chromium.close()
+
+
+# ---- the graphs the backprop tools are shown on ----
+
+
+def _neuron():
+    x1, w1 = Value(2.0, label="x1"), Value(-3.0, label="w1")
+    x2, w2 = Value(0.0, label="x2"), Value(1.0, label="w2")
+    b = Value(6.8813735870195432, label="b")
+    return (x1 * w1 + x2 * w2 + b).tanh(), None
+
+
+def _reuse():
+    """``b = a + a; c = b + b``: the naive walk gets a.grad = 8, the right answer is 4."""
+    a = Value(1.0, label="a")
+    b = a + a
+    b.label = "b"
+    c = b + b
+    c.label = "c"
+    return c, None
+
+
+def _mlp_loss():
+    """An MLP(2, [3, 1]) on one point with a squared loss: 41 nodes, 24 steps."""
+    random.seed(0)
+    model = MLP(2, [3, 1])
+    out = model([Value(1.0, label="x0"), Value(-2.0, label="x1")])
+    loss = (out - Value(1.0, label="y")) ** 2
+    loss.label = "loss"
+    return loss, model
+
+
+def _small_tensor():
+    from chaingrad import Tensor  # numpy: only when a test asks for this graph
+
+    x = Tensor([[1.0, 2.0]], label="x")
+    w = Tensor([[0.5, -1.0, 2.0], [1.5, 0.2, -0.3]], requires_grad=True, label="W")
+    b = Tensor([0.1, 0.2, 0.3], requires_grad=True, label="b")
+    return (x @ w + b).relu().sum(), None
+
+
+@pytest.fixture(scope="session")
+def teaching_graphs():
+    """The four graphs the step-by-step page is judged on, as ``name -> make`` where
+    ``make()`` builds a fresh ``(root, params)``: the README's neuron, ``b = a + a; c = b +
+    b``, an MLP(2, [3, 1]) with a squared loss (params: the model) and a small Tensor graph.
+    """
+    return {"neuron": _neuron, "reuse": _reuse, "mlp": _mlp_loss, "tensor": _small_tensor}

@@ -89,8 +89,10 @@ def test_neuron_dot_matches_golden_after_backward():
 def test_reused_node_dot_matches_golden_with_one_edge_per_use():
     text = to_dot(reuse())
     check_golden("reuse.dot", text)
-    assert text.count("n0 -> n1_op;") == 2  # a + a: two edges
-    assert text.count("n1 -> n2_op;") == 2  # b + b
+    assert text.count("n0 -> n1_op") == 2  # a + a: two edges, the first marked "×2"
+    assert text.count('n0 -> n1_op [label="×2"];') == 1
+    assert text.count("n1 -> n2_op") == 2  # b + b
+    assert text.count('n1 -> n2_op [label="×2"];') == 1
 
 
 def test_labels_are_escaped_and_constants_named_in_golden():

@@ -2,8 +2,9 @@
 
 ``to_dot(root)`` writes the graph in Graphviz's DOT language: one record node per Value
 (``name | data | grad``), one small node per operation, and one edge per input of each op,
-in argument order (so ``a + a`` is drawn as two edges). The text depends only on the
-graph's shape and numbers, never on ``id()``: the same graph always gives the same text.
+in argument order (so ``a + a`` is drawn as two edges, the first marked ``×2``). The text
+depends only on the graph's shape and numbers, never on ``id()``: the same graph always
+gives the same text.
 
 A Tensor graph is drawn the same way, with shapes instead of numbers: a record shows
 ``name | data (4, 3) float32 | grad (4, 3)``, the grad field reads ``grad None`` before
@@ -61,12 +62,14 @@ def record_fields(node: Any) -> tuple[str, str]:
     return data, f"grad {array_text(node.grad)}"
 
 
-def to_dot(root: Any, rankdir: str = "LR") -> str:
+def to_dot(root: Any, rankdir: str = "LR", params: Any = None) -> str:
     """The graph of ``root`` as Graphviz DOT text (no dependency needed).
 
     Args:
         root: The Value (or Tensor) whose graph to draw.
         rankdir: Graphviz direction: 'LR' (left to right, the default), 'RL', 'TB', 'BT'.
+        params: A model whose parameters are named as in its ``state_dict()``
+            (``params=model``: ``0.weight[1, 0]``; see ``chaingrad.show.names``).
 
     Returns:
         DOT text: a record node ``name | data | grad`` per Value (numbers as in
@@ -83,7 +86,7 @@ def to_dot(root: Any, rankdir: str = "LR") -> str:
           n0 [label="{ a | data 3.0000 | grad 0.0000 }"];
           n1 [label="{ add1 | data 6.0000 | grad 0.0000 }"];
           n1_op [label="+", shape=ellipse];
-          n0 -> n1_op;
+          n0 -> n1_op [label="×2"];
           n0 -> n1_op;
           n1_op -> n1;
         }
@@ -92,12 +95,11 @@ def to_dot(root: Any, rankdir: str = "LR") -> str:
     if rankdir not in RANKDIRS:
         raise ValueError(f"to_dot: rankdir must be one of {', '.join(RANKDIRS)}, got {rankdir!r}")
     order = reading_order(root)
-    return _dot_text(order, rankdir)
+    return _dot_text(order, rankdir, node_names(order, params, "to_dot"))
 
 
-def _dot_text(order: list[Any], rankdir: str) -> str:
+def _dot_text(order: list[Any], rankdir: str, names: dict[int, str]) -> str:
     ids = {id(node): f"n{i}" for i, node in enumerate(order)}
-    names = node_names(order)
     lines = ["digraph chaingrad {", f"  graph [rankdir={rankdir}];", f"  node [{NODE_STYLE}];"]
     for node in order:
         nid = ids[id(node)]
@@ -105,10 +107,22 @@ def _dot_text(order: list[Any], rankdir: str) -> str:
         lines.append(f'  {nid} [label="{{ {" | ".join(fields)} }}"];')
         if node._prev:
             lines.append(f'  {nid}_op [label="{_escape_string(node._op)}", shape=ellipse];')
-            lines.extend(f"  {ids[id(child)]} -> {nid}_op;" for child in node._prev)
+            lines.extend(f"  {ids[id(child)]} -> {nid}_op" + (f' [label="×{n}"];' if n else ";")
+                         for child, n in zip(node._prev, reuse_marks(node)))
             lines.append(f"  {nid}_op -> {nid};")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def reuse_marks(node: Any) -> list[int]:
+    """For each input edge of ``node``: ``n`` on the first edge of an input that this op
+    uses ``n > 1`` times (``a + a``: 2, then 0), 0 elsewhere. Such edges are marked ``×n``."""
+    marks, seen = [], set()
+    for child in node._prev:
+        count = sum(c is child for c in node._prev)
+        marks.append(count if count > 1 and id(child) not in seen else 0)
+        seen.add(id(child))
+    return marks
 
 
 def _escape_record(text: str) -> str:
@@ -136,6 +150,7 @@ def draw_dot(
     renderer: str | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
     max_segments: int = DEFAULT_MAX_SEGMENTS,
+    params: Any = None,
 ) -> Drawing:
     """A drawing of the graph of ``root``, as micrograd's ``draw_dot`` returns.
 
@@ -152,6 +167,8 @@ def draw_dot(
         max_segments: The largest number of edge segments to lay out (see
             ``layout_segments``): a Value used by many ops far apart makes many, and
             Graphviz slow; a bigger graph raises ValueError at once.
+        params: A model whose parameters are named as in its ``state_dict()``
+            (``params=model``: ``0.weight[1, 0]``; see ``chaingrad.show.names``).
 
     Returns:
         A ``Drawing``: ``.source``, ``.render(filename)``, ``.pipe()``, and inline display
@@ -184,7 +201,9 @@ def draw_dot(
     check_segments(order, max_segments, "draw_dot: ", f"max_segments={max_segments}",
                    ". Use to_html() (its own quick layout) or to_dot(), or pass a larger "
                    "max_segments")
-    return Drawing(_dot_text(order, rankdir), format=format, renderer=renderer, timeout=timeout)
+    names = node_names(order, params, "draw_dot")
+    return Drawing(_dot_text(order, rankdir, names), format=format, renderer=renderer,
+                   timeout=timeout)
 
 
 def layout_segments(order: list[Any]) -> tuple[int, Any]:

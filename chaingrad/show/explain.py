@@ -58,7 +58,8 @@ class Explanation(str):
 
 
 def explain(
-    root: Any, naive: bool = False, file: TextIO | None = None, grad: Any = None
+    root: Any, naive: bool = False, file: TextIO | None = None, grad: Any = None,
+    params: Any = None,
 ) -> Explanation:
     """Run ``root``'s backward and print each step with its formula filled in.
 
@@ -72,6 +73,8 @@ def explain(
             graphs only: ValueError on a Tensor).
         file: Where to print (default: standard output).
         grad: For a Tensor root with more than one element: d(loss)/d(root).
+        params: A model whose parameters are named as in its ``state_dict()``
+            (``params=model``: ``0.weight[1, 0]``; see ``chaingrad.show.names``).
 
     Returns:
         The printed text (an ``Explanation``, a str that does not echo itself).
@@ -103,13 +106,13 @@ def explain(
                          "shown on scalars); got a Tensor of shape "
                          f"{root.data.shape}")
     order = reading_order(root)
+    names = node_names(order, params, "explain")
     seed = seed_of(root, grad, "explain")
     if tensor:
         had_grads = any(node.grad is not None for node in order)
     else:
         had_grads = any(_value(node.grad) != 0.0 for node in order)
-    steps = backward_steps(root, grad=seed if tensor else None)
-    names = node_names(order)
+    steps = backward_steps(root, grad=seed if tensor else None, params=params)
     lines = [
         f"Backward of {names[id(root)]}, step by step: {len(steps)} _backward calls in reverse "
         "topological order;",

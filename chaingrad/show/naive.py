@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import autodiff
 from .names import check_root, format_number, reading_order, text_table
+from .steps import Step, step_from_trace
 
 _FMT = format_number
 
@@ -27,7 +28,7 @@ class NaiveRun:
     stopped: bool
 
 
-def naive_backward(root: Any, max_calls: int = 10_000) -> NaiveRun:
+def naive_backward(root: Any, max_calls: int = 10_000, trace: list | None = None) -> NaiveRun:
     """Run the naive recursive backward on copies of the gradients (``.grad`` is untouched).
 
     The algorithm, as people first write it::
@@ -40,6 +41,9 @@ def naive_backward(root: Any, max_calls: int = 10_000) -> NaiveRun:
     It runs a node's ``_backward`` once per path from the root (each time passing on all
     the gradient the node has so far), so it stops after ``max_calls`` calls: on a deep
     graph with sharing the number of paths grows exponentially.
+
+    ``trace``, if given, receives one ``(node, upstream, before, after)`` per call, as
+    the backward driver's trace does (see ``naive_steps``).
 
     Example:
         >>> from chaingrad import Value
@@ -62,10 +66,34 @@ def naive_backward(root: Any, max_calls: int = 10_000) -> NaiveRun:
         if len(calls) == max_calls:
             return NaiveRun(tuple(calls), grads, True)
         calls.append(node)
+        before = [grads[id(child)] for child in node._prev]
         for child, g in zip(node._prev, _contributions(node, grads[id(node)]), strict=True):
             grads[id(child)] += g
+        if trace is not None:
+            trace.append((node, grads[id(node)], before, [grads[id(c)] for c in node._prev]))
         stack.extend(reversed(node._prev))
     return NaiveRun(tuple(calls), grads, False)
+
+
+def naive_steps(root: Any, names: dict[int, str], max_calls: int = 10_000,
+                ) -> tuple[list[Step], NaiveRun]:
+    """The naive walk's ``_backward`` calls as ``Step``s, the formulas filled in with the
+    naive numbers, as ``backward_steps`` gives the correct ones; and the run itself.
+
+    Example:
+        >>> from chaingrad import Value
+        >>> a = Value(1.0, label="a")
+        >>> b = a + a
+        >>> c = b + b
+        >>> steps, run = naive_steps(c, {id(a): "a", id(b): "b", id(c): "c"})
+        >>> [(s.name, s.upstream) for s in steps]  # b's _backward runs twice
+        [('c', 1.0), ('b', 2.0), ('b', 2.0)]
+        >>> steps[-1].updates[-1].text(steps[-1].op), run.grads[id(a)]
+        ('+ : a.grad += out.grad = 2.0000', 8.0)
+    """
+    trace: list = []
+    run = naive_backward(root, max_calls, trace)
+    return [step_from_trace(i, *entry, names) for i, entry in enumerate(trace, start=1)], run
 
 
 def _contributions(node: Any, g: float) -> list[float]:

@@ -5,12 +5,17 @@ drawing and a step-by-step text can be read side by side: a node shows its ``lab
 unlabelled node gets a name from its op and a counter, in the order a reader meets the
 nodes (inputs before outputs, first argument first): ``mul1``, ``add2``, ``tanh1``,
 ``leaf1`` (an unlabelled leaf, e.g. a constant).
+
+A node does not know the model it belongs to, so each tool takes ``params=``, as torchviz's
+``make_dot`` does: a model (``params=model``), or its ``named_parameters()`` as a dict or as
+pairs. Then an unlabelled parameter is named as in ``state_dict()``, a nested list of Values
+giving indexed names: ``0.weight[1, 0]`` is row 1, column 0 of layer 0's weight.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 _OP_KINDS = {"+": "add", "*": "mul", "**": "pow", "ReLU": "relu"}
@@ -96,19 +101,39 @@ def reading_order(root: Any) -> list[Any]:
     return order
 
 
-def node_names(order: Iterable[Any]) -> dict[int, str]:
-    """``{id(node): name}``: the node's label, or an op-based name such as ``mul2``.
+def node_names(order: Iterable[Any], params: Any = None,
+               where: str = "node_names") -> dict[int, str]:
+    """``{id(node): name}``: the node's label, its parameter name, or an op-based name
+    such as ``mul2``.
 
     Auto names count per kind, in the given order, and skip names already used by a
-    label, so ``mul1`` is never both a label and an auto name.
+    label or a parameter, so ``mul1`` is never both a label and an auto name.
+
+    Args:
+        order: The nodes, in reading order.
+        params: The model whose parameters to name (see ``parameter_names``), or None.
+        where: The function to name in an error about ``params``.
+
+    Example:
+        >>> from chaingrad import Value
+        >>> w, x = Value(2.0), Value(3.0, label="x")
+        >>> order = reading_order(w * x)
+        >>> [node_names(order)[id(n)] for n in order]
+        ['leaf1', 'x', 'mul1']
+        >>> [node_names(order, params={"weight": [w]})[id(n)] for n in order]
+        ['weight[0]', 'x', 'mul1']
     """
     order = list(order)
-    taken = {node.label for node in order if node.label}
+    given = parameter_names(params, where) if params is not None else {}
+    taken = {node.label for node in order if node.label} | set(given.values())
     counters: dict[str, int] = {}
     names: dict[int, str] = {}
     for node in order:
         if node.label:
             names[id(node)] = str(node.label)
+            continue
+        if id(node) in given:
+            names[id(node)] = given[id(node)]
             continue
         kind = _op_kind(node._op) if node._prev else "leaf"
         while True:
@@ -118,6 +143,52 @@ def node_names(order: Iterable[Any]) -> dict[int, str]:
                 break
         taken.add(name)
         names[id(node)] = name
+    return names
+
+
+def parameter_names(params: Any, where: str = "parameter_names") -> dict[int, str]:
+    """``{id(node): name}`` for a model's parameters, named as in its ``state_dict()``.
+
+    Args:
+        params: A model (anything with ``named_parameters()``: a ``chaingrad.nn`` Module),
+            a dict ``{name: parameter}``, or ``(name, parameter)`` pairs. A parameter is a
+            Value, a Tensor, or a nested list of them, whose entries get indexed names.
+            A node met twice keeps its first name.
+        where: The function to name in an error.
+
+    Raises:
+        TypeError: When ``params`` is none of these, or a parameter is not a node.
+
+    Example:
+        >>> import random; random.seed(0)
+        >>> from chaingrad.nn import MLP
+        >>> model = MLP(2, [3, 1])
+        >>> names = parameter_names(model)
+        >>> names[id(model.layers[0].neurons[1].w[0])], names[id(model.layers[1].neurons[0].b)]
+        ('0.weight[1, 0]', '2.bias[0]')
+    """
+    pairs = params.named_parameters() if hasattr(params, "named_parameters") else params
+    if isinstance(pairs, Mapping):
+        pairs = pairs.items()
+    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
+        raise TypeError(f"{where}: params must be a model, a dict of name -> parameter or "
+                        f"(name, parameter) pairs, got {type(params).__name__}")
+    names: dict[int, str] = {}
+    for pair in pairs:
+        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)):
+            raise TypeError(f"{where}: params: expected (name, parameter) pairs, got "
+                            f"{pair!r:.60}")
+        stack = [(pair[0], (), pair[1])]
+        while stack:
+            name, index, item = stack.pop()
+            if isinstance(item, (list, tuple)):
+                stack.extend((name, (*index, i), x) for i, x in reversed(list(enumerate(item))))
+            elif hasattr(item, "_prev"):
+                at = f"[{', '.join(map(str, index))}]" if index else ""
+                names.setdefault(id(item), name + at)
+            else:
+                raise TypeError(f"{where}: params: {name} holds a {type(item).__name__}, "
+                                "not a Value or Tensor")
     return names
 
 

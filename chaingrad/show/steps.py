@@ -59,7 +59,8 @@ class Step:
     updates: tuple[Update, ...]
 
 
-def backward_steps(root: Any, accumulate: bool = True, grad: Any = None) -> list[Step]:
+def backward_steps(root: Any, accumulate: bool = True, grad: Any = None,
+                   params: Any = None) -> list[Step]:
     """Run ``root``'s backward and return the steps it took, in order.
 
     Args:
@@ -68,6 +69,8 @@ def backward_steps(root: Any, accumulate: bool = True, grad: Any = None) -> list
             False leaves every ``.grad`` as it was.
         grad: For a Tensor root: d(loss)/d(root), of root's shape, as in
             ``Tensor.backward(grad)``; needed unless root has one element.
+        params: A model whose parameters get their ``state_dict()`` names
+            (``0.weight[1, 0]``), as ``chaingrad.show.names.parameter_names`` takes it.
 
     Returns:
         One ``Step`` per node whose ``_backward`` ran, in reverse topological order.
@@ -92,11 +95,11 @@ def backward_steps(root: Any, accumulate: bool = True, grad: Any = None) -> list
         '* : x.grad += x.data * out.grad   (1, 3) = (1, 3) * (1, 3)'
     """
     check_root(root, "backward_steps")
-    names = node_names(reading_order(root))
+    names = node_names(reading_order(root), params, "backward_steps")
     trace: list = []
     seed = seed_of(root, grad, "backward_steps")
     autodiff.backward([root], [seed], accumulate=accumulate, trace=trace)
-    return [_step(i, *entry, names) for i, entry in enumerate(trace, start=1)]
+    return [step_from_trace(i, *entry, names) for i, entry in enumerate(trace, start=1)]
 
 
 def seed_of(root: Any, grad: Any, where: str) -> Any:
@@ -107,12 +110,13 @@ def seed_of(root: Any, grad: Any, where: str) -> Any:
     return root._seed(grad, False, where)
 
 
-def _step(index: int, node: Any, upstream: Any, before: list, after: list,
-          names: dict) -> Step:
-    """A Step from one entry of the trace: the node, the gradient that reached it, and its
-    inputs' gradients before and after its ``_backward``. The rule is asked again for each
-    input's share, as the driver computed it, and the shares are added in turn (so that
-    ``a + a`` shows a's gradient growing twice)."""
+def step_from_trace(index: int, node: Any, upstream: Any, before: list, after: list,
+                    names: dict) -> Step:
+    """A Step from one entry of a trace (the backward driver's, or the naive walk's): the
+    node, the gradient that reached it, and its inputs' gradients before and after its
+    ``_backward``. The rule is asked again for each input's share, as the driver computed
+    it, and the shares are added in turn (so that ``a + a`` shows a's gradient growing
+    twice)."""
     rule, prev = node._rule, node._prev
     if type(rule) is autodiff.ClosureRule:  # opaque: only before and after are known
         return Step(index, node, names[id(node)], node._op, upstream, tuple(
