@@ -1,4 +1,5 @@
-"""The graph tools on Tensor graphs: to_dot/draw_dot, backward_steps, explain and to_html.
+"""The graph tools on Tensor graphs: to_dot/draw_dot, backward_steps and explain (the
+Tensor page of to_html: tests/test_page.py).
 
 Tensor graphs are shown with shapes instead of numbers. The Value output must not change:
 the last tests rebuild the Value graphs of tests/test_viz.py and tests/test_explain.py and
@@ -9,7 +10,6 @@ this file's golden files after a deliberate change.
 from __future__ import annotations
 
 import io
-import json
 import os
 import shutil
 import sys
@@ -23,9 +23,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tensor_table import OP_IDS, OPS
-from test_html import need_browser  # skips (fails the run if CHAINGRAD_NO_SKIPS=1)
 
-from chaingrad import Tensor, Value, backward_steps, draw_dot, explain, rules, to_dot, to_html
+from chaingrad import Tensor, Value, backward_steps, draw_dot, explain, rules, to_dot
 from chaingrad.autodiff import sum_to_shape
 from chaingrad.show.dot import node_names, reading_order
 from chaingrad.tensor_engine import rules as tensor_rules
@@ -285,71 +284,6 @@ def test_user_primitive_on_tensors_gets_the_generic_formula():
     x = Tensor([1.0, 2.0], requires_grad=True, label="x")
     text = explain(cube(x).sum(), file=io.StringIO())
     assert "cube : x.grad += d(out)/d(x) * out.grad   (2,) = rule(..., (2,))[0]" in text
-
-
-# ---- to_html ----
-
-
-def expected_page_grads(root: Tensor, after_steps: int) -> dict[str, str]:
-    order = reading_order(root)
-    ids = {id(node): f"n{i}" for i, node in enumerate(order)}
-    shown = {ids[id(n)]: "grad None" if n.requires_grad else "requires_grad=False"
-             for n in order}
-    shown[ids[id(root)]] = "grad () = 1.0000"
-    for step in backward_steps(root, accumulate=False)[:after_steps]:
-        for u in step.updates:
-            norm = float(np.sqrt((u.after.astype(np.float64) ** 2).sum()))
-            shown[ids[id(u.input)]] = (f"grad () = {u.after.item():.4f}" if u.after.size == 1
-                                       else f"grad {u.after.shape}, norm {norm:.4f}")
-    return shown
-
-
-def test_html_page_for_a_tensor_graph(tmp_path):
-    root = mlp()
-    path = to_html(root, tmp_path / "mlp.html")
-    assert all(n.grad is None for n in reading_order(root))  # no real backward ran
-    text = Path(path).read_text()
-    assert 'data-name="W1" data-data="(5, 3) float64" data-grad="grad None"' in text
-    assert ">data (5, 3) float64</text>" in text
-    payload = json.loads(text.split('id="chaingrad-data">')[1].split("</script>")[0])
-    assert payload["start"] == expected_page_grads(root, 0)
-    for done, step in enumerate(payload["steps"], start=1):
-        shown = expected_page_grads(root, done)
-        assert {u["id"]: u["after"] for u in step["updates"]}.items() <= shown.items()
-    assert "matmul : transpose1.grad += x.data.T @ out.grad" in text
-
-
-@pytest.fixture(scope="module")
-def chromium_page():
-    try:
-        from playwright import sync_api
-    except ImportError:
-        need_browser("the playwright package: pip install playwright")
-    if not os.path.exists("/usr/bin/chromium"):
-        need_browser("Chromium at /usr/bin/chromium: apt-get install chromium")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium",
-                                             args=["--headless", "--no-sandbox"])
-        yield browser.new_page()
-        browser.close()
-
-
-def test_stepping_a_tensor_page_shows_shapes_and_norms(tmp_path, chromium_page):
-    root = mlp()
-    page = chromium_page
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(Path(to_html(root, tmp_path / "mlp.html")).as_uri())
-    total = len(backward_steps(root, accumulate=False))
-    for done in range(total + 1):
-        if done:
-            page.click("#step")
-        pairs = page.eval_on_selector_all(
-            "g.value", "els => els.map(e => [e.id, e.getAttribute('data-grad'), "
-            "e.querySelector('.grad').textContent])")
-        assert {k: v for k, v, _ in pairs} == expected_page_grads(root, done)
-        assert all(attr == shown for _, attr, shown in pairs)
-    assert "out.grad = (4, 2), norm" in page.text_content("#log") and errors == []
 
 
 # ---- the Value output is unchanged ----

@@ -1,12 +1,12 @@
 """An interactive page that steps through backward one ``_backward`` call at a time.
 
-``to_html(root, path)`` writes one self-contained HTML file: the graph drawn as inline SVG
-(laid out here, so no Graphviz is needed), the steps of ``backward_steps`` as JSON, and a
-little JavaScript with *step*, *reset* and *play* buttons. Each step highlights the node
-whose ``_backward`` runs, fills in its inputs' gradients and prints the formula it used.
-The page fetches nothing, so it works offline and can be mailed or checked in.
+``to_html(root, path)`` writes one self-contained HTML file that fetches nothing (it works
+offline and can be mailed or checked in): the graph drawn as inline SVG, every step of
+``backward_steps`` (and of the naive recursive walk, and of the forward pass) as JSON, and
+the page's own script and style from ``page_assets/``. The script only shows what this
+module computed: each step's formula is ``Update.text`` as ``explain`` prints it.
 
-For tests and tools, every Value is an SVG group ``<g class="value" id="n3"
+For tests and tools, every value is an SVG group ``<g class="value" id="n3"
 data-name="x1" data-data="2.0" data-grad="-1.5">`` whose ``data-grad`` always holds the
 gradient shown, and ``#status`` carries ``data-step`` / ``data-steps``.
 
@@ -19,11 +19,23 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import os
+from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 from ..files import write_atomic
-from .dot import DEFAULT_MAX_NODES, check_size, record_fields
+from .dot import (
+    DEFAULT_MAX_NODES,
+    DEFAULT_MAX_SEGMENTS,
+    check_size,
+    layout_segments,
+    record_fields,
+    reuse_marks,
+)
+from .layout import Graph, Layout, builtin_layout, graphviz_layout
+from .naive import naive_steps
 from .names import (
     check_root,
     format_number,
@@ -33,17 +45,17 @@ from .names import (
     norm,
     reading_order,
 )
-from .page_assets import PAGE, SCRIPT, STYLE
-from .steps import backward_steps, seed_of
+from .render import find_renderer
+from .steps import Step, backward_steps, seed_of
 
-_ROW = 58  # vertical distance between nodes of one column
-_BOX_H = 32
-_OP_R = 16  # the smallest op ellipse's half-width and its half-height
-_FIELD_W = 92  # the least width of the data and grad fields
-_CHAR_W = 7.3  # a 12px monospace character (DejaVu Sans Mono: 7.22, Liberation Mono: 7.2)
-_PAD = 14  # space left around a field's text
-_GAP = 46  # horizontal gap between columns
-_MARGIN = 20
+LAYOUTS = ("auto", "graphviz", "builtin")
+FONT_PX = 14  # every text of the drawing; the page never zooms it below 10 px
+CHAR_W = 8.45  # a 14px monospace character's advance (DejaVu Sans Mono 8.43, Courier 8.4)
+PAD = 12  # room around a field's text
+ROW_H = 24  # a record's rows: data above grad
+OP_H = 30
+NAIVE_CALLS = 1000  # the naive walk shown on the page stops after this many calls
+AUTO_TIMEOUT = 20.0  # seconds Graphviz may take for layout='auto' (1000 nodes: about 1 s)
 
 
 def to_html(
@@ -52,10 +64,16 @@ def to_html(
     max_nodes: int = DEFAULT_MAX_NODES,
     title: str | None = None,
     grad: Any = None,
+    params: Any = None,
+    layout: str = "auto",
 ) -> str:
     """Write a self-contained page that steps through ``root``'s backward; return the path.
 
-    The gradients are computed with ``backward_steps(root, accumulate=False)``: every
+    The page steps forward and back (buttons, arrow keys, space to play, Home/End), plays
+    at a chosen speed, goes to any step, zooms (text never below 10 px), can run the
+    forward pass first, and can replay the naive recursive backward instead of the
+    topological one (Value graphs), so that its wrong gradients show on the graph. The
+    gradients are computed with ``backward_steps(root, accumulate=False)``: every
     ``.grad`` is left as it was.
 
     Args:
@@ -64,9 +82,22 @@ def to_html(
         max_nodes: The largest number of nodes to lay out (ValueError above it).
         title: The page title (default: "backward of <root name>").
         grad: For a Tensor root with more than one element: d(loss)/d(root).
+        params: A model whose parameters are named as in its ``state_dict()``
+            (``params=model``: ``0.weight[1, 0]``; see ``chaingrad.show.names``).
+        layout: 'graphviz' (Graphviz's dot through a system ``dot`` or graphviz-pure),
+            'builtin' (chaingrad's own, no dependency), or 'auto' (the default):
+            Graphviz when a renderer is installed and the graph is quick to lay out
+            (see ``chaingrad.show.dot.layout_segments``), else (or if Graphviz fails)
+            the built-in one. The page's ``<svg data-layout=...>`` says which.
 
     Returns:
         ``path``.
+
+    Raises:
+        TypeError: When ``root`` is not a Value or Tensor, or ``params`` is not a model.
+        ValueError: When the graph has more than ``max_nodes`` nodes, or ``layout`` is
+            unknown.
+        RendererNotFoundError: For ``layout='graphviz'`` without a renderer.
 
     Example:
         >>> import os, tempfile
@@ -77,51 +108,141 @@ def to_html(
         3
     """
     check_root(root, "to_html")
+    if layout not in LAYOUTS:
+        raise ValueError(f"to_html: layout must be one of {', '.join(LAYOUTS)}, got "
+                         f"{layout!r}")
     path = os.fspath(path)
     order = reading_order(root)
     check_size(len(order), max_nodes, "to_html")
-    names = node_names(order)
-    ids = {id(node): f"n{i}" for i, node in enumerate(order)}
-    tensor = is_tensor(root)
-    seed = seed_of(root, grad, "to_html")
-    start = {}  # for a Tensor: what each node's grad field shows before the first step
-    if tensor:
-        start = {ids[id(node)]: "grad None" if node.requires_grad else "requires_grad=False"
-                 for node in order}
-        start[ids[id(root)]] = "grad " + grad_summary(seed)
-    steps = backward_steps(root, accumulate=False, grad=seed if tensor else None)
-    shown = (lambda g: "grad " + grad_summary(g)) if tensor else float
-    upstream = grad_summary if tensor else format_number
-    payload = {
-        "root": ids[id(root)],
-        "ids": [ids[id(node)] for node in order],
-        "steps": [
-            {
-                "node": ids[id(step.node)],
-                "title": f"step {step.index}: {step.name}._backward() ({step.op}), "
-                f"out.grad = {upstream(step.upstream)}",
-                "updates": [
-                    {"id": ids[id(u.input)], "after": shown(u.after), "text": u.text(step.op),
-                     "change": _change(u, tensor)}
-                    for u in step.updates
-                ],
-            }
-            for step in steps
-        ],
-    }
-    if tensor:
-        payload |= {"start": start, "seed": grad_summary(seed)}
+    ids, names, payload = _prepare(root, order, grad, params, "to_html")
+    graph, fields = _shapes(order, ids, names, payload)
+    drawing = _svg(order, ids, names, payload, graph, fields,
+                   _choose_layout(layout, order)(graph))
     heading = title or f"backward of {names[id(root)]}"
-    page = PAGE.format(
+    page = _asset("page.html").format(
         title=html.escape(heading),
-        svg=_svg(order, ids, names, root, start, payload["steps"]),
-        nsteps=len(steps),
+        svg=drawing,
+        nsteps=len(payload["steps"]),
         data=json.dumps(payload).replace("<", "\\u003c"),  # no "</script>" inside the JSON
-        script=SCRIPT,
-        style=STYLE,
+        script=_asset("page.js"),
+        style=_asset("page.css"),
+        naive_disabled=" disabled" if payload["naive"] is None else "",
     )
     write_atomic(path, page.encode("utf-8"))
     return path
+
+
+def page_graph(root: Any, grad: Any = None, params: Any = None) -> Graph:
+    """The shapes and edges that ``to_html`` lays out for ``root``'s graph, each value's
+    box as wide as the texts it will show (for tests, and to try a layout on).
+
+    Example:
+        >>> from chaingrad import Value
+        >>> graph = page_graph(Value(2.0, label="x") * 3)
+        >>> graph.keys, graph.edges
+        (['n0', 'n1', 'n2_op', 'n2'], [('n0', 'n2_op'), ('n1', 'n2_op'), ('n2_op', 'n2')])
+    """
+    check_root(root, "page_graph")
+    order = reading_order(root)
+    ids, names, payload = _prepare(root, order, grad, params, "page_graph")
+    return _shapes(order, ids, names, payload)[0]
+
+
+def _prepare(root: Any, order: list, grad: Any, params: Any,
+             where: str) -> tuple[dict[int, str], dict[int, str], dict]:
+    """Each node's page id (``n3``) and name, and what the script shows (see ``_payload``)."""
+    names = node_names(order, params, where)
+    ids = {id(node): f"n{i}" for i, node in enumerate(order)}
+    tensor = is_tensor(root)
+    seed = seed_of(root, grad, where)
+    steps = backward_steps(root, accumulate=False, grad=seed if tensor else None,
+                           params=params)
+    return ids, names, _payload(root, order, ids, names, seed, steps, tensor)
+
+
+def _asset(name: str) -> str:
+    """One of the page's fixed parts: ``page_assets/page.html``, ``.css`` or ``.js``."""
+    return resources.files(__package__).joinpath("page_assets").joinpath(name).read_text(
+        encoding="utf-8")
+
+
+# ---- what the script shows: texts made here, from backward_steps and the naive walk ----
+
+
+def _payload(root: Any, order: list, ids: dict[int, str], names: dict[int, str], seed: Any,
+             steps: list[Step], tensor: bool) -> dict:
+    """The JSON the script reads: each node's texts, the seed, the forward pass, the steps
+    of the topological and (for Values) of the naive order, every text made here."""
+    nodes = {}
+    for node in order:
+        data_text, data_attr = _data_texts(node, tensor)
+        if tensor:
+            start = "grad None" if node.requires_grad else "requires_grad=False"
+            start = [start, start]
+        else:
+            start = _grad_texts(0.0, False)
+        nodes[ids[id(node)]] = {"name": names[id(node)], "data": data_text,
+                                "dataAttr": data_attr, "start": start}
+    payload = {
+        "root": ids[id(root)],
+        "ids": [ids[id(node)] for node in order],
+        "nodes": nodes,
+        "seed": _grad_texts(seed, tensor),
+        "seedText": f"{names[id(root)]}.grad = "
+                    + (grad_summary(seed) if tensor else format_number(seed)),
+        "forward": [_forward_step(node, ids, names, tensor) for node in order if node._prev],
+        "steps": [_step_texts(step, ids, tensor) for step in steps],
+        "naive": None if tensor else _naive(root, order, ids, names, steps),
+        "fontPx": FONT_PX,
+    }
+    return payload
+
+
+def _data_texts(node: Any, tensor: bool) -> tuple[str, str]:
+    """The data field's text and the ``data-data`` attribute."""
+    if tensor:
+        text = record_fields(node)[0]
+        return text, text[5:]
+    return f"data {format_number(node.data)}", repr(node.data)
+
+
+def _grad_texts(g: Any, tensor: bool) -> list[str]:
+    """``[data-grad attribute, grad field text]`` for a gradient."""
+    if tensor:
+        text = "grad " + grad_summary(g)
+        return [text, text]
+    return [repr(float(g)), "grad " + format_number(g)]
+
+
+def _forward_step(node: Any, ids: dict[int, str], names: dict[int, str],
+                  tensor: bool) -> dict:
+    """What the forward pass computes at ``node``: ``mul1 = x1 * w1 = -6.0000``."""
+    inputs = [names[id(x)] for x in node._prev]
+    op = node._op
+    if op in ("+", "*") and len(inputs) == 2:
+        expression = f"{inputs[0]} {op} {inputs[1]}"
+    elif op.startswith("**") and len(inputs) == 1:
+        expression = f"{inputs[0]}{op}"
+    else:
+        expression = f"{op}({', '.join(inputs)})"
+    value = record_fields(node)[0][5:] if tensor else format_number(node.data)
+    return {"node": ids[id(node)], "inputs": [ids[id(x)] for x in node._prev],
+            "text": f"{names[id(node)]} = {expression} = {value}"}
+
+
+def _step_texts(step: Step, ids: dict[int, str], tensor: bool) -> dict:
+    """A step as the page shows it: its title, and each update's formula (``Update.text``,
+    as ``explain`` prints it), before -> after, and the grad it leaves."""
+    upstream = grad_summary(step.upstream) if tensor else format_number(step.upstream)
+    return {
+        "node": ids[id(step.node)],
+        "title": f"{step.name}._backward()  ({step.op})  out.grad = {upstream}",
+        "updates": [
+            {"id": ids[id(u.input)], "grad": _grad_texts(u.after, tensor),
+             "text": u.text(step.op), "change": _change(u, tensor)}
+            for u in step.updates
+        ],
+    }
 
 
 def _change(update: Any, tensor: bool) -> str:
@@ -133,162 +254,192 @@ def _change(update: Any, tensor: bool) -> str:
     return f"{update.name}.grad norm: {before} -> {format_number(norm(update.after))}"
 
 
-def _layout(order: list[Any]) -> tuple[dict[int, int], dict[int, int]]:
-    """Columns and rows: ``{id(value): column}`` and ``{key: row}`` for values and ops.
-
-    A Value with an op sits two columns right of its furthest input (its op node in
-    between); a leaf sits just left of the first op that uses it. Rows come from a few
-    barycenter sweeps (each node moves towards the mean row of its neighbours), which
-    keeps edges short and crossings few.
-    """
-    col: dict[int, int] = {}
-    for node in order:
-        col[id(node)] = 2 + max((col[id(c)] for c in node._prev), default=-2)
-    users: dict[int, list[Any]] = {}
-    for node in order:
-        for child in node._prev:
-            users.setdefault(id(child), []).append(node)
-    for node in order:
-        if not node._prev and id(node) in users:
-            col[id(node)] = min(col[id(u)] for u in users[id(node)]) - 2
-    # keys: id(value) for a value, -id(value) for its op node (one column to the left)
-    columns: dict[int, list[int]] = {}
-    neighbours: dict[int, list[int]] = {}
-    for node in order:
-        columns.setdefault(col[id(node)], []).append(id(node))
-        if node._prev:
-            columns.setdefault(col[id(node)] - 1, []).append(-id(node))
-            neighbours.setdefault(id(node), []).append(-id(node))
-            neighbours.setdefault(-id(node), []).append(id(node))
-            for child in node._prev:
-                neighbours[-id(node)].append(id(child))
-                neighbours.setdefault(id(child), []).append(-id(node))
-    row = {key: i for keys in columns.values() for i, key in enumerate(keys)}
-    ranks = sorted(columns)
-    for sweep in range(4):
-        for rank in ranks if sweep % 2 == 0 else reversed(ranks):
-            keys = columns[rank]
-            mean = {
-                k: sum(row[n] for n in neighbours.get(k, [k])) / len(neighbours.get(k, [k]))
-                for k in keys
-            }
-            keys.sort(key=lambda k: (mean[k], row[k]))
-            row.update({k: i for i, k in enumerate(keys)})
-    return col, row
-
-
-def _svg(order: list[Any], ids: dict[int, str], names: dict[int, str], root: Any,
-         start: dict[str, str], steps: list[dict]) -> str:
-    """The graph as SVG; ``start`` holds a Tensor graph's first grad texts (empty for Values)."""
-    col, row = _layout(order)
-    name_w = max(48, max(_CHAR_W * len(n) for n in names.values()) + 16)
-    fields = {}  # id(node) -> (data text, data-data, grad text, data-grad)
-    for node in order:
-        if start:
-            data, grad = record_fields(node)[0], start[ids[id(node)]]
-            fields[id(node)] = (data, data[5:], grad, grad)
-        else:
-            grad = 1.0 if node is root else 0.0
-            fields[id(node)] = (f"data {format_number(node.data)}", repr(node.data),
-                                f"grad {format_number(grad)}", repr(grad))
-    data_w, grad_w = _field_widths(fields, steps)
-    box_w = name_w + data_w + grad_w
-    op_rx = max([_OP_R] + [3.7 * len(n._op) + 8 for n in order if n._prev])
-    first = min(col.values())
-    counts: dict[int, int] = {}
-    for key, _ in row.items():
-        c = col[key] if key > 0 else col[-key] - 1
-        counts[c] = counts.get(c, 0) + 1
-    tallest = max(counts.values())
-
-    def x_of(c: int) -> float:  # left edge of a column: value columns are box_w wide
-        c -= first
-        values, ops = (c + 1) // 2, c // 2
-        return _MARGIN + values * box_w + ops * 2 * op_rx + c * _GAP
-
-    def y_of(key: int, c: int) -> float:  # centre line of a node
-        return _MARGIN + (row[key] + (tallest - counts[c]) / 2) * _ROW + _BOX_H / 2
-
-    centre: dict[int, tuple[float, float]] = {}
-    for node in order:
-        c = col[id(node)]
-        centre[id(node)] = (x_of(c), y_of(id(node), c))
-        if node._prev:
-            centre[-id(node)] = (x_of(c - 1) + op_rx, y_of(-id(node), c - 1))
-    parts = []
-    for node in order:  # edges first, so that nodes are drawn over them
-        if not node._prev:
-            continue
-        ox, oy = centre[-id(node)]
-        vx, vy = centre[id(node)]
-        parts.append(_edge(ox + op_rx, oy, vx, vy, ids[id(node)] + "_op", ids[id(node)]))
-        seen: dict[int, int] = {}
-        for child in node._prev:
-            repeat = seen[id(child)] = seen.get(id(child), -1) + 1
-            cx, cy = centre[id(child)]
-            spread = 7 * (repeat - (node._prev.count(child) - 1) / 2)
-            parts.append(_edge(cx + box_w, cy, ox - op_rx, oy + spread, ids[id(child)],
-                               ids[id(node)] + "_op"))
-    for node in order:
-        nid = ids[id(node)]
-        x, y = centre[id(node)]
-        if node._prev:
-            ox, oy = centre[-id(node)]
-            parts.append(
-                f'<g class="op" id="{nid}_op"><ellipse cx="{ox:.1f}" cy="{oy:.1f}" '
-                f'rx="{op_rx:.1f}" ry="{_OP_R}"/>'
-                f'<text x="{ox:.1f}" y="{oy + 4:.1f}">{html.escape(node._op)}</text></g>'
-            )
-        data, data_attr, grad, grad_attr = fields[id(node)]
-        top = y - _BOX_H / 2
-        esc = html.escape
-        parts.append(
-            f'<g class="value" id="{nid}" data-name="{esc(names[id(node)])}" '
-            f'data-data="{esc(data_attr)}" data-grad="{esc(grad_attr)}">'
-            f'<rect x="{x:.1f}" y="{top:.1f}" width="{box_w:.1f}" height="{_BOX_H}" rx="3"/>'
-            f'<line x1="{x + name_w:.1f}" y1="{top:.1f}" x2="{x + name_w:.1f}" '
-            f'y2="{top + _BOX_H:.1f}"/>'
-            f'<line x1="{x + name_w + data_w:.1f}" y1="{top:.1f}" '
-            f'x2="{x + name_w + data_w:.1f}" y2="{top + _BOX_H:.1f}"/>'
-            f'<text class="name" x="{x + name_w / 2:.1f}" y="{y + 4:.1f}">'
-            f"{esc(names[id(node)])}</text>"
-            f'<text class="data" x="{x + name_w + data_w / 2:.1f}" y="{y + 4:.1f}">'
-            f"{esc(data)}</text>"
-            f'<text class="grad" x="{x + name_w + data_w + grad_w / 2:.1f}" y="{y + 4:.1f}">'
-            f"{esc(grad)}</text></g>"
-        )
-    width = max(x for x, _ in centre.values()) + box_w + _MARGIN
-    height = 2 * _MARGIN + tallest * _ROW
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" id="graph" width="{width:.0f}" '
-        f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}">'
-        + "\n".join(parts)
-        + "</svg>"
-    )
-
-
-def _field_widths(fields: dict[int, tuple[str, str, str, str]],
-                 steps: list[dict]) -> tuple[float, float]:
-    """The widths of the data and grad fields: each fits the longest text it will show.
-
-    The grad field must fit every text the page can put there over all the steps: the
-    starting texts in ``fields`` and each update's ``after`` (a number for a Value, shown
-    as ``grad <format_number>``; already a text for a Tensor).
-    """
-    grads = [f[2] for f in fields.values()]
+def _naive(root: Any, order: list, ids: dict[int, str], names: dict[int, str],
+           steps: list[Step]) -> dict:
+    """The naive recursive walk's steps, and where its gradients differ from the correct
+    ones (shown at its last step)."""
+    naive, run = naive_steps(root, names, max_calls=NAIVE_CALLS)
+    correct = {id(node): 0.0 for node in order}
+    correct[id(root)] = 1.0
     for step in steps:
+        for update in step.updates:
+            correct[id(update.input)] = update.after
+    differ = []
+    for node in order:
+        right, wrong = correct[id(node)], run.grads[id(node)]
+        if not math.isclose(right, wrong, rel_tol=1e-9, abs_tol=1e-12):
+            differ.append({"id": ids[id(node)], "badge": f"correct: {format_number(right)}",
+                           "text": f"{names[id(node)]}.grad: naive {format_number(wrong)}, "
+                                   f"correct {format_number(right)}"})
+    runs: dict[int, int] = {}
+    for node in run.calls:
+        runs[id(node)] = runs.get(id(node), 0) + 1
+    twice = [f"{names[id(n)]} ({runs[id(n)]} times)" for n in order if runs.get(id(n), 0) > 1]
+    summary = (f"The naive walk made {len(run.calls)} _backward calls"
+               + (" and was stopped there" if run.stopped else "")
+               + f"; the topological order makes {len(steps)}. ")
+    if differ:
+        summary += ("Its _backward ran more than once at " + ", ".join(twice) + ", each time "
+                    "passing on all the gradient gathered so far, so these gradients are "
+                    "wrong:")
+    else:
+        summary += "On this graph they agree: every _backward ran once, after all of its " \
+                   "node's gradient had arrived."
+    return {"steps": [_step_texts(step, ids, False) for step in naive], "differ": differ,
+            "summary": summary}
+
+
+# ---- the drawing ----
+
+
+def _choose_layout(layout: str, order: list) -> Any:
+    """The layout function to use: Graphviz's, the built-in one, or for 'auto' Graphviz's
+    when a renderer is found and the graph is quick to lay out, falling back on the
+    built-in one if Graphviz fails."""
+    if layout == "builtin":
+        return builtin_layout
+    if layout == "graphviz":
+        return graphviz_layout
+    if layout_segments(order)[0] > DEFAULT_MAX_SEGMENTS or find_renderer() is None:
+        return builtin_layout
+
+    def graphviz_or_builtin(graph: Graph) -> Layout:
+        try:
+            return graphviz_layout(graph, timeout=AUTO_TIMEOUT)
+        except (RuntimeError, OSError):  # stopped, or failed: the page needs no Graphviz
+            return builtin_layout(graph)
+
+    return graphviz_or_builtin
+
+
+def _field_width(texts: list[str]) -> float:
+    return CHAR_W * max(map(len, texts)) + PAD
+
+
+def _shapes(order: list, ids: dict[int, str], names: dict[int, str],
+            payload: dict) -> tuple[Graph, dict[str, list[Field]]]:
+    """What the layout places: each value's box (sized to every text it will show, over
+    all the steps of both orders) and op's ellipse, and the edges; and each box's fields."""
+    grads: dict[str, list[str]] = {key: [node["start"][1]] for key, node in
+                                    payload["nodes"].items()}
+    grads[payload["root"]].append(payload["seed"][1])
+    naive = payload["naive"]["steps"] if payload["naive"] else []
+    for step in payload["steps"] + naive:
         for update in step["updates"]:
-            after = update["after"]
-            grads.append(after if isinstance(after, str) else "grad " + format_number(after))
-    data = max(len(f[0]) for f in fields.values())
-    return (max(_FIELD_W, _CHAR_W * data + _PAD),
-            max(_FIELD_W, _CHAR_W * max(map(len, grads)) + _PAD))
+            grads[update["id"]].append(update["grad"][1])
+    fields: dict[str, list[Field]] = {}
+    sizes: dict[str, tuple[float, float]] = {}
+    keys, ops, edges = [], set(), []
+    for node in order:
+        key = ids[id(node)]
+        if node._prev:
+            op_key = key + "_op"
+            keys.append(op_key)
+            ops.add(op_key)
+            sizes[op_key] = (max(2 * OP_H * 0.7, CHAR_W * len(node._op) + 2 * PAD), OP_H)
+            edges += [(ids[id(child)], op_key) for child in node._prev]
+            edges.append((op_key, key))
+        shown = payload["nodes"][key]
+        fields[key] = _fields(names[id(node)], [shown["data"], "data ?"], grads[key])
+        sizes[key] = (max(f.x + f.width for f in fields[key]),
+                      max(f.y + f.height for f in fields[key]))
+        keys.append(key)
+    return Graph(keys, sizes, frozenset(ops), edges, _reuse_labels(order, ids, edges)), fields
 
 
-def _edge(x1: float, y1: float, x2: float, y2: float, source: str, target: str) -> str:
-    bend = max(20.0, (x2 - x1) / 2)
+def _svg(order: list, ids: dict[int, str], names: dict[int, str], payload: dict,
+         graph: Graph, fields: dict[str, list[Field]], layout: Layout) -> str:
+    """The graph as SVG: the shapes where ``layout`` put them, arrows, ``×2`` labels."""
+    edges, sizes = graph.edges, graph.sizes
+    parts = [_DEFS]
+    for (tail, head), curve in zip(edges, layout.curves):
+        d = f"M{curve[0][0]:.1f},{curve[0][1]:.1f} " + " ".join(
+            f"C{a[0]:.1f},{a[1]:.1f} {b[0]:.1f},{b[1]:.1f} {c[0]:.1f},{c[1]:.1f}"
+            for a, b, c in zip(curve[1::3], curve[2::3], curve[3::3]))
+        parts.append(f'<path class="edge" data-from="{tail}" data-to="{head}" d="{d}"/>')
+    for i, (x, y) in layout.labels.items():
+        parts.append(f'<text class="reuse" x="{x:.1f}" y="{y + 5:.1f}" '
+                     f'data-edge="{edges[i][0]}-{edges[i][1]}">{graph.labels[i]}</text>')
+    for node in order:
+        key = ids[id(node)]
+        if node._prev:
+            cx, cy = layout.centres[key + "_op"]
+            rx, ry = sizes[key + "_op"][0] / 2, OP_H / 2
+            parts.append(
+                f'<g class="op" id="{key}_op" aria-hidden="true"><ellipse cx="{cx:.1f}" '
+                f'cy="{cy:.1f}" rx="{rx:.1f}" ry="{ry:.1f}"/><text x="{cx:.1f}" '
+                f'y="{cy + 5:.1f}">{html.escape(node._op)}</text></g>')
+        grad = payload["seed"] if key == payload["root"] else payload["nodes"][key]["start"]
+        parts.append(_box(key, names[id(node)], payload["nodes"][key], grad, fields[key],
+                          layout.centres[key]))
     return (
-        f'<path class="edge" data-from="{source}" data-to="{target}" '
-        f'd="M{x1:.1f},{y1:.1f} C{x1 + bend:.1f},{y1:.1f} {x2 - bend:.1f},{y2:.1f} '
-        f'{x2:.1f},{y2:.1f}"/>'
+        f'<svg xmlns="http://www.w3.org/2000/svg" id="graph" width="{layout.width:.0f}" '
+        f'height="{layout.height:.0f}" viewBox="0 0 {layout.width:.0f} {layout.height:.0f}" '
+        f'data-layout="{layout.engine}" role="group" aria-label="the graph: '
+        f'{len(order)} values">' + "\n".join(parts) + "</svg>"
     )
+
+
+_DEFS = ('<defs><marker id="arrow" viewBox="0 0 10 7" refX="0" refY="3.5" markerWidth="10" '
+         'markerHeight="7" markerUnits="userSpaceOnUse" orient="auto"><path d="M0,0 L10,3.5 '
+         'L0,7 z"/></marker><marker id="arrow-active" viewBox="0 0 10 7" refX="0" '
+         'refY="3.5" markerWidth="10" markerHeight="7" markerUnits="userSpaceOnUse" '
+         'orient="auto"><path d="M0,0 L10,3.5 L0,7 z"/></marker></defs>')
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of a value's record (``name``, ``data`` or ``grad``), from its top left."""
+
+    name: str
+    x: float
+    y: float
+    width: float
+    height: float
+
+
+def _fields(name: str, data: list[str], grads: list[str]) -> list[Field]:
+    """A record's fields, each as wide as the longest text it will show: the name, and
+    beside it the data above the grad (half as wide as micrograd's ``name | data |
+    grad`` in a row, so that more of the graph fits on a screen)."""
+    name_w = _field_width([name])
+    rest = max(_field_width(data), _field_width(grads))
+    return [Field("name", 0, 0, name_w, 2 * ROW_H), Field("data", name_w, 0, rest, ROW_H),
+            Field("grad", name_w, ROW_H, rest, ROW_H)]
+
+
+def _box(key: str, name: str, shown: dict, grad: list[str], fields: list[Field],
+         centre: tuple[float, float]) -> str:
+    """A value's record (its fields framed and split by lines), and its (empty) badge;
+    ``grad``: its ``data-grad`` and grad text before the first step."""
+    esc = html.escape
+    width = max(f.x + f.width for f in fields)
+    height = max(f.y + f.height for f in fields)
+    x, top = centre[0] - width / 2, centre[1] - height / 2
+    texts = {"name": name, "data": shown["data"], "grad": grad[1]}
+    parts = [f'<rect x="{x:.1f}" y="{top:.1f}" width="{width:.1f}" height="{height:.1f}" '
+             'rx="3"/>']
+    for f in fields:
+        left, upper = x + f.x, top + f.y
+        if f.x > 0 and f.y == 0:  # the line on its left
+            parts.append(f'<line x1="{left:.1f}" y1="{top:.1f}" x2="{left:.1f}" '
+                         f'y2="{top + height:.1f}"/>')
+        if f.y > 0:  # the line above it
+            parts.append(f'<line x1="{left:.1f}" y1="{upper:.1f}" x2="{left + f.width:.1f}" '
+                         f'y2="{upper:.1f}"/>')
+        parts.append(f'<text class="{f.name}" x="{left + f.width / 2:.1f}" '
+                     f'y="{upper + f.height / 2 + 5:.1f}">{esc(texts[f.name])}</text>')
+    return (
+        f'<g class="value" id="{key}" data-name="{esc(name)}" '
+        f'data-data="{esc(shown["dataAttr"])}" data-grad="{esc(grad[0])}" '
+        f'role="img" aria-label="{esc(name)}">' + "".join(parts)
+        + f'<text class="badge" x="{x:.1f}" y="{top - 5:.1f}"></text></g>'
+    )
+
+
+def _reuse_labels(order: list, ids: dict[int, str],
+                  edges: list[tuple[str, str]]) -> dict[int, str]:
+    """``{edge index: "×2"}`` on the first edge of each input an op uses more than once
+    (``a + a``), as ``to_dot`` marks it."""
+    marks = [n for node in order if node._prev for n in [*reuse_marks(node), 0]]
+    return {i: f"×{n}" for i, n in enumerate(marks) if n}
