@@ -441,7 +441,10 @@ def test_every_step_is_in_view_and_right(tmp_path, teaching_graphs, open_page, n
         if done:
             step = steps[done - 1]
             assert shown["formula"] == [u.text(step.op) for u in step.updates]
-            assert [f"{u.name}.grad" in shown["live"] for u in step.updates]
+            live = " ".join(shown["live"].split())  # the live region: status and formulas
+            assert f"step {done} of {total}" in live and step.name in live
+            assert all(" ".join(f"{u.text(step.op)} {u.name}".split()) in live
+                       for u in step.updates)
             position = [id(n) for n in reading_order(root)].index(id(step.node))
             assert shown["running"] == [f"n{position}"]
         if done == SHOT_AT[name]:
@@ -543,14 +546,20 @@ def test_back_reset_go_to_and_play(tmp_path, graphs, open_page):
     page.click("#history summary")
     page.wait_for_selector("#log div")
     assert "x1.grad += w1.data * out.grad = -3.0000 * 0.5000" in page.text_content("#log")
+    assert page.evaluate(IN_VIEW) == []  # the open history leaves the step in view
+
+
+def text_px_js() -> str:
+    """JavaScript for the drawing's text size on screen, in px."""
+    return ("(() => { const svg = document.getElementById('graph');"
+            " return svg.getBoundingClientRect().width / svg.viewBox.baseVal.width"
+            " * parseFloat(getComputedStyle(svg.querySelector('text')).fontSize); })()")
 
 
 def test_zoom_keeps_text_at_10_px_or_more(tmp_path, teaching_graphs, open_page):
     loss, model = teaching_graphs["mlp"]()
     page = open_page(to_html(loss, tmp_path / "mlp.html", params=model), SIZES["800"])
-    text_px = ("(() => { const svg = document.getElementById('graph');"
-               " return svg.getBoundingClientRect().width / svg.viewBox.baseVal.width"
-               " * parseFloat(getComputedStyle(svg.querySelector('text')).fontSize); })()")
+    text_px = text_px_js()
     start = page.evaluate(text_px)
     for _ in range(10):
         page.click("#zoomout")
@@ -645,7 +654,6 @@ def test_stepping_a_tensor_page_shows_shapes_and_norms(tmp_path, open_page):
         shown = state(page)
         assert shown["grads"] == expected_grads(root, done)
         assert shown["shown"] == shown["grads"]
-    assert "out.grad = (4, 2), norm" in page.text_content("#now") or "norm" in shown["live"]
     page.click("#history summary")
     page.wait_for_selector("#log div")
     assert "out.grad = (4, 2), norm" in page.text_content("#log")
@@ -661,3 +669,17 @@ def test_the_builtin_layout_passes_the_same_checks_in_the_browser(tmp_path, teac
         if done:
             page.keyboard.press("ArrowRight")
         assert page.evaluate(IN_VIEW) == [], f"after step {done}"
+
+
+def test_a_step_too_wide_for_the_window_keeps_its_running_node_in_view(tmp_path, open_page):
+    """x feeds the first and the last op of a long chain: the last step's inputs are
+    further apart than the window holds even at 10 px text."""
+    x = Value(0.5, label="x")
+    y = x
+    for _ in range(30):
+        y = y.tanh()
+    page = open_page(to_html(y * x, tmp_path / "long.html"), SIZES["800"])
+    page.keyboard.press("ArrowRight")
+    out = page.evaluate(IN_VIEW)
+    assert out == ["n0"]  # only x, far to the left, is out of view
+    assert page.evaluate(text_px_js()) == pytest.approx(10.0)  # zoomed out as far as it goes

@@ -223,16 +223,20 @@
              width: box.clientWidth, height: box.clientHeight };
   }
 
+  // the step's nodes in view, zooming out if need be (never below MIN_ZOOM); if they
+  // cannot all be seen at once, the running node and its op (``ids[0]`` and the last)
   function follow(ids) {
     if (!ids.length) return;
     let r = union(ids), v = view();
-    const w = r.right - r.left, h = r.bottom - r.top;
-    const room = Math.min((v.width - 2 * MARGIN) / w, (v.height - 2 * MARGIN) / h);
-    if (room < 1 && state.zoom > MIN_ZOOM) {  // too big for the view: zoom out, as far as allowed
-      setZoom(state.zoom * room);
+    const room = (rect) => Math.min((v.width - 2 * MARGIN) / (rect.right - rect.left),
+                                    (v.height - 2 * MARGIN) / (rect.bottom - rect.top));
+    if (room(r) < 1 && state.zoom > MIN_ZOOM) {  // too big for the view: zoom out
+      setZoom(state.zoom * room(r));
       r = union(ids);
       v = view();
     }
+    const fits = r.right - r.left <= v.width - MARGIN && r.bottom - r.top <= v.height - MARGIN;
+    if (!fits) r = union([ids[0], ids[ids.length - 1]]);
     const inside = r.left >= v.left + MARGIN / 2 && r.right <= v.left + v.width - MARGIN / 2 &&
       r.top >= v.top + MARGIN / 2 && r.bottom <= v.top + v.height - MARGIN / 2;
     if (inside) return;
@@ -316,7 +320,7 @@
   byId("zoomin").addEventListener("click", () => setZoom(state.zoom * 1.2));
   byId("zoomout").addEventListener("click", () => setZoom(state.zoom / 1.2));
   byId("fit").addEventListener("click", () => { setZoom(fitZoom()); render(); });
-  byId("history").addEventListener("toggle", () => renderLog(timeline()));
+  byId("history").addEventListener("toggle", () => render());  // less room: follow again
   window.addEventListener("resize", () => render());
   // After a click, a control gives the focus back, so that the keys below work at once
   // (a keyboard user's focus stays where it is).
