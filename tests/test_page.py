@@ -23,11 +23,12 @@ import pytest
 from test_viz_tensor import mlp as tensor_mlp
 
 from chaingrad import Value, explain
+from chaingrad.errors import RendererNotFoundError
 from chaingrad.nn import MLP
 from chaingrad.show import page as page_module
 from chaingrad.show.names import format_number, node_names, reading_order
 from chaingrad.show.page import CHAR_W, PAD, page_graph, to_html
-from chaingrad.show.render import RendererNotFoundError, find_renderer
+from chaingrad.show.render import find_renderer
 from chaingrad.show.steps import backward_steps
 
 MONOSPACE_14PX = 8.43  # the advance of a 14px DejaVu Sans Mono character, the widest usual

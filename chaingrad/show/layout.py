@@ -21,7 +21,8 @@ import math
 import subprocess
 from dataclasses import dataclass, field
 
-from .render import RendererNotFoundError, find_renderer
+from ..errors import RendererNotFoundError
+from .render import find_renderer
 
 ARROW = 10.0  # the arrowhead's length: an edge's curve stops this far short of its head
 MARGIN_X = 8.0  # left and right of the drawing
