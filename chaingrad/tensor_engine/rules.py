@@ -191,17 +191,17 @@ def PAD(xs, out, g, widths):
 
 @define("conv2d", ("conv2d_input_grad(out.grad, y.data, x.shape[2:], stride, padding)",
                    "conv2d_weight_grad(x.data, out.grad, y.shape[2:], stride, padding)",
-                   "out.grad.sum(axis=(0, 2, 3))"),
+                   "out.grad.sum(axis=0).sum(axis=(1, 2))"),
         forward=lambda x, w, *rest: conv2d_forward(x, w, *rest),
         params=("stride", "padding", "needs"))
 def CONV2D(xs, out, g, stride, padding, needs):
     """Filters w (O, C, kh, kw) slid over x (N, C, H, W), plus a bias (O,) if given;
     d/dx = conv2d_input_grad(g, w), d/dw = conv2d_weight_grad(x, g), d/dbias = g summed
-    over all but the channel axis. ``needs`` says which of x and w take a gradient."""
+    over the batch and the positions. ``needs`` says which of x and w take a gradient."""
     x, w = xs[0], xs[1]
     gx = conv2d_input_grad(g, w, x.shape[2:], stride, padding) if needs[0] else None
     gw = conv2d_weight_grad(x, g, w.shape[2:], stride, padding) if needs[1] else None
-    return (gx, gw) if len(xs) == 2 else (gx, gw, g.sum(axis=(0, 2, 3)))
+    return (gx, gw) if len(xs) == 2 else (gx, gw, g.sum(axis=0).sum(axis=(1, 2)))
 
 
 @define("conv2d_input_grad", ("conv2d(out.grad, y.data, stride, padding)",
@@ -421,17 +421,17 @@ def conv2d_fast(x: np.ndarray, w: np.ndarray, stride: tuple[int, int],
 def conv2d_input_grad_fast(g: np.ndarray, w: np.ndarray, size: tuple[int, int],
                            stride: tuple[int, int], padding: tuple[int, int]) -> np.ndarray:
     """The twin of ``conv2d_input_grad_reference`` (equal within float rounding): the
-    filters transposed times g gives every window's share, which ``fold`` adds back."""
+    filters transposed times g gives every window's share, which is added back where the
+    window came from, one strided add per kernel offset."""
     n, o, oh, ow = g.shape
     c, kh, kw = w.shape[1:]
     (ph, pw), (h, wd) = padding, size
     to_windows = w.reshape(o, -1).T  # (C*kh*kw, O)
     if ow < SHORT_ROW:  # the batch axis last, as in columns_batch_last
-        shares = (to_windows @ g.transpose(1, 2, 3, 0).reshape(o, -1)).reshape(
-            c, kh, kw, oh, ow, n)
+        shares = np.matmul(to_windows, by_position(g)).reshape(oh, ow, c, kh, kw, n)
         image = np.zeros((c, h + 2 * ph, wd + 2 * pw, n), dtype=shares.dtype)
         for i, j, rows, cols in kernel_offsets((kh, kw), stride, (oh, ow)):
-            image[:, rows, cols] += shares[:, i, j]
+            image[:, rows, cols] += shares[:, :, :, i, j].transpose(2, 0, 1, 3)
         return np.ascontiguousarray(image[:, ph:ph + h, pw:pw + wd].transpose(3, 0, 1, 2))
     shares = np.matmul(to_windows, g.reshape(n, o, -1)).reshape(n, c, kh, kw, oh, ow)
     image = np.zeros((n, c, h + 2 * ph, wd + 2 * pw), dtype=shares.dtype)
@@ -443,15 +443,21 @@ def conv2d_input_grad_fast(g: np.ndarray, w: np.ndarray, size: tuple[int, int],
 def conv2d_weight_grad_fast(x: np.ndarray, g: np.ndarray, kernel: tuple[int, int],
                             stride: tuple[int, int], padding: tuple[int, int]) -> np.ndarray:
     """The twin of ``conv2d_weight_grad_reference`` (equal within float rounding): g times
-    the windows laid out as columns (im2col), as one matrix product."""
+    the windows laid out as columns (im2col), one matrix product per image (or position),
+    summed."""
     n, o = g.shape[:2]
     shape = (o, x.shape[1]) + tuple(kernel)
     if g.shape[3] < SHORT_ROW:
         cols = columns_batch_last(x, kernel, stride, padding)  # (C*kh*kw, OH*OW, N)
-        return (g.transpose(1, 2, 3, 0).reshape(o, -1) @ cols.reshape(len(cols), -1).T
-                ).reshape(shape)
+        return np.matmul(by_position(g), cols.transpose(1, 2, 0)).sum(axis=0).reshape(shape)
     cols = columns(x, kernel, stride, padding)  # (N, C*kh*kw, OH*OW)
-    return np.matmul(g.reshape(n, o, -1), cols.transpose(0, 2, 1)).sum(axis=0).reshape(shape)
+    per_window = np.matmul(cols, g.reshape(n, o, -1).transpose(0, 2, 1)).sum(axis=0)
+    return np.ascontiguousarray(per_window.T).reshape(shape)
+
+
+def by_position(g: np.ndarray) -> np.ndarray:
+    """An (N, O, OH, OW) gradient as (OH*OW, O, N): one (O, N) matrix per position."""
+    return np.ascontiguousarray(g.reshape(g.shape[0], g.shape[1], -1).transpose(2, 1, 0))
 
 
 def columns(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
