@@ -127,7 +127,25 @@ def worker(engine: str, quick: bool, only_t2: bool, budget: float, clock_name: s
         x = np.maximum(rng.standard_normal(x_shape), 0).astype(np.float32)  # as after a ReLU
         op = functools.partial(max_pool2d, kernel_size=kernel, stride=stride)
         results[name] = _time_op(op, [leaf(x)], constant, budget, clock)
+    if not quick:  # the whole digits CNN step (T2) that these ops are part of
+        step = _t2_step("torch" if engine == "torch" else "chaingrad")
+        for _ in range(3):
+            step()
+        results[T2_STEP] = {"step": _median_us(lambda _: step(), lambda: None, budget * 3,
+                                               clock)}
     return results
+
+
+T2_STEP = "T2 step (run.py's T2)"
+
+
+def _t2_step(engine: str) -> Any:
+    """One training step of benchmarks/run.py's workload T2, as a function."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from workloads import tensor
+
+    work, _, _ = tensor.make(engine, "T2", batch=tensor.DIGITS_BATCH, steps=1)
+    return work.step
 
 
 def _conv(conv2d: Any, x: Any, w: Any, b: Any, stride: int, padding: int) -> Any:
@@ -193,8 +211,8 @@ def main(argv: list[str] | None = None) -> int:
             runs[engine].append(_run_worker(engine, args))
             print(f"run {r + 1}/{args.runs}: {engine} done", file=sys.stderr)
     table = {engine: {case: {phase: _summary([run[case][phase] for run in done])
-                             for phase in ("fwd", "bwd")}
-                      for case in done[0]}
+                             for phase in phases}
+                      for case, phases in done[0].items()}
              for engine, done in runs.items()}
     print(_format(table, args.runs, args.clock))
     if args.json:
@@ -209,14 +227,14 @@ def main(argv: list[str] | None = None) -> int:
 def _format(table: dict, runs: int, clock: str) -> str:
     """The table: per case and phase, each engine's median (spread) and chaingrad / torch."""
     extra = "baseline" in table
-    head = f"{'case':<28} {'':>3} {'chaingrad us':>16} {'torch us':>16} {'cg/torch':>8}"
+    head = f"{'case':<28} {'':>4} {'chaingrad us':>16} {'torch us':>16} {'cg/torch':>8}"
     head += f" {'baseline us':>16} {'base/torch':>10}" * extra
     lines = [f"{clock} clock, median of {runs} run(s), (spread) = (max - min) / median; "
              "cg/torch below 1: chaingrad is faster", head]
-    for case in table["chaingrad"]:
-        for phase in ("fwd", "bwd"):
+    for case, phases in table["chaingrad"].items():
+        for k, phase in enumerate(phases):
             cells = [table[e][case][phase] for e in ("chaingrad", "torch")]
-            row = f"{case if phase == 'fwd' else '':<28} {phase:>3}"
+            row = f"{case if k == 0 else '':<28} {phase:>4}"
             row += "".join(f" {c['median']:>9.1f} ({c['spread']:>3.0%})" for c in cells)
             row += f" {cells[0]['median'] / cells[1]['median']:>8.2f}"
             if extra:

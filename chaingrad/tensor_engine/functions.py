@@ -223,6 +223,8 @@ def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None) -> Tensor:
 
 def _pair(value: Any, name: str, minimum: int) -> tuple[int, int]:
     """An int or an (h, w) pair of ints >= minimum, as a pair."""
+    if type(value) is int and value >= minimum:  # the common case, checked first
+        return value, value
     pair = (value, value) if isinstance(value, (int, np.integer)) else tuple(value) \
         if isinstance(value, (tuple, list)) else None
     if pair is None or len(pair) != 2 or not all(

@@ -19,7 +19,7 @@ import functools
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
 from ..functional import data, exp
 from ..rules import Primitive, define
@@ -403,15 +403,11 @@ def conv2d_fast(x: np.ndarray, w: np.ndarray, stride: tuple[int, int],
     oh, ow = conv_output_size(x.shape[2:], w.shape[2:], stride, padding)
     filters = w.reshape(o, -1)
     if ow < SHORT_ROW:
-        per_position = np.matmul(filters, columns_batch_last(x, w.shape[2:], stride, padding)
-                                 .transpose(1, 0, 2))  # (OH*OW, O, N)
-        dtype = per_position.dtype if bias is None else np.result_type(per_position, bias)
-        out = np.empty((n, o, oh * ow), dtype=dtype)
-        if bias is None:
-            np.copyto(out, per_position.transpose(2, 1, 0))
-        else:
-            np.add(per_position.transpose(2, 1, 0), bias[:, None], out=out)
-        return out.reshape(n, o, oh, ow)
+        if bias is not None:  # the bias as one more filter column, times a row of ones
+            filters = np.concatenate([filters, bias[:, None]], axis=1)
+        cols = columns_batch_last(x, w.shape[2:], stride, padding, ones=bias is not None)
+        per_position = np.matmul(filters, cols.transpose(1, 0, 2))  # (OH*OW, O, N)
+        return np.ascontiguousarray(per_position.transpose(2, 1, 0)).reshape(n, o, oh, ow)
     out = np.matmul(filters, columns(x, w.shape[2:], stride, padding))  # (N, O, OH*OW)
     if bias is not None:
         out = _add_in_place(out, bias[:, None])
@@ -463,30 +459,35 @@ def by_position(g: np.ndarray) -> np.ndarray:
 def columns(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
             padding: tuple[int, int]) -> np.ndarray:
     """im2col: the windows of the padded x as columns, (N, C*kh*kw, OH*OW): image n's row
-    (c, i, j) holds ``padded(x)[n, c, r*sh + i, s*sw + j]`` at column (r, s). One strided
-    copy per kernel offset (i, j)."""
+    (c, i, j) holds ``padded(x)[n, c, r*sh + i, s*sw + j]`` at column (r, s)."""
     n, c = x.shape[:2]
     oh, ow = conv_output_size(x.shape[2:], kernel, stride, padding)
     xp = padded(x, padding)
-    cols = np.empty((n, c) + tuple(kernel) + (oh, ow), dtype=x.dtype)
-    for i, j, rows, columns_ in kernel_offsets(kernel, stride, (oh, ow)):
-        cols[:, :, i, j] = xp[:, :, rows, columns_]
-    return cols.reshape(n, -1, oh * ow)
+    sn, sc, sy, sx = xp.strides  # entry (i, j) of window (r, s): a view, then one copy
+    view = as_strided(xp, (n, c) + tuple(kernel) + (oh, ow),
+                      (sn, sc, sy, sx, sy * stride[0], sx * stride[1]), writeable=False)
+    return view.reshape(n, -1, oh * ow)
 
 
 def columns_batch_last(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
-                       padding: tuple[int, int]) -> np.ndarray:
-    """``columns`` with the batch axis last, (C*kh*kw, OH*OW, N): the same entries, but each
-    strided copy moves batch-long rows, not rows of OW entries (few, for small images)."""
+                       padding: tuple[int, int], ones: bool = False) -> np.ndarray:
+    """``columns`` with the batch axis last, (C*kh*kw, OH*OW, N): the same entries, but the
+    copy moves batch-long rows, not rows of OW entries (few, for small images). With
+    ``ones``, one more row of ones, to add a bias in the same matrix product."""
     n, c, h, w = x.shape
-    (ph, pw) = padding
+    (ph, pw), (sh, sw) = padding, stride
     oh, ow = conv_output_size((h, w), kernel, stride, padding)
     xp = np.zeros((c, h + 2 * ph, w + 2 * pw, n), dtype=x.dtype)
     xp[:, ph:ph + h, pw:pw + w] = x.transpose(1, 2, 3, 0)
-    cols = np.empty((c,) + tuple(kernel) + (oh, ow, n), dtype=x.dtype)
-    for i, j, rows, columns_ in kernel_offsets(kernel, stride, (oh, ow)):
-        cols[:, i, j] = xp[:, rows, columns_]
-    return cols.reshape(-1, oh * ow, n)
+    sc, sy, sx, sn = xp.strides
+    view = as_strided(xp, (c,) + tuple(kernel) + (oh, ow, n),
+                      (sc, sy, sx, sy * sh, sx * sw, sn), writeable=False)
+    rows = c * kernel[0] * kernel[1]
+    cols = np.empty((rows + ones, oh * ow, n), dtype=x.dtype)
+    cols[:rows].reshape(view.shape)[...] = view
+    if ones:
+        cols[rows] = 1
+    return cols
 
 
 def _add_in_place(out: np.ndarray, other: np.ndarray) -> np.ndarray:
