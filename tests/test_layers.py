@@ -216,12 +216,14 @@ def test_conv2d_third_derivative_matches_torch(torch) -> None:
 
 # ---- the fast twins against their readable references ----
 
-TWIN_CASES = [  # (N, C, H, W), (O, kh, kw), stride, padding: both layouts (SHORT_ROW)
+TWIN_CASES = [  # (N, C, H, W), (O, kh, kw), stride, padding: both layouts (SHORT_ROW),
+    # and for wide outputs both ways of adding the input gradient's shares back
     ((3, 2, 5, 6), (4, 3, 3), (1, 1), (1, 1)),
     ((2, 3, 8, 7), (2, 2, 3), (2, 3), (0, 2)),
-    ((2, 2, 9, 16), (3, 3, 3), (1, 1), (1, 1)),
-    ((1, 3, 11, 21), (2, 5, 4), (2, 1), (2, 0)),
-    ((2, 1, 6, 20), (3, 1, 1), (1, 2), (0, 0)),
+    ((2, 2, 9, 16), (3, 3, 3), (1, 1), (1, 1)),  # rows end to end
+    ((1, 3, 11, 21), (2, 5, 4), (2, 1), (2, 0)),  # rows end to end, two rows apart
+    ((2, 1, 6, 20), (3, 1, 1), (1, 2), (0, 0)),  # strided adds (stride 2 across)
+    ((2, 1, 5, 12), (4, 2, 2), (1, 1), (0, 1)),  # strided adds (fewer shares than g)
 ]
 
 

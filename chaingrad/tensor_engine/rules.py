@@ -402,15 +402,14 @@ def conv2d_fast(x: np.ndarray, w: np.ndarray, stride: tuple[int, int],
     n, o = x.shape[0], w.shape[0]
     oh, ow = conv_output_size(x.shape[2:], w.shape[2:], stride, padding)
     filters = w.reshape(o, -1)
+    if bias is not None:  # the bias as one more filter column, times a row of ones
+        filters = np.concatenate([filters, bias[:, None]], axis=1)
+    ones = bias is not None
     if ow < SHORT_ROW:
-        if bias is not None:  # the bias as one more filter column, times a row of ones
-            filters = np.concatenate([filters, bias[:, None]], axis=1)
-        cols = columns_batch_last(x, w.shape[2:], stride, padding, ones=bias is not None)
+        cols = columns_batch_last(x, w.shape[2:], stride, padding, ones)
         per_position = np.matmul(filters, cols.transpose(1, 0, 2))  # (OH*OW, O, N)
         return np.ascontiguousarray(per_position.transpose(2, 1, 0)).reshape(n, o, oh, ow)
-    out = np.matmul(filters, columns(x, w.shape[2:], stride, padding))  # (N, O, OH*OW)
-    if bias is not None:
-        out = _add_in_place(out, bias[:, None])
+    out = np.matmul(filters, columns(x, w.shape[2:], stride, padding, ones))  # (N, O, OH*OW)
     return out.reshape(n, o, oh, ow)
 
 
@@ -429,11 +428,41 @@ def conv2d_input_grad_fast(g: np.ndarray, w: np.ndarray, size: tuple[int, int],
         for i, j, rows, cols in kernel_offsets((kh, kw), stride, (oh, ow)):
             image[:, rows, cols] += shares[:, :, :, i, j].transpose(2, 0, 1, 3)
         return np.ascontiguousarray(image[:, ph:ph + h, pw:pw + wd].transpose(3, 0, 1, 2))
+    hp, wp = h + 2 * ph, wd + 2 * pw
+    if stride[1] == 1 and c * kh * kw > o:  # when the shares outweigh g, it pays to widen
+        # g's rows, and add the shares on rows laid end to end: long runs, not OW-long ones
+        return _fold_rows(np.matmul(to_windows, widened(g, stride[0] * wp)), (kh, kw),
+                          (hp, wp), stride[0])[:, :, ph:ph + h, pw:pw + wd].copy()
     shares = np.matmul(to_windows, g.reshape(n, o, -1)).reshape(n, c, kh, kw, oh, ow)
-    image = np.zeros((n, c, h + 2 * ph, wd + 2 * pw), dtype=shares.dtype)
+    image = np.zeros((n, c, hp, wp), dtype=shares.dtype)
     for i, j, rows, cols in kernel_offsets((kh, kw), stride, (oh, ow)):
         image[:, :, rows, cols] += shares[:, :, i, j]
     return np.ascontiguousarray(image[:, :, ph:ph + h, pw:pw + wd]) if ph or pw else image
+
+
+def widened(g: np.ndarray, row: int) -> np.ndarray:
+    """An (N, O, OH, OW) gradient with each output row padded with zeros to ``row``
+    entries: (N, O, OH * row)."""
+    n, o, oh, ow = g.shape
+    wide = np.zeros((n, o, oh, row), dtype=g.dtype)
+    wide[..., :ow] = g
+    return wide.reshape(n, o, -1)
+
+
+def _fold_rows(shares: np.ndarray, kernel: tuple[int, int], size: tuple[int, int],
+               row_stride: int) -> np.ndarray:
+    """``fold`` for windows one column apart, on rows laid end to end: ``shares`` (N,
+    C*kh*kw, OH * row_stride * W) holds, for each kernel offset (i, j), the entries that
+    window rows put at (r * row_stride + i, s + j) of the (H, W) image, as one run that
+    starts at i * W + j (zeros where no window was). Returns (N, C, H, W)."""
+    (kh, kw), (h, w) = kernel, size
+    n, length = shares.shape[0], shares.shape[2]
+    shares = shares.reshape(n, -1, kh, kw, length)
+    flat = np.zeros((n, shares.shape[1], (h + row_stride) * w + kw), dtype=shares.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            flat[:, :, i * w + j:i * w + j + length] += shares[:, :, i, j]
+    return flat[:, :, :h * w].reshape(n, -1, h, w)
 
 
 def conv2d_weight_grad_fast(x: np.ndarray, g: np.ndarray, kernel: tuple[int, int],
@@ -457,16 +486,23 @@ def by_position(g: np.ndarray) -> np.ndarray:
 
 
 def columns(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
-            padding: tuple[int, int]) -> np.ndarray:
+            padding: tuple[int, int], ones: bool = False) -> np.ndarray:
     """im2col: the windows of the padded x as columns, (N, C*kh*kw, OH*OW): image n's row
-    (c, i, j) holds ``padded(x)[n, c, r*sh + i, s*sw + j]`` at column (r, s)."""
+    (c, i, j) holds ``padded(x)[n, c, r*sh + i, s*sw + j]`` at column (r, s). With
+    ``ones``, one more row of ones, to add a bias in the same matrix product."""
     n, c = x.shape[:2]
     oh, ow = conv_output_size(x.shape[2:], kernel, stride, padding)
     xp = padded(x, padding)
     sn, sc, sy, sx = xp.strides  # entry (i, j) of window (r, s): a view, then one copy
     view = as_strided(xp, (n, c) + tuple(kernel) + (oh, ow),
                       (sn, sc, sy, sx, sy * stride[0], sx * stride[1]), writeable=False)
-    return view.reshape(n, -1, oh * ow)
+    if not ones:
+        return view.reshape(n, -1, oh * ow)
+    rows = c * kernel[0] * kernel[1]
+    cols = np.empty((n, rows + 1, oh * ow), dtype=x.dtype)
+    cols[:, :rows].reshape(view.shape)[...] = view
+    cols[:, rows] = 1
+    return cols
 
 
 def columns_batch_last(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
@@ -488,13 +524,6 @@ def columns_batch_last(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int
     if ones:
         cols[rows] = 1
     return cols
-
-
-def _add_in_place(out: np.ndarray, other: np.ndarray) -> np.ndarray:
-    """out + other, written into ``out`` when that keeps numpy's result dtype."""
-    if np.result_type(out, other) == out.dtype:
-        return np.add(out, other, out=out)
-    return out + other
 
 
 def conv2d_forward(x: np.ndarray, w: np.ndarray, *rest: Any) -> np.ndarray:
