@@ -421,6 +421,11 @@ def conv2d_input_grad_fast(g: np.ndarray, w: np.ndarray, size: tuple[int, int],
     n, o, oh, ow = g.shape
     c, kh, kw = w.shape[1:]
     (ph, pw), (h, wd) = padding, size
+    if ow < SHORT_ROW and stride == (1, 1) and ph < kh and pw < kw:
+        # for small images at stride 1: a 'full' convolution of g with the filters
+        # flipped and transposed (O and C swapped), whose windows are quicker to gather
+        flipped = np.ascontiguousarray(w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3))
+        return conv2d_fast(g, flipped, (1, 1), (kh - 1 - ph, kw - 1 - pw))
     to_windows = w.reshape(o, -1).T  # (C*kh*kw, O)
     if ow < SHORT_ROW:  # the batch axis last, as in columns_batch_last
         shares = np.matmul(to_windows, by_position(g)).reshape(oh, ow, c, kh, kw, n)
@@ -507,23 +512,38 @@ def columns(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
 
 def columns_batch_last(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
                        padding: tuple[int, int], ones: bool = False) -> np.ndarray:
-    """``columns`` with the batch axis last, (C*kh*kw, OH*OW, N): the same entries, but the
-    copy moves batch-long rows, not rows of OW entries (few, for small images). With
-    ``ones``, one more row of ones, to add a bias in the same matrix product."""
-    n, c, h, w = x.shape
-    (ph, pw), (sh, sw) = padding, stride
+    """``columns`` with the batch axis last, (C*kh*kw, OH*OW, N): the same entries, taken
+    in one call as whole rows of x's transpose (C*H*W, N), batch-long rows rather than OW
+    entries (few, for small images). Padding reads a row of zeros; with ``ones``, one more
+    row of ones follows, to add a bias in the same matrix product."""
+    n = x.shape[0]
+    source = np.empty((x[0].size + 2, n), dtype=x.dtype)
+    source[:-2] = x.reshape(n, -1).T
+    source[-2], source[-1] = 0, 1  # the padding's zeros; the bias's ones
+    oh, ow = conv_output_size(x.shape[2:], kernel, stride, padding)
+    rows = column_sources(x.shape[1:], kernel, stride, padding, ones)
+    return np.take(source, rows, axis=0).reshape(-1, oh * ow, n)
+
+
+@functools.lru_cache(maxsize=8)
+def column_sources(size: tuple[int, int, int], kernel: tuple[int, int],
+                   stride: tuple[int, int], padding: tuple[int, int], ones: bool) -> np.ndarray:
+    """For ``columns_batch_last``: the row of x as (C*H*W, N) that entry (c, i, j) of
+    window (r, s) reads, in (c, i, j, r, s) order; C*H*W where it reads the padding (a row
+    of zeros), and with ``ones`` OH*OW times C*H*W + 1 after (a row of ones). Depends on
+    the shapes only, so it is made once per shape (read-only)."""
+    c, h, w = size
+    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
     oh, ow = conv_output_size((h, w), kernel, stride, padding)
-    xp = np.zeros((c, h + 2 * ph, w + 2 * pw, n), dtype=x.dtype)
-    xp[:, ph:ph + h, pw:pw + w] = x.transpose(1, 2, 3, 0)
-    sc, sy, sx, sn = xp.strides
-    view = as_strided(xp, (c,) + tuple(kernel) + (oh, ow, n),
-                      (sc, sy, sx, sy * sh, sx * sw, sn), writeable=False)
-    rows = c * kernel[0] * kernel[1]
-    cols = np.empty((rows + ones, oh * ow, n), dtype=x.dtype)
-    cols[:rows].reshape(view.shape)[...] = view
+    channel = np.arange(c)[:, None, None, None, None]
+    y = np.arange(kh)[:, None, None, None] + np.arange(oh)[:, None] * sh - ph  # (kh, 1, OH, 1)
+    x = np.arange(kw)[:, None, None] + np.arange(ow) * sw - pw  # (kw, 1, OW)
+    inside = (y >= 0) & (y < h) & (x >= 0) & (x < w)
+    rows = np.where(inside, (channel * h + y) * w + x, c * h * w).ravel()
     if ones:
-        cols[rows] = 1
-    return cols
+        rows = np.concatenate([rows, np.full(oh * ow, c * h * w + 1)])
+    rows.setflags(write=False)
+    return rows
 
 
 def conv2d_forward(x: np.ndarray, w: np.ndarray, *rest: Any) -> np.ndarray:
