@@ -26,48 +26,22 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"  # before numpy (or torch) is imported anywhere in this process
 
 import argparse  # noqa: E402
-import json  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
-from typing import Any  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from workloads import engines, report, scalar  # noqa: E402
-from workloads.contest import WORKER, BlockError, Local, Remote, run_entries  # noqa: E402
+from workloads import engines, report  # noqa: E402
+from workloads.contest import BlockError, Local, Remote, probe, run_entries  # noqa: E402
+from workloads.suite import METRICS, SIZES, WORKLOADS, moons, tensor_runs, titles  # noqa: E402
 
-WORKLOADS = ("S1", "S2", "S3", "T1", "T2", "T3")
-SIZES = {
-    "full": {"s1_ops": 100_002, "s2_points": 100, "s2_steps": 3, "s3_width": 32,
-             "s3_depth": 319, "s3_max_repeats": 3, "t1_batches": (128, 1024),
-             "t1_steps": (10, 3), "t2_batch": 64, "t2_steps": 5, "t3_ops": 10_002},
-    "quick": {"s1_ops": 300, "s2_points": 10, "s2_steps": 1, "s3_width": 4, "s3_depth": 3,
-              "s3_max_repeats": 1, "t1_batches": (8, 16), "t1_steps": (1, 1), "t2_batch": 8,
-              "t2_steps": 1, "t3_ops": 30},
-}
-METRICS = {"S1": ("fwd ns/op", "bwd ns/op"), "S2": ("ms/step",),
-           "S3": ("ns/node", "fwd ms", "bwd ms", "tracemalloc B/node", "rss B/node"),
-           "T1": ("ms/step",), "T2": ("ms/step",), "T3": ("fwd ns/op", "bwd ns/op")}
 # (engine, recursion limit raised) per scalar workload, each in a worker run by this Python
 LOCAL_SCALAR = {"S1": [("chaingrad", False), ("micrograd", False), ("micrograd", True),
                        ("torch", False)],
                 "S2": [("chaingrad", False), ("micrograd", False), ("torch", False)],
+                "S2c": [("chaingrad", False), ("micrograd", False)],
                 "S3": [("chaingrad", False), ("micrograd", False), ("micrograd", True),
                        ("torch", False)]}
-LOCAL_TENSOR = {"T1": ("chaingrad", "torch", "numpy"), "T2": ("chaingrad", "torch"),
-                "T3": ("chaingrad", "torch")}
-
-
-def moons(points: int) -> tuple[Any, Any]:
-    """The notebook's data: ``np.random.seed(1337)``, make_moons(noise=0.1), y in {-1, 1}."""
-    try:
-        import numpy as np
-        from sklearn.datasets import make_moons
-    except ImportError:
-        raise engines.MissingError("S2 needs numpy and scikit-learn's make_moons: "
-                                   "pip install numpy scikit-learn") from None
-    np.random.seed(1337)
-    X, y = make_moons(n_samples=points, noise=0.1)
-    return X, y * 2 - 1
+LOCAL_TENSOR = {"T1": ("chaingrad", "chaingrad-compiled", "torch", "numpy"),
+                "T2": ("chaingrad", "torch"), "T3": ("chaingrad", "torch")}
 
 
 def scalar_entries(wid: str, sizes: dict, externals: dict[str, str], skipped: list[str]) -> list:
@@ -79,7 +53,7 @@ def scalar_entries(wid: str, sizes: dict, externals: dict[str, str], skipped: li
     (torch's add ~135,000 objects) or leftovers.
     """
     X = y = None
-    if wid == "S2":
+    if wid in ("S2", "S2c"):
         try:
             X, y = moons(sizes["s2_points"])
         except engines.MissingError as exc:
@@ -89,7 +63,7 @@ def scalar_entries(wid: str, sizes: dict, externals: dict[str, str], skipped: li
         forked = name in engines.MICROGRAD_LIKE
         if wid == "S3" and forked:
             continue  # a copy of micrograd's engine: its S3 row would repeat micrograd's
-        wanted += [(name, False, python)] + ([(name, True, python)] if forked and wid != "S2"
+        wanted += [(name, False, python)] + ([(name, True, python)] if forked and wid[:2] != "S2"
                                              else [])
     entries = []
     for name, raise_limit, python in wanted:
@@ -111,9 +85,7 @@ def tensor_entries(wid: str, sizes: dict, skipped: list[str]) -> list:
     from workloads import tensor
 
     entries = []
-    for batch, steps in (zip(sizes["t1_batches"], sizes["t1_steps"]) if wid == "T1"
-                         else [(sizes["t2_batch"], sizes["t2_steps"])]):
-        key = f"T1/{batch}" if wid == "T1" else wid
+    for key, batch, steps in tensor_runs(wid, sizes):
         for name in LOCAL_TENSOR[wid]:
             try:
                 work, label, note = tensor.make(name, wid, batch=batch, steps=steps,
@@ -134,35 +106,12 @@ def probe_memory(rows: list, sizes: dict, externals: dict[str, str]) -> None:
             continue
         python = externals.get(row.engine, sys.executable)
         for mode in ("tracemalloc", "rss"):
-            cmd = [python, WORKER, "probe", "--engine", row.engine, "--mode", mode,
-                   "--width", str(sizes["s3_width"]), "--depth", str(sizes["s3_depth"])]
-            if "recursion limit" in row.label:
-                cmd.append("--raise-limit")
-            done = subprocess.run(cmd, capture_output=True, text=True)
-            lines = done.stdout.strip().splitlines()
-            reply = json.loads(lines[-1]) if lines else {"ok": False, "status": "crashed"}
+            reply = probe(python, row.engine, mode, sizes,
+                          raise_limit="recursion limit" in row.label)
             if reply["ok"]:
-                row.add({k: v for k, v in reply.items() if k != "ok"})
+                row.add({k: v for k, v in reply.items() if k not in ("ok", "file")})
             else:
                 row.note += f" {mode}: {reply['status']}"
-
-
-def titles(sizes: dict) -> dict[str, str]:
-    nodes = scalar.deep_mlp_nodes(sizes["s3_width"], sizes["s3_depth"])
-    t = {"S1": f"S1: scalar chain of {sizes['s1_ops']:,} ops, y = relu(y * w + b); ns per op",
-         "S2": f"S2: micrograd's demo step, MLP(2, [16, 16, 1]) on {sizes['s2_points']} moons "
-               f"points, SVM loss + 1e-4 L2, SGD; blocks of {sizes['s2_steps']} timed steps "
-               "after an untimed one",
-         "S3": f"S3: deep scalar MLP, {sizes['s3_width']} wide x {sizes['s3_depth']} ReLU "
-               f"layers = {nodes:,} nodes; fwd+bwd time per node, peak bytes per node",
-         "T2": f"T2: digits CNN step (conv8-pool-conv16-pool-linear), batch "
-               f"{sizes['t2_batch']}, float32, SGD",
-         "T3": f"T3: chain of {sizes['t3_ops']:,} 1-element float32 tensor ops, "
-               "y = relu(y * w + b); ns per op"}
-    for batch in sizes["t1_batches"]:
-        t[f"T1/{batch}"] = (f"T1: MLP 784-128-10 step (ReLU, cross-entropy, SGD), batch "
-                            f"{batch}, float32")
-    return t
 
 
 def usage_error(message: str) -> None:
@@ -185,7 +134,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--mgcpp-python", metavar="PYTHON",
                         help="same as --worker micrograd-cpp-engine=PYTHON")
     args = parser.parse_args(argv)
-    args.only = [w.strip().upper() for w in args.only.split(",") if w.strip()]
+    by_name = {w.upper(): w for w in WORKLOADS}  # s2c, S2C and S2c alike
+    args.only = [by_name.get(w.strip().upper(), w.strip()) for w in args.only.split(",")
+                 if w.strip()]
     bad = [w for w in args.only if w not in WORKLOADS]
     if bad or not args.only:
         usage_error(f"--only: unknown workload(s) {bad} (choose from {','.join(WORKLOADS)})")
@@ -235,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             probe_memory([row for row, _ in entries], sizes, externals)
         for key in dict.fromkeys(row.workload for row, _ in entries):
             group = [row for row, _ in entries if row.workload == key]
-            texts.append(report.table(heads[key], group, METRICS[wid[:2]]))
+            texts.append(report.table(heads[key], group, METRICS[wid]))
             print("\n" + texts[-1], flush=True)
             rows += group
     legend = ("ratio (in brackets) = engine's median / chaingrad's median: above 1, chaingrad "

@@ -13,8 +13,9 @@ import importlib
 
 from .autodiff import enable_grad, is_grad_enabled, no_grad, topological_order
 from .autograd import grad, gradcheck, primitive
+from .compiler import compile
 from .engine import Value
-from .errors import DomainError, GradcheckError
+from .errors import CompileCheckError, DomainError, GradcheckError
 from .optim import NonFiniteGradError
 from .serialization import ModelFileError, load, save, to_torch
 from .show.dot import draw_dot, to_dot
@@ -63,12 +64,14 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_TENSOR_NAMES) | set(_SUBMODULES))
 
 __all__ = [
+    "CompileCheckError",
     "DomainError",
     "GradcheckError",
     "ModelFileError",
     "NonFiniteGradError",
     "Value",
     "backward_steps",
+    "compile",
     "draw_dot",
     "enable_grad",
     "explain",

@@ -2,9 +2,10 @@
 
 The two engines share the mechanism (nodes, derivative rules, one topological order) but
 not the granularity: the scalar graph has a node per multiply-add, the tensor graph a node
-per layer op. ``compare_engines`` copies a ``chaingrad.nn.MLP``'s weights into a float64
-``Sequential`` of ``Linear`` layers, computes the same mean squared error on the same batch
-with both, and reports each parameter's gradient difference, the graph sizes and the times.
+per layer op. ``tensor_copy`` builds an MLP's Tensor twin: a float64 ``Sequential`` of
+``Linear`` layers holding its weights. ``compare_engines`` computes the same mean squared
+error on the same batch with both, and reports each parameter's gradient difference, the
+graph sizes and the times.
 
 Example:
     >>> result = compare_engines(seed=0)
@@ -25,8 +26,8 @@ import numpy as np
 
 from .autodiff import topological_order
 from .engine import Value
-from .nn import MLP
-from .nn.layers import Identity, Linear, ReLU, Sequential, Sigmoid, Tanh, TensorModule
+from .nn import MLP, Module
+from .nn.layers import Identity, Linear, ReLU, Sequential, Sigmoid, Tanh
 from .tensor_engine.tensor import Tensor
 
 ACTIVATION_MODULES = {"relu": ReLU, "tanh": Tanh, "sigmoid": Sigmoid, "linear": Identity}
@@ -119,7 +120,7 @@ def compare_engines(
         raise ValueError(f"compare_engines: inputs must have shape (batch, {sizes[0]}), "
                          f"got {x.shape}")
 
-    tensor_model = _tensor_copy(model)
+    tensor_model = tensor_copy(model)
     for p in model.parameters():
         p.grad = 0.0
 
@@ -153,9 +154,37 @@ def compare_engines(
     )
 
 
-def _tensor_copy(model: MLP) -> Sequential:
-    """A float64 Sequential(Linear, activation, ..., Linear) holding ``model``'s weights."""
-    modules: list[TensorModule] = []
+def tensor_copy(model: MLP) -> Sequential:
+    """The Tensor twin of a scalar MLP: a float64 ``Sequential`` holding its weights.
+
+    ``MLP(2, [16, 16, 1])`` becomes ``Sequential(Linear(2, 16), ReLU(), Linear(16, 16),
+    ReLU(), Linear(16, 1))`` (the activation module follows ``model``'s activation), with
+    each ``Linear``'s weight row j equal to neuron j's ``w`` and its bias to neuron j's ``b``.
+    The twin computes for a batch of rows at once what ``model`` computes for one row, and
+    is a copy: changing one leaves the other as it was.
+
+    Args:
+        model: A scalar ``chaingrad.nn.MLP``.
+
+    Returns:
+        A new float64 ``Sequential``.
+
+    Raises:
+        TypeError: When ``model`` is not a ``chaingrad.nn.MLP``.
+
+    Example:
+        >>> import random; random.seed(0)
+        >>> model = MLP(2, [4, 1])
+        >>> twin = tensor_copy(model)
+        >>> [type(m).__name__ for m in twin]
+        ['Linear', 'ReLU', 'Linear']
+        >>> abs(twin(Tensor([[0.5, -1.0]])).item() - model([0.5, -1.0]).data) < 1e-15
+        True
+    """
+    if not isinstance(model, MLP):
+        raise TypeError(f"tensor_copy: model must be a chaingrad.nn.MLP, got "
+                        f"{type(model).__name__}")
+    modules: list[Module] = []
     for i, layer in enumerate(model.layers):
         linear = Linear(len(layer.neurons[0].w), len(layer.neurons), dtype=np.float64)
         linear.weight.data[...] = [[w.data for w in n.w] for n in layer.neurons]

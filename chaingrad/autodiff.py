@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import _fast
-from .errors import DomainError
+from .errors import DomainError, _NotFiniteError
 
 # ---- grad mode: whether ops record the graph ----
 
@@ -145,6 +145,25 @@ class paused_gc:  # noqa: N801 - used like a function: `with paused_gc():`
 
 
 # ---- nodes ----
+
+_created: list | None = None
+"""While ``chaingrad.compile`` traces a function, the leaves made meanwhile (the function's
+own constants, as against the parameters it reads); None otherwise."""
+
+
+class recording_leaves:  # noqa: N801 - used like a function: `with recording_leaves() as made:`
+    """A context in which every leaf made (``Value(...)``, ``Tensor(...)``, constants) is
+    listed, for ``chaingrad.compile`` to tell the traced function's constants from the
+    parameters it reads."""
+
+    def __enter__(self) -> list:
+        global _created
+        self.outer, _created = _created, []
+        return _created
+
+    def __exit__(self, *exc_info: object) -> None:
+        global _created
+        _created = self.outer
 
 
 MANY = object()
@@ -494,8 +513,12 @@ def is_finite(g: Any) -> bool:
         return True
     if hasattr(g, "_prev"):  # a node (create_graph): its data
         g = g.data
-    bad = g - g != 0  # nan - nan and inf - inf are nan
-    return not (bad.any() if hasattr(bad, "any") else bad)
+    if hasattr(g, "sum"):  # an array: its sum is finite unless an entry is not, or the
+        total = g.sum()  # sum overflows (then look at each entry)
+        if total - total == 0:
+            return True
+        return not (g - g != 0).any()
+    return g - g == 0  # nan - nan and inf - inf are nan
 
 
 def _own(g: Any, leaf: Any, shared: set[int]) -> Any:
@@ -577,10 +600,6 @@ class _as_it_is:  # noqa: N801 - used like a function: `with _as_it_is():`
 
     def __exit__(self, *exc_info: object) -> None:
         pass
-
-
-class _NotFiniteError(Exception):
-    """A gradient is not finite: the unchecked pass stops, and the checked pass names it."""
 
 
 def do_nothing() -> None:

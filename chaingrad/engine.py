@@ -92,6 +92,8 @@ class Value(autodiff.Node):
             self.label = label
         self._rule = None
         self._mark = None
+        if autodiff._created is not None:  # chaingrad.compile is tracing
+            autodiff._created.append(self)
 
     # ---- primitives: each forward and rule is its primitive's, in chaingrad/rules.py ----
 
@@ -123,39 +125,39 @@ class Value(autodiff.Node):
 
     def relu(self) -> Value:
         """max(0, x);  d/dx = 1 if x > 0 else 0 (``rules.RELU``)."""
-        return _unary(self, RELU)
+        return _node(RELU.forward(self.data), self, None, RELU)
 
     def tanh(self) -> Value:
         """tanh(x);  d/dx = 1 - tanh(x)**2, reusing the output (``rules.TANH``)."""
-        return _unary(self, TANH)
+        return _node(TANH.forward(self.data), self, None, TANH)
 
     def sigmoid(self) -> Value:
         """1 / (1 + exp(-x));  d/dx = s * (1 - s), reusing the output s (``rules.SIGMOID``)."""
-        return _unary(self, SIGMOID)
+        return _node(SIGMOID.forward(self.data), self, None, SIGMOID)
 
     def exp(self) -> Value:
         """e ** x;  d/dx = e ** x, reusing the output (``rules.EXP``)."""
-        return _unary(self, EXP)
+        return _node(EXP.forward(self.data), self, None, EXP)
 
     def log(self) -> Value:
         """ln(x);  d/dx = 1 / x (``rules.LOG``)."""
-        return _unary(self, LOG)
+        return _node(LOG.forward(self.data), self, None, LOG)
 
     def sqrt(self) -> Value:
         """sqrt(x);  d/dx = 1 / (2 * sqrt(x)), unbounded at 0 (``rules.SQRT``)."""
-        return _unary(self, SQRT)
+        return _node(SQRT.forward(self.data), self, None, SQRT)
 
     def abs(self) -> Value:
         """|x|;  d/dx = sign(x), taken as 0 at x = 0 as PyTorch does (``rules.ABS``)."""
-        return _unary(self, ABS)
+        return _node(ABS.forward(self.data), self, None, ABS)
 
     def sin(self) -> Value:
         """sin(x);  d/dx = cos(x) (``rules.SIN``)."""
-        return _unary(self, SIN)
+        return _node(SIN.forward(self.data), self, None, SIN)
 
     def cos(self) -> Value:
         """cos(x);  d/dx = -sin(x) (``rules.COS``)."""
-        return _unary(self, COS)
+        return _node(COS.forward(self.data), self, None, COS)
 
     # ---- composites: built from the primitives, so they need no rule of their own ----
 
@@ -257,6 +259,11 @@ class Value(autodiff.Node):
         return _lift(x)
 
     @staticmethod
+    def _from_rule(data: float, inputs: list[Value], rule: Primitive | Bound) -> Value:
+        """The node of ``data``, computed from ``inputs`` by ``rule`` (``compile``'s)."""
+        return _node(data, *autodiff.split(tuple(inputs)), rule)
+
+    @staticmethod
     def _apply(rule: Primitive, inputs: list[Value]) -> Value:
         """The node of a user's primitive (``chaingrad.primitive``) applied to ``inputs``."""
         op = rule.name
@@ -306,11 +313,6 @@ def _node(data: float, a: object, b: object, rule: Primitive | Bound) -> Value:
     else:
         out._a = out._b = out._rule = None
     return out
-
-
-def _unary(x: Value, rule: Primitive) -> Value:
-    """``rule``'s op applied to x: its forward's value, in a node whose rule it is."""
-    return _node(rule.forward(x.data), x, None, rule)
 
 
 def _to_float(data: object, where: str) -> float:

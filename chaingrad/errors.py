@@ -11,3 +11,70 @@ class DomainError(ValueError):
 
 class GradcheckError(RuntimeError):
     """``gradcheck`` found an analytic gradient that disagrees with finite differences."""
+
+
+class CompileCheckError(RuntimeError):
+    """``chaingrad.compile(fn, check=True)`` found the compiled code and the eager function
+    disagreeing: the message names the first node that differs."""
+
+
+# ---- the command line ----
+
+
+class UsageError(Exception):
+    """A bad command line: ``chaingrad`` prints it as one line and exits with code 2."""
+
+
+class DivergedError(Exception):
+    """A demo's training diverged; the message says when and how, e.g.
+    ``training diverged at step 2/5 (the loss overflowed)``."""
+
+
+class ExpressionError(ValueError):
+    """An expression for ``chaingrad graph`` that is outside its language or cannot be
+    computed; the message names what was found."""
+
+
+# ---- models and files ----
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be loaded: not safetensors, truncated, corrupt, or not
+    holding the model it describes. The message names the file and what is wrong."""
+
+
+class NotARegularFileError(OSError):
+    """A path that names a FIFO, a device or a socket, where chaingrad reads or writes only
+    regular files (``save(model, os.devnull)`` must never replace /dev/null). ``filename``
+    is the path as given."""
+
+    def __init__(self, message: str, filename: str | None = None):
+        super().__init__(message)
+        self.filename = filename
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class NonFiniteGradError(ValueError):
+    """``step()`` met a nan or inf gradient, or an update that would make one; no parameter
+    was changed. ``what`` says which: ``"gradient"`` or ``"update"``."""
+
+    def __init__(self, message: str, what: str = "gradient"):
+        super().__init__(message)
+        self.what = what
+
+
+# ---- drawings ----
+
+
+class RendererNotFoundError(RuntimeError):
+    """No Graphviz renderer (a system ``dot`` or ``graphviz-pure``) could be found."""
+
+
+# ---- inside the backward pass ----
+
+
+class _NotFiniteError(Exception):
+    """A gradient is not finite: the unchecked pass stops, and the checked pass names it
+    (``chaingrad.autodiff``; never seen outside it)."""

@@ -4,9 +4,10 @@ The update rules are torch.optim's, step for step. Each rule is written once as 
 arithmetic on a parameter's data and gradient, so the same line of maths updates a Value
 (a float) and a Tensor (a numpy array, updated in place so that views of it stay valid).
 
-``step()`` checks every gradient before it changes anything: a nan or inf gradient
-raises ``NonFiniteGradError`` naming the parameter, and no parameter (and no optimizer
-state) is touched.
+``step()`` checks every gradient before it changes anything: a gradient of another shape
+than its parameter, or not of real numbers, raises ValueError or TypeError, and a nan or inf
+one ``NonFiniteGradError``, each naming the parameter; no parameter (and no optimizer state)
+is touched.
 
 Example:
     >>> import random; random.seed(0)
@@ -28,24 +29,15 @@ from __future__ import annotations
 
 import contextlib
 import math
-import sys
 from collections.abc import Iterable
 from numbers import Real
 from typing import Any
 
 from .engine import Value
+from .errors import NonFiniteGradError
 
 __all__ = ["SGD", "Adam", "AdamW", "CosineLR", "LRSchedule", "LinearLR", "NonFiniteGradError",
            "Optimizer"]
-
-
-class NonFiniteGradError(ValueError):
-    """``step()`` met a nan or inf gradient, or an update that would make one; no parameter
-    was changed. ``what`` says which: ``"gradient"`` or ``"update"``."""
-
-    def __init__(self, message: str, what: str = "gradient"):
-        super().__init__(message)
-        self.what = what
 
 
 class Optimizer:
@@ -102,7 +94,7 @@ class Optimizer:
             >>> opt.step()  # doctest: +ELLIPSIS
             Traceback (most recent call last):
             ...
-            chaingrad.optim.NonFiniteGradError: SGD.step: ... parameter 1 of 2 is nan; ...
+            chaingrad.errors.NonFiniteGradError: SGD.step: ... parameter 1 of 2 is nan; ...
         """
         updates = []
         for i, p in enumerate(self.params):
@@ -111,8 +103,7 @@ class Optimizer:
                 continue
             if hasattr(g, "_prev"):  # a graph node, after backward(create_graph=True)
                 g = g.data
-            if isinstance(g, Real):
-                g = float(g)
+            g = self._checked(i, p, g)
             if not _all_finite(g):
                 raise NonFiniteGradError(
                     f"{self._name}.step: the gradient of parameter {self._label(i)} is "
@@ -120,7 +111,7 @@ class Optimizer:
                 )
             updates.append((i, g))
         results = []
-        with _quiet_numpy():  # an overflow is reported below, not as a numpy warning
+        with _quiet_numpy(updates):  # an overflow is reported below, not as a warning
             for i, g in updates:
                 new_x, new_state = self._update(self.params[i].data, g, self.state[i])
                 if not _all_finite(new_x):
@@ -132,6 +123,27 @@ class Optimizer:
         for i, new_x, new_state in results:
             _write(self.params[i], new_x)
             self.state[i] = new_state
+
+    def _checked(self, i: int, p: Any, g: Any) -> Any:
+        """The gradient of parameter ``i`` if it fits the parameter: a real number for a
+        number, an array of real numbers of the parameter's shape (never broadcast) for an
+        array; else a TypeError or ValueError naming the parameter."""
+        where = f"{self._name}.step: the gradient of parameter {self._label(i)}"
+        if isinstance(p.data, Real):
+            if isinstance(g, bool) or not isinstance(g, Real):
+                raise TypeError(f"{where} must be a real number like its data, got "
+                                f"{type(g).__name__} {_short(g)}; no parameter was changed")
+            return float(g)
+        shape, kind = getattr(g, "shape", None), getattr(getattr(g, "dtype", None), "kind", "")
+        if shape is None or not kind or kind not in "fiu":
+            raise TypeError(f"{where} must be an array of real numbers, got "
+                            f"{getattr(g, 'dtype', type(g).__name__)}; no parameter was "
+                            "changed")
+        if shape != p.data.shape:
+            raise ValueError(f"{where} has shape {tuple(shape)}, expected {p.data.shape} "
+                             "(the parameter's; a gradient is never broadcast); no parameter "
+                             "was changed")
+        return g
 
     def _update(self, x: Any, g: Any, state: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         raise NotImplementedError(f"{self._name} must define _update(x, g, state)")
@@ -356,10 +368,19 @@ def _leaves(p: Any, index: tuple[int, ...] = ()) -> list[tuple[str, Any]]:
     return [(f"[{', '.join(map(str, index))}]" if index else "", p)]
 
 
-def _quiet_numpy() -> Any:
-    """numpy's floating-point warnings off (numpy is loaded only if an array is in play)."""
-    numpy = sys.modules.get("numpy")
-    return numpy.errstate(all="ignore") if numpy is not None else contextlib.nullcontext()
+def _quiet_numpy(updates: list[tuple[int, Any]]) -> Any:
+    """numpy's floating-point warnings off, where an array is in play (only then is numpy
+    needed: Values train without it)."""
+    if all(isinstance(g, float) for _, g in updates):
+        return contextlib.nullcontext()
+    import numpy as np
+
+    return np.errstate(all="ignore")
+
+
+def _short(x: Any) -> str:
+    text = repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _all_finite(x: Any) -> bool:

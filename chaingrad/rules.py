@@ -29,8 +29,11 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import io
 import math
 import operator
+import tokenize
 from collections.abc import Callable
 from typing import Any
 
@@ -116,6 +119,63 @@ def define(name: str, formulas: tuple[str, ...], forward: Callable[..., Any] | N
         return Primitive(name, vjp, formulas, forward, params)
 
     return make
+
+
+def fill_in(formula: str, node_text: Callable[[str, str], str],
+            param_text: Callable[[str], str | None]) -> str:
+    """A formula with ``who.attr`` (who: x, y, out) and parameters replaced, spacing kept.
+
+    ``node_text(who, attr)`` gives the text for ``x.data``, ``out.grad``, ``x.shape`` ...
+    (``attr`` may be ``"data.T"``/``"data.mT"``); ``param_text(name)`` the text for a
+    parameter, or None to keep its name. A negative number raised to a power is put in
+    parentheses. ``explain`` fills formulas in with names and numbers, ``compile`` with
+    the variables of the code it writes.
+
+    Example:
+        >>> fill_in("y.data * out.grad", lambda who, attr: f"{who}_{attr}", lambda p: None)
+        'y_data * out_grad'
+    """
+    out = []
+    for kind, text, before_power in _pieces(formula):
+        if kind == "node":
+            text = node_text(*text.split(".", 1))
+        elif kind == "name":
+            replaced = param_text(text)
+            text = text if replaced is None else replaced
+        if before_power and text.startswith("-"):
+            text = f"({text})"
+        out.append(text)
+    return "".join(out)
+
+
+@functools.cache
+def _pieces(formula: str) -> tuple[tuple[str, str, bool], ...]:
+    """A formula cut into (kind, text, followed by **) pieces: "node" for ``x.data``,
+    ``out.grad``, ``x.data.T`` ...; "name" for a name that may be a parameter; "text" for
+    the rest, as written (the spaces between tokens included)."""
+    tokens = list(tokenize.generate_tokens(io.StringIO(formula).readline))
+
+    def at(i: int, text: str) -> bool:
+        return 0 <= i < len(tokens) and tokens[i].string == text
+
+    pieces, i, last = [], 0, 0
+    while i < len(tokens) and tokens[i].type not in (tokenize.NEWLINE, tokenize.ENDMARKER,
+                                                      tokenize.NL):
+        tok = tokens[i]
+        if tok.start[1] > last:
+            pieces.append(("text", formula[last:tok.start[1]], False))
+        kind, j = "text", i + 1
+        if tok.type == tokenize.NAME and tok.string in ("x", "y", "out") and at(i + 1, "."):
+            kind, j = "node", i + 3
+            if tokens[i + 2].string == "data" and at(j, ".") and tokens[j + 1].string in (
+                    "T", "mT"):
+                j += 2
+        elif tok.type == tokenize.NAME and not at(i - 1, ".") and not at(i + 1, "="):
+            kind = "name"
+        last = tokens[j - 1].end[1]
+        pieces.append((kind, formula[tok.start[1]:last], at(j, "**")))
+        i = j
+    return tuple(pieces)
 
 
 def any_true(condition: Any) -> bool:
@@ -214,8 +274,8 @@ def RELU(xs, out, g):
 
 @define("tanh", ("(1 - out.data**2) * out.grad",), forward=math.tanh)
 def TANH(xs, out, g):
-    """tanh(x);  d/dx = 1 - tanh(x)**2, reusing the output."""
-    return ((1 - out * out) * g,)
+    """tanh(x);  d/dx = 1 - tanh(x)**2, reusing the output (micrograd's very arithmetic)."""
+    return ((1 - out**2) * g,)
 
 
 @define("sigmoid", ("out.data * (1 - out.data) * out.grad",), forward=sigmoid_forward)

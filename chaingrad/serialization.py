@@ -1,19 +1,22 @@
 """Keep a trained model: ``save`` to safetensors, ``load`` it back, ``to_torch`` to export.
 
-Two kinds of model are kept: the scalar ``MLP`` of Values, and the Tensor layers of
-``chaingrad.layers`` (a ``Sequential`` of ``Linear``, ``Conv2d``, ``MaxPool2d``,
-``Flatten``, ``ReLU``, ``Tanh``, ``Sigmoid``, ``Dropout``, ``Identity``).
+What is kept: a model of the types that ``chaingrad.nn.registry`` lists (the scalar
+``MLP``, or the Tensor layers: a ``Sequential`` of ``Linear``, ``Conv2d``, ``MaxPool2d``,
+``Flatten``, ``ReLU``, ``Tanh``, ``Sigmoid``, ``Dropout``, ``Identity``), or a state dict.
 
 The file is a standard safetensors file: one float32 array per named parameter
-(``0.weight``, ``0.bias``, ... as PyTorch names an ``nn.Sequential``), and the
-architecture as JSON under the metadata key ``chaingrad`` (the layer kinds and their
-constructor arguments), so that ``load`` can rebuild the model and PyTorch can read the
-weights directly. safetensors has no checksum, so ``save`` also stores ``chaingrad.sha256``:
-the SHA-256 of the tensors' little-endian bytes in sorted-name order, which ``load`` checks
-when it is there (files from elsewhere, without it, load too)::
+(``0.weight``, ``0.bias``, ... as PyTorch names an ``nn.Sequential``), so that PyTorch reads
+the weights directly, and two metadata keys: ``chaingrad``, the architecture as JSON (the
+layer types and their constructor arguments), so that ``load`` can rebuild the model; and
+``chaingrad.sha256``, the SHA-256 of the whole file as written with that value set to 64
+zeros. The checksum so covers every byte, the architecture included: ``load`` refuses a
+file with chaingrad's metadata whose checksum is wrong or missing. (It guards against
+corruption and edits by mistake; it is not a signature.) A safetensors file without
+chaingrad's metadata, such as PyTorch's, loads as a state dict::
 
     import safetensors.torch
     torch_model.load_state_dict(safetensors.torch.load_file("model.safetensors"))
+    chaingrad_model.load_state_dict(chaingrad.load("torch_weights.safetensors"))
 
 Example:
     >>> import os, random, tempfile
@@ -28,73 +31,53 @@ Example:
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
 import random
+import re
 import struct
+from collections.abc import Mapping
 from typing import Any
 
-from .files import write_atomic
-from .nn import ACTIVATIONS, MLP, Module
+from . import nn
+from .errors import ModelFileError
+from .files import open_regular, write_atomic
+from .nn import Module, registry
 
-FORMAT_VERSION = 1
+__all__ = ["CHECKSUM_KEY", "FORMAT_VERSION", "METADATA_KEY", "ModelFileError", "load", "save",
+           "to_torch"]
+
+FORMAT_VERSION = 2  # 2: the checksum covers the whole file (in 1, the tensors only)
 METADATA_KEY = "chaingrad"
 CHECKSUM_KEY = "chaingrad.sha256"
+_UNSIGNED = "0" * 64  # the checksum's value while the checksum is computed
+_CHECKSUM_FIELD = re.compile(rb'"chaingrad\.sha256"\s*:\s*"([0-9a-f]{64})"')
 _DTYPES = ("F16", "F32", "F64")  # the safetensors dtypes that load reads
-_TORCH_ACTIVATIONS = {"relu": "ReLU", "tanh": "Tanh", "sigmoid": "Sigmoid", "linear": "Identity"}
-
-# The constructor arguments of each Tensor layer, and what each must be (see _ARG_KINDS).
-_LAYER_ARGS: dict[str, dict[str, str]] = {
-    "Linear": {"in_features": "size", "out_features": "size", "bias": "bool"},
-    "Conv2d": {"in_channels": "size", "out_channels": "size", "kernel_size": "pair",
-               "stride": "pair", "padding": "pair", "bias": "bool"},
-    "MaxPool2d": {"kernel_size": "pair", "stride": "pair"},
-    "Flatten": {"start_dim": "int"},
-    "Dropout": {"p": "number"},
-    "Sequential": {"layers": "list"},
-    "ReLU": {}, "Tanh": {}, "Sigmoid": {}, "Identity": {},
-}
+_MAX_HEADER = 100_000_000  # the largest header safetensors itself reads
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-_ARG_KINDS = {
-    "size": (lambda v: _is_int(v) and v > 0, "a positive integer"),
-    "int": (_is_int, "an integer"),
-    "bool": (lambda v: isinstance(v, bool), "true or false"),
-    "number": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
-    "pair": (lambda v: isinstance(v, list) and len(v) == 2 and all(_is_int(n) and n >= 0
-                                                                    for n in v),
-             "a pair of integers >= 0"),
-    "list": (lambda v: isinstance(v, list), "a list of layers"),
-}
-
-
-class ModelFileError(ValueError):
-    """A model file that cannot be loaded: not safetensors, truncated, corrupt, or not
-    holding the model it describes. The message names the file and what is wrong."""
-
-
-def save(model: Module, path: str | os.PathLike) -> None:
+def save(model: Module | Mapping[str, Any], path: str | os.PathLike) -> None:
     """Write ``model``'s weights (float32) and architecture to a safetensors file.
 
-    The file is written to a temporary file in the same directory and then renamed over
-    ``path``, so an interrupted save leaves either the old file or the new one, never a
-    broken one.
+    The file is written to a temporary file in the same folder and then renamed over
+    ``path`` (see ``chaingrad.files.write_atomic``), so an interrupted save leaves either the
+    old file or the new one, never a broken one.
 
     Args:
-        model: A model with ``architecture()`` and ``state_dict()``: an ``MLP``, or a
-            Tensor layer such as a ``Sequential`` (see the module docstring).
+        model: A model of ``chaingrad.nn.registry.LAYER_TYPES`` (an ``MLP``, a
+            ``Sequential`` of Tensor layers, ...), or a state dict ``{name: array}`` (e.g.
+            ``model.state_dict()`` of a model of your own), which ``load`` gives back.
         path: Where to write, conventionally ``*.safetensors``.
 
     Raises:
-        TypeError: The model cannot describe its architecture (e.g. a custom layer).
-        ValueError: A weight does not fit in a float32.
-        OSError: The file cannot be written (IsADirectoryError if ``path`` is a folder).
+        TypeError: The model cannot describe its architecture (e.g. a layer of your own:
+            save its ``state_dict()`` instead).
+        ValueError: A weight does not fit in a float32, or layers nest too deeply.
+        ModuleNotFoundError: numpy or safetensors is missing (the message says what to
+            install).
+        OSError: The file cannot be written (e.g. IsADirectoryError for a folder,
+            NotARegularFileError for a device or a FIFO).
 
     Example:
         >>> import os, tempfile
@@ -104,45 +87,59 @@ def save(model: Module, path: str | os.PathLike) -> None:
         >>> sorted(load(path).state_dict())
         ['0.bias', '0.weight', '2.bias', '2.weight']
     """
-    import numpy as np
-    from safetensors.numpy import save as to_bytes
-
-    if not callable(getattr(model, "architecture", None)):
-        raise TypeError(f"save: expected a model with architecture() such as an MLP or a "
-                        f"Sequential, got {type(model).__name__}")
-    if os.path.isdir(path):
-        raise IsADirectoryError(errno.EISDIR, "save: expected a file path, got a folder",
-                                os.fspath(path))
-    arch = dict(model.architecture(), format_version=FORMAT_VERSION)
+    np, safetensors_numpy = _dependencies("save")
+    if isinstance(model, Module):
+        arch = dict(model.architecture(), format_version=FORMAT_VERSION)
+        state = model.state_dict()
+    elif isinstance(model, Mapping):
+        arch, state = None, dict(model)
+    else:
+        raise TypeError(f"save: expected a model (an MLP, a Sequential, ...) or a state dict, "
+                        f"got {type(model).__name__}")
     arrays = {}
-    for name, array in model.state_dict().items():
-        # safetensors 0.8 writes a non-contiguous array's memory in the wrong order
-        with np.errstate(over="ignore"):
+    for name, value in state.items():
+        array = _numbers(f"save: {name!r}", value, np)
+        with np.errstate(over="ignore"):  # safetensors 0.8 needs C order to write correctly
             array32 = np.ascontiguousarray(array, dtype=np.float32)
         if not np.isfinite(array32).all():
             raise ValueError(f"save: {name} has values too large for float32 "
                              f"(largest magnitude {np.abs(array).max():g})")
         arrays[name] = array32
-    metadata = {METADATA_KEY: json.dumps(arch), CHECKSUM_KEY: _checksum(arrays)}
-    write_atomic(path, to_bytes(arrays, metadata=metadata))
+    metadata = {CHECKSUM_KEY: _UNSIGNED}
+    if arch is not None:
+        metadata[METADATA_KEY] = json.dumps(arch)
+    unsigned = safetensors_numpy.save(arrays, metadata=metadata)
+    (size,) = struct.unpack("<Q", unsigned[:8])
+    start, end = _checksum_span(unsigned[8:8 + size], "save")
+    signed = hashlib.sha256(unsigned).hexdigest().encode("ascii")
+    write_atomic(path, unsigned[:8 + start] + signed + unsigned[8 + end:])
 
 
-def load(path: str | os.PathLike, model: Module | None = None) -> Module:
-    """Rebuild the model saved at ``path`` (or load its weights into ``model``).
+def load(path: str | os.PathLike, model: Module | None = None) -> Any:
+    """Rebuild the model saved at ``path``, or load its weights into ``model``.
+
+    Only the bytes the file's header declares are read, after checking that the file is
+    a regular one of the size the header says.
 
     Args:
-        path: A file written by ``save``.
-        model: If given, a model of the same architecture whose weights are replaced (in
-            place, and only once the whole file has been checked).
+        path: A file written by ``save``, or any safetensors file of float weights (e.g.
+            one that ``safetensors.torch.save_file`` wrote from a PyTorch state dict).
+        model: If given, a model whose weights are replaced (in place, and only once the
+            whole file has been checked): of the file's architecture, or any model whose
+            ``state_dict()`` has the file's names and shapes, for a file without one.
 
     Returns:
-        The model: a new one, or ``model``.
+        ``model`` if given; else the model the file describes, or, for a file that holds
+        no architecture (a state dict), ``{name: numpy array}`` for ``load_state_dict``.
 
     Raises:
-        ModelFileError: The file is not a chaingrad safetensors file, is truncated or
-            corrupt, or its weights do not match its architecture (or ``model``'s). No
+        ModelFileError: The file is not a safetensors file, is truncated or corrupt, fails
+            its checksum, or its weights do not match its architecture (or ``model``). No
             model is changed.
-        OSError: The file cannot be read (e.g. FileNotFoundError).
+        ModuleNotFoundError: numpy or safetensors is missing (the message says what to
+            install).
+        OSError: The file cannot be read (e.g. FileNotFoundError; NotARegularFileError for a
+            FIFO or a device, which is refused without waiting).
 
     Example:
         >>> import os, tempfile
@@ -153,35 +150,37 @@ def load(path: str | os.PathLike, model: Module | None = None) -> Module:
         >>> load(path, model=other) is other   # its weights replaced by the file's
         True
     """
-    with open(path, "rb") as f:
-        data = f.read()
-    arch, expected_sum = _read_architecture(path, data)
+    _, safetensors_numpy = _dependencies("load")
+    where = f"load: {os.fspath(path)!r}"
+    with open_regular(path, "load") as (f, size):
+        prefix, raw_header, header = _read_header(f, size, where)
+        body_size = _check_tensors(where, header, size - len(prefix) - len(raw_header))
+        body = f.read(body_size)
+    if len(body) != body_size:
+        raise ModelFileError(f"{where} is truncated: it shrank while it was read")
+    metadata = _metadata(where, header)
+    if any(key == METADATA_KEY or key.startswith(METADATA_KEY + ".") for key in metadata):
+        _verify(where, prefix, raw_header, body, metadata)
+    arch = _architecture(where, metadata, body_size)
     try:
-        from safetensors.numpy import load as from_bytes
-
-        arrays = from_bytes(data)
-    except Exception as exc:  # safetensors raises its own error types for a bad body
-        raise ModelFileError(f"load: {os.fspath(path)!r} is corrupt: {exc}") from exc
-    if expected_sum is not None and _checksum(arrays) != expected_sum:
-        raise ModelFileError(f"load: {os.fspath(path)!r} is corrupt: checksum mismatch (its "
-                             f"tensors' SHA-256 is not the {CHECKSUM_KEY} saved with them)")
+        arrays = safetensors_numpy.load(prefix + raw_header + body)
+    except Exception as exc:  # safetensors raises its own error types for a bad file
+        raise ModelFileError(f"{where} is corrupt: {exc}") from exc
+    if arch is None and model is None:
+        return arrays
     if model is None:
         try:
             model = _build(arch)
         except (TypeError, ValueError) as exc:  # e.g. Dropout(p=1.5): the layer refuses
-            raise ModelFileError(f"load: {os.fspath(path)!r}: cannot build "
-                                 f"{_describe(arch)}: {exc}") from exc
-    elif not callable(getattr(model, "architecture", None)) or model.architecture() != {
-        k: v for k, v in arch.items() if k != "format_version"
-    }:
-        got = _describe(model.architecture()) if hasattr(model, "architecture") else model
-        raise ModelFileError(f"load: {os.fspath(path)!r} holds {_describe(arch)}, "
-                             f"but the model given is {got}")
+            raise ModelFileError(f"{where}: cannot build {registry.summary(arch)}: "
+                                 f"{exc}") from exc
+    elif arch is not None:
+        _check_given(where, arch, model)
     try:
         model.load_state_dict(arrays)
-    except ValueError as exc:
-        raise ModelFileError(f"load: {os.fspath(path)!r} does not match its "
-                             f"architecture {_describe(arch)}: {exc}") from exc
+    except (TypeError, ValueError, AttributeError) as exc:
+        described = f"its architecture {registry.summary(arch)}" if arch else "the model given"
+        raise ModelFileError(f"{where} does not match {described}: {exc}") from exc
     return model
 
 
@@ -193,11 +192,12 @@ def to_torch(model: Module, dtype: Any = None) -> Any:
     the same layers (in the same train/eval mode). Either gives the same outputs.
 
     Args:
-        model: An ``MLP`` or a Tensor layer such as a ``Sequential``.
+        model: A model of ``chaingrad.nn.registry.LAYER_TYPES``.
         dtype: The torch dtype of the weights (default: torch's default, float32).
 
     Example:
         >>> import random, torch; random.seed(0)
+        >>> from chaingrad.nn import MLP
         >>> model = MLP(2, [4, 1])
         >>> net = to_torch(model, dtype=torch.float64)
         >>> abs(net(torch.tensor([0.5, -1.0], dtype=torch.float64)).item()
@@ -206,99 +206,61 @@ def to_torch(model: Module, dtype: Any = None) -> Any:
     """
     import torch
 
-    if isinstance(model, MLP):
-        arch = model.architecture()
-        sizes = [arch["nin"], *arch["nouts"]]
-        layers: list[Any] = []
-        for i in range(len(arch["nouts"])):
-            if i > 0:  # an Identity keeps PyTorch's names 0, 2, 4, ... for a linear MLP too
-                layers.append(getattr(torch.nn, _TORCH_ACTIVATIONS[arch["activation"]])())
-            layers.append(torch.nn.Linear(sizes[i], sizes[i + 1], dtype=dtype))
-        net = torch.nn.Sequential(*layers)
-    elif type(model).__module__ == "chaingrad.nn.layers":
-        net = _torch_layer(model.architecture(), torch.nn, dtype)
-        net.train(model.training)
-    else:
+    if not isinstance(model, Module):
         raise TypeError(f"to_torch: expected an MLP or a Tensor layer such as a Sequential, "
                         f"got {type(model).__name__}")
+    net = registry.build_torch(model.architecture(), torch.nn, dtype)
+    net.train(model.training)
     target = torch.get_default_dtype() if dtype is None else dtype
     state = {k: torch.tensor(v, dtype=target) for k, v in model.state_dict().items()}
     net.load_state_dict(state, strict=True)
     return net
 
 
-def _torch_layer(arch: dict[str, Any], nn: Any, dtype: Any) -> Any:
-    """The torch.nn module for one entry of a Tensor model's architecture."""
-    kind = arch["type"]
-    args = {k: tuple(v) if isinstance(v, list) else v for k, v in arch.items()
-            if k not in ("type", "layers")}
-    if kind == "Sequential":
-        return nn.Sequential(*(_torch_layer(layer, nn, dtype) for layer in arch["layers"]))
-    if kind in ("Linear", "Conv2d"):
-        args["dtype"] = dtype
-    return getattr(nn, kind)(**args)
+# ---- reading a file ----
 
 
-# ---- reading the header ----
-
-
-def _checksum(arrays: dict[str, Any]) -> str:
-    """The SHA-256 (hex) of the arrays' little-endian C-order bytes, in sorted-name order."""
-    import numpy as np
-
-    digest = hashlib.sha256()
-    for _, array in sorted(arrays.items()):  # sorted by name: the names are unique
-        digest.update(np.ascontiguousarray(array, array.dtype.newbyteorder("<")).tobytes())
-    return digest.hexdigest()
-
-
-def _read_architecture(path: str | os.PathLike, data: bytes) -> tuple[dict[str, Any], str | None]:
-    """Check the safetensors header by hand (for precise errors); return the architecture
-    and the stored checksum (None in a file saved without one)."""
-    where = f"load: {os.fspath(path)!r}"
-    if len(data) < 8:
-        raise ModelFileError(f"{where} is not a safetensors file (only {len(data)} bytes)")
-    (header_size,) = struct.unpack("<Q", data[:8])
-    if header_size > len(data) - 8:
-        raise ModelFileError(f"{where} is truncated or not a safetensors file (its header "
-                             f"claims {header_size} bytes, the file has {len(data) - 8} more)")
+def _dependencies(what: str) -> tuple[Any, Any]:
+    """numpy and safetensors.numpy, or an error that says how to install them."""
     try:
-        header = json.loads(data[8 : 8 + header_size].decode("utf-8"))
+        import numpy
+        import safetensors.numpy
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "a module").partition(".")[0]
+        raise ModuleNotFoundError(
+            f"chaingrad.{what} needs numpy and safetensors ({missing} is missing): "
+            "pip install 'chaingrad[demo]', or pip install numpy safetensors",
+            name=missing) from exc
+    return numpy, safetensors.numpy
+
+
+def _read_header(f: Any, size: int, where: str) -> tuple[bytes, bytes, dict[str, Any]]:
+    """The 8-byte length, the header's bytes and the header, checked by hand for precise
+    errors (and before reading any more than the header)."""
+    prefix = f.read(8)
+    if len(prefix) < 8:
+        raise ModelFileError(f"{where} is not a safetensors file (only {size} bytes)")
+    (header_size,) = struct.unpack("<Q", prefix)
+    if header_size > size - 8:
+        raise ModelFileError(f"{where} is truncated or not a safetensors file (its header "
+                             f"claims {header_size} bytes, the file has {size - 8} more)")
+    if header_size > _MAX_HEADER:
+        raise ModelFileError(f"{where} is not a safetensors file (a header of {header_size} "
+                             f"bytes; safetensors allows {_MAX_HEADER})")
+    raw = f.read(header_size)
+    try:
+        header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ModelFileError(f"{where} is not a safetensors file (bad header: {exc})") from exc
+        raise ModelFileError(f"{where} is not a safetensors file (bad header: "
+                             f"{_reason(exc)})") from exc
     if not isinstance(header, dict):
         raise ModelFileError(f"{where} is not a safetensors file (the header is not a map)")
-    _check_tensors(where, header, len(data) - 8 - header_size)
-    metadata = header.get("__metadata__") or {}
-    if not isinstance(metadata, dict) or METADATA_KEY not in metadata:
-        raise ModelFileError(f"{where} has no chaingrad architecture in its metadata "
-                             f"(key {METADATA_KEY!r}); was it written by chaingrad.save?")
-    try:
-        arch = json.loads(metadata[METADATA_KEY])
-    except (TypeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ModelFileError(f"{where}: the architecture metadata is not JSON ({exc})") from exc
-    if not isinstance(arch, dict) or arch.get("type") not in ("MLP", *_LAYER_ARGS):
-        raise ModelFileError(f"{where}: unknown architecture {arch!r} (expected type 'MLP' "
-                             f"or one of {', '.join(_LAYER_ARGS)})")
-    version = arch.get("format_version")
-    if version != FORMAT_VERSION:
-        raise ModelFileError(f"{where}: format_version {version!r} is not supported "
-                             f"(this chaingrad reads {FORMAT_VERSION})")
-    arch = {k: v for k, v in arch.items() if k != "format_version"}
-    if arch["type"] == "MLP":
-        _check_mlp(where, arch)
-    else:
-        _check_layer(where, arch, "")
-    count = _weight_count(arch)
-    if 4 * count > len(data):  # refuse before allocating what a corrupt header asks for
-        raise ModelFileError(f"{where}: its architecture needs {count} float32 weights, more "
-                             f"than the file's {len(data)} bytes can hold")
-    checksum = metadata.get(CHECKSUM_KEY)
-    return arch, checksum if isinstance(checksum, str) else None
+    return prefix, raw, header
 
 
-def _check_tensors(where: str, header: dict[str, Any], body: int) -> None:
-    """Refuse dtypes load cannot read, and a body shorter than the header describes."""
+def _check_tensors(where: str, header: dict[str, Any], available: int) -> int:
+    """Refuse dtypes load cannot read, and a body of another size than the header
+    describes; return that size."""
     end = 0
     for name, entry in header.items():
         if name == "__metadata__" or not isinstance(entry, dict):
@@ -309,92 +271,126 @@ def _check_tensors(where: str, header: dict[str, Any], body: int) -> None:
                                  f"supported (load reads {', '.join(_DTYPES)}; e.g. convert a "
                                  "PyTorch bfloat16 model with .float() before saving)")
         offsets = entry.get("data_offsets")
-        if isinstance(offsets, list) and len(offsets) == 2 and all(map(_is_int, offsets)):
+        if isinstance(offsets, list) and len(offsets) == 2 and all(
+                isinstance(n, int) and not isinstance(n, bool) for n in offsets):
             end = max(end, offsets[1])
-    if body < end:
+    if available < end:
         raise ModelFileError(f"{where} is truncated: its header describes {end} bytes of "
-                             f"tensor data, the file has {body}")
+                             f"tensor data, the file has {available}")
+    if available > end:
+        raise ModelFileError(f"{where} is not a safetensors file as written: it has "
+                             f"{available - end} bytes after the {end} bytes of tensor data "
+                             "its header describes")
+    return end
 
 
-def _check_mlp(where: str, arch: dict[str, Any]) -> None:
-    nin, nouts, activation = arch.get("nin"), arch.get("nouts"), arch.get("activation")
-    sizes = [nin, *nouts] if isinstance(nouts, list) and nouts else [None]
-    if not all(_is_int(n) and n > 0 for n in sizes):
-        raise ModelFileError(f"{where}: bad layer sizes nin={nin!r}, nouts={nouts!r} "
-                             "(expected positive integers)")
-    if activation not in ACTIVATIONS:
-        raise ModelFileError(f"{where}: bad activation {activation!r} "
-                             f"(expected one of {ACTIVATIONS})")
+def _metadata(where: str, header: dict[str, Any]) -> dict[str, str]:
+    metadata = header.get("__metadata__") or {}
+    if not isinstance(metadata, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+        raise ModelFileError(f"{where} is not a safetensors file (its __metadata__ is not a "
+                             "map of strings)")
+    return metadata
 
 
-def _check_layer(where: str, arch: Any, at: str) -> None:
-    """Check one layer's entry (and a Sequential's layers, recursively) against _LAYER_ARGS."""
-    kind = arch.get("type") if isinstance(arch, dict) else None
-    if kind not in _LAYER_ARGS:
-        raise ModelFileError(f"{where}: layer{at} is {arch!r}, expected a map with a type "
-                             f"in {', '.join(_LAYER_ARGS)}")
-    wanted = _LAYER_ARGS[kind]
-    given = set(arch) - {"type"}
-    if given != set(wanted):
-        raise ModelFileError(f"{where}: {kind}{at or ''} has arguments {sorted(given)}, "
-                             f"expected {sorted(wanted)}")
-    for name, kind_of_arg in wanted.items():
-        ok, expected = _ARG_KINDS[kind_of_arg]
-        if not ok(arch[name]):
-            raise ModelFileError(f"{where}: {kind}{at} has {name}={arch[name]!r}, expected "
-                                 f"{expected}")
-    for i, layer in enumerate(arch.get("layers", [])):
-        _check_layer(where, layer, f"{at}.layers[{i}]" if at else f" layers[{i}]")
+def _checksum_span(raw_header: bytes, where: str) -> tuple[int, int]:
+    """Where the checksum's 64 hex digits sit in the header's bytes (exactly once)."""
+    found = list(_CHECKSUM_FIELD.finditer(raw_header))
+    if len(found) != 1:
+        raise ModelFileError(f"{where} is corrupt: its header holds {len(found)} "
+                             f"{CHECKSUM_KEY} fields, expected one")
+    return found[0].span(1)
 
 
-def _weight_count(arch: dict[str, Any]) -> int:
-    """How many numbers the model holds, from its (checked) architecture."""
-    kind = arch["type"]
-    if kind == "MLP":
-        sizes = [arch["nin"], *arch["nouts"]]
-        return sum((a + 1) * b for a, b in zip(sizes, sizes[1:]))
-    if kind == "Sequential":
-        return sum(_weight_count(layer) for layer in arch["layers"])
-    if kind == "Linear":
-        return (arch["in_features"] + arch["bias"]) * arch["out_features"]
-    if kind == "Conv2d":
-        kh, kw = arch["kernel_size"]
-        return arch["out_channels"] * (arch["in_channels"] * kh * kw + arch["bias"])
-    return 0
+def _verify(where: str, prefix: bytes, raw_header: bytes, body: bytes,
+            metadata: dict[str, str]) -> None:
+    """Check the checksum of a file with chaingrad's metadata: over every byte, with the
+    checksum's own 64 digits taken as zeros."""
+    if CHECKSUM_KEY not in metadata:
+        raise ModelFileError(f"{where} has chaingrad's metadata but no checksum "
+                             f"({CHECKSUM_KEY}): it was changed after chaingrad.save wrote it, "
+                             "or written by something else, and is not loaded unchecked")
+    start, end = _checksum_span(raw_header, where)
+    stored = raw_header[start:end]
+    if stored.decode("ascii") != metadata[CHECKSUM_KEY]:
+        raise ModelFileError(f"{where} is corrupt: its {CHECKSUM_KEY} is written twice")
+    digest = hashlib.sha256(prefix)
+    digest.update(raw_header[:start])
+    digest.update(_UNSIGNED.encode("ascii"))
+    digest.update(raw_header[end:])
+    digest.update(body)
+    if digest.hexdigest().encode("ascii") != stored:
+        raise ModelFileError(f"{where} is corrupt: checksum mismatch (the SHA-256 of its "
+                             f"bytes is not the {CHECKSUM_KEY} saved in it: it was changed "
+                             "after it was saved)")
+
+
+def _architecture(where: str, metadata: dict[str, str], body_size: int) -> dict | None:
+    """The file's checked architecture, or None for a file without one."""
+    if METADATA_KEY not in metadata:
+        return None
+    try:
+        arch = json.loads(metadata[METADATA_KEY])
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ModelFileError(f"{where}: the architecture metadata is not JSON "
+                             f"({_reason(exc)})") from exc
+    if not isinstance(arch, dict):
+        raise ModelFileError(f"{where}: the architecture is not a map")
+    version = arch.pop("format_version", None)
+    if version != FORMAT_VERSION:
+        raise ModelFileError(f"{where}: format_version {version!r} is not supported "
+                             f"(this chaingrad reads {FORMAT_VERSION})")
+    try:
+        registry.check(arch)
+    except ValueError as exc:
+        raise ModelFileError(f"{where}: {exc}") from exc
+    count = registry.weight_count(arch)
+    if 2 * count > body_size:  # refuse before allocating what a crafted header asks for
+        raise ModelFileError(f"{where}: its architecture needs {count} weights, more than its "
+                             f"{body_size} bytes of tensor data can hold (2 bytes each at "
+                             "least)")
+    return arch
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, RecursionError):
+        return "it nests too deeply"
+    return str(exc)
+
+
+def _check_given(where: str, arch: dict[str, Any], model: Any) -> None:
+    """Refuse a model given to ``load`` that is not of the file's architecture."""
+    try:
+        given = model.architecture()
+    except (AttributeError, TypeError, ValueError):
+        given = None
+    if given != arch:
+        got = registry.summary(given) if given is not None else type(model).__name__
+        raise ModelFileError(f"{where} holds {registry.summary(arch)}, but the model given "
+                             f"is {got}")
 
 
 def _build(arch: dict[str, Any]) -> Module:
     """The model of a checked architecture, with fresh weights; the caller's random
-    sequences (``random`` for an MLP, ``chaingrad.layers``' generator) are kept."""
-    if arch["type"] == "MLP":
-        state = random.getstate()
-        try:
-            return MLP(arch["nin"], arch["nouts"], activation=arch["activation"])
-        finally:
-            random.setstate(state)
-    from .nn import layers
-
-    state = layers._rng.bit_generator.state
+    sequences (``random`` for an MLP, ``chaingrad.nn``'s generator for Tensor layers) are
+    left where they were."""
+    python_state = random.getstate()
+    tensor_state = nn.get_rng_state() if arch["type"] != "MLP" else None
     try:
-        return _build_layer(arch, layers)
+        return registry.build(arch, nn)
     finally:
-        layers._rng.bit_generator.state = state
+        random.setstate(python_state)
+        if tensor_state is not None:
+            nn.set_rng_state(tensor_state)
 
 
-def _build_layer(arch: dict[str, Any], layers: Any) -> Module:
-    args = {k: v for k, v in arch.items() if k not in ("type", "layers")}
-    if arch["type"] == "Sequential":
-        return layers.Sequential(*(_build_layer(layer, layers) for layer in arch["layers"]))
-    return getattr(layers, arch["type"])(**args)
-
-
-def _describe(arch: dict[str, Any]) -> str:
-    """A short constructor-like text: ``MLP(2, [16, 1], ...)``, ``Sequential(Linear(...))``."""
-    if arch.get("type") == "MLP":
-        return (f"MLP({arch.get('nin')}, {arch.get('nouts')}, "
-                f"activation={arch.get('activation')!r})")
-    if arch.get("type") == "Sequential":
-        return f"Sequential({', '.join(_describe(layer) for layer in arch['layers'])})"
-    args = ", ".join(f"{k}={v!r}" for k, v in arch.items() if k not in ("type",
-                                                                        "format_version"))
-    return f"{arch.get('type')}({args})"
+def _numbers(where: str, value: Any, np: Any) -> Any:
+    """A state dict's value as an array of real numbers."""
+    if hasattr(value, "detach"):  # a torch tensor or a chaingrad Tensor
+        value = value.detach()
+        value = value.numpy() if hasattr(value, "numpy") else value
+    array = np.asarray(value)
+    if array.dtype.kind not in "fiu":
+        raise TypeError(f"{where}: expected real numbers (float or int), got "
+                        f"{array.dtype.name}")
+    return array

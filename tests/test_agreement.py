@@ -8,7 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from chaingrad.agreement import compare_engines
+from chaingrad import Tensor, no_grad
+from chaingrad.agreement import compare_engines, tensor_copy
 from chaingrad.nn import MLP
 
 
@@ -60,3 +61,30 @@ def test_bad_arguments() -> None:
         compare_engines(model="mlp")
     with pytest.raises(ValueError, match=r"inputs must have shape \(batch, 2\)"):
         compare_engines(inputs=np.ones((4, 3)))
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh", "sigmoid", "linear"])
+def test_tensor_copy_computes_what_the_scalar_mlp_computes(activation) -> None:
+    random.seed(5)
+    model = MLP(3, [6, 4, 2], activation=activation)
+    twin = tensor_copy(model)
+    assert [type(m).__name__ for m in twin][::2] == ["Linear"] * 3
+    points = np.random.default_rng(0).uniform(-2, 2, (50, 3))
+    with no_grad():
+        batch = twin(Tensor(points)).data
+    assert batch.dtype == np.float64
+    rows = np.array([[o.data for o in model(list(p))] for p in points.tolist()])
+    assert np.allclose(batch, rows, rtol=0, atol=1e-13)
+    for name, weights in twin.state_dict().items():  # the same names and numbers
+        assert np.array_equal(weights, model.state_dict()[name]), name
+
+
+def test_tensor_copy_is_a_copy() -> None:
+    random.seed(0)
+    model = MLP(2, [3, 1])
+    twin = tensor_copy(model)
+    model.parameters()[0].data += 1.0
+    assert twin.state_dict()["0.weight"][0, 0] == model.parameters()[0].data - 1.0
+    with pytest.raises(TypeError, match="tensor_copy: model must be a chaingrad.nn.MLP, got "
+                                        "str"):
+        tensor_copy("mlp")

@@ -1,4 +1,5 @@
-"""benchmarks/run.py keeps working: a tiny run end to end, skips, usage errors, agreement.
+"""benchmarks/run.py and versions.py keep working: tiny runs end to end, skips, usage errors,
+agreement, and a worker importing chaingrad from the tree it is given.
 
 No timing is asserted: only that every workload runs, reports numbers, and that the
 engines compute the same thing.
@@ -16,18 +17,31 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "benchmarks" / "run.py"
+VERSIONS = ROOT / "benchmarks" / "versions.py"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from workloads import contest, engines, scalar  # noqa: E402
+from workloads import contest, engines, scalar, suite  # noqa: E402
 
 QUICK = {"s1_ops": 30, "s2_points": 6, "s2_steps": 2, "s3_width": 3, "s3_depth": 2}
 
 
-def _run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(RUN), *args], capture_output=True, text=True,
+def _run(*args: str, env: dict | None = None, script: Path = RUN) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
                           cwd=ROOT, env=env, timeout=300)
 
 
+@pytest.fixture
+def micrograd_tree(tmp_path):
+    """A source tree whose ``chaingrad`` is micrograd under chaingrad's scalar names."""
+    pytest.importorskip("micrograd")
+    package = tmp_path / "chaingrad"
+    package.mkdir()
+    (package / "__init__.py").write_text("from micrograd.engine import Value\n")
+    (package / "nn.py").write_text("from micrograd.nn import MLP\n")
+    return tmp_path
+
+
+@pytest.mark.slow
 def test_quick_run_reports_every_workload(tmp_path):
     out, md = tmp_path / "results.json", tmp_path / "RESULTS.md"
     done = _run("--quick", "--repeats", "1", "--json", str(out), "--markdown", str(md))
@@ -51,6 +65,7 @@ def test_quick_run_reports_every_workload(tmp_path):
     assert "S3: deep scalar MLP" in done.stdout
 
 
+@pytest.mark.slow
 def test_missing_competitors_are_skipped_with_the_install_command(tmp_path):
     fake = tmp_path / "micrograd"
     fake.mkdir()
@@ -113,6 +128,77 @@ def test_s2_computes_the_same_losses_on_chaingrad_and_torch():
     assert losses["chaingrad"] == pytest.approx(losses["torch"], rel=1e-12)
 
 
+def test_a_worker_imports_chaingrad_from_the_tree_it_is_given(micrograd_tree):
+    remote = contest.Remote(sys.executable, "chaingrad", False, "S1", QUICK, None, None,
+                            path=str(micrograd_tree), clock="cpu")
+    try:
+        assert remote.file == str(micrograd_tree / "chaingrad" / "__init__.py")
+        assert min(remote.block().values()) > 0
+    finally:
+        remote.close()
+    reply = contest.probe(sys.executable, "chaingrad", "tracemalloc", QUICK,
+                          path=str(micrograd_tree))
+    assert reply["ok"] and reply["file"] == remote.file and reply["tracemalloc B/node"] > 0
+
+
+@pytest.mark.slow
+def test_versions_quick_run_compares_both_trees(tmp_path):
+    out, md = tmp_path / "versions.json", tmp_path / "versions.md"
+    done = _run("--before", str(ROOT), "--after", ".", "--quick", "--repeats", "2",
+                "--processes", "2", "--json", str(out), "--markdown", str(md), script=VERSIONS)
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(out.read_text())
+    assert (payload["repeats"], payload["processes"], payload["clock"]) == (2, 2, "cpu")
+    package = str(ROOT / "chaingrad" / "__init__.py")
+    for side in ("before", "after"):
+        assert payload["trees"][side]["dir"] == str(ROOT)
+        assert payload["trees"][side]["chaingrad_files"] == [package]
+        assert f"{side}: chaingrad imported from {package}" in done.stdout
+    sizes = suite.SIZES["quick"]
+    keys = ["S1", "S2", "S3"] + [key for wid in ("T1", "T2", "T3")
+                                 for key, _, _ in suite.tensor_runs(wid, sizes)]
+    results = {(r["workload"], r["metric"]): r for r in payload["results"]}
+    assert list(results) == [(key, m) for key in keys for m in suite.METRICS[key[:2]]]
+    titles = suite.titles(sizes)
+    for (key, metric), result in results.items():
+        for side in ("before", "after"):
+            samples = result[side]["samples"]
+            assert len(samples) == (1 if metric.endswith("B/node") else 2)
+            assert result[side]["median"] >= 0 if metric == "rss B/node" else min(samples) > 0
+        if metric != "rss B/node":  # a tiny graph can fit in pages the process already had
+            assert result["ratio"] == pytest.approx(result["after"]["median"]
+                                                     / result["before"]["median"])
+        table = done.stdout[done.stdout.index(titles[key]):]
+        line = next(line for line in table.splitlines() if line.strip().startswith(metric))
+        assert len(line.split()) - len(metric.split()) == (3 if "B/node" in metric else 5)
+    assert "python benchmarks/versions.py --before" in md.read_text()
+    assert "after/before" in md.read_text() and "below 1, after is faster" in done.stdout
+
+
+def test_versions_runs_each_side_in_its_own_tree(micrograd_tree):
+    done = _run("--before", str(ROOT), "--after", str(micrograd_tree), "--only", "S1",
+                "--quick", "--repeats", "1", script=VERSIONS)
+    assert done.returncode == 0, done.stderr
+    assert f"before: chaingrad imported from {ROOT / 'chaingrad' / '__init__.py'}" in done.stdout
+    assert (f"after: chaingrad imported from {micrograd_tree / 'chaingrad' / '__init__.py'}"
+            in done.stdout)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--before", "."], "the following arguments are required: --after"),
+    (["--before", ".", "--after", "benchmarks"], "--after: expected a source tree"),
+    (["--before", ".", "--after", ".", "--only", "S1,S9"], "--only: unknown workload"),
+    (["--before", ".", "--after", ".", "--repeats", "0"], "--repeats: must be >= 1"),
+    (["--before", ".", "--after", ".", "--processes", "0"], "--processes: must be >= 1"),
+    (["--before", ".", "--after", ".", "--clock", "sun"], "--clock: invalid choice"),
+])
+def test_versions_bad_command_line_is_one_line_and_exit_2(args, message):
+    done = _run(*args, script=VERSIONS)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
 def test_conv_benchmark_quick_run_times_both_engines(tmp_path):
     pytest.importorskip("torch")
     out = tmp_path / "conv.json"

@@ -1,4 +1,5 @@
-"""``chaingrad graph``: each output format, and each kind of bad command line (exit 2)."""
+"""``chaingrad graph``: each output format, and each kind of bad command line (exit 2); the
+expression language of chaingrad/cli/expr.py."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from test_viz import graphviz_pure
 
 from chaingrad import Value
 from chaingrad.cli import main
-from chaingrad.cli.expr import ExpressionError, parse_expression
+from chaingrad.cli.expr import parse_expression
+from chaingrad.errors import ExpressionError
 from chaingrad.show import render
 from chaingrad.show.dot import reading_order, to_dot
 from chaingrad.show.explain import explain
@@ -88,7 +90,7 @@ def test_set_but_unused_is_a_note(capsys):
         (["x + y", "--set", "x=1"], "'y' is not set (give it with --set y=VALUE; set: x)"),
         (["x", "--set", "x"], "--set 'x': expected NAME=VALUE"),
         (["x", "--set", "2x=1"], "--set '2x=1': expected NAME=VALUE"),
-        (["x", "--set", "x=abc"], "--set x=abc: 'abc' is not a number"),
+        (["x", "--set", "x=abc"], "--set x=abc: not a number"),
         (["x", "--set", "x=inf"], "--set x=inf: needs a finite number"),
         (["x", "--set", "x=1", "--set", "x=2"], "--set x: given twice"),
         (["x", "--set", "x=1", "-o", "out.pdf"], "unknown file type '.pdf'"),
@@ -100,6 +102,11 @@ def test_set_but_unused_is_a_note(capsys):
         (["x**10**10", "--set", "x=2"], "**: 2.0 ** 10000000000.0 overflows a float"),
         (["x * 1e400", "--set", "x=2"], "a number literal (it rounds to inf) is too large"),
         (["x * " + "9" * 400, "--set", "x=2"], "(400 digits) is too large for a float"),
+        (["x * " + "9" * 5000, "--set", "x=2"],
+         "a number of more than 4300 digits is too large for a float"),
+        (["x", "--set", "x=abc" + "1" * 3600],
+         "--set x=abc" + "1" * 34 + "... (3603 characters): not a number"),
+        (["fi", "--set", "ﬁ=1", "--set", "fi=2"], "--set fi: given twice"),
         (["(" * 300 + "x" + ")" * 300, "--set", "x=1"], "nested"),
         (["x" + "**x" * 3000, "--set", "x=1"], "nested too deeply"),
         (["x", "--set", "x=1", "--timeout", "0"], "--timeout must be a positive number"),
@@ -239,3 +246,57 @@ def test_expression_limits():
     with pytest.raises(TypeError, match="expression: must be a str, got int"):
         parse_expression(3, {})
     assert issubclass(ExpressionError, ValueError)
+
+
+# ---- names and numbers as Python reads them (issue 13, point 12) ----
+
+
+def test_a_name_python_normalises_matches_its_set(tmp_path, capsys):
+    out = tmp_path / "g.dot"
+    # Python's parser reads the ligature ﬁ (U+FB01) as "fi" (NFKC), in the expression and
+    # so in --set too
+    assert main(graph("ﬁ*2 + ﬁx", "--set", "ﬁ=3", "--set", "ﬁx=1", "-o", str(out))) == 0
+    assert capsys.readouterr().err == ""  # nothing "set but not used"
+    assert '"{ fi | data 3.0000 | grad 2.0000 }"' in out.read_text()
+    assert parse_expression("ﬁ * 2", {"ﬁ": 3.0}).data == 6.0
+    with pytest.raises(ExpressionError, match="two variables are the name 'fi' to Python"):
+        parse_expression("fi", {"ﬁ": 1.0, "fi": 2.0})
+
+
+def test_a_flat_sum_of_3000_terms_is_not_nested_too_deeply(tmp_path):
+    text = "+".join(f"x{i % 3}" for i in range(3000))
+    variables = {"x0": 1.0, "x1": 2.0, "x2": 3.0}
+    out = parse_expression(text, variables)
+    assert out.data == 1000 * 6.0 and out._op == "+"
+    dot = tmp_path / "g.dot"
+    assert main(graph(text, "--set", "x0=1", "--set", "x1=2", "--set", "x2=3",
+                      "--max-nodes", "3002", "-o", str(dot))) == 0
+    assert dot.read_text().count("_op [label=\"+\"") == 2999
+
+
+ONES = repr(float("1" * 300))  # 1.1111111111111112e+299
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "shown"),
+    [
+        ("x**" + "1" * 300, 2.0, f"**{ONES}: 2.0 ** {ONES} overflows a float"),
+        ("x**-" + "1" * 300, 0.0, f"**-{ONES}: got base 0.0 and exponent -{ONES}"),
+    ],
+)
+def test_a_huge_integer_exponent_is_named_as_a_float_not_printed_in_full(text, value, shown,
+                                                                         capsys):
+    assert main(graph(text, "--set", f"x={value}")) == 2
+    err = capsys.readouterr().err
+    assert shown in err and "1" * 20 not in err and len(err) < 200, err
+
+
+def test_huge_integers_become_floats_and_long_literals_are_labelled_by_value():
+    # Python computes x ** n and x * n in floats anyway: an int beyond 2**53 changes nothing
+    big = 10**20 + 1
+    out = parse_expression(f"x**{big}", {"x": 1.0})
+    assert out._op == "**1e+20" and out.data == 1.0 ** big
+    out = parse_expression("x * " + "1" * 300 + " + x * 12", {"x": 1.0})
+    labels = {n.label for n in reading_order(out) if not n._prev}
+    assert labels == {"x", ONES, "12"}
+    assert parse_expression("x**3", {"x": 2.0})._op == "**3"  # an exact int stays an int

@@ -1,9 +1,13 @@
-"""Named parameters, state dicts, save/load/to_torch, and every kind of bad model file."""
+"""Named parameters, state dicts, save/load/to_torch of the scalar MLP, plain safetensors
+files as state dicts, every kind of bad or edited model file, and bounded loads."""
 
+import hashlib
 import json
 import os
 import random
 import struct
+import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -32,6 +36,14 @@ def weights(model):
 
 def outputs(model):
     return [model(x).data for x in POINTS]
+
+
+def refused_unchanged(path, model, message):
+    """``load(path, model=model)`` raises a ModelFileError and leaves the model as it was."""
+    before = weights(model)
+    with pytest.raises(ModelFileError, match=message):
+        load(path, model=model)
+    assert weights(model) == before
 
 
 @pytest.fixture
@@ -90,17 +102,39 @@ def test_load_state_dict_round_trip_and_torch_tensors():
         (lambda s: s.update({"0.weight": np.zeros((2, 16))}),
          r"0.weight has shape \(2, 16\), expected \(16, 2\)"),
         (lambda s: s["4.bias"].__setitem__(0, np.nan), "4.bias holds non-finite"),
-        (lambda s: s.update({"0.bias": ["a"] * 16}), "0.bias is not an array of numbers"),
+        (lambda s: s.update({"0.bias": ["a"] * 16}), "0.bias expects real numbers .*got text"),
+        (lambda s: s.update({"0.bias": ["0.5"] * 16}), "0.bias expects real numbers .*got text"),
+        (lambda s: s.update({"0.bias": np.ones(16, bool)}), "0.bias expects real numbers "
+                                                            r"\(float or int\), got bool"),
+        (lambda s: s.update({"2.bias": s["2.bias"] + 1j}), "2.bias expects real numbers "
+                                                           r"\(float or int\), got complex128"),
+        (lambda s: s.update({"4.bias": [[object()]]}), "4.bias expects real numbers .*object"),
     ],
+    ids=["missing", "unexpected", "shape", "nan", "letters", "numeric text", "bool",
+         "complex", "object"],
 )
 def test_load_state_dict_checks_everything_before_changing_anything(change, message):
     model = make_model(1)
     before = weights(model)
     state = make_model(2).state_dict()
     change(state)
-    with pytest.raises(ValueError, match=message):
-        model.load_state_dict(state)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's ComplexWarning would be a silent cast
+        with pytest.raises(ValueError, match=message):
+            model.load_state_dict(state)
     assert weights(model) == before
+
+
+def test_load_state_dict_non_strict_returns_the_keys_as_torch_does():
+    model = make_model(1)
+    state = make_model(2).state_dict()
+    state.pop("4.bias")
+    state["extra"] = np.zeros(1)
+    result = model.load_state_dict(state, strict=False)
+    assert result.missing_keys == ["4.bias"] and result.unexpected_keys == ["extra"]
+    assert model.state_dict()["0.weight"].tolist() == state["0.weight"].tolist()
+    assert repr(model.load_state_dict(make_model(3).state_dict())) == (
+        "<All keys matched successfully>")
 
 
 # ---- save and load ----
@@ -129,11 +163,8 @@ def test_load_into_an_existing_model(saved, tmp_path):
     other = make_model(5)
     assert load(path, model=other) is other
     assert outputs(other) == pytest.approx(outputs(model), abs=1e-5)
-    wrong = make_model(5, nouts=(8, 1))
-    before = weights(wrong)
-    with pytest.raises(ModelFileError, match=r"holds MLP\(2, \[16, 16, 1\].*model given"):
-        load(path, model=wrong)
-    assert weights(wrong) == before
+    refused_unchanged(path, make_model(5, nouts=(8, 1)), r"holds MLP\(nin=2, nouts=\[16, 16, "
+                      r"1\].*model given is MLP\(nin=2, nouts=\[8, 1\]")
 
 
 @pytest.mark.parametrize("activation", ["relu", "tanh", "sigmoid", "linear"])
@@ -159,27 +190,24 @@ def test_saved_file_loads_into_torch_with_strict_keys(saved):
 
 
 def test_non_contiguous_arrays_are_saved_correctly(tmp_path):
-    model = make_model(4)
-
-    class FortranOrder(MLP):
-        def state_dict(self):
-            return {k: np.asfortranarray(v) for k, v in super().state_dict().items()}
-
-    odd = FortranOrder(2, [16, 16, 1])
-    odd.load_state_dict(model.state_dict())
-    assert not odd.state_dict()["2.weight"].flags.c_contiguous
+    state = make_model(4).state_dict()
+    odd = {k: np.asfortranarray(v) for k, v in state.items()}
+    assert not odd["2.weight"].flags.c_contiguous
     save(odd, tmp_path / "m.safetensors")
     loaded = safetensors_numpy.load_file(str(tmp_path / "m.safetensors"))
-    np.testing.assert_array_equal(loaded["2.weight"],
-                                  model.state_dict()["2.weight"].astype(np.float32))
+    np.testing.assert_array_equal(loaded["2.weight"], state["2.weight"].astype(np.float32))
 
 
 def test_save_refuses_what_it_cannot_describe(tmp_path):
     class Bare(Module):
         pass
 
-    with pytest.raises(TypeError, match="expected a model with architecture"):
+    with pytest.raises(TypeError, match="cannot describe Bare; save and load rebuild only "
+                                        "MLP, Sequential, Linear"):
         save(Bare(), tmp_path / "x.safetensors")
+    with pytest.raises(TypeError, match="save: expected a model .* or a state dict, got "
+                                        "object"):
+        save(object(), tmp_path / "x.safetensors")
     model = make_model()
     model.parameters()[0].data = 1e300
     with pytest.raises(ValueError, match="too large for float32"):
@@ -224,17 +252,32 @@ def test_saving_into_a_missing_folder_names_the_path_asked_for(tmp_path):
 # ---- bad files ----
 
 
-def header_bytes(header):
-    raw = json.dumps(header).encode()
-    return struct.pack("<Q", len(raw)) + raw
+def split_size(path):
+    return struct.unpack("<Q", path.read_bytes()[:8])[0]
 
 
-def split_file(path):
-    data = path.read_bytes()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    arch = json.loads(header["__metadata__"]["chaingrad"])
-    return header, arch, data[8 + n:]
+ARCH = {"type": "MLP", "nin": 2, "nouts": [16, 16, 1], "activation": "relu",
+        "format_version": cio.FORMAT_VERSION}
+
+
+def write_state(path, files, drop=None, extra=None, change=None):
+    """A signed safetensors file with chaingrad's metadata whose tensors do not fit it."""
+    state = make_model(11).state_dict()
+    state.pop(drop, None)
+    state.update(change or {})
+    if extra is not None:
+        state["extra"] = extra
+    state = {k: v.astype(np.float32) for k, v in state.items()}
+    data = safetensors_numpy.save(state, metadata={"chaingrad": json.dumps(ARCH)})
+    path.write_bytes(files.sign(data))
+
+
+def write_bf16(path):
+    """A valid safetensors file of bfloat16 weights (as PyTorch writes), with the metadata."""
+    torch = pytest.importorskip("torch")
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    state = {k: torch.tensor(v).to(torch.bfloat16) for k, v in make_model(11).state_dict().items()}
+    safetensors_torch.save_file(state, str(path), metadata={"chaingrad": json.dumps(ARCH)})
 
 
 def garble_header(data):
@@ -242,89 +285,111 @@ def garble_header(data):
     return data[:8] + b"\xff" * n + data[8 + n:]
 
 
-def write_state(path, drop=None, extra=None, change=None):
-    """A safetensors file with chaingrad's metadata whose tensors do not fit it."""
-    arch = {"type": "MLP", "nin": 2, "nouts": [16, 16, 1], "activation": "relu",
-            "format_version": 1}
-    state = make_model(11).state_dict()
-    state.pop(drop, None)
-    state.update(change or {})
-    if extra is not None:
-        state["extra"] = extra
-    state = {k: v.astype(np.float32) for k, v in state.items()}
-    safetensors_numpy.save_file(state, str(path), metadata={"chaingrad": json.dumps(arch)})
-
-
-def split_size(path):
-    return struct.unpack("<Q", path.read_bytes()[:8])[0]
-
-
-def write_bf16(path):
-    """A valid safetensors file of bfloat16 weights (as PyTorch writes), with the metadata."""
-    torch = pytest.importorskip("torch")
-    safetensors_torch = pytest.importorskip("safetensors.torch")
-    _, arch, _ = split_file(path)
-    state = {k: torch.tensor(v).to(torch.bfloat16) for k, v in make_model(11).state_dict().items()}
-    safetensors_torch.save_file(state, str(path), metadata={"chaingrad": json.dumps(arch)})
-
-
-def rewrite(path, edit):
-    header, arch, body = split_file(path)
-    edit(header, arch)
-    header["__metadata__"]["chaingrad"] = json.dumps(arch)
-    path.write_bytes(header_bytes(header) + body)
+def not_json(files):
+    def edit(header):
+        header["__metadata__"]["chaingrad"] = "{oops"
+    return edit
 
 
 BAD_FILES = {
-    "empty": (lambda p: p.write_bytes(b""), "not a safetensors file \\(only 0 bytes\\)"),
-    "png": (lambda p: p.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64), "truncated or not"),
-    "text": (lambda p: p.write_text("0.weight,0.bias\n" * 10), "truncated or not"),
-    "truncated": (lambda p: p.write_bytes(p.read_bytes()[:-100]),
+    "empty": (lambda p, f: p.write_bytes(b""), "not a safetensors file \\(only 0 bytes\\)"),
+    "png": (lambda p, f: p.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64), "truncated or not"),
+    "text": (lambda p, f: p.write_text("0.weight,0.bias\n" * 10), "truncated or not"),
+    "truncated": (lambda p, f: p.write_bytes(p.read_bytes()[:-100]),
                   r"is truncated: its header describes \d+ bytes of tensor data"),
-    "cut after its header": (lambda p: p.write_bytes(p.read_bytes()[:8 + split_size(p)]),
+    "cut after its header": (lambda p, f: p.write_bytes(p.read_bytes()[:8 + split_size(p)]),
                              "is truncated"),
-    "bfloat16": (lambda p: write_bf16(p), r"tensor '0.bias' has dtype BF16, which is not "
-                                          r"supported \(load reads F16, F32, F64"),
-    "header cut": (lambda p: p.write_bytes(p.read_bytes()[:50]), "truncated"),
-    "garbled header": (lambda p: p.write_bytes(garble_header(p.read_bytes())), "bad header"),
-    "no metadata": (lambda p: safetensors_numpy.save_file({"w": np.zeros(2, np.float32)},
-                                                          str(p)), "no chaingrad architecture"),
-    "metadata not json": (lambda p: safetensors_numpy.save_file(
-        {"w": np.zeros(2, np.float32)}, str(p), metadata={"chaingrad": "{oops"}), "not JSON"),
-    "unknown type": (lambda p: rewrite(p, lambda h, a: a.update(type="CNN")),
-                     "unknown architecture"),
-    "future version": (lambda p: rewrite(p, lambda h, a: a.update(format_version=99)),
+    "bytes after its tensors": (lambda p, f: p.write_bytes(p.read_bytes() + b"\0" * 5),
+                                r"has 5 bytes after the \d+ bytes of tensor data"),
+    "bfloat16": (lambda p, f: write_bf16(p), r"tensor '0.bias' has dtype BF16, which is not "
+                                             r"supported \(load reads F16, F32, F64"),
+    "header cut": (lambda p, f: p.write_bytes(p.read_bytes()[:50]), "truncated"),
+    "garbled header": (lambda p, f: p.write_bytes(garble_header(p.read_bytes())),
+                       "bad header"),
+    "metadata not json": (lambda p, f: f.rewrite(p, edit_header=not_json(f)), "not JSON"),
+    "architecture not a map": (lambda p, f: f.rewrite(p, edit_header=lambda h: h[
+        "__metadata__"].update(chaingrad="[1, 2]")), "the architecture is not a map"),
+    "unknown type": (lambda p, f: f.rewrite(p, lambda a: a.update(type="CNN")),
+                     r"the architecture is \{.*'CNN'.*\}, expected a map with a type in MLP"),
+    "older version": (lambda p, f: f.rewrite(p, lambda a: a.update(format_version=1)),
+                      r"format_version 1 is not supported \(this chaingrad reads 2\)"),
+    "future version": (lambda p, f: f.rewrite(p, lambda a: a.update(format_version=99)),
                        "format_version 99"),
-    "bad sizes": (lambda p: rewrite(p, lambda h, a: a.update(nouts=[16, -1])),
-                  "bad layer sizes"),
-    "bad activation": (lambda p: rewrite(p, lambda h, a: a.update(activation="gelu")),
-                       "bad activation"),
-    "missing key": (lambda p: write_state(p, drop="4.bias"), r"missing keys \['4.bias'\]"),
-    "extra key": (lambda p: write_state(p, extra=np.zeros(3)), r"unexpected keys \['extra'\]"),
-    "wrong shape": (lambda p: write_state(p, change={"2.weight": np.zeros((8, 16))}),
+    "bad sizes": (lambda p, f: f.rewrite(p, lambda a: a.update(nouts=[16, -1])),
+                  r"MLP has nouts=\[16, -1\], expected a non-empty list of positive integers"),
+    "bad activation": (lambda p, f: f.rewrite(p, lambda a: a.update(activation="gelu")),
+                       "MLP has activation='gelu', expected one of"),
+    "missing argument": (lambda p, f: f.rewrite(p, lambda a: a.pop("activation")),
+                         r"MLP has arguments \['nin', 'nouts'\], expected \['activation'"),
+    "missing key": (lambda p, f: write_state(p, f, drop="4.bias"), r"missing keys \['4.bias'\]"),
+    "extra key": (lambda p, f: write_state(p, f, extra=np.zeros(3)),
+                  r"unexpected keys \['extra'\]"),
+    "wrong shape": (lambda p, f: write_state(p, f, change={"2.weight": np.zeros((8, 16))}),
                     r"2.weight has shape \(8, 16\), expected \(16, 16\)"),
-    "not finite": (lambda p: write_state(p, change={"0.bias": np.full(16, np.inf)}),
+    "not finite": (lambda p, f: write_state(p, f, change={"0.bias": np.full(16, np.inf)}),
                    "0.bias holds non-finite"),
+    # the integrity check: every byte chaingrad wrote is covered, and cannot be switched off
+    "activation edited": (lambda p, f: f.rewrite(p, lambda a: a.update(activation="tanh"),
+                                                 sign=False), "is corrupt: checksum mismatch"),
+    "checksum deleted": (lambda p, f: f.rewrite(p, edit_header=lambda h: h["__metadata__"].pop(
+        "chaingrad.sha256"), sign=False), "has chaingrad's metadata but no checksum"),
+    "checksum blanked": (lambda p, f: f.rewrite(p, edit_header=lambda h: h["__metadata__"].update(
+        {"chaingrad.sha256": ""}), sign=False), r"holds 0 chaingrad.sha256 fields"),
+    "checksum of the tensors only": (lambda p, f: f.rewrite(p, edit_header=lambda h: h[
+        "__metadata__"].update({"chaingrad.sha256": old_checksum(p)}), sign=False),
+        "is corrupt: checksum mismatch"),
+    "only the architecture": (lambda p, f: write_unsigned(p), "has chaingrad's metadata but no "
+                                                             "checksum"),
+    "metadata added": (lambda p, f: f.rewrite(p, edit_header=lambda h: h["__metadata__"].update(
+        note="hello"), sign=False), "is corrupt: checksum mismatch"),
 }
 
 
+def old_checksum(path):
+    """What chaingrad's format 1 stored: the SHA-256 of the tensors' bytes only."""
+    digest = hashlib.sha256()
+    for _, array in sorted(safetensors_numpy.load_file(str(path)).items()):
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+def write_unsigned(path):
+    """The architecture alone, as safetensors writes it: no checksum."""
+    state = {k: v.astype(np.float32) for k, v in make_model(11).state_dict().items()}
+    safetensors_numpy.save_file(state, str(path), metadata={"chaingrad": json.dumps(ARCH)})
+
+
 @pytest.mark.parametrize("case", sorted(BAD_FILES))
-def test_bad_files_raise_model_file_error_and_change_nothing(saved, case):
+def test_bad_files_raise_model_file_error_and_change_nothing(saved, model_files, case):
     model, path = saved
     spoil, message = BAD_FILES[case]
-    spoil(path)
-    before = weights(model)
+    spoil(path, model_files)
     with pytest.raises(ModelFileError, match=message):
         load(path)
-    with pytest.raises(ModelFileError, match=message):
-        load(path, model=model)
-    assert weights(model) == before
+    refused_unchanged(path, model, message)
+
+
+def test_the_checksum_covers_every_byte_of_the_file(saved, model_files):
+    """The stored value is the SHA-256 of the file with those 64 digits read as zeros."""
+    _, path = saved
+    data = path.read_bytes()
+    size = split_size(path)
+    (field,) = model_files.CHECKSUM.finditer(data[8:8 + size])
+    start, end = 8 + field.start(1), 8 + field.end(1)
+    unsigned = data[:start] + b"0" * 64 + data[end:]
+    assert data[start:end] == hashlib.sha256(unsigned).hexdigest().encode()
+    for offset in (0, 3, 8, 8 + size // 2, 8 + size - 1, 8 + size, len(data) - 1):
+        spoiled = bytearray(data)
+        spoiled[offset] ^= 0x20  # one bit anywhere: length, header, or a weight
+        path.write_bytes(bytes(spoiled))
+        with pytest.raises(ModelFileError):
+            load(path)
+    path.write_bytes(data)
+    assert weights(load(path)) == weights(load(path))
 
 
 def test_save_stores_a_checksum_and_load_checks_it(saved):
     model, path = saved
-    header, _, body = split_file(path)
-    assert len(header["__metadata__"]["chaingrad.sha256"]) == 64
     data = bytearray(path.read_bytes())
     data[8 + split_size(path) + 37] ^= 0x01  # one bit of one weight
     path.write_bytes(bytes(data))
@@ -336,21 +401,65 @@ def test_save_stores_a_checksum_and_load_checks_it(saved):
         load(path)
 
 
-def test_a_file_without_a_checksum_still_loads(saved):
-    model, path = saved
-    header, _, body = split_file(path)
-    del header["__metadata__"]["chaingrad.sha256"]  # as another writer, or older chaingrad
-    path.write_bytes(header_bytes(header) + body)
-    assert weights(load(path)) == [float(np.float32(w)) for w in weights(model)]
-    write_state(path)  # written by safetensors itself, with only the architecture
-    assert weights(load(path)) == [float(np.float32(w)) for w in weights(make_model(11))]
+def test_a_plain_safetensors_file_loads_as_a_state_dict(saved, tmp_path):
+    """A file with no chaingrad metadata (another tool's) is a state dict: ``load`` returns
+    it, ``load(path, model=...)`` loads it into the model, names and shapes checked."""
+    model, _ = saved
+    plain = tmp_path / "plain.safetensors"
+    source = make_model(11)
+    safetensors_numpy.save_file({k: v.astype(np.float32) for k, v in
+                                 source.state_dict().items()}, str(plain))
+    state = load(plain)
+    assert isinstance(state, dict) and sorted(state) == sorted(source.state_dict())
+    model.load_state_dict(state)
+    assert weights(model) == [float(np.float32(w)) for w in weights(source)]
+    other = make_model(12)
+    assert load(plain, model=other) is other and weights(other) == weights(model)
+    refused_unchanged(plain, make_model(12, nouts=(8, 1)), r"does not match the model given: "
+                      r".*0.weight has shape \(16, 2\), expected \(8, 2\)")
+    safetensors_numpy.save_file({"w": np.zeros(2, np.float32)}, str(plain),
+                                metadata={"format": "np"})  # metadata, but not chaingrad's
+    assert load(plain)["w"].tolist() == [0.0, 0.0]
+
+
+def test_a_state_dict_saves_and_loads_back_checked(tmp_path, model_files):
+    model = make_model(4)
+    path = tmp_path / "state.safetensors"
+    save(model.state_dict(), path)
+    state = load(path)
+    assert {k: v.dtype for k, v in state.items()} == {k: np.float32 for k in state}
+    other = make_model(5)
+    other.load_state_dict(state)
+    assert weights(other) == [float(np.float32(w)) for w in weights(model)]
+    assert "chaingrad" not in model_files.split(path.read_bytes())[0]["__metadata__"]
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(ModelFileError, match="checksum mismatch"):
+        load(path)
+    with pytest.raises(TypeError, match=r"save: '0.bias': expected real numbers .*complex"):
+        save({"0.bias": np.ones(2) * 1j}, path)
+
+
+def test_pytorch_weights_load_into_a_chaingrad_model(tmp_path):
+    torch = pytest.importorskip("torch")
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(2, 16), torch.nn.ReLU(), torch.nn.Linear(16, 16),
+                              torch.nn.ReLU(), torch.nn.Linear(16, 1))
+    path = tmp_path / "torch.safetensors"
+    safetensors_torch.save_file(net.state_dict(), str(path))
+    model = make_model(1)
+    model.load_state_dict(load(path))
+    got = net(torch.tensor(POINTS)).detach().numpy()[:, 0]
+    np.testing.assert_allclose(outputs(model), got, atol=1e-6, rtol=0)
 
 
 def test_saving_onto_a_folder_names_the_folder(saved, tmp_path):
     model, _ = saved
     folder = tmp_path / "folder"
     folder.mkdir()
-    with pytest.raises(IsADirectoryError, match="save: expected a file path") as error:
+    with pytest.raises(IsADirectoryError, match="expected a file path, got a folder") as error:
         save(model, folder)
     assert error.value.filename == str(folder)
     assert sorted(os.listdir(tmp_path)) == ["folder", "model.safetensors"]  # no temp file
@@ -362,3 +471,76 @@ def test_saving_onto_a_folder_names_the_folder(saved, tmp_path):
 def test_missing_file_is_an_os_error(tmp_path):
     with pytest.raises(FileNotFoundError):
         load(tmp_path / "nope.safetensors")
+
+
+# ---- bounded loads ----
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path, run_python):
+    """Run in a child process, so that a load that waited would fail the test (after a
+    minute) instead of hanging the run."""
+    fifo = tmp_path / "model.safetensors"
+    os.mkfifo(fifo)
+    code = ("import sys, chaingrad\n"
+            "try:\n"
+            "    chaingrad.load(sys.argv[1])\n"
+            "except OSError as exc:\n"
+            "    print(type(exc).__name__, exc)\n")
+    result = run_python(code, str(fifo), timeout=60)
+    assert result.stdout.startswith("NotARegularFileError load: ")
+    assert "is a FIFO, not a regular file" in result.stdout, result.stderr
+
+
+def test_a_huge_sparse_file_with_a_model_at_its_head_is_refused_at_once(saved):
+    """16 GB on paper, a few KB on disk: the header says how many bytes follow it, and a file
+    longer than that is refused before anything past the header is read."""
+    _, path = saved
+    with open(path, "r+b") as f:
+        f.truncate(16 * 2**30)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ModelFileError, match=r"has 1717\d+ bytes after the \d+ bytes of "
+                                                 "tensor data its header describes"):
+            load(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000  # bytes: the header and its parse, not the file
+
+
+def test_a_header_larger_than_safetensors_allows_is_refused(tmp_path):
+    path = tmp_path / "m.safetensors"
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", 200_000_000))
+        f.truncate(8 + 200_000_000)
+    with pytest.raises(ModelFileError, match="a header of 200000000 bytes; safetensors allows"):
+        load(path)
+
+
+# ---- what to install ----
+
+
+@pytest.mark.parametrize(("hidden", "call", "missing"), [
+    ("safetensors", "chaingrad.load(path)", "safetensors"),
+    ("safetensors", "chaingrad.save(MLP(2, [3, 1]), path)", "safetensors"),
+    ("numpy", "chaingrad.save(MLP(2, [3, 1]), path)", "numpy"),
+    ("numpy", "chaingrad.load(path)", "numpy"),
+])
+def test_without_numpy_or_safetensors_save_and_load_say_what_to_install(
+        tmp_path, run_python, hidden, call, missing):
+    path = tmp_path / "model.safetensors"
+    save(make_model(), path)
+    code = (f"import sys\n"
+            f"sys.modules[{hidden!r}] = None  # as if it were not installed\n"
+            "import chaingrad\n"
+            "from chaingrad.nn import MLP\n"
+            f"path = {str(path)!r}\n"
+            "try:\n"
+            f"    {call}\n"
+            "except ModuleNotFoundError as exc:\n"
+            "    print(exc)\n")
+    result = run_python(code)
+    what = "load" if "load" in call else "save"
+    assert result.stdout.strip() == (
+        f"chaingrad.{what} needs numpy and safetensors ({missing} is missing): pip install "
+        "'chaingrad[demo]', or pip install numpy safetensors"), result.stderr

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from chaingrad import Tensor, grad
-from chaingrad.nn import Module
+from chaingrad.nn import Module, Parameter
 from chaingrad.nn.layers import (
     Conv2d,
     Dropout,
@@ -37,8 +37,9 @@ def _rng(seed: int = 0) -> np.random.Generator:
 
 
 def _both_grads(fn_ours, fn_torch, arrays, torch):
-    """Outputs and gradients of sum(w * fn(...)) from chaingrad and from torch (float64)."""
-    ours = [Tensor(a, requires_grad=True) for a in arrays]
+    """Outputs and gradients of sum(w * fn(...)) from chaingrad and from torch (float64).
+    The leaves are Parameters, which a layer takes as its weight and bias."""
+    ours = [Parameter(a) for a in arrays]
     out = fn_ours(*ours)
     w = _rng(9).standard_normal(out.shape)
     (out * Tensor(w)).sum().backward()

@@ -2,6 +2,7 @@
 
 import math
 import random
+import re
 
 import numpy as np
 import pytest
@@ -274,25 +275,18 @@ def test_schedules_live_in_optim():
         assert name in chaingrad.optim.__all__
 
 
-def test_submodules_are_attributes_after_a_plain_import():
-    import subprocess
-    import sys
-
+def test_submodules_are_attributes_after_a_plain_import(run_python):
     names = ["losses", "optim", "nn", "functional", "agreement"]
     code = ("import sys, chaingrad\n"
             "assert 'numpy' not in sys.modules, 'import chaingrad imported numpy'\n"
             f"for name in {names!r}:\n"
             "    assert getattr(chaingrad, name).__name__ == 'chaingrad.' + name, name\n"
             "assert set(" + repr(names) + ") <= set(dir(chaingrad))\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=False)
+    result = run_python(code)
     assert result.returncode == 0, result.stderr
 
 
-def test_without_numpy_the_tensor_names_say_which_extra_to_install():
-    import subprocess
-    import sys
-
+def test_without_numpy_the_tensor_names_say_which_extra_to_install(run_python):
     code = ("import sys\n"
             "sys.modules['numpy'] = None  # as if numpy were not installed\n"
             "import chaingrad, chaingrad.nn\n"
@@ -305,8 +299,7 @@ def test_without_numpy_the_tensor_names_say_which_extra_to_install():
             "        assert \"needs numpy: pip install 'chaingrad[tensor]'\" in str(exc), exc\n"
             "    else:\n"
             "        raise AssertionError('no error')\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=False)
+    result = run_python(code)
     assert result.returncode == 0, result.stderr
 
 
@@ -322,3 +315,35 @@ def test_an_array_update_that_overflows_raises_without_numpy_warnings():
         with pytest.raises(NonFiniteGradError, match=r"update of parameter w is not finite"):
             opt.step()
     np.testing.assert_array_equal(param.data, [1.0, 2.0])
+
+
+@pytest.mark.parametrize(("grad", "error", "message"), [
+    (np.ones(1), ValueError, r"parameter w has shape \(1,\), expected \(3,\) \(the parameter's; "
+                             "a gradient is never broadcast\\); no parameter was changed"),
+    (np.ones((2, 3)), ValueError, r"has shape \(2, 3\), expected \(3,\)"),
+    (np.ones(()), ValueError, r"has shape \(\), expected \(3,\)"),
+    (np.ones(3) * 1j, TypeError, "parameter w must be an array of real numbers, got complex128"),
+    (np.ones(3, bool), TypeError, "must be an array of real numbers, got bool"),
+    (np.array(["1", "2", "3"]), TypeError, "must be an array of real numbers, got <U1"),
+    ([1.0, 2.0, 3.0], TypeError, "must be an array of real numbers, got list"),
+], ids=["broadcast 1", "broadcast rows", "scalar", "complex", "bool", "text", "list"])
+@pytest.mark.parametrize("cls", [SGD, Adam])
+def test_a_gradient_that_does_not_fit_its_parameter_changes_nothing(cls, grad, error, message):
+    good, param = ArrayParam([1.0, 2.0]), ArrayParam([1.0, 2.0, 3.0])
+    good.grad, param.grad = np.ones(2), grad
+    opt = cls([("v", good), ("w", param)], lr=0.1)
+    with pytest.raises(error, match=message):
+        opt.step()
+    assert good.data.tolist() == [1.0, 2.0] and param.data.tolist() == [1.0, 2.0, 3.0]
+    assert opt.state == [{}, {}]
+
+
+@pytest.mark.parametrize(("grad", "got"), [(1j, "complex 1j"), (True, "bool True"),
+                                           ("0.5", "str '0.5'"), (np.ones(2), "ndarray")])
+def test_a_values_gradient_must_be_a_real_number(grad, got):
+    x = Value(1.0)
+    x.grad = grad
+    with pytest.raises(TypeError, match=f"the gradient of parameter 0 of 1 must be a real number "
+                                        f"like its data, got {re.escape(got)}"):
+        SGD([x], lr=0.1).step()
+    assert x.data == 1.0

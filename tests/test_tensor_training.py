@@ -1,8 +1,10 @@
 """The training stack on Tensor models: optimizers against torch.optim, state dicts with
 PyTorch's names, save/load of a Sequential (an MLP and a CNN), to_torch, and bad files."""
 
+import copy
 import json
 import os
+import pickle
 import struct
 
 import numpy as np
@@ -11,6 +13,7 @@ import pytest
 import chaingrad.serialization as cio
 from chaingrad import Tensor, optim
 from chaingrad.losses import cross_entropy
+from chaingrad.nn import Module, registry
 from chaingrad.nn.layers import (
     Conv2d,
     Dropout,
@@ -21,7 +24,6 @@ from chaingrad.nn.layers import (
     Sequential,
     Sigmoid,
     Tanh,
-    TensorModule,
     manual_seed,
 )
 from chaingrad.serialization import ModelFileError, load, save, to_torch
@@ -167,7 +169,7 @@ def test_the_file_holds_float32_c_contiguous_tensors_and_the_architecture(saved_
     header = json.loads(data[8:8 + n])
     assert {header[k]["dtype"] for k in header if k != "__metadata__"} == {"F32"}
     arch = json.loads(header["__metadata__"]["chaingrad"])
-    assert arch == dict(model.architecture(), format_version=1)
+    assert arch == dict(model.architecture(), format_version=cio.FORMAT_VERSION)
     transposed = make_cnn(3)
     transposed[7].weight.data = np.asfortranarray(transposed[7].weight.data)
     save(transposed, path)
@@ -198,7 +200,7 @@ def test_load_into_an_existing_model(saved_cnn):
 
 
 def test_save_refuses_layers_it_cannot_rebuild(tmp_path):
-    class Scale(TensorModule):
+    class Scale(Module):
         def forward(self, x):
             return x * 2
 
@@ -260,19 +262,23 @@ def test_the_file_loads_into_torch_with_strict_keys(make, tmp_path):
                                atol=1e-6, rtol=0)
 
 
+def test_pytorchs_own_file_loads_into_a_chaingrad_model(tmp_path):
+    """safetensors.torch.save_file of a torch state dict: a plain file, no chaingrad
+    metadata; ``load`` gives its state dict, and ``load(path, model=...)`` fills a model."""
+    torch.manual_seed(0)
+    net = torch_cnn()
+    path = tmp_path / "torch.safetensors"
+    safetensors_torch.save_file(net.state_dict(), str(path))
+    model = make_cnn(seed=3)
+    model.load_state_dict(load(path))
+    np.testing.assert_allclose(outputs(model), net(torch.tensor(IMAGES)).detach().numpy(),
+                               atol=1e-6, rtol=0)
+    other = make_cnn(seed=4)
+    assert load(path, model=other) is other
+    np.testing.assert_array_equal(outputs(other), outputs(model))
+
+
 # ---- bad files ----
-
-
-def rewrite(path, edit):
-    """Change the architecture in the file's metadata, keeping its tensors."""
-    data = path.read_bytes()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    arch = json.loads(header["__metadata__"]["chaingrad"])
-    edit(arch)
-    header["__metadata__"]["chaingrad"] = json.dumps(arch)
-    raw = json.dumps(header).encode()
-    path.write_bytes(struct.pack("<Q", len(raw)) + raw + data[8 + n:])
 
 
 def layer(i, **changes):
@@ -287,7 +293,8 @@ BAD_FILES = {
     "bad pair": (layer(2, kernel_size=[2]), "expected a pair of integers"),
     "layers not a list": (lambda a: a.update(layers={"0": 1}), "expected a list of layers"),
     "refused by the layer": (layer(6, p=1.5), r"cannot build .*Dropout\(p=1.5\).*\[0, 1\)"),
-    "too many weights": (layer(7, in_features=10**9), "needs 8000000\\d+ float32 weights"),
+    "too many weights": (layer(7, in_features=10**9), r"needs 8000000\d+ weights, more than "
+                                                      r"its \d+ bytes of tensor data can hold"),
     "wrong shape": (layer(7, in_features=40, out_features=8),
                     r"7.weight has shape \(8, 48\), expected \(8, 40\)"),
     "missing key": (layer(9, bias=True), r"missing keys \['9.bias'\]"),
@@ -296,13 +303,102 @@ BAD_FILES = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_FILES))
-def test_bad_files_raise_model_file_error_and_change_nothing(saved_cnn, case):
+def test_bad_files_raise_model_file_error_and_change_nothing(saved_cnn, model_files, case):
+    """Each file is signed again after its edit, so that the check behind the checksum
+    is the one that refuses it."""
     model, path = saved_cnn
     edit, message = BAD_FILES[case]
-    rewrite(path, edit)
+    model_files.rewrite(path, edit)
     before = weights(model)
     with pytest.raises(ModelFileError, match=message):
         load(path)
     with pytest.raises(ModelFileError):
         load(path, model=model)
     assert same_weights(weights(model), before)
+
+
+@pytest.mark.parametrize(("edit", "what"), [
+    (layer(6, p=0.5), "Dropout's p"), (layer(3, stride=[1, 1]), "a stride"),
+    (layer(4, type="ReLU"), "an activation"),
+    (lambda a: a["layers"].append({"type": "Identity"}), "a layer")])
+def test_an_edited_architecture_fails_the_checksum(saved_cnn, model_files, edit, what):
+    """Metadata changed after saving would load silently as another model: refused."""
+    model, path = saved_cnn
+    model_files.rewrite(path, edit, sign=False)
+    with pytest.raises(ModelFileError, match="checksum mismatch"):
+        load(path)
+    model_files.rewrite(path, sign=True)  # signed again: then it is a valid, other model
+    assert load(path).architecture() != model.architecture()
+
+
+# ---- nesting: bounded, never a RecursionError ----
+
+
+def nested(levels):
+    """``levels`` Sequentials, one inside the other, around a Linear (the Linear is at
+    depth ``levels``)."""
+    model = Linear(2, 2)
+    for _ in range(levels):
+        model = Sequential(model)
+    return model
+
+
+def test_the_deepest_nesting_allowed_round_trips(tmp_path):
+    deepest = registry.MAX_DEPTH - 1
+    model = nested(deepest)
+    path = tmp_path / "deep.safetensors"
+    save(model, path)
+    loaded = load(path)
+    assert loaded.architecture() == model.architecture()
+    name = "0." * deepest + "weight"
+    np.testing.assert_array_equal(loaded.state_dict()[name], model.state_dict()[name])
+    assert list(to_torch(model).state_dict()) == list(model.state_dict())
+
+
+@pytest.mark.parametrize("levels", [registry.MAX_DEPTH, 500])
+def test_a_model_nested_too_deeply_is_refused_clearly(tmp_path, levels):
+    model = nested(levels)
+    assert len(model.named_parameters()) == 2  # walked without recursion, at any depth
+    assert len(model.state_dict()) == 2 and len(list(model.modules())) == levels + 1
+    message = f"layers nest more than {registry.MAX_DEPTH} deep"
+    for call in (model.architecture, lambda: to_torch(model),
+                 lambda: save(model, tmp_path / "deep.safetensors")):
+        with pytest.raises(ValueError, match=message):
+            call()
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("levels", [registry.MAX_DEPTH, 500, 5000])
+def test_a_file_nested_too_deeply_is_refused_clearly(tmp_path, model_files, levels):
+    path = tmp_path / "deep.safetensors"
+    save(nested(0), path)
+    arch = ('{"type": "Sequential", "layers": [' * levels + json.dumps(nested(0).architecture())
+            + "]}" * levels)
+    model_files.rewrite(path, edit_header=lambda h: h["__metadata__"].update(
+        chaingrad=arch[:-1] + ', "format_version": 2}'))
+    with pytest.raises(ModelFileError, match="nest more than 64 deep|nests too deeply"):
+        load(path)
+
+
+# ---- copies ----
+
+
+def test_tensor_models_and_optimizers_round_trip_through_copy_and_pickle():
+    def one_step(model, opt):
+        opt.zero_grad()
+        cross_entropy(model(Tensor(IMAGES)), LABELS).backward()
+        opt.step()
+        return [p.data.copy() for p in model.parameters()]
+
+    for make in (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), lambda ps: optim.Adam(ps)):
+        model = make_cnn().train()
+        opt = make(model.named_parameters())
+        one_step(model, opt)  # the optimizer now has state (momentum, moments)
+        clones = [copy.deepcopy((model, opt)), pickle.loads(pickle.dumps((model, opt)))]
+        state = cio.nn.get_rng_state()
+        expected = one_step(model, opt)
+        for twin, twin_opt in clones:
+            assert type(twin[0].weight).__name__ == "Parameter"
+            assert twin_opt.params[0] is twin[0].weight  # the copies share as the originals
+            cio.nn.set_rng_state(state)  # the same dropout mask
+            assert same_weights(one_step(twin, twin_opt), expected)

@@ -35,15 +35,24 @@ class Remote:
     """A workload run by ``worker.py serve`` in another interpreter (its own virtualenv)."""
 
     def __init__(self, python: str, engine: str, raise_limit: bool, workload: str,
-                 sizes: dict[str, Any], X: Any, y: Any):
+                 sizes: dict[str, Any], X: Any, y: Any, path: str | None = None,
+                 clock: str = "wall"):
+        """Start the worker and set the workload up in it.
+
+        ``path`` (a source tree holding a ``chaingrad/`` package) goes first on the
+        worker's ``sys.path``, so that it imports that tree rather than the installed one;
+        ``self.file`` is the engine's module file as the worker imported it. ``clock``
+        ('wall' or 'cpu', ``scalar.CLOCKS``) is what the worker's blocks time.
+        """
         try:
-            self.proc = subprocess.Popen([python, WORKER, "serve"], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, text=True)
+            self.proc = subprocess.Popen([python, WORKER, "serve", *_path_option(path)],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         text=True)
         except OSError as exc:
             raise engines.MissingError(f"{engine}: cannot start {python} ({exc}); install: "
                                   f"{engines.EXTERNAL.get(engine, '')}") from None
         reply = self.ask({"cmd": "setup", "engine": engine, "raise_limit": raise_limit,
-                          "workload": workload, "sizes": sizes,
+                          "workload": workload, "sizes": sizes, "clock": clock,
                           "X": None if X is None else X.tolist(),
                           "y": None if y is None else y.tolist()})
         if not reply["ok"]:
@@ -51,7 +60,7 @@ class Remote:
             if reply["status"] == "missing":
                 raise engines.MissingError(reply["message"])
             raise BlockError(reply["status"])
-        self.label = reply["label"]
+        self.label, self.file = reply["label"], reply.get("file")
 
     def ask(self, message: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -82,6 +91,25 @@ class Remote:
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
                 self.proc.wait()
+
+
+def _path_option(path: str | None) -> list[str]:
+    return ["--path", path] if path else []
+
+
+def probe(python: str, engine: str, mode: str, sizes: dict[str, Any], raise_limit: bool = False,
+          path: str | None = None) -> dict[str, Any]:
+    """S3's peak memory per node (``mode``: 'tracemalloc' or 'rss'), in a fresh worker process.
+
+    Returns the worker's reply: ``{"ok": True, "<mode> B/node": ..., "file": ...}`` or
+    ``{"ok": False, "status": ...}``; ``path`` as for ``Remote``.
+    """
+    cmd = [python, WORKER, "probe", "--engine", engine, "--mode", mode,
+           "--width", str(sizes["s3_width"]), "--depth", str(sizes["s3_depth"]),
+           *(["--raise-limit"] if raise_limit else []), *_path_option(path)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    lines = done.stdout.strip().splitlines()
+    return json.loads(lines[-1]) if lines else {"ok": False, "status": "crashed"}
 
 
 def run_entries(entries: list, repeats: int, warmup: bool) -> None:

@@ -1,6 +1,7 @@
 """Scalar engines behind one interface, so that S1-S3 are written once for all of them.
 
-An engine gives: ``value(x)`` (an input, as micrograd's notebook writes ``Value(x)``),
+An engine gives: ``name``, ``label``, ``version``, ``file`` (the module it was imported
+from), ``value(x)`` (an input, as micrograd's notebook writes ``Value(x)``),
 ``param(x)`` (a leaf that receives a gradient), ``mlp(nin, nouts, scales)`` (micrograd's
 ``MLP``: the library's own where it has one), ``data(v)`` (the number a node holds),
 ``backward(root)``, ``zero_grad(model)`` and ``sgd(params, lr)`` (the notebook's update).
@@ -71,11 +72,12 @@ class MicrogradLike:
     def __init__(self, name: str, raise_limit: bool = False):
         value_mod, nn_mod, dist, install = MICROGRAD_LIKE[name]
         try:
-            self.Value = importlib.import_module(value_mod).Value
+            module = importlib.import_module(value_mod)
+            self.Value = module.Value
             self.MLP = importlib.import_module(nn_mod).MLP
         except ImportError as exc:
             raise MissingError(f"{name}: not importable here ({exc}); install: {install}") from None
-        self.name = name
+        self.name, self.file = name, module.__file__
         self.version = version_of(dist)
         self.raise_limit = raise_limit
         self.label = f"{name} {self.version}" + (" (recursion limit 10^6)" if raise_limit else "")
@@ -164,7 +166,7 @@ class TorchScalar:
                                "pip install torch==2.13.0") from None
         torch.set_num_threads(1)
         self.torch = torch
-        self.name = "torch"
+        self.name, self.file = "torch", torch.__file__
         self.version = torch.__version__
         self.label = f"torch {self.version} (0-d float64)"
 
@@ -211,7 +213,7 @@ class MgcppScalar:
             raise MissingError(f"micrograd-cpp-engine: not importable here ({exc}); install "
                                f"in its own virtualenv: {MGCPP_INSTALL}") from None
         self.C, self.optim = _C, micrograd.optim
-        self.name = "micrograd-cpp-engine"
+        self.name, self.file = "micrograd-cpp-engine", micrograd.__file__
         self.version = version_of("micrograd-cpp-engine")
         self.label = f"micrograd-cpp-engine {self.version} (0-d float32)"
         self.optimizer: Any = None

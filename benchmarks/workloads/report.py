@@ -43,17 +43,27 @@ def ratios(rows: list[Row], metric: str) -> dict[str, float]:
     return {r.label: r.median(metric) / base for r in rows if r.median(metric) is not None}
 
 
+def number(value: float) -> str:
+    """A measurement as the tables print it: 1,212 or 64.2 or 0.741."""
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def spread(values: list[float]) -> float | None:
+    """(max - min) / median of the repeats, or None with fewer than two."""
+    if len(values) < 2 or not statistics.median(values):
+        return None
+    return (max(values) - min(values)) / statistics.median(values)
+
+
 def _cell(row: Row, metric: str, ratio: float | None) -> str:
     med = row.median(metric)
     if med is None:
         return "-" if row.status == "ok" else ""
-    text = f"{med:,.0f}" if med >= 100 else f"{med:.3g}"
-    return text + (f" ({ratio:.2f}x)" if ratio is not None else "")
+    return number(med) + (f" ({ratio:.2f}x)" if ratio is not None else "")
 
 
 def _spread(row: Row, metrics: tuple[str, ...]) -> str:
-    spreads = [(max(v) - min(v)) / statistics.median(v) for m in metrics
-               if len(v := row.samples.get(m, [])) > 1 and statistics.median(v)]
+    spreads = [s for m in metrics if (s := spread(row.samples.get(m, []))) is not None]
     return f"{100 * max(spreads):.0f}%" if spreads else ""
 
 
@@ -108,18 +118,22 @@ def threadpools() -> list[dict[str, Any]]:
     return [{k: pool.get(k) for k in keys} for pool in threadpool_info()]
 
 
-def write_json(path: str, payload: dict[str, Any]) -> None:
-    """Write ``payload`` to ``path`` atomically (a temp file beside it, then os.replace)."""
+def write_text(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (a temp file beside it, then os.replace)."""
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".bench-", suffix=".json")
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".bench-", suffix=os.path.splitext(path)[1])
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(payload, f, indent=1)
-            f.write("\n")
+            f.write(text)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def write_json(path: str, payload: dict[str, Any]) -> None:
+    """Write ``payload`` to ``path`` as indented JSON, atomically."""
+    write_text(path, json.dumps(payload, indent=1) + "\n")
 
 
 def rows_as_json(rows: list[Row]) -> list[dict]:
@@ -137,13 +151,17 @@ def rows_as_json(rows: list[Row]) -> list[dict]:
 
 
 def write_markdown(path: str, command: str, info: dict[str, Any], tables: list[str],
-                   legend: str, skipped: list[str]) -> None:
-    """The tables as a Markdown page (machine, versions, command first), written atomically."""
+                   legend: str, skipped: list[str], title: str = "Benchmark results",
+                   extra: tuple[str, ...] = ()) -> None:
+    """The tables as a Markdown page (machine, versions, command first), written atomically.
+
+    ``extra`` lines go in the list under the command (``versions.py``: the two trees).
+    """
     versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items())
     load = (f"{info['load_average_start'][0]:.2f} at the start, "
             f"{info.get('load_average_end', [float('nan')])[0]:.2f} at the end")
-    parts = ["# Benchmark results", "",
-             f"- Command: `{command}`", f"- Date: {info['date']}",
+    parts = [f"# {title}", "",
+             f"- Command: `{command}`", *extra, f"- Date: {info['date']}",
              f"- Machine: {info['cpu']}, {info['cores']} cores, {info['platform']}",
              f"- Python {info['python']}; {versions}",
              "- Threads: OMP/OPENBLAS/MKL_NUM_THREADS=1, torch.set_num_threads(1); "
@@ -152,12 +170,4 @@ def write_markdown(path: str, command: str, info: dict[str, Any], tables: list[s
     parts += ["```text", "\n\n".join(tables), "", legend, "```", ""]
     if skipped:
         parts += ["Skipped:", ""] + [f"- {s}" for s in skipped] + [""]
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".bench-", suffix=".md")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write("\n".join(parts))
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_text(path, "\n".join(parts))

@@ -4,9 +4,12 @@
 Value of the graph. Python's ``ast`` parses the text and only this small language is
 accepted:
 
-- the names given in ``variables`` (each becomes a leaf Value labelled with its name);
-- numbers (each becomes a leaf labelled with the number as written; an exponent that is a
-  plain number stays a number, so ``x**2`` is the op ``**2`` as in micrograd);
+- the names given in ``variables`` (each becomes a leaf Value labelled with its name, read
+  as Python reads names: ``ﬁ`` is ``fi``);
+- numbers (each becomes a leaf labelled with the number as written, or with its value as a
+  float when that is shorter than a long literal; an exponent that is a plain number stays
+  a number, so ``x**2`` is the op ``**2`` as in micrograd; an integer too large to be
+  exact as a float, as Python computes ``x ** n``, is written as that float);
 - ``+ - * / **`` and unary ``-`` / ``+``;
 - Value's methods, as ``x.tanh()`` or ``tanh(x)``: relu tanh sigmoid exp log sqrt abs
   sin cos.
@@ -18,14 +21,19 @@ Anything else (attribute access, other calls, subscripts, strings, lambdas, ...)
 from __future__ import annotations
 
 import ast
+import contextlib
 import math
-from collections.abc import Mapping
+import sys
+import unicodedata
+from collections.abc import Iterator, Mapping
 
 from ..engine import Value
-from ..errors import DomainError
+from ..errors import DomainError, ExpressionError
 
 METHODS = ("relu", "tanh", "sigmoid", "exp", "log", "sqrt", "abs", "sin", "cos")
 MAX_LENGTH = 10_000
+MAX_LABEL = 24  # a longer number literal is labelled with its value as a float
+EXACT_INT = 2**53  # a larger int is not exact as a float
 
 _BINARY = {
     ast.Add: lambda a, b: a + b,
@@ -35,10 +43,6 @@ _BINARY = {
     ast.Pow: lambda a, b: a**b,
 }
 _SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
-
-
-class ExpressionError(ValueError):
-    """An expression that is not in the accepted language, or cannot be computed."""
 
 
 def parse_expression(text: str, variables: Mapping[str, float]) -> Value:
@@ -53,7 +57,8 @@ def parse_expression(text: str, variables: Mapping[str, float]) -> Value:
 
     Raises:
         ExpressionError: For a syntax error, a construct outside the language, a name not
-            in ``variables``, or a value outside an op's domain (e.g. ``log`` of 0).
+            in ``variables`` (or two that Python reads as one), or a value outside an op's
+            domain (e.g. ``log`` of 0).
 
     Example:
         >>> out = parse_expression("(x * w).tanh()", {"x": 2.0, "w": -3.0})
@@ -65,20 +70,67 @@ def parse_expression(text: str, variables: Mapping[str, float]) -> Value:
     if len(text) > MAX_LENGTH:
         raise ExpressionError(f"expression: {len(text)} characters, at most {MAX_LENGTH}")
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        with _recursion_limit(MAX_LENGTH):
+            tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
+        if "integer string conversion" in exc.msg:  # Python's limit on an int's digits
+            raise ExpressionError(f"expression: a number of more than "
+                                  f"{sys.get_int_max_str_digits()} digits is too large for a "
+                                  "float, needs |x| < 1.8e308") from None
         detail = "" if exc.msg == "invalid syntax" else f": {exc.msg}"
         shown = text if len(text) <= 60 else text[:57] + "..."
         raise ExpressionError(f"expression: invalid syntax in {shown!r}{detail}") from None
     except (RecursionError, MemoryError):
         raise ExpressionError("expression: nested too deeply") from None
-    leaves = {name: Value(float(v), label=name) for name, v in variables.items()}
+    leaves: dict[str, Value] = {}
+    for name, v in variables.items():
+        read = python_name(name)
+        if read in leaves:
+            raise ExpressionError(f"expression: two variables are the name {read!r} to "
+                                  f"Python, {leaves[read].label!r} and {name!r}")
+        leaves[read] = Value(float(v), label=read)
     try:
         return _evaluate(tree.body, leaves)
     except DomainError as exc:
         raise ExpressionError(f"expression: {exc}") from None
     except (ZeroDivisionError, OverflowError) as exc:
         raise ExpressionError(f"expression: {exc}") from None
+
+
+def python_name(name: str) -> str:
+    """``name`` as Python's parser reads it, NFKC-normalised (``"ﬁ"`` is ``"fi"``).
+
+    Example:
+        >>> python_name("ﬁx"), python_name("x1")
+        ('fix', 'x1')
+    """
+    return unicodedata.normalize("NFKC", name)
+
+
+def shorten(text: str, limit: int = 40) -> str:
+    """``text`` for a message: whole, or its start and its length when it is longer.
+
+    Example:
+        >>> shorten("x" * 100, limit=10)
+        'xxxxxxx... (100 characters)'
+    """
+    return text if len(text) <= limit else f"{text[:limit - 3]}... ({len(text)} characters)"
+
+
+@contextlib.contextmanager
+def _recursion_limit(limit: int) -> Iterator[None]:
+    """Raise Python's recursion limit to at least ``limit`` inside.
+
+    ``ast.parse`` turns its tree into Python objects recursively, and CPython 3.10 and
+    3.11 count that against the recursion limit: a flat sum ``x + x + ... + x`` of n terms
+    is a tree n deep, so 3,000 terms would be "too deep" at the default limit of 1,000.
+    """
+    saved = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(saved, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(saved)
 
 
 def _evaluate(root: ast.AST, leaves: dict[str, Value]) -> Value:
@@ -141,14 +193,16 @@ def _apply(node: ast.AST, args: list, leaves: dict[str, Value]) -> Value | float
     if isinstance(node, ast.Name):
         if node.id not in leaves:
             known = ", ".join(sorted(leaves)) or "none"
+            name = shorten(node.id)
             raise ExpressionError(
-                f"expression: {node.id!r} is not set (give it with --set {node.id}=VALUE; "
+                f"expression: {name!r} is not set (give it with --set {name}=VALUE; "
                 f"set: {known})"
             )
         return leaves[node.id]
     number = _plain_number(node)
     if number is not None:
-        return Value(number, label=_source(node))
+        written = _source(node, limit=None)
+        return Value(number, label=written if len(written) <= MAX_LABEL else repr(float(number)))
     if isinstance(node, ast.BinOp):
         left = args[0]
         right = args[1] if len(args) == 2 else _plain_number(node.right)
@@ -175,13 +229,15 @@ def _plain_number(node: ast.AST) -> int | float | None:
                      if type(node.value) is int else "literal (it rounds to inf)")
             raise ExpressionError(f"expression: a number {shown} is too large for a float, "
                                   "needs |x| < 1.8e308")
-        return -node.value if negative else node.value  # an int stays an int: '**2'
+        value = -node.value if negative else node.value  # an int stays an int: '**2'
+        return float(value) if abs(value) > EXACT_INT else value
     return None
 
 
-def _source(node: ast.AST, limit: int = 60) -> str:
+def _source(node: ast.AST, limit: int | None = 60) -> str:
+    """The text of ``node``, cut to ``limit`` characters (None: the whole of it)."""
     try:
         text = ast.unparse(node)
     except (RecursionError, ValueError):
         return type(node).__name__
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return text if limit is None or len(text) <= limit else text[: limit - 3] + "..."

@@ -3,7 +3,7 @@
     chaingrad graph "(x1*w1 + x2*w2 + b).tanh()" --set x1=2 --set w1=-3 --set x2=0 \\
         --set w2=1 --set b=6.8813735870195432 -o neuron.svg
 
-The expression is parsed by ``chaingrad.expr`` (never ``eval``-ed). The backward pass is
+The expression is parsed by ``chaingrad/cli/expr.py`` (never ``eval``-ed). The backward pass is
 run first, so the drawing shows the gradients. The output format follows the suffix of
 ``-o``: ``.svg`` and ``.png`` (rendered by ``dot`` or ``graphviz-pure``), ``.dot`` (the DOT
 text), ``.html`` (the interactive step-by-step page). Without ``-o`` the DOT text is printed.
@@ -17,8 +17,19 @@ import os
 import re
 import sys
 
-from ..cli import UsageError
-from ..show.dot import DEFAULT_MAX_SEGMENTS
+from ..errors import DomainError, ExpressionError, UsageError
+from ..files import write_atomic
+from ..show.dot import (
+    DEFAULT_MAX_SEGMENTS,
+    RendererNotFoundError,
+    check_segments,
+    draw_dot,
+    reading_order,
+    to_dot,
+)
+from ..show.explain import explain
+from ..show.page import to_html
+from .expr import parse_expression, python_name, shorten
 
 SUFFIXES = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot", ".html": "html",
             ".htm": "html"}
@@ -60,11 +71,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the graph, run backward, write the drawing; returns the exit code."""
-    from ..errors import DomainError
-    from ..show.dot import RendererNotFoundError, check_segments, draw_dot, reading_order, to_dot
-    from ..show.explain import explain
-    from .expr import ExpressionError, parse_expression
-
     variables = _parse_assignments(args.assignments)
     if args.max_nodes < 1:
         raise UsageError(f"--max-nodes must be at least 1, got {args.max_nodes}")
@@ -110,12 +116,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     try:
         if fmt == "html":
-            from ..show.page import to_html
-
             to_html(root, args.output, max_nodes=args.max_nodes)
         else:
-            from ..files import write_atomic
-
             if fmt == "dot":
                 data = to_dot(root, rankdir=rankdir).encode("utf-8")
             else:
@@ -130,20 +132,22 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _parse_assignments(assignments: list[str]) -> dict[str, float]:
+    """``{name: value}`` from ``--set NAME=VALUE``s, each name as Python reads it."""
     variables: dict[str, float] = {}
     for text in assignments:
         name, sep, value = text.partition("=")
-        name, value = name.strip(), value.strip()
+        name, value = python_name(name.strip()), value.strip()
         if not sep or not name.isidentifier():
-            raise UsageError(f"--set {text!r}: expected NAME=VALUE, e.g. --set x1=2.0")
+            raise UsageError(f"--set {shorten(text)!r}: expected NAME=VALUE, e.g. --set x1=2.0")
         if name in variables:
-            raise UsageError(f"--set {name}: given twice")
+            raise UsageError(f"--set {shorten(name)}: given twice")
+        shown = f"--set {shorten(name)}={shorten(value)}"
         try:
             number = float(value)
         except ValueError:
-            raise UsageError(f"--set {name}={value}: {value!r} is not a number") from None
+            raise UsageError(f"{shown}: not a number") from None
         if not math.isfinite(number):
-            raise UsageError(f"--set {name}={value}: needs a finite number")
+            raise UsageError(f"{shown}: needs a finite number")
         variables[name] = number
     return variables
 

@@ -1,4 +1,5 @@
-"""Neural networks of Values: Module, Neuron, Layer and MLP, as in micrograd.
+"""Neural networks: the one ``Module`` base, micrograd's ``Neuron``, ``Layer`` and ``MLP``
+of Values here, and PyTorch's Tensor layers (``Linear``, ``Conv2d``, ``Sequential``, ...).
 
 ``MLP(2, [16, 16, 1])`` is micrograd's demo model: ReLU hidden layers and a linear last
 layer, weights drawn with ``random.uniform(-1, 1)`` (so ``random.seed`` makes it
@@ -9,109 +10,24 @@ Parameters also have PyTorch's names: an MLP is named like an ``nn.Sequential`` 
 has ``0.weight`` (16 x 2, row j is neuron j's ``w``), ``0.bias`` (16), ``2.weight``,
 ``2.bias``, ``4.weight`` and ``4.bias``. A named parameter is a nested list of Values
 shaped like the PyTorch tensor; ``state_dict()`` turns each into a numpy array.
+
+The Tensor layers need numpy, which the Values do not: they load when first asked for
+(``chaingrad.nn.Linear``), from ``chaingrad/nn/layers.py``.
 """
 
 from __future__ import annotations
 
+import importlib
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from numbers import Integral
 from typing import Any
 
 from ..autodiff import paused_gc
 from ..engine import Value, _node
 from ..rules import ADD, MUL
-
-# A named parameter: a Value, or a (nested) list of Values shaped like a PyTorch tensor.
-Nested = Value | list
-
-ACTIVATIONS = ("relu", "tanh", "sigmoid", "linear")
-
-
-class Module:
-    """Something with parameters: ``parameters()`` lists them, ``zero_grad()`` resets them."""
-
-    def zero_grad(self) -> None:
-        """Set every parameter's ``.grad`` to 0 (do it before each ``backward()``)."""
-        for p in self.parameters():
-            p.grad = 0.0
-
-    def parameters(self) -> list[Value]:
-        """Every trainable Value of the module, in a fixed order (none for a bare Module)."""
-        return []
-
-    def named_parameters(self) -> list[tuple[str, Nested]]:
-        """``(name, parameter)`` pairs, each parameter a Value or a nested list of Values.
-
-        The default names each of ``parameters()`` by its position (``'0'``, ``'1'``, ...);
-        Neuron, Layer and MLP use PyTorch's names instead.
-        """
-        return [(str(i), p) for i, p in enumerate(self.parameters())]
-
-    def state_dict(self) -> dict[str, Any]:
-        """``{name: numpy float64 array}``, a copy of every named parameter's data.
-
-        Example:
-            >>> import random; random.seed(0)
-            >>> {k: v.shape for k, v in MLP(2, [3, 1]).state_dict().items()}
-            {'0.weight': (3, 2), '0.bias': (3,), '2.weight': (1, 3), '2.bias': (1,)}
-        """
-        import numpy as np
-
-        return {
-            name: np.array([v.data for v in _flatten(p)], dtype=np.float64).reshape(_shape(p))
-            for name, p in self.named_parameters()
-        }
-
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Set every named parameter's data from ``state`` (arrays, lists or tensors).
-
-        Everything is checked before anything changes: a missing, unexpected or
-        mis-shaped key, or a value that is not a finite number, raises ValueError and
-        leaves the module as it was.
-
-        Example:
-            >>> import random; random.seed(0)
-            >>> a, b = MLP(2, [3, 1]), MLP(2, [3, 1])
-            >>> b.load_state_dict(a.state_dict())
-            >>> [p.data for p in a.parameters()] == [p.data for p in b.parameters()]
-            True
-        """
-        import numpy as np
-
-        if not isinstance(state, Mapping):
-            raise TypeError(f"load_state_dict: expected a mapping of name -> array, "
-                            f"got {type(state).__name__}")
-        own = dict(self.named_parameters())
-        problems = []
-        missing = [k for k in own if k not in state]
-        unexpected = [k for k in state if k not in own]
-        if missing:
-            problems.append(f"missing keys {missing}")
-        if unexpected:
-            problems.append(f"unexpected keys {unexpected}")
-        arrays = {}
-        for name, p in own.items():
-            if name not in state:
-                continue
-            try:
-                with np.errstate(invalid="ignore", over="ignore"):  # nan/inf: refused below
-                    array = np.asarray(state[name], dtype=np.float64)
-            except (TypeError, ValueError) as exc:
-                problems.append(f"{name} is not an array of numbers ({exc})")
-                continue
-            if array.shape != _shape(p):
-                problems.append(f"{name} has shape {array.shape}, expected {_shape(p)}")
-            elif not np.isfinite(array).all():
-                problems.append(f"{name} holds non-finite values (nan or inf)")
-            else:
-                arrays[name] = array
-        if problems:
-            raise ValueError(f"load_state_dict ({type(self).__name__}): "
-                             + "; ".join(problems))
-        for name, p in own.items():
-            for v, x in zip(_flatten(p), arrays[name].ravel().tolist(), strict=True):
-                v.data = x
+from .module import Module, Nested
+from .registry import ACTIVATIONS
 
 
 class Neuron(Module):
@@ -152,6 +68,8 @@ class Neuron(Module):
             return act
         return getattr(act, self.activation)()
 
+    forward = __call__  # micrograd calls the module; PyTorch's habit calls forward
+
     def parameters(self) -> list[Value]:
         """The weights, then the bias."""
         return self.w + [self.b]
@@ -178,6 +96,8 @@ class Layer(Module):
         """Each neuron's output, in order; a bare Value for a layer of one neuron."""
         out = [n(x) for n in self.neurons]
         return out[0] if len(out) == 1 else out
+
+    forward = __call__
 
     def parameters(self) -> list[Value]:
         """Neuron by neuron: each one's weights, then its bias."""
@@ -222,10 +142,12 @@ class MLP(Module):
 
     def __call__(self, x: Sequence[Value | float]) -> Value | list[Value]:
         """The layers in turn: a list of Values, or a bare Value if the last has width 1."""
-        with paused_gc():  # the graph being built has no cycles: see graph.paused_gc
+        with paused_gc():  # the graph being built has no cycles: see autodiff.paused_gc
             for layer in self.layers:
                 x = layer(x)  # a width-1 layer returns a bare Value; Neuron takes that too
         return x
+
+    forward = __call__
 
     def parameters(self) -> list[Value]:
         """Layer by layer, as ``Layer.parameters()`` lists them."""
@@ -235,21 +157,11 @@ class MLP(Module):
         """Layer i's ``weight`` and ``bias`` as ``f'{2 * i}.weight'``, ``f'{2 * i}.bias'``.
 
         These are the names of ``nn.Sequential(Linear, act, Linear, act, ..., Linear)``;
-        see ``chaingrad.io.to_torch``.
+        see ``chaingrad.to_torch``.
         """
         return [(f"{2 * i}.{name}", p)
                 for i, layer in enumerate(self.layers)
                 for name, p in layer.named_parameters()]
-
-    def architecture(self) -> dict[str, Any]:
-        """What it takes to rebuild this model: ``MLP(**arch)`` minus the ``type`` key.
-
-        Example:
-            >>> MLP(2, [16, 16, 1]).architecture()
-            {'type': 'MLP', 'nin': 2, 'nouts': [16, 16, 1], 'activation': 'relu'}
-        """
-        return {"type": "MLP", "nin": self.nin, "nouts": list(self.nouts),
-                "activation": self.activation}
 
     def __repr__(self) -> str:
         return f"MLP of [{', '.join(str(layer) for layer in self.layers)}]"
@@ -277,34 +189,25 @@ def _check_size(where: str, name: str, n: object, least: int = 0) -> None:
         raise ValueError(f"{where}: {name} must be a whole number >= {least}, got {n!r}")
 
 
-def _shape(p: Nested) -> tuple[int, ...]:
-    """The shape of a nested list of Values (``()`` for a single Value)."""
-    shape = []
-    while isinstance(p, list):
-        shape.append(len(p))
-        if not p:
-            break
-        p = p[0]
-    return tuple(shape)
-
-
-def _flatten(p: Nested) -> list[Value]:
-    """The Values of a nested list, in row-major (C) order."""
-    if not isinstance(p, list):
-        return [p]
-    return [v for item in p for v in _flatten(item)]
-
-
-# The Tensor layers (chaingrad.layers) need numpy; they load when first asked for.
-_TENSOR_LAYERS = (
-    "Conv2d", "Dropout", "Flatten", "Identity", "Linear", "MaxPool2d", "ReLU", "Sequential",
-    "Sigmoid", "Tanh", "TensorModule", "manual_seed",
+# The names of chaingrad/nn/layers.py, which needs numpy: each loads on first use.
+_TENSOR_NAMES = (
+    "Conv2d", "Dropout", "Flatten", "Identity", "Linear", "MaxPool2d", "Parameter", "ReLU",
+    "Sequential", "Sigmoid", "Tanh", "get_rng_state", "manual_seed", "set_rng_state",
 )
 
 
 def __getattr__(name: str) -> object:
-    if name in _TENSOR_LAYERS:
-        from .. import _load
+    if name not in _TENSOR_NAMES:
+        raise AttributeError(f"module 'chaingrad.nn' has no attribute {name!r}")
+    try:
+        layers = importlib.import_module("chaingrad.nn.layers")
+    except ModuleNotFoundError as exc:
+        if exc.name != "numpy":
+            raise
+        raise ModuleNotFoundError(f"chaingrad.nn.{name} needs numpy: pip install "
+                                  "'chaingrad[tensor]'", name="numpy") from exc
+    return getattr(layers, name)
 
-        return getattr(_load("chaingrad.nn.layers", f"chaingrad.nn.{name}"), name)
-    raise AttributeError(f"module 'chaingrad.nn' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_TENSOR_NAMES))

@@ -3,7 +3,9 @@
 ``Linear``, ``Conv2d`` (NCHW) and ``MaxPool2d`` have PyTorch's parameter shapes and default
 initialisation (weights and biases uniform in +-1/sqrt(fan_in), which is what torch's
 kaiming-uniform with a = sqrt(5) comes to); ``Sequential`` names its children '0', '1', ...
-so that ``named_parameters()`` gives PyTorch's names ('0.weight', '2.bias', ...).
+so that ``named_parameters()`` gives PyTorch's names ('0.weight', '2.bias', ...). Each is a
+``chaingrad.nn.Module``; the types that save and load rebuild are listed in
+``chaingrad.nn.registry``.
 
 Random numbers (initial weights, dropout masks) come from one numpy generator;
 ``manual_seed(n)`` makes them reproducible.
@@ -21,20 +23,17 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from ..nn import Module
 from ..tensor_engine.functions import _pair, conv2d, max_pool2d
 from ..tensor_engine.tensor import Tensor
+from .module import Module
+from .parameter import Parameter
 
 _rng = np.random.default_rng()
-
-LAYER_TYPES = ("Conv2d", "Dropout", "Flatten", "Identity", "Linear", "MaxPool2d", "ReLU",
-               "Sequential", "Sigmoid", "Tanh")
-"""The layers whose ``architecture()`` ``chaingrad.load`` can rebuild."""
 
 
 def manual_seed(seed: int) -> None:
@@ -43,121 +42,18 @@ def manual_seed(seed: int) -> None:
     _rng = np.random.default_rng(seed)
 
 
-class TensorModule(Module):
-    """What the tensor layers share: train/eval mode, children, named parameters.
-
-    A subclass lists its sub-modules in ``_children`` (name -> module) and its own
-    parameters in ``_params`` (name -> Tensor); ``named_parameters()`` walks both.
-    """
-
-    training = True
-
-    def named_children(self) -> list[tuple[str, TensorModule]]:
-        return list(getattr(self, "_children", {}).items())
-
-    def named_parameters(self) -> list[tuple[str, Tensor]]:
-        """``(name, Tensor)`` pairs with PyTorch's names, e.g. ``('0.weight', W)``."""
-        own = [(name, p) for name, p in getattr(self, "_params", {}).items() if p is not None]
-        return own + [(f"{child}.{name}", p) for child, module in self.named_children()
-                      for name, p in module.named_parameters()]
-
-    def parameters(self) -> list[Tensor]:
-        return [p for _, p in self.named_parameters()]
-
-    def zero_grad(self) -> None:
-        """Forget every parameter's gradient (``.grad = None``, as torch does)."""
-        for p in self.parameters():
-            p.grad = None
-
-    def state_dict(self) -> dict[str, np.ndarray]:
-        """``{name: array}``: a copy of every parameter's data, in its own dtype, by name."""
-        return {name: p.data.copy() for name, p in self.named_parameters()}
-
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Copy ``state``'s arrays (numpy arrays, Tensors, torch tensors, lists) into the
-        parameters, in place. Everything is checked first: a missing, unexpected or
-        mis-shaped key, or a non-finite value, raises ValueError and changes nothing.
-
-        Example:
-            >>> a, b = Linear(3, 2), Linear(3, 2)
-            >>> b.load_state_dict(a.state_dict())
-            >>> bool((a.weight.data == b.weight.data).all())
-            True
-        """
-        if not isinstance(state, Mapping):
-            raise TypeError(f"load_state_dict: expected a mapping of name -> array, got "
-                            f"{type(state).__name__}")
-        own = dict(self.named_parameters())
-        problems = [f"missing keys {[k for k in own if k not in state]}"] if any(
-            k not in state for k in own) else []
-        if any(k not in own for k in state):
-            problems.append(f"unexpected keys {[k for k in state if k not in own]}")
-        arrays = {}
-        for name, p in own.items():
-            if name not in state:
-                continue
-            value = state[name]
-            value = value.detach() if hasattr(value, "detach") else value  # torch, Tensor
-            try:
-                array = np.asarray(value, dtype=p.dtype)
-            except (TypeError, ValueError) as exc:
-                problems.append(f"{name} is not an array of numbers ({exc})")
-                continue
-            if array.shape != p.shape:
-                problems.append(f"{name} has shape {array.shape}, expected {p.shape}")
-            elif not np.isfinite(array).all():
-                problems.append(f"{name} holds non-finite values (nan or inf)")
-            else:
-                arrays[name] = array
-        if problems:
-            raise ValueError(f"load_state_dict ({type(self).__name__}): " + "; ".join(problems))
-        for name, p in own.items():
-            p.data[...] = arrays[name]  # in place: views of the data stay valid
-
-    def train(self, mode: bool = True) -> TensorModule:
-        """Training mode (dropout on) for this module and its children; returns self."""
-        self.training = bool(mode)
-        for _, child in self.named_children():
-            child.train(mode)
-        return self
-
-    def eval(self) -> TensorModule:
-        """Evaluation mode (dropout off); returns self."""
-        return self.train(False)
-
-    def __call__(self, x: Tensor) -> Tensor:
-        return self.forward(x)
-
-    def forward(self, x: Tensor) -> Tensor:
-        raise NotImplementedError(f"{type(self).__name__} must define forward(x)")
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.extra_repr()})"
-
-    def extra_repr(self) -> str:
-        return ""
-
-    def architecture(self) -> dict[str, Any]:
-        """The layer's type and constructor arguments, as JSON values: what ``chaingrad.save``
-        stores so that ``chaingrad.load`` can rebuild the layer (of ``LAYER_TYPES``).
-
-        Example:
-            >>> Linear(2, 3).architecture()
-            {'type': 'Linear', 'in_features': 2, 'out_features': 3, 'bias': True}
-        """
-        name = type(self).__name__
-        if type(self).__module__ != __name__ or name not in LAYER_TYPES:
-            raise TypeError(f"architecture: cannot describe {name}; save and load rebuild "
-                            f"only {', '.join(LAYER_TYPES)}")
-        return {"type": name, **self._arguments()}
-
-    def _arguments(self) -> dict[str, Any]:
-        """The constructor arguments (none for a layer without any)."""
-        return {}
+def get_rng_state() -> dict[str, Any]:
+    """The generator's state, to give back to ``set_rng_state`` (as torch's)."""
+    return _rng.bit_generator.state
 
 
-def _uniform(shape: tuple[int, ...], bound: float, dtype: Any) -> Tensor:
-    return Tensor(_rng.uniform(-bound, bound, size=shape).astype(dtype), requires_grad=True)
+def set_rng_state(state: dict[str, Any]) -> None:
+    """Put the generator back where ``get_rng_state`` found it."""
+    _rng.bit_generator.state = state
+
+
+def _uniform(shape: tuple[int, ...], bound: float, dtype: Any) -> Parameter:
+    return Parameter(_rng.uniform(-bound, bound, size=shape).astype(dtype))
 
 
 def _check_input(x: Any, where: str) -> Tensor:
@@ -168,7 +64,7 @@ def _check_input(x: Any, where: str) -> Tensor:
     raise TypeError(f"{where}: expected a Tensor or an array, got {type(x).__name__}")
 
 
-class Linear(TensorModule):
+class Linear(Module):
     """y = x @ weight.T + bias, as torch.nn.Linear.
 
     Args:
@@ -194,7 +90,6 @@ class Linear(TensorModule):
         bound = 1 / math.sqrt(in_features)
         self.weight = _uniform((out_features, in_features), bound, dtype)
         self.bias = _uniform((out_features,), bound, dtype) if bias else None
-        self._params = {"weight": self.weight, "bias": self.bias}
 
     def forward(self, x: Tensor) -> Tensor:
         x = _check_input(x, "Linear")
@@ -208,12 +103,9 @@ class Linear(TensorModule):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
 
-    def _arguments(self) -> dict[str, Any]:
-        return {"in_features": int(self.in_features), "out_features": int(self.out_features),
-                "bias": self.bias is not None}
 
 
-class Conv2d(TensorModule):
+class Conv2d(Module):
     """2-D convolution over (N, C, H, W) inputs, as torch.nn.Conv2d (no dilation/groups).
 
     Args:
@@ -243,23 +135,21 @@ class Conv2d(TensorModule):
         bound = 1 / math.sqrt(in_channels * self.kernel_size[0] * self.kernel_size[1])
         self.weight = _uniform((out_channels, in_channels) + self.kernel_size, bound, dtype)
         self.bias = _uniform((out_channels,), bound, dtype) if bias else None
-        self._params = {"weight": self.weight, "bias": self.bias}
 
     def forward(self, x: Tensor) -> Tensor:
         return conv2d(_check_input(x, "Conv2d"), self.weight, self.bias, self.stride,
                       self.padding)
 
     def extra_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, padding={self.padding}")
-
-    def _arguments(self) -> dict[str, Any]:
-        return {"in_channels": int(self.in_channels), "out_channels": int(self.out_channels),
-                "kernel_size": list(self.kernel_size), "stride": list(self.stride),
-                "padding": list(self.padding), "bias": self.bias is not None}
+        """As torch prints it: padding only if there is some, bias only if there is none."""
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        text += f", padding={self.padding}" if any(self.padding) else ""
+        return text + (", bias=False" if self.bias is None else "")
 
 
-class MaxPool2d(TensorModule):
+
+class MaxPool2d(Module):
     """The largest entry of each window, as torch.nn.MaxPool2d (stride = kernel by default)."""
 
     def __init__(self, kernel_size: Any, stride: Any = None):
@@ -273,11 +163,9 @@ class MaxPool2d(TensorModule):
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}"
 
-    def _arguments(self) -> dict[str, Any]:
-        return {"kernel_size": list(self.kernel_size), "stride": list(self.stride)}
 
 
-class Flatten(TensorModule):
+class Flatten(Module):
     """Merge the axes from ``start_dim`` (default 1: keep the batch axis) into one."""
 
     def __init__(self, start_dim: int = 1):
@@ -286,39 +174,37 @@ class Flatten(TensorModule):
     def forward(self, x: Tensor) -> Tensor:
         return _check_input(x, "Flatten").flatten(self.start_dim)
 
-    def _arguments(self) -> dict[str, Any]:
-        return {"start_dim": int(self.start_dim)}
 
 
-class ReLU(TensorModule):
+class ReLU(Module):
     """max(0, x), elementwise."""
 
     def forward(self, x: Tensor) -> Tensor:
         return _check_input(x, "ReLU").relu()
 
 
-class Tanh(TensorModule):
+class Tanh(Module):
     """tanh(x), elementwise."""
 
     def forward(self, x: Tensor) -> Tensor:
         return _check_input(x, "Tanh").tanh()
 
 
-class Sigmoid(TensorModule):
+class Sigmoid(Module):
     """1 / (1 + exp(-x)), elementwise."""
 
     def forward(self, x: Tensor) -> Tensor:
         return _check_input(x, "Sigmoid").sigmoid()
 
 
-class Identity(TensorModule):
+class Identity(Module):
     """x itself (a placeholder that keeps a Sequential's numbering, as torch.nn.Identity)."""
 
     def forward(self, x: Tensor) -> Tensor:
         return _check_input(x, "Identity")
 
 
-class Dropout(TensorModule):
+class Dropout(Module):
     """In training, zero each entry with probability p and scale the rest by 1 / (1 - p);
     in evaluation (``.eval()``), pass x through unchanged.
 
@@ -345,51 +231,63 @@ class Dropout(TensorModule):
     def extra_repr(self) -> str:
         return f"p={self.p}"
 
-    def _arguments(self) -> dict[str, Any]:
-        return {"p": self.p}
 
-
-class Sequential(TensorModule):
+class Sequential(Module):
     """Modules applied in order; child i is named str(i), as in torch.nn.Sequential.
 
     Example:
         >>> model = Sequential(Linear(2, 4), Tanh(), Linear(4, 1))
-        >>> len(model), type(model[1]).__name__
-        (3, 'Tanh')
+        >>> len(model), type(model[1]).__name__, len(model[:2])
+        (3, 'Tanh', 2)
     """
 
-    def __init__(self, *modules: TensorModule):
+    def __init__(self, *modules: Module):
         for i, m in enumerate(modules):
             if not isinstance(m, Module):
                 raise TypeError(f"Sequential: argument {i} must be a module, got "
                                 f"{type(m).__name__}")
-        self._children = {str(i): m for i, m in enumerate(modules)}
+            setattr(self, str(i), m)
 
     def forward(self, x: Tensor) -> Tensor:
-        for module in self._children.values():
+        for module in self:
             x = module(x)
         return x
 
-    def __getitem__(self, i: int) -> TensorModule:
-        return list(self._children.values())[i]
+    def append(self, module: Module) -> Sequential:
+        """Add ``module`` at the end (named ``str(len(self))``); returns self."""
+        if not isinstance(module, Module):
+            raise TypeError(f"Sequential.append: expected a module, got "
+                            f"{type(module).__name__}")
+        setattr(self, str(len(self)), module)
+        return self
+
+    def __getitem__(self, i: int | slice) -> Module:
+        """Layer ``i`` (negative counts from the end), or a Sequential of a slice whose
+        layers keep their names, as in torch."""
+        if isinstance(i, slice):
+            part = Sequential()
+            for name, module in self._named_layers()[i]:
+                setattr(part, name, module)
+            return part
+        layers = self._layers()
+        try:
+            return layers[i]
+        except (IndexError, TypeError):
+            raise IndexError(f"Sequential: index {i!r} is out of range for {len(layers)} "
+                             f"layers") from None
 
     def __len__(self) -> int:
-        return len(self._children)
+        return len(self._layers())
 
-    def __iter__(self) -> Iterator[TensorModule]:
-        return iter(self._children.values())
+    def __iter__(self) -> Iterator[Module]:
+        """The layers in order, a layer given twice twice (``children()`` lists it once)."""
+        return iter(self._layers())
 
-    def _arguments(self) -> dict[str, Any]:
-        for name, m in self._children.items():
-            if type(m).__module__ != __name__ or type(m).__name__ not in LAYER_TYPES:
-                raise TypeError(f"architecture: Sequential layer {name} is a "
-                                f"{type(m).__name__}; save and load rebuild only "
-                                f"{', '.join(LAYER_TYPES)}")
-        return {"layers": [m.architecture() for m in self._children.values()]}
+    def _layers(self) -> list[Module]:
+        return [m for _, m in self._named_layers()]
 
-    def __repr__(self) -> str:
-        inner = "".join(f"\n  ({name}): {m!r}" for name, m in self._children.items())
-        return f"Sequential({inner}\n)"
+    def _named_layers(self) -> list[tuple[str, Module]]:
+        return [(name, m) for name, m in vars(self).items() if isinstance(m, Module)]
 
 
 def _check_sizes(where: str, **sizes: Any) -> None:

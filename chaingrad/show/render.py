@@ -20,16 +20,13 @@ import textwrap
 import webbrowser
 from typing import Any
 
+from ..errors import RendererNotFoundError
 from ..files import write_atomic
 
 FORMATS = ("svg", "png", "dot")
 DEFAULT_TIMEOUT = 60.0  # seconds; a backstop: draw_dot refuses the slow graphs beforehand
 REPR_TIMEOUT = 10.0  # seconds: Jupyter's inline display waits no longer than this
 INSTALL_HINT = "pip install 'chaingrad[viz]'"
-
-
-class RendererNotFoundError(RuntimeError):
-    """No Graphviz renderer (a system ``dot`` or ``graphviz-pure``) could be found."""
 
 
 def find_renderer() -> str | None:

@@ -9,13 +9,11 @@ their shapes (``(3, 1) @ (1, 2)``). ``out`` is the node whose ``_backward`` runs
 
 from __future__ import annotations
 
-import io
-import tokenize
 from dataclasses import dataclass
 from typing import Any
 
 from .. import autodiff
-from ..rules import GENERIC_FORMULA
+from ..rules import GENERIC_FORMULA, fill_in
 from .names import check_root, format_number, is_tensor, node_names, reading_order
 
 HAND_WRITTEN = "(its hand-written _backward)"
@@ -164,9 +162,9 @@ def fill(node: Any, k: int, names: dict[int, str], raw: Any, upstream: Any) -> t
     inputs = dict(zip("xy", node._prev))
     params = dict(zip(prim.param_names, node._rule.params))
     params["k"] = k  # a formula for any number of inputs speaks of input k
-    named = _substitute(formula, lambda who, attr: _name(who, attr, inputs, names, node),
+    named = fill_in(formula, lambda who, attr: _name(who, attr, inputs, names, node),
                         lambda p: str(k) if p == "k" else None)
-    valued = _substitute(formula, lambda who, attr: _value(who, attr, inputs, node, upstream,
+    valued = fill_in(formula, lambda who, attr: _value(who, attr, inputs, node, upstream,
                                                             tensor),
                          lambda p: _param(params[p], tensor) if p in params else None)
     x = node._prev[k]
@@ -174,51 +172,6 @@ def fill(node: Any, k: int, names: dict[int, str], raw: Any, upstream: Any) -> t
         named = f"sum_to_shape({named}, {names[id(x)]}.shape)"
         valued = f"sum_to_shape({valued}, {tuple(x.data.shape)})"
     return named, valued
-
-
-def _substitute(formula: str, node_text: Any, param_text: Any) -> str:
-    """The formula with ``who.attr`` (who: x, y, out) and parameters replaced, spacing kept.
-
-    ``node_text(who, attr)`` gives the text for ``x.data``, ``out.grad``, ``x.shape`` ...
-    (``attr`` may be ``"data.T"``/``"data.mT"``); ``param_text(name)`` the text for a
-    parameter, or None to keep its name. A negative number raised to a power is put in
-    parentheses.
-    """
-    tokens = list(tokenize.generate_tokens(io.StringIO(formula).readline))
-    out, i, last = [], 0, (1, 0)
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.NL):
-            break
-        out.append(formula[_offset(formula, last):_offset(formula, tok.start)])
-        text, end = tok.string, tok.end
-        if tok.type == tokenize.NAME and tok.string in ("x", "y", "out") and _is(
-                tokens, i + 1, ".") and i + 2 < len(tokens):
-            attr, j = tokens[i + 2].string, i + 3
-            if attr == "data" and _is(tokens, j, ".") and j + 1 < len(tokens) and tokens[
-                    j + 1].string in ("T", "mT"):
-                attr, j = f"data.{tokens[j + 1].string}", j + 2
-            text, end = node_text(tok.string, attr), tokens[j - 1].end
-            i = j
-        elif tok.type == tokenize.NAME and not _is(tokens, i - 1, ".") and not _is(
-                tokens, i + 1, "=") and (replaced := param_text(tok.string)) is not None:
-            text = replaced
-            i += 1
-        else:
-            i += 1
-        if text.startswith("-") and _is(tokens, i, "**"):
-            text = f"({text})"
-        out.append(text)
-        last = end
-    return "".join(out)
-
-
-def _is(tokens: list, i: int, text: str) -> bool:
-    return 0 <= i < len(tokens) and tokens[i].string == text
-
-
-def _offset(text: str, position: tuple[int, int]) -> int:
-    return position[1]  # formulas are one line
 
 
 def _name(who: str, attr: str, inputs: dict, names: dict, node: Any) -> str:

@@ -130,4 +130,4 @@ def _label_array(fn: str, labels: Any, shape: tuple[int, ...], per: str) -> Any:
         if bad.any():
             raise TypeError(f"{fn}: labels must be integers, got {array[bad][0]} at index "
                             f"{_first(bad)}")
-    return array.astype(np.int64)
+    return np.asarray(array, dtype=np.int64)  # not a copy if it is one: compile reads it live

@@ -84,6 +84,12 @@ def tie_share(x: np.ndarray, extreme: np.ndarray, axes: tuple[int, ...]) -> np.n
     return (hits / hits.sum(axis=axes, keepdims=True)).astype(x.dtype, copy=False)
 
 
+def stable_sigmoid(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-x)) without overflow: exp only ever sees -|x|."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
 def softmax_forward(x: np.ndarray, axis: int) -> np.ndarray:
     """exp(x) / sum(exp(x)) along ``axis``, with the largest entry subtracted first (no
     overflow)."""

@@ -68,6 +68,7 @@ from .rules import (
     SOFTMAX,
     SUM,
     TRANSPOSE,
+    stable_sigmoid,
     tie_share,
 )
 
@@ -122,6 +123,8 @@ class Tensor(autodiff.Node):
         if label:
             self.label = label
         self._rule: Rule | None = None
+        if autodiff._created is not None:  # chaingrad.compile is tracing
+            autodiff._created.append(self)
 
     # ---- elementwise arithmetic (broadcasting) ----
 
@@ -285,9 +288,7 @@ class Tensor(autodiff.Node):
 
     def sigmoid(self) -> Tensor:
         """1 / (1 + exp(-x));  d/dx = s * (1 - s), reusing the output s (``rules.SIGMOID``)."""
-        x = self.data
-        e = np.exp(-np.abs(x))  # never overflows; both branches below use it
-        return _node(np.where(x >= 0, 1 / (1 + e), e / (1 + e)), (self,), SIGMOID)
+        return _node(stable_sigmoid(self.data), (self,), SIGMOID)
 
     def relu(self) -> Tensor:
         """max(0, x);  d/dx = 1 if x > 0 else 0 (``rules.RELU``)."""
@@ -600,6 +601,11 @@ class Tensor(autodiff.Node):
         return None
 
     @staticmethod
+    def _from_rule(data: Any, inputs: list[Tensor], rule: Rule) -> Tensor:
+        """The node of ``data``, computed from ``inputs`` by ``rule`` (``compile``'s)."""
+        return _node(data, tuple(inputs), rule)
+
+    @staticmethod
     def _apply(rule: Rule, inputs: list[Tensor]) -> Tensor:
         """The node of ``rule`` (a primitive, or one bound to its parameters) applied to
         ``inputs``: its forward on their arrays, checked."""
@@ -656,6 +662,8 @@ def _const(data: np.ndarray) -> Tensor:
     out.requires_grad = False
     out._a = out._b = out._mark = None
     out._rule = None
+    if autodiff._created is not None:  # chaingrad.compile is tracing
+        autodiff._created.append(out)
     return out
 
 

@@ -1,0 +1,121 @@
+"""``chaingrad demo`` (moons): micrograd's demo network, on scalar Values.
+
+An ``MLP(2, [16, 16, 1])`` learns to separate scikit-learn's two moons (100 points,
+noise 0.1) with the hinge loss plus an L2 penalty of 1e-4, by SGD whose learning rate
+decays linearly from 1.0 to 0.1 over 100 steps, each over the whole dataset: micrograd's
+demo, number for number. It writes ``loss.png``, ``decision_boundary.png`` and
+``model.safetensors`` into ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from typing import Any
+
+import numpy as np
+
+from .. import optim
+from ..agreement import tensor_copy
+from ..autodiff import no_grad
+from ..errors import DivergedError
+from ..losses import hinge_loss
+from ..nn import MLP
+from ..tensor_engine import Tensor
+from .plots import decision_boundary_figure, history_figure, save_png
+from .training import (
+    History,
+    diverging,
+    number,
+    output_folder,
+    plural,
+    report_divergence,
+    train,
+    write_results,
+)
+
+STEPS = 100
+DEFAULT_LR = {"sgd": 1.0, "adam": 0.05}
+ALPHA = 1e-4  # the weight of the L2 penalty, as in micrograd's demo
+
+
+class Moons:
+    """The two moons and the MLP learning them: the ``Task`` that ``train`` runs."""
+
+    unit = "step"
+    batches = 1  # each step is over the whole dataset
+    accuracy_name = "accuracy"
+
+    def __init__(self, seed: int):
+        from sklearn.datasets import make_moons
+
+        self.points, y = make_moons(n_samples=100, noise=0.1,
+                                    random_state=np.random.RandomState(seed))
+        self.inputs = [[float(a), float(b)] for a, b in self.points]
+        self.labels = [int(label) * 2 - 1 for label in y]  # classes 0/1 -> -1/+1
+        saved = random.getstate()  # seed the weights without changing the caller's sequence
+        random.seed(seed)
+        self.model = MLP(2, [16, 16, 1])
+        random.setstate(saved)
+
+    def round_batches(self, index: int) -> list[None]:
+        return [None]  # one batch: everything
+
+    def loss(self, batch: None) -> tuple[Any, int, int]:
+        """micrograd's demo loss, hinge + ALPHA * sum(p**2), and how many scores are right."""
+        scores = [self.model(point) for point in self.inputs]
+        data_loss = hinge_loss(scores, self.labels)
+        reg_loss = ALPHA * sum(p * p for p in self.model.parameters())
+        right = sum((label > 0) == (score.data > 0)
+                    for label, score in zip(self.labels, scores, strict=True))
+        return data_loss + reg_loss, right, len(self.labels)
+
+    def evaluate(self) -> dict[str, float]:
+        return {}
+
+    def scores(self, points: Any) -> Any:
+        """The model's scores for an (n, 2) array of points at once, through its Tensor
+        twin (``chaingrad.agreement.tensor_copy``): the decision boundary needs 40,000."""
+        with no_grad():
+            return tensor_copy(self.model)(Tensor(points)).data[:, 0]
+
+
+def run(args: argparse.Namespace, started: float) -> int:
+    """Train, plot and save; returns the exit code."""
+    steps = STEPS if args.steps is None else args.steps
+    opt_name = args.optimizer or "sgd"
+    lr = DEFAULT_LR[opt_name] if args.lr is None else args.lr
+    with output_folder(args.out or "chaingrad-demo") as out:
+        task = Moons(args.seed)
+        params = task.model.named_parameters()
+        optimizer: optim.Optimizer = (optim.SGD(params, lr=lr) if opt_name == "sgd"
+                                      else optim.Adam(params, lr=lr))
+        schedule = optim.LinearLR(optimizer, start=lr, end=lr / 10, steps=steps)
+        history: History = {}
+        try:
+            train(task, optimizer, schedule, steps, history)
+            with diverging(f"after step {steps}/{steps}", "the loss"), no_grad():
+                final_loss, right, total = task.loss(None)
+        except DivergedError as exc:
+            return report_divergence("chaingrad demo", exc, out, history, "step", plot_history)
+        trained = time.perf_counter() - started
+        accuracy = right / total
+
+        boundary = decision_boundary_figure(
+            task.scores, task.points, np.array(task.labels),
+            f"MLP(2, [16, 16, 1]) on two moons: {accuracy:.0%} training accuracy")
+        paths = write_results("chaingrad demo", out, plot_history, history,
+                              ("decision_boundary.png", boundary), task.model)
+        if paths is None:
+            return 1
+    print(f"chaingrad demo: {plural(steps, 'step')} ({opt_name}, lr {lr:g} -> {lr / 10:g}), "
+          f"final loss {number(final_loss.data)}, accuracy {accuracy:.1%}, "
+          f"{trained:.1f} s to train, {time.perf_counter() - started:.1f} s in all; "
+          f"wrote {', '.join(paths)}", flush=True)
+    return 0
+
+
+def plot_history(history: History, path: str) -> None:
+    save_png(history_figure(history, "step", "loss (hinge + L2)",
+                            {"accuracy": "training set, before each step"}), path)

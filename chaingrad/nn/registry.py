@@ -1,0 +1,254 @@
+"""The one list of model and layer types that save, load, ``to_torch`` and the CLI know.
+
+``LAYER_TYPES`` names each type that a file can hold, with its constructor arguments and
+the kind of each. From that one table, ``architecture()`` describes a model as JSON,
+``check`` refuses a description that is not one (before anything is built), ``build`` and
+``build_torch`` make the model again in ``chaingrad.nn`` or ``torch.nn``, ``weight_count``
+says how many numbers it holds and ``summary`` prints it like a constructor call. This
+module needs neither numpy nor the classes: a type is found by name where it is built.
+
+Example:
+    >>> check({"type": "Linear", "in_features": 2, "out_features": 3, "bias": True})
+    >>> summary({"type": "Sequential", "layers": [{"type": "ReLU"}]})
+    'Sequential(ReLU())'
+"""
+
+from __future__ import annotations
+
+import reprlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+ACTIVATIONS = ("relu", "tanh", "sigmoid", "linear")
+"""The activations of micrograd's ``Neuron`` (and so of ``MLP``)."""
+
+MAX_DEPTH = 64
+"""How deeply layers may nest (a Sequential in a Sequential ...) in a file: deeper ones are
+refused before any recursion could exhaust Python's stack."""
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What one constructor argument must be in a file, and how to read it off a layer.
+
+    Attributes:
+        expected: The words for it in an error message: ``'a positive integer'``.
+        accepts: True for a JSON value of this kind.
+        read: The JSON value, from the layer's attribute of the argument's name.
+    """
+
+    expected: str
+    accepts: Callable[[Any], bool]
+    read: Callable[[Any], Any]
+
+
+SIZE = Kind("a positive integer", lambda v: _is_int(v) and v > 0, int)
+INT = Kind("an integer", _is_int, int)
+NUMBER = Kind("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+              float)
+PAIR = Kind("a pair of integers >= 0",
+            lambda v: isinstance(v, list) and len(v) == 2 and all(_is_int(n) and n >= 0
+                                                                   for n in v),
+            lambda v: [int(n) for n in v])
+# bias=True/False in the constructor; the layer's ``bias`` is then a Parameter or None
+PRESENT = Kind("true or false", lambda v: isinstance(v, bool), lambda v: v is not None)
+SIZES = Kind("a non-empty list of positive integers",
+             lambda v: isinstance(v, list) and bool(v) and all(SIZE.accepts(n) for n in v),
+             lambda v: [int(n) for n in v])
+ACTIVATION = Kind(f"one of {ACTIVATIONS}", lambda v: v in ACTIVATIONS, str)
+# a Sequential's children, given to the constructor positionally: read from its children
+LAYERS = Kind("a list of layers", lambda v: isinstance(v, list), lambda v: v)
+
+
+@dataclass(frozen=True)
+class LayerType:
+    """One rebuildable type.
+
+    Attributes:
+        home: The module that defines the class: only that class, not a subclass of it or
+            another class of the same name, is described and rebuilt.
+        arguments: Constructor argument -> its kind, in the constructor's order.
+        weights: How many numbers its parameters hold, from its arguments (None for a type
+            without parameters: then ``build`` passes it no dtype).
+        in_torch: Builds the ``torch.nn`` module where that is not
+            ``torch.nn.<type>(**arguments)``.
+    """
+
+    home: str
+    arguments: dict[str, Kind] = field(default_factory=dict)
+    weights: Callable[[dict[str, Any]], int] | None = None
+    in_torch: Callable[[dict[str, Any], Any, Any], Any] | None = None
+
+
+def _mlp_weights(arch: dict[str, Any]) -> int:
+    sizes = [arch["nin"], *arch["nouts"]]
+    return sum((a + 1) * b for a, b in zip(sizes, sizes[1:]))
+
+
+def _mlp_in_torch(arch: dict[str, Any], nn: Any, dtype: Any) -> Any:
+    """``Sequential(Linear, act, Linear, ..., Linear)``: the names 0, 2, 4, ... of an MLP's
+    parameters (an Identity stands between the layers of a linear MLP)."""
+    activation = {"relu": "ReLU", "tanh": "Tanh", "sigmoid": "Sigmoid",
+                  "linear": "Identity"}[arch["activation"]]
+    sizes = [arch["nin"], *arch["nouts"]]
+    layers: list[Any] = []
+    for i in range(len(arch["nouts"])):
+        if i > 0:
+            layers.append(getattr(nn, activation)())
+        layers.append(nn.Linear(sizes[i], sizes[i + 1], dtype=dtype))
+    return nn.Sequential(*layers)
+
+
+_TENSOR = "chaingrad.nn.layers"
+
+LAYER_TYPES: dict[str, LayerType] = {
+    "MLP": LayerType("chaingrad.nn", {"nin": SIZE, "nouts": SIZES, "activation": ACTIVATION},
+                     weights=_mlp_weights, in_torch=_mlp_in_torch),
+    "Sequential": LayerType(_TENSOR, {"layers": LAYERS}),
+    "Linear": LayerType(_TENSOR, {"in_features": SIZE, "out_features": SIZE, "bias": PRESENT},
+                        weights=lambda a: (a["in_features"] + a["bias"]) * a["out_features"]),
+    "Conv2d": LayerType(_TENSOR, {"in_channels": SIZE, "out_channels": SIZE,
+                                  "kernel_size": PAIR, "stride": PAIR, "padding": PAIR,
+                                  "bias": PRESENT},
+                        weights=lambda a: a["out_channels"] * (
+                            a["in_channels"] * a["kernel_size"][0] * a["kernel_size"][1]
+                            + a["bias"])),
+    "MaxPool2d": LayerType(_TENSOR, {"kernel_size": PAIR, "stride": PAIR}),
+    "Flatten": LayerType(_TENSOR, {"start_dim": INT}),
+    "Dropout": LayerType(_TENSOR, {"p": NUMBER}),
+    "ReLU": LayerType(_TENSOR),
+    "Tanh": LayerType(_TENSOR),
+    "Sigmoid": LayerType(_TENSOR),
+    "Identity": LayerType(_TENSOR),
+}
+
+
+def describable(module: Any) -> bool:
+    """Whether ``module`` is exactly one of ``LAYER_TYPES`` (not a subclass of one)."""
+    kind = LAYER_TYPES.get(type(module).__name__)
+    return kind is not None and type(module).__module__ == kind.home
+
+
+def architecture(module: Any, depth: int = 0) -> dict[str, Any]:
+    """``{'type': name, argument: value, ...}`` for a model of ``LAYER_TYPES``, as JSON values.
+
+    Raises:
+        TypeError: The model, or a layer in it, is not of ``LAYER_TYPES``.
+        ValueError: Layers nest more than ``MAX_DEPTH`` deep.
+    """
+    name = type(module).__name__
+    if not describable(module):
+        raise TypeError(f"architecture: cannot describe {name}; save and load rebuild only "
+                        f"{', '.join(LAYER_TYPES)}")
+    if depth >= MAX_DEPTH:
+        raise ValueError(f"architecture: layers nest more than {MAX_DEPTH} deep; a model "
+                         f"file holds at most {MAX_DEPTH} levels")
+    arch: dict[str, Any] = {"type": name}
+    for argument, kind in LAYER_TYPES[name].arguments.items():
+        if kind is LAYERS:  # the layers in order (a Sequential iterates over them)
+            for i, child in enumerate(module):
+                if not describable(child):
+                    raise TypeError(f"architecture: {name} layer {i} is a "
+                                    f"{type(child).__name__}; save and load rebuild only "
+                                    f"{', '.join(LAYER_TYPES)}")
+            arch[argument] = [architecture(child, depth + 1) for child in module]
+        else:
+            arch[argument] = kind.read(getattr(module, argument))
+    return arch
+
+
+def check(arch: Any, at: str = "", depth: int = 0) -> None:
+    """Refuse a description that ``build`` could not follow; ``at`` locates a nested layer.
+
+    Raises:
+        ValueError: Naming the layer, the argument, what it must be and what it is.
+    """
+    kind = arch.get("type") if isinstance(arch, dict) else None
+    if not isinstance(kind, str) or kind not in LAYER_TYPES:
+        what = f"layer {at}" if at else "the architecture"
+        raise ValueError(f"{what} is {_short(arch)}, expected a map with a type in "
+                         f"{', '.join(LAYER_TYPES)}")
+    if depth >= MAX_DEPTH:
+        raise ValueError(f"layers nest more than {MAX_DEPTH} deep (at {at}); a model file "
+                         f"holds at most {MAX_DEPTH} levels")
+    where = f"{kind} {at}" if at else kind
+    wanted = LAYER_TYPES[kind].arguments
+    given = set(arch) - {"type"}
+    if given != set(wanted):
+        raise ValueError(f"{where} has arguments {sorted(given)}, expected {sorted(wanted)}")
+    for name, argument in wanted.items():
+        if not argument.accepts(arch[name]):
+            raise ValueError(f"{where} has {name}={_short(arch[name])}, expected "
+                             f"{argument.expected}")
+        if argument is LAYERS:
+            for i, layer in enumerate(arch[name]):
+                check(layer, f"{at}.{name}[{i}]" if at else f"{name}[{i}]", depth + 1)
+
+
+def weight_count(arch: dict[str, Any]) -> int:
+    """How many numbers the parameters of a checked architecture hold."""
+    count = 0
+    stack = [arch]
+    while stack:
+        layer = stack.pop()
+        weights = LAYER_TYPES[layer["type"]].weights
+        count += weights(layer) if weights is not None else 0
+        stack.extend(layer.get("layers", ()))
+    return count
+
+
+def build(arch: dict[str, Any], namespace: Any, dtype: Any = None) -> Any:
+    """The model of a checked architecture, with fresh weights, from ``chaingrad.nn``.
+
+    Args:
+        arch: A description that ``check`` accepts.
+        namespace: Where the classes are found by name (``chaingrad.nn``).
+        dtype: Given to each layer with parameters (None: the layer's default).
+    """
+    return _build(arch, namespace, dtype, in_torch=False)
+
+
+def build_torch(arch: dict[str, Any], nn: Any, dtype: Any = None) -> Any:
+    """The same model in PyTorch: ``build`` with ``torch.nn`` (and an MLP as a Sequential)."""
+    return _build(arch, nn, dtype, in_torch=True)
+
+
+def _build(arch: dict[str, Any], namespace: Any, dtype: Any, in_torch: bool) -> Any:
+    kind = LAYER_TYPES[arch["type"]]
+    if in_torch and kind.in_torch is not None:
+        return kind.in_torch(arch, namespace, dtype)
+    children, arguments = [], {}
+    for name, argument in kind.arguments.items():
+        if argument is LAYERS:
+            children = [_build(layer, namespace, dtype, in_torch) for layer in arch[name]]
+        else:  # a pair as a tuple, as the constructors store it
+            arguments[name] = tuple(arch[name]) if argument is PAIR else arch[name]
+    if dtype is not None and kind.weights is not None:
+        arguments["dtype"] = dtype
+    return getattr(namespace, arch["type"])(*children, **arguments)
+
+
+def summary(arch: Any) -> str:
+    """A constructor-like line: ``MLP(nin=2, nouts=[16, 1], activation='relu')``."""
+    if not isinstance(arch, dict):
+        return _short(arch)
+    layers = arch.get("layers")
+    if arch.get("type") == "Sequential" and isinstance(layers, list):
+        return f"Sequential({', '.join(summary(layer) for layer in layers)})"
+    args = ", ".join(f"{k}={v!r}" for k, v in arch.items() if k not in ("type",
+                                                                        "format_version"))
+    return f"{arch.get('type')}({args})"
+
+
+def _short(value: Any) -> str:
+    """``repr(value)``, bounded in depth and length: a hostile file's value can be huge."""
+    return _REPR.repr(value)
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, 60, 60

@@ -1,0 +1,281 @@
+"""chaingrad.compile: the code it writes gives the eager graph's values and gradients, bit
+for bit; it reads as the backward's steps; its guards retrace instead of going stale."""
+
+from __future__ import annotations
+
+import math
+import random
+import struct
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ops_table import OP_IDS, OPS, Op
+
+import chaingrad
+from chaingrad import CompileCheckError, DomainError, Value, no_grad, primitive
+from chaingrad.nn import MLP
+
+
+def bits(x: float) -> bytes:
+    return struct.pack("<d", x)
+
+
+def grads_both_ways(make_fn, params: list[Value], *args) -> tuple[list, list, float, float]:
+    """Leaf gradients and the output, by the eager function and by its compiled form."""
+    fn = make_fn()
+    for p in params:
+        p.grad = 0.0
+    eager = fn(*args)
+    eager.backward()
+    by_eager = [bits(p.grad) for p in params]
+    for p in params:
+        p.grad = 0.0
+    out = chaingrad.compile(fn)(*args)
+    out.backward()
+    return by_eager, [bits(p.grad) for p in params], eager.data, out.data
+
+
+@pytest.mark.parametrize("op", OPS, ids=OP_IDS)
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_every_op_compiles_to_the_same_bits(op: Op, data: st.DataObject) -> None:
+    point = data.draw(op.points(), label="point")
+    params = [Value(x) for x in point]
+
+    def make():
+        def fn():
+            out = op.fn(*params)
+            return out * out + out * 0.5  # the output reused: gradients that accumulate
+        return fn
+
+    eager, compiled, value, compiled_value = grads_both_ways(make, params)
+    assert compiled == eager and bits(compiled_value) == bits(value)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_graphs_compile_to_the_same_bits(seed: int) -> None:
+    rng = random.Random(seed)
+    params = [Value(rng.uniform(0.5, 1.5)) for _ in range(4)]
+
+    def make():
+        def fn(scale):
+            nodes = list(params)
+            pick = random.Random(seed)
+            for _ in range(60):
+                a, b = pick.choice(nodes), pick.choice(nodes)
+                kind = pick.randrange(6)
+                if kind == 0:
+                    out = a + b * scale
+                elif kind == 1:
+                    out = (a * b * 0.5).tanh()
+                elif kind == 2:
+                    out = (a * a + 1).log() - b.relu()
+                elif kind == 3:
+                    out = a.sigmoid() * b.exp() ** 0.5
+                elif kind == 4:
+                    out = (a - b).abs() + a.sin() * b.cos()
+                else:
+                    out = (a * a + 1).sqrt() / (b * b + 1)
+                nodes.append(out)
+            return sum(nodes[-5:], nodes[0])
+        return fn
+
+    eager, compiled, value, compiled_value = grads_both_ways(make, params, 0.7)
+    assert compiled == eager and bits(compiled_value) == bits(value)
+
+
+def demo(model: MLP):
+    """micrograd's demo loss (hinge + L2) over points and labels given as arguments."""
+    def loss(points, labels):
+        inputs = [list(map(Value, row)) for row in points]
+        scores = list(map(model, inputs))
+        losses = [(1 + -y * s).relu() for y, s in zip(labels, scores)]
+        return sum(losses) * (1.0 / len(losses)) + 1e-4 * sum(p * p for p in model.parameters())
+    return loss
+
+
+def test_micrograd_demo_trains_the_same_compiled() -> None:
+    rng = random.Random(0)
+    points = [[rng.uniform(-1, 2), rng.uniform(-1, 1)] for _ in range(20)]
+    labels = [rng.choice((-1, 1)) for _ in points]
+    histories = []
+    for compiled in (False, True):
+        random.seed(1337)
+        model = MLP(2, [8, 8, 1])
+        loss_fn = demo(model)
+        step = chaingrad.compile(loss_fn) if compiled else loss_fn
+        history = []
+        for k in range(5):  # micrograd's loop, unchanged
+            loss = step(points, labels)
+            model.zero_grad()
+            loss.backward()
+            for p in model.parameters():
+                p.data -= (1.0 - 0.9 * k / 100) * p.grad
+            history.append(bits(loss.data))
+        histories.append((history, [bits(p.data) for p in model.parameters()]))
+        if compiled:
+            assert len(step.traces) == 1  # the parameters changed, not the trace
+    assert histories[0] == histories[1]
+
+
+def test_inputs_change_without_a_retrace_and_constants_retrace() -> None:
+    w = Value(2.0)
+    step = chaingrad.compile(lambda xs, ys: sum(Value(x) * w * -y for x, y in zip(xs, ys)))
+    assert step([1.0, 2.0], [1, 1]).data == -6.0
+    assert step([3.0, 4.0], [1, 1]).data == -14.0  # the x are inputs: same trace
+    assert len(step.traces) == 1
+    assert step([3.0, 4.0], [1, -1]).data == 2.0  # -y is Python arithmetic: guarded
+    traced = len(step.traces)
+    assert step([3.0, 4.0, 5.0], [1, 1, 1]).data == -24.0  # another structure
+    assert len(step.traces) == traced + 1
+
+
+def test_check_names_the_first_node_that_differs() -> None:
+    x = Value(1.0, label="x")
+
+    def branchy(scale):
+        y = x * scale
+        return y.tanh() if y.data > 0 else y.exp()  # Python control flow on a value
+
+    step = chaingrad.compile(branchy, check=True)
+    assert step(2.0).data == math.tanh(2.0)
+    with pytest.raises(CompileCheckError, match=r"at tanh1 the graph differs from the traced "
+                                                r"one \(traced 'tanh', now 'exp'\)"):
+        step(-2.0)
+
+
+def test_check_passes_a_faithful_function_and_compares_gradients() -> None:
+    random.seed(0)
+    model = MLP(2, [4, 1])
+    step = chaingrad.compile(demo(model), check=True)
+    for _ in range(3):
+        step([[0.5, -1.0], [1.5, 0.2]], [1, -1]).backward()
+
+
+def test_the_neuron_reads_as_the_walk_through() -> None:
+    x1, w1 = Value(2.0, label="x1"), Value(-3.0, label="w1")
+    x2, w2 = Value(0.0, label="x2"), Value(1.0, label="w2")
+    b = Value(6.8813735870195432, label="b")
+
+    def neuron():
+        return (x1 * w1 + x2 * w2 + b).tanh()
+
+    step = chaingrad.compile(neuron)
+    out = step()
+    out.backward()
+    assert [round(v.grad, 4) for v in (x1, w1, x2, w2, b)] == [-1.5, 1.0, 0.5, 0.0, 0.5]
+    backward = step.source.split("while True:\n")[1]
+    assert [line.strip() for line in backward.splitlines()] == [
+        "tanh1_grad = seeds[0]",
+        "# tanh1: tanh",
+        "add2_grad = (1 - tanh1**2) * tanh1_grad",
+        "# add2: +",
+        "add1_grad = add2_grad",
+        "b_grad = add2_grad",
+        "# add1: +",
+        "mul1_grad = add1_grad",
+        "mul2_grad = add1_grad",
+        "# mul2: *",
+        "x2_grad = w2 * mul2_grad",
+        "w2_grad = x2 * mul2_grad",
+        "# mul1: *",
+        "x1_grad = w1 * mul1_grad",
+        "w1_grad = x1 * mul1_grad",
+        "seeds = yield (x1_grad, w1_grad, x2_grad, w2_grad, b_grad)",
+    ]
+    assert str(step) == step.source and "tanh1 = tanh(add2)" in step.source
+
+
+def test_a_node_used_twice_gets_both_shares() -> None:
+    a = Value(3.0, label="a")
+    step = chaingrad.compile(lambda: (a + a) * (a + a))
+    step().backward()
+    assert a.grad == 24.0
+    assert "a_grad = add2_grad\n        a_grad += add2_grad\n" in step.source
+    assert step.source.count("a_grad += add1_grad") == 2
+
+
+def test_several_outputs_each_with_its_backward() -> None:
+    x = Value(2.0)
+    step = chaingrad.compile(lambda: (x * x, x * 3))
+    square, triple = step()
+    square.backward()
+    triple.backward()
+    assert (square.data, triple.data, x.grad) == (4.0, 6.0, 7.0)
+    square.backward()  # again: the backward runs again
+    assert x.grad == 11.0
+
+
+def test_under_no_grad_values_without_a_graph() -> None:
+    x = Value(2.0)
+    step = chaingrad.compile(lambda: x * x)
+    with no_grad():
+        out = step()
+    assert out.data == 4.0 and out._prev == ()
+
+
+def test_a_users_primitive_is_called_by_name() -> None:
+    cube = primitive(lambda x: x**3, lambda xs, out, g: (3 * xs[0] ** 2 * g,), name="cube")
+    x = Value(2.0, label="x")
+    step = chaingrad.compile(lambda: cube(x) + x)
+    step().backward()
+    assert x.grad == 13.0 and "cube1 = cube(x)" in step.source
+
+
+def test_what_cannot_be_compiled_says_so() -> None:
+    x = Value(3.0)
+
+    def closure_op():
+        out = Value(x.data * 2, (x,), "double")
+
+        def _backward():
+            x.grad += 2 * out.grad
+
+        out._backward = _backward
+        return out
+
+    with pytest.raises(TypeError, match="compile: node 'double' has a hand-written _backward"):
+        chaingrad.compile(closure_op)()
+    with pytest.raises(TypeError, match="must return a Value or a Tensor, or a tuple or list "
+                                        "of them; got float"):
+        chaingrad.compile(lambda: 3.0)()
+    with pytest.raises(TypeError, match="arguments may be numbers, Values, Tensors, numpy "
+                                        "arrays, and lists or tuples of them; got str"):
+        chaingrad.compile(lambda s: x)("a")
+    with pytest.raises(TypeError, match="needs a function, got int"):
+        chaingrad.compile(3)
+    with pytest.raises(RuntimeError, match="has not been called yet"):
+        _ = chaingrad.compile(lambda: x).source
+    out = chaingrad.compile(lambda: x * x)()
+    with pytest.raises(TypeError, match="create_graph=True\\) needs the eager graph"):
+        out.backward(create_graph=True)
+
+
+def test_an_overflow_is_reported_as_the_eager_function_reports_it() -> None:
+    x = Value(1e150)
+    step = chaingrad.compile(lambda scale: x * x * Value(scale))
+    assert step(1e-200).data == pytest.approx(1e100)
+    with pytest.raises(DomainError, match=r"\*: the result of \*\(9\.99.*e\+299, 1.*\) overflows"):
+        step(1e10)
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Graphs of more than 40 nodes written in chunks of 7 nodes."""
+    monkeypatch.setattr(chaingrad.compiler, "LOCALS_LIMIT", 40)
+    monkeypatch.setattr(chaingrad.compiler, "CHUNK", 7)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_graph_in_chunks_gives_the_same_bits(small_chunks, seed: int) -> None:
+    test_random_graphs_compile_to_the_same_bits(seed)
+
+
+def test_the_demo_in_chunks_trains_the_same(small_chunks) -> None:
+    test_micrograd_demo_trains_the_same_compiled()
+    step = chaingrad.compile(lambda a: Value(a) * 2 + sum(Value(i) for i in range(50)))
+    step(1.0)
+    with pytest.raises(RuntimeError, match="written in chunks over lists of values, and not "
+                                           "kept"):
+        _ = step.source

@@ -1,0 +1,240 @@
+"""The one Module base: attributes register children and Parameters as in torch.nn.Module
+(checked against torch itself), calling runs forward, train/eval, zero_grad, state dicts,
+printing; micrograd's classes on the same base; the scalar side without numpy."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import random
+
+import numpy as np
+import pytest
+
+from chaingrad import Tensor
+from chaingrad.nn import (
+    MLP,
+    Dropout,
+    Linear,
+    Module,
+    Neuron,
+    Parameter,
+    ReLU,
+    Sequential,
+    Tanh,
+    manual_seed,
+)
+
+
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch")
+
+
+class Net(Module):
+    """A PyTorch-style network: parts set as attributes, in a forward of its own."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = Linear(4, 8)
+        self.scale = Parameter(np.ones(8, np.float32))
+        self.body = Sequential(Tanh(), Dropout(0.5), Linear(8, 8))
+        self.note = Tensor(np.zeros(3))  # a plain Tensor: not a parameter, as in torch
+        self.helpers = [Linear(2, 2)]  # a plain list: not registered, as in torch
+        self.fc2 = Linear(8, 2, bias=False)
+
+    def forward(self, x):
+        return self.fc2(self.body(self.fc1(x) * self.scale))
+
+
+def torch_net(torch):
+    nn = torch.nn
+
+    class TorchNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(4, 8)
+            self.scale = nn.Parameter(torch.ones(8))
+            self.body = nn.Sequential(nn.Tanh(), nn.Dropout(0.5), nn.Linear(8, 8))
+            self.note = torch.zeros(3)
+            self.helpers = [nn.Linear(2, 2)]
+            self.fc2 = nn.Linear(8, 2, bias=False)
+
+        def forward(self, x):
+            return self.fc2(self.body(self.fc1(x) * self.scale))
+
+    return TorchNet()
+
+
+def test_a_subclass_registers_what_it_sets_as_torch_does(torch) -> None:
+    ours, theirs = Net(), torch_net(torch)
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    assert {k: v.shape for k, v in ours.state_dict().items()} == {
+        k: tuple(v.shape) for k, v in theirs.state_dict().items()}
+    assert [n for n, _ in ours.named_children()] == [n for n, _ in theirs.named_children()]
+    assert [n for n, _ in ours.named_modules()] == [n for n, _ in theirs.named_modules()]
+    assert [type(m).__name__ for m in list(ours.modules())[1:]] == [
+        type(m).__name__ for m in list(theirs.modules())[1:]]
+    # chaingrad's Dropout has no inplace argument (it never works in place)
+    theirs_printed = repr(theirs).replace(", inplace=False", "")
+    assert repr(ours).replace("Net(", "TorchNet(") == theirs_printed
+    assert all(p.requires_grad for p in ours.parameters())
+
+
+def test_calling_runs_forward_and_the_weights_load_from_torch(torch) -> None:
+    ours, theirs = Net().eval(), torch_net(torch).eval()
+    assert ours.load_state_dict(theirs.state_dict()).missing_keys == []
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(ours(Tensor(x)).data, theirs(torch.tensor(x)).detach().numpy(),
+                               atol=1e-6)
+
+
+def test_train_eval_and_zero_grad_reach_every_module() -> None:
+    model = Net()
+    assert model.training and model.body[1].training
+    assert model.eval() is model and not any(m.training for m in model.modules())
+    model.train()
+    assert all(m.training for m in model.modules())
+    with pytest.raises(ValueError, match="train: mode must be True or False, got 'no'"):
+        model.train("no")
+    model(Tensor(np.ones((2, 4), np.float32))).sum().backward()
+    assert all(p.grad is not None for p in model.parameters())
+    model.zero_grad(set_to_none=False)
+    assert all(not p.grad.any() for p in model.parameters())
+    model.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_a_registered_part_is_replaced_only_by_its_kind() -> None:
+    layer = Linear(2, 3)
+    with pytest.raises(TypeError, match=r"Linear: cannot assign Tensor as parameter 'weight' "
+                                        r"\(chaingrad.nn.Parameter or None expected\)"):
+        layer.weight = Tensor(np.ones((3, 2)))
+    layer.weight = Parameter(np.ones((3, 2), np.float32))  # a Parameter: fine
+    layer.bias = None  # None: fine, and no longer a parameter
+    assert [n for n, _ in layer.named_parameters()] == ["weight"]
+    model = Sequential(layer)
+    with pytest.raises(TypeError, match="cannot assign int as child module '0'"):
+        setattr(model, "0", 3)  # noqa: B010 - a child's name is not an identifier
+
+
+def test_shared_parts_are_listed_once_and_keyed_under_each_name(torch) -> None:
+    shared = Linear(2, 2)
+    ours = Sequential(shared, ReLU(), shared)
+    theirs_shared = torch.nn.Linear(2, 2)
+    theirs = torch.nn.Sequential(theirs_shared, torch.nn.ReLU(), theirs_shared)
+    assert [n for n, _ in ours.named_parameters()] == [
+        n for n, _ in theirs.named_parameters()] == ["0.weight", "0.bias"]
+    assert list(ours.state_dict()) == list(theirs.state_dict()) == [
+        "0.weight", "0.bias", "2.weight", "2.bias"]
+    assert len(ours) == 3 and len(list(ours.children())) == 2  # as torch's children()
+    ours.load_state_dict(theirs.state_dict())
+
+
+def test_a_module_that_contains_itself_is_walked_once() -> None:
+    model = Sequential(Linear(2, 2))
+    model.again = model
+    assert [n for n, _ in model.named_parameters()] == ["0.weight", "0.bias"]
+    assert list(model.state_dict()) == ["0.weight", "0.bias"]
+
+
+def test_a_network_may_hold_micrograds_mlp() -> None:
+    class Hybrid(Module):
+        def __init__(self):
+            self.mlp = MLP(2, [3, 1])  # no super().__init__(), as micrograd's modules
+            self.gain = Parameter(np.ones(1))
+
+    random.seed(0)
+    model = Hybrid()
+    names = [n for n, _ in model.named_parameters()]
+    assert names == ["gain", "mlp.0.weight", "mlp.0.bias", "mlp.2.weight", "mlp.2.bias"]
+    assert model.state_dict()["mlp.0.weight"].shape == (3, 2)
+    model.mlp([1.0, 2.0]).backward()
+    model.gain.grad = np.ones(1)
+    model.zero_grad()
+    assert all(v.grad == 0.0 for v in model.mlp.parameters()) and model.gain.grad is None
+    other = Hybrid()
+    other.load_state_dict(model.state_dict())
+    assert [v.data for v in other.mlp.parameters()] == [v.data for v in model.mlp.parameters()]
+
+
+def test_any_depth_of_nesting_is_walked_without_recursion() -> None:
+    class Wrap(Module):
+        def __init__(self, inner):
+            self.inner = inner
+
+    model = Linear(1, 1)
+    for _ in range(5000):
+        model = Wrap(model)
+    assert len(model.named_parameters()) == 2 and len(list(model.modules())) == 5001
+    assert len(model.state_dict()) == 2
+    model.eval().zero_grad()
+
+
+def test_parameter_is_a_tensor_that_asks_for_gradients() -> None:
+    data = Tensor(np.arange(3.0))
+    p = Parameter(data)
+    assert isinstance(p, Tensor) and p.requires_grad and p.data is data.data
+    assert type(p * 2) is Tensor and repr(p).startswith("Parameter containing:\nTensor(")
+    assert not Parameter(np.ones(2), requires_grad=False).requires_grad
+    assert Parameter().shape == (0,)
+    for twin in (copy.deepcopy(p), pickle.loads(pickle.dumps(p))):
+        assert type(twin) is Parameter and twin.requires_grad and twin.data.tolist() == [0, 1, 2]
+
+
+def test_the_bare_module_and_its_errors() -> None:
+    bare = Module()
+    assert repr(bare) == "Module()" and bare.parameters() == [] and bare.state_dict() == {}
+    assert list(bare.children()) == [] and list(bare.modules()) == [bare]
+    with pytest.raises(NotImplementedError, match="Module must define forward"):
+        bare(1)
+    with pytest.raises(TypeError, match="cannot describe Module; save and load rebuild only"):
+        bare.architecture()
+
+
+def test_micrograds_classes_are_modules_that_keep_their_ways() -> None:
+    random.seed(0)
+    model = MLP(2, [3, 1])
+    assert isinstance(model, Module) and model.forward([1.0, 2.0]).data == model([1.0, 2.0]).data
+    assert list(model.children()) == []  # its layers are in a list, as micrograd keeps them
+    assert Neuron(2).forward([1.0, 2.0])._op == "ReLU"
+    assert model.eval() is model and not model.training
+
+
+def test_the_scalar_side_needs_no_numpy(run_python) -> None:
+    code = ("import sys\n"
+            "sys.modules['numpy'] = None  # any import of numpy would now fail\n"
+            "import random, chaingrad.nn\n"
+            "random.seed(0)\n"
+            "model = chaingrad.nn.MLP(2, [3, 1])\n"
+            "loss = (model([1.0, -2.0]) - 1) ** 2\n"
+            "model.zero_grad(); loss.backward()\n"
+            "assert len(model.named_parameters()) == 4 and len(model.parameters()) == 13\n"
+            "assert model.architecture()['nouts'] == [3, 1] and model.eval() is model\n"
+            "assert repr(model).startswith('MLP of [Layer of [ReLUNeuron(2)')\n"
+            "assert list(model.modules()) == [model]\n")
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    code = ("import sys, chaingrad.nn\n"
+            "chaingrad.nn.MLP(2, [3, 1])([1.0, 2.0]).backward()\n"
+            "assert 'numpy' not in sys.modules, 'chaingrad.nn.MLP imported numpy'\n")
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+
+
+def test_manual_seed_is_reached_from_chaingrad_nn() -> None:
+    manual_seed(3)
+    a = Linear(3, 2).weight.data.copy()
+    manual_seed(3)
+    assert np.array_equal(a, Linear(3, 2).weight.data)
+
+
+def test_a_sequential_is_indexed_and_sliced_as_torchs(torch) -> None:
+    ours = Sequential(Linear(2, 3), ReLU(), Linear(3, 1))
+    theirs = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU(), torch.nn.Linear(3, 1))
+    for index in (slice(1, None), slice(None, None, 2), slice(-1, None)):
+        assert list(ours[index].state_dict()) == list(theirs[index].state_dict())
+        assert repr(ours[index]) == repr(theirs[index])
+    assert ours[-1] is list(ours)[2] and len(ours.append(Tanh())) == 4
+    with pytest.raises(IndexError, match="Sequential: index 4 is out of range for 4 layers"):
+        ours[4]

@@ -1,0 +1,113 @@
+"""The one list of layer types: it agrees with the classes and with torch.nn, and each type
+round-trips through architecture(), check, build and build_torch."""
+
+from __future__ import annotations
+
+import inspect
+import random
+
+import pytest
+
+import chaingrad.nn as nn
+from chaingrad.nn import registry
+from chaingrad.nn.registry import LAYER_TYPES
+
+SAMPLES = {  # one instance of each type, with arguments away from their defaults
+    "MLP": lambda: nn.MLP(3, [4, 2], activation="tanh"),
+    "Sequential": lambda: nn.Sequential(nn.Linear(3, 2), nn.Sequential(nn.ReLU())),
+    "Linear": lambda: nn.Linear(3, 2, bias=False),
+    "Conv2d": lambda: nn.Conv2d(2, 3, (3, 2), stride=(2, 1), padding=1),
+    "MaxPool2d": lambda: nn.MaxPool2d(3, stride=2),
+    "Flatten": lambda: nn.Flatten(0),
+    "Dropout": lambda: nn.Dropout(0.25),
+    "ReLU": nn.ReLU, "Tanh": nn.Tanh, "Sigmoid": nn.Sigmoid, "Identity": nn.Identity,
+}
+
+
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch")
+
+
+def test_every_type_has_a_sample_here() -> None:
+    assert sorted(SAMPLES) == sorted(LAYER_TYPES)
+
+
+@pytest.mark.parametrize("name", sorted(LAYER_TYPES))
+def test_the_table_agrees_with_the_class(name) -> None:
+    """The class is found in chaingrad.nn, lives where the table says, and takes the
+    table's arguments, in order (a Sequential its layers positionally; dtype aside)."""
+    cls = getattr(nn, name)
+    kind = LAYER_TYPES[name]
+    assert cls.__module__ == kind.home
+    init = cls.__init__
+    parameters = [] if init is object.__init__ else list(
+        inspect.signature(init).parameters.values())[1:]
+    names = [p.name if p.kind is not p.VAR_POSITIONAL else "layers" for p in parameters
+             if p.name != "dtype"]
+    assert names == list(kind.arguments)
+    assert (kind.weights is not None) == ("dtype" in [p.name for p in parameters]
+                                          or name == "MLP")
+
+
+@pytest.mark.parametrize("name", sorted(LAYER_TYPES))
+def test_each_type_round_trips_through_its_description(name) -> None:
+    random.seed(0)
+    nn.manual_seed(0)
+    model = SAMPLES[name]()
+    arch = model.architecture()
+    registry.check(arch)
+    rebuilt = registry.build(arch, nn)
+    assert type(rebuilt) is type(model) and rebuilt.architecture() == arch
+    assert registry.weight_count(arch) == sum(v.size for v in model.state_dict().values())
+    assert registry.summary(arch).startswith(f"{name}(")
+
+
+@pytest.mark.parametrize("name", sorted(LAYER_TYPES))
+def test_each_type_has_the_same_parameters_in_torch(torch, name) -> None:
+    model = SAMPLES[name]()
+    net = registry.build_torch(model.architecture(), torch.nn, torch.float64)
+    assert {k: v.shape for k, v in model.state_dict().items()} == {
+        k: tuple(v.shape) for k, v in net.state_dict().items()}
+    assert all(v.dtype == torch.float64 for v in net.state_dict().values())
+
+
+def test_a_subclass_or_a_namesake_is_not_described() -> None:
+    class Linear(nn.Module):  # the name, but not chaingrad's class
+        pass
+
+    class MyLinear(nn.Linear):
+        pass
+
+    for model in (Linear(), MyLinear(2, 2)):
+        assert not registry.describable(model)
+        with pytest.raises(TypeError, match="cannot describe .*Linear; save and load rebuild"):
+            model.architecture()
+
+
+@pytest.mark.parametrize(("arch", "message"), [
+    ([1, 2], r"the architecture is \[1, 2\], expected a map with a type in MLP"),
+    ({"type": "GELU"}, "the architecture is {'type': 'GELU'}, expected a map"),
+    ({"type": "Linear", "in_features": 2, "out_features": 3},
+     r"Linear has arguments \['in_features', 'out_features'\], expected \['bias', "),
+    ({"type": "Linear", "in_features": True, "out_features": 3, "bias": True},
+     "Linear has in_features=True, expected a positive integer"),
+    ({"type": "Dropout", "p": "0.5"}, "Dropout has p='0.5', expected a number"),
+    ({"type": "Sequential", "layers": [{"type": "ReLU"}, {"type": "Flatten", "start_dim": 1.5}]},
+     r"Flatten layers\[1\] has start_dim=1.5, expected an integer"),
+    ({"type": "MLP", "nin": 2, "nouts": [], "activation": "relu"},
+     "MLP has nouts=\\[\\], expected a non-empty list of positive integers"),
+    ({"type": "Dropout", "p": "x" * 10**6}, r"Dropout has p='x{10,30}\.\.\.x{10,30}', expected"),
+])
+def test_check_names_the_layer_the_argument_and_what_it_must_be(arch, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        registry.check(arch)
+
+
+def test_the_depth_is_bounded_before_any_recursion() -> None:
+    arch: dict = {"type": "ReLU"}
+    for _ in range(registry.MAX_DEPTH - 1):
+        arch = {"type": "Sequential", "layers": [arch]}
+    registry.check(arch)
+    with pytest.raises(ValueError, match="layers nest more than 64 deep"):
+        registry.check({"type": "Sequential", "layers": [arch]})
