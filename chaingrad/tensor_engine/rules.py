@@ -16,6 +16,7 @@ serves ``backward()`` on arrays and ``backward(create_graph=True)`` on Tensors.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -343,7 +344,7 @@ def padded(x: np.ndarray, padding: tuple[int, int]) -> np.ndarray:
 
 
 def kernel_offsets(kernel: tuple[int, int], stride: tuple[int, int],
-                   out_size: tuple[int, int]) -> Any:
+                   out_size: tuple[int, int]) -> Iterator[tuple[int, int, slice, slice]]:
     """For each offset (i, j) in the kernel: i, j, and the rows and columns (slices) of the
     padded image that entry (i, j) of every window reads."""
     (kh, kw), (sh, sw), (oh, ow) = kernel, stride, out_size
