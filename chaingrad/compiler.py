@@ -748,8 +748,11 @@ def _array_namespace() -> dict[str, Any]:
         rules.SCATTER: "scatter_array({x}, {index}, {shape})",
         rules.CONCATENATE: "concatenate(({xs},), axis={axis})",
         rules.STACK: "stack(({xs},), axis={axis})", rules.WHERE: "where({condition}, {x}, {y})",
-        rules.PAD: "pad({x}, {widths})", rules.UNFOLD: "windows({x}, {kernel}, {stride})",
-        rules.FOLD: "fold_array({x}, {size}, {stride})",
+        rules.PAD: "pad({x}, {widths})",
+        rules.CONV2D: "conv2d_forward({xs}, {stride}, {padding}, {needs})",
+        rules.CONV2D_INPUT_GRAD: "conv2d_input_grad_fast({x}, {y}, {size}, {stride}, {padding})",
+        rules.CONV2D_WEIGHT_GRAD:
+        "conv2d_weight_grad_fast({x}, {y}, {kernel}, {stride}, {padding})",
         rules.UNPOOL: "unpool_array({x}, {picked}, {shape}, {overlap})"})
     space = {name: getattr(np, name) for name in (
         "tanh", "exp", "log", "sqrt", "abs", "sin", "cos", "maximum", "clip", "broadcast_to",

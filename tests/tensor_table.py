@@ -233,12 +233,16 @@ def _as_pair(value: int | tuple[int, int]) -> tuple[int, int]:
 
 @st.composite
 def conv_cases(draw):
-    """NCHW input, (O, C, kh, kw) weight, maybe a bias; strides and paddings of either form."""
+    """NCHW input, (O, C, kh, kw) weight, maybe a bias; strides and paddings of either form;
+    some inputs wide enough for outputs of at least 8 columns (the fast twins' other
+    layout, rules.SHORT_ROW)."""
     n, c, o = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
     kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
     stride, padding = draw(_pair_or_int(1, 3)), draw(_pair_or_int(0, 2))
-    ph, pw = _as_pair(padding)
-    h, w = draw(st.integers(max(1, kh - 2 * ph), 5)), draw(st.integers(max(1, kw - 2 * pw), 5))
+    (ph, pw), sw = _as_pair(padding), _as_pair(stride)[1]
+    h = draw(st.integers(max(1, kh - 2 * ph), 5))
+    w = draw(st.integers(8 * sw + kw, 8 * sw + kw + 2) if draw(st.booleans()) else
+             st.integers(max(1, kw - 2 * pw), 5))
     arrays = [draw(_array((n, c, h, w))), draw(_array((o, c, kh, kw)))]
     if draw(st.booleans()):
         arrays.append(draw(_array((o,))))

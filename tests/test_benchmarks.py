@@ -196,3 +196,22 @@ def test_versions_bad_command_line_is_one_line_and_exit_2(args, message):
     done = _run(*args, script=VERSIONS)
     assert done.returncode == 2
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_conv_benchmark_quick_run_times_both_engines(tmp_path):
+    pytest.importorskip("torch")
+    out = tmp_path / "conv.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "conv.py"), "--quick",
+                           "--runs", "1", "--budget", "0.01", "--json", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "cg/torch" in done.stdout and "quick conv" in done.stdout
+    results = json.loads(out.read_text())["results"]
+    for engine in ("chaingrad", "torch"):
+        for case in results[engine].values():
+            assert set(case) == {"fwd", "bwd"}
+            assert all(phase["median"] > 0 for phase in case.values())
+    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "conv.py"), "--runs", "0"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert bad.returncode == 2 and "--runs must be >= 1" in bad.stderr

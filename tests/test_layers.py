@@ -1,6 +1,7 @@
 """Tensor layers: Linear, Conv2d and MaxPool2d against torch.nn.functional (outputs and
 gradients, stride and padding variants), against finite differences, twice differentiated;
-PyTorch's parameter names and initialisation; Sequential, Dropout, Flatten."""
+conv2d's fast twins against their readable references, in both layouts; PyTorch's
+parameter names and initialisation; Sequential, Dropout, Flatten."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from chaingrad.nn.layers import (
     Tanh,
     manual_seed,
 )
+from chaingrad.tensor_engine import rules
 from chaingrad.tensor_engine.functions import conv2d, max_pool2d
 
 
@@ -80,6 +82,9 @@ CONV_CASES = [
     ((1, 3, 4, 4), (2, 1, 1), 1, 0, True),
     ((1, 2, 5, 5), (2, 5, 5), 1, 2, True),
     ((2, 2, 8, 7), (3, 3, 2), 3, (2, 1), True),
+    # outputs at least rules.SHORT_ROW wide: the batch-first layout of the fast twins
+    ((2, 3, 6, 12), (4, 3, 3), 1, 1, True),
+    ((1, 2, 7, 19), (3, 3, 2), (1, 2), (0, 1), False),
 ]
 
 
@@ -179,9 +184,10 @@ def test_conv_and_pool_layers_match_torch_modules(torch) -> None:
         assert np.allclose(named[name].grad, p.grad.numpy(), rtol=1e-10, atol=1e-12)
 
 
-def test_conv2d_second_derivative_matches_torch(torch) -> None:
+@pytest.mark.parametrize("x_shape", [(1, 2, 5, 5), (2, 2, 5, 17)], ids=["small", "wide"])
+def test_conv2d_second_derivative_matches_torch(torch, x_shape) -> None:
     rng = _rng(3)
-    x, w = rng.standard_normal((1, 2, 5, 5)), rng.standard_normal((2, 2, 3, 3))
+    x, w = rng.standard_normal(x_shape), rng.standard_normal((2, 2, 3, 3))
     xs = [Tensor(x, requires_grad=True), Tensor(w, requires_grad=True)]
     gx, gw = grad((conv2d(*xs, stride=2, padding=1) ** 2).sum(), xs, create_graph=True)
     ours = grad((gx * gx).sum() + (gw * gw).sum(), xs)
@@ -191,6 +197,79 @@ def test_conv2d_second_derivative_matches_torch(torch) -> None:
         create_graph=True)
     theirs = torch.autograd.grad((tx * tx).sum() + (tw * tw).sum(), ts)
     _assert_all_close(ours, [t.numpy() for t in theirs])
+
+
+def test_conv2d_third_derivative_matches_torch(torch) -> None:
+    """The three conv primitives' rules are made of each other: any order works."""
+    rng = _rng(8)
+    x, w = rng.standard_normal((2, 2, 4, 9)), rng.standard_normal((3, 2, 2, 3))
+    xs = [Tensor(x, requires_grad=True), Tensor(w, requires_grad=True)]
+    ts = [torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)]
+    found = []
+    for leaves, conv, diff in ((xs, conv2d, grad), (ts, torch.nn.functional.conv2d,
+                                                      torch.autograd.grad)):
+        gx, gw = diff((conv(*leaves, stride=(1, 2), padding=1) ** 2).sum(), leaves,
+                      create_graph=True)
+        hx, hw = diff((gx ** 2).sum() + (gw * gx.sum()).sum(), leaves, create_graph=True)
+        found.append(diff((hx ** 3).sum() + (hw ** 3).sum(), leaves))
+    _assert_all_close(found[0], [t.numpy() for t in found[1]])
+
+
+# ---- the fast twins against their readable references ----
+
+TWIN_CASES = [  # (N, C, H, W), (O, kh, kw), stride, padding: both layouts (SHORT_ROW),
+    # and for wide outputs both ways of adding the input gradient's shares back
+    ((3, 2, 5, 6), (4, 3, 3), (1, 1), (1, 1)),
+    ((2, 3, 8, 7), (2, 2, 3), (2, 3), (0, 2)),
+    ((2, 2, 9, 16), (3, 3, 3), (1, 1), (1, 1)),  # rows end to end
+    ((1, 3, 11, 21), (2, 5, 4), (2, 1), (2, 0)),  # rows end to end, two rows apart
+    ((2, 1, 6, 20), (3, 1, 1), (1, 2), (0, 0)),  # strided adds (stride 2 across)
+    ((2, 1, 5, 12), (4, 2, 2), (1, 1), (0, 1)),  # strided adds (fewer shares than g)
+]
+
+
+@pytest.mark.parametrize(("x_shape", "w_shape", "stride", "padding"), TWIN_CASES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_conv_fast_twins_match_their_references(x_shape, w_shape, stride, padding,
+                                                dtype) -> None:
+    """Equal within float rounding (the sums run in another order, so not bit for bit):
+    1e-12 relative in float64, a few float32 epsilons in float32."""
+    rng = _rng(6)
+    o, kh, kw = w_shape
+    x = rng.standard_normal(x_shape).astype(dtype)
+    w = rng.standard_normal((o, x_shape[1], kh, kw)).astype(dtype)
+    b = rng.standard_normal(o).astype(dtype)
+    out = rules.conv2d_fast(x, w, stride, padding, b)
+    g = rng.standard_normal(out.shape).astype(dtype)
+    pairs = [
+        (out, rules.conv2d_reference(x, w, stride, padding, b)),
+        (rules.conv2d_input_grad_fast(g, w, x_shape[2:], stride, padding),
+         rules.conv2d_input_grad_reference(g, w, x_shape[2:], stride, padding)),
+        (rules.conv2d_weight_grad_fast(x, g, (kh, kw), stride, padding),
+         rules.conv2d_weight_grad_reference(x, g, (kh, kw), stride, padding)),
+    ]
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    for fast, reference in pairs:
+        assert fast.dtype == reference.dtype == dtype and fast.shape == reference.shape
+        assert fast.flags.c_contiguous
+        scale = np.abs(reference).max()
+        np.testing.assert_allclose(fast, reference, rtol=tol, atol=tol * scale)
+
+
+def test_conv_fast_twins_cover_both_layouts() -> None:
+    widths = {rules.conv_output_size(x[2:], w[1:], s, p)[1] for x, w, s, p in TWIN_CASES}
+    assert min(widths) < rules.SHORT_ROW <= max(widths)
+
+
+def test_the_window_positions_of_max_pool2d() -> None:
+    positions = rules.window_positions((1, 2, 4, 5), (2, 3), (2, 1))
+    x = np.arange(40.0).reshape(1, 2, 4, 5)
+    windows = rules.windows(x, (2, 3), (2, 1))  # (1, 2, OH, OW, 2, 3)
+    assert positions.shape == (6, 2 * 2 * 3)
+    assert np.array_equal(x.reshape(-1)[positions],
+                          windows.reshape(-1, 6).T)  # entry k of every window
+    assert not positions.flags.writeable
+    assert rules.window_positions((1, 2, 4, 5), (2, 3), (2, 1)) is positions  # made once
 
 
 # ---- against finite differences (no torch needed) ----

@@ -1,13 +1,12 @@
 """Functions of tensors: ``concatenate``, ``stack``, ``where``, ``pad``, and the convolution
 and pooling that ``chaingrad.nn``'s layers build on (``conv2d``, ``max_pool2d``).
 
-Convolution is composed, not hand-differentiated: ``unfold`` cuts the input into the
-windows a kernel sees (a strided view, no copy: numpy's ``sliding_window_view``), a
-transpose and reshape line them up as rows (im2col), and one matmul applies every filter.
-The only new rule is ``unfold``'s: each window's gradient is added back where the window
-came from (``fold``). Max pooling reads the same windows and has a rule of its own, as
-torch's does: each window's gradient goes to one entry, its first largest (the argmax).
-Every rule is in ``chaingrad/tensor_engine/rules.py``, named in each function's docstring.
+Convolution is a primitive, as in torch: its forward lays the windows a kernel sees out as
+columns (im2col) and applies every filter with one matrix product; its gradients are two
+primitives of their own (``conv2d_input_grad``, ``conv2d_weight_grad``), so that it can be
+differentiated again. Max pooling's rule gives each window's gradient to one entry, its
+first largest, as torch's does. Every rule is in ``chaingrad/tensor_engine/rules.py``,
+named in each function's docstring, beside the readable form of each forward.
 """
 
 from __future__ import annotations
@@ -17,15 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from .arrays import as_array, normalize_axis
+from ..autodiff import is_grad_enabled
+from .arrays import all_finite, as_array, domain_error, normalize_axis
 from .rules import (
     CONCATENATE,
+    CONV2D,
     MAX_POOL2D,
     PAD,
     STACK,
-    UNFOLD,
     WHERE,
-    windows,
+    conv2d_fast,
+    max_pool2d_array,
 )
 from .tensor import Tensor, _const, _node
 
@@ -141,18 +142,11 @@ def pad(x: Tensor, pad_width: Sequence[tuple[int, int]]) -> Tensor:
     return _node(PAD.forward(x.data, widths), (x,), PAD.bind(widths))
 
 
-def unfold(x: Tensor, kernel: tuple[int, int], stride: tuple[int, int]) -> Tensor:
-    """The (kh, kw) windows of an (N, C, H, W) tensor at ``stride``: (N, C, OH, OW, kh, kw).
-
-    A strided view of x (nothing copied);  its rule adds each window's gradient back into
-    the place it came from, so overlapping windows add up (``rules.UNFOLD``).
-    """
-    return _node(windows(x.data, kernel, stride), (x,), UNFOLD.bind(kernel, stride))
-
-
 def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0) -> Tensor:
-    """2-D convolution (cross-correlation, as torch.nn.functional.conv2d), NCHW.
+    """2-D convolution (cross-correlation, as torch.nn.functional.conv2d), NCHW;
+    d/dx = conv2d_input_grad(g, weight), d/dweight = conv2d_weight_grad(x, g), d/dbias = g
+    summed over all but the channel axis (``rules.CONV2D``).
 
     Args:
         x: Input of shape (N, C, H, W).
@@ -185,19 +179,17 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 
     if h + 2 * ph < kh or w + 2 * pw < kw:
         raise ValueError(f"conv2d: the kernel {(kh, kw)} is larger than the padded input "
                          f"{(h + 2 * ph, w + 2 * pw)}")
-    if ph or pw:
-        x = pad(x, [(0, 0), (0, 0), (ph, ph), (pw, pw)])
-    windows = unfold(x, (kh, kw), (sh, sw))  # (N, C, OH, OW, kh, kw)
-    oh, ow = windows.shape[2:4]
-    rows = windows.transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, c * kh * kw)  # im2col
-    out = (rows @ weight.reshape(o, c * kh * kw).T).reshape(n, oh, ow, o)
-    out = out.transpose(0, 3, 1, 2)
     if bias is not None:
         bias = _operand(bias, "conv2d")
         if bias.shape != (o,):
             raise ValueError(f"conv2d: bias has shape {bias.shape}, expected {(o,)}")
-        out = out + bias.reshape(1, o, 1, 1)
-    return out
+    data = conv2d_fast(x.data, weight.data, (sh, sw), (ph, pw),
+                       None if bias is None else bias.data)
+    if not all_finite(data):
+        raise domain_error("conv2d", data, (), None)
+    needs = (x.requires_grad, weight.requires_grad)
+    inputs = (x, weight) if bias is None else (x, weight, bias)
+    return _node(data, inputs, CONV2D.bind((sh, sw), (ph, pw), needs))
 
 
 def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None) -> Tensor:
@@ -223,23 +215,16 @@ def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None) -> Tensor:
     if x.shape[2] < kernel[0] or x.shape[3] < kernel[1]:
         raise ValueError(f"max_pool2d: the kernel {kernel} is larger than the input "
                          f"{x.shape[2:]}")
-    view = windows(x.data, kernel, strides)  # (N, C, OH, OW, kh, kw)
-    n, c, oh, ow, kh, kw = view.shape
-    rows = view.reshape(-1, kh * kw)  # one window per row (a copy)
-    first = rows.argmax(axis=1)  # each window's first largest entry, as torch picks it
-    data = rows[np.arange(len(rows)), first].reshape(n, c, oh, ow)
-    (h, w), (sh, sw) = x.shape[2:], strides
-    picked = None
-    if x.requires_grad:  # where each picked entry sits in x, flattened
-        corner = ((np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)  # a window's top-left
-                  + (np.arange(oh) * (sh * w))[:, None] + np.arange(ow) * sw)
-        offset = (np.arange(kh)[:, None] * w + np.arange(kw)).ravel()  # within a window
-        picked = corner + offset[first.reshape(n, c, oh, ow)]
-    return _node(data, (x,), MAX_POOL2D.bind(picked, sh < kh or sw < kw))
+    picks = x.requires_grad and is_grad_enabled()  # where each window's gradient goes
+    data, picked = max_pool2d_array(x.data, kernel, strides, picks)
+    overlap = strides[0] < kernel[0] or strides[1] < kernel[1]
+    return _node(data, (x,), MAX_POOL2D.bind(picked, overlap))
 
 
 def _pair(value: Any, name: str, minimum: int) -> tuple[int, int]:
     """An int or an (h, w) pair of ints >= minimum, as a pair."""
+    if type(value) is int and value >= minimum:  # the common case, checked first
+        return value, value
     pair = (value, value) if isinstance(value, (int, np.integer)) else tuple(value) \
         if isinstance(value, (tuple, list)) else None
     if pair is None or len(pair) != 2 or not all(
