@@ -24,10 +24,12 @@ NAMES = [
     "06_mlp_moons",
     "07_primitive_gradcheck",
     "08_tensors",
+    "09_compile",
 ]
 # what a notebook may import: chaingrad, the standard library, and data/plot libraries
 ALLOWED_IMPORTS = {
     "chaingrad", "numpy", "matplotlib", "sklearn", "math", "random", "time", "gc", "inspect",
+    "difflib",
 }
 
 
@@ -44,7 +46,7 @@ def source(cell: dict) -> str:
     return text if isinstance(text, str) else "".join(text)
 
 
-def test_the_notebooks_are_exactly_the_eight_in_order() -> None:
+def test_the_notebooks_are_exactly_the_nine_in_order() -> None:
     found = sorted(path.stem for path in TUTORIAL.glob("*.ipynb"))
     assert found == NAMES
 
