@@ -94,7 +94,7 @@ def propagate(order: list[Any]) -> bool:
         elif node._b is None:
             a = node._a
             if a is None:  # a leaf with a _backward assigned by hand: run it
-                rule.vjp((), node.data, g)
+                rule.vjp((), node.data, g, *rule.params)
                 continue
             (ga,) = rule.vjp((a.data,), node.data, g, *rule.params)  # before reading
             a.grad += ga  # a.grad: a closure assigned by hand adds to it itself

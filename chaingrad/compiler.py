@@ -254,7 +254,7 @@ class Trace:
         if not all(autodiff.is_finite(v) for v in values):  # an op overflowed: eager says
             return fn(*args)
         node = type(self.outputs_template)
-        if not autodiff.is_grad_enabled():
+        if not autodiff.is_grad_enabled() or not self.takes_grad:  # no graph to keep
             return self.outputs_kind([node._lift(v, None) if self.arrays else Value(v)
                                       for v in values])
         children = [leaf if i is None else flat[i] for i, leaf in self.params
@@ -630,6 +630,7 @@ class _ArrayLines(_Lines):
         super().__init__(trace)
         self.constants: list[Any] = []  # K[i]
         self.shapes = _gradient_shapes(trace)
+        self.namespace = _array_namespace()  # which also fills _ARRAY_FORWARDS
 
     def param(self, value: Any) -> str:
         if isinstance(value, tuple):
@@ -701,7 +702,7 @@ def _unpack(names: list[str], what: str) -> list[str]:
 def _build(lines: _Lines, text: str | None) -> Callable[..., Iterator]:
     """The trace's code (``text``, or for a large graph its chunks), compiled: the generator
     function ``graph``."""
-    space = dict(_array_namespace() if lines.trace.arrays else _NAMESPACE)
+    space = dict(lines.namespace if lines.trace.arrays else _NAMESPACE)
     if text is None:
         lines.compile_chunked(space)
     else:

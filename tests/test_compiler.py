@@ -279,3 +279,85 @@ def test_the_demo_in_chunks_trains_the_same(small_chunks) -> None:
     with pytest.raises(RuntimeError, match="written in chunks over lists of values, and not "
                                            "kept"):
         _ = step.source
+
+
+# ---- Tensors ----
+
+
+def tensor_mlp():
+    import numpy as np
+
+    from chaingrad import Tensor
+    from chaingrad.losses import cross_entropy
+    from chaingrad.nn import Linear, ReLU, Sequential, manual_seed
+
+    manual_seed(0)
+    model = Sequential(Linear(6, 5), ReLU(), Linear(5, 3))
+
+    def loss(x, labels):
+        return cross_entropy(model(Tensor(x)), labels)
+
+    rng = np.random.default_rng(0)
+    batches = [(rng.standard_normal((4, 6)).astype(np.float32), rng.integers(0, 3, 4))
+               for _ in range(3)]
+    return model, loss, batches
+
+
+def test_a_tensor_step_compiles_to_the_same_bits_and_reads_new_batches() -> None:
+    import numpy as np
+
+    model, loss, batches = tensor_mlp()
+    step = chaingrad.compile(loss)
+    for x, labels in batches:  # new inputs and new labels each call: one trace
+        for fn in (loss, step):
+            for p in model.parameters():
+                p.grad = None
+            out = fn(x, labels)
+            out.backward()
+            if fn is loss:
+                expected = (out.item(), [p.grad.copy() for p in model.parameters()])
+        assert out.item() == expected[0]
+        assert all(np.array_equal(p.grad, g) for p, g in zip(model.parameters(), expected[1]))
+    assert len(step.traces) == 1
+    assert "args[1]" in step.source  # the labels are read from the call, not baked in
+
+
+def test_a_small_convnet_compiles_to_the_same_gradients() -> None:
+    import numpy as np
+
+    from chaingrad import Tensor
+    from chaingrad.nn import Conv2d, Flatten, Linear, ReLU, Sequential, manual_seed
+
+    manual_seed(1)
+    net = Sequential(Conv2d(1, 2, 3, padding=1), ReLU(), Flatten(), Linear(2 * 5 * 5, 1))
+    x = np.random.default_rng(2).standard_normal((3, 1, 5, 5)).astype(np.float32)
+    grads = []
+    for fn in (lambda a: (net(Tensor(a)) ** 2).mean(),):
+        for f in (fn, chaingrad.compile(fn)):
+            for p in net.parameters():
+                p.grad = None
+            f(x).backward()
+            grads.append([p.grad.copy() for p in net.parameters()])
+    assert all(np.array_equal(a, b) for a, b in zip(*grads))
+
+
+def test_compiling_tensors_works_first_thing_in_a_fresh_process(run_python) -> None:
+    out = run_python(
+        "import numpy as np, chaingrad\n"
+        "from chaingrad import Tensor\n"
+        "w = Tensor(np.ones((3, 2)), requires_grad=True)\n"
+        "step = chaingrad.compile(lambda x: (Tensor(x) @ w).tanh().sum())\n"
+        "step(np.ones((4, 3))).backward()\n"
+        "print(w.grad.shape)\n")
+    assert out.returncode == 0 and out.stdout.strip().endswith("(3, 2)"), out.stderr
+
+
+def test_an_output_that_reaches_no_parameter_and_explain_of_a_compiled_output() -> None:
+    out = chaingrad.compile(lambda x: (Value(x) * 2).tanh())(0.5)
+    out.backward()
+    assert out._prev == () and out.grad == 1.0
+    x1, w1 = Value(2.0, label="x1"), Value(-3.0, label="w1")
+    text = chaingrad.explain(chaingrad.compile(lambda: (x1 * w1).tanh())(),
+                             file=__import__("io").StringIO())
+    assert "<lambda> : x1.grad += d(out)/d(x1) * out.grad" in text
+    assert x1.grad == pytest.approx(-3 * (1 - math.tanh(-6.0) ** 2))

@@ -161,7 +161,8 @@ def fill(node: Any, k: int, names: dict[int, str], raw: Any, upstream: Any) -> t
         named = formula.replace("d(x)", f"d({names[id(node._prev[k])]})")
         if tensor:
             return named, f"rule(..., {tuple(upstream.shape)})[{k}]"
-        local = prim.vjp(tuple(x.data for x in node._prev), node.data, 1.0)[k]
+        local = prim.vjp(tuple(x.data for x in node._prev), node.data, 1.0,
+                         *node._rule.params)[k]
         return named, f"{format_number(local)} * {format_number(upstream)}"
     inputs = dict(zip("xy", node._prev))
     params = dict(zip(prim.param_names, node._rule.params))
