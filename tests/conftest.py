@@ -28,6 +28,13 @@ from chaingrad import Value
 from chaingrad.nn import MLP
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tutorial notebooks are end-to-end runs: marked slow, as the demos are."""
+    for item in items:
+        if item.nodeid.endswith(".ipynb") or ".ipynb::" in item.nodeid:
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if os.environ.get("CHAINGRAD_NO_SKIPS") != "1":
         return

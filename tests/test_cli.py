@@ -15,6 +15,8 @@ import pytest
 
 from chaingrad.cli import main
 
+pytestmark = pytest.mark.slow  # the command line in subprocesses, with signals and pipes
+
 NEURON = ["(x1*w1 + x2*w2 + b).tanh()", "--set", "x1=2", "--set", "w1=-3", "--set", "x2=0",
           "--set", "w2=1", "--set", "b=6.8813735870195432"]
 # --explain prints about 120 kB for this: more than a pipe holds

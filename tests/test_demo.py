@@ -17,6 +17,8 @@ import pytest
 from chaingrad.cli import main
 from chaingrad.serialization import load
 
+pytestmark = pytest.mark.slow  # end-to-end runs of the demos
+
 pytest.importorskip("sklearn")
 pytest.importorskip("matplotlib")
 

@@ -192,6 +192,7 @@ def test_backward_seeds_one() -> None:
     assert leaf.grad == 1.0
 
 
+@pytest.mark.slow  # a chain of a million ops
 def test_million_op_chain_under_the_default_recursion_limit() -> None:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(1000)  # CPython's default

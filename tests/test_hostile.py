@@ -27,6 +27,7 @@ def million_node_chain() -> Value:
     return y
 
 
+@pytest.mark.slow  # a graph of a million nodes
 @pytest.mark.parametrize("how", ["deepcopy", "pickle"])
 def test_a_million_node_graph_refuses_to_be_copied_at_once_and_clearly(million_node_chain, how):
     with pytest.raises(TypeError, match=r"Value: only leaves can be copied or pickled; this one "

@@ -359,6 +359,7 @@ def _same_line(ours: str, theirs: str) -> bool:
     return all(close(float(a), float(b)) for a, b in pairs)
 
 
+@pytest.mark.slow  # micrograd's whole demo notebook, trained
 def test_micrograds_demo_notebook_runs_unchanged() -> None:
     ours = _demo_output(_renamed(MICROGRAD_DEMO))
     steps = 3  # micrograd is slow: compare the head of the run, then the end with the record

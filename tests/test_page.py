@@ -31,6 +31,8 @@ from chaingrad.show.page import CHAR_W, PAD, page_graph, to_html
 from chaingrad.show.render import find_renderer
 from chaingrad.show.steps import backward_steps
 
+pytestmark = pytest.mark.slow  # a real browser, every step of four graphs at two sizes
+
 MONOSPACE_14PX = 8.43  # the advance of a 14px DejaVu Sans Mono character, the widest usual
 SIZES = {"1280": (1280, 800), "800": (800, 600)}
 
