@@ -20,6 +20,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import sysconfig
 from typing import Any
 
 import pytest
@@ -120,6 +121,17 @@ BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome
 BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update",
                 "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def graphviz_pure() -> str:
+    """The path of the graphviz-pure program installed with chaingrad[viz] (a test
+    dependency), to pass as ``renderer=``."""
+    for folder in (None, sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+        path = shutil.which("graphviz-pure", path=folder)
+        if path:
+            return path
+    raise AssertionError("graphviz-pure is not installed: pip install 'chaingrad[viz]'")
 
 
 def find_browser() -> str | None:
