@@ -46,7 +46,9 @@ import builtins
 import itertools
 import keyword
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
+from types import CodeType
 from typing import Any
 
 from . import autodiff, functional
@@ -710,10 +712,35 @@ def _build(lines: _Lines, texts: list[tuple[str, str]]) -> Callable[..., Iterato
         where = "<chaingrad.compile>" if name == "graph" else f"<chaingrad.compile: {name}>"
         exec(builtins.compile(text, where, "exec"), space)
         if name != "graph":  # each chunk is written as forward_chunk or backward_chunk
-            space[name] = space.pop(f"{name.split('_')[0]}_chunk")
+            chunk = space.pop(f"{name.split('_')[0]}_chunk")
+            chunk.__code__ = _without_positions(chunk.__code__)
+            space[name] = chunk
     space |= lines.extra  # a user primitive's functions, named while the lines were written
     space["K"] = getattr(lines, "constants", [])
     return space["graph"]
+
+
+def _without_positions(code: CodeType) -> CodeType:
+    """``code`` with one line number for all its instructions and no columns.
+
+    CPython (3.11 on) keeps each instruction's line and columns, for tracebacks, in a table
+    (``co_linetable``) as large as the bytecode itself. A large graph's chunks are not kept
+    for reading, so that table is only memory: half of what their code takes. It is
+    replaced by entries of "line of the ``def``, no columns", one per 8 code units, in the
+    table's documented format (CPython's InternalDocs/code_objects.md): a byte of code 13
+    with the units it covers, then the line's offset, 0. On other versions, ``code``.
+    """
+    if sys.version_info[:2] not in _KNOWN_LOCATION_TABLES:
+        return code
+    units = len(code.co_code) // 2
+    full, rest = divmod(units, 8)
+    table = bytes([0x80 | 13 << 3 | 7, 0]) * full
+    if rest:
+        table += bytes([0x80 | 13 << 3 | rest - 1, 0])
+    return code.replace(co_linetable=table)
+
+
+_KNOWN_LOCATION_TABLES = {(3, 11), (3, 12), (3, 13), (3, 14)}
 
 
 # ---- Tensor graphs: what the code calls on arrays ----

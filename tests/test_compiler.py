@@ -313,6 +313,27 @@ def test_a_graph_in_chunks_is_let_go_before_its_code_is_compiled(small_chunks,
     assert out.data == chain(0.3).data
 
 
+def test_a_chunk_without_column_positions_runs_and_still_tracebacks(small_chunks) -> None:
+    import sys
+    import traceback
+
+    def logs(x):
+        y = Value(x)
+        for _ in range(20):
+            y = (y * 1.0001).log() + 2.0
+        return y
+
+    code = chaingrad.compiler._without_positions(logs.__code__)
+    if sys.version_info[:2] in chaingrad.compiler._KNOWN_LOCATION_TABLES:
+        assert len(code.co_linetable) < len(logs.__code__.co_linetable) / 2
+    step = chaingrad.compile(logs)
+    assert step(3.0).data == logs(3.0).data
+    with pytest.raises(DomainError, match="log: got -1.0001") as error:
+        step(-1.0)
+    shown = "".join(traceback.format_exception(error.value))
+    assert "<chaingrad.compile: forward_0>" in shown and "log_forward" in shown
+
+
 @pytest.mark.slow  # a graph of 1.5 million nodes, compiled: about 40 s
 def test_a_million_node_graph_compiles_in_chunks_under_the_default_recursion_limit() -> None:
     import sys
