@@ -30,30 +30,14 @@ import numpy as np
 
 from ..tensor_engine.functions import _pair, conv2d, max_pool2d
 from ..tensor_engine.tensor import Tensor
+from .generator import generator, get_rng_state, manual_seed, set_rng_state
 from .module import Module
 from .parameter import Parameter
 
-_rng = np.random.default_rng()
-
-
-def manual_seed(seed: int) -> None:
-    """Restart the generator behind initial weights and dropout masks at ``seed``."""
-    global _rng
-    _rng = np.random.default_rng(seed)
-
-
-def get_rng_state() -> dict[str, Any]:
-    """The generator's state, to give back to ``set_rng_state`` (as torch's)."""
-    return _rng.bit_generator.state
-
-
-def set_rng_state(state: dict[str, Any]) -> None:
-    """Put the generator back where ``get_rng_state`` found it."""
-    _rng.bit_generator.state = state
-
+__all__ = ["get_rng_state", "manual_seed", "set_rng_state"]  # re-exported: chaingrad.nn's
 
 def _uniform(shape: tuple[int, ...], bound: float, dtype: Any) -> Parameter:
-    return Parameter(_rng.uniform(-bound, bound, size=shape).astype(dtype))
+    return Parameter(generator().uniform(-bound, bound, size=shape).astype(dtype))
 
 
 def _check_input(x: Any, where: str) -> Tensor:
@@ -225,7 +209,7 @@ class Dropout(Module):
         x = _check_input(x, "Dropout")
         if not self.training or self.p == 0:
             return x
-        keep = (_rng.random(x.shape) >= self.p).astype(x.dtype)
+        keep = (generator().random(x.shape) >= self.p).astype(x.dtype)
         return x * (keep / (1 - self.p))
 
     def extra_repr(self) -> str:
