@@ -239,7 +239,7 @@ _TORCH_NAMES = frozenset("""
     TransformerDecoder TransformerDecoderLayer TransformerEncoder TransformerEncoderLayer
     TripletMarginLoss Unflatten Unfold Upsample UpsamplingBilinear2d UpsamplingNearest2d
     ZeroPad2d utils parallel modules attention
-""".split())  # noqa: SIM905 - a list to read - set(_TENSOR_NAMES)
+""".split()) - set(_TENSOR_NAMES)  # noqa: SIM905 - a list to read
 
 
 def __dir__() -> list[str]:
