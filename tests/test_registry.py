@@ -115,3 +115,15 @@ def test_the_depth_is_bounded_before_any_recursion() -> None:
     registry.check(arch)
     with pytest.raises(ValueError, match="layers nest more than 64 deep"):
         registry.check({"type": "Sequential", "layers": [arch]})
+
+
+def test_an_older_file_without_an_argument_added_later_still_builds() -> None:
+    arch = {"type": "Sequential", "layers": [{"type": "Flatten", "start_dim": 1}]}
+    registry.check(arch)  # written before Flatten took end_dim
+    model = registry.build(arch, nn)
+    assert (model[0].start_dim, model[0].end_dim) == (1, -1)
+    conv = {"type": "Conv2d", "in_channels": 1, "out_channels": 2, "kernel_size": [3, 3],
+            "stride": [1, 1], "padding": "same", "bias": True}
+    registry.check(conv)
+    assert registry.build(conv, nn).padding == "same"
+    assert nn.Conv2d(1, 2, 3, padding="same").architecture() == conv
