@@ -17,7 +17,7 @@ Example:
     >>> [name for name, _ in model.named_parameters()]
     ['0.weight', '0.bias', '2.weight', '2.bias']
     >>> model(Tensor(np.ones((5, 4)))).shape
-    (5, 3)
+    chaingrad.Size([5, 3])
 """
 
 from __future__ import annotations
@@ -29,31 +29,19 @@ from typing import Any
 import numpy as np
 
 from ..tensor_engine.functions import _pair, conv2d, max_pool2d
+from ..tensor_engine.generator import (  # noqa: F401 - the one generator, re-exported
+    generator,
+    get_rng_state,
+    manual_seed,
+    set_rng_state,
+)
 from ..tensor_engine.tensor import Tensor
 from .module import Module
 from .parameter import Parameter
 
-_rng = np.random.default_rng()
-
-
-def manual_seed(seed: int) -> None:
-    """Restart the generator behind initial weights and dropout masks at ``seed``."""
-    global _rng
-    _rng = np.random.default_rng(seed)
-
-
-def get_rng_state() -> dict[str, Any]:
-    """The generator's state, to give back to ``set_rng_state`` (as torch's)."""
-    return _rng.bit_generator.state
-
-
-def set_rng_state(state: dict[str, Any]) -> None:
-    """Put the generator back where ``get_rng_state`` found it."""
-    _rng.bit_generator.state = state
-
 
 def _uniform(shape: tuple[int, ...], bound: float, dtype: Any) -> Parameter:
-    return Parameter(_rng.uniform(-bound, bound, size=shape).astype(dtype))
+    return Parameter(generator().uniform(-bound, bound, size=shape).astype(dtype))
 
 
 def _check_input(x: Any, where: str) -> Tensor:
@@ -95,7 +83,7 @@ class Linear(Module):
         x = _check_input(x, "Linear")
         if x.ndim == 0 or x.shape[-1] != self.in_features:
             raise ValueError(f"Linear: expected an input whose last dimension is "
-                             f"{self.in_features}, got shape {x.shape}")
+                             f"{self.in_features}, got shape {tuple(x.shape)}")
         y = x @ self.weight.T
         return y if self.bias is None else y + self.bias
 
@@ -122,7 +110,7 @@ class Conv2d(Module):
     Example:
         >>> import numpy as np
         >>> Conv2d(3, 8, 3, padding=1)(Tensor(np.zeros((2, 3, 8, 8)))).shape
-        (2, 8, 8, 8)
+        chaingrad.Size([2, 8, 8, 8])
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
@@ -225,7 +213,7 @@ class Dropout(Module):
         x = _check_input(x, "Dropout")
         if not self.training or self.p == 0:
             return x
-        keep = (_rng.random(x.shape) >= self.p).astype(x.dtype)
+        keep = (generator().random(x.shape) >= self.p).astype(x.dtype)
         return x * (keep / (1 - self.p))
 
     def extra_repr(self) -> str:
