@@ -164,6 +164,12 @@ def test_compare_outputs_shows_the_first_differing_line(torch_out, chaingrad_out
     assert message is not None and shown in message
 
 
+def test_docs_list_every_program():
+    listed = set(re.findall(r"^\| `(\w+)` \|", (PROGRAMS_DIR.parents[1] / "docs" / "pytorch.md")
+                            .read_text(), flags=re.MULTILINE))
+    assert listed >= set(PROGRAMS), f"docs/pytorch.md does not list {set(PROGRAMS) - listed}"
+
+
 # ---- the programs ----
 
 
@@ -186,3 +192,4 @@ def test_program_gives_torch_results_under_chaingrad(name, tmp_path):
                       f"{name} fails under chaingrad:\n{_tail(chaingrad_err)}")
     if difference is not None:
         pytest.fail(f"{name}: {difference}", pytrace=False)
+
