@@ -12,10 +12,13 @@ that no module shadows a builtin.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from .. import autodiff
 from .arrays import to_array
 from .tensor import Tensor, _leaf
 
@@ -30,6 +33,32 @@ def _tensor(x: Any, op: str) -> Tensor:
     raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
 
 
+def _with_out(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``fn`` taking torch's ``out=``: the result is written into that tensor (resized to
+    the result's shape if need be), which is returned; as in torch, not while the inputs
+    record a graph."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, out: Tensor | None = None, **kwargs: Any) -> Tensor:
+        result = fn(*args, **kwargs)
+        if out is None:
+            return result
+        op = f"{fn.__name__.rstrip('_')}(out=...)"
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{op}: out must be a Tensor, got {type(out).__name__}")
+        if result.requires_grad and autodiff.is_grad_enabled():
+            raise RuntimeError(f"{op}: functions with out=... arguments don't support "
+                               "automatic differentiation, but one of the arguments requires "
+                               "grad")
+        if out.shape != result.shape:
+            out._check_in_place(op)
+            out.data = np.zeros(result.shape, dtype=out.data.dtype)  # torch resizes out
+        return out._write(op, result.data)
+
+    return call
+
+
+@_with_out
 def exp(input: Any) -> Tensor:  # noqa: A002 - torch's argument name
     """e ** x, entry by entry (``Tensor.exp``).
 
@@ -40,23 +69,28 @@ def exp(input: Any) -> Tensor:  # noqa: A002 - torch's argument name
     return _tensor(input, "exp").exp()
 
 
+@_with_out
 def log(input: Any) -> Tensor:  # noqa: A002
     """ln(x), entry by entry (``Tensor.log``)."""
     return _tensor(input, "log").log()
 
 
+@_with_out
 def sin(input: Any) -> Tensor:  # noqa: A002
     return _tensor(input, "sin").sin()
 
 
+@_with_out
 def cos(input: Any) -> Tensor:  # noqa: A002
     return _tensor(input, "cos").cos()
 
 
+@_with_out
 def tanh(input: Any) -> Tensor:  # noqa: A002
     return _tensor(input, "tanh").tanh()
 
 
+@_with_out
 def sigmoid(input: Any) -> Tensor:  # noqa: A002
     return _tensor(input, "sigmoid").sigmoid()
 
@@ -65,23 +99,28 @@ def relu(input: Any) -> Tensor:  # noqa: A002
     return _tensor(input, "relu").relu()
 
 
+@_with_out
 def sqrt(input: Any) -> Tensor:  # noqa: A002
     return _tensor(input, "sqrt").sqrt()
 
 
+@_with_out
 def square(input: Any) -> Tensor:  # noqa: A002
     return _tensor(input, "square") ** 2
 
 
+@_with_out
 def neg(input: Any) -> Tensor:  # noqa: A002
     return -_tensor(input, "neg")
 
 
+@_with_out
 def abs_(input: Any) -> Tensor:  # noqa: A002
     """|x| (``chaingrad.abs``)."""
     return _tensor(input, "abs").abs()
 
 
+@_with_out
 def pow_(input: Any, exponent: Any) -> Tensor:  # noqa: A002
     """input ** exponent (``chaingrad.pow``); input may be a number, exponent a tensor."""
     if not isinstance(input, Tensor):
@@ -89,51 +128,64 @@ def pow_(input: Any, exponent: Any) -> Tensor:  # noqa: A002
     return input**exponent
 
 
+@_with_out
 def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:  # noqa: A002
     return _tensor(input, "add").add(other, alpha=alpha)
 
 
+@_with_out
 def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:  # noqa: A002
     return _tensor(input, "sub").sub(other, alpha=alpha)
 
 
+@_with_out
 def mul(input: Any, other: Any) -> Tensor:  # noqa: A002
     return _tensor(input, "mul") * other
 
 
+@_with_out
 def div(input: Any, other: Any) -> Tensor:  # noqa: A002
     return _tensor(input, "div") / other
 
 
+@_with_out
 def matmul(input: Any, other: Any) -> Tensor:  # noqa: A002
     """input @ other (1-D, 2-D, batched), as torch.matmul."""
     return _tensor(input, "matmul") @ _tensor(other, "matmul")
 
 
+@_with_out
 def mm(input: Any, mat2: Any) -> Tensor:  # noqa: A002
     """The product of two matrices (both 2-D), as torch.mm."""
-    a, b = _tensor(input, "mm"), _tensor(mat2, "mm")
-    if a.ndim != 2 or b.ndim != 2:
-        raise RuntimeError(f"mm: expects two 2-D tensors, got shapes {tuple(a.shape)} and "
-                           f"{tuple(b.shape)} (use matmul)")
-    return a @ b
+    return _tensor(input, "mm").mm(_tensor(mat2, "mm"))
 
 
+@_with_out
 def dot(input: Any, other: Any) -> Tensor:  # noqa: A002
     """The dot product of two 1-D tensors, as torch.dot."""
-    a, b = _tensor(input, "dot"), _tensor(other, "dot")
-    if a.ndim != 1 or b.ndim != 1:
-        raise RuntimeError(f"dot: expects two 1-D tensors, got shapes {tuple(a.shape)} and "
-                           f"{tuple(b.shape)}")
-    return a @ b
+    return _tensor(input, "dot").dot(_tensor(other, "dot"))
 
 
+@_with_out
+def maximum(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """The larger entry of the two, entry by entry, as torch.maximum."""
+    return _tensor(input, "maximum").maximum(other)
+
+
+@_with_out
+def minimum(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """The smaller entry of the two, entry by entry, as torch.minimum."""
+    return _tensor(input, "minimum").minimum(other)
+
+
+@_with_out
 def sum_(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
          dtype: Any = None) -> Tensor:
     """The sum over ``dim`` (all entries if None) (``chaingrad.sum``)."""
     return _tensor(input, "sum").sum(dim, keepdim, dtype=dtype)
 
 
+@_with_out
 def mean(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
          dtype: Any = None) -> Tensor:
     return _tensor(input, "mean").mean(dim, keepdim, dtype=dtype)
@@ -177,6 +229,7 @@ def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> 
     return _tensor(input, "norm").norm(p, dim, keepdim)
 
 
+@_with_out
 def clamp(input: Any, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
     """input clamped into [min, max], as torch.clamp."""
     return _tensor(input, "clamp").clamp(min, max)

@@ -81,6 +81,7 @@ from .rules import (
     SOFTMAX,
     SUM,
     TRANSPOSE,
+    WHERE,
     stable_sigmoid,
     tie_share,
 )
@@ -232,6 +233,24 @@ class Tensor(autodiff.Node):
             raise domain_error("matmul", data, (), None)
         needs = (self.requires_grad, other.requires_grad)
         return _node(data, (self, other), MATMUL.bind(needs))
+
+    def matmul(self, other: Any) -> Tensor:
+        """x @ other (see ``__matmul__``)."""
+        return self @ other
+
+    def mm(self, mat2: Tensor) -> Tensor:
+        """The product of two 2-D tensors, as torch.mm."""
+        if self.ndim != 2 or getattr(mat2, "ndim", None) != 2:
+            raise RuntimeError(f"mm: expects two 2-D tensors, got shapes {tuple(self.shape)} "
+                               f"and {tuple(getattr(mat2, 'shape', ()))} (use matmul)")
+        return self @ mat2
+
+    def dot(self, other: Tensor) -> Tensor:
+        """The dot product of two 1-D tensors, as torch.dot."""
+        if self.ndim != 1 or getattr(other, "ndim", None) != 1:
+            raise RuntimeError(f"dot: expects two 1-D tensors, got shapes {tuple(self.shape)} "
+                               f"and {tuple(getattr(other, 'shape', ()))}")
+        return self @ other
 
     def __rmatmul__(self, other: Any) -> Tensor:  # other @ self
         lifted = _lift(other, self, numbers=False)
@@ -524,6 +543,21 @@ class Tensor(autodiff.Node):
         ``max``)."""
         return self._extreme(MIN, dim, keepdim, axis, keepdims)
 
+    def maximum(self, other: Operand) -> Tensor:
+        """The larger of x and other, entry by entry (broadcasting), as torch.maximum;
+        composed of ``where`` (``tensor_engine.rules.WHERE``): where they tie, each gets
+        half of the gradient, as in torch.
+
+        Example:
+            >>> Tensor([1.0, 5.0]).maximum(Tensor([3.0, 2.0])).tolist()
+            [3.0, 5.0]
+        """
+        return _pick("maximum", np.greater, self, other)
+
+    def minimum(self, other: Operand) -> Tensor:
+        """The smaller of x and other, entry by entry, as torch.minimum (see ``maximum``)."""
+        return _pick("minimum", np.less, self, other)
+
     def amax(self, dim: Dims = (), keepdim: bool = False) -> Tensor:
         """The largest entry over ``dim`` (an int, a tuple; () or None: all), tied largest
         entries sharing the gradient equally (``tensor_engine.rules.MAX``).
@@ -563,10 +597,8 @@ class Tensor(autodiff.Node):
     def _extreme(self, rule: Primitive, dim: Any, keepdim: bool, axis: Dims,
                  keepdims: bool | None) -> Any:
         op = rule.name
-        if isinstance(dim, Tensor):
-            name = "maximum" if rule is MAX else "minimum"
-            raise NotImplementedError(f"chaingrad.Tensor has no {op}(other) yet (torch's "
-                                      f"elementwise {name}); use where(x >= y, x, y)")
+        if isinstance(dim, Tensor):  # torch's max(x, other): the elementwise maximum
+            return self.maximum(dim) if rule is MAX else self.minimum(dim)
         if axis is not None or keepdims is not None or isinstance(dim, (tuple, list)):
             dim, keepdim = _dims_args(op, dim, keepdim, axis, keepdims)
             return self._tied_extreme(rule, dim, keepdim)
@@ -1489,6 +1521,27 @@ def _compare(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
         return both
     a, b, _ = both
     return _const(np.asarray(_broadcasting(op, ufunc, a, b, None, check=False)))
+
+
+def _where(condition: np.ndarray, x: Tensor, y: Tensor, dtype: np.dtype) -> Tensor:
+    """x where ``condition`` holds, else y (``tensor_engine.rules.WHERE``)."""
+    data = np.where(condition, x.data, y.data).astype(dtype, copy=False)
+    return _node(data, (x, y), WHERE.bind(condition))
+
+
+def _pick(op: str, wins: Any, x: Tensor, other: object) -> Tensor:
+    """x where ``wins(x, other)``, other where ``wins(other, x)``, and where they tie their
+    mean (the same number), so that each gets half of the gradient, as torch's does."""
+    both = _operands(op, x, other)
+    if both is NotImplemented:
+        raise TypeError(f"{op}: expected a Tensor, an array or a number, got "
+                        f"{type(other).__name__}")
+    a, b, dtype = both
+    _broadcast_shape(op, a, b)
+    if dtype.kind != "f":
+        return _const(np.where(wins(a.data, b.data), a.data, b.data).astype(dtype))
+    tie = _where(a.data == b.data, (a + b) * 0.5, b, dtype)
+    return _where(wins(a.data, b.data), a, tie, dtype)
 
 
 def _logical(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
