@@ -340,7 +340,7 @@ def test_linear_and_conv_have_torch_shapes_and_init() -> None:
     for p, fan_in in ((lin.weight, 400), (lin.bias, 400), (conv.weight, 45), (conv.bias, 45)):
         bound = 1 / np.sqrt(fan_in)
         assert np.abs(p.data).max() <= bound
-        if p.size > 100:  # uniform on the whole interval, not a corner of it
+        if p.numel() > 100:  # uniform on the whole interval, not a corner of it
             assert np.abs(p.data).max() > 0.9 * bound
             assert abs(p.data.mean()) < 0.1 * bound
     assert [n for n, _ in lin.named_parameters()] == ["weight", "bias"]

@@ -173,7 +173,7 @@ def test_parameter_is_a_tensor_that_asks_for_gradients() -> None:
     data = Tensor(np.arange(3.0))
     p = Parameter(data)
     assert isinstance(p, Tensor) and p.requires_grad and p.data is data.data
-    assert type(p * 2) is Tensor and repr(p).startswith("Parameter containing:\nTensor(")
+    assert type(p * 2) is Tensor and repr(p).startswith("Parameter containing:\ntensor(")
     assert not Parameter(np.ones(2), requires_grad=False).requires_grad
     assert Parameter().shape == (0,)
     for twin in (copy.deepcopy(p), pickle.loads(pickle.dumps(p))):

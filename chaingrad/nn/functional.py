@@ -19,7 +19,7 @@ Example:
     >>> round(loss.item(), 4)
     0.2413
     >>> loss.backward()
-    >>> logits.grad.shape
+    >>> tuple(logits.grad.shape)
     (1, 3)
 """
 
@@ -32,9 +32,9 @@ import numpy as np
 
 from ..tensor_engine import functions
 from ..tensor_engine.functions import _pair
+from ..tensor_engine.generator import generator
 from ..tensor_engine.losses import softplus
 from ..tensor_engine.tensor import Tensor
-from .generator import generator
 
 __all__ = [
     "binary_cross_entropy_with_logits", "conv2d", "cross_entropy", "dropout", "linear",
@@ -302,7 +302,7 @@ def _class_targets(where: str, target: Any, x: Tensor) -> np.ndarray:
     """Class indices as an int64 array of the input's shape without its class axis,
     refused (torch's messages) if not integers or not of that shape."""
     if isinstance(target, Tensor):
-        array = np.asarray(target.numpy())
+        array = np.asarray(target.data)
     elif isinstance(target, (np.ndarray, np.generic)):
         array = np.asarray(target)
     else:
@@ -366,7 +366,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
     if reduction == "sum":
         return losses.sum()
     total = w.sum()
-    if float(np.asarray(total.numpy() if isinstance(total, Tensor) else total)) == 0:
+    if float(np.asarray(total.data if isinstance(total, Tensor) else total)) == 0:
         raise ValueError("nll_loss: every target is ignore_index or has weight 0, so the "
                          "mean is 0 / 0 (torch returns nan); use reduction='sum'")
     return losses.sum() / total
@@ -429,7 +429,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
 
 
 def _floating(target: Any) -> bool:
-    dtype = target.numpy().dtype if isinstance(target, Tensor) else getattr(target, "dtype",
+    dtype = target.data.dtype if isinstance(target, Tensor) else getattr(target, "dtype",
                                                                              None)
     return dtype is not None and np.dtype(dtype).kind == "f"
 

@@ -13,7 +13,7 @@ Example:
     >>> _ = xavier_uniform_(w)
     >>> bound = (6 / (3 + 4)) ** 0.5
     >>> bool((abs(w.data) <= bound).all()), w.dtype
-    (True, dtype('float32'))
+    (True, chaingrad.float32)
     >>> calculate_gain('relu') == 2 ** 0.5
     True
 """
@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from ..tensor_engine.generator import generator as default_generator
 from ..tensor_engine.tensor import Tensor
-from .generator import generator as default_generator
 
 __all__ = [
     "calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",

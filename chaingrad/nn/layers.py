@@ -21,7 +21,7 @@ Example:
     >>> [name for name, _ in model.named_parameters()]
     ['0.weight', '0.bias', '2.weight', '2.bias']
     >>> model(Tensor(np.ones((5, 4)))).shape
-    (5, 3)
+    chaingrad.Size([5, 3])
     >>> model
     Sequential(
       (0): Linear(in_features=4, out_features=8, bias=True)
@@ -40,11 +40,11 @@ from typing import Any
 import numpy as np
 
 from ..tensor_engine.functions import _pair
+from ..tensor_engine.generator import get_rng_state, manual_seed, set_rng_state
 from ..tensor_engine.tensor import Tensor
 from . import functional as F
 from . import init
 from .functional import not_yet
-from .generator import get_rng_state, manual_seed, set_rng_state
 from .module import Module
 from .parameter import Parameter
 
@@ -143,7 +143,7 @@ class Conv2d(Module):
 
     Example:
         >>> import numpy as np
-        >>> Conv2d(3, 8, 3, padding=1)(Tensor(np.zeros((2, 3, 8, 8)))).shape
+        >>> tuple(Conv2d(3, 8, 3, padding=1)(Tensor(np.zeros((2, 3, 8, 8)))).shape)
         (2, 8, 8, 8)
         >>> Conv2d(1, 6, 5)
         Conv2d(1, 6, kernel_size=(5, 5), stride=(1, 1))
@@ -227,7 +227,8 @@ class Flatten(Module):
 
     Example:
         >>> import numpy as np
-        >>> Flatten()(Tensor(np.zeros((2, 3, 4)))).shape, Flatten(0, 1)(np.zeros((2, 3, 4))).shape
+        >>> x = Tensor(np.zeros((2, 3, 4)))
+        >>> tuple(Flatten()(x).shape), tuple(Flatten(0, 1)(x).shape)
         ((2, 12), (6, 4))
     """
 

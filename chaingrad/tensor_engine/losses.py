@@ -57,7 +57,7 @@ def cross_entropy(logits: Any, labels: Any) -> Tensor:
     logits = _tensor_batch("cross_entropy", "logits", logits)
     if logits.ndim != 2 or logits.shape[1] == 0:
         raise ValueError(f"cross_entropy: logits must have shape (N, C) with C >= 1 (one row "
-                         f"of class scores per example), got shape {logits.shape}")
+                         f"of class scores per example), got shape {tuple(logits.shape)}")
     n, classes = logits.shape
     y = _label_array("cross_entropy", labels, (n,), "one class index per row of logits")
     outside = (y < 0) | (y >= classes)
@@ -72,7 +72,7 @@ def _tensor_batch(fn: str, arg: str, x: Any) -> Any:
     t = x if isinstance(x, Tensor) else Tensor(x)
     if t.ndim == 0 or t.shape[0] == 0:
         raise ValueError(f"{fn}: {arg} must have a batch axis with at least one example, "
-                         f"got shape {t.shape}")
+                         f"got shape {tuple(t.shape)}")
     return t
 
 
@@ -83,7 +83,8 @@ def _fit_shape(fn: str, arg: str, shape: tuple[int, ...], like: tuple[int, ...],
         return False
     if len(like) == 2 and like[1] == 1 and shape == like[:1]:
         return True
-    raise ValueError(f"{fn}: {arg} must have shape {like} ({per}), got shape {shape}")
+    raise ValueError(f"{fn}: {arg} must have shape {tuple(like)} ({per}), got shape "
+                     f"{tuple(shape)}")
 
 
 def _numbers(fn: str, arg: str, x: Any) -> Any:
