@@ -555,9 +555,9 @@ def test_flatten_takes_start_and_end_dim_as_torch() -> None:
     for dims in [(), (0,), (0, 1), (1, 2), (-3, -2), (2, -1), (3, 3)]:
         assert cnn.Flatten(*dims)(Tensor(x)).shape == tuple(
             torch.nn.Flatten(*dims)(torch.tensor(x)).shape)
-    with pytest.raises(ValueError, match="start_dim cannot come after end_dim"):
+    with pytest.raises(ValueError, match="start_dim 2 comes after end_dim 1"):
         cnn.Flatten(2, 1)(Tensor(x))
-    with pytest.raises(IndexError, match="dimension out of range"):
+    with pytest.raises(ValueError, match="out of range"):
         cnn.Flatten(4)(Tensor(x))
 
 

@@ -236,18 +236,7 @@ class Flatten(Module):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        x = _check_input(input, "Flatten")
-        ndim = max(x.ndim, 1)
-        start, end = self.start_dim, self.end_dim
-        if not (-ndim <= start < ndim and -ndim <= end < ndim):
-            raise IndexError(f"Flatten: dimension out of range (expected to be in range of "
-                             f"[{-ndim}, {ndim - 1}], but got start_dim={start}, "
-                             f"end_dim={end})")
-        start, end = start % ndim, end % ndim
-        if start > end:
-            raise ValueError("flatten() has invalid args: start_dim cannot come after end_dim")
-        shape = tuple(x.shape) or (1,)
-        return x.reshape(shape[:start] + (-1,) + shape[end + 1:])
+        return _check_input(input, "Flatten").flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
