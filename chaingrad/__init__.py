@@ -9,9 +9,16 @@ Example:
     (10.0, 7.0)
 """
 
+import builtins
 import importlib
 
-from .autodiff import enable_grad, is_grad_enabled, no_grad, topological_order
+from .autodiff import (
+    enable_grad,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+    topological_order,
+)
 from .autograd import grad, gradcheck, primitive
 from .compiler import compile
 from .engine import Value
@@ -26,27 +33,64 @@ from .show.steps import backward_steps
 __version__ = "0.1.0"
 
 # The Tensor engine needs numpy, which `import chaingrad` must not: its names load on use.
-_TENSOR_NAMES = {
-    "Tensor": "chaingrad.tensor_engine",
-    "concatenate": "chaingrad.tensor_engine",
-    "stack": "chaingrad.tensor_engine",
-    "where": "chaingrad.tensor_engine",
+# Each is {name: (module, the name there)}: torch's names for the Tensor side.
+_ENGINE = "chaingrad.tensor_engine"
+_TENSOR_NAMES: dict[str, tuple[str, str]] = {
+    name: (module, name)
+    for module, names in {
+        _ENGINE: ("Tensor", "cat", "concatenate", "stack", "where"),
+        f"{_ENGINE}.tensor": ("Size",),
+        f"{_ENGINE}.factories": (
+            "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full",
+            "zeros_like", "ones_like", "empty_like", "full_like", "rand", "randn",
+            "rand_like", "randn_like", "randint", "randperm", "arange", "linspace", "eye"),
+        f"{_ENGINE}.maths": (
+            "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "sqrt", "square", "neg",
+            "add", "sub", "mul", "div", "matmul", "mm", "dot", "mean", "amax", "amin",
+            "maximum", "minimum",
+            "argmax", "argmin", "norm", "clamp", "softmax", "log_softmax", "flatten",
+            "reshape", "squeeze", "unsqueeze", "transpose", "permute", "t", "allclose",
+            "equal", "numel", "is_tensor", "is_floating_point"),
+        f"{_ENGINE}.dtypes": (
+            "dtype", "float16", "float32", "float64", "uint8", "int8", "int16", "int32",
+            "int64", "get_default_dtype", "set_default_dtype"),
+        f"{_ENGINE}.devices": ("device", "set_default_device", "get_default_device"),
+        f"{_ENGINE}.generator": ("manual_seed", "seed", "get_rng_state", "set_rng_state"),
+    }.items()
+    for name in names
+}
+# torch's names that are Python builtins, or other names for the same thing: defined under
+# another name (no module shadows a builtin), and not kept in this module's namespace
+_TENSOR_NAMES |= {
+    "abs": (f"{_ENGINE}.maths", "abs_"), "pow": (f"{_ENGINE}.maths", "pow_"),
+    "sum": (f"{_ENGINE}.maths", "sum_"), "max": (f"{_ENGINE}.maths", "max_"),
+    "min": (f"{_ENGINE}.maths", "min_"), "all": (f"{_ENGINE}.maths", "all_"),
+    "any": (f"{_ENGINE}.maths", "any_"), "clip": (f"{_ENGINE}.maths", "clamp"),
+    "concat": (_ENGINE, "cat"), "bool": (f"{_ENGINE}.dtypes", "bool_"),
+    "half": (f"{_ENGINE}.dtypes", "float16"), "float": (f"{_ENGINE}.dtypes", "float32"),
+    "double": (f"{_ENGINE}.dtypes", "float64"), "short": (f"{_ENGINE}.dtypes", "int16"),
+    "int": (f"{_ENGINE}.dtypes", "int32"), "long": (f"{_ENGINE}.dtypes", "int64"),
 }
 
 
 # Submodules reachable as attributes (chaingrad.losses, ...) without an import of their own;
 # they load on first use (agreement needs numpy; losses only on Tensors).
-_SUBMODULES = ("agreement", "functional", "losses", "nn", "optim")
+_SUBMODULES = ("agreement", "cuda", "functional", "losses", "nn", "optim")
 
 
 def __getattr__(name: str) -> object:
+    """A Tensor-side name, loaded on first use; an error naming what chaingrad lacks."""
     if name in _TENSOR_NAMES:
-        value = getattr(_load(_TENSOR_NAMES[name], f"chaingrad.{name}"), name)
-        globals()[name] = value
+        module, attr = _TENSOR_NAMES[name]
+        value = getattr(_load(module, f"chaingrad.{name}"), attr)
+        if not hasattr(builtins, name):  # keep builtins usable in this module
+            globals()[name] = value
         return value
     if name in _SUBMODULES:
         return _load(f"chaingrad.{name}", f"chaingrad.{name}")  # which sets the attribute
-    raise AttributeError(f"module 'chaingrad' has no attribute {name!r}")
+    if name.startswith("_"):
+        raise AttributeError(f"module 'chaingrad' has no attribute {name!r}")
+    raise AttributeError(f"chaingrad has no {name!r} yet")
 
 
 def _load(module: str, what: str) -> object:
@@ -82,6 +126,7 @@ __all__ = [
     "no_grad",
     "primitive",
     "save",
+    "set_grad_enabled",
     "to_dot",
     "to_html",
     "to_torch",

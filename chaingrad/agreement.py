@@ -118,7 +118,7 @@ def compare_engines(
                    dtype=np.float64).reshape(len(x), sizes[-1])
     if x.ndim != 2 or x.shape[1] != sizes[0]:
         raise ValueError(f"compare_engines: inputs must have shape (batch, {sizes[0]}), "
-                         f"got {x.shape}")
+                         f"got {tuple(x.shape)}")
 
     tensor_model = tensor_copy(model)
     for p in model.parameters():
@@ -139,8 +139,8 @@ def compare_engines(
     for i, (layer, linear) in enumerate(zip(model.layers, linears)):
         w_grad = np.array([[w.grad for w in n.w] for n in layer.neurons], dtype=np.float64)
         b_grad = np.array([n.b.grad for n in layer.neurons], dtype=np.float64)
-        comparisons.append(ParameterComparison(f"{2 * i}.weight", w_grad, linear.weight.grad))
-        comparisons.append(ParameterComparison(f"{2 * i}.bias", b_grad, linear.bias.grad))
+        comparisons.append(ParameterComparison(f"{2 * i}.weight", w_grad, linear.weight.grad.data))
+        comparisons.append(ParameterComparison(f"{2 * i}.bias", b_grad, linear.bias.grad.data))
     return Agreement(
         architecture="-".join(str(n) for n in sizes),
         batch=len(x),

@@ -4,7 +4,9 @@ A node (a ``Value`` or a ``Tensor``) is what this module walks. It has:
 
 - ``data``: its number (a float, or a numpy array for a Tensor);
 - ``grad``: the gradient that reached it; ``_initial_grad`` before any has (micrograd's
-  0.0 for a Value, PyTorch's None for a Tensor);
+  0.0 for a Value, PyTorch's None for a Tensor). During a pass it holds what the rules
+  work on (floats, arrays, or nodes with ``create_graph``); after it, ``_as_grad`` of
+  that, if the node's kind has one (a Tensor's ``.grad`` is a Tensor);
 - ``_prev``: the nodes it was computed from, in argument order (empty for a leaf);
 - ``_rule``: its op's primitive (see ``chaingrad.rules``), None for a leaf;
 - ``requires_grad``: whether it takes a gradient (always, for a Value).
@@ -122,6 +124,39 @@ class enable_grad(_GradMode):  # noqa: N801 - PyTorch's name
     enabled = True
 
 
+class set_grad_enabled(_GradMode):  # noqa: N801 - PyTorch's name
+    """Set this thread's grad mode: ``set_grad_enabled(False)`` as a call (it stays so) or
+    as a context manager or decorator (restored after), as torch's.
+
+    Example:
+        >>> from chaingrad import Value
+        >>> with set_grad_enabled(False):
+        ...     (Value(2.0) * 3)._prev
+        ()
+    """
+
+    def __init__(self, mode: bool) -> None:
+        super().__init__()
+        self.enabled = bool(mode)
+        self._previous.append(_set_grad_enabled(self.enabled))
+
+    def __enter__(self) -> None:
+        pass  # set already, by the call
+
+    def __exit__(self, *exc_info: object) -> None:
+        _set_grad_enabled(self._previous.pop())
+
+    def __call__(self, fn: Callable) -> Callable:
+        _set_grad_enabled(self._previous.pop())  # as a decorator: only while fn runs
+        enabled = self.enabled
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with set_grad_enabled(enabled):
+                return fn(*args, **kwargs)
+        return call
+
+
 class paused_gc:  # noqa: N801 - used like a function: `with paused_gc():`
     """Pause Python's cyclic garbage collector while chaingrad builds or walks a graph.
 
@@ -183,6 +218,10 @@ class Node:
     """
 
     __slots__ = ("_a", "_b", "_mark")
+
+    _as_grad: Callable[[Any], Any] | None = None
+    """What a node's ``.grad`` holds after a pass, made from the array (or node) the pass
+    worked with; None keeps that (a Value's float). A Tensor's makes it a Tensor."""
 
     @property
     def _prev(self) -> tuple:
@@ -361,7 +400,8 @@ def _restore(order: list[Any], before: list[Any]) -> None:
 
 def _add_earlier_passes(order: list[Any], before: list[Any]) -> None:
     """Each ``.grad`` becomes what it held before this pass plus this pass; a leaf's
-    gradient becomes an array of its own (see ``_own``)."""
+    gradient becomes an array of its own (see ``_own``), and then what the node's kind
+    shows its users (``_as_grad``: a Tensor's ``.grad`` is a Tensor)."""
     shared: set[int] = set()
     for node, old in zip(order, before):
         g = node.grad
@@ -370,7 +410,8 @@ def _add_earlier_passes(order: list[Any], before: list[Any]) -> None:
             continue
         if node._rule is None:
             g = _own(g, node, shared)
-        node.grad = g if old is None or (type(old) is float and old == 0.0) else old + g
+        g = g if old is None or (type(old) is float and old == 0.0) else old + g
+        node.grad = g if node._as_grad is None else node._as_grad(g)
 
 
 def _start(order: list[Any], roots: Sequence[Any], seeds: Sequence[Any]) -> None:

@@ -283,9 +283,9 @@ def _dims(axis: Any, ndim: int) -> tuple[int, ...]:
     return tuple(range(ndim)) if axis is None else axis if isinstance(axis, tuple) else (axis,)
 
 
-_MAX = (lambda x, axis, keepdims: x.max(axis, keepdims),
+_MAX = (lambda x, axis, keepdims: x.amax(axis, keepdims),
         lambda x, axis, keepdims: T.amax(x, _dims(axis, x.ndim), keepdims))
-_MIN = (lambda x, axis, keepdims: x.min(axis, keepdims),
+_MIN = (lambda x, axis, keepdims: x.amin(axis, keepdims),
         lambda x, axis, keepdims: T.amin(x, _dims(axis, x.ndim), keepdims))
 _POOL = (lambda x, kernel_size, stride: max_pool2d(x, kernel_size, stride),
          lambda x, kernel_size, stride: T.nn.functional.max_pool2d(x, kernel_size, stride))
@@ -339,7 +339,7 @@ OPS: list[TensorOp] = [
     # shapes and indexing
     TensorOp("reshape", lambda x, shape: x.reshape(shape), lambda x, shape: x.reshape(shape),
              reshape_cases),
-    TensorOp("transpose", lambda x, axes: x.transpose(*axes),
+    TensorOp("permute", lambda x, axes: x.permute(*axes),
              lambda x, axes: x.permute(*axes), transpose_cases),
     TensorOp("T", lambda x: x.T, lambda x: x.permute(*reversed(range(x.ndim))),
              lambda: elementwise(1, (ANY,), min_dims=1)),

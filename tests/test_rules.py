@@ -38,6 +38,7 @@ def tensor_graphs() -> list[Tensor]:
             a.tanh(), a.sigmoid(), a.exp(), a.log(), a.sqrt(), (a - 1).abs(), a.sin(),
             a.cos(), a @ w, a.sum(axis=1), a.max(axis=0), a.min(), a.softmax(),
             a.log_softmax(axis=0), a.clip(0.8, 1.2), a.reshape(3, 2), a.transpose(1, 0),
+            a.to(np.float32),
             b.broadcast_to((2, 3)), a[np.array([0, 0, 1])], concatenate([a, e], axis=1),
             stack([a, e]), where(a.data > 1, a, e), pad(a, [(1, 0), (0, 2)]),
             conv2d(image, kernel, stride=2, padding=1), max_pool2d(image, 2, 1)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import chaingrad
 from chaingrad import DomainError, Tensor, no_grad
 from chaingrad.autodiff import topological_order
 from chaingrad.tensor_engine.functions import concatenate, stack, where
@@ -53,13 +54,15 @@ def test_integer_and_boolean_arrays_become_float32_that_can_take_a_gradient() ->
     assert x.data.tolist() == [1.0, 0.0] and x.grad.tolist() == [0.0, 1.0]
 
 
-def test_truth_value_needs_one_element_and_equality_is_identity() -> None:
+def test_truth_value_needs_one_element_comparisons_are_elementwise_hash_is_identity() -> None:
     assert bool(Tensor([2.0])) and not Tensor(0.0)
     for shape in [(2,), (0,)]:  # ambiguous, as in torch
-        with pytest.raises(RuntimeError, match=rf"bool: .* of shape \({shape[0]},\)"):
+        with pytest.raises(RuntimeError, match=rf"bool: .* ambiguous \(shape \({shape[0]},\)\)"):
             bool(Tensor(np.ones(shape)))
     a, b = Tensor([1.0]), Tensor([1.0])
-    assert a == a and a != b and len({a, b, a}) == 2 and {a: 1, b: 2}[b] == 2
+    assert (a == b).tolist() == [True] and (a != b).tolist() == [False]
+    assert (a == b).dtype == chaingrad.bool and not (a == b).requires_grad
+    assert len({a, b, a}) == 2 and {a: 1, b: 2}[b] == 2 and (a == None) is False  # noqa: E711
 
 
 def test_non_finite_data_is_refused() -> None:
@@ -76,10 +79,11 @@ def test_numbers_take_the_tensor_dtype_arrays_promote() -> None:
 
 def test_properties() -> None:
     x = Tensor(np.arange(6.0).reshape(2, 3), label="x")
-    assert (x.shape, x.ndim, x.size, len(x)) == ((2, 3), 2, 6, 2)
+    assert (x.shape, x.ndim, x.dim(), x.size(), x.size(1), x.numel(), len(x)) == (
+        (2, 3), 2, 2, (2, 3), 3, 6, 2)
     assert x.T.shape == (3, 2)
     assert Tensor(3.0).item() == 3.0
-    with pytest.raises(ValueError, match=r"item: needs a tensor with one element, got shape"):
+    with pytest.raises(RuntimeError, match=r"item: a Tensor with 6 elements cannot be converted"):
         x.item()
     with pytest.raises(TypeError, match="0-d"):
         len(Tensor(1.0))
@@ -113,7 +117,8 @@ def test_inputs_that_need_no_gradient_get_none() -> None:
 
 def test_backward_of_a_non_scalar_needs_grad() -> None:
     x = Tensor(np.ones((2, 3)), requires_grad=True)
-    with pytest.raises(ValueError, match=r"backward: the output has shape \(2, 3\)"):
+    with pytest.raises(RuntimeError, match=r"backward: grad can be implicitly created only for "
+                       r"scalar outputs \(the output has shape \(2, 3\)"):
         (x * 2).backward()
     with pytest.raises(ValueError, match=r"grad has shape \(3,\), the output has shape"):
         (x * 2).backward(grad=np.ones(3))
@@ -124,7 +129,7 @@ def test_backward_of_a_non_scalar_needs_grad() -> None:
 
 
 def test_backward_without_a_graph_is_an_error() -> None:
-    with pytest.raises(RuntimeError, match="does not require a gradient"):
+    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad"):
         Tensor([1.0]).sum().backward()
 
 
@@ -152,7 +157,7 @@ def test_leaf_gradients_are_their_own_writable_arrays() -> None:
     ((a + b).sum() + c.sum() + c.T.sum()).backward()
     assert a.grad is not b.grad
     for t in (a, b, c):
-        assert t.grad.flags.writeable and t.grad.base is None
+        assert t.grad.data.flags.writeable and t.grad.data.base is None
     a.grad *= 0
     assert b.grad.tolist() == [1.0, 1.0, 1.0]
     assert c.grad.tolist() == [[2.0] * 3] * 2
@@ -177,7 +182,7 @@ def test_by_hand_walk_with_backward_closures_matches_backward() -> None:
     w = Tensor(np.array([[1.0, 2.0], [3.0, 4.0]]), requires_grad=True)
     y = (w @ x).tanh().sum()
     y.backward()
-    expected = (x.grad.copy(), w.grad.copy())
+    expected = (x.grad.clone(), w.grad.clone())
     order = topological_order(y)
     for node in order:
         node.grad = None
@@ -301,14 +306,15 @@ def test_exponent_gradient_of_a_negative_base_is_a_domain_error() -> None:
       r"\+: shapes \(2, 3\) and \(4,\) do not broadcast"),
      (lambda: Tensor(np.ones(3)).reshape(2, 2), ValueError, "reshape: cannot reshape"),
      (lambda: Tensor(np.ones(3)).reshape(1.5), TypeError, "reshape: the shape must be ints"),
-     (lambda: Tensor(np.ones((2, 3))).transpose(0, 0), ValueError, "transpose: axes"),
+     (lambda: Tensor(np.ones((2, 3))).transpose(0, 2), ValueError, "transpose: axis 2 is out"),
+     (lambda: Tensor(np.ones((2, 3))).permute(0, 0), ValueError, "permute: dims"),
      (lambda: Tensor(np.ones(3)).sum(axis=1), ValueError, "sum: axis 1 is out of range"),
      (lambda: Tensor(np.ones(3)).max(axis="a"), TypeError, "max: axis must be an int"),
      (lambda: Tensor(np.ones((2, 2))).sum(axis=(0, 0)), ValueError, "repeats an axis"),
-     (lambda: Tensor(np.ones(0)).max(), ValueError, "max: got an empty axis"),
+     (lambda: Tensor(np.ones(0)).max(), ValueError, "max: got an empty dim"),
      (lambda: Tensor(np.ones(3))[3], IndexError, "getitem: index 3 is out of bounds"),
-     (lambda: Tensor(np.ones(3))[Tensor([0.0])], TypeError, "getitem: index with ints"),
-     (lambda: Tensor(np.ones(3))[1.0], IndexError, "getitem: indices must be integers"),
+     (lambda: Tensor(np.ones(3))[Tensor([0.0])], IndexError, "getitem: tensors used as indices"),
+     (lambda: Tensor(np.ones(3))[1.0], IndexError, "getitem: tensors used as indices must"),
      (lambda: Tensor(np.ones((2, 3))) - Tensor(np.ones(4)), ValueError,
       r"-: shapes \(2, 3\) and \(4,\) do not broadcast"),
      (lambda: Tensor(np.ones((2, 3))) / np.ones((4, 5)), ValueError,
@@ -318,14 +324,14 @@ def test_exponent_gradient_of_a_negative_base_is_a_domain_error() -> None:
      (lambda: (1, 2) - Tensor(np.ones(2)), TypeError, "-: needs .* got tuple"),
      (lambda: Tensor(np.ones(3)) + None, TypeError, "unsupported operand"),
      (lambda: Tensor(np.ones(3)) @ 2.0, TypeError, "unsupported operand"),
-     (lambda: Tensor(np.ones(3)).clip(2, 1), ValueError, "clip: min 2 is greater than max 1"),
-     (lambda: Tensor(np.ones(3)).clip(), ValueError, "clip: needs min, max or both"),
+     (lambda: Tensor(np.ones(3)).clip(2, 1), ValueError, "clamp: min 2 is greater than max 1"),
+     (lambda: Tensor(np.ones(3)).clip(), ValueError, "clamp: needs min, max or both"),
      (lambda: Tensor(np.ones(3)).softmax(axis=(0,)), TypeError, "softmax: axis must be"),
      (lambda: Tensor(np.ones(3)).broadcast_to((2,)), ValueError, "broadcast_to: cannot"),
      (lambda: concatenate([Tensor(np.ones((2, 3))), Tensor(np.ones((3, 2)))]), ValueError,
-      r"concatenate: shapes \(2, 3\) and \(3, 2\) differ outside axis 0"),
-     (lambda: concatenate([]), ValueError, "concatenate: needs at least one tensor"),
-     (lambda: concatenate(Tensor(np.ones(2))), TypeError, "concatenate: expected a list"),
+      r"cat: shapes \(2, 3\) and \(3, 2\) differ outside dim 0"),
+     (lambda: concatenate([]), ValueError, "cat: needs at least one tensor"),
+     (lambda: concatenate(Tensor(np.ones(2))), TypeError, "cat: expected a list"),
      (lambda: stack([Tensor(np.ones(2)), Tensor(np.ones(3))]), ValueError,
       r"stack: shapes \(2,\) and \(3,\) differ"),
      (lambda: where(np.ones(3, bool), Tensor(np.ones(2)), 0.0), ValueError,

@@ -58,7 +58,7 @@ def build_model(kind: str) -> Sequential:
 
     Example:
         >>> build_model("cnn")(Tensor(np.zeros((5, 1, 8, 8)))).shape
-        (5, 10)
+        chaingrad.Size([5, 10])
     """
     if kind == "mlp":
         return Sequential(Linear(64, 256), ReLU(), Dropout(0.2), Linear(256, 10))

@@ -9,7 +9,7 @@
 The backward pass is the scalar engine's (``chaingrad/autodiff.py``).
 """
 
-from .functions import concatenate, conv2d, max_pool2d, pad, stack, where
+from .functions import cat, concatenate, conv2d, max_pool2d, pad, stack, where
 from .tensor import Tensor
 
-__all__ = ["Tensor", "concatenate", "conv2d", "max_pool2d", "pad", "stack", "where"]
+__all__ = ["Tensor", "cat", "concatenate", "conv2d", "max_pool2d", "pad", "stack", "where"]

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DomainError
+from . import dtypes
 
 ARRAY_TYPES = (np.ndarray, np.generic)
 """What a rule's arguments are in a plain ``backward()`` (numpy makes 0-d results scalars)."""
@@ -46,6 +47,39 @@ def as_array(data: Any, dtype: Any = None, where: str = "Tensor") -> np.ndarray:
             return np.asarray(data, dtype=np.float32)
         raise TypeError(f"{where}: data must hold real numbers, got dtype {data.dtype}")
     return _convert(data, np.dtype(np.float32), where)
+
+
+def to_array(data: Any, dtype: Any = None, where: str = "tensor", copy: bool = True) -> np.ndarray:
+    """``data`` as an ndarray by torch's rule (``chaingrad.tensor``'s), a copy unless
+    ``copy`` is False and nothing needs converting.
+
+    Without a ``dtype``: Python bools give bool, Python ints int64, Python floats the
+    default dtype (float32); a numpy array or a Tensor keeps its dtype. Any dtype must be
+    one chaingrad has (``chaingrad.float32``, ``chaingrad.int64``, ``chaingrad.bool``, ...).
+
+    Example:
+        >>> to_array([1, 2]).dtype, to_array([1.0, 2]).dtype, to_array([True]).dtype
+        (dtype('int64'), dtype('float32'), dtype('bool'))
+    """
+    data = _unwrap(data)
+    if isinstance(data, (str, bytes)) or data is None:
+        raise TypeError(f"{where}: data must be numbers or an array, got "
+                        f"{type(data).__name__} {data!r}")
+    if dtype is not None:
+        wanted = dtypes.to_numpy(dtype, where)
+    elif isinstance(data, (np.ndarray, np.generic)):
+        wanted = data.dtype
+    else:
+        wanted = None
+    try:
+        array = np.array(data, dtype=wanted, copy=copy or None)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{where}: cannot make a tensor from {type(data).__name__} "
+                        f"({exc})") from None
+    if array.dtype.kind == "f" and wanted is None:
+        array = array.astype(dtypes.get_default_dtype().dtype)  # Python floats
+    dtypes.of(array.dtype)  # an error naming it, for a dtype chaingrad lacks
+    return array
 
 
 def _unwrap(data: Any) -> Any:
@@ -119,18 +153,19 @@ def normalize_axis(axis: Any, ndim: int, op: str) -> int:
 
 
 def check_index(index: Any) -> Any:
-    """An index for ``x[index]``, with lists turned into arrays and Tensors refused."""
+    """An index for ``x[index]``: lists and integer or bool Tensors become arrays; a
+    floating index is an IndexError, as in torch."""
     parts = index if isinstance(index, tuple) else (index,)
     checked = []
     for part in parts:
-        if hasattr(part, "_rule"):
-            raise TypeError("getitem: index with ints, slices, None, ..., integer or "
-                            "boolean arrays, not a Tensor (use its .data)")
+        if hasattr(part, "_rule"):  # a Tensor: its array
+            part = part.data
         if isinstance(part, list):
             part = np.asarray(part)
         if isinstance(part, (float, np.floating)) or (
                 isinstance(part, np.ndarray) and part.dtype.kind not in "biu"):
-            raise IndexError(f"getitem: indices must be integers or booleans, got {part!r}")
+            raise IndexError(f"getitem: tensors used as indices must be long, int or bool "
+                             f"tensors (or ints, slices, None, ...), got {part!r}")
         checked.append(part)
     return tuple(checked) if isinstance(index, tuple) else checked[0]
 

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import is_grad_enabled
-from .arrays import all_finite, as_array, domain_error, normalize_axis
+from . import dtypes
+from .arrays import all_finite, domain_error, normalize_axis, to_array
 from .rules import (
     CONCATENATE,
     CONV2D,
@@ -28,48 +29,54 @@ from .rules import (
     conv2d_fast,
     max_pool2d_array,
 )
-from .tensor import Tensor, _const, _node
+from .tensor import Tensor, _cast, _const, _node, _operands
 
 
 def _operand(x: Any, where: str, like: Tensor | None = None) -> Tensor:
     """A Tensor as itself; an array or a number as a constant (a number takes ``like``'s
-    dtype); anything else is a TypeError naming ``where``."""
+    dtype, or torch's for a Python number); anything else is a TypeError naming ``where``."""
     if isinstance(x, Tensor):
         return x
     if isinstance(x, (int, float, np.number)) and not isinstance(x, bool) and like is not None:
-        return _const(np.asarray(x, dtype=like.dtype))
+        return _const(np.asarray(x, dtype=like.data.dtype))
     if isinstance(x, (np.ndarray, int, float, np.number, list)):
-        return _const(as_array(x, None, where))
+        return _const(to_array(x, None, where, copy=False))
     raise TypeError(f"{where}: expected Tensors, arrays or numbers, got {type(x).__name__}")
 
 
 def _tensors(tensors: Any, where: str) -> list[Tensor]:
+    """A list of tensors (or arrays), in one dtype: torch's result dtype for them all."""
     if isinstance(tensors, (Tensor, np.ndarray)) or not isinstance(tensors, Sequence):
         raise TypeError(f"{where}: expected a list of tensors, got {type(tensors).__name__}")
     if not tensors:
         raise ValueError(f"{where}: needs at least one tensor, got an empty list")
-    return [_operand(t, where) for t in tensors]
+    ts = [_operand(t, where) for t in tensors]
+    if any(t.data.dtype != ts[0].data.dtype for t in ts):
+        dtype = dtypes.promote([(t.data.dtype, dtypes.DIMENSIONED) for t in ts])
+        ts = [_cast(t, dtype) for t in ts]
+    return ts
 
 
-def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    """Join tensors along an existing ``axis``;  each input's gradient is its slice of g
-    (``rules.CONCATENATE``).
+def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
+    """Join tensors along an existing ``dim``, as torch.cat;  each input's gradient is its
+    slice of g (``rules.CONCATENATE``).
 
     Example:
         >>> a, b = Tensor([[1.0, 2.0]]), Tensor([[3.0, 4.0], [5.0, 6.0]])
-        >>> concatenate([a, b]).shape
-        (3, 2)
+        >>> cat([a, b]).shape
+        chaingrad.Size([3, 2])
     """
-    ts = _tensors(tensors, "concatenate")
+    dim = _dim_or_axis("cat", dim, axis)
+    ts = _tensors(tensors, "cat")
     first = ts[0]
     if first.ndim == 0:
-        raise ValueError("concatenate: 0-d tensors have no axis to join along; use stack")
-    ax = normalize_axis(axis, first.ndim, "concatenate")
+        raise ValueError("cat: zero-dimensional tensors cannot be concatenated; use stack")
+    ax = normalize_axis(dim, first.ndim, "cat")
     for t in ts[1:]:
         if t.ndim != first.ndim or any(
                 n != m for i, (n, m) in enumerate(zip(t.shape, first.shape)) if i != ax):
-            raise ValueError(f"concatenate: shapes {first.shape} and {t.shape} differ "
-                             f"outside axis {ax}")
+            raise ValueError(f"cat: shapes {tuple(first.shape)} and {tuple(t.shape)} "
+                             f"differ outside dim {ax}")
     data = np.concatenate([t.data for t in ts], axis=ax)
     ends = np.cumsum([t.shape[ax] for t in ts]).tolist()
     pieces = tuple((slice(None),) * ax + (slice(end - t.shape[ax], end),)
@@ -77,53 +84,76 @@ def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     return _node(data, tuple(ts), CONCATENATE.bind(pieces))
 
 
-def stack(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
-    """Join same-shaped tensors along a new ``axis``;  input i's gradient is g[..., i, ...]
+def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """``cat`` under numpy's name (``axis`` for ``dim``)."""
+    return cat(tensors, axis)
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
+    """Join same-shaped tensors along a new ``dim``;  input i's gradient is g[..., i, ...]
     (``rules.STACK``).
 
     Example:
-        >>> stack([Tensor([1.0, 2.0]), Tensor([3.0, 4.0])], axis=1).data.tolist()
+        >>> stack([Tensor([1.0, 2.0]), Tensor([3.0, 4.0])], dim=1).tolist()
         [[1.0, 3.0], [2.0, 4.0]]
     """
+    dim = _dim_or_axis("stack", dim, axis)
     ts = _tensors(tensors, "stack")
     for t in ts[1:]:
         if t.shape != ts[0].shape:
-            raise ValueError(f"stack: shapes {ts[0].shape} and {t.shape} differ; stack needs "
-                             "equal shapes")
-    ax = normalize_axis(axis, ts[0].ndim + 1, "stack")
+            raise ValueError(f"stack: shapes {tuple(ts[0].shape)} and {tuple(t.shape)} "
+                             "differ; stack needs equal shapes")
+    ax = normalize_axis(dim, ts[0].ndim + 1, "stack")
     picks = tuple((slice(None),) * ax + (i,) for i in range(len(ts)))
     return _node(np.stack([t.data for t in ts], axis=ax), tuple(ts), STACK.bind(picks))
 
 
+def _dim_or_axis(op: str, dim: int, axis: int | None) -> int:
+    if axis is None:
+        return dim
+    if dim != 0:
+        raise TypeError(f"{op}: got both dim= and axis= (the same argument)")
+    return axis
+
+
 def where(condition: Any, x: Any, y: Any) -> Tensor:
-    """``x`` where ``condition`` holds, else ``y`` (broadcasting);  g goes to the one chosen
-    (``rules.WHERE``).
+    """``x`` where ``condition`` holds, else ``y`` (broadcasting, torch's result dtype);
+    g goes to the one chosen (``rules.WHERE``).
 
     Args:
-        condition: Booleans (an array, a list, or a Tensor read as ``!= 0``); no gradient.
+        condition: Booleans (a bool Tensor, an array, a list; numbers are read as ``!= 0``);
+            no gradient.
         x, y: Tensors, arrays or numbers.
 
     Example:
         >>> x = Tensor([-1.0, 2.0], requires_grad=True)
-        >>> where(x.data > 0, x, 0.0).sum().backward()
+        >>> where(x > 0, x, 0.0).sum().backward()
         >>> x.grad.tolist()
         [0.0, 1.0]
     """
     if isinstance(condition, Tensor):
-        condition = condition.data != 0
+        condition = condition.data
     cond = np.asarray(condition)
     if cond.dtype != bool:
         if cond.dtype.kind not in "biuf":
             raise TypeError(f"where: condition must be booleans, got dtype {cond.dtype}")
         cond = cond != 0
-    like = x if isinstance(x, Tensor) else y if isinstance(y, Tensor) else None
-    x, y = _operand(x, "where", like), _operand(y, "where", like)
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+        x = _operand(x, "where")
+    if isinstance(x, Tensor):
+        both = _operands("where", x, y)
+        x, y = (None, None) if both is NotImplemented else both[:2]
+    else:
+        both = _operands("where", y, x)
+        y, x = (None, None) if both is NotImplemented else both[:2]
+    if x is None:
+        raise TypeError("where: expected Tensors, arrays or numbers")
     try:
         data = np.where(cond, x.data, y.data)
     except ValueError:
-        raise ValueError(f"where: shapes {cond.shape}, {x.shape} and {y.shape} do not "
-                         "broadcast") from None
-    return _node(data, (x, y), WHERE.bind(cond))
+        raise ValueError(f"where: shapes {cond.shape}, {tuple(x.shape)} and {tuple(y.shape)} "
+                         "do not broadcast") from None
+    return _node(data.astype(both[2], copy=False), (x, y), WHERE.bind(cond))
 
 
 def pad(x: Tensor, pad_width: Sequence[tuple[int, int]]) -> Tensor:
@@ -138,7 +168,7 @@ def pad(x: Tensor, pad_width: Sequence[tuple[int, int]]) -> Tensor:
     widths = tuple(tuple(int(n) for n in w) for w in pad_width)
     if len(widths) != x.ndim or any(len(w) != 2 or min(w) < 0 for w in widths):
         raise ValueError(f"pad: needs one (before, after) pair of ints >= 0 per axis of shape "
-                         f"{x.shape}, got {pad_width!r}")
+                         f"{tuple(x.shape)}, got {pad_width!r}")
     return _node(PAD.forward(x.data, widths), (x,), PAD.bind(widths))
 
 
@@ -160,20 +190,20 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 
     Example:
         >>> x, w = Tensor(np.ones((1, 1, 4, 4))), Tensor(np.ones((2, 1, 3, 3)))
         >>> conv2d(x, w, padding=1).shape
-        (1, 2, 4, 4)
+        chaingrad.Size([1, 2, 4, 4])
     """
     x, weight = _operand(x, "conv2d"), _operand(weight, "conv2d")
     if x.ndim != 4 or weight.ndim != 4:
         raise ValueError(f"conv2d: needs an input (N, C, H, W) and a weight (O, C, kh, kw), "
-                         f"got shapes {x.shape} and {weight.shape}")
+                         f"got shapes {tuple(x.shape)} and {tuple(weight.shape)}")
     n, c, h, w = x.shape
     o, wc, kh, kw = weight.shape
     if wc != c:
-        raise ValueError(f"conv2d: shapes {x.shape} and {weight.shape}: the input has {c} "
-                         f"channels, the weight expects {wc}")
+        raise ValueError(f"conv2d: shapes {tuple(x.shape)} and {tuple(weight.shape)}: the "
+                         f"input has {c} channels, the weight expects {wc}")
     if kh < 1 or kw < 1 or o < 1:
-        raise ValueError(f"conv2d: the weight {weight.shape} needs at least one filter of at "
-                         "least 1x1")
+        raise ValueError(f"conv2d: the weight {tuple(weight.shape)} needs at least one "
+                         "filter of at least 1x1")
     sh, sw = _pair(stride, "conv2d: stride", 1)
     ph, pw = _pair(padding, "conv2d: padding", 0)
     if h + 2 * ph < kh or w + 2 * pw < kw:
@@ -182,7 +212,7 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 
     if bias is not None:
         bias = _operand(bias, "conv2d")
         if bias.shape != (o,):
-            raise ValueError(f"conv2d: bias has shape {bias.shape}, expected {(o,)}")
+            raise ValueError(f"conv2d: bias has shape {tuple(bias.shape)}, expected {(o,)}")
     data = conv2d_fast(x.data, weight.data, (sh, sw), (ph, pw),
                        None if bias is None else bias.data)
     if not all_finite(data):
@@ -209,12 +239,12 @@ def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None) -> Tensor:
     """
     x = _operand(x, "max_pool2d")
     if x.ndim != 4:
-        raise ValueError(f"max_pool2d: needs an input (N, C, H, W), got shape {x.shape}")
+        raise ValueError(f"max_pool2d: needs an input (N, C, H, W), got shape {tuple(x.shape)}")
     kernel = _pair(kernel_size, "max_pool2d: kernel_size", 1)
     strides = kernel if stride is None else _pair(stride, "max_pool2d: stride", 1)
     if x.shape[2] < kernel[0] or x.shape[3] < kernel[1]:
         raise ValueError(f"max_pool2d: the kernel {kernel} is larger than the input "
-                         f"{x.shape[2:]}")
+                         f"{tuple(x.shape[2:])}")
     picks = x.requires_grad and is_grad_enabled()  # where each window's gradient goes
     data, picked = max_pool2d_array(x.data, kernel, strides, picks)
     overlap = strides[0] < kernel[0] or strides[1] < kernel[1]

@@ -43,9 +43,13 @@ def bce_with_logits(logits: Any, targets: Any) -> Tensor:
     if outside.any():
         raise ValueError(f"bce_with_logits: targets must be in [0, 1], got "
                          f"{values[outside][0]} at index {_first(outside)}")
-    # log(1 + e^x) = -log_softmax([0, x])[0]: stable for any x, exact gradient everywhere
-    softplus = -stack([np.zeros_like(logits.data), logits], axis=-1).log_softmax()[..., 0]
-    return (softplus - logits * t).mean()
+    return (softplus(logits) - logits * t).mean()
+
+
+def softplus(x: Tensor) -> Tensor:
+    """log(1 + exp(x)), stable for any x: ``-log_softmax([0, x])[0]``, whose gradient,
+    sigmoid(x), is exact everywhere."""
+    return -stack([np.zeros_like(x.data), x], -1).log_softmax(-1)[..., 0]
 
 
 def cross_entropy(logits: Any, labels: Any) -> Tensor:
@@ -53,7 +57,7 @@ def cross_entropy(logits: Any, labels: Any) -> Tensor:
     logits = _tensor_batch("cross_entropy", "logits", logits)
     if logits.ndim != 2 or logits.shape[1] == 0:
         raise ValueError(f"cross_entropy: logits must have shape (N, C) with C >= 1 (one row "
-                         f"of class scores per example), got shape {logits.shape}")
+                         f"of class scores per example), got shape {tuple(logits.shape)}")
     n, classes = logits.shape
     y = _label_array("cross_entropy", labels, (n,), "one class index per row of logits")
     outside = (y < 0) | (y >= classes)
@@ -68,7 +72,7 @@ def _tensor_batch(fn: str, arg: str, x: Any) -> Any:
     t = x if isinstance(x, Tensor) else Tensor(x)
     if t.ndim == 0 or t.shape[0] == 0:
         raise ValueError(f"{fn}: {arg} must have a batch axis with at least one example, "
-                         f"got shape {t.shape}")
+                         f"got shape {tuple(t.shape)}")
     return t
 
 
@@ -79,7 +83,8 @@ def _fit_shape(fn: str, arg: str, shape: tuple[int, ...], like: tuple[int, ...],
         return False
     if len(like) == 2 and like[1] == 1 and shape == like[:1]:
         return True
-    raise ValueError(f"{fn}: {arg} must have shape {like} ({per}), got shape {shape}")
+    raise ValueError(f"{fn}: {arg} must have shape {tuple(like)} ({per}), got shape "
+                     f"{tuple(shape)}")
 
 
 def _numbers(fn: str, arg: str, x: Any) -> Any:

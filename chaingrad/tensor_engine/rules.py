@@ -139,7 +139,14 @@ def RESHAPE(xs, out, g, shape):
         params=("axes",))
 def TRANSPOSE(xs, out, g, axes):
     """The axes permuted;  the gradient is permuted back."""
-    return (g.transpose(inverse(axes)),)
+    return (permute(g, inverse(axes)),)
+
+
+@define("to", ("out.grad.astype(x.data.dtype)",), forward=lambda x, dtype: x.astype(dtype),
+        params=("dtype",))
+def CAST(xs, out, g, dtype):
+    """x in another floating dtype (named by ``dtype``);  the gradient is cast back."""
+    return (cast(g, xs[0].dtype),)
 
 
 @define("broadcast_to", ("out.grad",), forward=np.broadcast_to, params=("shape",))
@@ -254,7 +261,7 @@ def UNPOOL(xs, out, g, picked, shape, overlap):
 
 
 PRIMITIVES: tuple[Primitive, ...] = (
-    MATMUL, SUM, MAX, MIN, SOFTMAX, LOG_SOFTMAX, CLIP, RESHAPE, TRANSPOSE, BROADCAST_TO,
+    MATMUL, SUM, MAX, MIN, SOFTMAX, LOG_SOFTMAX, CLIP, RESHAPE, TRANSPOSE, CAST, BROADCAST_TO,
     GETITEM, SCATTER, CONCATENATE, STACK, WHERE, PAD, CONV2D, CONV2D_INPUT_GRAD,
     CONV2D_WEIGHT_GRAD, MAX_POOL2D, UNPOOL)
 """Every primitive of the Tensor engine, beside those of ``chaingrad.rules``."""
@@ -267,7 +274,17 @@ def swap_last(x: Any) -> Any:
     """x with its last two axes swapped (the matrix transpose, batched)."""
     axes = list(range(x.ndim))
     axes[-2], axes[-1] = axes[-1], axes[-2]
-    return x.transpose(axes)
+    return permute(x, tuple(axes))
+
+
+def permute(x: Any, axes: tuple[int, ...]) -> Any:
+    """x with its axes in the order ``axes``: ndarray.transpose, or a Tensor's permute."""
+    return x.transpose(axes) if isinstance(x, ARRAY_TYPES) else x.permute(axes)
+
+
+def cast(x: Any, dtype: Any) -> Any:
+    """x in ``dtype``: ndarray.astype, or a Tensor's ``to``."""
+    return x.astype(dtype) if isinstance(x, ARRAY_TYPES) else x.to(dtype)
 
 
 def inverse(axes: tuple[int, ...]) -> tuple[int, ...]:

@@ -1,4 +1,4 @@
-"""Tensor: the Value mechanism on numpy arrays.
+"""Tensor: the Value mechanism on numpy arrays, with PyTorch's API.
 
 A Tensor op makes an output node exactly as a Value op does: ``_prev`` holds its inputs in
 order, ``_op`` names it, and ``_rule`` is its primitive, whose derivative rule is stated
@@ -8,18 +8,26 @@ reshape, indexing, ...). Each op below names its primitive in its docstring: one
 its derivative. The backward pass is the one in ``chaingrad/autodiff.py``, which also sums
 a broadcast gradient back to its input's shape.
 
-dtype: a floating numpy array keeps its dtype (float64 stays float64, as with
-``torch.from_numpy``, and the array is shared, not copied); Python numbers and lists, and
-integer or boolean arrays, become float32. A Python number in an op takes the tensor's
-dtype (``x * 2`` stays float32). Gradient checks use float64.
+The methods are torch's: their names, argument order and defaults (``dim``/``keepdim``;
+numpy's ``axis``/``keepdims`` are accepted too), ``transpose(dim0, dim1)``, ``size()``,
+comparisons giving bool tensors, in-place ops (``add_``, ``+=``, ``t[i] = v``), ``.grad``
+a Tensor. What chaingrad lacks raises an error naming it.
 
-Only Tensors created with ``requires_grad=True`` (and what is computed from them) record a
-graph and receive a ``.grad``; data and constants do not.
+dtype: ``chaingrad.tensor`` and the factories follow torch (Python floats float32, ints
+int64, bools bool); the ``Tensor(data)`` constructor, like ``torch.Tensor``, makes
+floating tensors (a floating numpy array keeps its dtype and is shared, not copied, as
+with ``torch.from_numpy``; anything else becomes float32). An op's result dtype is torch's
+(``dtypes.promote``): a Python number takes the tensor's dtype unless it is of a higher
+kind (``int64 tensor * 2.5`` is float32). Gradient checks use float64.
+
+Only Tensors with ``requires_grad=True`` (and what is computed from them) record a graph
+and receive a ``.grad``; data and constants do not.
 """
 
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from collections.abc import Callable
 from numbers import Real
 from typing import Any, Union
@@ -45,6 +53,7 @@ from ..rules import (
     Bound,
     Primitive,
 )
+from . import dtypes
 from .arrays import (
     ARRAY_TYPES,
     all_finite,
@@ -55,9 +64,13 @@ from .arrays import (
     normalize_axes,
     normalize_axis,
     pow_error,
+    to_array,
 )
+from .devices import CPU, check_device
+from .generator import generator
 from .rules import (
     BROADCAST_TO,
+    CAST,
     CLIP,
     GETITEM,
     LOG_SOFTMAX,
@@ -68,6 +81,7 @@ from .rules import (
     SOFTMAX,
     SUM,
     TRANSPOSE,
+    WHERE,
     stable_sigmoid,
     tie_share,
 )
@@ -75,8 +89,27 @@ from .rules import (
 _new = object.__new__
 
 Operand = Union["Tensor", np.ndarray, float, int]
-Axis = Any  # an int, a tuple of ints, or None
+Dims = Any  # an int, a tuple of ints, or None
 Rule = Primitive | Bound
+
+
+class Size(tuple):
+    """A tensor's shape, as ``torch.Size``: a tuple of ints.
+
+    Example:
+        >>> Size((2, 3)), Size((2, 3)) == (2, 3), Size((2, 3)).numel()
+        (chaingrad.Size([2, 3]), True, 6)
+    """
+
+    def __repr__(self) -> str:
+        return f"chaingrad.Size({list(self)})"
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+
+values_indices = namedtuple("values_indices", ["values", "indices"])
+"""What ``max(dim)`` and ``min(dim)`` return, as torch's ``torch.return_types.max``."""
 
 
 class Tensor(autodiff.Node):
@@ -86,15 +119,15 @@ class Tensor(autodiff.Node):
         data: A number, a (nested) list of numbers, or a numpy array. A floating array
             keeps its dtype and is shared, not copied. Anything else becomes float32:
             Python numbers and lists, integer arrays (``np.arange(3)`` -> [0., 1., 2.]),
-            and boolean arrays (True -> 1.0, False -> 0.0). Since the result is always
-            floating, it may take ``requires_grad=True`` (torch keeps integer and bool
-            dtypes and refuses them a gradient).
+            and boolean arrays (True -> 1.0, False -> 0.0), as ``torch.Tensor(data)``
+            makes them. ``chaingrad.tensor(data)`` infers the dtype as ``torch.tensor``.
         requires_grad: Record the ops applied to it, so that ``backward()`` fills ``.grad``.
-        dtype: A floating numpy dtype; None follows the rule above.
+        dtype: A floating dtype (``chaingrad.float64``, ``np.float64``); None follows the
+            rule above.
         label: A name to show in drawings and explanations.
 
-    ``==`` and hashing are by identity, as for micrograd's Value (graph tools keep Tensors
-    in sets and dicts); compare values with ``x.data == y.data``. ``bool(x)`` needs one
+    ``==``, ``<`` ... compare entry by entry and give bool tensors, as in torch; hashing is
+    by identity, so Tensors can be dict keys and set members. ``bool(x)`` needs one
     element, as in torch. Like a torch tensor, it takes attributes of your own.
 
     Example:
@@ -107,8 +140,8 @@ class Tensor(autodiff.Node):
 
     __slots__ = ("data", "grad", "requires_grad", "_rule", "__dict__")
     label = ""  # a name for drawings and explanations; set, it goes in the node's __dict__
-    __array_ufunc__ = None  # ndarray (op) Tensor defers to the Tensor's reflected operator
     _initial_grad = None  # .grad before any gradient has reached it, as in PyTorch
+    __hash__ = autodiff.Node.__hash__  # by identity, though == compares entries
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None,
                  label: str = ""):
@@ -126,61 +159,70 @@ class Tensor(autodiff.Node):
         if autodiff._created is not None:  # chaingrad.compile is tracing
             autodiff._created.append(self)
 
-    # ---- elementwise arithmetic (broadcasting) ----
+    # ---- elementwise arithmetic (broadcasting, torch's result dtype) ----
 
     def __add__(self, other: Operand) -> Tensor:
         """x + y;  d/dx = 1, d/dy = 1 (``rules.ADD``)."""
-        other = _operand("+", other, self)
-        if other is NotImplemented:
-            return other
-        return _node(_broadcasting("+", np.add, self, other), (self, other), ADD)
+        both = _operands("+", self, other)
+        if both is NotImplemented:
+            return both
+        x, y, dtype = both
+        return _node(_broadcasting("+", np.add, x, y, dtype), (x, y), ADD)
 
     def __mul__(self, other: Operand) -> Tensor:
         """x * y;  d/dx = y, d/dy = x (``rules.MUL``)."""
-        other = _operand("*", other, self)
-        if other is NotImplemented:
-            return other
-        return _node(_broadcasting("*", np.multiply, self, other), (self, other), MUL)
+        both = _operands("*", self, other)
+        if both is NotImplemented:
+            return both
+        x, y, dtype = both
+        return _node(_broadcasting("*", np.multiply, x, y, dtype), (x, y), MUL)
 
     def __pow__(self, other: Operand) -> Tensor:
         """x ** n;  d/dx = n * x**(n-1) (``rules.POW_N``); for an exponent y that takes a
         gradient, also d/dy = x**y * log(x) (``rules.POW``)."""
+        both = _operands("**", self, other)
+        if both is NotImplemented:
+            return both
+        x, y, dtype = both
         n = _number(other)
+        if dtype.kind in "iub" and (y.data < 0).any():
+            raise RuntimeError("**: Integers to negative integer powers are not allowed "
+                               f"(got exponent {other if n is not None else 'a tensor'})")
         if n is None:
-            other = _operand("**", other, self)
-            if other is NotImplemented:
-                return other
             with np.errstate(all="ignore"):
-                data = _broadcasting("**", np.power, self, other, check=False)
+                data = _broadcasting("**", np.power, x, y, dtype, check=False)
             if not all_finite(data):
-                raise pow_error("**", data, self.data, other.data)
-            if other.requires_grad:
-                return _node(data, (self, other), POW)
-            return _node(data, (self,), POW_N.bind(other.data, name="**"))
+                raise pow_error("**", data, x.data, y.data)
+            if y.requires_grad:
+                return _node(data, (x, y), POW)
+            return _node(data, (x,), POW_N.bind(y.data, name="**"))
         with np.errstate(all="ignore"):
-            data = self.data**n
+            data = x.data**y.data
         if not all_finite(data):
-            raise pow_error(f"**{other}", data, self.data, n)
-        return _node(data, (self,), POW_N.bind(n, name=f"**{other}"))
+            raise pow_error(f"**{other}", data, x.data, n)
+        return _node(data, (x,), POW_N.bind(n, name=f"**{other}"))
 
     def __matmul__(self, other: Any) -> Tensor:
         """x @ y as np.matmul (1-D, 2-D, batched);  d/dx = g @ y^T, d/dy = x^T @ g
         (``tensor_engine.rules.MATMUL``).
 
         Example:
-            >>> (Tensor([[1.0, 2.0]]) @ Tensor([[3.0], [4.0]])).data.tolist()
+            >>> (Tensor([[1.0, 2.0]]) @ Tensor([[3.0], [4.0]])).tolist()
             [[11.0]]
         """
         other = _lift(other, self, numbers=False)
         if other is None:
             return NotImplemented
         a, b = self.data, other.data
+        if a.dtype != b.dtype and not (a.dtype.kind == b.dtype.kind == "f"):
+            raise RuntimeError(f"matmul: expected both operands to have the same dtype, got "
+                               f"{self.dtype} and {other.dtype}")
         if a.ndim == 0 or b.ndim == 0:
             raise ValueError(f"matmul: shapes {a.shape} and {b.shape}: both operands need at "
                              "least one dimension")
         ka, kb = a.shape[-1], b.shape[-2 if b.ndim > 1 else 0]
         if ka != kb:
-            raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not align "
+            raise ValueError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} do not align "
                              f"({ka} != {kb})")
         try:
             data = np.matmul(a, b)
@@ -191,6 +233,24 @@ class Tensor(autodiff.Node):
             raise domain_error("matmul", data, (), None)
         needs = (self.requires_grad, other.requires_grad)
         return _node(data, (self, other), MATMUL.bind(needs))
+
+    def matmul(self, other: Any) -> Tensor:
+        """x @ other (see ``__matmul__``)."""
+        return self @ other
+
+    def mm(self, mat2: Tensor) -> Tensor:
+        """The product of two 2-D tensors, as torch.mm."""
+        if self.ndim != 2 or getattr(mat2, "ndim", None) != 2:
+            raise RuntimeError(f"mm: expects two 2-D tensors, got shapes {tuple(self.shape)} "
+                               f"and {tuple(getattr(mat2, 'shape', ()))} (use matmul)")
+        return self @ mat2
+
+    def dot(self, other: Tensor) -> Tensor:
+        """The dot product of two 1-D tensors, as torch.dot."""
+        if self.ndim != 1 or getattr(other, "ndim", None) != 1:
+            raise RuntimeError(f"dot: expects two 1-D tensors, got shapes {tuple(self.shape)} "
+                               f"and {tuple(getattr(other, 'shape', ()))}")
+        return self @ other
 
     def __rmatmul__(self, other: Any) -> Tensor:  # other @ self
         lifted = _lift(other, self, numbers=False)
@@ -204,79 +264,151 @@ class Tensor(autodiff.Node):
 
     def __sub__(self, other: Operand) -> Tensor:
         """x - y, as x + (-y)."""
-        n = _number(other)
-        if n is not None:
-            return self + (-n)
-        other = _operand("-", other, self)
-        if other is NotImplemented:
-            return other
-        _broadcasting("-", np.broadcast_shapes, self, other, check=False, shapes=True)
-        return self + (-other)
+        both = _operands("-", self, other)
+        if both is NotImplemented:
+            return both
+        x, y, _ = both
+        _broadcast_shape("-", x, y)
+        return x + (-y)
 
     def __truediv__(self, other: Operand) -> Tensor:
-        """x / y, as x * y**-1 (x * (1/y) for a number y)."""
+        """x / y, as x * y**-1 (x * (1/y) for a number y); integers divide into the
+        default floating dtype, as in torch."""
+        both = _operands("/", self, other, floating=True)
+        if both is NotImplemented:
+            return both
+        x, y, _ = both
         n = _number(other)
         if n is not None:
             if n == 0:
-                raise DomainError(f"/: division by zero (a tensor of shape {self.shape} / {n})")
-            return self * (1.0 / n)
-        other = _operand("/", other, self)
-        if other is NotImplemented:
-            return other
-        _broadcasting("/", np.broadcast_shapes, self, other, check=False, shapes=True)
-        if not other.data.all():
-            index = tuple(int(i) for i in np.argwhere(other.data == 0)[0])
+                raise DomainError(f"/: division by zero (a tensor of shape "
+                                  f"{tuple(self.shape)} / {n})")
+            return x * (1.0 / n)
+        _broadcast_shape("/", x, y)
+        if not y.data.all():
+            index = tuple(int(i) for i in np.argwhere(y.data == 0)[0])
             raise DomainError(f"/: division by zero (the divisor is 0.0 at index {index})")
-        return self * other**-1
+        return x * y**-1
 
     def __radd__(self, other: Operand) -> Tensor:  # other + self
         return self + other
 
     def __rsub__(self, other: Operand) -> Tensor:  # other - self
-        lifted = _operand("-", other, self)
-        return lifted if lifted is NotImplemented else lifted - self
+        both = _operands("-", self, other)
+        return both if both is NotImplemented else both[1] - both[0]
 
     def __rmul__(self, other: Operand) -> Tensor:  # other * self
         return self * other
 
     def __rtruediv__(self, other: Operand) -> Tensor:  # other / self
-        lifted = _operand("/", other, self)
-        return lifted if lifted is NotImplemented else lifted / self
+        both = _operands("/", self, other, floating=True)
+        return both if both is NotImplemented else both[1] / both[0]
 
     def __rpow__(self, other: Operand) -> Tensor:  # other ** self
-        lifted = _operand("**", other, self)
-        return lifted if lifted is NotImplemented else lifted**self
+        both = _operands("**", self, other)
+        return both if both is NotImplemented else both[1] ** both[0]
 
     def __abs__(self) -> Tensor:
         return self.abs()
+
+    # ---- comparisons: bool tensors, no gradient (torch's) ----
+
+    def __eq__(self, other: object) -> Any:
+        return _compare("==", np.equal, self, other)
+
+    def __ne__(self, other: object) -> Any:
+        return _compare("!=", np.not_equal, self, other)
+
+    def __lt__(self, other: Operand) -> Any:
+        return _compare("<", np.less, self, other)
+
+    def __le__(self, other: Operand) -> Any:
+        return _compare("<=", np.less_equal, self, other)
+
+    def __gt__(self, other: Operand) -> Any:
+        return _compare(">", np.greater, self, other)
+
+    def __ge__(self, other: Operand) -> Any:
+        return _compare(">=", np.greater_equal, self, other)
+
+    def eq(self, other: Operand) -> Tensor:
+        return self == other
+
+    def ne(self, other: Operand) -> Tensor:
+        return self != other
+
+    def lt(self, other: Operand) -> Tensor:
+        return self < other
+
+    def le(self, other: Operand) -> Tensor:
+        return self <= other
+
+    def gt(self, other: Operand) -> Tensor:
+        return self > other
+
+    def ge(self, other: Operand) -> Tensor:
+        return self >= other
+
+    def __invert__(self) -> Tensor:
+        """~x: logical not of a bool tensor, bitwise not of an integer one (torch's)."""
+        if self.data.dtype.kind == "f":
+            raise TypeError("~: needs a bool or integer tensor, got "
+                            f"{self.dtype} (use x == 0 or 1 - x)")
+        return _const(~self.data)
+
+    def __and__(self, other: Operand) -> Tensor:
+        return _logical("&", np.bitwise_and, self, other)
+
+    def __or__(self, other: Operand) -> Tensor:
+        return _logical("|", np.bitwise_or, self, other)
+
+    def __xor__(self, other: Operand) -> Tensor:
+        return _logical("^", np.bitwise_xor, self, other)
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
+
+    def equal(self, other: Tensor) -> bool:
+        """True when both have the same shape and entries (``torch.equal``)."""
+        other = _lift(other, self)
+        return self.shape == other.shape and bool((self.data == other.data).all())
+
+    def allclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
+                 equal_nan: bool = False) -> bool:
+        """``|self - other| <= atol + rtol * |other|`` everywhere (``torch.allclose``)."""
+        other = _lift(other, self)
+        return bool(np.allclose(self.data, other.data, rtol=rtol, atol=atol,
+                                equal_nan=equal_nan))
 
     # ---- elementwise functions: the forward with numpy, the rule from chaingrad.rules ----
 
     def exp(self) -> Tensor:
         """e ** x;  d/dx = e ** x, reusing the output (``rules.EXP``)."""
+        x = _floating(self)
         with np.errstate(over="ignore"):
-            data = np.exp(self.data)
+            data = np.exp(x.data)
         if not all_finite(data):
             limit = math.log(np.finfo(data.dtype).max)
-            raise domain_error("exp", data, (self.data,),
+            raise domain_error("exp", data, (x.data,),
                                f"x <= {limit:.4f} ({data.dtype} overflows beyond)")
-        return _node(data, (self,), EXP)
+        return _node(data, (x,), EXP)
 
     def log(self) -> Tensor:
         """ln(x);  d/dx = 1 / x (``rules.LOG``)."""
+        x = _floating(self)
         with np.errstate(divide="ignore", invalid="ignore"):
-            data = np.log(self.data)
+            data = np.log(x.data)
         if not all_finite(data):
-            raise domain_error("log", data, (self.data,), "x > 0")
-        return _node(data, (self,), LOG)
+            raise domain_error("log", data, (x.data,), "x > 0")
+        return _node(data, (x,), LOG)
 
     def sqrt(self) -> Tensor:
         """sqrt(x);  d/dx = 1 / (2 * sqrt(x)), unbounded at 0 (``rules.SQRT``)."""
+        x = _floating(self)
         with np.errstate(invalid="ignore"):
-            data = np.sqrt(self.data)
+            data = np.sqrt(x.data)
         if not all_finite(data):
-            raise domain_error("sqrt", data, (self.data,), "x >= 0")
-        return _node(data, (self,), SQRT)
+            raise domain_error("sqrt", data, (x.data,), "x >= 0")
+        return _node(data, (x,), SQRT)
 
     def abs(self) -> Tensor:
         """|x|;  d/dx = sign(x), taken as 0 at x = 0 as PyTorch does (``rules.ABS``)."""
@@ -284,126 +416,264 @@ class Tensor(autodiff.Node):
 
     def tanh(self) -> Tensor:
         """tanh(x);  d/dx = 1 - tanh(x)**2, reusing the output (``rules.TANH``)."""
-        return _node(np.tanh(self.data), (self,), TANH)
+        x = _floating(self)
+        return _node(np.tanh(x.data), (x,), TANH)
 
     def sigmoid(self) -> Tensor:
         """1 / (1 + exp(-x));  d/dx = s * (1 - s), reusing the output s (``rules.SIGMOID``)."""
-        return _node(stable_sigmoid(self.data), (self,), SIGMOID)
+        x = _floating(self)
+        return _node(stable_sigmoid(x.data), (x,), SIGMOID)
 
     def relu(self) -> Tensor:
         """max(0, x);  d/dx = 1 if x > 0 else 0 (``rules.RELU``)."""
-        return _node(np.maximum(self.data, 0), (self,), RELU)
+        return _node(np.maximum(self.data, 0).astype(self.data.dtype, copy=False), (self,),
+                     RELU)
 
     def sin(self) -> Tensor:
         """sin(x);  d/dx = cos(x) (``rules.SIN``)."""
-        return _node(np.sin(self.data), (self,), SIN)
+        x = _floating(self)
+        return _node(np.sin(x.data), (x,), SIN)
 
     def cos(self) -> Tensor:
         """cos(x);  d/dx = -sin(x) (``rules.COS``)."""
-        return _node(np.cos(self.data), (self,), COS)
+        x = _floating(self)
+        return _node(np.cos(x.data), (x,), COS)
 
-    def clip(self, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
+    def pow(self, exponent: Operand) -> Tensor:
+        """x ** exponent (see ``__pow__``)."""
+        return self**exponent
+
+    def add(self, other: Operand, *, alpha: float = 1) -> Tensor:
+        """x + alpha * other."""
+        return self + (other if alpha == 1 else other * alpha)
+
+    def sub(self, other: Operand, *, alpha: float = 1) -> Tensor:
+        """x - alpha * other."""
+        return self - (other if alpha == 1 else other * alpha)
+
+    def mul(self, other: Operand) -> Tensor:
+        return self * other
+
+    def div(self, other: Operand) -> Tensor:
+        return self / other
+
+    def neg(self) -> Tensor:
+        return -self
+
+    def square(self) -> Tensor:
+        return self**2
+
+    def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
         """Clamp into [min, max];  d/dx = 1 where min <= x <= max, else 0, as torch.clamp
         (``tensor_engine.rules.CLIP``).
 
         Example:
-            >>> Tensor([-2.0, 0.5, 3.0]).clip(-1, 1).data.tolist()
+            >>> Tensor([-2.0, 0.5, 3.0]).clamp(-1, 1).tolist()
             [-1.0, 0.5, 1.0]
         """
         bounds = []
         for name, bound in (("min", min), ("max", max)):
             if bound is not None and (not isinstance(bound, (int, float, np.number))
                                       or isinstance(bound, bool) or math.isnan(bound)):
-                raise TypeError(f"clip: {name} must be a number or None, got {bound!r}")
+                raise TypeError(f"clamp: {name} must be a number or None, got {bound!r}")
             bounds.append(bound)
         low, high = bounds
         if low is None and high is None:
-            raise ValueError("clip: needs min, max or both")
+            raise ValueError("clamp: needs min, max or both")
         if low is not None and high is not None and low > high:
-            raise ValueError(f"clip: min {low} is greater than max {high}")
-        return _node(CLIP.forward(self.data, low, high), (self,), CLIP.bind(low, high))
+            raise ValueError(f"clamp: min {low} is greater than max {high}")
+        x = self
+        if self.data.dtype.kind != "f" and any(
+                isinstance(b, (float, np.floating)) for b in bounds):
+            x = _floating(self)
+        return _node(CLIP.forward(x.data, low, high), (x,), CLIP.bind(low, high))
 
-    # ---- reductions ----
+    clip = clamp
 
-    def sum(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
-        """Sum over ``axis`` (an int, a tuple, or None for all);  d/dx = 1 for every entry
-        (``tensor_engine.rules.SUM``)."""
-        axes = normalize_axes(axis, self.ndim, "sum")
-        data = SUM.forward(self.data, axes, keepdims)
+    # ---- reductions: dim and keepdim (numpy's axis and keepdims accepted) ----
+
+    def sum(self, dim: Dims = None, keepdim: bool = False, *, dtype: Any = None,
+            axis: Dims = None, keepdims: bool | None = None) -> Tensor:
+        """Sum over ``dim`` (an int, a tuple, or None for all);  d/dx = 1 for every entry
+        (``tensor_engine.rules.SUM``). Integers and bools sum to int64, as in torch."""
+        dim, keepdim = _dims_args("sum", dim, keepdim, axis, keepdims)
+        x = self if dtype is None else self.to(dtype)
+        if x.data.dtype.kind in "biu":
+            x = x.to(dtypes.int64)
+        axes = normalize_axes(dim, x.ndim, "sum")
+        data = SUM.forward(x.data, axes, keepdim)
         if not all_finite(np.asarray(data)):
             raise domain_error("sum", np.asarray(data), (), None)
-        return _node(data, (self,), SUM.bind(axes, keepdims))
+        return _node(data, (x,), SUM.bind(axes, keepdim))
 
-    def mean(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
-        """The mean over ``axis``, as sum * (1 / count)."""
-        axes = normalize_axes(axis, self.ndim, "mean")
-        count = math.prod(self.shape[a] for a in axes)
+    def mean(self, dim: Dims = None, keepdim: bool = False, *, dtype: Any = None,
+             axis: Dims = None, keepdims: bool | None = None) -> Tensor:
+        """The mean over ``dim``, as sum * (1 / count)."""
+        dim, keepdim = _dims_args("mean", dim, keepdim, axis, keepdims)
+        x = self if dtype is None else self.to(dtype)
+        if x.data.dtype.kind != "f":
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be "
+                               f"either a floating point or complex dtype. Got: {x.dtype} "
+                               "(use x.float().mean())")
+        axes = normalize_axes(dim, x.ndim, "mean")
+        count = math.prod(x.shape[a] for a in axes)
         if count == 0:
-            raise ValueError(f"mean: nothing to average over axis {axis} of shape {self.shape}")
-        return self.sum(axes, keepdims) * (1.0 / count)
+            raise ValueError(f"mean: nothing to average over dim {dim} of shape {tuple(x.shape)}")
+        return x.sum(axes, keepdim) * (1.0 / count)
 
-    def max(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
-        """The largest entry over ``axis`` (an int, a tuple, or None for all)
-        (``tensor_engine.rules.MAX``).
+    def max(self, dim: Any = None, keepdim: bool = False, *, axis: Dims = None,
+            keepdims: bool | None = None) -> Any:
+        """The largest entry: of all (a 0-d tensor), or along ``dim``, as torch.max.
 
-        Tied largest entries share the gradient equally, as with ``torch.amax`` and the
-        full ``torch.max(x)``. ``torch.max(x, dim)``, which also returns indices, gives it
-        all to the one index it returns instead; so does ``max_pool2d`` (to the first).
+        ``x.max()`` shares the gradient equally among tied largest entries, as torch's
+        full ``max`` and ``amax`` do. ``x.max(dim)`` returns ``(values, indices)``, indices
+        of the first largest entry, which gets all of the gradient, as in torch. numpy's
+        ``axis=`` gives the values only, as ``amax``.
+
+        Example:
+            >>> x = Tensor([[1.0, 3.0], [4.0, 2.0]])
+            >>> x.max().item(), x.max(1).values.tolist(), x.max(1).indices.tolist()
+            (4.0, [3.0, 4.0], [1, 0])
+        """
+        return self._extreme(MAX, dim, keepdim, axis, keepdims)
+
+    def min(self, dim: Any = None, keepdim: bool = False, *, axis: Dims = None,
+            keepdims: bool | None = None) -> Any:
+        """The smallest entry: of all, or along ``dim`` as ``(values, indices)`` (see
+        ``max``)."""
+        return self._extreme(MIN, dim, keepdim, axis, keepdims)
+
+    def maximum(self, other: Operand) -> Tensor:
+        """The larger of x and other, entry by entry (broadcasting), as torch.maximum;
+        composed of ``where`` (``tensor_engine.rules.WHERE``): where they tie, each gets
+        half of the gradient, as in torch.
+
+        Example:
+            >>> Tensor([1.0, 5.0]).maximum(Tensor([3.0, 2.0])).tolist()
+            [3.0, 5.0]
+        """
+        return _pick("maximum", np.greater, self, other)
+
+    def minimum(self, other: Operand) -> Tensor:
+        """The smaller of x and other, entry by entry, as torch.minimum (see ``maximum``)."""
+        return _pick("minimum", np.less, self, other)
+
+    def amax(self, dim: Dims = (), keepdim: bool = False) -> Tensor:
+        """The largest entry over ``dim`` (an int, a tuple; () or None: all), tied largest
+        entries sharing the gradient equally (``tensor_engine.rules.MAX``).
 
         Example:
             >>> x = Tensor([1.0, 3.0, 3.0], requires_grad=True)
-            >>> x.max().backward()
+            >>> x.amax().backward()
             >>> x.grad.tolist()
             [0.0, 0.5, 0.5]
         """
-        return self._extreme(MAX, axis, keepdims)
+        return self._tied_extreme(MAX, None if dim == () else dim, keepdim)
 
-    def min(self, axis: Axis = None, keepdims: bool = False) -> Tensor:
-        """The smallest entry over ``axis`` (an int, a tuple, or None for all)
-        (``tensor_engine.rules.MIN``).
+    def amin(self, dim: Dims = (), keepdim: bool = False) -> Tensor:
+        """The smallest entry over ``dim``, ties sharing the gradient (``rules.MIN``)."""
+        return self._tied_extreme(MIN, None if dim == () else dim, keepdim)
 
-        Tied smallest entries share the gradient equally, as with ``torch.amin`` and the
-        full ``torch.min(x)``; ``torch.min(x, dim)`` gives it all to the index it returns.
-        """
-        return self._extreme(MIN, axis, keepdims)
+    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        """The index of the first largest entry (of the flattened tensor if ``dim`` is
+        None), int64, as torch.argmax."""
+        return self._arg(np.argmax, "argmax", dim, keepdim)
 
-    def _extreme(self, rule: Primitive, axis: Axis, keepdims: bool) -> Tensor:
+    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        """The index of the first smallest entry, int64, as torch.argmin."""
+        return self._arg(np.argmin, "argmin", dim, keepdim)
+
+    def _arg(self, fn: Callable, op: str, dim: int | None, keepdim: bool) -> Tensor:
+        if self.data.size == 0:
+            raise IndexError(f"{op}: the tensor of shape {tuple(self.shape)} is empty")
+        if dim is None:
+            found = fn(self.data.reshape(-1))
+            return _const(np.asarray(found, dtype=np.int64).reshape(
+                (1,) * self.ndim if keepdim else ()))
+        ax = normalize_axis(dim, max(self.ndim, 1), op)
+        found = fn(self.data.reshape(self.shape or (1,)), axis=ax, keepdims=keepdim)
+        return _const(np.asarray(found, dtype=np.int64))
+
+    def _extreme(self, rule: Primitive, dim: Any, keepdim: bool, axis: Dims,
+                 keepdims: bool | None) -> Any:
         op = rule.name
-        axes = normalize_axes(axis, self.ndim, op)
-        if any(self.shape[a] == 0 for a in axes):
-            raise ValueError(f"{op}: got an empty axis in shape {self.shape}")
+        if isinstance(dim, Tensor):  # torch's max(x, other): the elementwise maximum
+            return self.maximum(dim) if rule is MAX else self.minimum(dim)
+        if axis is not None or keepdims is not None or isinstance(dim, (tuple, list)):
+            dim, keepdim = _dims_args(op, dim, keepdim, axis, keepdims)
+            return self._tied_extreme(rule, dim, keepdim)
+        if dim is None:
+            return self._tied_extreme(rule, None, False)
+        indices = self._arg(np.argmax if rule is MAX else np.argmin, op, dim, True)
+        ax = normalize_axis(dim, max(self.ndim, 1), op)
+        x = self if self.ndim else self.reshape(1)
+        grid = list(np.indices(indices.shape, sparse=True))
+        grid[ax] = indices.data
+        values = x[tuple(grid)]  # the first extreme entry of each row: it takes the gradient
+        if not keepdim:
+            values = values.squeeze(ax) if self.ndim else values.reshape(())
+            indices = indices.squeeze(ax) if self.ndim else indices.reshape(())
+        return values_indices(values, indices)
+
+    def _tied_extreme(self, rule: Primitive, dim: Dims, keepdim: bool) -> Tensor:
+        op = rule.name
+        axes = normalize_axes(dim, self.ndim, op)
+        if any(self.shape[a] == 0 for a in axes) or (not axes and self.data.size == 0):
+            raise ValueError(f"{op}: got an empty dim in shape {tuple(self.shape)}")
         x = self.data
         kept = (x.max if rule is MAX else x.min)(axis=axes, keepdims=True)
-        data = kept if keepdims else kept.squeeze(axis=axes)
+        data = kept if keepdim else kept.squeeze(axis=axes)
         share = tie_share(x, kept, axes) if self.requires_grad else None
         return _node(data, (self,), rule.bind(axes, share))
 
-    def softmax(self, axis: int = -1) -> Tensor:
-        """exp(x) / sum(exp(x)) along ``axis``, computed stably;  vjp: s * (g - sum(g * s))
-        (``tensor_engine.rules.SOFTMAX``)."""
-        ax = normalize_axis(axis, self.ndim, "softmax")
-        return _node(SOFTMAX.forward(self.data, ax), (self,), SOFTMAX.bind(ax))
+    def norm(self, p: Any = "fro", dim: Dims = None, keepdim: bool = False) -> Tensor:
+        """The p-norm over ``dim`` (all entries if None): p=2 (or 'fro') is
+        sqrt(sum(x**2)), p=1 sum(|x|), else sum(|x|**p)**(1/p); composed of primitives.
 
-    def log_softmax(self, axis: int = -1) -> Tensor:
-        """x - log(sum(exp(x))) along ``axis``, computed stably;  vjp: g - softmax * sum(g)
+        Example:
+            >>> Tensor([3.0, 4.0]).norm().item()
+            5.0
+        """
+        x = _floating(self)
+        if p in ("fro", 2):
+            return (x * x).sum(dim, keepdim).sqrt()
+        if p == 1:
+            return x.abs().sum(dim, keepdim)
+        if isinstance(p, (int, float)) and not isinstance(p, bool) and p > 0:
+            return (x.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
+        raise NotImplementedError(f"chaingrad.Tensor has no norm(p={p!r}) yet "
+                                  "(p may be 'fro', or a number > 0)")
+
+    def softmax(self, dim: int = -1, *, axis: int | None = None) -> Tensor:
+        """exp(x) / sum(exp(x)) along ``dim``, computed stably;  vjp: s * (g - sum(g * s))
+        (``tensor_engine.rules.SOFTMAX``)."""
+        dim, _ = _dims_args("softmax", dim, False, axis, None, default=-1)
+        x = _floating(self)
+        ax = normalize_axis(dim, max(x.ndim, 1), "softmax")
+        return _node(SOFTMAX.forward(x.data, ax), (x,), SOFTMAX.bind(ax))
+
+    def log_softmax(self, dim: int = -1, *, axis: int | None = None) -> Tensor:
+        """x - log(sum(exp(x))) along ``dim``, computed stably;  vjp: g - softmax * sum(g)
         (``tensor_engine.rules.LOG_SOFTMAX``).
 
         Example:
-            >>> Tensor([0.0, 1000.0]).log_softmax().data.tolist()
+            >>> Tensor([0.0, 1000.0]).log_softmax().tolist()
             [-1000.0, 0.0]
         """
-        ax = normalize_axis(axis, self.ndim, "log_softmax")
-        return _node(LOG_SOFTMAX.forward(self.data, ax), (self,), LOG_SOFTMAX.bind(ax))
+        dim, _ = _dims_args("log_softmax", dim, False, axis, None, default=-1)
+        x = _floating(self)
+        ax = normalize_axis(dim, max(x.ndim, 1), "log_softmax")
+        return _node(LOG_SOFTMAX.forward(x.data, ax), (x,), LOG_SOFTMAX.bind(ax))
 
     # ---- shapes and indexing: entries move, and each rule moves the gradient back ----
 
     def reshape(self, *shape: Any) -> Tensor:
-        """The same entries in a new shape (one dimension may be -1), as ndarray.reshape
+        """The same entries in a new shape (one dimension may be -1)
         (``tensor_engine.rules.RESHAPE``).
 
         Example:
             >>> Tensor([1.0, 2.0, 3.0, 4.0]).reshape(2, -1).shape
-            (2, 2)
+            chaingrad.Size([2, 2])
         """
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
@@ -412,54 +682,140 @@ class Tensor(autodiff.Node):
         try:
             data = self.data.reshape(shape)
         except ValueError:
-            raise ValueError(f"reshape: cannot reshape a tensor of shape {self.shape} "
+            raise ValueError(f"reshape: cannot reshape a tensor of shape {tuple(self.shape)} "
                              f"into {tuple(shape)}") from None
         return _node(data, (self,), RESHAPE.bind(data.shape))
 
-    def flatten(self, start_dim: int = 0) -> Tensor:
-        """Merge the axes from ``start_dim`` on into one (a reshape)."""
-        if not -self.ndim <= start_dim < max(self.ndim, 1):
-            raise ValueError(f"flatten: start_dim {start_dim} is out of range for shape "
-                             f"{self.shape}")
-        return self.reshape(self.shape[:start_dim % max(self.ndim, 1)] + (-1,))
+    def view(self, *shape: Any) -> Tensor:
+        """``reshape`` (chaingrad's arrays can always be viewed so; ``view(dtype)`` is not
+        supported)."""
+        if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
+            raise NotImplementedError("chaingrad.Tensor has no view(dtype) yet")
+        return self.reshape(*shape)
 
-    def transpose(self, *axes: Any) -> Tensor:
-        """Permute the axes (reverse them if none are given), as ndarray.transpose
-        (``tensor_engine.rules.TRANSPOSE``)."""
-        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
-            axes = tuple(axes[0])
+    def ravel(self) -> Tensor:
+        """The entries as one dim (a reshape)."""
+        return self.reshape(-1)
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return self.reshape(other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return self.reshape(other.shape)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """Merge the dims from ``start_dim`` to ``end_dim`` into one (a reshape).
+
+        Example:
+            >>> Tensor(np.zeros((2, 3, 4))).flatten(1).shape
+            chaingrad.Size([2, 12])
+        """
+        if self.ndim == 0:
+            return self.reshape(1)
+        start = normalize_axis(start_dim, self.ndim, "flatten")
+        end = normalize_axis(end_dim, self.ndim, "flatten")
+        if start > end:
+            raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} "
+                             f"for shape {tuple(self.shape)}")
+        return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1:])
+
+    def unflatten(self, dim: int, sizes: tuple[int, ...]) -> Tensor:
+        ax = normalize_axis(dim, self.ndim, "unflatten")
+        return self.reshape(self.shape[:ax] + tuple(sizes) + self.shape[ax + 1:])
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        """A new dim of size 1 at ``dim`` (a reshape)."""
+        ax = normalize_axis(dim, self.ndim + 1, "unsqueeze")
+        return self.reshape(self.shape[:ax] + (1,) + self.shape[ax:])
+
+    def squeeze(self, dim: Dims = None) -> Tensor:
+        """Without the dims of size 1 (only ``dim``'s, if given: a dim of another size
+        stays, as in torch) (a reshape)."""
+        axes = normalize_axes(dim, self.ndim, "squeeze") if self.ndim else ()
+        shape = tuple(n for i, n in enumerate(self.shape) if not (i in axes and n == 1))
+        return self.reshape(shape)
+
+    def permute(self, *dims: Any) -> Tensor:
+        """The dims in the order ``dims`` (``tensor_engine.rules.TRANSPOSE``).
+
+        Example:
+            >>> Tensor(np.zeros((2, 3, 4))).permute(2, 0, 1).shape
+            chaingrad.Size([4, 2, 3])
+        """
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
         ndim = self.ndim
-        if not axes:
-            axes = tuple(range(ndim - 1, -1, -1))
-        else:
-            if not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool)
-                       for a in axes):
-                raise TypeError(f"transpose: axes must be ints, got {axes!r}")
-            if len(axes) != ndim or any(not -ndim <= a < ndim for a in axes) or len(
-                    {a % ndim for a in axes}) != ndim:
-                raise ValueError(f"transpose: axes {axes} are not a permutation of the {ndim} "
-                                 f"axes of shape {self.shape}")
-            axes = tuple(int(a) % ndim for a in axes)
+        if not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in dims):
+            raise TypeError(f"permute: dims must be ints, got {dims!r}")
+        if len(dims) != ndim or any(not -ndim <= a < max(ndim, 1) for a in dims) or len(
+                {a % max(ndim, 1) for a in dims}) != ndim:
+            raise ValueError(f"permute: dims {dims} are not a permutation of the {ndim} "
+                             f"dims of shape {tuple(self.shape)}")
+        axes = tuple(int(a) % ndim for a in dims)
         return _node(self.data.transpose(axes), (self,), TRANSPOSE.bind(axes))
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        """``dim0`` and ``dim1`` swapped, as torch.transpose (a 2-D ``x.transpose(0, 1)`` is
+        its transpose); ``permute`` reorders all dims at once.
+
+        Example:
+            >>> Tensor([[1.0, 2.0]]).transpose(0, 1).tolist()
+            [[1.0], [2.0]]
+        """
+        ndim = max(self.ndim, 1)
+        a, b = normalize_axis(dim0, ndim, "transpose"), normalize_axis(dim1, ndim, "transpose")
+        if self.ndim == 0:
+            return self
+        dims = list(range(self.ndim))
+        dims[a], dims[b] = dims[b], dims[a]
+        return self.permute(dims)
+
+    def t(self) -> Tensor:
+        """The transpose of a tensor of at most 2 dims."""
+        if self.ndim > 2:
+            raise RuntimeError(f"t: expects a tensor with <= 2 dimensions, got shape "
+                               f"{tuple(self.shape)} (use transpose(dim0, dim1) or mT)")
+        return self.permute(tuple(range(self.ndim - 1, -1, -1)))
 
     @property
     def T(self) -> Tensor:
-        """The transpose: all axes reversed."""
-        return self.transpose()
+        """All dims reversed (a 2-D tensor's transpose)."""
+        return self.permute(tuple(range(self.ndim - 1, -1, -1)))
 
-    def broadcast_to(self, shape: tuple[int, ...]) -> Tensor:
-        """Repeat along new or size-1 axes, as np.broadcast_to; the driver sums the
+    @property
+    def mT(self) -> Tensor:
+        """The last two dims swapped (a batch of matrices, each transposed)."""
+        if self.ndim < 2:
+            raise RuntimeError(f"mT: needs at least 2 dims, got shape {tuple(self.shape)}")
+        return self.transpose(-2, -1)
+
+    def broadcast_to(self, *shape: Any) -> Tensor:
+        """Repeat along new or size-1 dims, as torch.broadcast_to; the driver sums the
         gradient back (``tensor_engine.rules.BROADCAST_TO``)."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
         try:
             data = np.broadcast_to(self.data, shape)
         except (ValueError, TypeError):
-            raise ValueError(f"broadcast_to: cannot broadcast shape {self.shape} "
+            raise ValueError(f"broadcast_to: cannot broadcast shape {tuple(self.shape)} "
                              f"to {shape!r}") from None
         return _node(data, (self,), BROADCAST_TO.bind(data.shape))
 
+    def expand(self, *sizes: Any) -> Tensor:
+        """``broadcast_to``, where -1 keeps a dim's size (torch.expand)."""
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+            sizes = tuple(sizes[0])
+        lead = len(sizes) - self.ndim
+        shape = tuple(self.shape[i - lead] if n == -1 and i >= lead else n
+                      for i, n in enumerate(sizes))
+        return self.broadcast_to(shape)
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return self.broadcast_to(other.shape)
+
     def __getitem__(self, index: Any) -> Tensor:
-        """x[index] with ints, slices, None, ..., integer arrays or boolean masks; the
-        gradient is scattered back into zeros, an entry picked twice getting both
+        """x[index] with ints, slices, None, ..., integer arrays or tensors, or boolean
+        masks; the gradient is scattered back into zeros, an entry picked twice getting both
         (``tensor_engine.rules.GETITEM``).
 
         Example:
@@ -472,19 +828,236 @@ class Tensor(autodiff.Node):
         try:
             data = self.data[index]
         except IndexError as exc:
-            raise IndexError(f"getitem: {exc} (tensor of shape {self.shape})") from None
+            raise IndexError(f"getitem: {exc} (tensor of shape {tuple(self.shape)})") from None
         return _node(data, (self,), GETITEM.bind(index))
+
+    # ---- in place: only where no gradient can be wrong (torch's rule) ----
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """``x[index] = value``, as torch: on a tensor that needs no gradient, or on a leaf
+        under ``no_grad()``.
+
+        Example:
+            >>> t = Tensor(np.ones((2, 3)))
+            >>> t[:, 1] = 0
+            >>> t.tolist()
+            [[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]]
+        """
+        self._check_in_place("setitem")
+        index = check_index(index)
+        if isinstance(value, Tensor):
+            value = value.data
+        elif not isinstance(value, (Real, np.ndarray, np.generic, list, tuple)):
+            raise TypeError(f"setitem: the value must be a number, a Tensor or an array, got "
+                            f"{type(value).__name__}")
+        try:
+            self.data[index] = value
+        except (IndexError, ValueError) as exc:
+            raise type(exc)(f"setitem: {exc} (tensor of shape {tuple(self.shape)})") from None
+
+    def _check_in_place(self, op: str) -> None:
+        """torch's rule for changing a tensor in place: not a leaf that requires grad while
+        the graph is recorded; not a tensor computed in a graph (chaingrad does not track
+        versions, so it refuses rather than give a wrong gradient)."""
+        if not self.requires_grad:
+            if not self.data.flags.writeable:
+                raise RuntimeError(f"{op}: this tensor's data is a read-only view (of a "
+                                   "broadcast, say); make a copy with .clone() first")
+            return
+        if self._rule is not None:
+            raise NotImplementedError(
+                f"{op}: chaingrad has no in-place ops on a tensor computed in a graph yet; "
+                "write y = y + ... (a new tensor) instead")
+        if autodiff.is_grad_enabled():
+            raise RuntimeError(f"{op}: a leaf Variable that requires grad is being used in an "
+                               "in-place operation. (Do it under chaingrad.no_grad().)")
+
+    def _write(self, op: str, value: np.ndarray) -> Tensor:
+        """Put ``value`` (computed out of place) into this tensor's own array."""
+        self._check_in_place(op)
+        if value.shape != self.shape:
+            raise RuntimeError(f"{op}: output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(value.shape)}")
+        if not np.can_cast(value.dtype, self.data.dtype, "same_kind"):
+            raise RuntimeError(f"{op}: result type {dtypes.of(value.dtype).name} can't be cast "
+                               f"to the desired output type {self.dtype.name}")
+        self.data[...] = value
+        return self
+
+    def _computed(self, fn: Callable[[], Tensor]) -> np.ndarray:
+        with autodiff.no_grad():
+            return fn().data
+
+    def add_(self, other: Operand, *, alpha: float = 1) -> Tensor:
+        """x += alpha * other, in place (see ``_check_in_place``)."""
+        return self._write("add_", self._computed(lambda: self.add(other, alpha=alpha)))
+
+    def sub_(self, other: Operand, *, alpha: float = 1) -> Tensor:
+        """x -= alpha * other, in place."""
+        return self._write("sub_", self._computed(lambda: self.sub(other, alpha=alpha)))
+
+    def mul_(self, other: Operand) -> Tensor:
+        """x *= other, in place."""
+        return self._write("mul_", self._computed(lambda: self * other))
+
+    def div_(self, other: Operand) -> Tensor:
+        """x /= other, in place (an integer tensor cannot hold the quotient, as in torch)."""
+        return self._write("div_", self._computed(lambda: self / other))
+
+    def pow_(self, exponent: Operand) -> Tensor:
+        return self._write("pow_", self._computed(lambda: self**exponent))
+
+    def clamp_(self, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
+        return self._write("clamp_", self._computed(lambda: self.clamp(min, max)))
+
+    def __iadd__(self, other: Operand) -> Tensor:
+        return self._write("+=", self._computed(lambda: self + other))
+
+    def __isub__(self, other: Operand) -> Tensor:
+        return self._write("-=", self._computed(lambda: self - other))
+
+    def __imul__(self, other: Operand) -> Tensor:
+        return self._write("*=", self._computed(lambda: self * other))
+
+    def __itruediv__(self, other: Operand) -> Tensor:
+        return self._write("/=", self._computed(lambda: self / other))
+
+    def zero_(self) -> Tensor:
+        """Every entry 0, in place."""
+        return self._write("zero_", np.zeros_like(self.data))
+
+    def fill_(self, value: Any) -> Tensor:
+        """Every entry ``value``, in place."""
+        value = value.item() if isinstance(value, Tensor) else value
+        return self._write("fill_", np.full_like(self.data, value))
+
+    def copy_(self, src: Any) -> Tensor:
+        """The entries of ``src`` (broadcast to this shape), in place, cast to this dtype."""
+        src = src.data if isinstance(src, Tensor) else np.asarray(src)
+        try:
+            value = np.broadcast_to(src, self.shape).astype(self.data.dtype)
+        except ValueError:
+            raise RuntimeError(f"copy_: the source of shape {src.shape} does not broadcast to "
+                               f"{tuple(self.shape)}") from None
+        return self._write("copy_", value)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0) -> Tensor:
+        """Entries drawn uniformly from [a, b), in place, from chaingrad's generator."""
+        drawn = generator().uniform(a, b, self.shape).astype(self.data.dtype)
+        return self._write("uniform_", drawn)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
+        """Entries drawn from N(mean, std**2), in place, from chaingrad's generator."""
+        drawn = generator().normal(mean, std, self.shape).astype(self.data.dtype)
+        return self._write("normal_", drawn)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place (on a leaf); returns the tensor."""
+        if self._rule is not None and not requires_grad:
+            raise RuntimeError("requires_grad_: you can only change requires_grad flags of "
+                               "leaf variables; use y.detach() for a tensor without a graph")
+        if requires_grad and self.data.dtype.kind != "f":
+            raise RuntimeError(f"requires_grad_: only Tensors of floating point dtype can "
+                               f"require gradients, this one is {self.dtype}")
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    # ---- dtype and device ----
+
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """This tensor in another dtype and/or on a device (only the CPU exists): ``to(dtype)``,
+        ``to(device)``, ``to(other)``, ``to(device, dtype)``; itself when nothing changes,
+        as in torch. A floating cast is differentiable (``tensor_engine.rules.CAST``).
+
+        Example:
+            >>> import chaingrad
+            >>> Tensor([1.5]).to(chaingrad.float64).dtype
+            chaingrad.float64
+        """
+        wanted = None
+        for arg in (*args, kwargs.pop("dtype", None), kwargs.pop("device", None)):
+            if arg is None:
+                continue
+            if isinstance(arg, Tensor):
+                wanted = arg.data.dtype
+            elif isinstance(arg, dtypes.dtype) or (isinstance(arg, type) and issubclass(
+                    arg, np.generic)) or isinstance(arg, np.dtype):
+                wanted = dtypes.to_numpy(arg, "to")
+            else:
+                check_device(arg, "to")
+        kwargs.pop("copy", None)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to: unexpected arguments {sorted(kwargs)}")
+        if wanted is None or wanted == self.data.dtype:
+            return self
+        data = self.data.astype(wanted)
+        if wanted.kind != "f" or self.data.dtype.kind != "f":
+            return _const(data)
+        return _node(data, (self,), CAST.bind(wanted.name))
+
+    def type(self, dtype: Any = None) -> Any:
+        """The dtype's name as torch's ``x.type()`` gives it, or ``to(dtype)``."""
+        if dtype is None:
+            return f"chaingrad.{_TYPE_NAMES.get(self.data.dtype.name, self.dtype.name)}"
+        return self.to(dtype)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.to(other.data.dtype)
+
+    def float(self) -> Tensor:
+        return self.to(dtypes.float32)
+
+    def double(self) -> Tensor:
+        return self.to(dtypes.float64)
+
+    def half(self) -> Tensor:
+        return self.to(dtypes.float16)
+
+    def long(self) -> Tensor:
+        return self.to(dtypes.int64)
+
+    def int(self) -> Tensor:
+        return self.to(dtypes.int32)
+
+    def bool(self) -> Tensor:
+        return self.to(dtypes.bool_)
+
+    def cpu(self) -> Tensor:
+        return self
+
+    def cuda(self, *args: Any, **kwargs: Any) -> Tensor:
+        check_device("cuda", "cuda")
+        return self  # not reached: check_device raises
+
+    def is_floating_point(self) -> bool:
+        return self.data.dtype.kind == "f"
+
+    @property
+    def device(self) -> Any:
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def dtype(self) -> dtypes.dtype:
+        return dtypes.of(self.data.dtype)
 
     # ---- backward and friends ----
 
-    def backward(self, grad: Any = None, create_graph: bool = False) -> None:
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None, *, grad: Any = None) -> None:
         """Add d(self)/d(t) into ``t.grad`` for every ``t`` that requires a gradient.
 
         Args:
-            grad: d(loss)/d(self), of self's shape; may be left out when self has one
-                element (it is then 1).
+            gradient: d(loss)/d(self), of self's shape; may be left out when self has one
+                element (it is then 1). ``grad=`` is its older name.
+            retain_graph: Accepted for torch's sake: chaingrad always keeps the graph.
             create_graph: Make every ``.grad`` a Tensor with a graph of its own, for
                 higher-order derivatives.
+            inputs: Not supported yet (an error says so).
 
         Calling it twice adds the gradients twice (reset ``.grad`` to None in between).
         With ``create_graph`` a node's ``.grad`` refers to a graph that refers back to the
@@ -492,33 +1065,61 @@ class Tensor(autodiff.Node):
 
         Example:
             >>> x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
-            >>> (x * x).backward(grad=[1.0, 1.0, 0.5])
-            >>> x.grad.tolist()
-            [2.0, 4.0, 3.0]
+            >>> (x * x).backward(gradient=Tensor([1.0, 1.0, 0.5]))
+            >>> x.grad
+            tensor([2., 4., 3.])
         """
-        seed = self._seed(grad, create_graph, "backward")
+        if inputs is not None:
+            raise NotImplementedError("chaingrad.Tensor has no backward(inputs=...) yet; use "
+                                      "chaingrad.autograd.grad(output, inputs)")
+        if grad is not None:
+            if gradient is not None:
+                raise TypeError("backward: got both gradient= and grad= (the same argument)")
+            gradient = grad
+        seed = self._seed(gradient, create_graph, "backward")
         with np.errstate(all="ignore"):  # nan and inf are looked for, and raise DomainError
             autodiff.backward([self], [seed], create_graph)
 
     def _seed(self, grad: Any, create_graph: bool, where: str) -> Any:
         """d(loss)/d(self) to start a backward pass from: ``grad`` (checked), or ones."""
         if not self.requires_grad:
-            raise RuntimeError(f"{where}: this tensor does not require a gradient (make its "
-                               "inputs with requires_grad=True, outside no_grad())")
+            raise RuntimeError(f"{where}: element 0 of tensors does not require grad and does "
+                               "not have a grad_fn (make its inputs with requires_grad=True, "
+                               "outside no_grad())")
         if grad is None:
             if self.data.size != 1:
-                raise ValueError(f"{where}: the output has shape {self.shape}; pass grad= "
-                                 "(d(loss)/d(output), of that shape) or reduce it first "
-                                 "(e.g. .sum())")
+                raise RuntimeError(f"{where}: grad can be implicitly created only for scalar "
+                                   f"outputs (the output has shape {tuple(self.shape)}; pass "
+                                   "gradient=, d(loss)/d(output) of that shape, or reduce it "
+                                   "first, e.g. .sum())")
             seed = np.ones_like(self.data)
         else:
-            seed = np.array(as_array(grad, self.dtype, where))  # a copy: .grad owns it
+            seed = np.array(as_array(grad, self.data.dtype, where))  # a copy: .grad owns it
             if seed.shape != self.shape:
                 raise ValueError(f"{where}: grad has shape {seed.shape}, the output has "
-                                 f"shape {self.shape}")
+                                 f"shape {tuple(self.shape)}")
             if not all_finite(seed):
                 raise ValueError(f"{where}: grad holds nan or inf, needs finite numbers")
         return _const(seed) if create_graph else seed
+
+    @staticmethod
+    def _as_grad(g: Any) -> Tensor:
+        """What ``.grad`` holds once a backward pass is done: a Tensor (the driver works on
+        arrays, and hands each node's total through here; see ``autodiff``)."""
+        return g if isinstance(g, Tensor) else _const(np.asarray(g))
+
+    @property
+    def grad_fn(self) -> GradFn | None:
+        """The op that made this tensor (None for a leaf), named as torch names it."""
+        return None if self._rule is None else GradFn(self._rule)
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for a tensor no recorded op made (torch's)."""
+        return self._rule is None
+
+    def retain_grad(self) -> None:
+        """Accepted: chaingrad keeps every node's ``.grad``."""
 
     @property
     def _backward(self) -> Callable[[], None]:
@@ -538,53 +1139,138 @@ class Tensor(autodiff.Node):
         """The same data (shared, not copied) in a new leaf that records no graph."""
         return _const(self.data)
 
+    def detach_(self) -> Tensor:
+        """This tensor made a leaf that records no graph, in place."""
+        self._a = self._b = self._rule = None
+        self.requires_grad = False
+        return self
+
+    def clone(self) -> Tensor:
+        """A copy of the data, through which gradients flow (a reshape to the same shape)."""
+        return _node(self.data.copy(), (self,), RESHAPE.bind(self.data.shape))
+
+    def contiguous(self) -> Tensor:
+        return self
+
     def numpy(self) -> np.ndarray:
-        """The data as a numpy array (shared, not copied)."""
+        """The data as a numpy array (shared, not copied); as torch, not of a tensor that
+        requires grad (use ``x.detach().numpy()``)."""
+        if self.requires_grad:
+            raise RuntimeError("numpy: Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
         return self.data
 
-    def item(self) -> float:
-        """The value of a one-element tensor as a Python float."""
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number (float, int or bool)."""
         if self.data.size != 1:
-            raise ValueError(f"item: needs a tensor with one element, got shape {self.shape}")
-        return float(self.data.item())
+            raise RuntimeError(f"item: a Tensor with {self.data.size} elements cannot be "
+                               f"converted to Scalar (shape {tuple(self.shape)})")
+        return self.data.item()
+
+    def tolist(self) -> Any:
+        """The entries as (nested) Python lists of numbers."""
+        return self.data.tolist()
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self.data.shape
+    def shape(self) -> Size:
+        return Size(self.data.shape)
+
+    def size(self, dim: int | None = None) -> Any:
+        """The shape (a ``Size``), or the size of ``dim``, as torch's ``size()``."""
+        if dim is None:
+            return Size(self.data.shape)
+        return self.data.shape[normalize_axis(dim, self.ndim, "size")]
 
     @property
     def ndim(self) -> int:
         return self.data.ndim
 
-    @property
-    def size(self) -> int:
-        return self.data.size
+    def dim(self) -> int:
+        return self.data.ndim
 
-    @property
-    def dtype(self) -> np.dtype:
-        return self.data.dtype
+    ndimension = dim
+
+    def numel(self) -> int:
+        return int(self.data.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self.data.itemsize
 
     def __bool__(self) -> bool:
         """The truth of a one-element tensor's value (``if loss: ...``), as torch has it."""
         if self.data.size != 1:
-            raise RuntimeError(f"bool: the truth value of a tensor of shape {self.shape} "
-                               f"({self.data.size} values) is ambiguous; use "
-                               "(x.data != 0).any() or .all(), or x.item() for one value")
+            raise RuntimeError(f"bool: Boolean value of Tensor with more than one value is "
+                               f"ambiguous (shape {tuple(self.shape)}); use .any() or .all()")
         return bool(self.data.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.data.dtype.kind not in "iu":
+            raise TypeError(f"only integer tensors of a single element can be converted to an "
+                            f"index, this one is {self.dtype}")
+        return int(self.item())
+
+    def __format__(self, spec: str) -> str:
+        if self.data.size == 1 and self.ndim == 0:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
 
     def __len__(self) -> int:
         if self.data.ndim == 0:
-            raise TypeError("len: a 0-d tensor has no length")
+            raise TypeError("len() of a 0-d tensor")
         return len(self.data)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         return np.asarray(self.data, dtype=dtype)
 
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """numpy meeting a Tensor: ``array + tensor`` (any arithmetic or comparison
+        operator) is the Tensor's op, recorded in the graph; anything else, such as
+        ``np.isfinite(t)`` or ``array -= t`` (an ``out=``), runs on the arrays and gives
+        arrays."""
+        if method == "__call__" and not kwargs and ufunc in _UFUNC_OPS and len(inputs) == 2:
+            forward, reflected = _UFUNC_OPS[ufunc]
+            x, y = inputs
+            return getattr(x, forward)(y) if isinstance(x, Tensor) else getattr(y, reflected)(x)
+        arrays = [x.data if isinstance(x, Tensor) else x for x in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(o.data if isinstance(o, Tensor) else o for o in kwargs["out"])
+        return getattr(ufunc, method)(*arrays, **kwargs)
+
+    def any(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
+        axes = normalize_axes(dim, self.ndim, "any")
+        return _const(np.asarray(self.data.any(axis=axes, keepdims=keepdim)))
+
+    def all(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
+        axes = normalize_axes(dim, self.ndim, "all")
+        return _const(np.asarray(self.data.all(axis=axes, keepdims=keepdim)))
+
     def __repr__(self) -> str:
-        text = np.array2string(self.data, separator=", ", threshold=20, precision=4)
-        extra = ", requires_grad=True" if self.requires_grad else ""
-        extra += f", op={self._op!r}" if self._op else ""
-        return f"Tensor({text}, dtype={self.dtype}{extra})"
+        """As torch prints a tensor: ``tensor([1., 2.], requires_grad=True)``."""
+        body = format_array(self.data, "tensor(")
+        extras = []
+        kind_default = {"f": dtypes.get_default_dtype().dtype, "i": np.dtype(np.int64),
+                        "b": np.dtype(np.bool_)}.get(self.data.dtype.kind)
+        if self.data.dtype != kind_default:
+            extras.append(f"dtype={self.dtype!r}")
+        if self._rule is not None:
+            extras.append(f"grad_fn=<{GradFn(self._rule).name()}>")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+    def __getattr__(self, name: str) -> Any:
+        """Called only for a name the Tensor lacks: an error that names it."""
+        if name.startswith("_"):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+        raise AttributeError(f"chaingrad.Tensor has no {name!r} yet")
 
     # ---- what chaingrad.autograd asks of an engine ----
 
@@ -595,7 +1281,7 @@ class Tensor(autodiff.Node):
         if isinstance(x, Tensor):
             return x
         if _number(x) is not None and not isinstance(x, bool):
-            return _const(np.asarray(x, dtype=np.float32 if like is None else like.dtype))
+            return _const(np.asarray(x, dtype=np.float32 if like is None else like.data.dtype))
         if isinstance(x, ARRAY_TYPES):
             return _const(as_array(x, None, "Tensor"))
         return None
@@ -614,7 +1300,7 @@ class Tensor(autodiff.Node):
             with np.errstate(all="ignore"):
                 data = rule.primitive.forward(*(t.data for t in inputs), *rule.params)
         except (ValueError, ZeroDivisionError, OverflowError, FloatingPointError) as exc:
-            shapes = ", ".join(str(t.shape) for t in inputs)
+            shapes = ", ".join(str(tuple(t.shape)) for t in inputs)
             raise DomainError(f"{op}: forward failed on inputs of shapes ({shapes}): "
                               f"{exc}") from exc
         data = as_array(data, None, op)
@@ -623,6 +1309,82 @@ class Tensor(autodiff.Node):
             raise DomainError(f"{op}: forward returned {data[index]} at index {index}, needs "
                               "finite results")
         return _node(data, tuple(inputs), rule)
+
+
+class GradFn:
+    """``tensor.grad_fn``: the op that made a tensor, named as torch names it
+    (``<MulBackward0>``)."""
+
+    __slots__ = ("rule",)
+
+    def __init__(self, rule: Rule) -> None:
+        self.rule = rule
+
+    def name(self) -> str:
+        op = self.rule.primitive.name if self.rule.primitive is not None else ""
+        base = _GRAD_FN_NAMES.get(op) or (op[:1].upper() + op[1:] if op.isidentifier()
+                                         else "Function")
+        return base if base.endswith(("Backward0", "Backward1")) else base + "Backward0"
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+
+_GRAD_FN_NAMES = {
+    "+": "Add", "*": "Mul", "**n": "Pow", "**": "PowBackward1", "ReLU": "Relu",
+    "matmul": "Mm", "clip": "Clamp", "reshape": "View", "transpose": "Permute",
+    "broadcast_to": "Expand", "getitem": "Index", "concatenate": "Cat", "log_softmax":
+    "LogSoftmax", "conv2d": "Convolution", "max_pool2d": "MaxPool2DWithIndices",
+    "to": "ToCopy", "max": "Amax", "min": "Amin",
+}
+
+_UFUNC_OPS = {
+    np.add: ("__add__", "__radd__"), np.subtract: ("__sub__", "__rsub__"),
+    np.multiply: ("__mul__", "__rmul__"), np.true_divide: ("__truediv__", "__rtruediv__"),
+    np.power: ("__pow__", "__rpow__"), np.matmul: ("__matmul__", "__rmatmul__"),
+    np.equal: ("__eq__", "__eq__"), np.not_equal: ("__ne__", "__ne__"),
+    np.less: ("__lt__", "__gt__"), np.less_equal: ("__le__", "__ge__"),
+    np.greater: ("__gt__", "__lt__"), np.greater_equal: ("__ge__", "__le__"),
+}
+"""numpy's ufunc for each operator, and the Tensor's method for it: (``tensor op x``,
+``x op tensor``)."""
+
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
+# ---- printing as torch does ----
+
+
+def format_array(a: np.ndarray, prefix: str) -> str:
+    """``a``'s entries as torch prints them, lines after the first indented under ``prefix``:
+    floats with 4 decimals (``1.5000``), or as ``1.`` when all are whole numbers, or in
+    scientific notation when they span more than 1000x; numbers padded to one width."""
+    if a.size == 0:
+        return "[]" if a.ndim == 1 else f"[], size={tuple(a.shape)}"
+    options = {"separator": ", ", "prefix": prefix, "threshold": 1000, "edgeitems": 3,
+               "max_line_width": 80}
+    if a.dtype.kind != "f":
+        return np.array2string(a, **options)
+    finite = np.abs(a[np.isfinite(a)]).astype(np.float64)
+    nonzero = finite[finite != 0]
+    whole = bool((finite == np.round(finite)).all())
+    big = float(nonzero.max()) if nonzero.size else 0.0
+    small = float(nonzero.min()) if nonzero.size else 0.0
+    if whole:
+        scientific = big > 1e8 or (small and big / small > 1000.0 and big > 1e8)
+    else:
+        scientific = big > 1e8 or (small > 0 and (big / small > 1000.0 or small < 1e-4))
+    if scientific:
+        text = "{:.4e}".format
+    elif whole:
+        text = "{:.0f}.".format
+    else:
+        text = "{:.4f}".format
+    width = max(len(text(float(v))) for v in np.ravel(a)[:2000])
+    return np.array2string(a, formatter={"float_kind": lambda v: text(float(v)).rjust(width)},
+                           **options)
 
 
 # ---- making nodes ----
@@ -667,8 +1429,19 @@ def _const(data: np.ndarray) -> Tensor:
     return out
 
 
+def _leaf(data: np.ndarray, requires_grad: bool, where: str) -> Tensor:
+    """A leaf of any dtype (the factories'); only a floating one may require grad."""
+    out = _const(data)
+    if requires_grad:
+        if data.dtype.kind != "f":
+            raise RuntimeError(f"{where}: Only Tensors of floating point dtype can require "
+                               f"gradients, got {dtypes.of(data.dtype)}")
+        out.requires_grad = True
+    return out
+
+
 def _number(x: object) -> float | None:
-    """x if it is a plain real number (int, float, numpy scalar, ...), else None."""
+    """x if it is a plain real number (int, float, bool, numpy scalar, ...), else None."""
     if type(x) is float or type(x) is int:
         return x
     if isinstance(x, Real) and not isinstance(x, (Tensor, np.ndarray)):
@@ -678,36 +1451,143 @@ def _number(x: object) -> float | None:
 
 def _lift(x: object, like: Tensor, numbers: bool = True) -> Tensor | None:
     """``x`` as a constant Tensor: a number takes ``like``'s dtype (as in ``x * 2``), an
-    array follows the dtype rule; None for anything else (the operator then refuses)."""
+    array keeps its own; None for anything else (the operator then refuses)."""
     if isinstance(x, Tensor):
         return x
     if numbers and _number(x) is not None:
         return _const(np.asarray(x, dtype=like.data.dtype))
     if isinstance(x, ARRAY_TYPES):  # arrays, and numpy scalars such as np.bool_
-        return _const(as_array(x, None, "Tensor"))
+        return _const(to_array(x, None, "Tensor", copy=False))
     return None
 
 
-def _operand(op: str, x: object, like: Tensor) -> Any:
-    """The other operand of ``op`` as a Tensor (see ``_lift``); NotImplemented for a type
-    it doesn't know (Python then asks ``x``), but a TypeError for a list, tuple or string,
-    which Python would otherwise repeat or refuse with a message that hides the op."""
-    lifted = _lift(x, like)
-    if lifted is None and isinstance(x, (str, bytes, list, tuple)):
-        raise TypeError(f"{op}: needs a number, an array or a Tensor, got "
-                        f"{type(x).__name__} {x!r}")
-    return NotImplemented if lifted is None else lifted
+def _rank(t: Tensor) -> int:
+    return dtypes.DIMENSIONED if t.data.ndim else dtypes.ZERO_DIM
 
 
-def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, check: bool = True,
-                  shapes: bool = False) -> Any:
-    """``ufunc(a, b)`` (of the shapes with ``shapes``) with numpy broadcasting, and
-    chaingrad's errors."""
+def _operands(op: str, x: Tensor, other: object, floating: bool = False) -> Any:
+    """``x`` and ``other`` as Tensors of torch's result dtype for ``op``, and that dtype
+    (with ``floating``, an integer result becomes the default floating dtype, as ``/``
+    wants). A number becomes a constant; an input that needs no gradient is cast; one
+    that needs a gradient keeps its dtype (the result is cast instead). NotImplemented
+    for a type it doesn't know (Python then asks ``other``), but a TypeError for a list,
+    tuple or string, which Python would otherwise repeat or refuse with a message that
+    hides the op."""
+    xd = x.data.dtype
+    if type(other) is Tensor and other.data.dtype == xd and (xd.kind == "f" or not floating):
+        return x, other, xd  # the common case, first
+    n = _number(other)
+    if n is not None:
+        nd = dtypes.number_dtype(n)
+        dtype = xd if dtypes.kind(nd) <= dtypes.kind(xd) else nd
+        if floating and dtype.kind != "f":
+            dtype = dtypes.get_default_dtype().dtype
+        return _cast(x, dtype), _const(np.asarray(n, dtype=dtype)), dtype
+    y = _lift(other, x, numbers=False)
+    if y is None:
+        if isinstance(other, (str, bytes, list, tuple)):
+            raise TypeError(f"{op}: needs a number, an array or a Tensor, got "
+                            f"{type(other).__name__} {other!r}")
+        return NotImplemented
+    dtype = dtypes.promote([(xd, _rank(x)), (y.data.dtype, _rank(y))])
+    if floating and dtype.kind != "f":
+        dtype = dtypes.get_default_dtype().dtype
+    return _cast(x, dtype), _cast(y, dtype), dtype
+
+
+def _cast(t: Tensor, dtype: np.dtype) -> Tensor:
+    """``t`` in ``dtype``, if it needs no gradient (a constant copy); else ``t`` itself."""
+    if t.data.dtype == dtype or t.requires_grad:
+        return t
+    return _const(t.data.astype(dtype))
+
+
+def _floating(t: Tensor) -> Tensor:
+    """``t``, or for an integer or bool tensor its values in the default floating dtype
+    (as torch's exp, sqrt, ... compute them)."""
+    if t.data.dtype.kind == "f":
+        return t
+    return _const(t.data.astype(dtypes.get_default_dtype().dtype))
+
+
+def _compare(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
+    """``x op other`` entry by entry, as a bool Tensor (no gradient)."""
+    if other is None or isinstance(other, (str, bytes)):
+        return NotImplemented
+    if isinstance(other, (list, tuple)):
+        other = to_array(other, None, op)
+    both = _operands(op, x, other)
+    if both is NotImplemented:
+        return both
+    a, b, _ = both
+    return _const(np.asarray(_broadcasting(op, ufunc, a, b, None, check=False)))
+
+
+def _where(condition: np.ndarray, x: Tensor, y: Tensor, dtype: np.dtype) -> Tensor:
+    """x where ``condition`` holds, else y (``tensor_engine.rules.WHERE``)."""
+    data = np.where(condition, x.data, y.data).astype(dtype, copy=False)
+    return _node(data, (x, y), WHERE.bind(condition))
+
+
+def _pick(op: str, wins: Any, x: Tensor, other: object) -> Tensor:
+    """x where ``wins(x, other)``, other where ``wins(other, x)``, and where they tie their
+    mean (the same number), so that each gets half of the gradient, as torch's does."""
+    both = _operands(op, x, other)
+    if both is NotImplemented:
+        raise TypeError(f"{op}: expected a Tensor, an array or a number, got "
+                        f"{type(other).__name__}")
+    a, b, dtype = both
+    _broadcast_shape(op, a, b)
+    if dtype.kind != "f":
+        return _const(np.where(wins(a.data, b.data), a.data, b.data).astype(dtype))
+    tie = _where(a.data == b.data, (a + b) * 0.5, b, dtype)
+    return _where(wins(a.data, b.data), a, tie, dtype)
+
+
+def _logical(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
+    both = _operands(op, x, other)
+    if both is NotImplemented:
+        return both
+    a, b, dtype = both
+    if dtype.kind == "f":
+        raise TypeError(f"{op}: needs bool or integer tensors, got {dtypes.of(dtype)}")
+    return _const(np.asarray(_broadcasting(op, ufunc, a, b, dtype, check=False)))
+
+
+def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, dtype: np.dtype | None,
+                  check: bool = True) -> Any:
+    """``ufunc(a, b)`` with numpy broadcasting, in ``dtype`` (None: as numpy gives it),
+    and chaingrad's errors."""
     try:
-        data = ufunc(a.shape, b.shape) if shapes else ufunc(a.data, b.data)
+        data = ufunc(a.data, b.data)
     except ValueError:
-        raise ValueError(f"{op}: shapes {a.shape} and {b.shape} do not broadcast") from None
+        raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
+                         "broadcast") from None
+    if dtype is not None and data.dtype != dtype:
+        data = data.astype(dtype)
     if check and not all_finite(data):
         raise domain_error(op, np.asarray(data), (a.data, b.data), None)
     return data
 
+
+def _broadcast_shape(op: str, a: Tensor, b: Tensor) -> None:
+    """A ValueError naming ``op`` if the shapes of ``a`` and ``b`` do not broadcast."""
+    try:
+        np.broadcast_shapes(a.data.shape, b.data.shape)
+    except ValueError:
+        raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
+                         "broadcast") from None
+
+
+def _dims_args(op: str, dim: Any, keepdim: bool, axis: Any, keepdims: bool | None,
+               default: Any = None) -> tuple[Any, bool]:
+    """torch's ``dim``/``keepdim`` or numpy's ``axis``/``keepdims`` (not both)."""
+    if axis is not None:
+        if dim is not None and dim != default:
+            raise TypeError(f"{op}: got both dim= and axis= (the same argument)")
+        dim = axis
+    if keepdims is not None:
+        if keepdim:
+            raise TypeError(f"{op}: got both keepdim= and keepdims= (the same argument)")
+        keepdim = keepdims
+    return dim, bool(keepdim)

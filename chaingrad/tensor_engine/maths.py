@@ -1,0 +1,309 @@
+"""torch's module-level functions: ``chaingrad.exp(x)`` is ``x.exp()``, ``chaingrad.sum(x,
+dim)`` is ``x.sum(dim)``, and so on; ``cat``, ``stack`` and ``where`` are in
+``functions.py``.
+
+Each one hands its work to the Tensor method of the same name, so there is one
+implementation (and one rule) per op. A number or an array given where a tensor is
+expected becomes one, as in torch. Functions whose torch name is a builtin's (``sum``,
+``max``, ``min``, ``abs``, ``pow``, ``all``, ``any``) are defined here with a trailing
+underscore and given their torch name as attributes of ``chaingrad`` (``TORCH_NAMES``), so
+that no module shadows a builtin.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import autodiff
+from .arrays import to_array
+from .tensor import Tensor, _leaf
+
+
+def _tensor(x: Any, op: str) -> Tensor:
+    """``x`` as a Tensor: itself, or a number or array as a constant (torch's dtypes)."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (int, float, np.number, np.ndarray, list, tuple)) and not isinstance(
+            x, bool):
+        return _leaf(to_array(x, None, op), False, op)
+    raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+
+
+def _with_out(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``fn`` taking torch's ``out=``: the result is written into that tensor (resized to
+    the result's shape if need be), which is returned; as in torch, not while the inputs
+    record a graph."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, out: Tensor | None = None, **kwargs: Any) -> Tensor:
+        result = fn(*args, **kwargs)
+        if out is None:
+            return result
+        op = f"{fn.__name__.rstrip('_')}(out=...)"
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{op}: out must be a Tensor, got {type(out).__name__}")
+        if result.requires_grad and autodiff.is_grad_enabled():
+            raise RuntimeError(f"{op}: functions with out=... arguments don't support "
+                               "automatic differentiation, but one of the arguments requires "
+                               "grad")
+        if out.shape != result.shape:
+            out._check_in_place(op)
+            out.data = np.zeros(result.shape, dtype=out.data.dtype)  # torch resizes out
+        return out._write(op, result.data)
+
+    return call
+
+
+@_with_out
+def exp(input: Any) -> Tensor:  # noqa: A002 - torch's argument name
+    """e ** x, entry by entry (``Tensor.exp``).
+
+    Example:
+        >>> exp(Tensor([0.0]))
+        tensor([1.])
+    """
+    return _tensor(input, "exp").exp()
+
+
+@_with_out
+def log(input: Any) -> Tensor:  # noqa: A002
+    """ln(x), entry by entry (``Tensor.log``)."""
+    return _tensor(input, "log").log()
+
+
+@_with_out
+def sin(input: Any) -> Tensor:  # noqa: A002
+    return _tensor(input, "sin").sin()
+
+
+@_with_out
+def cos(input: Any) -> Tensor:  # noqa: A002
+    return _tensor(input, "cos").cos()
+
+
+@_with_out
+def tanh(input: Any) -> Tensor:  # noqa: A002
+    return _tensor(input, "tanh").tanh()
+
+
+@_with_out
+def sigmoid(input: Any) -> Tensor:  # noqa: A002
+    return _tensor(input, "sigmoid").sigmoid()
+
+
+def relu(input: Any) -> Tensor:  # noqa: A002
+    return _tensor(input, "relu").relu()
+
+
+@_with_out
+def sqrt(input: Any) -> Tensor:  # noqa: A002
+    return _tensor(input, "sqrt").sqrt()
+
+
+@_with_out
+def square(input: Any) -> Tensor:  # noqa: A002
+    return _tensor(input, "square") ** 2
+
+
+@_with_out
+def neg(input: Any) -> Tensor:  # noqa: A002
+    return -_tensor(input, "neg")
+
+
+@_with_out
+def abs_(input: Any) -> Tensor:  # noqa: A002
+    """|x| (``chaingrad.abs``)."""
+    return _tensor(input, "abs").abs()
+
+
+@_with_out
+def pow_(input: Any, exponent: Any) -> Tensor:  # noqa: A002
+    """input ** exponent (``chaingrad.pow``); input may be a number, exponent a tensor."""
+    if not isinstance(input, Tensor):
+        return input ** _tensor(exponent, "pow")
+    return input**exponent
+
+
+@_with_out
+def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:  # noqa: A002
+    return _tensor(input, "add").add(other, alpha=alpha)
+
+
+@_with_out
+def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:  # noqa: A002
+    return _tensor(input, "sub").sub(other, alpha=alpha)
+
+
+@_with_out
+def mul(input: Any, other: Any) -> Tensor:  # noqa: A002
+    return _tensor(input, "mul") * other
+
+
+@_with_out
+def div(input: Any, other: Any) -> Tensor:  # noqa: A002
+    return _tensor(input, "div") / other
+
+
+@_with_out
+def matmul(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """input @ other (1-D, 2-D, batched), as torch.matmul."""
+    return _tensor(input, "matmul") @ _tensor(other, "matmul")
+
+
+@_with_out
+def mm(input: Any, mat2: Any) -> Tensor:  # noqa: A002
+    """The product of two matrices (both 2-D), as torch.mm."""
+    return _tensor(input, "mm").mm(_tensor(mat2, "mm"))
+
+
+@_with_out
+def dot(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """The dot product of two 1-D tensors, as torch.dot."""
+    return _tensor(input, "dot").dot(_tensor(other, "dot"))
+
+
+@_with_out
+def maximum(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """The larger entry of the two, entry by entry, as torch.maximum."""
+    return _tensor(input, "maximum").maximum(other)
+
+
+@_with_out
+def minimum(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """The smaller entry of the two, entry by entry, as torch.minimum."""
+    return _tensor(input, "minimum").minimum(other)
+
+
+@_with_out
+def sum_(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
+         dtype: Any = None) -> Tensor:
+    """The sum over ``dim`` (all entries if None) (``chaingrad.sum``)."""
+    return _tensor(input, "sum").sum(dim, keepdim, dtype=dtype)
+
+
+@_with_out
+def mean(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
+         dtype: Any = None) -> Tensor:
+    return _tensor(input, "mean").mean(dim, keepdim, dtype=dtype)
+
+
+def max_(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
+    """The largest entry, or ``(values, indices)`` along ``dim`` (``chaingrad.max``)."""
+    return _tensor(input, "max").max(dim, keepdim)
+
+
+def min_(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
+    """The smallest entry, or ``(values, indices)`` along ``dim`` (``chaingrad.min``)."""
+    return _tensor(input, "min").min(dim, keepdim)
+
+
+def amax(input: Any, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
+    return _tensor(input, "amax").amax(dim, keepdim)
+
+
+def amin(input: Any, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
+    return _tensor(input, "amin").amin(dim, keepdim)
+
+
+def argmax(input: Any, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    return _tensor(input, "argmax").argmax(dim, keepdim)
+
+
+def argmin(input: Any, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    return _tensor(input, "argmin").argmin(dim, keepdim)
+
+
+def all_(input: Any, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    return _tensor(input, "all").all(dim, keepdim)
+
+
+def any_(input: Any, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    return _tensor(input, "any").any(dim, keepdim)
+
+
+def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    return _tensor(input, "norm").norm(p, dim, keepdim)
+
+
+@_with_out
+def clamp(input: Any, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
+    """input clamped into [min, max], as torch.clamp."""
+    return _tensor(input, "clamp").clamp(min, max)
+
+
+def softmax(input: Any, dim: int, dtype: Any = None) -> Tensor:  # noqa: A002
+    """exp(x) / sum(exp(x)) along ``dim``, as torch.softmax."""
+    x = _tensor(input, "softmax")
+    return (x if dtype is None else x.to(dtype)).softmax(dim)
+
+
+def log_softmax(input: Any, dim: int, dtype: Any = None) -> Tensor:  # noqa: A002
+    """x - log(sum(exp(x))) along ``dim``, as torch.log_softmax."""
+    x = _tensor(input, "log_softmax")
+    return (x if dtype is None else x.to(dtype)).log_softmax(dim)
+
+
+def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Tensor:  # noqa: A002
+    return _tensor(input, "flatten").flatten(start_dim, end_dim)
+
+
+def reshape(input: Any, shape: Any) -> Tensor:  # noqa: A002
+    return _tensor(input, "reshape").reshape(shape)
+
+
+def squeeze(input: Any, dim: Any = None) -> Tensor:  # noqa: A002
+    return _tensor(input, "squeeze").squeeze(dim)
+
+
+def unsqueeze(input: Any, dim: int) -> Tensor:  # noqa: A002
+    return _tensor(input, "unsqueeze").unsqueeze(dim)
+
+
+def transpose(input: Any, dim0: int, dim1: int) -> Tensor:  # noqa: A002
+    return _tensor(input, "transpose").transpose(dim0, dim1)
+
+
+def permute(input: Any, dims: Any) -> Tensor:  # noqa: A002
+    return _tensor(input, "permute").permute(dims)
+
+
+def t(input: Any) -> Tensor:  # noqa: A002
+    return _tensor(input, "t").t()
+
+
+def allclose(input: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A002
+             equal_nan: bool = False) -> bool:
+    """True when ``|input - other| <= atol + rtol * |other|`` everywhere.
+
+    Example:
+        >>> allclose(Tensor([1.0, 2.0]), Tensor([1.0, 2.0 + 1e-9]))
+        True
+    """
+    return _tensor(input, "allclose").allclose(other, rtol, atol, equal_nan)
+
+
+def equal(input: Any, other: Any) -> bool:  # noqa: A002
+    """True when both have the same shape and entries."""
+    return _tensor(input, "equal").equal(other)
+
+
+def numel(input: Tensor) -> int:  # noqa: A002
+    return _tensor(input, "numel").numel()
+
+
+def is_tensor(obj: Any) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> bool:  # noqa: A002
+    return _tensor(input, "is_floating_point").is_floating_point()
+
+
+TORCH_NAMES = {"abs": "abs_", "pow": "pow_", "sum": "sum_", "max": "max_", "min": "min_",
+               "all": "all_", "any": "any_", "clip": "clamp"}
+"""The torch names that ``chaingrad`` gives functions of this module under (see the
+module's docstring)."""

@@ -1,0 +1,195 @@
+"""PyTorch programs run twice: under torch, and under chaingrad with only the import lines
+changed (issue 14: "code moves across with one import").
+
+Each program in tests/torch_programs/ is a plain PyTorch script written for this project in
+the spirit of PyTorch's beginner pages (CPU only, no download, deterministic). It prints its
+results one per line; ``to_chaingrad`` maps its import lines, and the two runs' outputs must
+agree line by line: the same text, and numbers equal within float32 tolerance. torch is a
+test dependency: without it these tests fail (they never skip).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+import chaingrad
+
+PROGRAMS_DIR = pathlib.Path(__file__).parent / "torch_programs"
+PROGRAMS = sorted(path.stem for path in PROGRAMS_DIR.glob("*.py") if path.name != "conftest.py")
+
+# torch's import lines -> chaingrad's; nothing else in a program changes
+IMPORT_MAP = {
+    "import torch": "import chaingrad as torch",
+    "import torch.nn as nn": "import chaingrad.nn as nn",
+    "import torch.nn.functional as F": "import chaingrad.nn.functional as F",
+    "import torch.optim as optim": "import chaingrad.optim as optim",
+    "from torch import nn": "from chaingrad import nn",
+}
+TORCH_IMPORT = re.compile(r"\s*(import|from)\s+torch\b")
+
+RTOL, ATOL = 1e-4, 1e-6  # float32
+NUMBER = re.compile(r"(?<![\w.])[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|nan)(?!\w)")
+TIMEOUT = 300  # seconds per run: a hang fails instead of blocking CI
+
+
+def to_chaingrad(source: str) -> str:
+    """``source`` with each of its torch import lines replaced by chaingrad's (IMPORT_MAP).
+
+    Raises:
+        ValueError: a line imports torch in a form that IMPORT_MAP does not cover (say
+            ``from torch.nn import Linear``): a program must not pass by keeping torch.
+    """
+    lines = []
+    for number, line in enumerate(source.splitlines(keepends=True), 1):
+        body = line.rstrip("\r\n")
+        indent = body[:len(body) - len(body.lstrip())]
+        statement = body.strip()
+        if statement in IMPORT_MAP:
+            line = indent + IMPORT_MAP[statement] + line[len(body):]
+        elif TORCH_IMPORT.match(body):
+            raise ValueError(f"to_chaingrad: line {number} imports torch in a form the mapping "
+                             f"does not cover: {statement!r}; expected one of {list(IMPORT_MAP)}")
+        lines.append(line)
+    return "".join(lines)
+
+
+def _same_line(torch_line: str, chaingrad_line: str) -> bool:
+    """The same text between the numbers, and each number within RTOL/ATOL of torch's.
+    The module's own name is the one text allowed to differ: under ``import chaingrad as
+    torch`` a dtype prints as ``chaingrad.float64`` where torch prints ``torch.float64``."""
+    chaingrad_line = chaingrad_line.replace("chaingrad.", "torch.")
+    if NUMBER.sub("#", torch_line) != NUMBER.sub("#", chaingrad_line):
+        return False
+    for expected, got in zip(NUMBER.findall(torch_line), NUMBER.findall(chaingrad_line)):
+        expected, got = float(expected), float(got)
+        if math.isnan(expected) or math.isnan(got):
+            if not (math.isnan(expected) and math.isnan(got)):
+                return False
+        elif expected != got and not abs(got - expected) <= ATOL + RTOL * abs(expected):
+            return False
+    return True
+
+
+def compare_outputs(torch_out: str, chaingrad_out: str) -> str | None:
+    """None when the two outputs agree line by line (see ``_same_line``), else a message
+    showing the first line where they differ, as torch and as chaingrad printed it."""
+    torch_lines, chaingrad_lines = torch_out.splitlines(), chaingrad_out.splitlines()
+    for index in range(max(len(torch_lines), len(chaingrad_lines))):
+        expected = torch_lines[index] if index < len(torch_lines) else "<no more lines>"
+        got = chaingrad_lines[index] if index < len(chaingrad_lines) else "<no more lines>"
+        if index >= len(torch_lines) or index >= len(chaingrad_lines) or \
+                not _same_line(expected, got):
+            return (f"line {index + 1} differs (numbers compared with rtol {RTOL}, atol {ATOL})"
+                    f"\n  torch:     {expected}\n  chaingrad: {got}")
+    return None
+
+
+def _start(path: pathlib.Path) -> subprocess.Popen:
+    # the chaingrad that this test imported, not whichever one the interpreter would find
+    root = pathlib.Path(chaingrad.__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(root), os.environ.get("PYTHONPATH")])), PYTHONHASHSEED="0")
+    return subprocess.Popen([sys.executable, str(path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=path.parent, env=env)
+
+
+def _finish(process: subprocess.Popen) -> tuple[int, str, str]:
+    try:
+        out, err = process.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        err += f"\n(killed after {TIMEOUT} s)"
+    return process.returncode, out, err
+
+
+def _tail(text: str, lines: int = 15) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+# ---- the import mapping and the comparison, tested on their own ----
+
+
+@pytest.mark.parametrize("torch_line", list(IMPORT_MAP))
+def test_to_chaingrad_maps_each_import_line(torch_line):
+    source = f"{torch_line}\n\nx = torch.ones(3)  # import torch stays in a comment\n"
+    mapped = to_chaingrad(source)
+    assert mapped == source.replace(torch_line, IMPORT_MAP[torch_line], 1)
+
+
+def test_to_chaingrad_keeps_indentation_line_endings_and_other_lines():
+    source = ("import math\r\nif True:\n    import torch\nimport torchlike\n"
+              "s = 'import torch'\n")
+    assert to_chaingrad(source) == ("import math\r\nif True:\n    import chaingrad as torch\n"
+                                    "import torchlike\ns = 'import torch'\n")
+
+
+@pytest.mark.parametrize("line", ["from torch.nn import Linear", "import torch.utils.data",
+                                  "import torch as T", "from torch import optim, nn"])
+def test_to_chaingrad_refuses_an_import_it_does_not_map(line):
+    with pytest.raises(ValueError, match=r"line 2 imports torch .*" + re.escape(repr(line))):
+        to_chaingrad(f"import math\n{line}\n")
+
+
+def test_every_program_imports_only_mapped_lines():
+    for name in PROGRAMS:
+        mapped = to_chaingrad((PROGRAMS_DIR / f"{name}.py").read_text())
+        assert not TORCH_IMPORT.search(mapped), name
+
+
+def test_compare_outputs_accepts_float32_noise_and_equal_text():
+    torch_out = "loss 499 169.20082092285156\nshape (3, 1) True\nzero 1e-09 nan\n"
+    chaingrad_out = "loss 499 169.2019\nshape (3, 1) True\nzero -5e-07 nan\n"
+    assert compare_outputs(torch_out, chaingrad_out) is None
+
+
+@pytest.mark.parametrize("torch_out, chaingrad_out, shown", [
+    ("a 1\nb 2.0\n", "a 1\nb 2.001\n", "line 2 differs"),
+    ("a 1\nb True\n", "a 1\nb False\n", "chaingrad: b False"),
+    ("a [1.0, 2.0]\n", "a [1.0, 2.0, 3.0]\n", "line 1 differs"),
+    ("a 1\nb 2\n", "a 1\n", "chaingrad: <no more lines>"),
+    ("a 1\n", "a 1\nb 2\n", "torch:     <no more lines>"),
+    ("x nan\n", "x 0.0\n", "line 1"),
+    ("float32 1\n", "float64 1\n", "torch:     float32 1"),
+])
+def test_compare_outputs_shows_the_first_differing_line(torch_out, chaingrad_out, shown):
+    message = compare_outputs(torch_out, chaingrad_out)
+    assert message is not None and shown in message
+
+
+def test_docs_list_every_program():
+    listed = set(re.findall(r"^\| `(\w+)` \|", (PROGRAMS_DIR.parents[1] / "docs" / "pytorch.md")
+                            .read_text(), flags=re.MULTILINE))
+    assert listed >= set(PROGRAMS), f"docs/pytorch.md does not list {set(PROGRAMS) - listed}"
+
+
+# ---- the programs ----
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_program_gives_torch_results_under_chaingrad(name, tmp_path):
+    source = (PROGRAMS_DIR / f"{name}.py").read_text()
+    mapped = tmp_path / f"{name}.py"
+    mapped.write_text(to_chaingrad(source))
+    # the two runs side by side: one core each
+    torch_run, chaingrad_run = _start(PROGRAMS_DIR / f"{name}.py"), _start(mapped)
+    torch_code, torch_out, torch_err = _finish(torch_run)
+    chaingrad_code, chaingrad_out, chaingrad_err = _finish(chaingrad_run)
+    assert torch_code == 0, (f"{name} fails under torch (torch is a test dependency: "
+                             f"pip install torch==2.13.0):\n{_tail(torch_err)}")
+    assert torch_out.strip(), f"{name} prints nothing under torch"
+    difference = compare_outputs(torch_out, chaingrad_out)
+    if chaingrad_code != 0:
+        difference = (f"{difference or 'the output agrees so far'}\n"
+                      f"{name} fails under chaingrad:\n{_tail(chaingrad_err)}")
+    if difference is not None:
+        pytest.fail(f"{name}: {difference}", pytrace=False)
+
