@@ -92,6 +92,41 @@ def test_a_socket_and_a_folder_are_refused(tmp_path) -> None:
     assert os.listdir(tmp_path) == ["sock"]
 
 
+def _character_device(tmp_path) -> str:
+    """A character device in the temporary folder (a copy of /dev/null's node, as root), or
+    /dev/null itself where making device nodes is not allowed."""
+    node = tmp_path / "device.svg"
+    try:
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.stat(os.devnull).st_rdev)
+    except PermissionError:
+        return os.devnull
+    return str(node)
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+@pytest.mark.parametrize("through_a_symlink", [False, True], ids=["device", "symlink-to-device"])
+def test_a_character_device_is_refused_and_stays_a_device(tmp_path, writer,
+                                                          through_a_symlink) -> None:
+    device = _character_device(tmp_path)
+    path = device
+    if through_a_symlink:
+        path = str(tmp_path / "link.svg")
+        os.symlink(device, path)
+    with pytest.raises(NotARegularFileError, match="is a character device, not a regular file"):
+        WRITERS[writer](path)
+    assert stat.S_ISCHR(os.stat(device).st_mode)
+    assert not any(name.endswith(TEMPORARY_SUFFIX) for name in os.listdir(tmp_path))
+
+
+def test_the_command_line_refuses_a_device_behind_a_symlink(tmp_path, capsys) -> None:
+    link = tmp_path / "graph.dot"
+    link.symlink_to(_character_device(tmp_path))
+    assert main(["graph", "x * 2", "--set", "x=1", "-o", str(link)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("chaingrad graph: error: ") and "is a character device" in err
+    assert stat.S_ISCHR(os.stat(link).st_mode)
+
+
 @pytest.mark.parametrize("writer", ["write_atomic", "save"])
 def test_dev_null_is_refused_before_anything_is_written(monkeypatch, writer) -> None:
     """A dry check: no file is opened, created, renamed or removed on the way to the

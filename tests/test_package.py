@@ -136,3 +136,15 @@ def test_import_chaingrad_needs_only_the_standard_library() -> None:
             + " if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_every_file_the_readme_shows_or_links_exists() -> None:
+    import re
+
+    root = PACKAGE.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
+    local = [t for t in targets if not t.startswith(("http://", "https://", "mailto:"))]
+    assert any(t.endswith("page_mlp_1280.png") for t in local)  # the page's screenshots
+    missing = [t for t in local if not (root / t).exists()]
+    assert not missing, f"README.md shows or links files that are not there: {missing}"

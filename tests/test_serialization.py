@@ -544,3 +544,35 @@ def test_without_numpy_or_safetensors_save_and_load_say_what_to_install(
     assert result.stdout.strip() == (
         f"chaingrad.{what} needs numpy and safetensors ({missing} is missing): pip install "
         "'chaingrad[demo]', or pip install numpy safetensors"), result.stderr
+
+
+@pytest.mark.parametrize("depth", [65, 450])
+def test_a_file_nested_too_deep_is_refused_without_recursion(tmp_path, model_files,
+                                                             depth) -> None:
+    from chaingrad import nn
+
+    path = tmp_path / "deep.safetensors"
+    save(nn.Sequential(nn.Linear(2, 2)), path)
+
+    def nest(arch: dict) -> None:
+        inner = {"type": "Sequential", "layers": arch.pop("layers")}
+        for _ in range(depth - 2):
+            inner = {"type": "Sequential", "layers": [inner]}
+        arch["layers"] = [inner]
+
+    model_files.rewrite(path, edit=nest)
+    with pytest.raises(ModelFileError, match="nest more than 64 deep"):
+        load(path)
+
+
+def test_a_model_nested_too_deep_to_save_says_so_and_writes_nothing(tmp_path) -> None:
+    from chaingrad import nn
+
+    model = nn.Linear(2, 2)
+    for _ in range(450):
+        model = nn.Sequential(model)
+    for attempt in (lambda: save(model, tmp_path / "deep.safetensors"),
+                    lambda: to_torch(model)):
+        with pytest.raises(ValueError, match="layers nest more than 64 deep"):
+            attempt()
+    assert os.listdir(tmp_path) == []
