@@ -591,3 +591,10 @@ def test_a_tensor_takes_attributes_of_your_own() -> None:
     assert p.m == 0 and p.v.shape == (2,)
     p._vis_color = "red"
     assert p._vis_color == "red"
+
+
+def test_torchs_size_form_of_the_constructor_is_refused_not_misread() -> None:
+    for call in (lambda: Tensor(2, 3), lambda: Tensor(2)):
+        with pytest.raises(TypeError, match=r"torch's uninitialized tensor of that size"):
+            call()
+    assert Tensor((2, 3)).tolist() == [2.0, 3.0] and Tensor(2.0).item() == 2.0

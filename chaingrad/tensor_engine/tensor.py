@@ -121,7 +121,8 @@ class Tensor(autodiff.Node):
             Python numbers and lists, integer arrays (``np.arange(3)`` -> [0., 1., 2.]),
             and boolean arrays (True -> 1.0, False -> 0.0), as ``torch.Tensor(data)``
             makes them. ``chaingrad.tensor(data)`` infers the dtype as ``torch.tensor``.
-        requires_grad: Record the ops applied to it, so that ``backward()`` fills ``.grad``.
+        requires_grad: Record the ops applied to it, so that ``backward()`` fills ``.grad``
+            (a keyword argument).
         dtype: A floating dtype (``chaingrad.float64``, ``np.float64``); None follows the
             rule above.
         label: A name to show in drawings and explanations.
@@ -143,8 +144,12 @@ class Tensor(autodiff.Node):
     _initial_grad = None  # .grad before any gradient has reached it, as in PyTorch
     __hash__ = autodiff.Node.__hash__  # by identity, though == compares entries
 
-    def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None,
+    def __init__(self, data: Any, *sizes: int, requires_grad: bool = False, dtype: Any = None,
                  label: str = ""):
+        if sizes or type(data) is int:
+            raise TypeError(f"Tensor: chaingrad.Tensor{(data, *sizes)!r} would be torch's "
+                            "uninitialized tensor of that size, which chaingrad has not; use "
+                            "chaingrad.zeros(...) (or Tensor(2.0) for the number 2)")
         self.data = as_array(data, dtype, "Tensor")
         if not all_finite(self.data):
             index = first_non_finite(self.data)
