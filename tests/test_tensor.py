@@ -562,6 +562,10 @@ REPRS = [
     lambda t: t.tensor([1.0, 2.0], requires_grad=True) * 2, lambda t: t.ones(2, 3, 2),
     lambda t: t.tensor([1, 2], dtype=t.int32), lambda t: t.tensor([], dtype=t.float32),
     lambda t: t.linspace(-1, 1, 9).reshape(3, 3), lambda t: t.tensor([[-0.001, 200.5]]),
+    lambda t: t.arange(2000.0), lambda t: t.arange(2000), lambda t: t.ones(3, 40),
+    lambda t: t.arange(3000.0).reshape(1000, 3), lambda t: t.tensor([True] * 30),
+    lambda t: t.tensor([1e8, 1.0]), lambda t: t.tensor([123456789.0, 1.0]),
+    lambda t: t.arange(40.0) / 7, lambda t: t.ones(2, 2, 40), lambda t: t.tensor([-5, 100000]),
 ]
 
 

@@ -1364,32 +1364,29 @@ _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "
 
 def format_array(a: np.ndarray, prefix: str) -> str:
     """``a``'s entries as torch prints them, lines after the first indented under ``prefix``:
-    floats with 4 decimals (``1.5000``), or as ``1.`` when all are whole numbers, or in
-    scientific notation when they span more than 1000x; numbers padded to one width."""
+    floats with 4 decimals (``1.5000``), or as ``1.`` when all are whole numbers, in
+    scientific notation when they span more than 1000x (or pass 1e8, or, not whole, go
+    below 1e-4); every entry padded to one width; ``...`` for the middle of more than 1000.
+    """
     if a.size == 0:
         return "[]" if a.ndim == 1 else f"[], size={tuple(a.shape)}"
-    options = {"separator": ", ", "prefix": prefix, "threshold": 1000, "edgeitems": 3,
-               "max_line_width": 80}
-    if a.dtype.kind != "f":
-        return np.array2string(a, **options)
-    finite = np.abs(a[np.isfinite(a)]).astype(np.float64)
-    nonzero = finite[finite != 0]
-    whole = bool((finite == np.round(finite)).all())
-    big = float(nonzero.max()) if nonzero.size else 0.0
-    small = float(nonzero.min()) if nonzero.size else 0.0
-    if whole:
-        scientific = big > 1e8 or (small and big / small > 1000.0 and big > 1e8)
+    if a.dtype.kind == "f":
+        finite = np.abs(a[np.isfinite(a)]).astype(np.float64)
+        nonzero = finite[finite != 0]
+        big = float(nonzero.max()) if nonzero.size else 0.0
+        small = float(nonzero.min()) if nonzero.size else 1.0
+        whole = bool((finite == np.round(finite)).all())
+        if big / small > 1000.0 or big > 1e8 or (not whole and small < 1e-4):
+            text = "{:.4e}".format
+        else:
+            text = "{:.0f}.".format if whole else "{:.4f}".format
+        kind = "float_kind"
     else:
-        scientific = big > 1e8 or (small > 0 and (big / small > 1000.0 or small < 1e-4))
-    if scientific:
-        text = "{:.4e}".format
-    elif whole:
-        text = "{:.0f}.".format
-    else:
-        text = "{:.4f}".format
-    width = max(len(text(float(v))) for v in np.ravel(a)[:2000])
-    return np.array2string(a, formatter={"float_kind": lambda v: text(float(v)).rjust(width)},
-                           **options)
+        text, kind = str, "int" if a.dtype.kind in "iu" else "bool"
+    width = max(len(text(v)) for v in (a.max().item(), a.min().item()))
+    body = np.array2string(a, separator=", ", prefix=prefix, threshold=1000, edgeitems=3,
+                           max_line_width=81, formatter={kind: lambda v: text(v).rjust(width)})
+    return body.replace(", ..., ", ",  ..., ")  # torch's ellipsis: ' ...'
 
 
 # ---- making nodes ----
