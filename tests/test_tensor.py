@@ -602,3 +602,13 @@ def test_torchs_size_form_of_the_constructor_is_refused_not_misread() -> None:
         with pytest.raises(TypeError, match=r"torch's uninitialized tensor of that size"):
             call()
     assert Tensor((2, 3)).tolist() == [2.0, 3.0] and Tensor(2.0).item() == 2.0
+
+
+def test_new_factories_take_this_tensors_dtype(torch) -> None:
+    def made(lib) -> list:
+        base = lib.tensor([1, 2])
+        return [(tuple(t.shape), str(t.dtype).split(".")[-1], t.tolist()) for t in (
+            base.new_ones(2, 2), base.new_zeros((3,)), base.new_full((2,), 7),
+            base.new_tensor([1.5]), base.new_ones(1, dtype=lib.float64))]
+
+    assert made(chaingrad) == made(torch)

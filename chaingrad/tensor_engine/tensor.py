@@ -1028,6 +1028,36 @@ class Tensor(autodiff.Node):
     def bool(self) -> Tensor:
         return self.to(dtypes.bool_)
 
+    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        """A new tensor of ``data`` with this tensor's dtype unless ``dtype`` is given."""
+        array = to_array(data, self.data.dtype if dtype is None else dtype, "new_tensor")
+        return _leaf(array, requires_grad, "new_tensor")
+
+    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        """Zeros of ``size``, in this tensor's dtype unless ``dtype`` is given."""
+        return self.new_full(_size(size, "new_zeros"), 0, dtype=dtype,
+                             requires_grad=requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        """Ones of ``size``, in this tensor's dtype unless ``dtype`` is given.
+
+        Example:
+            >>> import chaingrad
+            >>> chaingrad.tensor([1, 2]).new_ones(2, 2, dtype=chaingrad.float64).dtype
+            chaingrad.float64
+        """
+        return self.new_full(_size(size, "new_ones"), 1, dtype=dtype,
+                             requires_grad=requires_grad)
+
+    new_empty = new_zeros
+
+    def new_full(self, size: Any, fill_value: Any, dtype: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+        """``fill_value`` in ``size``, in this tensor's dtype unless ``dtype`` is given."""
+        wanted = self.data.dtype if dtype is None else dtypes.to_numpy(dtype, "new_full")
+        array = np.full(_size((size,), "new_full"), fill_value, dtype=wanted)
+        return _leaf(array, requires_grad, "new_full")
+
     def cpu(self) -> Tensor:
         return self
 
@@ -1461,6 +1491,17 @@ def _lift(x: object, like: Tensor, numbers: bool = True) -> Tensor | None:
     if isinstance(x, ARRAY_TYPES):  # arrays, and numpy scalars such as np.bool_
         return _const(to_array(x, None, "Tensor", copy=False))
     return None
+
+
+def _size(size: tuple, op: str) -> tuple[int, ...]:
+    """``f(2, 3)``'s or ``f((2, 3))``'s size as a tuple of ints >= 0."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0
+               for n in size):
+        raise TypeError(f"{op}: size must be ints >= 0 (as {op}(2, 3) or {op}((2, 3))), got "
+                        f"{size!r}")
+    return tuple(int(n) for n in size)
 
 
 def _rank(t: Tensor) -> int:
