@@ -1,4 +1,5 @@
-"""Gradients as functions (``grad``), your own primitives (``primitive``), and ``gradcheck``.
+"""Gradients as functions (``grad``), your own primitives (``primitive`` and PyTorch's
+``Function``), and ``gradcheck``.
 
 Each works on both engines through the node protocol (see ``chaingrad.autodiff``): Values
 and numbers, or Tensors and arrays.
@@ -23,11 +24,15 @@ def grad(
     grad_outputs: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
-) -> list:
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+) -> tuple:
     """d(outputs)/d(input) for each input, without touching any ``.grad``.
 
-    As ``torch.autograd.grad``: with several outputs, their gradients are added.
+    As ``torch.autograd.grad`` (the same arguments, in its order): with several outputs,
+    their gradients are added.
 
     Args:
         outputs: A Value or Tensor, or several.
@@ -38,11 +43,15 @@ def grad(
         retain_graph: Accepted for PyTorch's sake; chaingrad always keeps the graph.
         create_graph: Return differentiable Values (or Tensors), so that you can take
             ``grad`` again, instead of floats (or arrays).
+        only_inputs: Accepted for PyTorch's sake (deprecated there, and ignored).
         allow_unused: Return None for an input that the outputs do not depend on,
             instead of raising ValueError.
+        is_grads_batched: Only False (a batch of grad_outputs is not in chaingrad yet).
+        materialize_grads: Return zeros instead of None for an unused input (implies
+            ``allow_unused``).
 
     Returns:
-        One gradient per input, in order.
+        A tuple: one gradient per input, in order.
 
     Example:
         >>> x = Value(2.0)
@@ -53,6 +62,9 @@ def grad(
         >>> df.data, d2f.data, d3f
         (12.0, 12.0, 6.0)
     """
+    if is_grads_batched:
+        raise NotImplementedError("grad(is_grads_batched=True) is not in chaingrad yet")
+    allow_unused = allow_unused or materialize_grads
     outs, ins = _nodes("outputs", outputs), _nodes("inputs", inputs)
     for i, x in enumerate(ins):
         if not x.requires_grad:
@@ -76,8 +88,10 @@ def grad(
         if g is None and not allow_unused:
             raise ValueError(f"grad: input {i} ({x!r}) is not used to compute the outputs; "
                              "pass allow_unused=True to get None for it")
+        if g is None and materialize_grads:
+            g = x.data * 0
         result.append(g)
-    return result
+    return tuple(result)
 
 
 def _nodes(what: str, given: Any) -> list:
@@ -182,6 +196,135 @@ def primitive(
     apply.__name__ = op
     apply.__doc__ = f"The chaingrad primitive {op!r} (forward {forward!r})."
     return apply
+
+
+class FunctionCtx:
+    """What ``Function.forward`` leaves for ``Function.backward``, as torch's ctx.
+
+    Attributes:
+        needs_input_grad: One bool per argument of ``forward``: whether it takes a gradient.
+        saved_tensors: What ``save_for_backward`` kept, as a tuple.
+    """
+
+    def __init__(self, needs_input_grad: tuple[bool, ...]):
+        self.needs_input_grad = needs_input_grad
+        self.saved_tensors: tuple = ()
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Keep ``tensors`` (the inputs or the output, or None) for ``backward``."""
+        self.saved_tensors = tensors
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        raise NotImplementedError("ctx.mark_dirty is not in chaingrad yet (forward must not "
+                                  "change its inputs in place)")
+
+    def mark_non_differentiable(self, *tensors: Any) -> None:
+        raise NotImplementedError("ctx.mark_non_differentiable is not in chaingrad yet")
+
+    def set_materialize_grads(self, value: bool) -> None:
+        if not value:
+            raise NotImplementedError("ctx.set_materialize_grads(False) is not in chaingrad yet")
+
+
+class Function:
+    """A differentiable op written as PyTorch writes one: subclass, define
+    ``forward(ctx, *args)`` and ``backward(ctx, grad_output)`` as static methods, call
+    ``.apply(*args)``.
+
+    Built on the same mechanism as ``primitive``: the result is one node whose rule is
+    your ``backward`` (its vector-Jacobian product). ``forward`` runs with the graph off, on
+    the Tensors (or Values) themselves; ``backward`` gets ``grad_output`` as a Tensor (or
+    Value) and returns one gradient per argument of ``forward`` (None for one that takes
+    none). Written with Tensor ops, it also runs under ``backward(create_graph=True)``, on
+    the graph, so that the op can be differentiated again, as torch's. ``setup_context``
+    (torch 2's other style, ``forward`` without ctx) is supported too; a ``forward`` that
+    returns several outputs is not (yet).
+
+    Example:
+        >>> class Cube(Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x ** 3
+        ...     @staticmethod
+        ...     def backward(ctx, grad_output):
+        ...         (x,) = ctx.saved_tensors
+        ...         return grad_output * 3 * x ** 2
+        >>> x = Value(2.0)
+        >>> y = Cube.apply(x)
+        >>> y.backward()
+        >>> y.data, x.grad, y._op
+        (8.0, 12.0, 'CubeBackward')
+    """
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, *args: Any, **kwargs: Any) -> Any:
+        """The op's output, computed from the arguments (the graph is off meanwhile)."""
+        raise NotImplementedError("a Function subclass must define forward(ctx, *args)")
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
+        """One gradient per argument of ``forward``: grad_output times d(output)/d(arg)."""
+        raise NotImplementedError("a Function subclass must define backward(ctx, "
+                                  "grad_output)")
+
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> None:
+        """torch 2's other style: fill ``ctx`` here, and ``forward`` takes no ctx."""
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run ``forward`` and, if an argument takes a gradient, make its output a node
+        whose rule is ``backward``."""
+        needs = tuple(isinstance(a, autodiff.Node) and bool(a.requires_grad) for a in args)
+        ctx = FunctionCtx(needs)
+        separate = cls.setup_context is not Function.setup_context
+        with autodiff.no_grad():
+            out = cls.forward(*args, **kwargs) if separate else cls.forward(ctx, *args,
+                                                                               **kwargs)
+            if separate:
+                cls.setup_context(ctx, args, out)
+        if isinstance(out, (tuple, list)):
+            raise NotImplementedError(f"{cls.__name__}.forward returned {len(out)} outputs; "
+                                      "a Function with several outputs is not in chaingrad "
+                                      "yet")
+        if not any(needs) or not autodiff.is_grad_enabled():
+            return out
+        if not isinstance(out, autodiff.Node):
+            raise TypeError(f"{cls.__name__}.forward must return a Value or a Tensor, got "
+                            f"{type(out).__name__}")
+        positions = tuple(i for i, a in enumerate(args) if isinstance(a, autodiff.Node))
+        engine = type(out)
+        rule = FUNCTION.bind(cls, ctx, positions, len(args), engine,
+                             name=f"{cls.__name__}Backward")
+        return engine._from_rule(out.data, [args[i] for i in positions], rule)
+
+
+def _function_vjp(xs: tuple, out: Any, g: Any, cls: type, ctx: FunctionCtx,
+                  positions: tuple[int, ...], count: int, engine: type) -> tuple:
+    """The rule of a ``Function``'s node: its ``backward``, on a Tensor (or Value)
+    ``grad_output``; in an ordinary backward pass, with the graph off and the gradients
+    handed back as numbers or arrays."""
+    on_graph = isinstance(g, autodiff.Node)
+    grad_output = g if on_graph else engine._lift(g, None)
+    with autodiff.enable_grad() if on_graph else autodiff.no_grad():
+        grads = cls.backward(ctx, grad_output)
+    grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
+    while len(grads) > count and grads[-1] is None:
+        grads = grads[:-1]
+    if len(grads) != count:
+        raise ValueError(f"function {cls.__name__}Backward returned an incorrect number of "
+                         f"gradients (expected {count}, got {len(grads)})")
+    picked = tuple(grads[i] for i in positions)
+    if on_graph:
+        return picked
+    return tuple(gi.data if isinstance(gi, autodiff.Node) else gi for gi in picked)
+
+
+FUNCTION = Primitive("function", _function_vjp, (GENERIC_FORMULA,),
+                     params=("cls", "ctx", "positions", "count", "engine"), keeps_nan=False)
+"""The primitive behind every ``Function``: its rule calls the subclass's ``backward``."""
 
 
 def gradcheck(

@@ -46,7 +46,9 @@ import builtins
 import itertools
 import keyword
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
+from types import CodeType
 from typing import Any
 
 from . import autodiff, functional
@@ -70,7 +72,7 @@ from .show.names import node_names, reading_order
 LOCALS_LIMIT = 100_000
 """A graph of more nodes is written as chunks of code over a list of values, not as one
 function with a variable per node (Python would compile that slowly, and keep it large)."""
-CHUNK = 20_000
+CHUNK = 10_000
 """Lines per function in a graph written in chunks."""
 
 _OPERATORS = {ADD: "+", MUL: "*"}  # written as operators; every other forward is a call
@@ -219,7 +221,7 @@ class Trace:
             self.names = {} if self.chunked else _variables(self.outputs, self.order)
             self.lines = (_ArrayLines if self.arrays else _Lines)(self)
             self.text = None if self.chunked else self.lines.source()
-            self.graph = _build(self.lines, self.text)
+            texts = self.lines.chunks() if self.chunked else [("graph", self.text)]
             for node in self.order:
                 node._mark = None
         used = {i for i, _ in self.inputs} | self.lines.used_args
@@ -229,9 +231,14 @@ class Trace:
                               params=("state", "k"))
         self.zeros = [out.data * 0 for out in self.outputs]  # the seed of an output not asked
         self.outputs_template = self.outputs[0]
-        if self.chunked and not keep_graph:  # keep the code, not the graph
-            self.order = self.outputs = self.lines = self.needs_grad = None
+        if self.chunked and not keep_graph:  # keep the code, not the graph: let it go
+            del result, node  # (the last node of the order: the output) before the code
+            # is compiled, so that the graph and the code are never held at once
+            self.order = self.outputs = self.needs_grad = self.constants = None
             self.outputs_template = Value(0.0)
+        self.graph = _build(self.lines, texts)
+        if self.chunked and not keep_graph:
+            self.lines = None
 
     @property
     def source(self) -> str:
@@ -556,15 +563,16 @@ class _Lines:
 
     # ---- a large graph, in chunks ----
 
-    def compile_chunked(self, space: dict[str, Any]) -> None:
-        """Compile a large graph's code chunk by chunk into ``space``: ``forward_k(V)`` and
-        ``backward_k(V, G, seeds)`` for each chunk of ``CHUNK`` nodes, and ``graph``."""
+    def chunks(self) -> list[tuple[str, str]]:
+        """A large graph's code as ``(name, text)`` pieces, compiled one after another:
+        ``forward_k(V)`` and ``backward_k(V, G, seeds)`` for each chunk of ``CHUNK`` nodes,
+        then ``graph``, which calls them. Written while the graph is here; compiled after
+        it has gone (``_build``)."""
         trace, size = self.trace, len(self.trace.order)
         starts = range(0, size, CHUNK)
-        for k, start in enumerate(starts):
-            self._compile(self._chunk(start, "forward"), f"forward_{k}", space)
-        for k, start in reversed(list(enumerate(starts))):
-            self._compile(self._chunk(start, "backward"), f"backward_{k}", space)
+        texts = [(f"forward_{k}", self._chunk(start, "forward")) for k, start in enumerate(starts)]
+        texts += [(f"backward_{k}", self._chunk(start, "backward"))
+                  for k, start in reversed(list(enumerate(starts)))]
         outs = ", ".join(f"V[{out._mark}]" for out in trace.outputs)
         body = ["def graph(inputs, params, args):", f"    V = [0.0] * {size}"]
         body += [f"    V[{leaf._mark}] = inputs[{k}]" for k, (_, leaf) in enumerate(trace.inputs)]
@@ -574,7 +582,7 @@ class _Lines:
         body += [f"        backward_{k}(V, G, seeds)" for k in reversed(range(len(starts)))]
         grads = _tuple(f"G[{leaf._mark}]" for leaf in trace.takes_grad)
         body.append(f"        seeds = yield {grads}")
-        self._compile("\n".join(body) + "\n", "graph", space)
+        return texts + [("graph", "\n".join(body) + "\n")]
 
     def _chunk(self, start: int, kind: str) -> str:
         """The code of the nodes in places [start, start + CHUNK): their values (and
@@ -611,13 +619,6 @@ class _Lines:
         head.append(f"    ({grads},) = G[{start}:{end}]")
         return ("def backward_chunk(V, G, seeds):\n" + "\n".join(head) + "\n    "
                 + "\n    ".join(body or ["pass"]) + f"\n    G[{start}:{end}] = ({grads},)\n")
-
-    @staticmethod
-    def _compile(text: str, name: str, space: dict[str, Any]) -> None:
-        exec(builtins.compile(text, f"<chaingrad.compile: {name}>", "exec"), space)
-        if name != "graph":
-            space[name] = space.pop(f"{name.split('_')[0]}_chunk")
-
 
 class _ArrayLines(_Lines):
     """The code of a Tensor graph: numpy's functions for the forwards, the formulas on
@@ -699,17 +700,47 @@ def _unpack(names: list[str], what: str) -> list[str]:
     return [f"    ({', '.join(names)}{',' if len(names) == 1 else ''}) = {what}"]
 
 
-def _build(lines: _Lines, text: str | None) -> Callable[..., Iterator]:
-    """The trace's code (``text``, or for a large graph its chunks), compiled: the generator
-    function ``graph``."""
+def _build(lines: _Lines, texts: list[tuple[str, str]]) -> Callable[..., Iterator]:
+    """The trace's code compiled: the generator function ``graph``. ``texts`` is one
+    ``("graph", text)``, or a large graph's chunks (``_Lines.chunks``), which are taken
+    from the list as they are compiled, so that the text and the code of all the chunks
+    are never held at once."""
     space = dict(lines.namespace if lines.trace.arrays else _NAMESPACE)
-    if text is None:
-        lines.compile_chunked(space)
-    else:
-        exec(builtins.compile(text, "<chaingrad.compile>", "exec"), space)
+    texts.reverse()
+    while texts:
+        name, text = texts.pop()
+        where = "<chaingrad.compile>" if name == "graph" else f"<chaingrad.compile: {name}>"
+        exec(builtins.compile(text, where, "exec"), space)
+        if name != "graph":  # each chunk is written as forward_chunk or backward_chunk
+            chunk = space.pop(f"{name.split('_')[0]}_chunk")
+            chunk.__code__ = _without_positions(chunk.__code__)
+            space[name] = chunk
     space |= lines.extra  # a user primitive's functions, named while the lines were written
     space["K"] = getattr(lines, "constants", [])
     return space["graph"]
+
+
+def _without_positions(code: CodeType) -> CodeType:
+    """``code`` with one line number for all its instructions and no columns.
+
+    CPython (3.11 on) keeps each instruction's line and columns, for tracebacks, in a table
+    (``co_linetable``) as large as the bytecode itself. A large graph's chunks are not kept
+    for reading, so that table is only memory: half of what their code takes. It is
+    replaced by entries of "line of the ``def``, no columns", one per 8 code units, in the
+    table's documented format (CPython's InternalDocs/code_objects.md): a byte of code 13
+    with the units it covers, then the line's offset, 0. On other versions, ``code``.
+    """
+    if sys.version_info[:2] not in _KNOWN_LOCATION_TABLES:
+        return code
+    units = len(code.co_code) // 2
+    full, rest = divmod(units, 8)
+    table = bytes([0x80 | 13 << 3 | 7, 0]) * full
+    if rest:
+        table += bytes([0x80 | 13 << 3 | rest - 1, 0])
+    return code.replace(co_linetable=table)
+
+
+_KNOWN_LOCATION_TABLES = {(3, 11), (3, 12), (3, 13), (3, 14)}
 
 
 # ---- Tensor graphs: what the code calls on arrays ----

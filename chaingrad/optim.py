@@ -1,8 +1,13 @@
-"""Optimizers (SGD, Adam, AdamW) and learning-rate schedules (LinearLR, CosineLR).
+"""Optimizers (SGD, Adam, AdamW, RMSprop) and learning-rate schedules (LinearLR, CosineLR).
 
-The update rules are torch.optim's, step for step. Each rule is written once as plain
-arithmetic on a parameter's data and gradient, so the same line of maths updates a Value
-(a float) and a Tensor (a numpy array, updated in place so that views of it stay valid).
+The optimizers are torch.optim's: the same arguments and defaults, ``param_groups`` with
+torch's keys (change a group's ``lr`` between steps), ``add_param_group``, ``state`` keyed
+by parameter, ``zero_grad(set_to_none=True)``, ``step(closure)`` and torch's printed form.
+Each update rule is one pure function (``sgd``, ``adam``, ``rmsprop``) of a parameter's
+data, its gradient and its state, written as plain arithmetic, so the same line of maths
+updates a Value (a float) and a Tensor (a numpy array, updated in place so that views of it
+stay valid). ``optimizer.lr`` reads the first group's rate and sets every group's (what
+chaingrad's schedules use).
 
 ``step()`` checks every gradient before it changes anything: a gradient of another shape
 than its parameter, or not of real numbers, raises ValueError or TypeError, and a nan or inf
@@ -33,51 +38,127 @@ from collections.abc import Iterable
 from numbers import Real
 from typing import Any
 
+from .autodiff import enable_grad
 from .engine import Value
 from .errors import NonFiniteGradError
 
 __all__ = ["SGD", "Adam", "AdamW", "CosineLR", "LRSchedule", "LinearLR", "NonFiniteGradError",
-           "Optimizer"]
+           "Optimizer", "RMSprop", "adam", "rmsprop", "sgd"]
 
 
 class Optimizer:
-    """What every optimizer shares: the parameters, ``lr``, ``zero_grad()`` and ``step()``.
+    """What every optimizer shares: ``param_groups``, ``state``, ``zero_grad()``, ``step()``.
 
     Args:
-        params: Values (e.g. ``model.parameters()``), parameters whose ``.data`` and
-            ``.grad`` are numpy arrays, or ``(name, parameter)`` pairs (e.g.
-            ``model.named_parameters()``) so that errors can name them. Nested lists of
-            Values are flattened, and their Values named ``name[i, j]``.
-        lr: The learning rate; schedules (``LinearLR``, ``CosineLR``) change it each step.
+        params: Parameters (Values, e.g. ``model.parameters()``, or Tensors), or
+            ``(name, parameter)`` pairs (``model.named_parameters()``: errors then name
+            them, and each group has torch's ``param_names``), or dicts, one per parameter
+            group, each with its ``'params'`` and any hyperparameters of its own. Nested
+            lists of Values are flattened, and their Values named ``name[i, j]``.
+        defaults: Each hyperparameter's value for a group that does not give its own.
 
-    A subclass writes its rule in ``_update(x, g, state) -> (new_x, new_state)``: pure
-    arithmetic that must not modify ``x``, ``g`` or ``state`` (``step()`` commits the
-    results only once every parameter's update has been computed and checked).
+    A subclass validates a group's hyperparameters in ``_check_group`` and writes its
+    step with its pure update rule in ``_update(x, g, state, group) -> (new_x, new_state)``,
+    which must not modify ``x``, ``g`` or ``state``: ``step()`` commits the results only
+    once every parameter's update has been computed and checked.
     """
 
-    def __init__(self, params: Iterable[Any], lr: float):
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any]):
         self._name = type(self).__name__
-        self.names, self.params = _collect(self._name, params)
-        self.lr = lr
-        self.state: list[dict[str, Any]] = [{} for _ in self.params]
+        self.defaults = defaults
+        self.state: dict[Any, dict[str, Any]] = {}
+        self.param_groups: list[dict[str, Any]] = []
+        self._names: dict[int, str | None] = {}
+        if hasattr(params, "_prev") and not isinstance(params, Value):
+            params = [params]  # one Tensor, as torch takes it
+        if isinstance(params, (Value, str, dict)) or not isinstance(params, Iterable):
+            raise TypeError(f"{self._name}: params must be an iterable of parameters (or of "
+                            f"dicts, one per group), got {type(params).__name__}")
+        groups = list(params)
+        if not groups:
+            raise ValueError(f"{self._name}: got an empty parameter list")
+        if isinstance(groups[0], dict):
+            for group in groups:
+                self.add_param_group(group)
+        else:
+            self.add_param_group({"params": groups})
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters with hyperparameters of its own (the defaults fill in
+        the rest), as torch's: e.g. a layer fine-tuned at a lower ``lr``.
+
+        Example:
+            >>> a, b = Value(1.0), Value(2.0)
+            >>> opt = SGD([a], lr=0.1)
+            >>> opt.add_param_group({'params': [b], 'lr': 0.01})
+            >>> [g['lr'] for g in opt.param_groups]
+            [0.1, 0.01]
+        """
+        if not isinstance(param_group, dict):
+            raise TypeError(f"{self._name}: param_group must be a dict, got "
+                            f"{type(param_group).__name__}")
+        if "params" not in param_group:
+            raise ValueError(f"{self._name}: a parameter group needs its 'params'")
+        names, found = _collect(self._name, param_group["params"])
+        if not found:
+            raise ValueError(f"{self._name}: got an empty parameter list")
+        group = dict(param_group, params=found)
+        if all(n is not None for n in names):
+            group["param_names"] = names
+        for key, value in self.defaults.items():
+            group.setdefault(key, value)
+        self._check_group(group)
+        known = set().union(*(map(id, g["params"]) for g in self.param_groups))
+        if any(id(p) in known for p in found):
+            raise ValueError("some parameters appear in more than one parameter group")
+        for name, p in zip(names, found):
+            self._names[id(p)] = name
+        self.param_groups.append(group)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        """Refuse a group whose hyperparameters are not valid (torch's messages)."""
+        _check(self._name, "learning rate", "lr", group["lr"])
+        for flag in ("differentiable", "fused", "capturable"):
+            if group.get(flag):
+                raise NotImplementedError(f"{self._name}({flag}=True) is not in chaingrad yet")
 
     @property
     def lr(self) -> float:
-        """The learning rate; setting it checks it (``Invalid learning rate: -1.0``)."""
-        return self._lr
+        """The first group's learning rate; setting it sets every group's (and checks it:
+        ``Invalid learning rate: -1.0``)."""
+        return self.param_groups[0]["lr"]
 
     @lr.setter
     def lr(self, value: float) -> None:
-        self._lr = _check(self._name, "learning rate", "lr", value)
+        _check(self._name, "learning rate", "lr", value)
+        for group in self.param_groups:
+            group["lr"] = value
 
-    def zero_grad(self) -> None:
-        """Reset every gradient before the next ``backward()``: a Value's ``.grad`` to 0.0,
-        an array parameter's to None (how a Tensor's starts, and torch's default)."""
+    @property
+    def params(self) -> list[Any]:
+        """Every parameter, group by group."""
+        return [p for group in self.param_groups for p in group["params"]]
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every gradient before the next ``backward()``: a Value's ``.grad`` to 0.0
+        (micrograd's), a Tensor's to None (torch's default), or zeroed in place if
+        ``set_to_none`` is False."""
         for p in self.params:
-            p.grad = 0.0 if isinstance(p.grad, (Real, Value)) else None
+            if isinstance(p, Value) or isinstance(p.grad, Real):
+                p.grad = 0.0
+            elif set_to_none or p.grad is None:
+                p.grad = None
+            elif hasattr(p.grad, "_prev"):  # a Tensor gradient: detached, then zeroed
+                grad = p.grad.detach() if p.grad._prev else p.grad
+                grad.data[...] = 0
+                p.grad = grad
+            else:
+                p.grad[...] = 0
 
-    def step(self) -> None:
-        """Update every parameter that has a gradient, with the optimizer's rule.
+    def step(self, closure: Any = None) -> Any:
+        """Update every parameter that has a gradient, with the optimizer's rule; with a
+        ``closure`` (which recomputes the loss and calls ``backward()``), call it first,
+        with gradients on, and return its loss.
 
         Raises:
             NonFiniteGradError: A gradient (or the update it leads to) is nan or inf;
@@ -96,39 +177,44 @@ class Optimizer:
             ...
             chaingrad.errors.NonFiniteGradError: SGD.step: ... parameter 1 of 2 is nan; ...
         """
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
         updates = []
-        for i, p in enumerate(self.params):
-            g = p.grad
-            if g is None:  # a Tensor that took no part in the loss, as in torch.optim
-                continue
-            if hasattr(g, "_prev"):  # a graph node, after backward(create_graph=True)
-                g = g.data
-            g = self._checked(i, p, g)
-            if not _all_finite(g):
-                raise NonFiniteGradError(
-                    f"{self._name}.step: the gradient of parameter {self._label(i)} is "
-                    f"{_describe(g)}; no parameter was changed{self._hint(i)}"
-                )
-            updates.append((i, g))
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p.grad
+                if g is None:  # a Tensor that took no part in the loss, as in torch.optim
+                    continue
+                if hasattr(g, "_prev"):  # a Tensor gradient, or a graph node
+                    g = g.data
+                g = self._checked(p, g)
+                if not _all_finite(g):
+                    raise NonFiniteGradError(
+                        f"{self._name}.step: the gradient of parameter {self._label(p)} is "
+                        f"{_describe(g)}; no parameter was changed{self._hint(p)}")
+                updates.append((group, p, g))
         results = []
         with _quiet_numpy(updates):  # an overflow is reported below, not as a warning
-            for i, g in updates:
-                new_x, new_state = self._update(self.params[i].data, g, self.state[i])
+            for group, p, g in updates:
+                new_x, new_state = self._update(p.data, g, self.state.get(p, {}), group)
                 if not _all_finite(new_x):
                     raise NonFiniteGradError(
-                        f"{self._name}.step: the update of parameter {self._label(i)} is not "
-                        f"finite (is lr={self.lr:g} too large?); no parameter was changed"
-                        f"{self._hint(i)}", what="update")
-                results.append((i, new_x, new_state))
-        for i, new_x, new_state in results:
-            _write(self.params[i], new_x)
-            self.state[i] = new_state
+                        f"{self._name}.step: the update of parameter {self._label(p)} is not "
+                        f"finite (is lr={group['lr']:g} too large?); no parameter was changed"
+                        f"{self._hint(p)}", what="update")
+                results.append((p, new_x, new_state))
+        for p, new_x, new_state in results:
+            _write(p, new_x)
+            self.state[p] = new_state
+        return loss
 
-    def _checked(self, i: int, p: Any, g: Any) -> Any:
-        """The gradient of parameter ``i`` if it fits the parameter: a real number for a
-        number, an array of real numbers of the parameter's shape (never broadcast) for an
-        array; else a TypeError or ValueError naming the parameter."""
-        where = f"{self._name}.step: the gradient of parameter {self._label(i)}"
+    def _checked(self, p: Any, g: Any) -> Any:
+        """The gradient of ``p`` if it fits: a real number for a number, an array of real
+        numbers of the parameter's shape (never broadcast) for an array; else a TypeError
+        or ValueError naming the parameter."""
+        where = f"{self._name}.step: the gradient of parameter {self._label(p)}"
         if isinstance(p.data, Real):
             if isinstance(g, bool) or not isinstance(g, Real):
                 raise TypeError(f"{where} must be a real number like its data, got "
@@ -139,46 +225,170 @@ class Optimizer:
             raise TypeError(f"{where} must be an array of real numbers, got "
                             f"{getattr(g, 'dtype', type(g).__name__)}; no parameter was "
                             "changed")
-        if shape != p.data.shape:
-            raise ValueError(f"{where} has shape {tuple(shape)}, expected {p.data.shape} "
-                             "(the parameter's; a gradient is never broadcast); no parameter "
-                             "was changed")
+        if tuple(shape) != tuple(p.data.shape):
+            raise ValueError(f"{where} has shape {tuple(shape)}, expected "
+                             f"{tuple(p.data.shape)} (the parameter's; a gradient is never "
+                             "broadcast); no parameter was changed")
         return g
 
-    def _update(self, x: Any, g: Any, state: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-        raise NotImplementedError(f"{self._name} must define _update(x, g, state)")
+    def _update(self, x: Any, g: Any, state: dict[str, Any], group: dict[str, Any],
+                ) -> tuple[Any, dict[str, Any]]:
+        raise NotImplementedError(f"{self._name} must define _update(x, g, state, group)")
 
-    def _label(self, i: int) -> str:
-        return self.names[i] if self.names[i] is not None else f"{i} of {len(self.params)}"
+    def _label(self, p: Any) -> str:
+        name = self._names.get(id(p))
+        if name is not None:
+            return name
+        params = self.params
+        index = next(i for i, q in enumerate(params) if q is p)
+        return f"{index} of {len(params)}"
 
-    def _hint(self, i: int) -> str:
+    def _hint(self, p: Any) -> str:
         """How to get names into the message, when the parameters came without them."""
-        if self.names[i] is not None:
+        if self._names.get(id(p)) is not None:
             return ""
         return " (pass model.named_parameters() to the optimizer to see names)"
 
     def __repr__(self) -> str:
-        return f"{self._name}({len(self.params)} parameters, lr={self.lr})"
+        """As torch prints an optimizer: each group's hyperparameters, sorted."""
+        text = f"{self._name} ("
+        for i, group in enumerate(self.param_groups):
+            text += f"{chr(10) if i else ''}\nParameter Group {i}"
+            for key in sorted(group):
+                if key != "params":
+                    text += f"\n    {key}: {group[key]}"
+        return text + "\n)"
 
 
-class SGD(Optimizer):
-    """Stochastic gradient descent, with optional momentum and weight decay (torch.optim.SGD).
+# ---- the update rules: pure functions of (x, g, state) and the hyperparameters ----
 
-    With ``g`` the gradient, ``x`` the parameter, and ``b`` the momentum buffer::
 
+def sgd(x: Any, g: Any, state: dict[str, Any], *, lr: float, momentum: float,
+        dampening: float, weight_decay: float, nesterov: bool, maximize: bool,
+        ) -> tuple[Any, dict[str, Any]]:
+    """One step of torch.optim.SGD, with ``b`` the momentum buffer::
+
+        g = -g                                  if maximize
         g = g + weight_decay * x
-        b = g                                  (first step)
-        b = momentum * b + (1 - dampening) * g (later steps)
+        b = g                                   (first step)
+        b = momentum * b + (1 - dampening) * g  (later steps)
         g = g + momentum * b   if nesterov   else   g = b      (when momentum != 0)
         x = x - lr * g
 
+    Example:
+        >>> sgd(1.0, 0.5, {}, lr=0.1, momentum=0.9, dampening=0, weight_decay=0,
+        ...     nesterov=False, maximize=False)
+        (0.95, {'momentum_buffer': 0.5})
+    """
+    if maximize:
+        g = -g
+    if weight_decay != 0:
+        g = g + weight_decay * x
+    if momentum != 0:
+        buf = state.get("momentum_buffer")
+        if buf is None:  # a copy: an array gradient may later be changed in place
+            buf = g if isinstance(g, float) else g.copy()
+        else:
+            buf = momentum * buf + (1 - dampening) * g
+        state = {"momentum_buffer": buf}
+        g = g + momentum * buf if nesterov else buf
+    return x - lr * g, state
+
+
+def adam(x: Any, g: Any, state: dict[str, Any], *, lr: float, betas: tuple[float, float],
+         eps: float, weight_decay: float, amsgrad: bool, maximize: bool,
+         decoupled_weight_decay: bool) -> tuple[Any, dict[str, Any]]:
+    """One step of torch.optim.Adam (AdamW: ``decoupled_weight_decay``), with ``t`` the
+    step count (from 1), ``m`` and ``v`` the running averages of g and g**2::
+
+        g = -g                                   if maximize
+        x = x * (1 - lr * weight_decay)          if decoupled_weight_decay
+        g = g + weight_decay * x                 otherwise
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g**2
+        v_max = max(v_max, v)                    if amsgrad (used in place of v below)
+        x = x - (lr / (1 - beta1**t)) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+    """
+    if maximize:
+        g = -g
+    if decoupled_weight_decay:
+        x = x * (1 - lr * weight_decay)
+    elif weight_decay != 0:
+        g = g + weight_decay * x
+    beta1, beta2 = betas
+    t = state.get("step", 0) + 1
+    m = state.get("exp_avg", 0.0 * g)
+    v = state.get("exp_avg_sq", 0.0 * g)
+    m = m + (1 - beta1) * (g - m)  # = beta1 * m + (1 - beta1) * g, as torch's lerp
+    v = beta2 * v + (1 - beta2) * g * g
+    new_state = {"step": t, "exp_avg": m, "exp_avg_sq": v}
+    if amsgrad:
+        v = _maximum(state.get("max_exp_avg_sq", 0.0 * g), v)
+        new_state["max_exp_avg_sq"] = v
+    step_size = lr / (1 - beta1**t)
+    denom = v**0.5 / math.sqrt(1 - beta2**t) + eps
+    return x - step_size * (m / denom), new_state
+
+
+def rmsprop(x: Any, g: Any, state: dict[str, Any], *, lr: float, alpha: float, eps: float,
+            weight_decay: float, momentum: float, centered: bool, maximize: bool,
+            ) -> tuple[Any, dict[str, Any]]:
+    """One step of torch.optim.RMSprop, with ``s`` the running average of g**2, ``a``
+    that of g (centered) and ``b`` the momentum buffer::
+
+        g = -g                                   if maximize
+        g = g + weight_decay * x
+        s = alpha * s + (1 - alpha) * g**2
+        a = alpha * a + (1 - alpha) * g          if centered: avg = sqrt(s - a**2) + eps
+        avg = sqrt(s) + eps                      otherwise
+        b = momentum * b + g / avg;  x = x - lr * b      if momentum > 0
+        x = x - lr * g / avg                             otherwise
+    """
+    if maximize:
+        g = -g
+    if weight_decay != 0:
+        g = g + weight_decay * x
+    square_avg = alpha * state.get("square_avg", 0.0 * g) + (1 - alpha) * g * g
+    new_state = {"step": state.get("step", 0) + 1, "square_avg": square_avg}
+    if centered:
+        grad_avg = state.get("grad_avg", 0.0 * g)
+        grad_avg = grad_avg + (1 - alpha) * (g - grad_avg)  # torch's lerp
+        new_state["grad_avg"] = grad_avg
+        avg = (square_avg - grad_avg * grad_avg) ** 0.5 + eps
+    else:
+        avg = square_avg**0.5 + eps
+    if momentum > 0:
+        buf = momentum * state.get("momentum_buffer", 0.0 * g) + g / avg
+        new_state["momentum_buffer"] = buf
+        return x - lr * buf, new_state
+    return x - lr * (g / avg), new_state
+
+
+def _maximum(a: Any, b: Any) -> Any:
+    if isinstance(b, float):
+        return max(a, b)
+    import numpy as np
+
+    return np.maximum(a, b)
+
+
+# ---- the optimizers ----
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, with optional momentum and weight decay (torch.optim.SGD;
+    the rule: ``sgd``).
+
     Args:
-        params: The parameters (see ``Optimizer``).
+        params: The parameters, or parameter groups (see ``Optimizer``).
         lr: The learning rate (>= 0).
         momentum: The momentum factor (>= 0).
+        dampening: Scales down the gradient added to the momentum buffer (>= 0).
         weight_decay: L2 penalty added to the gradient (>= 0).
         nesterov: Use Nesterov momentum (needs momentum > 0 and dampening 0).
-        dampening: Scales down the gradient added to the momentum buffer (>= 0).
+        maximize: Climb the objective instead of descending it.
+        foreach, differentiable, fused: torch's implementation switches; foreach is
+            accepted (it changes nothing here), the others only at their defaults.
 
     Example:
         >>> x = Value(3.0)
@@ -189,55 +399,44 @@ class SGD(Optimizer):
         2.4
     """
 
-    def __init__(
-        self,
-        params: Iterable[Any],
-        lr: float,
-        momentum: float = 0.0,
-        weight_decay: float = 0.0,
-        nesterov: bool = False,
-        dampening: float = 0.0,
-    ):
-        super().__init__(params, lr)
-        self.momentum = _check("SGD", "momentum value", "momentum", momentum)
-        self.weight_decay = _check("SGD", "weight_decay value", "weight_decay", weight_decay)
-        self.dampening = _check("SGD", "dampening value", "dampening", dampening)
-        if nesterov and (momentum <= 0 or dampening != 0):
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0,
+                 dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
+                 maximize: bool = False, foreach: bool | None = None,
+                 differentiable: bool = False, fused: bool | None = None):
+        super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
+                                  "weight_decay": weight_decay, "nesterov": nesterov,
+                                  "maximize": maximize, "foreach": foreach,
+                                  "differentiable": differentiable, "fused": fused})
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        momentum = _check("SGD", "momentum value", "momentum", group["momentum"])
+        _check("SGD", "weight_decay value", "weight_decay", group["weight_decay"])
+        dampening = _check("SGD", "dampening value", "dampening", group["dampening"])
+        if group["nesterov"] and (momentum <= 0 or dampening != 0):
             raise ValueError(f"SGD: nesterov=True needs momentum > 0 and dampening = 0, "
                              f"got momentum={momentum}, dampening={dampening}")
-        self.nesterov = bool(nesterov)
 
-    def _update(self, x, g, state):
-        if self.weight_decay != 0:
-            g = g + self.weight_decay * x
-        if self.momentum != 0:
-            buf = state.get("momentum_buffer")
-            if buf is None:  # a copy: an array gradient may later be changed in place
-                buf = g if isinstance(g, float) else g.copy()
-            else:
-                buf = self.momentum * buf + (1 - self.dampening) * g
-            state = {"momentum_buffer": buf}
-            g = g + self.momentum * buf if self.nesterov else buf
-        return x - self.lr * g, state
+    def _update(self, x, g, state, group):
+        return sgd(x, g, state, lr=group["lr"], momentum=group["momentum"],
+                   dampening=group["dampening"], weight_decay=group["weight_decay"],
+                   nesterov=group["nesterov"], maximize=group["maximize"])
 
 
 class Adam(Optimizer):
-    """Adam (torch.optim.Adam): step sizes from running averages of g and g**2.
-
-    With ``t`` the step count (from 1) of this parameter::
-
-        g = g + weight_decay * x
-        m = beta1 * m + (1 - beta1) * g
-        v = beta2 * v + (1 - beta2) * g**2
-        x = x - (lr / (1 - beta1**t)) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+    """Adam (torch.optim.Adam; the rule: ``adam``): step sizes from running averages of g
+    and g**2.
 
     Args:
-        params: The parameters (see ``Optimizer``).
+        params: The parameters, or parameter groups (see ``Optimizer``).
         lr: The learning rate (>= 0).
         betas: The decay rates of the two averages, each in [0, 1).
         eps: Added to the denominator for stability (>= 0).
-        weight_decay: L2 penalty added to the gradient (>= 0); see ``AdamW`` for the
-            decoupled kind.
+        weight_decay: L2 penalty added to the gradient (>= 0), or with
+            ``decoupled_weight_decay`` AdamW's decay of the weights.
+        amsgrad: Divide by the largest average of g**2 so far (AMSGrad).
+        maximize: Climb the objective instead of descending it.
+        foreach, capturable, differentiable, fused: As for ``SGD``.
 
     Example:
         >>> x = Value(3.0)
@@ -248,41 +447,35 @@ class Adam(Optimizer):
         2.9
     """
 
-    def __init__(
-        self,
-        params: Iterable[Any],
-        lr: float = 1e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 0.0,
-    ):
-        super().__init__(params, lr)
-        name = self._name
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None, decoupled_weight_decay: bool = False):
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
+                                  "weight_decay": weight_decay, "amsgrad": amsgrad,
+                                  "maximize": maximize, "foreach": foreach,
+                                  "capturable": capturable, "differentiable": differentiable,
+                                  "fused": fused,
+                                  "decoupled_weight_decay": decoupled_weight_decay})
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        name, betas = self._name, group["betas"]
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
             raise TypeError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
-        self.betas = tuple(
+        for i, b in enumerate(betas):
             _check(name, f"beta parameter at index {i}", f"betas[{i}]", b,
                    lambda v: 0 <= v < 1, "in [0, 1)")
-            for i, b in enumerate(betas)
-        )
-        self.eps = _check(name, "epsilon value", "eps", eps)
-        self.weight_decay = _check(name, "weight_decay value", "weight_decay", weight_decay)
+        _check(name, "epsilon value", "eps", group["eps"])
+        _check(name, "weight_decay value", "weight_decay", group["weight_decay"])
 
-    def _update(self, x, g, state):
-        if self.weight_decay != 0:
-            g = g + self.weight_decay * x
-        return self._adam(x, g, state)
-
-    def _adam(self, x, g, state):
-        beta1, beta2 = self.betas
-        t = state.get("step", 0) + 1
-        m = state.get("exp_avg", 0.0 * g)
-        v = state.get("exp_avg_sq", 0.0 * g)
-        m = m + (1 - beta1) * (g - m)  # = beta1 * m + (1 - beta1) * g, as torch's lerp
-        v = beta2 * v + (1 - beta2) * g * g
-        step_size = self.lr / (1 - beta1**t)
-        denom = v**0.5 / math.sqrt(1 - beta2**t) + self.eps
-        return x - step_size * (m / denom), {"step": t, "exp_avg": m, "exp_avg_sq": v}
+    def _update(self, x, g, state, group):
+        return adam(x, g, state, lr=group["lr"], betas=tuple(group["betas"]),
+                    eps=group["eps"], weight_decay=group["weight_decay"],
+                    amsgrad=group["amsgrad"], maximize=group["maximize"],
+                    decoupled_weight_decay=group["decoupled_weight_decay"])
 
 
 class AdamW(Adam):
@@ -290,7 +483,7 @@ class AdamW(Adam):
     first, then Adam's step without adding ``wd * x`` to the gradient.
 
     Args:
-        params, lr, betas, eps: As for ``Adam``.
+        params, lr, betas, eps, amsgrad, maximize, ...: As for ``Adam``.
         weight_decay: The decoupled decay rate (>= 0; default 1e-2, as in PyTorch).
 
     Example:
@@ -302,18 +495,62 @@ class AdamW(Adam):
         2.75
     """
 
-    def __init__(
-        self,
-        params: Iterable[Any],
-        lr: float = 1e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 1e-2,
-    ):
-        super().__init__(params, lr, betas, eps, weight_decay)
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *,
+                 maximize: bool = False, foreach: bool | None = None,
+                 capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
 
-    def _update(self, x, g, state):
-        return self._adam(x * (1 - self.lr * self.weight_decay), g, state)
+
+class RMSprop(Optimizer):
+    """RMSprop (torch.optim.RMSprop; the rule: ``rmsprop``): steps divided by the running
+    root mean square of the gradient.
+
+    Args:
+        params: The parameters, or parameter groups (see ``Optimizer``).
+        lr: The learning rate (>= 0; default 1e-2, as in PyTorch).
+        alpha: The decay rate of the running average of g**2 (>= 0).
+        eps: Added to the denominator for stability (>= 0).
+        weight_decay: L2 penalty added to the gradient (>= 0).
+        momentum: The momentum factor (>= 0).
+        centered: Divide by the running variance of g instead of its mean square.
+        maximize: Climb the objective instead of descending it.
+        capturable, foreach, differentiable: As for ``SGD``.
+
+    Example:
+        >>> x = Value(3.0)
+        >>> opt = RMSprop([x], lr=0.01)
+        >>> (x * x).backward()
+        >>> opt.step()
+        >>> round(x.data, 4)   # the first step: lr / sqrt(1 - alpha)
+        2.9
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,
+                 eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
+                 centered: bool = False, capturable: bool = False,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False):
+        super().__init__(params, {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
+                                  "centered": centered, "weight_decay": weight_decay,
+                                  "capturable": capturable, "foreach": foreach,
+                                  "maximize": maximize, "differentiable": differentiable})
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        for what, arg in (("epsilon value", "eps"), ("momentum value", "momentum"),
+                          ("weight_decay value", "weight_decay"), ("alpha value", "alpha")):
+            _check("RMSprop", what, arg, group[arg])
+
+    def _update(self, x, g, state, group):
+        return rmsprop(x, g, state, lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
+                       weight_decay=group["weight_decay"], momentum=group["momentum"],
+                       centered=group["centered"], maximize=group["maximize"])
 
 
 # ---- helpers ----
@@ -334,6 +571,8 @@ def _check(where: str, what: str, arg: str, value: Any, ok: Any = None, needs: s
 
 def _collect(where: str, params: Iterable[Any]) -> tuple[list[str | None], list[Any]]:
     """Flatten ``params`` (parameters or (name, parameter) pairs) to names and parameters."""
+    if hasattr(params, "_prev") and not isinstance(params, Value):
+        params = [params]  # one Tensor, as torch accepts
     if isinstance(params, (Value, str)) or not isinstance(params, Iterable):
         raise TypeError(f"{where}: params must be an iterable of parameters, "
                         f"got {type(params).__name__}")
@@ -348,8 +587,6 @@ def _collect(where: str, params: Iterable[Any]) -> tuple[list[str | None], list[
             for _, p in _leaves(item):
                 names.append(None)
                 found.append(p)
-    if not found:
-        raise ValueError(f"{where}: got an empty parameter list")
     seen: set[int] = set()
     for i, p in enumerate(found):
         if not (hasattr(p, "data") and hasattr(p, "grad")):
@@ -368,10 +605,10 @@ def _leaves(p: Any, index: tuple[int, ...] = ()) -> list[tuple[str, Any]]:
     return [(f"[{', '.join(map(str, index))}]" if index else "", p)]
 
 
-def _quiet_numpy(updates: list[tuple[int, Any]]) -> Any:
+def _quiet_numpy(updates: list[tuple[Any, ...]]) -> Any:
     """numpy's floating-point warnings off, where an array is in play (only then is numpy
     needed: Values train without it)."""
-    if all(isinstance(g, float) for _, g in updates):
+    if all(isinstance(update[-1], float) for update in updates):
         return contextlib.nullcontext()
     import numpy as np
 

@@ -20,6 +20,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import sysconfig
 from typing import Any
 
 import pytest
@@ -122,6 +123,17 @@ BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                 "--disable-sync"]
 
 
+@pytest.fixture(scope="session")
+def graphviz_pure() -> str:
+    """The path of the graphviz-pure program installed with chaingrad[viz] (a test
+    dependency), to pass as ``renderer=``."""
+    for folder in (None, sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+        path = shutil.which("graphviz-pure", path=folder)
+        if path:
+            return path
+    raise AssertionError("graphviz-pure is not installed: pip install 'chaingrad[viz]'")
+
+
 def find_browser() -> str | None:
     """The Chromium to drive: $CHAINGRAD_CHROMIUM, else the first of BROWSER_NAMES on PATH.
     Playwright's own browser download is never used."""
@@ -196,3 +208,69 @@ def teaching_graphs():
     b``, an MLP(2, [3, 1]) with a squared loss (params: the model) and a small Tensor graph.
     """
     return {"neuron": _neuron, "reuse": _reuse, "mlp": _mlp_loss, "tensor": _small_tensor}
+
+
+# ---- PyTorch as the oracle of chaingrad's torch-named functions ----
+
+
+class AgreesWithTorch:
+    """``check(ours, theirs, *args)``: run ``ours`` on chaingrad Tensors and ``theirs`` on
+    torch tensors, made from the same float64 arrays, and compare the outputs and the
+    gradients of every floating argument (of ``sum(out * fixed weights)``).
+
+    A floating numpy array becomes a leaf that requires a gradient on both sides, one
+    wrapped in ``constant(array)`` a float64 tensor that does not; an integer array (class
+    targets) is handed to ``ours`` as it is and to ``theirs`` as an int64 tensor; anything
+    else is passed to both unchanged. Returns chaingrad's output.
+    """
+
+    class constant:  # noqa: N801 - used like a function: constant(array)
+        """A floating array that takes no gradient (torch refuses one for a loss's weight)."""
+
+        def __init__(self, array: Any):
+            self.array = array
+
+    def __init__(self, torch: Any):
+        self.torch = torch
+
+    def __call__(self, ours: Any, theirs: Any, *args: Any, atol: float = 1e-10,
+                 rtol: float = 1e-7) -> Any:
+        import numpy as np
+
+        from chaingrad.tensor_engine import Tensor
+
+        torch = self.torch
+        mine, its = [], []
+        for a in args:
+            if isinstance(a, self.constant):
+                mine.append(Tensor(a.array.astype(np.float64)))
+                its.append(torch.tensor(a.array, dtype=torch.float64))
+            elif isinstance(a, np.ndarray) and a.dtype.kind == "f":
+                mine.append(Tensor(a.astype(np.float64), requires_grad=True))
+                its.append(torch.tensor(a, dtype=torch.float64, requires_grad=True))
+            elif isinstance(a, np.ndarray):
+                mine.append(a)
+                its.append(torch.tensor(a))
+            else:
+                mine.append(a)
+                its.append(a)
+        out, expected = ours(*mine), theirs(*its)
+        np.testing.assert_allclose(np.asarray(out.data), expected.detach().numpy(),
+                                   atol=atol, rtol=rtol, err_msg="the outputs differ")
+        leaves = [i for i, a in enumerate(its) if isinstance(a, torch.Tensor) and a.requires_grad]
+        if leaves and out.requires_grad:
+            weights = np.random.default_rng(1).uniform(0.5, 1.5, size=np.shape(out.data))
+            (out * weights).sum().backward()
+            (expected * torch.tensor(weights)).sum().backward()
+            for i in leaves:
+                np.testing.assert_allclose(np.asarray(mine[i].grad), its[i].grad.numpy(),
+                                           atol=atol, rtol=rtol,
+                                           err_msg=f"the gradients of argument {i} differ")
+        return out
+
+
+@pytest.fixture
+def agrees_with_torch() -> AgreesWithTorch:
+    """Compare a chaingrad function with torch's in float64, values and gradients (see
+    ``AgreesWithTorch``); skips (fails under CHAINGRAD_NO_SKIPS=1) without torch."""
+    return AgreesWithTorch(pytest.importorskip("torch"))

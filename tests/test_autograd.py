@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from ops_table import OP_IDS, OPS, Op, agrees_with_numeric, close, numeric_grads
 
 import chaingrad
-from chaingrad import GradcheckError, Value, grad, gradcheck, primitive
+from chaingrad import GradcheckError, Value, grad, gradcheck, no_grad, primitive
 
 HIGHER = settings(max_examples=30, deadline=None)
 PER_CASE = settings(max_examples=60, deadline=None)
@@ -153,7 +153,7 @@ def test_grad_unused_input() -> None:
     x, z = Value(1.0), Value(2.0)
     with pytest.raises(ValueError, match="allow_unused"):
         grad(x * 2, [x, z])
-    assert grad(x * 2, [x, z], allow_unused=True) == [2.0, None]
+    assert grad(x * 2, [x, z], allow_unused=True) == (2.0, None)  # a tuple, as torch's
 
 
 def test_grad_rejects_non_values() -> None:
@@ -376,3 +376,112 @@ def test_gradcheck_names_a_labelled_input() -> None:
 def test_errors_are_exported() -> None:
     assert issubclass(chaingrad.DomainError, ValueError)
     assert issubclass(chaingrad.GradcheckError, RuntimeError)
+
+
+# ---- chaingrad.autograd.Function, written as torch's ----
+
+
+def _legendre(base):
+    """The P3 Function of PyTorch's examples, for torch.autograd.Function or chaingrad's."""
+
+    class LegendrePolynomial3(base):
+        @staticmethod
+        def forward(ctx, input):  # noqa: A002
+            ctx.save_for_backward(input)
+            return 0.5 * (5 * input**3 - 3 * input)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (input,) = ctx.saved_tensors  # noqa: A001
+            return grad_output * 1.5 * (5 * input**2 - 1)
+
+    return LegendrePolynomial3
+
+
+def test_function_agrees_with_torchs_also_differentiated_twice():
+    import numpy as np
+
+    torch = pytest.importorskip("torch")
+    from chaingrad.autograd import Function
+    from chaingrad.tensor_engine import Tensor
+
+    x0 = np.linspace(-1, 1, 7)
+    ours, theirs = Tensor(x0, requires_grad=True), torch.tensor(x0, requires_grad=True)
+    y, t = _legendre(Function).apply(ours * 2), _legendre(torch.autograd.Function).apply(theirs * 2)
+    assert y._op == "LegendrePolynomial3Backward"
+    np.testing.assert_allclose(y.data, t.detach().numpy(), rtol=1e-12)
+    (dy,) = grad(y.sum(), [ours], create_graph=True)
+    (dt,) = torch.autograd.grad(t.sum(), [theirs], create_graph=True)
+    np.testing.assert_allclose(np.asarray(dy.data), dt.detach().numpy(), rtol=1e-12)
+    (d2y,) = grad(dy.sum(), [ours])
+    (d2t,) = torch.autograd.grad(dt.sum(), [theirs])
+    np.testing.assert_allclose(np.asarray(d2y), d2t.numpy(), rtol=1e-12)
+    assert gradcheck(lambda x: _legendre(Function).apply(x), [x0])
+
+
+def test_function_context_and_arguments_as_torchs():
+    import numpy as np
+
+    from chaingrad.autograd import Function, FunctionCtx
+    from chaingrad.tensor_engine import Tensor
+
+    seen = {}
+
+    class Scale(Function):
+        @staticmethod
+        def forward(ctx, x, factor, w):
+            seen["needs"] = ctx.needs_input_grad
+            ctx.factor = factor
+            ctx.save_for_backward(x, w)
+            return x * factor * w
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, w = ctx.saved_tensors
+            return grad_output * ctx.factor * w, None, grad_output * ctx.factor * x
+
+    x, w = Tensor([1.0, 2.0], requires_grad=True), Tensor([3.0, 4.0])
+    y = Scale.apply(x, 2.0, w)
+    assert seen["needs"] == (True, False, False)
+    y.sum().backward()
+    np.testing.assert_array_equal(np.asarray(x.grad), [6.0, 8.0])
+    with no_grad():
+        assert not Scale.apply(x, 2.0, w).requires_grad
+
+    class TooMany(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    with pytest.raises(ValueError, match=r"TooManyBackward returned an incorrect number of "
+                                         r"gradients \(expected 1, got 2\)"):
+        TooMany.apply(Value(1.0)).backward()
+    with pytest.raises(NotImplementedError, match="mark_dirty is not in chaingrad yet"):
+        FunctionCtx(()).mark_dirty()
+
+
+def test_function_with_setup_context_on_values():
+    from chaingrad.autograd import Function
+
+    class Square(Function):
+        @staticmethod
+        def forward(x):
+            return x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad_output
+
+    x = Value(3.0)
+    y = Square.apply(x) * 2
+    y.backward()
+    assert (y.data, x.grad) == (18.0, 12.0)

@@ -8,7 +8,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from test_viz import graphviz_pure
 
 from chaingrad import Value
 from chaingrad.cli import main
@@ -34,7 +33,7 @@ def graph(*args: str) -> list[str]:
 def test_dot_output_is_the_golden_neuron(tmp_path, capsys):
     out = tmp_path / "neuron.dot"
     assert main(graph(NEURON, *NEURON_SET, "-o", str(out))) == 0
-    assert out.read_text() == (GOLDEN / "neuron.dot").read_text()  # same as tests/test_viz
+    assert out.read_text() == (GOLDEN / "neuron.dot").read_text()  # same as tests/test_dot
     assert capsys.readouterr().out == f"wrote {out} (10 values)\n"
 
 
@@ -168,10 +167,11 @@ def test_an_expression_may_start_with_a_minus(tmp_path, expression, python):
     assert main(graph("--set", "x=1.5", expression, f"-o{out}")) == 0  # -oFILE is still -o
 
 
-def test_checked_in_neuron_pictures_are_what_the_cli_draws(tmp_path, monkeypatch):
+def test_checked_in_neuron_pictures_are_what_the_cli_draws(tmp_path, monkeypatch,
+                                                           graphviz_pure):
     """docs/images/neuron.svg and .png, as the README says they are made (bytes are the
     same on every platform with graphviz-pure): regenerate them if this fails."""
-    monkeypatch.setattr(render, "find_renderer", graphviz_pure)
+    monkeypatch.setattr(render, "find_renderer", lambda *args, **kw: graphviz_pure)
     images = Path(__file__).parent.parent / "docs" / "images"
     for suffix in ("svg", "png"):
         out = tmp_path / f"neuron.{suffix}"

@@ -5,6 +5,8 @@ parameter names and initialisation; Sequential, Dropout, Flatten."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -383,8 +385,10 @@ def test_dropout_train_and_eval() -> None:
     assert drop(x) is x
     drop.train()
     assert drop[0].training
-    with pytest.raises(ValueError, match=r"Dropout: p must be a probability in \[0, 1\)"):
-        Dropout(1.0)
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, "
+                                         "but got 1.5"):
+        Dropout(1.5)
+    assert not Dropout(1.0)(x).data.any()  # torch allows p = 1: every entry dropped
 
 
 def test_flatten_and_activations() -> None:
@@ -406,8 +410,8 @@ def test_flatten_and_activations() -> None:
       "conv2d: .* the input has 2 channels, the weight expects 3"),
      (lambda: Conv2d(1, 2, 5)(Tensor(np.ones((1, 1, 3, 3)))), ValueError,
       r"conv2d: the kernel \(5, 5\) is larger than the padded input \(3, 3\)"),
-     (lambda: Conv2d(1, 2, 3)(Tensor(np.ones((1, 3, 3)))), ValueError,
-      r"conv2d: needs an input \(N, C, H, W\)"),
+     (lambda: Conv2d(1, 2, 3)(Tensor(np.ones((3, 3)))), ValueError,
+      r"conv2d: needs an input \(N, C, H, W\) or \(C, H, W\)"),
      (lambda: Conv2d(1, 2, 2.5), TypeError, "Conv2d: kernel_size must be an int or a pair"),
      (lambda: Conv2d(1, 2, 3, stride=0), ValueError, "Conv2d: stride must be >= 1"),
      (lambda: MaxPool2d(4)(Tensor(np.ones((1, 1, 3, 3)))), ValueError,
@@ -472,3 +476,100 @@ def test_state_dict_loads_from_torch(torch) -> None:
     x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
     expected = theirs(torch.as_tensor(x)).detach().numpy()
     assert np.allclose(ours(Tensor(x)).data, expected, atol=1e-6)
+
+
+# ---- torch's signatures, printed forms and losses ----
+
+TORCH_LAYERS = [  # the same constructor call for chaingrad.nn and torch.nn
+    lambda nn: nn.Linear(3, 1), lambda nn: nn.Linear(3, 2, False),
+    lambda nn: nn.Flatten(0, 1), lambda nn: nn.Flatten(),
+    lambda nn: nn.Conv2d(1, 6, 5), lambda nn: nn.Conv2d(1, 6, (3, 2), 2, 1, bias=False),
+    lambda nn: nn.Conv2d(1, 2, 3, padding="same"), lambda nn: nn.Conv2d(1, 2, 3, padding="valid"),
+    lambda nn: nn.MaxPool2d(2), lambda nn: nn.MaxPool2d((2, 3), 1),
+    lambda nn: nn.ReLU(), lambda nn: nn.ReLU(True), lambda nn: nn.Tanh(), lambda nn: nn.Sigmoid(),
+    lambda nn: nn.Dropout(), lambda nn: nn.Dropout(0.2, True), lambda nn: nn.Softmax(dim=1),
+    lambda nn: nn.Softmax(), lambda nn: nn.LogSoftmax(1), lambda nn: nn.Identity(),
+    lambda nn: nn.MSELoss(), lambda nn: nn.MSELoss(reduction="sum"),
+    lambda nn: nn.CrossEntropyLoss(), lambda nn: nn.NLLLoss(), lambda nn: nn.BCEWithLogitsLoss(),
+]
+
+
+def test_every_layer_prints_as_torchs_in_a_sequential() -> None:
+    torch = pytest.importorskip("torch")
+    import collections
+
+    import chaingrad.nn as cnn
+
+    ours = cnn.Sequential(*(make(cnn) for make in TORCH_LAYERS))
+    theirs = torch.nn.Sequential(*(make(torch.nn) for make in TORCH_LAYERS))
+    assert repr(ours) == repr(theirs)
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    named = [("fc", "Linear", (2, 3)), ("act", "Tanh", ())]
+    ours = cnn.Sequential(collections.OrderedDict(
+        (k, getattr(cnn, c)(*a)) for k, c, a in named))
+    theirs = torch.nn.Sequential(collections.OrderedDict(
+        (k, getattr(torch.nn, c)(*a)) for k, c, a in named))
+    assert repr(ours) == repr(theirs) and ours.fc is ours[0]
+
+
+@pytest.mark.parametrize(("make", "args"), [
+    (lambda nn, w: nn.MSELoss(reduction="none"), "pair"),
+    (lambda nn, w: nn.CrossEntropyLoss(weight=w, label_smoothing=0.1), "classes"),
+    (lambda nn, w: nn.NLLLoss(w, ignore_index=1, reduction="sum"), "classes"),
+    (lambda nn, w: nn.BCEWithLogitsLoss(pos_weight=w), "pair"),
+], ids=["mse", "cross_entropy", "nll", "bce"])
+def test_loss_modules_agree_with_torch(agrees_with_torch, make, args) -> None:
+    import torch
+
+    import chaingrad.nn as cnn
+
+    rng = np.random.default_rng(2)
+    x, w = rng.normal(size=(4, 3)), rng.uniform(0.5, 2, size=3)
+    target = rng.integers(0, 3, size=4) if args == "classes" else rng.uniform(size=(4, 3))
+    agrees_with_torch(lambda x, t: make(cnn, Tensor(w))(x, t),
+                      lambda x, t: make(torch.nn, torch.tensor(w))(x, t), x, target)
+
+
+def test_options_chaingrad_lacks_are_refused_when_the_layer_is_made() -> None:
+    import chaingrad.nn as cnn
+
+    for make, what in [(lambda: cnn.Conv2d(1, 2, 3, dilation=2), "Conv2d with dilation=2"),
+                       (lambda: cnn.Conv2d(2, 2, 3, groups=2), "Conv2d with groups=2"),
+                       (lambda: cnn.Conv2d(1, 2, 3, padding_mode="reflect"),
+                        "Conv2d with padding_mode='reflect'"),
+                       (lambda: cnn.MaxPool2d(2, padding=1), "MaxPool2d with padding=1"),
+                       (lambda: cnn.MaxPool2d(2, ceil_mode=True), "MaxPool2d with ceil_mode"),
+                       (lambda: cnn.Linear(2, 2, device="cuda"), "Linear(device='cuda')")]:
+        with pytest.raises(NotImplementedError, match=re.escape(what)):
+            make()
+    assert cnn.Linear(2, 2, device="cpu", dtype=np.float64).weight.dtype == np.float64
+    with pytest.raises(ValueError, match="padding='same' is not supported for strided"):
+        cnn.Conv2d(1, 2, 3, stride=2, padding="same")
+
+
+def test_flatten_takes_start_and_end_dim_as_torch() -> None:
+    torch = pytest.importorskip("torch")
+    import chaingrad.nn as cnn
+
+    x = np.zeros((2, 3, 4, 5))
+    for dims in [(), (0,), (0, 1), (1, 2), (-3, -2), (2, -1), (3, 3)]:
+        assert cnn.Flatten(*dims)(Tensor(x)).shape == tuple(
+            torch.nn.Flatten(*dims)(torch.tensor(x)).shape)
+    with pytest.raises(ValueError, match="start_dim 2 comes after end_dim 1"):
+        cnn.Flatten(2, 1)(Tensor(x))
+    with pytest.raises(ValueError, match="out of range"):
+        cnn.Flatten(4)(Tensor(x))
+
+
+def test_sequential_is_changed_as_torchs() -> None:
+    import chaingrad.nn as cnn
+
+    model = cnn.Sequential(cnn.ReLU(), cnn.Tanh(), cnn.Sigmoid())
+    del model[0]
+    assert [type(m).__name__ for m in model] == ["Tanh", "Sigmoid"]
+    assert [n for n, _ in model.named_children()] == ["0", "1"]  # renumbered
+    model[1] = cnn.Identity()
+    model.insert(0, cnn.ReLU()).extend([cnn.Tanh()]).append(cnn.Sigmoid())
+    assert [type(m).__name__ for m in model] == ["ReLU", "Tanh", "Identity", "Tanh", "Sigmoid"]
+    with pytest.raises(IndexError, match="index 5 is out of range"):
+        model[5]  # noqa: B018

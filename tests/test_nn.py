@@ -249,3 +249,13 @@ def test_a_neuron_builds_micrograds_nodes(inputs) -> None:
         grads.append([p.grad for p in neuron.parameters()]
                      + [x.grad for x in leaves if isinstance(x, Value)])
     assert grads[0] == grads[1]
+
+
+def test_nn_names_its_submodules_and_what_it_lacks():
+    import chaingrad.nn as nn
+
+    assert nn.functional.__name__ == "chaingrad.nn.functional"
+    with pytest.raises(AttributeError, match="chaingrad.nn has no 'LSTM' yet"):
+        nn.LSTM  # noqa: B018
+    with pytest.raises(AttributeError, match="module 'chaingrad.nn' has no attribute 'Nope'"):
+        nn.Nope  # noqa: B018

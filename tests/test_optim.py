@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 
+import chaingrad.optim
 from chaingrad import Value
 from chaingrad.nn import MLP
 from chaingrad.optim import (
@@ -16,6 +17,7 @@ from chaingrad.optim import (
     CosineLR,
     LinearLR,
     NonFiniteGradError,
+    RMSprop,
 )
 
 START = [0.5, -1.5, 2.0, 0.25, -0.75]
@@ -35,6 +37,15 @@ CONFIGS = [
     (Adam, "Adam", {"lr": 0.1, "betas": (0.0, 0.0)}),
     (AdamW, "AdamW", {"lr": 0.1}),
     (AdamW, "AdamW", {"lr": 0.1, "weight_decay": 0.5, "betas": (0.8, 0.99)}),
+    (SGD, "SGD", {"lr": 0.002, "momentum": 0.5, "maximize": True}),
+    (Adam, "Adam", {"lr": 0.1, "amsgrad": True}),
+    (Adam, "Adam", {"lr": 0.1, "weight_decay": 0.2, "decoupled_weight_decay": True}),
+    (AdamW, "AdamW", {"lr": 0.1, "amsgrad": True, "maximize": True}),
+    (RMSprop, "RMSprop", {}),
+    (RMSprop, "RMSprop", {"lr": 0.02, "alpha": 0.9, "weight_decay": 0.1}),
+    (RMSprop, "RMSprop", {"lr": 0.02, "momentum": 0.8}),
+    (RMSprop, "RMSprop", {"lr": 0.01, "centered": True, "momentum": 0.5}),
+    (RMSprop, "RMSprop", {"lr": 0.01, "centered": True, "maximize": True}),
 ]
 IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for _, name, kw in CONFIGS]
 
@@ -195,7 +206,7 @@ def test_non_finite_gradient_changes_nothing(cls, bad):
     objective(ps, COEFS, Value.tanh, Value.sin).backward()
     opt.step()  # so that there is optimizer state to keep too
     before = [p.data for p in ps]
-    state = [dict(s) for s in opt.state]
+    state = {p: dict(s) for p, s in opt.state.items()}
     opt.zero_grad()
     objective(ps, COEFS, Value.tanh, Value.sin).backward()
     ps[3].grad = bad
@@ -335,7 +346,7 @@ def test_a_gradient_that_does_not_fit_its_parameter_changes_nothing(cls, grad, e
     with pytest.raises(error, match=message):
         opt.step()
     assert good.data.tolist() == [1.0, 2.0] and param.data.tolist() == [1.0, 2.0, 3.0]
-    assert opt.state == [{}, {}]
+    assert opt.state == {}
 
 
 @pytest.mark.parametrize(("grad", "got"), [(1j, "complex 1j"), (True, "bool True"),
@@ -347,3 +358,97 @@ def test_a_values_gradient_must_be_a_real_number(grad, got):
                                         f"like its data, got {re.escape(got)}"):
         SGD([x], lr=0.1).step()
     assert x.data == 1.0
+
+
+def _torch_and_ours(torch):
+    """A torch model and the same in chaingrad, with the same weights."""
+    import chaingrad.nn as cnn
+
+    theirs = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    ours = cnn.Sequential(cnn.Linear(3, 4), cnn.Tanh(), cnn.Linear(4, 1))
+    ours.load_state_dict(theirs.state_dict())
+    return theirs, ours
+
+
+def test_param_groups_state_and_printed_form_are_torchs():
+    torch = pytest.importorskip("torch")
+    from chaingrad.tensor_engine import Tensor
+
+    theirs, ours = _torch_and_ours(torch)
+    x = np.linspace(-1, 1, 15, dtype=np.float32).reshape(5, 3)
+    for cls in ("SGD", "Adam", "AdamW", "RMSprop"):
+        t_opt = getattr(torch.optim, cls)([{"params": theirs[0].parameters()},
+                                           {"params": theirs[2].parameters(), "lr": 0.05}],
+                                          lr=0.01)
+        c_opt = getattr(chaingrad.optim, cls)([{"params": ours[0].parameters()},
+                                               {"params": ours[2].parameters(), "lr": 0.05}],
+                                              lr=0.01)
+        assert repr(c_opt) == repr(t_opt)
+        assert c_opt.defaults == t_opt.defaults
+        for step in range(6):
+            if step == 3:  # a group's lr changed between steps, as a learner does
+                t_opt.param_groups[1]["lr"] = c_opt.param_groups[1]["lr"] = 0.2
+            for opt, model, inp in ((t_opt, theirs, torch.tensor(x)), (c_opt, ours, Tensor(x))):
+                def closure(opt=opt, model=model, inp=inp):
+                    opt.zero_grad()
+                    loss = (model(inp) ** 2).sum()
+                    loss.backward()
+                    return loss
+                assert opt.step(closure) is not None
+        for (name, p), q in zip(ours.named_parameters(), theirs.parameters(), strict=True):
+            np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{cls} {name}")
+            assert set(c_opt.state[p]) == set(t_opt.state[q]), cls
+
+
+def test_add_param_group_and_named_parameters():
+    torch = pytest.importorskip("torch")
+    theirs, ours = _torch_and_ours(torch)
+    opt = SGD(ours[0].named_parameters(), lr=0.1, momentum=0.9)
+    t_opt = torch.optim.SGD(theirs[0].named_parameters(), lr=0.1, momentum=0.9)
+    assert opt.param_groups[0]["param_names"] == t_opt.param_groups[0]["param_names"]
+    opt.add_param_group({"params": ours[2].parameters(), "lr": 0.5})
+    assert [g["lr"] for g in opt.param_groups] == [0.1, 0.5]
+    assert opt.param_groups[1]["momentum"] == 0.9  # the defaults fill in
+    with pytest.raises(ValueError, match="some parameters appear in more than one parameter "
+                                         "group"):
+        opt.add_param_group({"params": ours[2].parameters()})
+    opt.lr = 0.3  # chaingrad's schedules set every group's rate
+    assert [g["lr"] for g in opt.param_groups] == [0.3, 0.3]
+    with pytest.raises(NotImplementedError, match=r"Adam\(fused=True\) is not in chaingrad yet"):
+        Adam(ours.parameters(), fused=True)
+
+
+def test_zero_grad_of_tensors_sets_none_or_zeroes_in_place():
+    torch = pytest.importorskip("torch")
+    from chaingrad.tensor_engine import Tensor
+
+    _, ours = _torch_and_ours(torch)
+    opt = SGD(ours.parameters())
+    assert opt.defaults["lr"] == 1e-3  # torch's default
+    ours(Tensor(np.ones((2, 3), dtype=np.float32))).sum().backward()
+    opt.zero_grad(set_to_none=False)
+    assert all(not np.asarray(p.grad).any() for p in ours.parameters())
+    opt.zero_grad()
+    assert all(p.grad is None for p in ours.parameters())
+
+
+def test_update_rules_are_pure_functions():
+    from chaingrad.optim import adam, rmsprop, sgd
+
+    x, g = np.array([1.0, -2.0]), np.array([0.5, 0.25])
+    before = (x.copy(), g.copy())
+    state = {}
+    for rule, kwargs in [
+        (sgd, {"lr": 0.1, "momentum": 0.9, "dampening": 0, "weight_decay": 0.1,
+               "nesterov": True, "maximize": False}),
+        (adam, {"lr": 0.1, "betas": (0.9, 0.99), "eps": 1e-8, "weight_decay": 0,
+                "amsgrad": True, "maximize": False, "decoupled_weight_decay": False}),
+        (rmsprop, {"lr": 0.1, "alpha": 0.9, "eps": 1e-8, "weight_decay": 0, "momentum": 0.5,
+                   "centered": True, "maximize": False})]:
+        new_x, new_state = rule(x, g, state, **kwargs)
+        again = rule(x, g, state, **kwargs)
+        np.testing.assert_array_equal(new_x, again[0])
+        assert state == {} and new_state
+        np.testing.assert_array_equal(x, before[0])
+        np.testing.assert_array_equal(g, before[1])

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_viz_tensor import mlp as tensor_mlp
+from test_show_tensor import mlp as tensor_mlp
 
 from chaingrad import Value, explain
 from chaingrad.errors import RendererNotFoundError

@@ -20,6 +20,8 @@ SAMPLES = {  # one instance of each type, with arguments away from their default
     "MaxPool2d": lambda: nn.MaxPool2d(3, stride=2),
     "Flatten": lambda: nn.Flatten(0),
     "Dropout": lambda: nn.Dropout(0.25),
+    "Softmax": lambda: nn.Softmax(dim=0),
+    "LogSoftmax": lambda: nn.LogSoftmax(),
     "ReLU": nn.ReLU, "Tanh": nn.Tanh, "Sigmoid": nn.Sigmoid, "Identity": nn.Identity,
 }
 
@@ -36,16 +38,18 @@ def test_every_type_has_a_sample_here() -> None:
 @pytest.mark.parametrize("name", sorted(LAYER_TYPES))
 def test_the_table_agrees_with_the_class(name) -> None:
     """The class is found in chaingrad.nn, lives where the table says, and takes the
-    table's arguments, in order (a Sequential its layers positionally; dtype aside)."""
+    table's arguments, in order (a Sequential its layers positionally), among others that
+    chaingrad takes only at their defaults (device, dtype, dilation, ...)."""
     cls = getattr(nn, name)
     kind = LAYER_TYPES[name]
     assert cls.__module__ == kind.home
     init = cls.__init__
     parameters = [] if init is object.__init__ else list(
         inspect.signature(init).parameters.values())[1:]
-    names = [p.name if p.kind is not p.VAR_POSITIONAL else "layers" for p in parameters
-             if p.name != "dtype"]
-    assert names == list(kind.arguments)
+    names = [p.name if p.kind is not p.VAR_POSITIONAL or name == "Sequential" else None
+             for p in parameters]
+    names = ["layers" if n == "args" else n for n in names]
+    assert [n for n in names if n in kind.arguments] == list(kind.arguments)
     assert (kind.weights is not None) == ("dtype" in [p.name for p in parameters]
                                           or name == "MLP")
 
@@ -111,3 +115,15 @@ def test_the_depth_is_bounded_before_any_recursion() -> None:
     registry.check(arch)
     with pytest.raises(ValueError, match="layers nest more than 64 deep"):
         registry.check({"type": "Sequential", "layers": [arch]})
+
+
+def test_an_older_file_without_an_argument_added_later_still_builds() -> None:
+    arch = {"type": "Sequential", "layers": [{"type": "Flatten", "start_dim": 1}]}
+    registry.check(arch)  # written before Flatten took end_dim
+    model = registry.build(arch, nn)
+    assert (model[0].start_dim, model[0].end_dim) == (1, -1)
+    conv = {"type": "Conv2d", "in_channels": 1, "out_channels": 2, "kernel_size": [3, 3],
+            "stride": [1, 1], "padding": "same", "bias": True}
+    registry.check(conv)
+    assert registry.build(conv, nn).padding == "same"
+    assert nn.Conv2d(1, 2, 3, padding="same").architecture() == conv

@@ -292,7 +292,7 @@ BAD_FILES = {
     "bad argument": (layer(7, in_features="48"), r"in_features='48', expected a positive"),
     "bad pair": (layer(2, kernel_size=[2]), "expected a pair of integers"),
     "layers not a list": (lambda a: a.update(layers={"0": 1}), "expected a list of layers"),
-    "refused by the layer": (layer(6, p=1.5), r"cannot build .*Dropout\(p=1.5\).*\[0, 1\)"),
+    "refused by the layer": (layer(6, p=1.5), r"cannot build .*Dropout\(p=1.5\).*between 0 and 1"),
     "too many weights": (layer(7, in_features=10**9), r"needs 8000000\d+ weights, more than "
                                                       r"its \d+ bytes of tensor data can hold"),
     "wrong shape": (layer(7, in_features=40, out_features=8),

@@ -1,14 +1,18 @@
-"""Neural-network layers of Tensors, shaped and named as in ``torch.nn``.
+"""Neural-network layers of Tensors, as ``torch.nn`` has them.
 
-``Linear``, ``Conv2d`` (NCHW) and ``MaxPool2d`` have PyTorch's parameter shapes and default
-initialisation (weights and biases uniform in +-1/sqrt(fan_in), which is what torch's
-kaiming-uniform with a = sqrt(5) comes to); ``Sequential`` names its children '0', '1', ...
-so that ``named_parameters()`` gives PyTorch's names ('0.weight', '2.bias', ...). Each is a
-``chaingrad.nn.Module``; the types that save and load rebuild are listed in
-``chaingrad.nn.registry``.
+Each layer has torch's name, constructor signature (argument order and defaults), attributes,
+printed form and initial weights' distribution (``reset_parameters``, through ``nn.init``),
+and computes its output with ``chaingrad.nn.functional``. An option chaingrad does not
+have (``Conv2d(dilation=2)``, ``MaxPool2d(ceil_mode=True)``, a device other than the CPU)
+raises NotImplementedError when the layer is made, naming it. ``inplace=True`` is accepted
+and computes out of place.
 
-Random numbers (initial weights, dropout masks) come from one numpy generator;
-``manual_seed(n)`` makes them reproducible.
+``Sequential`` names its children '0', '1', ... (or as an OrderedDict names them), so that
+``named_parameters()`` gives PyTorch's names ('0.weight', '2.bias', ...). The types that
+save and load rebuild are listed in ``chaingrad.nn.registry``.
+
+Random numbers (initial weights, dropout masks) come from one generator; ``manual_seed(n)``
+makes them reproducible (chaingrad's numbers, not torch's).
 
 Example:
     >>> import numpy as np
@@ -18,30 +22,50 @@ Example:
     ['0.weight', '0.bias', '2.weight', '2.bias']
     >>> model(Tensor(np.ones((5, 4)))).shape
     chaingrad.Size([5, 3])
+    >>> model
+    Sequential(
+      (0): Linear(in_features=4, out_features=8, bias=True)
+      (1): ReLU()
+      (2): Linear(in_features=8, out_features=3, bias=True)
+    )
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
-from ..tensor_engine.functions import _pair, conv2d, max_pool2d
-from ..tensor_engine.generator import (  # noqa: F401 - the one generator, re-exported
-    generator,
-    get_rng_state,
-    manual_seed,
-    set_rng_state,
-)
+from ..tensor_engine.functions import _pair
+from ..tensor_engine.generator import get_rng_state, manual_seed, set_rng_state
 from ..tensor_engine.tensor import Tensor
+from . import functional as F
+from . import init
+from .functional import not_yet
 from .module import Module
 from .parameter import Parameter
 
+__all__ = [
+    "BCEWithLogitsLoss", "Conv2d", "CrossEntropyLoss", "Dropout", "Flatten", "Identity",
+    "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "NLLLoss", "ReLU", "Sequential", "Sigmoid",
+    "Softmax", "Tanh", "get_rng_state", "manual_seed", "set_rng_state",
+]
 
-def _uniform(shape: tuple[int, ...], bound: float, dtype: Any) -> Parameter:
-    return Parameter(generator().uniform(-bound, bound, size=shape).astype(dtype))
+
+def _empty(where: str, shape: tuple[int, ...], device: Any, dtype: Any) -> Parameter:
+    """A Parameter of ``shape`` (its numbers set by the layer's ``reset_parameters``)."""
+    check_device(where, device)
+    return Parameter(np.zeros(shape, dtype=np.float32 if dtype is None else np.dtype(dtype)))
+
+
+def check_device(where: str, device: Any) -> None:
+    """Accept the CPU (None, 'cpu', a device of type 'cpu'); anything else is not here."""
+    if device is None or str(getattr(device, "type", device)) == "cpu":
+        return
+    raise not_yet(f"{where}(device={device!r}): a device other than the CPU")
 
 
 def _check_input(x: Any, where: str) -> Tensor:
@@ -59,49 +83,59 @@ class Linear(Module):
         in_features: Size of each input row.
         out_features: Size of each output row.
         bias: Whether to add a learned bias.
+        device: The CPU only (None, 'cpu').
         dtype: The parameters' dtype (float32 by default, as in torch).
 
     Attributes:
-        weight: Shape (out_features, in_features).
-        bias: Shape (out_features,), or None.
+        weight: Shape (out_features, in_features), uniform in +-1/sqrt(in_features) (torch's
+            kaiming_uniform_ with a = sqrt(5)).
+        bias: Shape (out_features,), uniform in +-1/sqrt(in_features), or None.
 
-    An input of another dtype is promoted as numpy does, not refused as torch does: float32
-    weights on a float64 input (``Tensor(np.ones((4, 3)))``) give a float64 output, computed
-    in float64 (slower), while ``weight.grad`` stays float32. Give float32 inputs
-    (``x.astype(np.float32)``) to compute in float32. Conv2d does the same.
+    An input of another dtype is promoted, not refused as torch does: float32 weights on a
+    float64 input give a float64 output, while ``weight.grad`` stays float32. Conv2d does
+    the same.
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
-                 dtype: Any = np.float32):
+                 device: Any = None, dtype: Any = None):
         _check_sizes("Linear", in_features=in_features, out_features=out_features)
         self.in_features, self.out_features = in_features, out_features
-        bound = 1 / math.sqrt(in_features)
-        self.weight = _uniform((out_features, in_features), bound, dtype)
-        self.bias = _uniform((out_features,), bound, dtype) if bias else None
+        self.weight = _empty("Linear", (out_features, in_features), device, dtype)
+        self.bias = _empty("Linear", (out_features,), device, dtype) if bias else None
+        self.reset_parameters()
 
-    def forward(self, x: Tensor) -> Tensor:
-        x = _check_input(x, "Linear")
+    def reset_parameters(self) -> None:
+        """Draw the weights and the bias afresh (torch's distribution)."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
+        x = _check_input(input, "Linear")
         if x.ndim == 0 or x.shape[-1] != self.in_features:
             raise ValueError(f"Linear: expected an input whose last dimension is "
                              f"{self.in_features}, got shape {tuple(x.shape)}")
-        y = x @ self.weight.T
-        return y if self.bias is None else y + self.bias
+        return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
 
 
-
 class Conv2d(Module):
-    """2-D convolution over (N, C, H, W) inputs, as torch.nn.Conv2d (no dilation/groups).
+    """2-D convolution over (N, C, H, W) or (C, H, W) input, as torch.nn.Conv2d.
 
     Args:
         in_channels, out_channels: C and O.
-        kernel_size, stride, padding: An int or an (h, w) pair; padding is with zeros.
+        kernel_size, stride: An int or an (h, w) pair.
+        padding: An int, an (h, w) pair of zeros on each side, 'valid' (none) or 'same'
+            (the output as large as the input; stride 1 only, as in torch).
+        dilation, groups, padding_mode: 1, 1 and 'zeros' only (anything else is not in
+            chaingrad yet).
         bias: Whether to add a learned bias per output channel.
-        dtype: The parameters' dtype (float32 by default); an input of another dtype is
-            promoted as numpy does, not refused as in torch (see ``Linear``).
+        device, dtype: As for ``Linear``.
 
     Attributes:
         weight: Shape (out_channels, in_channels, kh, kw).
@@ -109,87 +143,174 @@ class Conv2d(Module):
 
     Example:
         >>> import numpy as np
-        >>> Conv2d(3, 8, 3, padding=1)(Tensor(np.zeros((2, 3, 8, 8)))).shape
-        chaingrad.Size([2, 8, 8, 8])
+        >>> tuple(Conv2d(3, 8, 3, padding=1)(Tensor(np.zeros((2, 3, 8, 8)))).shape)
+        (2, 8, 8, 8)
+        >>> Conv2d(1, 6, 5)
+        Conv2d(1, 6, kernel_size=(5, 5), stride=(1, 1))
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, bias: bool = True, dtype: Any = np.float32):
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None):
         _check_sizes("Conv2d", in_channels=in_channels, out_channels=out_channels)
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = _pair(kernel_size, "Conv2d: kernel_size", 1)
         self.stride = _pair(stride, "Conv2d: stride", 1)
-        self.padding = _pair(padding, "Conv2d: padding", 0)
-        bound = 1 / math.sqrt(in_channels * self.kernel_size[0] * self.kernel_size[1])
-        self.weight = _uniform((out_channels, in_channels) + self.kernel_size, bound, dtype)
-        self.bias = _uniform((out_channels,), bound, dtype) if bias else None
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                                 "{'valid', 'same'}")
+            if padding == "same" and self.stride != (1, 1):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            self.padding: Any = padding
+        else:
+            self.padding = _pair(padding, "Conv2d: padding", 0)
+        self.dilation = _pair(dilation, "Conv2d: dilation", 1)
+        if self.dilation != (1, 1):
+            raise not_yet(f"Conv2d with dilation={dilation!r}")
+        if groups != 1:
+            raise not_yet(f"Conv2d with groups={groups!r}")
+        if padding_mode != "zeros":
+            raise not_yet(f"Conv2d with padding_mode={padding_mode!r}")
+        self.groups, self.padding_mode = groups, padding_mode
+        shape = (out_channels, in_channels) + self.kernel_size
+        self.weight = _empty("Conv2d", shape, device, dtype)
+        self.bias = _empty("Conv2d", (out_channels,), device, dtype) if bias else None
+        self.reset_parameters()
 
-    def forward(self, x: Tensor) -> Tensor:
-        return conv2d(_check_input(x, "Conv2d"), self.weight, self.bias, self.stride,
-                      self.padding)
+    reset_parameters = Linear.reset_parameters
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.conv2d(_check_input(input, "Conv2d"), self.weight, self.bias, self.stride,
+                        self.padding)
 
     def extra_repr(self) -> str:
         """As torch prints it: padding only if there is some, bias only if there is none."""
         text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
                 f"stride={self.stride}")
-        text += f", padding={self.padding}" if any(self.padding) else ""
+        if self.padding != (0, 0):
+            text += f", padding={self.padding}"
         return text + (", bias=False" if self.bias is None else "")
 
 
-
 class MaxPool2d(Module):
-    """The largest entry of each window, as torch.nn.MaxPool2d (stride = kernel by default)."""
+    """The largest entry of each window, as torch.nn.MaxPool2d (stride = kernel by default;
+    padding, dilation, ceil_mode and return_indices only at their defaults)."""
 
-    def __init__(self, kernel_size: Any, stride: Any = None):
-        self.kernel_size = _pair(kernel_size, "MaxPool2d: kernel_size", 1)
-        self.stride = self.kernel_size if stride is None else _pair(stride, "MaxPool2d: stride",
-                                                                     1)
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False):
+        _pair(kernel_size, "MaxPool2d: kernel_size", 1)
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        _pair(self.stride, "MaxPool2d: stride", 1)
+        for name, value, default in (("padding", padding, 0), ("dilation", dilation, 1)):
+            if _pair(value, f"MaxPool2d: {name}", 0) != (default, default):
+                raise not_yet(f"MaxPool2d with {name}={value!r}")
+        if return_indices:
+            raise not_yet("MaxPool2d with return_indices=True")
+        if ceil_mode:
+            raise not_yet("MaxPool2d with ceil_mode=True")
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
-    def forward(self, x: Tensor) -> Tensor:
-        return max_pool2d(_check_input(x, "MaxPool2d"), self.kernel_size, self.stride)
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.max_pool2d(_check_input(input, "MaxPool2d"), self.kernel_size, self.stride)
 
     def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}"
-
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+                f", dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
 class Flatten(Module):
-    """Merge the axes from ``start_dim`` (default 1: keep the batch axis) into one."""
+    """Merge the axes from ``start_dim`` to ``end_dim`` (default: all but the batch axis)
+    into one, as torch.nn.Flatten.
 
-    def __init__(self, start_dim: int = 1):
-        self.start_dim = start_dim
+    Example:
+        >>> import numpy as np
+        >>> x = Tensor(np.zeros((2, 3, 4)))
+        >>> tuple(Flatten()(x).shape), tuple(Flatten(0, 1)(x).shape)
+        ((2, 12), (6, 4))
+    """
 
-    def forward(self, x: Tensor) -> Tensor:
-        return _check_input(x, "Flatten").flatten(self.start_dim)
+    def __init__(self, start_dim: int = 1, end_dim: int = -1):
+        self.start_dim, self.end_dim = start_dim, end_dim
 
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return _check_input(input, "Flatten").flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
 class ReLU(Module):
-    """max(0, x), elementwise."""
+    """max(0, x), elementwise (``inplace=True`` computes out of place)."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        return _check_input(x, "ReLU").relu()
+    def __init__(self, inplace: bool = False):
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.relu(_check_input(input, "ReLU"))
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):
-    """tanh(x), elementwise."""
+    """tanh(x), elementwise (arguments are accepted and ignored, as torch's)."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        return _check_input(x, "Tanh").tanh()
+    def __init__(self, *args: Any, **kwargs: Any):
+        pass
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.tanh(_check_input(input, "Tanh"))
 
 
 class Sigmoid(Module):
-    """1 / (1 + exp(-x)), elementwise."""
+    """1 / (1 + exp(-x)), elementwise (arguments are accepted and ignored, as torch's)."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        return _check_input(x, "Sigmoid").sigmoid()
+    def __init__(self, *args: Any, **kwargs: Any):
+        pass
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.sigmoid(_check_input(input, "Sigmoid"))
+
+
+class Softmax(Module):
+    """exp(x) / sum(exp(x)) along ``dim`` (torch's implicit choice, with its warning, for
+    None)."""
+
+    def __init__(self, dim: int | None = None):
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.softmax(_check_input(input, "Softmax"), self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Module):
+    """x - log(sum(exp(x))) along ``dim``, computed stably."""
+
+    def __init__(self, dim: int | None = None):
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.log_softmax(_check_input(input, "LogSoftmax"), self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
 
 
 class Identity(Module):
-    """x itself (a placeholder that keeps a Sequential's numbering, as torch.nn.Identity)."""
+    """x itself (a placeholder that keeps a Sequential's numbering, as torch.nn.Identity;
+    arguments are accepted and ignored)."""
 
-    def forward(self, x: Tensor) -> Tensor:
-        return _check_input(x, "Identity")
+    def __init__(self, *args: Any, **kwargs: Any):
+        pass
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return _check_input(input, "Identity")
 
 
 class Dropout(Module):
@@ -204,65 +325,173 @@ class Dropout(Module):
         (True, True)
     """
 
-    def __init__(self, p: float = 0.5):
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p < 1:
-            raise ValueError(f"Dropout: p must be a probability in [0, 1), got {p!r}")
-        self.p = float(p)
+    def __init__(self, p: float = 0.5, inplace: bool = False):
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
 
-    def forward(self, x: Tensor) -> Tensor:
-        x = _check_input(x, "Dropout")
-        if not self.training or self.p == 0:
-            return x
-        keep = (generator().random(x.shape) >= self.p).astype(x.dtype)
-        return x * (keep / (1 - self.p))
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.dropout(_check_input(input, "Dropout"), self.p, self.training)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+# ---- losses: torch's modules over chaingrad.nn.functional ----
+
+
+class _Loss(Module):
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean"):
+        self.reduction = F.reduction_of(size_average, reduce, reduction)
+
+
+class MSELoss(_Loss):
+    """(input - target) ** 2, reduced (``reduction`` 'mean', 'sum' or 'none').
+
+    Example:
+        >>> MSELoss(reduction='sum')(Tensor([1.0, 3.0]), Tensor([0.0, 1.0])).item()
+        5.0
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class CrossEntropyLoss(_Loss):
+    """``F.cross_entropy``: class indices or class probabilities as targets."""
+
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
+                 ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
+                 label_smoothing: float = 0.0):
+        super().__init__(size_average, reduce, reduction)
+        self.weight, self.ignore_index, self.label_smoothing = weight, ignore_index, \
+            label_smoothing
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.cross_entropy(input, target, weight=self.weight,
+                               ignore_index=self.ignore_index, reduction=self.reduction,
+                               label_smoothing=self.label_smoothing)
+
+
+class NLLLoss(_Loss):
+    """``F.nll_loss``: the log-probabilities of the target classes, negated."""
+
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
+                 ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.weight, self.ignore_index = weight, ignore_index
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """``F.binary_cross_entropy_with_logits``, with ``weight`` and ``pos_weight``."""
+
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
+                 reduce: bool | None = None, reduction: str = "mean",
+                 pos_weight: Tensor | None = None):
+        super().__init__(size_average, reduce, reduction)
+        self.weight, self.pos_weight = weight, pos_weight
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                  reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)
 
 
 class Sequential(Module):
-    """Modules applied in order; child i is named str(i), as in torch.nn.Sequential.
+    """Modules applied in order; child i is named str(i), or as the keys of an OrderedDict
+    name them, as in torch.nn.Sequential.
 
     Example:
         >>> model = Sequential(Linear(2, 4), Tanh(), Linear(4, 1))
         >>> len(model), type(model[1]).__name__, len(model[:2])
         (3, 'Tanh', 2)
+        >>> Sequential(OrderedDict(fc=Linear(2, 2), act=ReLU())).act
+        ReLU()
     """
 
-    def __init__(self, *modules: Module):
-        for i, m in enumerate(modules):
+    def __init__(self, *args: Any):
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, module in args[0].items():
+                self.add_module(name, module)
+            return
+        for i, m in enumerate(args):
             if not isinstance(m, Module):
                 raise TypeError(f"Sequential: argument {i} must be a module, got "
                                 f"{type(m).__name__}")
             setattr(self, str(i), m)
 
-    def forward(self, x: Tensor) -> Tensor:
+    def forward(self, input: Any) -> Any:  # noqa: A002
         for module in self:
-            x = module(x)
-        return x
+            input = module(input)
+        return input
 
     def append(self, module: Module) -> Sequential:
         """Add ``module`` at the end (named ``str(len(self))``); returns self."""
         if not isinstance(module, Module):
             raise TypeError(f"Sequential.append: expected a module, got "
                             f"{type(module).__name__}")
-        setattr(self, str(len(self)), module)
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, sequential: Iterable[Module]) -> Sequential:
+        """``append`` each module in turn; returns self."""
+        for module in sequential:
+            self.append(module)
+        return self
+
+    def insert(self, index: int, module: Module) -> Sequential:
+        """Put ``module`` at ``index``, the layers after it moving up (renumbered)."""
+        if not isinstance(module, Module):
+            raise TypeError(f"Sequential.insert: expected a module, got "
+                            f"{type(module).__name__}")
+        n = len(self)
+        if not -n <= index <= n:
+            raise IndexError(f"Sequential.insert: index {index} is out of range for {n} "
+                             "layers")
+        layers = self._layers()
+        layers.insert(index % (n + 1) if index < 0 else index, module)
+        self._renumber(layers)
         return self
 
     def __getitem__(self, i: int | slice) -> Module:
         """Layer ``i`` (negative counts from the end), or a Sequential of a slice whose
         layers keep their names, as in torch."""
         if isinstance(i, slice):
-            part = Sequential()
-            for name, module in self._named_layers()[i]:
-                setattr(part, name, module)
-            return part
-        layers = self._layers()
-        try:
-            return layers[i]
-        except (IndexError, TypeError):
-            raise IndexError(f"Sequential: index {i!r} is out of range for {len(layers)} "
-                             f"layers") from None
+            return Sequential(OrderedDict(self._named_layers()[i]))
+        return self._named_layers()[self._position(i)][1]
+
+    def __setitem__(self, i: int, module: Module) -> None:
+        """Replace layer ``i``, keeping its name."""
+        setattr(self, self._named_layers()[self._position(i)][0], module)
+
+    def __delitem__(self, i: int | slice) -> None:
+        """Remove layer ``i`` (or a slice of them); the others are renumbered, as torch
+        does."""
+        named = self._named_layers()
+        gone = named[i] if isinstance(i, slice) else [named[self._position(i)]]
+        for name, _ in gone:
+            delattr(self, name)
+        self._renumber(self._layers())
+
+    def _position(self, i: Any) -> int:
+        n = len(self)
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"Sequential: indices must be integers or slices, got "
+                            f"{type(i).__name__}")
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of range")
+        return int(i) % n
+
+    def _renumber(self, layers: list[Module]) -> None:
+        for name, _ in self._named_layers():
+            delattr(self, name)
+        for k, module in enumerate(layers):
+            setattr(self, str(k), module)
 
     def __len__(self) -> int:
         return len(self._layers())

@@ -181,17 +181,106 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients before the next ``backward()``: a Value's ``.grad`` becomes
-        0 (micrograd), a Tensor parameter's None (torch; its zeros if ``set_to_none`` is
-        False)."""
+        0 (micrograd), a Tensor parameter's None (torch; zeroed in place, detached from any
+        graph, if ``set_to_none`` is False)."""
         for p in self.parameters():
-            if isinstance(p, Value):
-                p.grad = 0.0
-            elif set_to_none or p.grad is None:
-                p.grad = None
-            else:
-                import numpy as np
+            zero_grad_of(p, set_to_none)
 
-                p.grad = np.zeros_like(p.grad)
+    def register_parameter(self, name: str, param: Any) -> None:
+        """Add ``param`` (a ``Parameter``, or None) as parameter ``name``, as torch's."""
+        _check_name("register_parameter", self, name, "parameter")
+        if param is not None and not isinstance(param, ParameterMark):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
+                            f"'{name}' (chaingrad.nn.Parameter or None required)")
+        object.__setattr__(self, name, param)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Add ``module`` (or None) as child ``name``, as torch's."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        _check_name("add_module", self, name, "module")
+        object.__setattr__(self, name, module)
+
+    register_module = add_module
+
+    def apply(self, fn: Any) -> Module:
+        """``fn(module)`` for every module below this one and then for this one (children
+        first, as torch's); returns self.
+
+        Example:
+            >>> seen = []
+            >>> _ = Module().apply(lambda m: seen.append(type(m).__name__))
+            >>> seen
+            ['Module']
+        """
+        order = [m for _, m in self.named_modules()]
+        for module in reversed(order):  # a module after everything below it
+            fn(module)
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Whether the Tensor parameters take gradients (a Value always does); returns
+        self."""
+        for p in self.parameters():
+            if not isinstance(p, Value):
+                p.requires_grad = requires_grad
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """``to('cpu')``, ``to(device)``, ``to(dtype)`` or ``to(device, dtype)``: the CPU
+        is the only device; a dtype converts the floating parameters in place (each stays
+        the same object, as in torch). Returns self."""
+        given = list(args) + [kwargs.pop(k) for k in ("device", "dtype") if k in kwargs]
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for arg in given:
+            if arg is None:
+                continue
+            if isinstance(arg, str) or type(arg).__name__ == "device":
+                if str(getattr(arg, "type", arg)) != "cpu":
+                    raise NotImplementedError(f"Module.to({arg!r}): chaingrad has only the "
+                                              "CPU; a device other than it is not in "
+                                              "chaingrad yet")
+                continue
+            self._cast(arg)
+        return self
+
+    def cpu(self) -> Module:
+        """The module itself: chaingrad computes on the CPU."""
+        return self
+
+    def float(self) -> Module:
+        """Floating parameters converted to float32, in place; returns self."""
+        return self._cast("float32")
+
+    def double(self) -> Module:
+        """Floating parameters converted to float64, in place; returns self."""
+        return self._cast("float64")
+
+    def _cast(self, dtype: Any) -> Module:
+        import numpy as np
+
+        try:
+            target = np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"Module.to: expected a device or a dtype, got {dtype!r}") from None
+        if target.kind != "f":
+            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
+                            f"desired dtype={dtype}")
+        for p in self.parameters():
+            if not isinstance(p, Value) and p.data.dtype.kind == "f":
+                p.data = p.data.astype(target)
+                if hasattr(p.grad, "_prev"):  # a Tensor gradient: its numbers too
+                    p.grad.data = p.grad.data.astype(target)
+                elif p.grad is not None:
+                    p.grad = p.grad.astype(target)
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        """Only called for a missing attribute: torch's Module names say they are not here."""
+        if name in _TORCH_MODULE_NAMES:
+            raise AttributeError(f"chaingrad.nn.Module has no {name!r} yet")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # ---- modes ----
 
@@ -311,6 +400,43 @@ class Module:
             return f"{type(self).__name__}({''.join(lines)})"
         body = "\n  ".join(lines + children)
         return f"{type(self).__name__}(\n  {body}\n)"
+
+
+_TORCH_MODULE_NAMES = frozenset((
+    "register_buffer", "buffers", "named_buffers", "register_forward_hook",
+    "register_forward_pre_hook", "register_full_backward_hook", "register_backward_hook",
+    "get_submodule", "get_parameter", "get_buffer", "half", "bfloat16", "share_memory",
+    "to_empty", "ipu", "xpu", "mtia", "compile", "set_extra_state", "get_extra_state",
+    "register_state_dict_pre_hook", "register_load_state_dict_post_hook", "type",
+))
+
+
+def zero_grad_of(p: Any, set_to_none: bool = True) -> None:
+    """Reset one parameter's gradient: 0.0 for a Value (micrograd's), None for a Tensor,
+    or (``set_to_none=False``) its gradient zeroed in place, detached from any graph."""
+    if isinstance(p, Value):
+        p.grad = 0.0
+    elif set_to_none or p.grad is None:
+        p.grad = None
+    elif hasattr(p.grad, "_prev"):  # a Tensor gradient
+        grad = p.grad.detach() if p.grad._prev else p.grad
+        grad.data[...] = 0
+        p.grad = grad
+    else:
+        p.grad[...] = 0
+
+
+def _check_name(where: str, module: Module, name: Any, kind: str) -> None:
+    """A child's or parameter's name as torch accepts it."""
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+    if "." in name:
+        raise KeyError(f"{kind} name can't contain \".\", got: {name}")
+    if name == "":
+        raise KeyError(f"{kind} name can't be empty string \"\"")
+    if name in vars(type(module)) or (name in vars(module) and not isinstance(
+            vars(module)[name], (Module, ParameterMark, type(None)))):
+        raise KeyError(f"attribute '{name}' already exists")
 
 
 def _indent(text: str) -> str:

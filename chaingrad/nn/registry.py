@@ -54,7 +54,13 @@ NUMBER = Kind("a number", lambda v: isinstance(v, (int, float)) and not isinstan
 PAIR = Kind("a pair of integers >= 0",
             lambda v: isinstance(v, list) and len(v) == 2 and all(_is_int(n) and n >= 0
                                                                    for n in v),
-            lambda v: [int(n) for n in v])
+            lambda v: [int(n) for n in ((v, v) if _is_int(v) else v)])  # MaxPool2d keeps ints
+# Conv2d's padding: a pair, or 'same' / 'valid' (as the layer keeps it)
+PADDING = Kind("a pair of integers >= 0, 'same' or 'valid'",
+               lambda v: v in ("same", "valid") or PAIR.accepts(v),
+               lambda v: v if isinstance(v, str) else PAIR.read(v))
+OPTIONAL_INT = Kind("an integer or null", lambda v: v is None or _is_int(v),
+                    lambda v: v if v is None else int(v))
 # bias=True/False in the constructor; the layer's ``bias`` is then a Parameter or None
 PRESENT = Kind("true or false", lambda v: isinstance(v, bool), lambda v: v is not None)
 SIZES = Kind("a non-empty list of positive integers",
@@ -77,10 +83,15 @@ class LayerType:
             without parameters: then ``build`` passes it no dtype).
         in_torch: Builds the ``torch.nn`` module where that is not
             ``torch.nn.<type>(**arguments)``.
+        defaults: The value of an argument that older files do not hold (one added later).
+
+    Only the arguments a file records are listed: a constructor's others (``device``,
+    ``dilation``, ...) can take nothing but their defaults in chaingrad.
     """
 
     home: str
     arguments: dict[str, Kind] = field(default_factory=dict)
+    defaults: dict[str, Any] = field(default_factory=dict)
     weights: Callable[[dict[str, Any]], int] | None = None
     in_torch: Callable[[dict[str, Any], Any, Any], Any] | None = None
 
@@ -113,18 +124,20 @@ LAYER_TYPES: dict[str, LayerType] = {
     "Linear": LayerType(_TENSOR, {"in_features": SIZE, "out_features": SIZE, "bias": PRESENT},
                         weights=lambda a: (a["in_features"] + a["bias"]) * a["out_features"]),
     "Conv2d": LayerType(_TENSOR, {"in_channels": SIZE, "out_channels": SIZE,
-                                  "kernel_size": PAIR, "stride": PAIR, "padding": PAIR,
+                                  "kernel_size": PAIR, "stride": PAIR, "padding": PADDING,
                                   "bias": PRESENT},
                         weights=lambda a: a["out_channels"] * (
                             a["in_channels"] * a["kernel_size"][0] * a["kernel_size"][1]
                             + a["bias"])),
     "MaxPool2d": LayerType(_TENSOR, {"kernel_size": PAIR, "stride": PAIR}),
-    "Flatten": LayerType(_TENSOR, {"start_dim": INT}),
+    "Flatten": LayerType(_TENSOR, {"start_dim": INT, "end_dim": INT}, defaults={"end_dim": -1}),
     "Dropout": LayerType(_TENSOR, {"p": NUMBER}),
     "ReLU": LayerType(_TENSOR),
     "Tanh": LayerType(_TENSOR),
     "Sigmoid": LayerType(_TENSOR),
     "Identity": LayerType(_TENSOR),
+    "Softmax": LayerType(_TENSOR, {"dim": OPTIONAL_INT}),
+    "LogSoftmax": LayerType(_TENSOR, {"dim": OPTIONAL_INT}),
 }
 
 
@@ -177,11 +190,13 @@ def check(arch: Any, at: str = "", depth: int = 0) -> None:
         raise ValueError(f"layers nest more than {MAX_DEPTH} deep (at {at}); a model file "
                          f"holds at most {MAX_DEPTH} levels")
     where = f"{kind} {at}" if at else kind
-    wanted = LAYER_TYPES[kind].arguments
+    wanted, defaults = LAYER_TYPES[kind].arguments, LAYER_TYPES[kind].defaults
     given = set(arch) - {"type"}
-    if given != set(wanted):
+    if not set(wanted) - set(defaults) <= given <= set(wanted):
         raise ValueError(f"{where} has arguments {sorted(given)}, expected {sorted(wanted)}")
     for name, argument in wanted.items():
+        if name not in arch:
+            continue  # one an older file does not hold: its default
         if not argument.accepts(arch[name]):
             raise ValueError(f"{where} has {name}={_short(arch[name])}, expected "
                              f"{argument.expected}")
@@ -227,7 +242,8 @@ def _build(arch: dict[str, Any], namespace: Any, dtype: Any, in_torch: bool) -> 
         if argument is LAYERS:
             children = [_build(layer, namespace, dtype, in_torch) for layer in arch[name]]
         else:  # a pair as a tuple, as the constructors store it
-            arguments[name] = tuple(arch[name]) if argument is PAIR else arch[name]
+            value = arch.get(name, kind.defaults.get(name))
+            arguments[name] = tuple(value) if isinstance(value, list) else value
     if dtype is not None and kind.weights is not None:
         arguments["dtype"] = dtype
     return getattr(namespace, arch["type"])(*children, **arguments)

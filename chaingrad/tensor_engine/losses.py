@@ -43,9 +43,13 @@ def bce_with_logits(logits: Any, targets: Any) -> Tensor:
     if outside.any():
         raise ValueError(f"bce_with_logits: targets must be in [0, 1], got "
                          f"{values[outside][0]} at index {_first(outside)}")
-    # log(1 + e^x) = -log_softmax([0, x])[0]: stable for any x, exact gradient everywhere
-    softplus = -stack([np.zeros_like(logits.data), logits], axis=-1).log_softmax()[..., 0]
-    return (softplus - logits * t).mean()
+    return (softplus(logits) - logits * t).mean()
+
+
+def softplus(x: Tensor) -> Tensor:
+    """log(1 + exp(x)), stable for any x: ``-log_softmax([0, x])[0]``, whose gradient,
+    sigmoid(x), is exact everywhere."""
+    return -stack([np.zeros_like(x.data), x], -1).log_softmax(-1)[..., 0]
 
 
 def cross_entropy(logits: Any, labels: Any) -> Tensor:

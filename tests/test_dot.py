@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -60,15 +59,6 @@ def reuse() -> Value:
     c = b + b
     c.label = "c"
     return c
-
-
-def graphviz_pure() -> str:
-    """The graphviz-pure program installed with chaingrad[viz] (a test dependency)."""
-    for folder in (None, sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
-        path = shutil.which("graphviz-pure", path=folder)
-        if path:
-            return path
-    raise AssertionError("graphviz-pure is not installed: pip install 'chaingrad[viz]'")
 
 
 def svg_texts(svg: bytes) -> list[str]:
@@ -154,28 +144,28 @@ def test_to_dot_rejects_bad_input():
 # ---- draw_dot and rendering ----
 
 
-def test_svg_through_graphviz_pure_parses_and_shows_the_numbers():
+def test_svg_through_graphviz_pure_parses_and_shows_the_numbers(graphviz_pure):
     out = neuron()
     out.backward()
-    svg = draw_dot(out, renderer=graphviz_pure()).pipe()
+    svg = draw_dot(out, renderer=graphviz_pure).pipe()
     texts = svg_texts(svg)
     for expected in ("x1", "grad -1.5000", "tanh", "data 0.7071"):
         assert expected in texts
 
 
-def test_escaped_label_survives_rendering():
+def test_escaped_label_survives_rendering(graphviz_pure):
     x = Value(1.5, label='x {1} | "<q>"')
-    texts = [t.strip() for t in svg_texts(draw_dot(x * 2, renderer=graphviz_pure()).pipe())]
+    texts = [t.strip() for t in svg_texts(draw_dot(x * 2, renderer=graphviz_pure).pipe())]
     assert 'x {1} | "<q>"' in texts
 
 
-def test_png_through_graphviz_pure_has_the_png_signature():
-    png = draw_dot(neuron(), format="png", renderer=graphviz_pure()).pipe()
+def test_png_through_graphviz_pure_has_the_png_signature(graphviz_pure):
+    png = draw_dot(neuron(), format="png", renderer=graphviz_pure).pipe()
     assert png.startswith(PNG_SIGNATURE) and len(png) > 1000
 
 
-def test_render_writes_filename_dot_format_and_returns_the_path(tmp_path):
-    drawing = draw_dot(reuse(), renderer=graphviz_pure())
+def test_render_writes_filename_dot_format_and_returns_the_path(tmp_path, graphviz_pure):
+    drawing = draw_dot(reuse(), renderer=graphviz_pure)
     path = drawing.render(str(tmp_path / "graph"))
     assert path == str(tmp_path / "graph.svg")
     svg_texts(Path(path).read_bytes())
@@ -186,8 +176,8 @@ def test_render_writes_filename_dot_format_and_returns_the_path(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.dot", "g.png", "graph.svg"]
 
 
-def test_repr_svg_for_jupyter():
-    drawing = draw_dot(neuron(), renderer=graphviz_pure())
+def test_repr_svg_for_jupyter(graphviz_pure):
+    drawing = draw_dot(neuron(), renderer=graphviz_pure)
     assert "tanh" in svg_texts(drawing._repr_svg_().encode())
 
 
@@ -222,7 +212,7 @@ def test_a_failing_renderer_is_reported(tmp_path):
         draw_dot(neuron(), renderer=str(failing)).pipe()
 
 
-def test_a_system_dot_is_preferred_to_graphviz_pure(tmp_path, monkeypatch):
+def test_a_system_dot_is_preferred_to_graphviz_pure(tmp_path, monkeypatch, graphviz_pure):
     fake_dot = tmp_path / "dot"
     fake_dot.write_text("#!/bin/sh\necho '<svg>from system dot</svg>'\n")
     fake_dot.chmod(0o755)

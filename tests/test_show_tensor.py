@@ -2,7 +2,7 @@
 Tensor page of to_html: tests/test_page.py).
 
 Tensor graphs are shown with shapes instead of numbers. The Value output must not change:
-the last tests rebuild the Value graphs of tests/test_viz.py and tests/test_explain.py and
+the last tests rebuild the Value graphs of tests/test_dot.py and tests/test_explain.py and
 compare with their golden files byte for byte. Set CHAINGRAD_UPDATE_GOLDEN=1 to rewrite
 this file's golden files after a deliberate change.
 """

@@ -1,0 +1,514 @@
+"""``torch.nn.functional`` for chaingrad Tensors: ``import chaingrad.nn.functional as F``.
+
+Each function has PyTorch's name, argument order and defaults, and computes what PyTorch
+computes; it is made of the Tensor's ops (``relu``, ``log_softmax``, ``@``, indexing, ...)
+and of ``conv2d``/``max_pool2d``, so every gradient comes from the rules those ops already
+state. What chaingrad does not have (dilation, groups, a padded max pool, ...) raises
+NotImplementedError naming it, never a different result.
+
+The losses take torch's ``reduction='mean' | 'sum' | 'none'`` (and the old
+``size_average``/``reduce``, with torch's warning). Class targets of ``cross_entropy`` and
+``nll_loss`` are integers (an int Tensor or array); a floating target of ``cross_entropy``
+holds class probabilities, as in torch.
+
+Example:
+    >>> import numpy as np
+    >>> from chaingrad.tensor_engine import Tensor
+    >>> logits = Tensor(np.array([[2.0, 0.5, -1.0]]), requires_grad=True)
+    >>> loss = cross_entropy(logits, np.array([0]))
+    >>> round(loss.item(), 4)
+    0.2413
+    >>> loss.backward()
+    >>> tuple(logits.grad.shape)
+    (1, 3)
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..tensor_engine import functions
+from ..tensor_engine.functions import _pair
+from ..tensor_engine.generator import generator
+from ..tensor_engine.losses import softplus
+from ..tensor_engine.tensor import Tensor
+
+__all__ = [
+    "binary_cross_entropy_with_logits", "conv2d", "cross_entropy", "dropout", "linear",
+    "log_softmax", "max_pool2d", "mse_loss", "nll_loss", "relu", "sigmoid", "softmax", "tanh",
+]
+
+REDUCTIONS = ("none", "mean", "sum")
+
+
+def not_yet(what: str) -> NotImplementedError:
+    """The error for something PyTorch has and chaingrad has not: it names it."""
+    return NotImplementedError(f"{what} is not in chaingrad yet")
+
+
+def _tensor(x: Any, where: str, arg: str = "input") -> Tensor:
+    """``x`` if it is a Tensor (a numpy array becomes a constant one), else torch's
+    TypeError naming the function and the argument."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, np.ndarray):
+        return Tensor(x)
+    raise TypeError(f"{where}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+
+
+# ---- activations ----
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - torch's names
+    """max(0, x), elementwise (``inplace=True`` is accepted and computes out of place).
+
+    Example:
+        >>> relu(Tensor([-1.0, 2.0])).data.tolist()
+        [0.0, 2.0]
+    """
+    return _tensor(input, "relu").relu()
+
+
+def tanh(input: Tensor) -> Tensor:  # noqa: A002
+    """tanh(x), elementwise."""
+    return _tensor(input, "tanh").tanh()
+
+
+def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
+    """1 / (1 + exp(-x)), elementwise."""
+    return _tensor(input, "sigmoid").sigmoid()
+
+
+def implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
+    """torch's choice of ``dim`` when softmax gets none (0 for 0-, 1- and 3-d input, else
+    1), with its deprecation warning."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
+                  "call to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
+            dtype: Any = None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim`` (torch's implicit choice, with its warning, when
+    ``dim`` is None); ``dtype`` converts the input first.
+
+    Example:
+        >>> softmax(Tensor([[0.0, 0.0]]), dim=1).data.tolist()
+        [[0.5, 0.5]]
+    """
+    x = _tensor(input, "softmax")
+    if dim is None:
+        dim = implicit_dim("softmax", x.ndim, _stacklevel)
+    if dtype is not None:
+        x = x.to(dtype)
+    return x.softmax(dim)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa: A002
+                dtype: Any = None) -> Tensor:
+    """x - log(sum(exp(x))) along ``dim``, computed stably (the implicit ``dim`` as
+    ``softmax``'s)."""
+    x = _tensor(input, "log_softmax")
+    if dim is None:
+        dim = implicit_dim("log_softmax", x.ndim, _stacklevel)
+    if dtype is not None:
+        x = x.to(dtype)
+    return x.log_softmax(dim)
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
+            inplace: bool = False) -> Tensor:
+    """In training, each entry zeroed with probability ``p`` and the rest scaled by
+    1 / (1 - p); the input itself otherwise. The mask comes from ``nn``'s generator
+    (``chaingrad.nn.manual_seed``). ``inplace=True`` computes out of place.
+
+    Example:
+        >>> x = Tensor(np.ones(4))
+        >>> dropout(x, 0.5, training=False) is x
+        True
+    """
+    x = _tensor(input, "dropout")
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return x
+    if p == 1:
+        return x * 0.0
+    keep = (generator().random(x.shape) >= p).astype(x.dtype)
+    return x * (keep / np.asarray(1 - p, dtype=x.dtype))
+
+
+# ---- layers' functions ----
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
+    """x @ weight.T + bias, as torch.nn.functional.linear.
+
+    Example:
+        >>> linear(Tensor([[1.0, 2.0]]), Tensor([[3.0, 4.0]]), Tensor([0.5])).data.tolist()
+        [[11.5]]
+    """
+    x, w = _tensor(input, "linear"), _tensor(weight, "linear", "weight")
+    if x.ndim == 0 or w.ndim not in (1, 2) or x.shape[-1] != w.shape[-1]:
+        raise ValueError(f"linear: input of shape {tuple(x.shape)} and weight of shape "
+                         f"{tuple(w.shape)} cannot be multiplied (the input's last dimension "
+                         "must be the weight's last)")
+    y = x @ w.T
+    return y if bias is None else y + _tensor(bias, "linear", "bias")
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
+           stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """2-D convolution (cross-correlation) over (N, C, H, W) or (C, H, W) input, as
+    torch.nn.functional.conv2d: ``padding`` is an int, a pair, 'valid' (none) or 'same'
+    (the output as large as the input; stride 1, the odd pixel of an even kernel's padding
+    on the right and bottom, as torch does).
+
+    Example:
+        >>> x, w = Tensor(np.ones((1, 1, 4, 4))), Tensor(np.ones((1, 1, 2, 2)))
+        >>> tuple(conv2d(x, w, padding='same').shape)
+        (1, 1, 4, 4)
+    """
+    x, w = _tensor(input, "conv2d"), _tensor(weight, "conv2d", "weight")
+    if _pair(dilation, "conv2d: dilation", 1) != (1, 1):
+        raise not_yet(f"conv2d with dilation={dilation!r}")
+    if groups != 1:
+        raise not_yet(f"conv2d with groups={groups!r}")
+    unbatched = x.ndim == 3
+    if unbatched:
+        x = x.reshape((1,) + tuple(x.shape))
+    if x.ndim != 4 or w.ndim != 4:
+        raise ValueError(f"conv2d: needs an input (N, C, H, W) or (C, H, W) and a weight "
+                         f"(O, C, kh, kw), got shapes {tuple(input.shape)} and "
+                         f"{tuple(w.shape)}")
+    if isinstance(padding, str):
+        x, padding = _padded_as(padding, x, tuple(w.shape[2:]), stride)
+    out = functions.conv2d(x, w, bias, stride, padding)
+    return out.reshape(tuple(out.shape[1:])) if unbatched else out
+
+
+def same_padding(kernel: tuple[int, int]) -> tuple[tuple[int, int], ...]:
+    """(before, after) along H and W that keeps a stride-1 output as large as its input:
+    k - 1 in all, the odd one after (torch's choice)."""
+    return tuple(((k - 1) // 2, k - 1 - (k - 1) // 2) for k in kernel)
+
+
+def _padded_as(padding: str, x: Tensor, kernel: tuple[int, int], stride: Any,
+               ) -> tuple[Tensor, tuple[int, int]]:
+    """The input and the padding for conv2d of padding 'valid' or 'same': an even kernel's
+    'same' pads the input itself (unequal sides), else conv2d pads."""
+    if padding == "valid":
+        return x, (0, 0)
+    if padding != "same":
+        raise ValueError(f"conv2d: invalid padding string {padding!r}, should be one of "
+                         "{'valid', 'same'}")
+    if _pair(stride, "conv2d: stride", 1) != (1, 1):
+        raise ValueError("padding='same' is not supported for strided convolutions")
+    sides = same_padding(kernel)
+    if all(before == after for before, after in sides):
+        return x, (sides[0][0], sides[1][0])
+    return functions.pad(x, ((0, 0), (0, 0)) + sides), (0, 0)
+
+
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
+               padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor:
+    """The largest entry of each window, over (N, C, H, W) or (C, H, W) input, as
+    torch.nn.functional.max_pool2d (``stride`` defaults to ``kernel_size``); a window's
+    gradient goes to its first largest entry, as torch's.
+
+    Example:
+        >>> max_pool2d(Tensor(np.arange(16.0).reshape(1, 1, 4, 4)), 2).data.tolist()
+        [[[[5.0, 7.0], [13.0, 15.0]]]]
+    """
+    x = _tensor(input, "max_pool2d")
+    for name, value, default in (("padding", padding, 0), ("dilation", dilation, 1)):
+        if _pair(value, f"max_pool2d: {name}", 0) != (default, default):
+            raise not_yet(f"max_pool2d with {name}={value!r}")
+    if ceil_mode:
+        raise not_yet("max_pool2d with ceil_mode=True")
+    if return_indices:
+        raise not_yet("max_pool2d with return_indices=True")
+    if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
+        stride = kernel_size
+    unbatched = x.ndim == 3
+    if unbatched:
+        x = x.reshape((1,) + tuple(x.shape))
+    out = functions.max_pool2d(x, kernel_size, stride)
+    return out.reshape(tuple(out.shape[1:])) if unbatched else out
+
+
+# ---- losses ----
+
+
+def reduction_of(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """The reduction meant: ``reduction``, or what the old ``size_average``/``reduce``
+    said (with torch's warning)."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = "none" if not reduce else "mean" if size_average else "sum"
+        warnings.warn("size_average and reduce args will be deprecated, please use "
+                      f"reduction='{reduction}' instead.", UserWarning, stacklevel=3)
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _reduce(losses: Tensor, reduction: str) -> Tensor:
+    if reduction == "none":
+        return losses
+    return losses.sum() if reduction == "sum" else losses.mean()
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # noqa: A002
+             reduce: bool | None = None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
+    """(input - target) ** 2, reduced; a target of another shape is broadcast with torch's
+    warning, and ``weight`` (the input's shape) weighs each entry (its mean divides by the
+    weights' sum).
+
+    Example:
+        >>> mse_loss(Tensor([1.0, 3.0]), Tensor([0.0, 1.0])).item()
+        2.5
+    """
+    reduction = reduction_of(size_average, reduce, reduction)
+    x, t = _tensor(input, "mse_loss"), _tensor(target, "mse_loss", "target")
+    if tuple(t.shape) != tuple(x.shape):
+        warnings.warn(f"Using a target size ({_size(t)}) that is different to the input size "
+                      f"({_size(x)}). This will likely lead to incorrect results due to "
+                      "broadcasting. Please ensure they have the same size.", UserWarning,
+                      stacklevel=2)
+    squares = (x - t) ** 2
+    if weight is None:
+        return _reduce(squares, reduction)
+    w = _tensor(weight, "mse_loss", "weight")
+    if tuple(w.shape) != tuple(x.shape):
+        raise ValueError("Weights and input must have the same size.")
+    weighted = squares * w
+    if reduction == "mean":
+        return weighted.sum() / w.sum()
+    return _reduce(weighted, reduction)
+
+
+def _size(t: Tensor) -> str:
+    return f"torch.Size([{', '.join(str(n) for n in t.shape)}])"
+
+
+def _class_targets(where: str, target: Any, x: Tensor) -> np.ndarray:
+    """Class indices as an int64 array of the input's shape without its class axis,
+    refused (torch's messages) if not integers or not of that shape."""
+    if isinstance(target, Tensor):
+        array = np.asarray(target.data)
+    elif isinstance(target, (np.ndarray, np.generic)):
+        array = np.asarray(target)
+    else:
+        raise TypeError(f"{where}(): argument 'target' must be Tensor, not "
+                        f"{type(target).__name__}")
+    if array.dtype.kind not in "iub":
+        raise TypeError(f"{where}: expected target dtype to be Long or Byte, but got "
+                        f"{_dtype_name(array.dtype)}")
+    expected = tuple(x.shape[:1] + x.shape[2:]) if x.ndim > 1 else ()
+    if x.ndim > 1 and array.ndim > 0 and array.shape[0] != x.shape[0]:
+        raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target "
+                         f"batch_size ({array.shape[0]}).")
+    if array.shape != expected:
+        raise ValueError(f"{where}: expected a target of shape {expected} for an input of "
+                         f"shape {tuple(x.shape)}, got {array.shape}")
+    return array.astype(np.int64)
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half"}.get(dtype.name,
+                                                                         dtype.name)
+
+
+def _at_classes(ndim: int, classes: np.ndarray) -> tuple:
+    """The index that picks, from an input with the class axis second (or only), the
+    entry of each class in ``classes``."""
+    if ndim == 1:
+        return (int(classes),)
+    grid = np.indices(classes.shape, sparse=True)
+    return (grid[0], classes, *grid[1:])
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
+             size_average: bool | None = None, ignore_index: int = -100,
+             reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """-weight[t] * input[t], the log-probability of each target class negated: input
+    (N, C), (C,) or (N, C, d1, ...) with the classes on axis 1, targets of its shape
+    without that axis; entries whose target is ``ignore_index`` count for nothing, and the
+    mean divides by the sum of the targets' weights, as torch's.
+
+    Example:
+        >>> round(nll_loss(Tensor([[-0.5, -1.0], [-2.0, -0.1]]), np.array([0, 1])).item(), 4)
+        0.3
+    """
+    reduction = reduction_of(size_average, reduce, reduction)
+    x = _tensor(input, "nll_loss")
+    if x.ndim == 0:
+        raise ValueError("nll_loss: the input needs a class axis, got a 0-d tensor")
+    t = _class_targets("nll_loss", target, x)
+    classes = x.shape[1] if x.ndim > 1 else x.shape[0]
+    counted = t != ignore_index
+    outside = counted & ((t < 0) | (t >= classes))
+    if outside.any():
+        raise IndexError(f"Target {t[outside].flat[0]} is out of bounds.")
+    safe = np.where(counted, t, 0)
+    mask = counted.astype(x.dtype)
+    w = mask if weight is None else _class_weights("nll_loss", weight, classes)[safe] * mask
+    losses = -(x[_at_classes(x.ndim, safe)] * w)
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    total = w.sum()
+    if float(np.asarray(total.data if isinstance(total, Tensor) else total)) == 0:
+        raise ValueError("nll_loss: every target is ignore_index or has weight 0, so the "
+                         "mean is 0 / 0 (torch returns nan); use reduction='sum'")
+    return losses.sum() / total
+
+
+def _class_weights(where: str, weight: Any, classes: int) -> Any:
+    w = _tensor(weight, where, "weight")
+    if tuple(w.shape) != (classes,):
+        raise ValueError(f"{where}: weight has shape {tuple(w.shape)}, expected one weight "
+                         f"per class ({classes},)")
+    return w
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
+                  size_average: bool | None = None, ignore_index: int = -100,
+                  reduce: bool | None = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """``nll_loss(log_softmax(input, class axis), target)``: class indices as targets
+    (integers), or class probabilities (floats, the input's shape); ``label_smoothing``
+    mixes each target with the uniform distribution, as torch's.
+
+    Example:
+        >>> x = Tensor([[2.0, 0.5, -1.0]])
+        >>> round(cross_entropy(x, np.array([0]), label_smoothing=0.1).item(), 4)
+        0.3913
+    """
+    reduction = reduction_of(size_average, reduce, reduction)
+    x = _tensor(input, "cross_entropy")
+    if x.ndim == 0:
+        raise ValueError("cross_entropy: the input needs a class axis, got a 0-d tensor")
+    if isinstance(label_smoothing, bool) or not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: "
+                         f"{label_smoothing}")
+    axis = 1 if x.ndim > 1 else 0
+    classes = x.shape[axis]
+    logp = x.log_softmax(axis)
+    if _floating(target):
+        return _soft_cross_entropy(logp, target, weight, ignore_index, reduction,
+                                   label_smoothing, axis)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0:
+        return nll
+    t = _class_targets("cross_entropy", target, x)
+    counted = (t != ignore_index).astype(x.dtype)
+    if weight is None:
+        smooth = -logp.sum(axis) * counted
+    else:
+        w = _class_weights("cross_entropy", weight, classes)
+        smooth = -(logp * w.reshape((classes,) + (1,) * (x.ndim - 1 - axis))).sum(axis) \
+            * counted
+    if reduction == "none":
+        spread = smooth
+    elif reduction == "sum":
+        spread = smooth.sum()
+    else:
+        safe = np.where(t != ignore_index, t, 0)
+        total = counted.sum() if weight is None else (w[safe] * counted).sum()
+        spread = smooth.sum() / total
+    return nll * (1 - label_smoothing) + spread * (label_smoothing / classes)
+
+
+def _floating(target: Any) -> bool:
+    dtype = target.data.dtype if isinstance(target, Tensor) else getattr(target, "dtype",
+                                                                             None)
+    return dtype is not None and np.dtype(dtype).kind == "f"
+
+
+def _soft_cross_entropy(logp: Tensor, target: Any, weight: Any, ignore_index: int,
+                        reduction: str, label_smoothing: float, axis: int) -> Tensor:
+    """cross_entropy against class probabilities: -sum_c weight_c * p_c * log_softmax_c."""
+    if ignore_index != -100:
+        raise ValueError("cross_entropy: ignore_index is not supported for floating point "
+                         "target")
+    p = _tensor(target, "cross_entropy", "target")
+    if tuple(p.shape) != tuple(logp.shape):
+        raise ValueError(f"cross_entropy: a target of class probabilities must have the "
+                         f"input's shape {tuple(logp.shape)}, got {tuple(p.shape)}")
+    classes = logp.shape[axis]
+    if label_smoothing:
+        p = p * (1 - label_smoothing) + label_smoothing / classes
+    terms = logp * p
+    if weight is not None:
+        w = _class_weights("cross_entropy", weight, classes)
+        terms = terms * w.reshape((classes,) + (1,) * (logp.ndim - 1 - axis))
+    losses = -terms.sum(axis)
+    if reduction == "mean":  # over the examples (and positions), whatever the weights
+        return losses.sum() / (int(np.prod(logp.shape)) // classes)
+    return _reduce(losses, reduction)
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor,  # noqa: A002
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """-[pos_weight * t * log(sigmoid(x)) + (1 - t) * log(1 - sigmoid(x))], times
+    ``weight``, computed stably as ``(1 - t) * x + (1 + (pos_weight - 1) * t) *
+    softplus(-x)``; ``pos_weight`` weighs the positives of each class (the last axis).
+
+    Example:
+        >>> round(binary_cross_entropy_with_logits(Tensor([0.0]), Tensor([1.0])).item(), 4)
+        0.6931
+    """
+    reduction = reduction_of(size_average, reduce, reduction)
+    x = _tensor(input, "binary_cross_entropy_with_logits")
+    t = _tensor(target, "binary_cross_entropy_with_logits", "target")
+    if tuple(t.shape) != tuple(x.shape):
+        raise ValueError(f"Target size ({_size(t)}) must be the same as input size "
+                         f"({_size(x)})")
+    if pos_weight is None:
+        losses = (1 - t) * x + softplus(-x)
+    else:
+        pw = _tensor(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
+        losses = (1 - t) * x + (t * (pw - 1) + 1) * softplus(-x)
+    if weight is not None:
+        losses = losses * _tensor(weight, "binary_cross_entropy_with_logits", "weight")
+    return _reduce(losses, reduction)
+
+
+# torch.nn.functional's other public names: asked for, they raise "... has no 'gelu' yet".
+_TORCH_NAMES = frozenset("""
+    adaptive_avg_pool1d adaptive_avg_pool2d adaptive_max_pool2d affine_grid alpha_dropout
+    avg_pool1d avg_pool2d avg_pool3d batch_norm bilinear binary_cross_entropy celu conv1d
+    conv3d conv_transpose1d conv_transpose2d cosine_embedding_loss cosine_similarity
+    ctc_loss dropout1d dropout2d dropout3d elu embedding embedding_bag fold
+    gaussian_nll_loss gelu glu grid_sample group_norm gumbel_softmax hardshrink hardsigmoid
+    hardswish hardtanh hinge_embedding_loss huber_loss instance_norm interpolate kl_div
+    l1_loss layer_norm leaky_relu local_response_norm log_sigmoid logsigmoid lp_pool2d
+    margin_ranking_loss max_pool1d max_pool3d max_unpool2d mish multi_head_attention_forward
+    multi_margin_loss multilabel_margin_loss multilabel_soft_margin_loss normalize one_hot
+    pad pairwise_distance pdist pixel_shuffle pixel_unshuffle poisson_nll_loss prelu relu6
+    relu_ rms_norm rrelu scaled_dot_product_attention selu silu smooth_l1_loss
+    soft_margin_loss softmin softplus softshrink softsign tanhshrink threshold
+    triplet_margin_loss unfold upsample
+""".split())  # noqa: SIM905 - a list to read
+
+
+def __getattr__(name: str) -> object:
+    if name in _TORCH_NAMES:
+        raise AttributeError(f"chaingrad.nn.functional has no {name!r} yet")
+    raise AttributeError(f"module 'chaingrad.nn.functional' has no attribute {name!r}")
