@@ -612,3 +612,10 @@ def test_new_factories_take_this_tensors_dtype(torch) -> None:
             base.new_tensor([1.5]), base.new_ones(1, dtype=lib.float64))]
 
     assert made(chaingrad) == made(torch)
+
+
+def test_a_typo_is_not_called_a_missing_torch_name() -> None:
+    with pytest.raises(AttributeError, match="'Tensor' object has no attribute 'bakward'"):
+        chaingrad.ones(2).bakward  # noqa: B018
+    with pytest.raises(AttributeError, match="module 'chaingrad' has no attribute 'tensr'"):
+        chaingrad.tensr  # noqa: B018

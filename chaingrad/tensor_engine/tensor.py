@@ -34,7 +34,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from .. import autodiff
+from .. import autodiff, torch_names
 from ..errors import DomainError
 from ..rules import (
     ABS,
@@ -1302,10 +1302,11 @@ class Tensor(autodiff.Node):
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"
 
     def __getattr__(self, name: str) -> Any:
-        """Called only for a name the Tensor lacks: an error that names it."""
-        if name.startswith("_"):
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
-        raise AttributeError(f"chaingrad.Tensor has no {name!r} yet")
+        """Called only for a name the Tensor lacks: for one of torch's, an error saying
+        chaingrad has no such thing yet; for any other, Python's usual error."""
+        if name in torch_names.TENSOR:
+            raise AttributeError(f"chaingrad.Tensor has no {name!r} yet")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
 
     # ---- what chaingrad.autograd asks of an engine ----
 
