@@ -12,6 +12,7 @@ Example:
 import builtins
 import importlib
 
+from . import torch_names
 from .autodiff import (
     enable_grad,
     is_grad_enabled,
@@ -88,9 +89,9 @@ def __getattr__(name: str) -> object:
         return value
     if name in _SUBMODULES:
         return _load(f"chaingrad.{name}", f"chaingrad.{name}")  # which sets the attribute
-    if name.startswith("_"):
-        raise AttributeError(f"module 'chaingrad' has no attribute {name!r}")
-    raise AttributeError(f"chaingrad has no {name!r} yet")
+    if name in torch_names.TORCH:  # one of torch's names
+        raise AttributeError(f"chaingrad has no {name!r} yet")
+    raise AttributeError(f"module 'chaingrad' has no attribute {name!r}")
 
 
 def _load(module: str, what: str) -> object:

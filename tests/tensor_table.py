@@ -149,6 +149,52 @@ def transpose_cases(draw):
 
 
 @st.composite
+def dim_cases(draw, values: str = "distinct"):
+    """An array, one dim to reduce along and keepdim, for ``max(dim)``/``min(dim)``."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, **SMALL))
+    x = draw({"distinct": _distinct, "tied": _tied}[values](shape))
+    return Case((x,), {"dim": draw(st.integers(-len(shape), len(shape) - 1)),
+                       "keepdim": draw(st.booleans())})
+
+
+def _grid(shape: tuple[int, ...], offset: float):
+    """Multiples of 0.25 plus ``offset``: two grids with different offsets never tie."""
+    return hnp.arrays(np.float64, shape, elements=st.integers(-12, 12).map(
+        lambda k: k * 0.25 + offset))
+
+
+@st.composite
+def apart_cases(draw):
+    """Two inputs of broadcastable shapes that are nowhere equal (maximum has a kink there)."""
+    shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3,
+                                                    **SMALL)).input_shapes
+    return Case((draw(_grid(shapes[0], 0.0)), draw(_grid(shapes[1], 0.125))))
+
+
+@st.composite
+def tied_pair_cases(draw):
+    """Two inputs of one shape from {-1, 0, 1}: many entries tie."""
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=2, **SMALL))
+    return Case((draw(_tied(shape)), draw(_tied(shape))))
+
+
+@st.composite
+def swap_cases(draw):
+    """An array and two dims to swap (possibly the same one, possibly negative)."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=4, **SMALL))
+    dims = st.integers(-len(shape), len(shape) - 1)
+    return Case((draw(_array(shape)),), {"dim0": draw(dims), "dim1": draw(dims)})
+
+
+@st.composite
+def norm_cases(draw):
+    """An array away from 0 (where the 2-norm has a kink) and a dim (None: all)."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, **SMALL))
+    dim = draw(st.none() | st.integers(-len(shape), len(shape) - 1))
+    return Case((draw(_array(shape, NONZERO)),), {"dim": dim, "keepdim": draw(st.booleans())})
+
+
+@st.composite
 def index_cases(draw, negative_steps: bool = False):
     """Ints, slices, integer arrays with repeats, boolean masks, ``...``, None (newaxis),
     and mixtures; or, with ``negative_steps`` (numpy has them, torch does not), slices
@@ -332,6 +378,22 @@ OPS: list[TensorOp] = [
     # ties share the gradient evenly, as in torch.amax / amin (torch only: not smooth there)
     TensorOp("max_ties", *_MAX, lambda: reduce_cases("tied"), finite_differences=False),
     TensorOp("min_ties", *_MIN, lambda: reduce_cases("tied"), finite_differences=False),
+    # torch's max(dim) and min(dim): the values, whose gradient goes to the returned index
+    TensorOp("max_dim", lambda x, dim, keepdim: x.max(dim, keepdim).values,
+             lambda x, dim, keepdim: x.max(dim, keepdim).values, dim_cases),
+    TensorOp("min_dim", lambda x, dim, keepdim: x.min(dim=dim, keepdim=keepdim)[0],
+             lambda x, dim, keepdim: x.min(dim=dim, keepdim=keepdim)[0], dim_cases),
+    TensorOp("max_dim_ties", lambda x, dim, keepdim: x.max(dim, keepdim).values,
+             lambda x, dim, keepdim: x.max(dim, keepdim).values, lambda: dim_cases("tied"),
+             finite_differences=False),
+    TensorOp("maximum", lambda x, y: x.maximum(y), lambda x, y: T.maximum(x, y), apart_cases),
+    TensorOp("minimum", lambda x, y: chaingrad.minimum(x, y), lambda x, y: T.minimum(x, y),
+             apart_cases),
+    TensorOp("maximum_ties", lambda x, y: chaingrad.max(x, y), lambda x, y: T.max(x, y),
+             tied_pair_cases, finite_differences=False),
+    TensorOp("norm", lambda x, dim, keepdim: x.norm(dim=dim, keepdim=keepdim),
+             lambda x, dim, keepdim: x.norm(dim=dim, keepdim=keepdim), norm_cases),
+    TensorOp("norm_1", lambda x: x.norm(p=1), lambda x: x.norm(p=1), _unary(NONZERO)),
     TensorOp("softmax", lambda x, axis: x.softmax(axis), lambda x, axis: x.softmax(axis),
              softmax_cases),
     TensorOp("log_softmax", lambda x, axis: x.log_softmax(axis),
@@ -341,6 +403,17 @@ OPS: list[TensorOp] = [
              reshape_cases),
     TensorOp("permute", lambda x, axes: x.permute(*axes),
              lambda x, axes: x.permute(*axes), transpose_cases),
+    TensorOp("transpose", lambda x, dim0, dim1: x.transpose(dim0, dim1),
+             lambda x, dim0, dim1: x.transpose(dim0, dim1), swap_cases),
+    TensorOp("mT", lambda x: x.mT, lambda x: x.mT, lambda: elementwise(1, (ANY,), min_dims=2)),
+    TensorOp("flatten", lambda x: chaingrad.flatten(x, 1), lambda x: T.flatten(x, 1),
+             lambda: elementwise(1, (ANY,), min_dims=2)),
+    TensorOp("unsqueeze", lambda x: x.unsqueeze(-1).squeeze(0), lambda x: x.unsqueeze(-1)
+             .squeeze(0), _unary()),
+    TensorOp("clone", lambda x: x.clone() * x, lambda x: x.clone() * x, _unary()),
+    # a round trip through float32: rounded as torch rounds it, so torch's check only
+    TensorOp("to_float32", lambda x: x.float().double(), lambda x: x.float().double(),
+             _unary(), finite_differences=False),
     TensorOp("T", lambda x: x.T, lambda x: x.permute(*reversed(range(x.ndim))),
              lambda: elementwise(1, (ANY,), min_dims=1)),
     TensorOp("getitem", lambda x, index: x[index],

@@ -348,3 +348,274 @@ def test_overflow_of_a_gradient_names_the_op() -> None:
     x = Tensor(np.array([1e-200]), requires_grad=True)
     with pytest.raises(DomainError, match="log: the gradient is inf"):
         (x.log() * 1e200).sum().backward()
+
+
+# ---- torch's methods: shapes, reductions with dim, conversions ----
+
+
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch")
+
+
+SHAPE_CALLS = [
+    lambda x: x.view(6, 4), lambda x: x.view(-1), lambda x: x.reshape((4, -1)),
+    lambda x: x.transpose(0, 2), lambda x: x.transpose(-1, 1), lambda x: x.permute(2, 0, 1),
+    lambda x: x.permute((1, 2, 0)), lambda x: x.unsqueeze(1), lambda x: x.unsqueeze(-1),
+    lambda x: x[:1].squeeze(), lambda x: x[:1].squeeze(0), lambda x: x[:1].squeeze(1),
+    lambda x: x.flatten(), lambda x: x.flatten(1), lambda x: x.flatten(0, 1),
+    lambda x: x.flatten(start_dim=-2), lambda x: x.mT, lambda x: x[0].T, lambda x: x[0].t(),
+    lambda x: x.sum(dim=1), lambda x: x.sum(1, keepdim=True), lambda x: x.sum((0, 2)),
+    lambda x: x.mean(dim=-1), lambda x: x.amax(dim=(0, 1)), lambda x: x.argmax(),
+    lambda x: x.argmax(dim=1), lambda x: x.argmin(2, keepdim=True), lambda x: x.max(1)[1],
+    lambda x: x.min(dim=0).values, lambda x: x.norm(), lambda x: x.norm(dim=1),
+    lambda x: x.expand(3, 2, 3, 4), lambda x: x[:, :1].expand(-1, 5, -1),
+    lambda x: x.clamp(min=3.0), lambda x: x.float(), lambda x: x.double().sum(),
+    lambda x: x.long(), lambda x: x.int(), lambda x: x.bool(), lambda x: x > 11,
+    lambda x: (x > 5) & (x < 15), lambda x: ~(x > 5), lambda x: x[x > 20],
+    lambda x: x.to(x.long()), lambda x: x.type_as(x.int()), lambda x: x.any(), lambda x: x.all(1),
+]
+
+
+@pytest.mark.parametrize("call", SHAPE_CALLS, ids=range(len(SHAPE_CALLS)))
+def test_methods_give_torch_values_shapes_and_dtypes(torch, call) -> None:
+    mine = call(chaingrad.arange(24.0).reshape(2, 3, 4))
+    theirs = call(torch.arange(24.0).reshape(2, 3, 4))
+    assert tuple(mine.shape) == tuple(theirs.shape)
+    assert mine.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    assert np.allclose(mine.data, theirs.numpy())
+
+
+def test_size_shape_and_friends() -> None:
+    x = chaingrad.zeros(2, 3, 4)
+    assert x.size() == (2, 3, 4) and isinstance(x.size(), tuple) and x.size(-1) == 4
+    assert repr(x.shape) == "chaingrad.Size([2, 3, 4])" and x.shape.numel() == 24
+    assert (x.dim(), x.ndim, x.numel(), x.element_size(), len(x)) == (3, 3, 24, 4, 2)
+    assert x.is_floating_point() and not chaingrad.tensor([1]).is_floating_point()
+    assert x.type() == "chaingrad.FloatTensor" and x.type(chaingrad.float64).dtype == np.float64
+
+
+def test_item_and_tolist_give_python_numbers_of_the_dtype() -> None:
+    assert type(chaingrad.tensor(3).item()) is int and type(chaingrad.tensor(True).item()) is bool
+    assert chaingrad.tensor([[2.5]]).item() == 2.5 and chaingrad.tensor(1.5).tolist() == 1.5
+    t = chaingrad.tensor(7)
+    assert (int(t), float(t), [0, 1, 2, 3, 4, 5, 6, 7][t], f"{chaingrad.tensor(0.5):.2f}") == (
+        7, 7.0, 7, "0.50")
+
+
+def test_max_with_dim_returns_values_and_indices() -> None:
+    m = chaingrad.tensor([[1.0, 7.0, 7.0], [4.0, 2.0, 4.0]], requires_grad=True)
+    values, indices = m.max(dim=1)
+    assert values.tolist() == [7.0, 4.0] and indices.tolist() == [1, 0]
+    assert indices.dtype == chaingrad.int64 and not indices.requires_grad
+    values.sum().backward()  # the gradient goes to the index returned, the first largest
+    assert m.grad.tolist() == [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]
+    assert m.max(axis=1).tolist() == [7.0, 4.0]  # numpy's axis=: the values, as amax
+
+
+def test_numpy_of_a_tensor_that_requires_grad_is_refused() -> None:
+    x = chaingrad.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad"):
+        x.numpy()
+    assert x.detach().numpy() is x.data
+
+
+def test_differentiable_casts_and_clone() -> None:
+    x = chaingrad.tensor([1.0, 2.0], requires_grad=True)
+    y = x.double()
+    assert y.dtype == chaingrad.float64 and y.grad_fn.name() == "ToCopyBackward0"
+    (y * y).sum().backward()
+    assert x.grad.dtype == chaingrad.float32 and x.grad.tolist() == [2.0, 4.0]
+    assert x.float() is x and not x.long().requires_grad
+    c = x.clone()
+    assert c.data is not x.data and c.requires_grad and not c.is_leaf
+
+
+# ---- in place: leaves under no_grad, and torch's errors ----
+
+
+def test_sgd_by_hand_updates_the_parameters_themselves() -> None:
+    w = chaingrad.tensor([1.0, -2.0], requires_grad=True)
+    params = [w]
+    for _ in range(3):
+        (w * w).sum().backward()
+        with chaingrad.no_grad():
+            for p in params:
+                p -= 0.25 * p.grad  # Python rebinds p to what -= returns: p itself
+        w.grad = None
+    assert params[0] is w and w.requires_grad and w.is_leaf
+    assert w.tolist() == [0.125, -0.25]  # each step halves w
+
+
+def test_in_place_ops_and_methods() -> None:
+    t = chaingrad.tensor([1.0, 2.0, 3.0])
+    data = t.data
+    t += 1
+    t -= chaingrad.tensor([1.0, 1.0, 1.0])
+    t *= 2
+    t /= 4
+    assert t.tolist() == [0.5, 1.0, 1.5] and t.data is data
+    assert t.add_(1, alpha=2).sub_(0.5).mul_(2).div_(2).tolist() == [2.0, 2.5, 3.0]
+    assert t.pow_(2).clamp_(max=6.0).tolist() == [4.0, 6.0, 6.0]
+    assert t.zero_().tolist() == [0.0] * 3 and t.fill_(2).tolist() == [2.0] * 3
+    assert t.copy_(np.array([1.0, 2.0, 3.0])).tolist() == [1.0, 2.0, 3.0] and t.data is data
+    i = chaingrad.tensor([1, 2])
+    i += 1
+    assert i.tolist() == [2, 3] and i.dtype == chaingrad.int64
+
+
+def test_item_assignment() -> None:
+    g = chaingrad.arange(12.0).reshape(3, 4)
+    g[:, 1] = 0
+    g[0] = chaingrad.tensor([9.0, 9.0, 9.0, 9.0])
+    g[g > 8] = 100.0
+    g[chaingrad.tensor([2]), 3] = -1
+    assert g.tolist() == [[100.0] * 4, [4.0, 0.0, 6.0, 7.0], [8.0, 0.0, 100.0, -1.0]]
+
+
+@pytest.mark.parametrize("change", [
+    lambda t: t.add_(1), lambda t: t.__iadd__(1), lambda t: t.zero_(),
+    lambda t: t.__setitem__(0, 5.0), lambda t: t.fill_(1)],
+    ids=["add_", "+=", "zero_", "setitem", "fill_"])
+def test_in_place_on_a_leaf_that_requires_grad_needs_no_grad(change) -> None:
+    w = chaingrad.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in"
+                                           " an in-place operation"):
+        change(w)
+    y = w * 2
+    with pytest.raises(NotImplementedError, match="chaingrad has no in-place ops on a tensor "
+                                                  "computed in a graph yet"):
+        change(y)
+    with chaingrad.no_grad():
+        change(w)
+    assert w.requires_grad and w.is_leaf
+
+
+def test_in_place_results_must_fit() -> None:
+    i = chaingrad.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="div_: result type float32 can't be cast to the "
+                                           "desired output type int64"):
+        i.div_(2)
+    t = chaingrad.ones(3)
+    with pytest.raises(RuntimeError, match=r"\+=: output with shape \[3\] doesn't match the "
+                                           r"broadcast shape \[2, 3\]"):
+        t += chaingrad.ones(2, 3)
+    view = chaingrad.ones(3).expand(2, 3)
+    with pytest.raises(RuntimeError, match="read-only view"):
+        view.zero_()
+
+
+def test_out_arguments(torch) -> None:
+    a = chaingrad.ones(2, 2)
+    out = chaingrad.zeros(2, 2)
+    assert chaingrad.matmul(a, a, out=out) is out and out.tolist() == [[2.0, 2.0]] * 2
+    grown = chaingrad.zeros(1)
+    chaingrad.add(a, 1, out=grown)  # resized to the result, as torch does
+    assert grown.shape == (2, 2) and grown.tolist() == [[2.0, 2.0]] * 2
+    w = chaingrad.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="out=... arguments don't support automatic"):
+        chaingrad.mul(w, 2, out=chaingrad.zeros(2))
+
+
+# ---- .grad, backward, grad_fn ----
+
+
+def test_grad_is_a_tensor_that_accumulates_and_can_be_reset() -> None:
+    x = chaingrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * x
+    y.backward(gradient=chaingrad.tensor([1.0, 0.5, 0.25]), retain_graph=True)
+    assert isinstance(x.grad, Tensor) and not x.grad.requires_grad
+    assert x.grad.tolist() == [2.0, 2.0, 1.5]
+    y.backward(chaingrad.ones(3))
+    assert x.grad.tolist() == [4.0, 6.0, 7.5]
+    x.grad.zero_()
+    assert x.grad.tolist() == [0.0] * 3
+    x.grad = None
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [3.0] * 3
+    with pytest.raises(TypeError, match="got both gradient= and grad="):
+        y.backward(chaingrad.ones(3), grad=np.ones(3))
+    with pytest.raises(NotImplementedError, match=r"chaingrad.Tensor has no backward\(inputs="):
+        (x * x).sum().backward(inputs=[x])
+
+
+def test_grad_fn_names_the_op_as_torch_and_is_none_on_leaves(torch) -> None:
+    cases = [lambda x: x * 2, lambda x: x + x, lambda x: x**2, lambda x: x.exp(),
+             lambda x: x.sum(), lambda x: x.tanh(), lambda x: x.sigmoid(), lambda x: x.relu(),
+             lambda x: x.log(), lambda x: x.sin(), lambda x: x.sqrt(), lambda x: x.abs()]
+    for case in cases:
+        mine = case(chaingrad.ones(2, requires_grad=True)).grad_fn
+        theirs = case(torch.ones(2, requires_grad=True)).grad_fn
+        assert mine.name() == theirs.name()
+        assert repr(mine).startswith(f"<{theirs.name()} object at 0x")
+    leaf = chaingrad.ones(2, requires_grad=True)
+    assert leaf.grad_fn is None and leaf.is_leaf and (leaf * 2).is_leaf is False
+    with no_grad():
+        assert (leaf * 2).grad_fn is None and (leaf * 2).is_leaf
+
+
+REPRS = [
+    lambda t: t.tensor([1.0, 2.5, -3.0]), lambda t: t.tensor([[1, 2], [3, 4]]),
+    lambda t: t.tensor([0.5, 1.0], requires_grad=True), lambda t: t.tensor([True, False]),
+    lambda t: t.tensor(2.0), lambda t: t.tensor(3), lambda t: t.zeros(2, dtype=t.float64),
+    lambda t: t.tensor([1e-5, 1.0]), lambda t: t.tensor([1e9, 1.0]), lambda t: t.arange(12.0),
+    lambda t: t.tensor([1.0, 2.0], requires_grad=True) * 2, lambda t: t.ones(2, 3, 2),
+    lambda t: t.tensor([1, 2], dtype=t.int32), lambda t: t.tensor([], dtype=t.float32),
+    lambda t: t.linspace(-1, 1, 9).reshape(3, 3), lambda t: t.tensor([[-0.001, 200.5]]),
+    lambda t: t.arange(2000.0), lambda t: t.arange(2000), lambda t: t.ones(3, 40),
+    lambda t: t.arange(3000.0).reshape(1000, 3), lambda t: t.tensor([True] * 30),
+    lambda t: t.tensor([1e8, 1.0]), lambda t: t.tensor([123456789.0, 1.0]),
+    lambda t: t.arange(40.0) / 7, lambda t: t.ones(2, 2, 40), lambda t: t.tensor([-5, 100000]),
+]
+
+
+@pytest.mark.parametrize("make", REPRS, ids=range(len(REPRS)))
+def test_repr_prints_as_torch(torch, make) -> None:
+    assert repr(make(chaingrad)).replace("chaingrad.", "torch.") == repr(make(torch))
+
+
+# ---- errors that name what chaingrad lacks; your own attributes ----
+
+
+def test_a_missing_name_is_named() -> None:
+    with pytest.raises(AttributeError, match="chaingrad.Tensor has no 'masked_fill' yet"):
+        chaingrad.ones(2).masked_fill  # noqa: B018
+    with pytest.raises(AttributeError, match="chaingrad has no 'fft' yet"):
+        chaingrad.fft  # noqa: B018
+    with pytest.raises(AttributeError, match="object has no attribute '_private'"):
+        chaingrad.ones(2)._private  # noqa: B018
+    assert not hasattr(chaingrad, "__wrapped__") and not hasattr(chaingrad.ones(1), "to_bytes")
+    with pytest.raises(NotImplementedError, match=r"chaingrad.Tensor has no norm\(p='nuc'\)"):
+        chaingrad.ones(2, 2).norm(p="nuc")
+
+
+def test_a_tensor_takes_attributes_of_your_own() -> None:
+    p = chaingrad.zeros(2, requires_grad=True)
+    p.m, p.v = 0, chaingrad.zeros_like(p)  # an optimizer's moments kept on the parameter
+    assert p.m == 0 and p.v.shape == (2,)
+    p._vis_color = "red"
+    assert p._vis_color == "red"
+
+
+def test_torchs_size_form_of_the_constructor_is_refused_not_misread() -> None:
+    for call in (lambda: Tensor(2, 3), lambda: Tensor(2)):
+        with pytest.raises(TypeError, match=r"torch's uninitialized tensor of that size"):
+            call()
+    assert Tensor((2, 3)).tolist() == [2.0, 3.0] and Tensor(2.0).item() == 2.0
+
+
+def test_new_factories_take_this_tensors_dtype(torch) -> None:
+    def made(lib) -> list:
+        base = lib.tensor([1, 2])
+        return [(tuple(t.shape), str(t.dtype).split(".")[-1], t.tolist()) for t in (
+            base.new_ones(2, 2), base.new_zeros((3,)), base.new_full((2,), 7),
+            base.new_tensor([1.5]), base.new_ones(1, dtype=lib.float64))]
+
+    assert made(chaingrad) == made(torch)
+
+
+def test_a_typo_is_not_called_a_missing_torch_name() -> None:
+    with pytest.raises(AttributeError, match="'Tensor' object has no attribute 'bakward'"):
+        chaingrad.ones(2).bakward  # noqa: B018
+    with pytest.raises(AttributeError, match="module 'chaingrad' has no attribute 'tensr'"):
+        chaingrad.tensr  # noqa: B018

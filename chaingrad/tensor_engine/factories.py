@@ -11,7 +11,6 @@ same seed gives other numbers than torch's.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -20,7 +19,7 @@ from . import dtypes
 from .arrays import all_finite, to_array
 from .devices import check_device
 from .generator import generator
-from .tensor import Tensor, _leaf
+from .tensor import Tensor, _leaf, _size
 
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -184,7 +183,7 @@ def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = No
     else:
         raise TypeError("randint: expected randint(high, size) or randint(low, high, size), "
                         f"got {len(args)} positional argument(s)")
-    shape = _shape("randint", (size,))
+    shape = _size((size,), "randint")
     if not high > low:
         raise ValueError(f"randint: needs low < high, got low={low}, high={high}")
     _no_generator(generator, "randint")
@@ -266,23 +265,11 @@ def _generator() -> np.random.Generator:
 def _filled(op: str, size: tuple, value: Any, dtype: Any, device: Any,
             requires_grad: bool) -> Tensor:
     check_device(device, op)
-    shape = _shape(op, size)
+    shape = _size(size, op)
     wanted = dtypes.get_default_dtype().dtype if dtype is None else dtypes.to_numpy(dtype, op)
     array = np.full(shape, value, dtype=wanted)
     _check_finite(array, op)
     return _leaf(array, requires_grad, op)
-
-
-def _shape(op: str, size: tuple) -> tuple[int, ...]:
-    """``zeros(2, 3)``'s or ``zeros((2, 3))``'s size as a tuple of ints >= 0."""
-    if len(size) == 1 and isinstance(size[0], (Sequence, np.ndarray)) and not isinstance(
-            size[0], str):
-        size = tuple(size[0])
-    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0
-               for n in size):
-        raise TypeError(f"{op}: size must be ints >= 0 (as {op}(2, 3) or {op}((2, 3))), got "
-                        f"{size!r}")
-    return tuple(int(n) for n in size)
 
 
 def _shape_and_float(op: str, size: tuple, dtype: Any, device: Any,
@@ -292,7 +279,7 @@ def _shape_and_float(op: str, size: tuple, dtype: Any, device: Any,
     wanted = dtypes.get_default_dtype().dtype if dtype is None else dtypes.to_numpy(dtype, op)
     if wanted.kind != "f":
         raise TypeError(f"{op}: needs a floating dtype, got {dtypes.of(wanted)}")
-    return _shape(op, size), wanted
+    return _size(size, op), wanted
 
 
 def _no_generator(generator: Any, op: str) -> None:

@@ -34,7 +34,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from .. import autodiff
+from .. import autodiff, torch_names
 from ..errors import DomainError
 from ..rules import (
     ABS,
@@ -121,7 +121,8 @@ class Tensor(autodiff.Node):
             Python numbers and lists, integer arrays (``np.arange(3)`` -> [0., 1., 2.]),
             and boolean arrays (True -> 1.0, False -> 0.0), as ``torch.Tensor(data)``
             makes them. ``chaingrad.tensor(data)`` infers the dtype as ``torch.tensor``.
-        requires_grad: Record the ops applied to it, so that ``backward()`` fills ``.grad``.
+        requires_grad: Record the ops applied to it, so that ``backward()`` fills ``.grad``
+            (a keyword argument).
         dtype: A floating dtype (``chaingrad.float64``, ``np.float64``); None follows the
             rule above.
         label: A name to show in drawings and explanations.
@@ -143,8 +144,12 @@ class Tensor(autodiff.Node):
     _initial_grad = None  # .grad before any gradient has reached it, as in PyTorch
     __hash__ = autodiff.Node.__hash__  # by identity, though == compares entries
 
-    def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None,
+    def __init__(self, data: Any, *sizes: int, requires_grad: bool = False, dtype: Any = None,
                  label: str = ""):
+        if sizes or type(data) is int:
+            raise TypeError(f"Tensor: chaingrad.Tensor{(data, *sizes)!r} would be torch's "
+                            "uninitialized tensor of that size, which chaingrad has not; use "
+                            "chaingrad.zeros(...) (or Tensor(2.0) for the number 2)")
         self.data = as_array(data, dtype, "Tensor")
         if not all_finite(self.data):
             index = first_non_finite(self.data)
@@ -1023,6 +1028,36 @@ class Tensor(autodiff.Node):
     def bool(self) -> Tensor:
         return self.to(dtypes.bool_)
 
+    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        """A new tensor of ``data`` with this tensor's dtype unless ``dtype`` is given."""
+        array = to_array(data, self.data.dtype if dtype is None else dtype, "new_tensor")
+        return _leaf(array, requires_grad, "new_tensor")
+
+    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        """Zeros of ``size``, in this tensor's dtype unless ``dtype`` is given."""
+        return self.new_full(_size(size, "new_zeros"), 0, dtype=dtype,
+                             requires_grad=requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        """Ones of ``size``, in this tensor's dtype unless ``dtype`` is given.
+
+        Example:
+            >>> import chaingrad
+            >>> chaingrad.tensor([1, 2]).new_ones(2, 2, dtype=chaingrad.float64).dtype
+            chaingrad.float64
+        """
+        return self.new_full(_size(size, "new_ones"), 1, dtype=dtype,
+                             requires_grad=requires_grad)
+
+    new_empty = new_zeros
+
+    def new_full(self, size: Any, fill_value: Any, dtype: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+        """``fill_value`` in ``size``, in this tensor's dtype unless ``dtype`` is given."""
+        wanted = self.data.dtype if dtype is None else dtypes.to_numpy(dtype, "new_full")
+        array = np.full(_size((size,), "new_full"), fill_value, dtype=wanted)
+        return _leaf(array, requires_grad, "new_full")
+
     def cpu(self) -> Tensor:
         return self
 
@@ -1267,10 +1302,11 @@ class Tensor(autodiff.Node):
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"
 
     def __getattr__(self, name: str) -> Any:
-        """Called only for a name the Tensor lacks: an error that names it."""
-        if name.startswith("_"):
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
-        raise AttributeError(f"chaingrad.Tensor has no {name!r} yet")
+        """Called only for a name the Tensor lacks: for one of torch's, an error saying
+        chaingrad has no such thing yet; for any other, Python's usual error."""
+        if name in torch_names.TENSOR:
+            raise AttributeError(f"chaingrad.Tensor has no {name!r} yet")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
 
     # ---- what chaingrad.autograd asks of an engine ----
 
@@ -1359,32 +1395,29 @@ _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "
 
 def format_array(a: np.ndarray, prefix: str) -> str:
     """``a``'s entries as torch prints them, lines after the first indented under ``prefix``:
-    floats with 4 decimals (``1.5000``), or as ``1.`` when all are whole numbers, or in
-    scientific notation when they span more than 1000x; numbers padded to one width."""
+    floats with 4 decimals (``1.5000``), or as ``1.`` when all are whole numbers, in
+    scientific notation when they span more than 1000x (or pass 1e8, or, not whole, go
+    below 1e-4); every entry padded to one width; ``...`` for the middle of more than 1000.
+    """
     if a.size == 0:
         return "[]" if a.ndim == 1 else f"[], size={tuple(a.shape)}"
-    options = {"separator": ", ", "prefix": prefix, "threshold": 1000, "edgeitems": 3,
-               "max_line_width": 80}
-    if a.dtype.kind != "f":
-        return np.array2string(a, **options)
-    finite = np.abs(a[np.isfinite(a)]).astype(np.float64)
-    nonzero = finite[finite != 0]
-    whole = bool((finite == np.round(finite)).all())
-    big = float(nonzero.max()) if nonzero.size else 0.0
-    small = float(nonzero.min()) if nonzero.size else 0.0
-    if whole:
-        scientific = big > 1e8 or (small and big / small > 1000.0 and big > 1e8)
+    if a.dtype.kind == "f":
+        finite = np.abs(a[np.isfinite(a)]).astype(np.float64)
+        nonzero = finite[finite != 0]
+        big = float(nonzero.max()) if nonzero.size else 0.0
+        small = float(nonzero.min()) if nonzero.size else 1.0
+        whole = bool((finite == np.round(finite)).all())
+        if big / small > 1000.0 or big > 1e8 or (not whole and small < 1e-4):
+            text = "{:.4e}".format
+        else:
+            text = "{:.0f}.".format if whole else "{:.4f}".format
+        kind = "float_kind"
     else:
-        scientific = big > 1e8 or (small > 0 and (big / small > 1000.0 or small < 1e-4))
-    if scientific:
-        text = "{:.4e}".format
-    elif whole:
-        text = "{:.0f}.".format
-    else:
-        text = "{:.4f}".format
-    width = max(len(text(float(v))) for v in np.ravel(a)[:2000])
-    return np.array2string(a, formatter={"float_kind": lambda v: text(float(v)).rjust(width)},
-                           **options)
+        text, kind = str, "int" if a.dtype.kind in "iu" else "bool"
+    width = max(len(text(v)) for v in (a.max().item(), a.min().item()))
+    body = np.array2string(a, separator=", ", prefix=prefix, threshold=1000, edgeitems=3,
+                           max_line_width=81, formatter={kind: lambda v: text(v).rjust(width)})
+    return body.replace(", ..., ", ",  ..., ")  # torch's ellipsis: ' ...'
 
 
 # ---- making nodes ----
@@ -1459,6 +1492,17 @@ def _lift(x: object, like: Tensor, numbers: bool = True) -> Tensor | None:
     if isinstance(x, ARRAY_TYPES):  # arrays, and numpy scalars such as np.bool_
         return _const(to_array(x, None, "Tensor", copy=False))
     return None
+
+
+def _size(size: tuple, op: str) -> tuple[int, ...]:
+    """``f(2, 3)``'s or ``f((2, 3))``'s size as a tuple of ints >= 0."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0
+               for n in size):
+        raise TypeError(f"{op}: size must be ints >= 0 (as {op}(2, 3) or {op}((2, 3))), got "
+                        f"{size!r}")
+    return tuple(int(n) for n in size)
 
 
 def _rank(t: Tensor) -> int:

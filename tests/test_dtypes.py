@@ -1,0 +1,97 @@
+"""dtypes as torch's: the constants and their names, equality with numpy's, and the dtype of
+an op's result (Python numbers, 0-d and dimensioned tensors, every kind) against torch."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import chaingrad
+from chaingrad.tensor_engine import dtypes
+
+
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch")
+
+
+def test_constants_aliases_and_names() -> None:
+    assert chaingrad.float is chaingrad.float32 and chaingrad.double is chaingrad.float64
+    assert chaingrad.long is chaingrad.int64 and chaingrad.int is chaingrad.int32
+    assert chaingrad.half is chaingrad.float16 and chaingrad.bool.name == "bool"
+    assert repr(chaingrad.float64) == "chaingrad.float64" == str(chaingrad.float64)
+    assert chaingrad.get_default_dtype() is chaingrad.float32
+    assert chaingrad.float32.is_floating_point and not chaingrad.int64.is_floating_point
+    assert (chaingrad.int64.itemsize, chaingrad.bool.itemsize) == (8, 1)
+
+
+def test_equal_to_numpy_dtypes_and_usable_by_numpy() -> None:
+    assert chaingrad.float32 == np.float32 and np.dtype("float32") == chaingrad.float32
+    assert chaingrad.float32 != chaingrad.float64 and chaingrad.float32 != "float32"
+    assert np.zeros(2, dtype=chaingrad.int64).dtype == np.int64
+    assert len({chaingrad.float32, chaingrad.float32, chaingrad.int64}) == 2
+    assert pickle.loads(pickle.dumps(chaingrad.bool)) is chaingrad.bool
+
+
+def test_a_dtype_chaingrad_lacks_is_named() -> None:
+    with pytest.raises(TypeError, match="chaingrad has no dtype for numpy's complex128 yet"):
+        chaingrad.tensor(np.zeros(2, dtype=np.complex128))
+    with pytest.raises(TypeError, match="tensor: dtype must be a chaingrad dtype"):
+        chaingrad.tensor([1.0], dtype="no such dtype")
+
+
+def test_set_default_dtype() -> None:
+    chaingrad.set_default_dtype(chaingrad.float64)
+    try:
+        assert chaingrad.tensor([1.5]).dtype == chaingrad.float64
+        assert (chaingrad.tensor([1, 2]) * 0.5).dtype == chaingrad.float64
+    finally:
+        chaingrad.set_default_dtype(chaingrad.float32)
+    with pytest.raises(TypeError, match="set_default_dtype: only"):
+        chaingrad.set_default_dtype(chaingrad.int64)
+
+
+# ---- torch's result dtype ----
+
+KINDS = ["bool", "uint8", "int32", "int64", "float16", "float32", "float64"]
+NUMBERS = [True, 2, -3, 2.5]
+
+
+def _make(lib, dtype: str, zero_dim: bool):
+    data = True if dtype == "bool" else 1
+    return lib.tensor(data if zero_dim else [data, data], dtype=getattr(lib, dtype))
+
+
+@pytest.mark.parametrize("a", KINDS)
+@pytest.mark.parametrize("b", KINDS)
+@pytest.mark.parametrize("zero_dim", [False, True], ids=["dims", "zero_dim_b"])
+def test_tensor_with_tensor_promotes_as_torch(torch, a: str, b: str, zero_dim: bool) -> None:
+    mine = (_make(chaingrad, a, False) * _make(chaingrad, b, zero_dim)).dtype
+    theirs = (_make(torch, a, False) * _make(torch, b, zero_dim)).dtype
+    assert mine.name == str(theirs).removeprefix("torch.")
+
+
+# torch refuses to subtract bools; a negative number with a uint8 tensor wraps around in
+# torch, where numpy refuses it (and chaingrad negates as * -1)
+NUMBER_CASES = [(a, number, op) for a in KINDS for number in NUMBERS for op in "+*/-"
+                if not (op == "-" and (a in ("bool", "uint8") or number is True))
+                and not (a == "uint8" and number == -3)]
+
+
+@pytest.mark.parametrize(("a", "number", "op"), NUMBER_CASES, ids=str)
+def test_tensor_with_python_number_promotes_as_torch(torch, a: str, number, op: str) -> None:
+    apply = {"+": lambda t: t + number, "*": lambda t: t * number, "/": lambda t: t / number,
+             "-": lambda t: number - t}[op]
+    mine, theirs = apply(_make(chaingrad, a, False)), apply(_make(torch, a, False))
+    assert mine.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    assert mine.tolist() == pytest.approx(theirs.tolist(), rel=1e-3)
+
+
+def test_promote_rule_directly() -> None:
+    f32, f16, i64 = np.dtype("float32"), np.dtype("float16"), np.dtype("int64")
+    assert dtypes.promote([(i64, dtypes.DIMENSIONED), (f16, dtypes.DIMENSIONED)]) == f16
+    assert dtypes.promote([(i64, dtypes.DIMENSIONED), (f32, dtypes.ZERO_DIM)]) == f32
+    assert dtypes.promote([(f16, dtypes.DIMENSIONED), (np.dtype("float64"),
+                                                       dtypes.ZERO_DIM)]) == f16

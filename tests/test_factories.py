@@ -1,0 +1,156 @@
+"""torch's factory functions: the same values, shapes and dtypes as torch's for the
+deterministic ones; the random ones in range, reproducible after ``manual_seed``, from the one
+generator that ``chaingrad.nn`` also draws from; errors naming the factory."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import chaingrad
+from chaingrad.tensor_engine import generator
+
+
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch")
+
+
+# (name, args, kwargs): called the same way on chaingrad and on torch
+DETERMINISTIC = [
+    ("tensor", ([1.5, -2.0],), {}), ("tensor", ([[1, 2], [3, 4]],), {}),
+    ("tensor", ([True, False],), {}), ("tensor", (3,), {}), ("tensor", (2.5,), {}),
+    ("tensor", ([1, 2],), {"dtype": "float64"}), ("tensor", ([1.7, -1.7],), {"dtype": "int64"}),
+    ("zeros", (2, 3), {}), ("zeros", ((2,),), {"dtype": "int64"}), ("zeros", ([],), {}),
+    ("ones", (3,), {"dtype": "bool"}), ("ones", ((1, 2),), {"dtype": "float64"}),
+    ("empty", (2, 0), {}),
+    ("full", ((2, 2), 7.5), {}), ("full", ((2,), 3), {}), ("full", ((), True), {}),
+    ("arange", (5,), {}), ("arange", (1.0, 2.0, 0.25), {}), ("arange", (2, 11, 3), {}),
+    ("arange", (5, 0, -2), {}), ("arange", (0, 1, 0.1), {}), ("arange", (3,), {"dtype": "float64"}),
+    ("linspace", (0, 1, 5), {}), ("linspace", (-math.pi, math.pi, 7), {}),
+    ("linspace", (2, 3, 1), {}), ("linspace", (0, 1, 4), {"dtype": "float64"}),
+    ("eye", (3,), {}), ("eye", (2, 3), {}), ("eye", (2,), {"dtype": "int64"}),
+]
+
+
+def _resolve(lib, kwargs: dict) -> dict:
+    return {k: getattr(lib, v) if k == "dtype" else v for k, v in kwargs.items()}
+
+
+@pytest.mark.parametrize(("name", "args", "kwargs"), DETERMINISTIC,
+                         ids=[f"{n}{a}{k or ''}" for n, a, k in DETERMINISTIC])
+def test_factory_gives_torch_values_shape_and_dtype(torch, name, args, kwargs) -> None:
+    mine = getattr(chaingrad, name)(*args, **_resolve(chaingrad, kwargs))
+    theirs = getattr(torch, name)(*args, **_resolve(torch, kwargs))
+    assert mine.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    assert tuple(mine.shape) == tuple(theirs.shape)
+    assert np.allclose(mine.data, theirs.numpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like"])
+def test_like_factories_copy_shape_and_dtype(name: str) -> None:
+    base = chaingrad.tensor([[1, 2, 3]])
+    made = getattr(chaingrad, name)(base)
+    assert made.shape == (1, 3) and made.dtype == chaingrad.int64 and made is not base
+    assert getattr(chaingrad, name)(base, dtype=chaingrad.float64).dtype == chaingrad.float64
+    assert chaingrad.full_like(base, 4).tolist() == [[4, 4, 4]]
+
+
+def test_tensor_copies_from_numpy_shares() -> None:
+    a = np.arange(3.0)
+    copied, shared = chaingrad.tensor(a), chaingrad.from_numpy(a)
+    a[0] = 9.0
+    assert copied.tolist() == [0.0, 1.0, 2.0] and shared.tolist() == [9.0, 1.0, 2.0]
+    assert shared.dtype == chaingrad.float64 and chaingrad.as_tensor(a).data is a
+    with pytest.raises(TypeError, match=r"from_numpy: expected np.ndarray \(got list\)"):
+        chaingrad.from_numpy([1.0])
+
+
+def test_requires_grad_only_for_floating_dtypes() -> None:
+    w = chaingrad.zeros(2, requires_grad=True)
+    assert w.requires_grad and w.is_leaf and w.grad is None
+    with pytest.raises(RuntimeError, match="Only Tensors of floating point dtype can require"):
+        chaingrad.tensor([1, 2], requires_grad=True)
+    with pytest.raises(RuntimeError, match="requires_grad_: only Tensors of floating point"):
+        chaingrad.tensor([1, 2]).requires_grad_()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: chaingrad.rand(3, 4), lambda: chaingrad.randn(3, 4),
+    lambda: chaingrad.randint(0, 10, (3, 4)), lambda: chaingrad.randint(5, size=(3, 4)),
+    lambda: chaingrad.randperm(12).reshape(3, 4)], ids=["rand", "randn", "randint",
+                                                         "randint_high", "randperm"])
+def test_random_factories_are_reproducible_after_manual_seed(make) -> None:
+    chaingrad.manual_seed(7)
+    first = make()
+    chaingrad.manual_seed(7)
+    assert chaingrad.equal(first, make()) and first.shape == (3, 4)
+    assert not chaingrad.equal(first, make())  # the generator moved on
+
+
+def test_random_values_in_range_and_dtypes() -> None:
+    chaingrad.manual_seed(0)
+    r = chaingrad.rand(1000)
+    assert r.dtype == chaingrad.float32 and r.min().item() >= 0 and r.max().item() < 1
+    n = chaingrad.randn(2000, dtype=chaingrad.float64)
+    assert n.dtype == chaingrad.float64 and abs(n.mean().item()) < 0.1
+    k = chaingrad.randint(3, 6, (500,))
+    assert k.dtype == chaingrad.int64 and set(k.tolist()) == {3, 4, 5}
+    assert sorted(chaingrad.randperm(5).tolist()) == [0, 1, 2, 3, 4]
+    assert chaingrad.rand_like(r).shape == r.shape and chaingrad.randn(2, 3).shape == (2, 3)
+
+
+def test_one_generator_serves_factories_and_layers() -> None:
+    from chaingrad import nn
+
+    chaingrad.manual_seed(3)
+    a = chaingrad.rand(2)
+    nn.manual_seed(3)  # the same generator, restarted by its other name
+    assert chaingrad.equal(a, chaingrad.rand(2))
+    state = generator.get_rng_state()
+    b = chaingrad.rand(2)
+    generator.set_rng_state(state)
+    assert chaingrad.equal(b, chaingrad.rand(2))
+
+
+@pytest.mark.parametrize(("call", "error", "message"), [
+    (lambda: chaingrad.zeros(2, -1), TypeError, r"zeros: size must be ints >= 0"),
+    (lambda: chaingrad.ones("a"), TypeError, r"ones: size must be ints"),
+    (lambda: chaingrad.arange(0, 1, 0), ValueError, "arange: step must be nonzero"),
+    (lambda: chaingrad.linspace(0, 1, -1), TypeError, "linspace: steps must be an int"),
+    (lambda: chaingrad.randint(5, 5, (2,)), ValueError, "randint: needs low < high"),
+    (lambda: chaingrad.randint(5), TypeError, r"randint: expected randint\(high, size\)"),
+    (lambda: chaingrad.rand(2, dtype=chaingrad.int64), TypeError, "rand: needs a floating"),
+    (lambda: chaingrad.rand(2, generator=object()), NotImplementedError,
+     r"chaingrad has no rand\(generator=...\) yet"),
+    (lambda: chaingrad.zeros_like([1.0]), TypeError, "zeros_like: expected a Tensor"),
+    (lambda: chaingrad.tensor("abc"), TypeError, "tensor: data must be numbers"),
+    (lambda: chaingrad.tensor([1.0, float("nan")]), ValueError, "tensor: got nan or inf"),
+    (lambda: chaingrad.manual_seed(1.5), TypeError, "manual_seed: seed must be an int"),
+])
+def test_bad_arguments_name_the_factory(call, error, message) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+# ---- devices ----
+
+
+def test_the_cpu_is_accepted_everywhere_other_devices_are_named() -> None:
+    cpu = chaingrad.device("cpu")
+    assert repr(cpu) == "device(type='cpu')" and str(cpu) == "cpu" and cpu == "cpu"
+    x = chaingrad.ones(2, device="cpu")
+    assert x.device == cpu and x.to("cpu") is x and x.cpu() is x and not x.is_cuda
+    assert chaingrad.zeros(1, device=cpu).device.type == "cpu"
+    assert not chaingrad.cuda.is_available() and chaingrad.cuda.device_count() == 0
+    chaingrad.set_default_device("cpu")
+    gpu = chaingrad.device("cuda:0")  # naming one is fine, as in torch
+    assert (gpu.type, gpu.index) == ("cuda", 0)
+    for call in (lambda: chaingrad.ones(2, device="cuda"), lambda: x.to(gpu), lambda: x.cuda(),
+                 lambda: chaingrad.set_default_device("mps")):
+        with pytest.raises(RuntimeError, match="chaingrad computes on the CPU only"):
+            call()
+    with pytest.raises(RuntimeError, match="device: expected one of cpu"):
+        chaingrad.device("tpu")
