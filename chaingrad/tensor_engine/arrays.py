@@ -138,7 +138,8 @@ def normalize_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
         if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
             raise TypeError(f"{op}: axis must be an int, a tuple of ints or None, got {axis!r}")
         if not -ndim <= a < ndim:
-            raise ValueError(f"{op}: axis {a} is out of range for {ndim} dimension(s)")
+            raise IndexError(f"{op}: dimension {a} is out of range (expected to be in "
+                             f"[{-ndim}, {ndim - 1}] for {ndim} dimension(s))")
         axes.append(int(a) % ndim)
     if len(set(axes)) != len(axes):
         raise ValueError(f"{op}: axis {axis!r} repeats an axis")
