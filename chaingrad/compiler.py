@@ -188,8 +188,32 @@ class Trace:
         with autodiff.recording_leaves() as made, autodiff.enable_grad():
             result = fn(*args)
         self.outputs_kind, self.outputs = _outputs(result)
+        del result  # the outputs hold the graph; a large one is let go as its code is written
         self.order = autodiff.topological_order(*self.outputs)
         self.arrays = _is_array(self.outputs[0].data)  # a Tensor graph
+        self._sort_leaves(made, flat)
+        self.fn_name = getattr(fn, "__name__", "the function")
+        self.chunked = len(self.order) > LOCALS_LIMIT and not self.arrays
+        self.takes_grad = [leaf for _, leaf in self.params if leaf.requires_grad]
+        self.args = {id(x): i for i, x in enumerate(flat) if _is_array(x)}  # for rules' params
+        self.zeros = [out.data * 0 for out in self.outputs]  # the seed of an output not asked
+        self.outputs_template = self.outputs[0]
+        let_go = self.chunked and not keep_graph  # keep the code, not the graph
+        if let_go:
+            self.outputs_template = Value(0.0)
+        texts = self._write(let_go)
+        used = {i for i, _ in self.inputs} | self.lines.used_args
+        self.guarded = {i: _snapshot(x) for i, x in enumerate(flat)  # the trace's constants
+                        if not isinstance(x, autodiff.Node) and i not in used}
+        self.rule = Primitive(self.fn_name, self._vjp, (GENERIC_FORMULA,),
+                              params=("state", "k"))
+        self.graph = _build(self.lines, texts)
+        if let_go:
+            self.order = self.needs_grad = self.constants = self.lines = None
+
+    def _sort_leaves(self, made: list, flat: list) -> None:
+        """Each leaf is an input (a number argument made a Value), a parameter (a Value
+        argument, or one read from elsewhere: read live), or a constant of the code."""
         made_ids = {id(leaf) for leaf in made}
         numbers = {id(x): i for i, x in enumerate(flat) if not isinstance(x, autodiff.Node)}
         values = {id(x): i for i, x in enumerate(flat) if isinstance(x, autodiff.Node)}
@@ -210,35 +234,23 @@ class Trace:
                 self.constants[id(node)] = node.data
             else:
                 self.params.append((None, node))
-        self.fn_name = getattr(fn, "__name__", "the function")
-        self.chunked = len(self.order) > LOCALS_LIMIT and not self.arrays
-        self.takes_grad = [leaf for _, leaf in self.params if leaf.requires_grad]
-        self.args = {id(x): i for i, x in enumerate(flat) if _is_array(x)}  # for rules' params
+
+    def _write(self, let_go: bool) -> list[tuple[str, str]]:
+        """The code's text: one ``("graph", text)``, or a large graph's chunks. With
+        ``let_go``, the graph is let go while its chunks are written (``_Lines.chunks``),
+        so that the graph, the text and the code are never all held at once."""
         with autodiff._walking:  # meanwhile each node's _mark holds its place in the order
-            for i, node in enumerate(self.order):
-                node._mark = i
+            _number(self.order)  # (a loop here would keep its last node, the output, alive)
             self.needs_grad = _needing_gradients(self)
+            self.output_places = {out._mark: k for k, out in enumerate(self.outputs)}
             self.names = {} if self.chunked else _variables(self.outputs, self.order)
             self.lines = (_ArrayLines if self.arrays else _Lines)(self)
             self.text = None if self.chunked else self.lines.source()
-            texts = self.lines.chunks() if self.chunked else [("graph", self.text)]
+            texts = self.lines.chunks(let_go) if self.chunked else [("graph", self.text)]
             for node in self.order:
-                node._mark = None
-        used = {i for i, _ in self.inputs} | self.lines.used_args
-        self.guarded = {i: _snapshot(x) for i, x in enumerate(flat)  # the trace's constants
-                        if not isinstance(x, autodiff.Node) and i not in used}
-        self.rule = Primitive(self.fn_name, self._vjp, (GENERIC_FORMULA,),
-                              params=("state", "k"))
-        self.zeros = [out.data * 0 for out in self.outputs]  # the seed of an output not asked
-        self.outputs_template = self.outputs[0]
-        if self.chunked and not keep_graph:  # keep the code, not the graph: let it go
-            del result, node  # (the last node of the order: the output) before the code
-            # is compiled, so that the graph and the code are never held at once
-            self.order = self.outputs = self.needs_grad = self.constants = None
-            self.outputs_template = Value(0.0)
-        self.graph = _build(self.lines, texts)
-        if self.chunked and not keep_graph:
-            self.lines = None
+                if node is not None:  # (a node let go has no mark to clear)
+                    node._mark = None
+        return texts
 
     @property
     def source(self) -> str:
@@ -309,6 +321,12 @@ class Trace:
                     f"compile(check=True): the gradient of {self.names[id(self.params[0][1])]}"
                     f" differs: {eager_grads.get(id(leaf))!r} eagerly, "
                     f"{compiled_grads.get(id(leaf))!r} compiled")
+
+
+def _number(order: list) -> None:
+    """Mark each node with its place in the order."""
+    for place, node in enumerate(order):
+        node._mark = place
 
 
 def _snapshot(x: Any) -> Any:
@@ -482,10 +500,10 @@ class _Lines:
             reached.add(id(x))
             return f"{grad(x)} = {text}" if first else self.plus(grad(x), text)
 
-        outputs = {id(out): k for k, out in enumerate(trace.outputs)}
+        outputs = trace.output_places
         for node in nodes:
-            if id(node) in outputs and trace.needs_grad[node._mark]:
-                yield add(node, f"seeds[{outputs[id(node)]}]")
+            if node._mark in outputs and trace.needs_grad[node._mark]:
+                yield add(node, f"seeds[{outputs[node._mark]}]")
         for node in nodes:
             if node._rule is None or not trace.needs_grad[node._mark]:
                 continue
@@ -563,16 +581,18 @@ class _Lines:
 
     # ---- a large graph, in chunks ----
 
-    def chunks(self) -> list[tuple[str, str]]:
+    def chunks(self, let_go: bool = False) -> list[tuple[str, str]]:
         """A large graph's code as ``(name, text)`` pieces, compiled one after another:
         ``forward_k(V)`` and ``backward_k(V, G, seeds)`` for each chunk of ``CHUNK`` nodes,
-        then ``graph``, which calls them. Written while the graph is here; compiled after
-        it has gone (``_build``)."""
+        then ``graph``, which calls them.
+
+        With ``let_go``, the trace's outputs are dropped once ``graph`` is written, and each
+        chunk's nodes once its backward is: the chunks are written last to first, and a
+        node is only an input of later ones, so each chunk is then freed. The graph shrinks
+        as the text grows."""
         trace, size = self.trace, len(self.trace.order)
         starts = range(0, size, CHUNK)
         texts = [(f"forward_{k}", self._chunk(start, "forward")) for k, start in enumerate(starts)]
-        texts += [(f"backward_{k}", self._chunk(start, "backward"))
-                  for k, start in reversed(list(enumerate(starts)))]
         outs = ", ".join(f"V[{out._mark}]" for out in trace.outputs)
         body = ["def graph(inputs, params, args):", f"    V = [0.0] * {size}"]
         body += [f"    V[{leaf._mark}] = inputs[{k}]" for k, (_, leaf) in enumerate(trace.inputs)]
@@ -582,6 +602,16 @@ class _Lines:
         body += [f"        backward_{k}(V, G, seeds)" for k in reversed(range(len(starts)))]
         grads = _tuple(f"G[{leaf._mark}]" for leaf in trace.takes_grad)
         body.append(f"        seeds = yield {grads}")
+        if let_go:
+            trace.outputs = None
+        for k, start in reversed(list(enumerate(starts))):
+            texts.append((f"backward_{k}", self._chunk(start, "backward")))
+            if let_go:
+                nodes = trace.order[start:start + CHUNK]
+                for node in nodes:
+                    node._mark = None  # a leaf lives on
+                trace.order[start:start + CHUNK] = [None] * len(nodes)
+                del nodes
         return texts + [("graph", "\n".join(body) + "\n")]
 
     def _chunk(self, start: int, kind: str) -> str:

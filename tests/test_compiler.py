@@ -304,10 +304,21 @@ def test_a_graph_in_chunks_is_let_go_before_its_code_is_compiled(small_chunks,
             y = (y * w).tanh()
         return y
 
+    chunk, while_written = chaingrad.compiler._Lines._chunk, []
+
+    def counting_chunk(self, start, kind):
+        if kind == "backward":
+            while_written.append(alive())
+        return chunk(self, start, kind)
+
+    monkeypatch.setattr(chaingrad.compiler._Lines, "_chunk", counting_chunk)
     step = chaingrad.compile(chain)
     before = alive()
     out = step(0.3)
-    # the input leaf and the template of outputs, not the 61 nodes; then the output too
+    # the graph shrinks chunk by chunk as the backward is written, last chunk first
+    assert len(while_written) == 9 and while_written == sorted(while_written, reverse=True)
+    assert while_written[0] - while_written[-1] >= 40
+    # then only the input leaf and the template of outputs, not the 61 nodes; then the output
     assert seen == [before + 2] and alive() == before + 3
     out.backward()
     assert out.data == chain(0.3).data
