@@ -105,6 +105,7 @@ class Size(tuple):
         return f"chaingrad.Size({list(self)})"
 
     def numel(self) -> int:
+        """The number of entries."""
         return math.prod(self)
 
 
@@ -337,21 +338,27 @@ class Tensor(autodiff.Node):
         return _compare(">=", np.greater_equal, self, other)
 
     def eq(self, other: Operand) -> Tensor:
+        """x == other, entry by entry, as a bool tensor."""
         return self == other
 
     def ne(self, other: Operand) -> Tensor:
+        """x != other, entry by entry, as a bool tensor."""
         return self != other
 
     def lt(self, other: Operand) -> Tensor:
+        """x < other, entry by entry, as a bool tensor."""
         return self < other
 
     def le(self, other: Operand) -> Tensor:
+        """x <= other, entry by entry, as a bool tensor."""
         return self <= other
 
     def gt(self, other: Operand) -> Tensor:
+        """x > other, entry by entry, as a bool tensor."""
         return self > other
 
     def ge(self, other: Operand) -> Tensor:
+        """x >= other, entry by entry, as a bool tensor."""
         return self >= other
 
     def __invert__(self) -> Tensor:
@@ -457,15 +464,19 @@ class Tensor(autodiff.Node):
         return self - (other if alpha == 1 else other * alpha)
 
     def mul(self, other: Operand) -> Tensor:
+        """x * other."""
         return self * other
 
     def div(self, other: Operand) -> Tensor:
+        """x / other (true division: integers give floats)."""
         return self / other
 
     def neg(self) -> Tensor:
+        """-x."""
         return -self
 
     def square(self) -> Tensor:
+        """x ** 2."""
         return self**2
 
     def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
@@ -703,9 +714,11 @@ class Tensor(autodiff.Node):
         return self.reshape(-1)
 
     def view_as(self, other: Tensor) -> Tensor:
+        """This tensor in ``other``'s shape (a reshape)."""
         return self.reshape(other.shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
+        """This tensor in ``other``'s shape (a reshape)."""
         return self.reshape(other.shape)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -725,6 +738,7 @@ class Tensor(autodiff.Node):
         return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1:])
 
     def unflatten(self, dim: int, sizes: tuple[int, ...]) -> Tensor:
+        """Dim ``dim`` split into ``sizes`` (a reshape)."""
         ax = normalize_axis(dim, self.ndim, "unflatten")
         return self.reshape(self.shape[:ax] + tuple(sizes) + self.shape[ax + 1:])
 
@@ -816,6 +830,7 @@ class Tensor(autodiff.Node):
         return self.broadcast_to(shape)
 
     def expand_as(self, other: Tensor) -> Tensor:
+        """Broadcast to ``other``'s shape."""
         return self.broadcast_to(other.shape)
 
     def __getitem__(self, index: Any) -> Tensor:
@@ -910,9 +925,11 @@ class Tensor(autodiff.Node):
         return self._write("div_", self._computed(lambda: self / other))
 
     def pow_(self, exponent: Operand) -> Tensor:
+        """x **= exponent, in place."""
         return self._write("pow_", self._computed(lambda: self**exponent))
 
     def clamp_(self, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
+        """x clamped into [min, max], in place."""
         return self._write("clamp_", self._computed(lambda: self.clamp(min, max)))
 
     def __iadd__(self, other: Operand) -> Tensor:
@@ -1008,24 +1025,31 @@ class Tensor(autodiff.Node):
         return self.to(dtype)
 
     def type_as(self, other: Tensor) -> Tensor:
+        """This tensor in ``other``'s dtype."""
         return self.to(other.data.dtype)
 
     def float(self) -> Tensor:
+        """This tensor as float32 (itself if it is)."""
         return self.to(dtypes.float32)
 
     def double(self) -> Tensor:
+        """This tensor as float64."""
         return self.to(dtypes.float64)
 
     def half(self) -> Tensor:
+        """This tensor as float16."""
         return self.to(dtypes.float16)
 
     def long(self) -> Tensor:
+        """This tensor as int64 (floats rounded toward 0)."""
         return self.to(dtypes.int64)
 
     def int(self) -> Tensor:
+        """This tensor as int32."""
         return self.to(dtypes.int32)
 
     def bool(self) -> Tensor:
+        """This tensor as bool (True where nonzero)."""
         return self.to(dtypes.bool_)
 
     def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
@@ -1059,25 +1083,31 @@ class Tensor(autodiff.Node):
         return _leaf(array, requires_grad, "new_full")
 
     def cpu(self) -> Tensor:
+        """Itself: chaingrad's tensors are on the CPU."""
         return self
 
     def cuda(self, *args: Any, **kwargs: Any) -> Tensor:
+        """An error: chaingrad computes on the CPU only."""
         check_device("cuda", "cuda")
         return self  # not reached: check_device raises
 
     def is_floating_point(self) -> bool:
+        """True for a floating dtype."""
         return self.data.dtype.kind == "f"
 
     @property
     def device(self) -> Any:
+        """Where the data is: always ``device('cpu')``."""
         return CPU
 
     @property
     def is_cuda(self) -> bool:
+        """False: chaingrad computes on the CPU only."""
         return False
 
     @property
     def dtype(self) -> dtypes.dtype:
+        """The element type, a chaingrad dtype (``chaingrad.float32``, ...)."""
         return dtypes.of(self.data.dtype)
 
     # ---- backward and friends ----
@@ -1185,6 +1215,7 @@ class Tensor(autodiff.Node):
         return _node(self.data.copy(), (self,), RESHAPE.bind(self.data.shape))
 
     def contiguous(self) -> Tensor:
+        """Itself (chaingrad never needs a contiguous copy)."""
         return self
 
     def numpy(self) -> np.ndarray:
@@ -1208,6 +1239,7 @@ class Tensor(autodiff.Node):
 
     @property
     def shape(self) -> Size:
+        """The size of each dim, a ``Size``."""
         return Size(self.data.shape)
 
     def size(self, dim: int | None = None) -> Any:
@@ -1218,19 +1250,23 @@ class Tensor(autodiff.Node):
 
     @property
     def ndim(self) -> int:
+        """The number of dims."""
         return self.data.ndim
 
     def dim(self) -> int:
+        """The number of dims."""
         return self.data.ndim
 
     ndimension = dim
 
     def numel(self) -> int:
+        """The number of entries."""
         return int(self.data.size)
 
     nelement = numel
 
     def element_size(self) -> int:
+        """The bytes of one entry."""
         return self.data.itemsize
 
     def __bool__(self) -> bool:
@@ -1280,10 +1316,12 @@ class Tensor(autodiff.Node):
         return getattr(ufunc, method)(*arrays, **kwargs)
 
     def any(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
+        """Whether any entry is nonzero (over ``dim``), as a bool tensor."""
         axes = normalize_axes(dim, self.ndim, "any")
         return _const(np.asarray(self.data.any(axis=axes, keepdims=keepdim)))
 
     def all(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
+        """Whether every entry is nonzero (over ``dim``), as a bool tensor."""
         axes = normalize_axes(dim, self.ndim, "all")
         return _const(np.asarray(self.data.all(axis=axes, keepdims=keepdim)))
 
