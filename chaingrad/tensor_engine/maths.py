@@ -204,6 +204,18 @@ def mean(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
     return _tensor(input, "mean").mean(dim, keepdim, dtype=dtype)
 
 
+def var(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
+        correction: int = 1, unbiased: bool | None = None) -> Tensor:
+    """The variance over ``dim`` (see ``Tensor.var``)."""
+    return _tensor(input, "var").var(dim, keepdim, correction=correction, unbiased=unbiased)
+
+
+def std(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
+        correction: int = 1, unbiased: bool | None = None) -> Tensor:
+    """The standard deviation over ``dim`` (see ``Tensor.std``)."""
+    return _tensor(input, "std").std(dim, keepdim, correction=correction, unbiased=unbiased)
+
+
 def max_(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """The largest entry, or ``(values, indices)`` along ``dim`` (``chaingrad.max``)."""
     return _tensor(input, "max").max(dim, keepdim)

@@ -642,6 +642,33 @@ class Tensor(autodiff.Node):
         share = tie_share(x, kept, axes) if self.requires_grad else None
         return _node(data, (self,), rule.bind(axes, share))
 
+    def var(self, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
+            unbiased: bool | None = None) -> Tensor:
+        """The variance over ``dim``: sum((x - mean)**2) / (n - correction), Bessel's
+        correction by default (``unbiased=False`` is ``correction=0``), as torch.var;
+        composed of primitives.
+
+        Example:
+            >>> x = Tensor([1.0, 2.0, 3.0, 4.0])
+            >>> round(x.var().item(), 4), x.var(unbiased=False).item()
+            (1.6667, 1.25)
+        """
+        if unbiased is not None:
+            correction = 1 if unbiased else 0
+        x = _floating(self)
+        axes = normalize_axes(dim, x.ndim, "var")
+        count = math.prod(x.shape[a] for a in axes)
+        if count - correction <= 0:
+            raise ValueError(f"var: {count} entries over dim {dim} leave no degrees of freedom "
+                             f"with correction={correction}")
+        centred = x - x.mean(axes, keepdim=True)
+        return (centred * centred).sum(axes, keepdim) * (1.0 / (count - correction))
+
+    def std(self, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
+            unbiased: bool | None = None) -> Tensor:
+        """The standard deviation over ``dim``: ``var(...).sqrt()``."""
+        return self.var(dim, keepdim, correction=correction, unbiased=unbiased).sqrt()
+
     def norm(self, p: Any = "fro", dim: Dims = None, keepdim: bool = False) -> Tensor:
         """The p-norm over ``dim`` (all entries if None): p=2 (or 'fro') is
         sqrt(sum(x**2)), p=1 sum(|x|), else sum(|x|**p)**(1/p); composed of primitives.
@@ -1007,12 +1034,12 @@ class Tensor(autodiff.Node):
                 wanted = dtypes.to_numpy(arg, "to")
             else:
                 check_device(arg, "to")
-        kwargs.pop("copy", None)
+        copy = kwargs.pop("copy", False)
         kwargs.pop("non_blocking", None)
         if kwargs:
             raise TypeError(f"to: unexpected arguments {sorted(kwargs)}")
         if wanted is None or wanted == self.data.dtype:
-            return self
+            return self.clone() if copy else self
         data = self.data.astype(wanted)
         if wanted.kind != "f" or self.data.dtype.kind != "f":
             return _const(data)
