@@ -619,3 +619,12 @@ def test_a_typo_is_not_called_a_missing_torch_name() -> None:
         chaingrad.ones(2).bakward  # noqa: B018
     with pytest.raises(AttributeError, match="module 'chaingrad' has no attribute 'tensr'"):
         chaingrad.tensr  # noqa: B018
+
+
+def test_assigning_data_takes_an_array_or_another_tensors_numbers() -> None:
+    w = chaingrad.tensor([1.0, 2.0], requires_grad=True)
+    (w * w).sum().backward()
+    w.data = w.data - 0.5 * w.grad  # an ndarray minus a Tensor is a Tensor: its numbers
+    assert isinstance(w.data, np.ndarray) and w.tolist() == [0.0, 0.0] and w.requires_grad
+    w.data = np.array([3.0, 4.0], dtype=np.float32)
+    assert w.tolist() == [3.0, 4.0]

@@ -140,7 +140,7 @@ class Tensor(autodiff.Node):
         (30.0, [[2.0, 4.0], [6.0, 8.0]])
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "_rule", "__dict__")
+    __slots__ = ("_data", "grad", "requires_grad", "_rule", "__dict__")
     label = ""  # a name for drawings and explanations; set, it goes in the node's __dict__
     _initial_grad = None  # .grad before any gradient has reached it, as in PyTorch
     __hash__ = autodiff.Node.__hash__  # by identity, though == compares entries
@@ -164,6 +164,18 @@ class Tensor(autodiff.Node):
         self._rule: Rule | None = None
         if autodiff._created is not None:  # chaingrad.compile is tracing
             autodiff._created.append(self)
+
+    @property
+    def data(self) -> np.ndarray:
+        """The numbers: the numpy array the engine computes on (torch gives a detached
+        Tensor here; ``detach()`` is chaingrad's way to that)."""
+        return self._data
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        """New numbers for this tensor (an array, or another tensor's), as torch's
+        ``t.data = ...``; the graph it is part of is not told."""
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
 
     # ---- elementwise arithmetic (broadcasting, torch's result dtype) ----
 
@@ -1496,7 +1508,7 @@ def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
     if type(data) is not np.ndarray:
         data = np.asarray(data)  # numpy turns 0-d results into scalars: undo that
     out = _new(Tensor)
-    out.data = data
+    out._data = data
     out.grad = None
     out._mark = None
     if autodiff._grad_enabled or autodiff.is_grad_enabled():  # the global: the fast path
@@ -1517,7 +1529,7 @@ def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
 def _const(data: np.ndarray) -> Tensor:
     """A leaf holding ``data`` that needs no gradient (a constant, or detached data)."""
     out = _new(Tensor)
-    out.data = data
+    out._data = data
     out.grad = None
     out.requires_grad = False
     out._a = out._b = out._mark = None
