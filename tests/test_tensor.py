@@ -628,3 +628,14 @@ def test_assigning_data_takes_an_array_or_another_tensors_numbers() -> None:
     assert isinstance(w.data, np.ndarray) and w.tolist() == [0.0, 0.0] and w.requires_grad
     w.data = np.array([3.0, 4.0], dtype=np.float32)
     assert w.tolist() == [3.0, 4.0]
+
+
+def test_bool_tensors_refuse_minus_as_torch_does() -> None:
+    mask = chaingrad.tensor([True, False])
+    with pytest.raises(RuntimeError, match="Negation, the `-` operator, on a bool tensor"):
+        -mask  # noqa: B018
+    for minus in (lambda: mask - mask, lambda: mask - 1, lambda: 1 - mask,
+                  lambda: chaingrad.ones(2) - mask):
+        with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool"):
+            minus()
+    assert (~mask).tolist() == [False, True] and (mask.long() - 1).tolist() == [0, -1]

@@ -278,6 +278,10 @@ class Tensor(autodiff.Node):
 
     def __neg__(self) -> Tensor:
         """-x, as x * -1."""
+        if self.data.dtype.kind == "b":
+            raise RuntimeError("-: Negation, the `-` operator, on a bool tensor is not "
+                               "supported. If you are trying to invert a mask, use the `~` "
+                               "operator instead.")
         return self * -1
 
     def __sub__(self, other: Operand) -> Tensor:
@@ -285,6 +289,7 @@ class Tensor(autodiff.Node):
         both = _operands("-", self, other)
         if both is NotImplemented:
             return both
+        _no_bool_minus(self, other)
         x, y, _ = both
         _broadcast_shape("-", x, y)
         return x + (-y)
@@ -313,6 +318,8 @@ class Tensor(autodiff.Node):
 
     def __rsub__(self, other: Operand) -> Tensor:  # other - self
         both = _operands("-", self, other)
+        if both is not NotImplemented:
+            _no_bool_minus(self, other)
         return both if both is NotImplemented else both[1] - both[0]
 
     def __rmul__(self, other: Operand) -> Tensor:  # other * self
@@ -1689,6 +1696,14 @@ def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, dtype: np.dtype | N
     if check and not all_finite(data):
         raise domain_error(op, np.asarray(data), (a.data, b.data), None)
     return data
+
+
+def _no_bool_minus(x: Tensor, other: object) -> None:
+    """torch's error for ``-`` with a bool tensor on either side."""
+    if x.data.dtype.kind == "b" or (isinstance(other, Tensor) and other.data.dtype.kind == "b"):
+        raise RuntimeError("-: Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
 
 
 def _broadcast_shape(op: str, a: Tensor, b: Tensor) -> None:
