@@ -910,6 +910,7 @@ class Tensor(autodiff.Node):
             [[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]]
         """
         self._check_in_place("setitem")
+        _no_graph_into("setitem", value)
         index = check_index(index)
         if isinstance(value, Tensor):
             value = value.data
@@ -950,45 +951,51 @@ class Tensor(autodiff.Node):
         self.data[...] = value
         return self
 
-    def _computed(self, fn: Callable[[], Tensor]) -> np.ndarray:
+    def _computed(self, op: str, fn: Callable[[], Tensor], operand: Any = None) -> np.ndarray:
+        """``fn()``'s numbers, computed out of place without a graph, for ``op`` to write in
+        place: refused when ``operand`` requires grad while the graph is recorded (torch would
+        make this tensor a node of the graph; chaingrad has no in-place nodes)."""
+        _no_graph_into(op, operand)
         with autodiff.no_grad():
             return fn().data
 
     def add_(self, other: Operand, *, alpha: float = 1) -> Tensor:
         """x += alpha * other, in place (see ``_check_in_place``)."""
-        return self._write("add_", self._computed(lambda: self.add(other, alpha=alpha)))
+        value = self._computed("add_", lambda: self.add(other, alpha=alpha), other)
+        return self._write("add_", value)
 
     def sub_(self, other: Operand, *, alpha: float = 1) -> Tensor:
         """x -= alpha * other, in place."""
-        return self._write("sub_", self._computed(lambda: self.sub(other, alpha=alpha)))
+        value = self._computed("sub_", lambda: self.sub(other, alpha=alpha), other)
+        return self._write("sub_", value)
 
     def mul_(self, other: Operand) -> Tensor:
         """x *= other, in place."""
-        return self._write("mul_", self._computed(lambda: self * other))
+        return self._write("mul_", self._computed("mul_", lambda: self * other, other))
 
     def div_(self, other: Operand) -> Tensor:
         """x /= other, in place (an integer tensor cannot hold the quotient, as in torch)."""
-        return self._write("div_", self._computed(lambda: self / other))
+        return self._write("div_", self._computed("div_", lambda: self / other, other))
 
     def pow_(self, exponent: Operand) -> Tensor:
         """x **= exponent, in place."""
-        return self._write("pow_", self._computed(lambda: self**exponent))
+        return self._write("pow_", self._computed("pow_", lambda: self**exponent, exponent))
 
     def clamp_(self, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
         """x clamped into [min, max], in place."""
-        return self._write("clamp_", self._computed(lambda: self.clamp(min, max)))
+        return self._write("clamp_", self._computed("clamp_", lambda: self.clamp(min, max)))
 
     def __iadd__(self, other: Operand) -> Tensor:
-        return self._write("+=", self._computed(lambda: self + other))
+        return self._write("+=", self._computed("+=", lambda: self + other, other))
 
     def __isub__(self, other: Operand) -> Tensor:
-        return self._write("-=", self._computed(lambda: self - other))
+        return self._write("-=", self._computed("-=", lambda: self - other, other))
 
     def __imul__(self, other: Operand) -> Tensor:
-        return self._write("*=", self._computed(lambda: self * other))
+        return self._write("*=", self._computed("*=", lambda: self * other, other))
 
     def __itruediv__(self, other: Operand) -> Tensor:
-        return self._write("/=", self._computed(lambda: self / other))
+        return self._write("/=", self._computed("/=", lambda: self / other, other))
 
     def zero_(self) -> Tensor:
         """Every entry 0, in place."""
@@ -1001,6 +1008,7 @@ class Tensor(autodiff.Node):
 
     def copy_(self, src: Any) -> Tensor:
         """The entries of ``src`` (broadcast to this shape), in place, cast to this dtype."""
+        _no_graph_into("copy_", src)
         src = src.data if isinstance(src, Tensor) else np.asarray(src)
         try:
             value = np.broadcast_to(src, self.shape).astype(self.data.dtype)
@@ -1338,6 +1346,13 @@ class Tensor(autodiff.Node):
         if self.data.size == 1 and self.ndim == 0:
             return format(self.item(), spec)
         return format(repr(self), spec)
+
+    def __iter__(self) -> Any:
+        """The sub-tensors along dim 0 (``x[0]``, ``x[1]``, ...); a 0-d tensor has none to
+        give, and says so, as in torch."""
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(len(self)))
 
     def __len__(self) -> int:
         if self.data.ndim == 0:
@@ -1696,6 +1711,16 @@ def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, dtype: np.dtype | N
     if check and not all_finite(data):
         raise domain_error(op, np.asarray(data), (a.data, b.data), None)
     return data
+
+
+def _no_graph_into(op: str, value: Any) -> None:
+    """A NotImplementedError for writing a tensor that requires grad into another in place
+    while the graph is recorded: torch would record it; chaingrad would lose the gradient."""
+    if isinstance(value, Tensor) and value.requires_grad and autodiff.is_grad_enabled():
+        raise NotImplementedError(
+            f"{op}: chaingrad has no in-place op that takes a tensor requiring grad into "
+            "another yet (torch records one); build the result out of place instead (with "
+            "+, cat, stack or where), or write .detach() to copy the numbers only")
 
 
 def _no_bool_minus(x: Tensor, other: object) -> None:
