@@ -48,7 +48,7 @@ _TENSOR_NAMES: dict[str, tuple[str, str]] = {
         f"{_ENGINE}.maths": (
             "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "sqrt", "square", "neg",
             "add", "sub", "mul", "div", "matmul", "mm", "dot", "mean", "amax", "amin",
-            "maximum", "minimum",
+            "maximum", "minimum", "var", "std",
             "argmax", "argmin", "norm", "clamp", "softmax", "log_softmax", "flatten",
             "reshape", "squeeze", "unsqueeze", "transpose", "permute", "t", "allclose",
             "equal", "numel", "is_tensor", "is_floating_point"),

@@ -187,6 +187,14 @@ def swap_cases(draw):
 
 
 @st.composite
+def spread_cases(draw):
+    """Distinct values (a nonzero spread) with at least 2 along the dim (None: all)."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=2, max_side=4))
+    dim = draw(st.none() | st.integers(-len(shape), len(shape) - 1))
+    return Case((draw(_distinct(shape)),), {"dim": dim, "keepdim": draw(st.booleans())})
+
+
+@st.composite
 def norm_cases(draw):
     """An array away from 0 (where the 2-norm has a kink) and a dim (None: all)."""
     shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, **SMALL))
@@ -394,6 +402,11 @@ OPS: list[TensorOp] = [
     TensorOp("norm", lambda x, dim, keepdim: x.norm(dim=dim, keepdim=keepdim),
              lambda x, dim, keepdim: x.norm(dim=dim, keepdim=keepdim), norm_cases),
     TensorOp("norm_1", lambda x: x.norm(p=1), lambda x: x.norm(p=1), _unary(NONZERO)),
+    TensorOp("var", lambda x, dim, keepdim: x.var(dim, keepdim),
+             lambda x, dim, keepdim: x.var(dim, keepdim=keepdim), lambda: spread_cases()),
+    TensorOp("std", lambda x, dim, keepdim: chaingrad.std(x, dim, keepdim, correction=0),
+             lambda x, dim, keepdim: T.std(x, dim, keepdim=keepdim, correction=0),
+             lambda: spread_cases()),
     TensorOp("softmax", lambda x, axis: x.softmax(axis), lambda x, axis: x.softmax(axis),
              softmax_cases),
     TensorOp("log_softmax", lambda x, axis: x.log_softmax(axis),

@@ -620,3 +620,43 @@ def test_a_typo_is_not_called_a_missing_torch_name() -> None:
         chaingrad.ones(2).bakward  # noqa: B018
     with pytest.raises(AttributeError, match="module 'chaingrad' has no attribute 'tensr'"):
         chaingrad.tensr  # noqa: B018
+
+
+def test_assigning_data_takes_an_array_or_another_tensors_numbers() -> None:
+    w = chaingrad.tensor([1.0, 2.0], requires_grad=True)
+    (w * w).sum().backward()
+    w.data = w.data - 0.5 * w.grad  # an ndarray minus a Tensor is a Tensor: its numbers
+    assert isinstance(w.data, np.ndarray) and w.tolist() == [0.0, 0.0] and w.requires_grad
+    w.data = np.array([3.0, 4.0], dtype=np.float32)
+    assert w.tolist() == [3.0, 4.0]
+
+
+def test_bool_tensors_refuse_minus_as_torch_does() -> None:
+    mask = chaingrad.tensor([True, False])
+    with pytest.raises(RuntimeError, match="Negation, the `-` operator, on a bool tensor"):
+        -mask  # noqa: B018
+    for minus in (lambda: mask - mask, lambda: mask - 1, lambda: 1 - mask,
+                  lambda: chaingrad.ones(2) - mask):
+        with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool"):
+            minus()
+    assert (~mask).tolist() == [False, True] and (mask.long() - 1).tolist() == [0, -1]
+
+
+@pytest.mark.parametrize("write", [
+    lambda t, w: t.__setitem__(0, w[0]), lambda t, w: t.add_(w), lambda t, w: t.__imul__(w),
+    lambda t, w: t.copy_(w)], ids=["setitem", "add_", "*=", "copy_"])
+def test_writing_a_tensor_that_requires_grad_into_another_is_refused_not_lost(write) -> None:
+    t, w = chaingrad.zeros(2), chaingrad.ones(2, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="chaingrad has no in-place op that takes a "
+                                                  "tensor requiring grad"):
+        write(t, w)
+    write(t, w.detach())  # the numbers only: fine
+    with chaingrad.no_grad():
+        write(t, w)
+
+
+def test_iteration_gives_sub_tensors_and_refuses_a_0d_tensor() -> None:
+    rows = list(chaingrad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True))
+    assert [r.tolist() for r in rows] == [[1.0, 2.0], [3.0, 4.0]] and rows[0].requires_grad
+    with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+        list(chaingrad.tensor(1.0))

@@ -79,4 +79,5 @@ def set_default_device(where_to: Any) -> None:
 
 
 def get_default_device() -> device:
+    """The CPU: the one device chaingrad has."""
     return _default

@@ -153,12 +153,14 @@ def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = No
 
 def rand_like(input: Tensor, dtype: Any = None, device: Any = None,  # noqa: A002
               requires_grad: bool = False) -> Tensor:
+    """Uniform numbers from [0, 1) in ``input``'s shape and dtype."""
     return rand(_like(input, "rand_like").shape, dtype=dtype or input.data.dtype,
                 device=device, requires_grad=requires_grad)
 
 
 def randn_like(input: Tensor, dtype: Any = None, device: Any = None,  # noqa: A002
                requires_grad: bool = False) -> Tensor:
+    """Standard normal numbers in ``input``'s shape and dtype."""
     return randn(_like(input, "randn_like").shape, dtype=dtype or input.data.dtype,
                  device=device, requires_grad=requires_grad)
 

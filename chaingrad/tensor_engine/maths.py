@@ -77,40 +77,48 @@ def log(input: Any) -> Tensor:  # noqa: A002
 
 @_with_out
 def sin(input: Any) -> Tensor:  # noqa: A002
+    """sin(x), entry by entry."""
     return _tensor(input, "sin").sin()
 
 
 @_with_out
 def cos(input: Any) -> Tensor:  # noqa: A002
+    """cos(x), entry by entry."""
     return _tensor(input, "cos").cos()
 
 
 @_with_out
 def tanh(input: Any) -> Tensor:  # noqa: A002
+    """tanh(x), entry by entry."""
     return _tensor(input, "tanh").tanh()
 
 
 @_with_out
 def sigmoid(input: Any) -> Tensor:  # noqa: A002
+    """1 / (1 + exp(-x)), entry by entry."""
     return _tensor(input, "sigmoid").sigmoid()
 
 
 def relu(input: Any) -> Tensor:  # noqa: A002
+    """max(0, x), entry by entry."""
     return _tensor(input, "relu").relu()
 
 
 @_with_out
 def sqrt(input: Any) -> Tensor:  # noqa: A002
+    """sqrt(x), entry by entry."""
     return _tensor(input, "sqrt").sqrt()
 
 
 @_with_out
 def square(input: Any) -> Tensor:  # noqa: A002
+    """x ** 2, entry by entry."""
     return _tensor(input, "square") ** 2
 
 
 @_with_out
 def neg(input: Any) -> Tensor:  # noqa: A002
+    """-x."""
     return -_tensor(input, "neg")
 
 
@@ -130,21 +138,25 @@ def pow_(input: Any, exponent: Any) -> Tensor:  # noqa: A002
 
 @_with_out
 def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:  # noqa: A002
+    """input + alpha * other."""
     return _tensor(input, "add").add(other, alpha=alpha)
 
 
 @_with_out
 def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:  # noqa: A002
+    """input - alpha * other."""
     return _tensor(input, "sub").sub(other, alpha=alpha)
 
 
 @_with_out
 def mul(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """input * other."""
     return _tensor(input, "mul") * other
 
 
 @_with_out
 def div(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """input / other (true division: integers give floats)."""
     return _tensor(input, "div") / other
 
 
@@ -188,7 +200,20 @@ def sum_(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
 @_with_out
 def mean(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
          dtype: Any = None) -> Tensor:
+    """The mean over ``dim`` (all entries if None)."""
     return _tensor(input, "mean").mean(dim, keepdim, dtype=dtype)
+
+
+def var(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
+        correction: int = 1, unbiased: bool | None = None) -> Tensor:
+    """The variance over ``dim`` (see ``Tensor.var``)."""
+    return _tensor(input, "var").var(dim, keepdim, correction=correction, unbiased=unbiased)
+
+
+def std(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
+        correction: int = 1, unbiased: bool | None = None) -> Tensor:
+    """The standard deviation over ``dim`` (see ``Tensor.std``)."""
+    return _tensor(input, "std").std(dim, keepdim, correction=correction, unbiased=unbiased)
 
 
 def max_(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
@@ -202,30 +227,37 @@ def min_(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A0
 
 
 def amax(input: Any, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
+    """The largest entry over ``dim``, ties sharing the gradient."""
     return _tensor(input, "amax").amax(dim, keepdim)
 
 
 def amin(input: Any, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
+    """The smallest entry over ``dim``, ties sharing the gradient."""
     return _tensor(input, "amin").amin(dim, keepdim)
 
 
 def argmax(input: Any, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """The index of the first largest entry (of all, or along ``dim``)."""
     return _tensor(input, "argmax").argmax(dim, keepdim)
 
 
 def argmin(input: Any, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """The index of the first smallest entry (of all, or along ``dim``)."""
     return _tensor(input, "argmin").argmin(dim, keepdim)
 
 
 def all_(input: Any, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """Whether every entry is nonzero (``chaingrad.all``)."""
     return _tensor(input, "all").all(dim, keepdim)
 
 
 def any_(input: Any, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """Whether any entry is nonzero (``chaingrad.any``)."""
     return _tensor(input, "any").any(dim, keepdim)
 
 
 def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """The p-norm (see ``Tensor.norm``)."""
     return _tensor(input, "norm").norm(p, dim, keepdim)
 
 
@@ -248,30 +280,37 @@ def log_softmax(input: Any, dim: int, dtype: Any = None) -> Tensor:  # noqa: A00
 
 
 def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Tensor:  # noqa: A002
+    """The dims from start_dim to end_dim merged into one."""
     return _tensor(input, "flatten").flatten(start_dim, end_dim)
 
 
 def reshape(input: Any, shape: Any) -> Tensor:  # noqa: A002
+    """The entries in a new shape."""
     return _tensor(input, "reshape").reshape(shape)
 
 
 def squeeze(input: Any, dim: Any = None) -> Tensor:  # noqa: A002
+    """Without dims of size 1 (only ``dim``'s, if given)."""
     return _tensor(input, "squeeze").squeeze(dim)
 
 
 def unsqueeze(input: Any, dim: int) -> Tensor:  # noqa: A002
+    """A new dim of size 1 at ``dim``."""
     return _tensor(input, "unsqueeze").unsqueeze(dim)
 
 
 def transpose(input: Any, dim0: int, dim1: int) -> Tensor:  # noqa: A002
+    """``dim0`` and ``dim1`` swapped."""
     return _tensor(input, "transpose").transpose(dim0, dim1)
 
 
 def permute(input: Any, dims: Any) -> Tensor:  # noqa: A002
+    """The dims in the order ``dims``."""
     return _tensor(input, "permute").permute(dims)
 
 
 def t(input: Any) -> Tensor:  # noqa: A002
+    """The transpose of a tensor of at most 2 dims."""
     return _tensor(input, "t").t()
 
 
@@ -292,14 +331,17 @@ def equal(input: Any, other: Any) -> bool:  # noqa: A002
 
 
 def numel(input: Tensor) -> int:  # noqa: A002
+    """The number of entries."""
     return _tensor(input, "numel").numel()
 
 
 def is_tensor(obj: Any) -> bool:
+    """Whether ``obj`` is a chaingrad Tensor."""
     return isinstance(obj, Tensor)
 
 
 def is_floating_point(input: Tensor) -> bool:  # noqa: A002
+    """Whether the tensor's dtype is a floating one."""
     return _tensor(input, "is_floating_point").is_floating_point()
 
 

@@ -105,6 +105,7 @@ class Size(tuple):
         return f"chaingrad.Size({list(self)})"
 
     def numel(self) -> int:
+        """The number of entries."""
         return math.prod(self)
 
 
@@ -139,7 +140,7 @@ class Tensor(autodiff.Node):
         (30.0, [[2.0, 4.0], [6.0, 8.0]])
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "_rule", "__dict__")
+    __slots__ = ("_data", "grad", "requires_grad", "_rule", "__dict__")
     label = ""  # a name for drawings and explanations; set, it goes in the node's __dict__
     _initial_grad = None  # .grad before any gradient has reached it, as in PyTorch
     __hash__ = autodiff.Node.__hash__  # by identity, though == compares entries
@@ -163,6 +164,18 @@ class Tensor(autodiff.Node):
         self._rule: Rule | None = None
         if autodiff._created is not None:  # chaingrad.compile is tracing
             autodiff._created.append(self)
+
+    @property
+    def data(self) -> np.ndarray:
+        """The numbers: the numpy array the engine computes on (torch gives a detached
+        Tensor here; ``detach()`` is chaingrad's way to that)."""
+        return self._data
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        """New numbers for this tensor (an array, or another tensor's), as torch's
+        ``t.data = ...``; the graph it is part of is not told."""
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
 
     # ---- elementwise arithmetic (broadcasting, torch's result dtype) ----
 
@@ -265,6 +278,10 @@ class Tensor(autodiff.Node):
 
     def __neg__(self) -> Tensor:
         """-x, as x * -1."""
+        if self.data.dtype.kind == "b":
+            raise RuntimeError("-: Negation, the `-` operator, on a bool tensor is not "
+                               "supported. If you are trying to invert a mask, use the `~` "
+                               "operator instead.")
         return self * -1
 
     def __sub__(self, other: Operand) -> Tensor:
@@ -272,6 +289,7 @@ class Tensor(autodiff.Node):
         both = _operands("-", self, other)
         if both is NotImplemented:
             return both
+        _no_bool_minus(self, other)
         x, y, _ = both
         _broadcast_shape("-", x, y)
         return x + (-y)
@@ -300,6 +318,8 @@ class Tensor(autodiff.Node):
 
     def __rsub__(self, other: Operand) -> Tensor:  # other - self
         both = _operands("-", self, other)
+        if both is not NotImplemented:
+            _no_bool_minus(self, other)
         return both if both is NotImplemented else both[1] - both[0]
 
     def __rmul__(self, other: Operand) -> Tensor:  # other * self
@@ -337,21 +357,27 @@ class Tensor(autodiff.Node):
         return _compare(">=", np.greater_equal, self, other)
 
     def eq(self, other: Operand) -> Tensor:
+        """x == other, entry by entry, as a bool tensor."""
         return self == other
 
     def ne(self, other: Operand) -> Tensor:
+        """x != other, entry by entry, as a bool tensor."""
         return self != other
 
     def lt(self, other: Operand) -> Tensor:
+        """x < other, entry by entry, as a bool tensor."""
         return self < other
 
     def le(self, other: Operand) -> Tensor:
+        """x <= other, entry by entry, as a bool tensor."""
         return self <= other
 
     def gt(self, other: Operand) -> Tensor:
+        """x > other, entry by entry, as a bool tensor."""
         return self > other
 
     def ge(self, other: Operand) -> Tensor:
+        """x >= other, entry by entry, as a bool tensor."""
         return self >= other
 
     def __invert__(self) -> Tensor:
@@ -457,15 +483,19 @@ class Tensor(autodiff.Node):
         return self - (other if alpha == 1 else other * alpha)
 
     def mul(self, other: Operand) -> Tensor:
+        """x * other."""
         return self * other
 
     def div(self, other: Operand) -> Tensor:
+        """x / other (true division: integers give floats)."""
         return self / other
 
     def neg(self) -> Tensor:
+        """-x."""
         return -self
 
     def square(self) -> Tensor:
+        """x ** 2."""
         return self**2
 
     def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
@@ -631,6 +661,33 @@ class Tensor(autodiff.Node):
         share = tie_share(x, kept, axes) if self.requires_grad else None
         return _node(data, (self,), rule.bind(axes, share))
 
+    def var(self, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
+            unbiased: bool | None = None) -> Tensor:
+        """The variance over ``dim``: sum((x - mean)**2) / (n - correction), Bessel's
+        correction by default (``unbiased=False`` is ``correction=0``), as torch.var;
+        composed of primitives.
+
+        Example:
+            >>> x = Tensor([1.0, 2.0, 3.0, 4.0])
+            >>> round(x.var().item(), 4), x.var(unbiased=False).item()
+            (1.6667, 1.25)
+        """
+        if unbiased is not None:
+            correction = 1 if unbiased else 0
+        x = _floating(self)
+        axes = normalize_axes(dim, x.ndim, "var")
+        count = math.prod(x.shape[a] for a in axes)
+        if count - correction <= 0:
+            raise ValueError(f"var: {count} entries over dim {dim} leave no degrees of freedom "
+                             f"with correction={correction}")
+        centred = x - x.mean(axes, keepdim=True)
+        return (centred * centred).sum(axes, keepdim) * (1.0 / (count - correction))
+
+    def std(self, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
+            unbiased: bool | None = None) -> Tensor:
+        """The standard deviation over ``dim``: ``var(...).sqrt()``."""
+        return self.var(dim, keepdim, correction=correction, unbiased=unbiased).sqrt()
+
     def norm(self, p: Any = "fro", dim: Dims = None, keepdim: bool = False) -> Tensor:
         """The p-norm over ``dim`` (all entries if None): p=2 (or 'fro') is
         sqrt(sum(x**2)), p=1 sum(|x|), else sum(|x|**p)**(1/p); composed of primitives.
@@ -703,9 +760,11 @@ class Tensor(autodiff.Node):
         return self.reshape(-1)
 
     def view_as(self, other: Tensor) -> Tensor:
+        """This tensor in ``other``'s shape (a reshape)."""
         return self.reshape(other.shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
+        """This tensor in ``other``'s shape (a reshape)."""
         return self.reshape(other.shape)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -725,6 +784,7 @@ class Tensor(autodiff.Node):
         return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1:])
 
     def unflatten(self, dim: int, sizes: tuple[int, ...]) -> Tensor:
+        """Dim ``dim`` split into ``sizes`` (a reshape)."""
         ax = normalize_axis(dim, self.ndim, "unflatten")
         return self.reshape(self.shape[:ax] + tuple(sizes) + self.shape[ax + 1:])
 
@@ -816,6 +876,7 @@ class Tensor(autodiff.Node):
         return self.broadcast_to(shape)
 
     def expand_as(self, other: Tensor) -> Tensor:
+        """Broadcast to ``other``'s shape."""
         return self.broadcast_to(other.shape)
 
     def __getitem__(self, index: Any) -> Tensor:
@@ -849,6 +910,7 @@ class Tensor(autodiff.Node):
             [[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]]
         """
         self._check_in_place("setitem")
+        _no_graph_into("setitem", value)
         index = check_index(index)
         if isinstance(value, Tensor):
             value = value.data
@@ -889,43 +951,51 @@ class Tensor(autodiff.Node):
         self.data[...] = value
         return self
 
-    def _computed(self, fn: Callable[[], Tensor]) -> np.ndarray:
+    def _computed(self, op: str, fn: Callable[[], Tensor], operand: Any = None) -> np.ndarray:
+        """``fn()``'s numbers, computed out of place without a graph, for ``op`` to write in
+        place: refused when ``operand`` requires grad while the graph is recorded (torch would
+        make this tensor a node of the graph; chaingrad has no in-place nodes)."""
+        _no_graph_into(op, operand)
         with autodiff.no_grad():
             return fn().data
 
     def add_(self, other: Operand, *, alpha: float = 1) -> Tensor:
         """x += alpha * other, in place (see ``_check_in_place``)."""
-        return self._write("add_", self._computed(lambda: self.add(other, alpha=alpha)))
+        value = self._computed("add_", lambda: self.add(other, alpha=alpha), other)
+        return self._write("add_", value)
 
     def sub_(self, other: Operand, *, alpha: float = 1) -> Tensor:
         """x -= alpha * other, in place."""
-        return self._write("sub_", self._computed(lambda: self.sub(other, alpha=alpha)))
+        value = self._computed("sub_", lambda: self.sub(other, alpha=alpha), other)
+        return self._write("sub_", value)
 
     def mul_(self, other: Operand) -> Tensor:
         """x *= other, in place."""
-        return self._write("mul_", self._computed(lambda: self * other))
+        return self._write("mul_", self._computed("mul_", lambda: self * other, other))
 
     def div_(self, other: Operand) -> Tensor:
         """x /= other, in place (an integer tensor cannot hold the quotient, as in torch)."""
-        return self._write("div_", self._computed(lambda: self / other))
+        return self._write("div_", self._computed("div_", lambda: self / other, other))
 
     def pow_(self, exponent: Operand) -> Tensor:
-        return self._write("pow_", self._computed(lambda: self**exponent))
+        """x **= exponent, in place."""
+        return self._write("pow_", self._computed("pow_", lambda: self**exponent, exponent))
 
     def clamp_(self, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
-        return self._write("clamp_", self._computed(lambda: self.clamp(min, max)))
+        """x clamped into [min, max], in place."""
+        return self._write("clamp_", self._computed("clamp_", lambda: self.clamp(min, max)))
 
     def __iadd__(self, other: Operand) -> Tensor:
-        return self._write("+=", self._computed(lambda: self + other))
+        return self._write("+=", self._computed("+=", lambda: self + other, other))
 
     def __isub__(self, other: Operand) -> Tensor:
-        return self._write("-=", self._computed(lambda: self - other))
+        return self._write("-=", self._computed("-=", lambda: self - other, other))
 
     def __imul__(self, other: Operand) -> Tensor:
-        return self._write("*=", self._computed(lambda: self * other))
+        return self._write("*=", self._computed("*=", lambda: self * other, other))
 
     def __itruediv__(self, other: Operand) -> Tensor:
-        return self._write("/=", self._computed(lambda: self / other))
+        return self._write("/=", self._computed("/=", lambda: self / other, other))
 
     def zero_(self) -> Tensor:
         """Every entry 0, in place."""
@@ -938,6 +1008,7 @@ class Tensor(autodiff.Node):
 
     def copy_(self, src: Any) -> Tensor:
         """The entries of ``src`` (broadcast to this shape), in place, cast to this dtype."""
+        _no_graph_into("copy_", src)
         src = src.data if isinstance(src, Tensor) else np.asarray(src)
         try:
             value = np.broadcast_to(src, self.shape).astype(self.data.dtype)
@@ -990,12 +1061,12 @@ class Tensor(autodiff.Node):
                 wanted = dtypes.to_numpy(arg, "to")
             else:
                 check_device(arg, "to")
-        kwargs.pop("copy", None)
+        copy = kwargs.pop("copy", False)
         kwargs.pop("non_blocking", None)
         if kwargs:
             raise TypeError(f"to: unexpected arguments {sorted(kwargs)}")
         if wanted is None or wanted == self.data.dtype:
-            return self
+            return self.clone() if copy else self
         data = self.data.astype(wanted)
         if wanted.kind != "f" or self.data.dtype.kind != "f":
             return _const(data)
@@ -1008,24 +1079,31 @@ class Tensor(autodiff.Node):
         return self.to(dtype)
 
     def type_as(self, other: Tensor) -> Tensor:
+        """This tensor in ``other``'s dtype."""
         return self.to(other.data.dtype)
 
     def float(self) -> Tensor:
+        """This tensor as float32 (itself if it is)."""
         return self.to(dtypes.float32)
 
     def double(self) -> Tensor:
+        """This tensor as float64."""
         return self.to(dtypes.float64)
 
     def half(self) -> Tensor:
+        """This tensor as float16."""
         return self.to(dtypes.float16)
 
     def long(self) -> Tensor:
+        """This tensor as int64 (floats rounded toward 0)."""
         return self.to(dtypes.int64)
 
     def int(self) -> Tensor:
+        """This tensor as int32."""
         return self.to(dtypes.int32)
 
     def bool(self) -> Tensor:
+        """This tensor as bool (True where nonzero)."""
         return self.to(dtypes.bool_)
 
     def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
@@ -1059,25 +1137,31 @@ class Tensor(autodiff.Node):
         return _leaf(array, requires_grad, "new_full")
 
     def cpu(self) -> Tensor:
+        """Itself: chaingrad's tensors are on the CPU."""
         return self
 
     def cuda(self, *args: Any, **kwargs: Any) -> Tensor:
+        """An error: chaingrad computes on the CPU only."""
         check_device("cuda", "cuda")
         return self  # not reached: check_device raises
 
     def is_floating_point(self) -> bool:
+        """True for a floating dtype."""
         return self.data.dtype.kind == "f"
 
     @property
     def device(self) -> Any:
+        """Where the data is: always ``device('cpu')``."""
         return CPU
 
     @property
     def is_cuda(self) -> bool:
+        """False: chaingrad computes on the CPU only."""
         return False
 
     @property
     def dtype(self) -> dtypes.dtype:
+        """The element type, a chaingrad dtype (``chaingrad.float32``, ...)."""
         return dtypes.of(self.data.dtype)
 
     # ---- backward and friends ----
@@ -1185,6 +1269,7 @@ class Tensor(autodiff.Node):
         return _node(self.data.copy(), (self,), RESHAPE.bind(self.data.shape))
 
     def contiguous(self) -> Tensor:
+        """Itself (chaingrad never needs a contiguous copy)."""
         return self
 
     def numpy(self) -> np.ndarray:
@@ -1208,6 +1293,7 @@ class Tensor(autodiff.Node):
 
     @property
     def shape(self) -> Size:
+        """The size of each dim, a ``Size``."""
         return Size(self.data.shape)
 
     def size(self, dim: int | None = None) -> Any:
@@ -1218,19 +1304,23 @@ class Tensor(autodiff.Node):
 
     @property
     def ndim(self) -> int:
+        """The number of dims."""
         return self.data.ndim
 
     def dim(self) -> int:
+        """The number of dims."""
         return self.data.ndim
 
     ndimension = dim
 
     def numel(self) -> int:
+        """The number of entries."""
         return int(self.data.size)
 
     nelement = numel
 
     def element_size(self) -> int:
+        """The bytes of one entry."""
         return self.data.itemsize
 
     def __bool__(self) -> bool:
@@ -1257,6 +1347,13 @@ class Tensor(autodiff.Node):
             return format(self.item(), spec)
         return format(repr(self), spec)
 
+    def __iter__(self) -> Any:
+        """The sub-tensors along dim 0 (``x[0]``, ``x[1]``, ...); a 0-d tensor has none to
+        give, and says so, as in torch."""
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(len(self)))
+
     def __len__(self) -> int:
         if self.data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
@@ -1280,10 +1377,12 @@ class Tensor(autodiff.Node):
         return getattr(ufunc, method)(*arrays, **kwargs)
 
     def any(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
+        """Whether any entry is nonzero (over ``dim``), as a bool tensor."""
         axes = normalize_axes(dim, self.ndim, "any")
         return _const(np.asarray(self.data.any(axis=axes, keepdims=keepdim)))
 
     def all(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
+        """Whether every entry is nonzero (over ``dim``), as a bool tensor."""
         axes = normalize_axes(dim, self.ndim, "all")
         return _const(np.asarray(self.data.all(axis=axes, keepdims=keepdim)))
 
@@ -1431,7 +1530,7 @@ def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
     if type(data) is not np.ndarray:
         data = np.asarray(data)  # numpy turns 0-d results into scalars: undo that
     out = _new(Tensor)
-    out.data = data
+    out._data = data
     out.grad = None
     out._mark = None
     if autodiff._grad_enabled or autodiff.is_grad_enabled():  # the global: the fast path
@@ -1452,7 +1551,7 @@ def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
 def _const(data: np.ndarray) -> Tensor:
     """A leaf holding ``data`` that needs no gradient (a constant, or detached data)."""
     out = _new(Tensor)
-    out.data = data
+    out._data = data
     out.grad = None
     out.requires_grad = False
     out._a = out._b = out._mark = None
@@ -1612,6 +1711,24 @@ def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, dtype: np.dtype | N
     if check and not all_finite(data):
         raise domain_error(op, np.asarray(data), (a.data, b.data), None)
     return data
+
+
+def _no_graph_into(op: str, value: Any) -> None:
+    """A NotImplementedError for writing a tensor that requires grad into another in place
+    while the graph is recorded: torch would record it; chaingrad would lose the gradient."""
+    if isinstance(value, Tensor) and value.requires_grad and autodiff.is_grad_enabled():
+        raise NotImplementedError(
+            f"{op}: chaingrad has no in-place op that takes a tensor requiring grad into "
+            "another yet (torch records one); build the result out of place instead (with "
+            "+, cat, stack or where), or write .detach() to copy the numbers only")
+
+
+def _no_bool_minus(x: Tensor, other: object) -> None:
+    """torch's error for ``-`` with a bool tensor on either side."""
+    if x.data.dtype.kind == "b" or (isinstance(other, Tensor) and other.data.dtype.kind == "b"):
+        raise RuntimeError("-: Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
 
 
 def _broadcast_shape(op: str, a: Tensor, b: Tensor) -> None:
