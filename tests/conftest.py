@@ -11,6 +11,7 @@ so that an oracle or a browser that silently went missing cannot pass as green.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import pathlib
@@ -28,12 +29,19 @@ import pytest
 from chaingrad import Value
 from chaingrad.nn import MLP
 
+# notebooks that import a library chaingrad does not need, and the library
+NOTEBOOK_NEEDS = {"10_three_ways.ipynb": "torch"}
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tutorial notebooks are end-to-end runs: marked slow, as the demos are."""
+    """The tutorial notebooks are end-to-end runs: marked slow, as the demos are; one that
+    needs a library that is missing (torch for notebook 10) skips, saying which."""
     for item in items:
         if item.nodeid.endswith(".ipynb") or ".ipynb::" in item.nodeid:
             item.add_marker(pytest.mark.slow)
+            needed = NOTEBOOK_NEEDS.get(pathlib.Path(item.nodeid.split("::")[0]).name)
+            if needed and importlib.util.find_spec(needed) is None:
+                item.add_marker(pytest.mark.skip(reason=f"needs {needed}: pip install {needed}"))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -1,13 +1,17 @@
 """The package's shape: no import cycles (lazy imports included), few function-level imports
 of its own modules, no module named after a standard-library one, every exception in
-errors.py, and `import chaingrad` without numpy."""
+errors.py, `import chaingrad` without numpy, and what the README shows: its files exist, its
+"One network, three ways" runs."""
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 PACKAGE = Path(__file__).parent.parent / "chaingrad"
 OPTIONAL = {"numpy", "matplotlib", "graphviz_pure", "safetensors", "tqdm", "sklearn", "torch",
@@ -139,8 +143,6 @@ def test_import_chaingrad_needs_only_the_standard_library() -> None:
 
 
 def test_every_file_the_readme_shows_or_links_exists() -> None:
-    import re
-
     root = PACKAGE.parent
     readme = (root / "README.md").read_text(encoding="utf-8")
     targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
@@ -148,3 +150,28 @@ def test_every_file_the_readme_shows_or_links_exists() -> None:
     assert any(t.endswith("page_mlp_1280.png") for t in local)  # the page's screenshots
     missing = [t for t in local if not (root / t).exists()]
     assert not missing, f"README.md shows or links files that are not there: {missing}"
+
+
+def test_the_readme_shows_one_network_three_ways_that_run() -> None:
+    """The README's 'One network, three ways': its micrograd-style and chaingrad blocks run,
+    and so does the chaingrad block with its diff applied (the import lines swapped for
+    torch's), giving a torch model: the two differ in their import lines only."""
+    torch = pytest.importorskip("torch")
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## One network, three ways\n")[1].split("\n## ")[0]
+    values_code, tensor_code = re.findall(r"```python\n(.*?)```", section, re.S)
+    (diff,) = re.findall(r"```diff\n(.*?)```", section, re.S)
+    removed = "".join(line[1:] + "\n" for line in diff.splitlines() if line.startswith("-"))
+    added = "".join(line[1:] + "\n" for line in diff.splitlines() if line.startswith("+"))
+    assert tensor_code.startswith(removed) and "chaingrad" not in tensor_code[len(removed):]
+    torch_code = added + tensor_code[len(removed):]
+
+    names: dict = {}
+    exec(values_code, names)
+    assert type(names["loss"]).__name__ == "Value" and names["loss"].grad == 1.0
+    for code, library in ((tensor_code, "chaingrad"), (torch_code, "torch")):
+        exec(code, names)
+        assert names["torch"].__name__ == library
+        assert type(names["model"]).__module__.startswith(library + ".nn")
+        assert all(p.grad is not None for p in names["model"].parameters())
+    assert isinstance(names["loss"], torch.Tensor)
