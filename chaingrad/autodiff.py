@@ -214,7 +214,8 @@ class Node:
     (None where there is no such input; three or more inputs go in ``_a`` as a tuple, with
     ``_b`` set to ``MANY``): a tuple per node would be one more object for Python to
     allocate and free, and a training step makes ~65,000 nodes. ``_mark`` is scratch
-    space for ``topological_order``.
+    space for ``topological_order``. ``_backward`` is the node's step as a closure, for
+    Values and Tensors alike.
     """
 
     __slots__ = ("_a", "_b", "_mark")
@@ -239,6 +240,25 @@ class Node:
     @_op.setter
     def _op(self, name: str) -> None:
         self._given_op = name
+
+    @property
+    def _backward(self) -> Callable[[], None]:
+        """This node's backward step as a closure, to call by hand as in micrograd's lecture.
+
+        It reads ``self.grad`` (the gradient arriving at this node) and adds
+        ``self.grad * local derivative`` into each input's ``.grad`` (see
+        ``backward_step``).
+        """
+        if self._rule is None:
+            return do_nothing
+        if type(self._rule) is ClosureRule:
+            return self._rule.backward
+        return backward_closure(self)
+
+    @_backward.setter
+    def _backward(self, fn: Callable[[], None]) -> None:
+        # micrograd-style custom ops assign their own closure; backward() will call it.
+        self._rule = ClosureRule(fn)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         """Leaves copy and pickle (a model's parameters do); a node an op made refers to its

@@ -19,7 +19,6 @@ still hands you the closure to call by hand.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from numbers import Real
 
 from . import autodiff
@@ -228,25 +227,6 @@ class Value(autodiff.Node):
             2.0
         """
         autodiff.backward([self], [Value(1.0) if create_graph else 1.0], create_graph)
-
-    @property
-    def _backward(self) -> Callable[[], None]:
-        """This node's backward step as a closure, to call by hand as in micrograd's lecture.
-
-        It reads ``self.grad`` (the gradient arriving at this node) and adds
-        ``self.grad * local derivative`` into each input's ``.grad`` (see
-        ``autodiff.backward_step``).
-        """
-        if self._rule is None:
-            return autodiff.do_nothing
-        if type(self._rule) is autodiff.ClosureRule:
-            return self._rule.backward
-        return autodiff.backward_closure(self)
-
-    @_backward.setter
-    def _backward(self, fn: Callable[[], None]) -> None:
-        # micrograd-style custom ops assign their own closure; backward() will call it.
-        self._rule = autodiff.ClosureRule(fn)
 
     def __repr__(self) -> str:
         return f"Value(data={self.data}, grad={self.grad})"

@@ -1240,20 +1240,6 @@ class Tensor(autodiff.Node):
     def retain_grad(self) -> None:
         """Accepted: chaingrad keeps every node's ``.grad``."""
 
-    @property
-    def _backward(self) -> Callable[[], None]:
-        """This node's backward step as a closure, to call by hand as in micrograd's lecture:
-        set ``.grad`` first (see ``autodiff.backward_step``)."""
-        if self._rule is None:
-            return autodiff.do_nothing
-        if type(self._rule) is autodiff.ClosureRule:
-            return self._rule.backward
-        return autodiff.backward_closure(self)
-
-    @_backward.setter
-    def _backward(self, fn: Callable[[], None]) -> None:
-        self._rule = autodiff.ClosureRule(fn)
-
     def detach(self) -> Tensor:
         """The same data (shared, not copied) in a new leaf that records no graph."""
         return _const(self.data)
