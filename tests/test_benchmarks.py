@@ -215,3 +215,17 @@ def test_conv_benchmark_quick_run_times_both_engines(tmp_path):
     bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "conv.py"), "--runs", "0"],
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert bad.returncode == 2 and "--runs must be >= 1" in bad.stderr
+
+
+def test_medians_of_runs_take_the_middle_time_and_ratio() -> None:
+    import medians
+
+    def run(time: float, ratio: float) -> dict:
+        return {"results": [
+            {"workload": "S2", "label": "micrograd", "status": "ok",
+             "metrics": {"ms/step": {"median": time, "ratio_to_chaingrad": ratio}}},
+            {"workload": "S2", "label": "other", "status": "RecursionError", "metrics": {}}]}
+
+    (line,) = medians.medians([run(700.0, 16.0), run(2100.0, 18.0), run(760.0, 17.0)])
+    assert line.split()[:4] == ["S2", "micrograd", "ms/step", "760"]
+    assert "spread 184%" in line and "17.00x (16.00-18.00)" in line and "runs 3" in line
