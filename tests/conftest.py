@@ -173,21 +173,58 @@ def browser():
 # ---- the graphs the backprop tools are shown on ----
 
 
-def _neuron():
+def neuron_graph() -> Value:
+    """micrograd's lecture neuron, tanh(x1*w1 + x2*w2 + b); the output is left unlabelled
+    (it is drawn as tanh1)."""
     x1, w1 = Value(2.0, label="x1"), Value(-3.0, label="w1")
     x2, w2 = Value(0.0, label="x2"), Value(1.0, label="w2")
     b = Value(6.8813735870195432, label="b")
-    return (x1 * w1 + x2 * w2 + b).tanh(), None
+    return (x1 * w1 + x2 * w2 + b).tanh()
 
 
-def _reuse():
+def reuse_graph(a: float = 3.0) -> Value:
     """``b = a + a; c = b + b``: the naive walk gets a.grad = 8, the right answer is 4."""
-    a = Value(1.0, label="a")
-    b = a + a
+    leaf = Value(a, label="a")
+    b = leaf + leaf
     b.label = "b"
     c = b + b
     c.label = "c"
-    return c, None
+    return c
+
+
+@pytest.fixture
+def neuron() -> Any:
+    """Builds micrograd's lecture neuron (``neuron()``), as the golden files show it."""
+    return neuron_graph
+
+
+@pytest.fixture
+def reuse() -> Any:
+    """Builds ``b = a + a; c = b + b`` with a = 3 (``reuse()``)."""
+    return reuse_graph
+
+
+GOLDEN = pathlib.Path(__file__).parent / "golden"
+
+
+@pytest.fixture
+def check_golden() -> Any:
+    """``check_golden(name, text)``: text equals tests/golden/name (rewritten instead when
+    CHAINGRAD_UPDATE_GOLDEN is set)."""
+    def check(name: str, text: str) -> None:
+        path = GOLDEN / name
+        if os.environ.get("CHAINGRAD_UPDATE_GOLDEN"):
+            path.write_text(text)
+        assert text == path.read_text(), f"{name} changed; see {path}"
+    return check
+
+
+def _neuron():
+    return neuron_graph(), None
+
+
+def _reuse():
+    return reuse_graph(1.0), None
 
 
 def _mlp_loss():

@@ -32,33 +32,9 @@ from chaingrad.show.dot import (
 )
 from chaingrad.show.page import to_html
 
-GOLDEN = Path(__file__).parent / "golden"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
-
-def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("CHAINGRAD_UPDATE_GOLDEN"):
-        path.write_text(text)
-    assert text == path.read_text(), f"{name} changed; see {path}"
-
-
-def neuron() -> Value:
-    """micrograd's lecture neuron; the output is left unlabelled (it is drawn as tanh1)."""
-    x1, w1 = Value(2.0, label="x1"), Value(-3.0, label="w1")
-    x2, w2 = Value(0.0, label="x2"), Value(1.0, label="w2")
-    b = Value(6.8813735870195432, label="b")
-    return (x1 * w1 + x2 * w2 + b).tanh()
-
-
-def reuse() -> Value:
-    a = Value(3.0, label="a")
-    b = a + a
-    b.label = "b"
-    c = b + b
-    c.label = "c"
-    return c
 
 
 def svg_texts(svg: bytes) -> list[str]:
@@ -70,13 +46,13 @@ def svg_texts(svg: bytes) -> list[str]:
 # ---- to_dot ----
 
 
-def test_neuron_dot_matches_golden_after_backward():
+def test_neuron_dot_matches_golden_after_backward(neuron, check_golden):
     out = neuron()
     out.backward()
     check_golden("neuron.dot", to_dot(out))
 
 
-def test_reused_node_dot_matches_golden_with_one_edge_per_use():
+def test_reused_node_dot_matches_golden_with_one_edge_per_use(reuse, check_golden):
     text = to_dot(reuse())
     check_golden("reuse.dot", text)
     assert text.count("n0 -> n1_op") == 2  # a + a: two edges, the first marked "×2"
@@ -85,13 +61,13 @@ def test_reused_node_dot_matches_golden_with_one_edge_per_use():
     assert text.count('n1 -> n2_op [label="×2"];') == 1
 
 
-def test_labels_are_escaped_and_constants_named_in_golden():
+def test_labels_are_escaped_and_constants_named_in_golden(check_golden):
     x = Value(1.5, label='x {1} | "<q>"')
     y = (x - 2) * x**2 / 4  # composites: constants and ** nodes, all unlabelled
     check_golden("escape_tb.dot", to_dot(y, rankdir="TB"))
 
 
-def test_same_graph_built_twice_gives_the_same_text():
+def test_same_graph_built_twice_gives_the_same_text(neuron):
     first, second = neuron(), neuron()
     first.backward()
     second.backward()
@@ -99,7 +75,7 @@ def test_same_graph_built_twice_gives_the_same_text():
     assert to_dot(first, rankdir="BT") == to_dot(second, rankdir="BT")
 
 
-def test_dot_shows_current_gradients():
+def test_dot_shows_current_gradients(neuron):
     out = neuron()
     before = to_dot(out)
     out.backward()
@@ -144,7 +120,7 @@ def test_to_dot_rejects_bad_input():
 # ---- draw_dot and rendering ----
 
 
-def test_svg_through_graphviz_pure_parses_and_shows_the_numbers(graphviz_pure):
+def test_svg_through_graphviz_pure_parses_and_shows_the_numbers(graphviz_pure, neuron):
     out = neuron()
     out.backward()
     svg = draw_dot(out, renderer=graphviz_pure).pipe()
@@ -159,12 +135,12 @@ def test_escaped_label_survives_rendering(graphviz_pure):
     assert 'x {1} | "<q>"' in texts
 
 
-def test_png_through_graphviz_pure_has_the_png_signature(graphviz_pure):
+def test_png_through_graphviz_pure_has_the_png_signature(graphviz_pure, neuron):
     png = draw_dot(neuron(), format="png", renderer=graphviz_pure).pipe()
     assert png.startswith(PNG_SIGNATURE) and len(png) > 1000
 
 
-def test_render_writes_filename_dot_format_and_returns_the_path(tmp_path, graphviz_pure):
+def test_render_writes_filename_dot_format_and_returns_the_path(tmp_path, graphviz_pure, reuse):
     drawing = draw_dot(reuse(), renderer=graphviz_pure)
     path = drawing.render(str(tmp_path / "graph"))
     assert path == str(tmp_path / "graph.svg")
@@ -176,12 +152,12 @@ def test_render_writes_filename_dot_format_and_returns_the_path(tmp_path, graphv
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.dot", "g.png", "graph.svg"]
 
 
-def test_repr_svg_for_jupyter(graphviz_pure):
+def test_repr_svg_for_jupyter(graphviz_pure, neuron):
     drawing = draw_dot(neuron(), renderer=graphviz_pure)
     assert "tanh" in svg_texts(drawing._repr_svg_().encode())
 
 
-def test_renderer_found_without_system_dot(monkeypatch):
+def test_renderer_found_without_system_dot(monkeypatch, neuron):
     real_which = shutil.which
 
     def which_without_dot(cmd, mode=os.F_OK | os.X_OK, path=None):
@@ -193,7 +169,7 @@ def test_renderer_found_without_system_dot(monkeypatch):
     assert draw_dot(neuron(), format="png").pipe().startswith(PNG_SIGNATURE)
 
 
-def test_no_renderer_is_a_clear_error_and_jupyter_display_does_not_raise(monkeypatch):
+def test_no_renderer_is_a_clear_error_and_jupyter_display_does_not_raise(monkeypatch, neuron):
     monkeypatch.setattr(render, "find_renderer", lambda: None)
     drawing = draw_dot(neuron())
     with pytest.raises(RendererNotFoundError, match=r"pip install 'chaingrad\[viz\]'"):
@@ -204,7 +180,7 @@ def test_no_renderer_is_a_clear_error_and_jupyter_display_does_not_raise(monkeyp
     assert drawing.pipe("dot") == drawing.source.encode()  # DOT needs no renderer
 
 
-def test_a_failing_renderer_is_reported(tmp_path):
+def test_a_failing_renderer_is_reported(tmp_path, neuron):
     failing = tmp_path / "broken-dot"
     failing.write_text("#!/bin/sh\necho 'syntax error in line 1' >&2\nexit 3\n")
     failing.chmod(0o755)
@@ -212,7 +188,7 @@ def test_a_failing_renderer_is_reported(tmp_path):
         draw_dot(neuron(), renderer=str(failing)).pipe()
 
 
-def test_a_system_dot_is_preferred_to_graphviz_pure(tmp_path, monkeypatch, graphviz_pure):
+def test_a_system_dot_is_preferred_to_graphviz_pure(tmp_path, monkeypatch, graphviz_pure, neuron):
     fake_dot = tmp_path / "dot"
     fake_dot.write_text("#!/bin/sh\necho '<svg>from system dot</svg>'\n")
     fake_dot.chmod(0o755)
@@ -221,7 +197,7 @@ def test_a_system_dot_is_preferred_to_graphviz_pure(tmp_path, monkeypatch, graph
     assert draw_dot(neuron()).pipe() == b"<svg>from system dot</svg>\n"
 
 
-def test_a_renderer_that_hangs_is_stopped_with_a_clear_error(tmp_path):
+def test_a_renderer_that_hangs_is_stopped_with_a_clear_error(tmp_path, neuron):
     hanging = tmp_path / "slow-dot"
     hanging.write_text("#!/bin/sh\nexec sleep 600\n")  # exec: the timeout kills sleep itself
     hanging.chmod(0o755)
@@ -233,7 +209,7 @@ def test_a_renderer_that_hangs_is_stopped_with_a_clear_error(tmp_path):
         draw_dot(neuron(), timeout=0)
 
 
-def test_max_nodes_fails_before_any_layout(monkeypatch):
+def test_max_nodes_fails_before_any_layout(monkeypatch, neuron):
     def no_layout(*args, **kwargs):
         raise AssertionError("a renderer was started")
 
@@ -257,7 +233,7 @@ def reused_along_a_sum(uses: int) -> Value:
     return sum(x * i for i in range(uses))
 
 
-def test_layout_segments_count_the_ranks_edges_skip():
+def test_layout_segments_count_the_ranks_edges_skip(neuron):
     x = Value(2.0, label="x")
     chain = x
     for _ in range(50):
@@ -271,7 +247,7 @@ def test_layout_segments_count_the_ranks_edges_skip():
     assert count == 300 * 299 and culprit.label == "x"  # x's k-th use skips 2k - 2 ranks
 
 
-def test_a_value_used_far_apart_fails_before_any_layout(monkeypatch):
+def test_a_value_used_far_apart_fails_before_any_layout(monkeypatch, neuron):
     def no_layout(*args, **kwargs):
         raise AssertionError("a renderer was started")
 
@@ -290,7 +266,7 @@ def test_a_value_used_far_apart_fails_before_any_layout(monkeypatch):
         draw_dot(neuron(), max_segments=1e4)
 
 
-def test_jupyter_display_waits_a_short_time_only(tmp_path, monkeypatch):
+def test_jupyter_display_waits_a_short_time_only(tmp_path, monkeypatch, neuron):
     hanging = tmp_path / "slow-dot"
     hanging.write_text("#!/bin/sh\nexec sleep 600\n")
     hanging.chmod(0o755)
@@ -313,7 +289,7 @@ def test_jupyter_display_waits_a_short_time_only(tmp_path, monkeypatch):
         (True, TypeError, "got bool"),
     ],
 )
-def test_drawing_checks_its_timeout(timeout, error, message):
+def test_drawing_checks_its_timeout(timeout, error, message, neuron):
     with pytest.raises(error, match=message):
         Drawing("digraph {}", timeout=timeout)
     with pytest.raises(error, match=message.replace("Drawing", "draw_dot")):
@@ -325,7 +301,7 @@ def test_drawing_accepts_a_timeout_or_none():
     assert Drawing("digraph {}", timeout=2).timeout == 2
 
 
-def test_max_nodes_must_be_an_int_not_a_bool(tmp_path):
+def test_max_nodes_must_be_an_int_not_a_bool(tmp_path, neuron):
     with pytest.raises(TypeError, match="draw_dot: max_nodes must be a positive int, got "
                        "bool True"):
         draw_dot(neuron(), max_nodes=True)
@@ -337,7 +313,7 @@ def test_max_nodes_must_be_an_int_not_a_bool(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
-def test_draw_dot_rejects_bad_arguments():
+def test_draw_dot_rejects_bad_arguments(neuron):
     with pytest.raises(ValueError, match="format must be one of svg, png, dot, got 'pdf'"):
         draw_dot(neuron(), format="pdf")
     with pytest.raises(ValueError, match="rankdir"):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import math
-import os
 import re
 from pathlib import Path
 
@@ -24,28 +23,6 @@ from chaingrad.show.naive import naive_backward
 
 GOLDEN = Path(__file__).parent / "golden"
 
-
-def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("CHAINGRAD_UPDATE_GOLDEN"):
-        path.write_text(text)
-    assert text == path.read_text(), f"{name} changed; see {path}"
-
-
-def neuron() -> Value:
-    x1, w1 = Value(2.0, label="x1"), Value(-3.0, label="w1")
-    x2, w2 = Value(0.0, label="x2"), Value(1.0, label="w2")
-    b = Value(6.8813735870195432, label="b")
-    return (x1 * w1 + x2 * w2 + b).tanh()
-
-
-def reuse() -> Value:
-    a = Value(3.0, label="a")
-    b = a + a
-    b.label = "b"
-    c = b + b
-    c.label = "c"
-    return c
 
 
 def grads(root: Value) -> list[float]:
@@ -109,7 +86,7 @@ def test_an_input_used_twice_is_updated_twice():
     assert a.grad == 6.0
 
 
-def test_steps_accumulate_like_backward_and_show_this_pass():
+def test_steps_accumulate_like_backward_and_show_this_pass(neuron):
     twice, expected = neuron(), neuron()
     backward_steps(twice)
     steps = backward_steps(twice)
@@ -120,7 +97,7 @@ def test_steps_accumulate_like_backward_and_show_this_pass():
     assert steps[-1].updates[0].after == pytest.approx(-1.5)
 
 
-def test_steps_without_accumulate_leave_grads_alone():
+def test_steps_without_accumulate_leave_grads_alone(neuron):
     root = neuron()
     for k, node in enumerate(reading_order(root)):
         node.grad = float(k)
@@ -140,7 +117,7 @@ def test_deep_chain_needs_no_recursion():
 # ---- explain ----
 
 
-def test_neuron_explanation_matches_golden(capsys):
+def test_neuron_explanation_matches_golden(capsys, neuron, check_golden):
     text = explain(neuron())
     assert capsys.readouterr().out == text
     check_golden("neuron_explain.txt", text)
@@ -154,7 +131,7 @@ def fenced_blocks(markdown: str) -> list[str]:
     return [m.group(1) for m in re.finditer(r"^```[^\n]*\n(.*?)^```$", markdown, re.M | re.S)]
 
 
-def test_readme_shows_what_explain_prints():
+def test_readme_shows_what_explain_prints(neuron):
     readme = (GOLDEN.parent.parent / "README.md").read_text(encoding="utf-8")
     after = readme.split("chaingrad.explain(o)", 1)
     assert len(after) == 2, "README.md no longer shows chaingrad.explain(o)"
@@ -165,7 +142,7 @@ def test_readme_shows_what_explain_prints():
         "tests/golden/neuron_explain.txt into it"
 
 
-def test_explain_adds_gradients_like_backward():
+def test_explain_adds_gradients_like_backward(neuron):
     root, expected = neuron(), neuron()
     explain(root, file=io.StringIO())
     expected.backward()
@@ -219,7 +196,7 @@ def test_hand_written_backward_closure_is_shown():
     assert x.grad == 2.0 and out.grad == 1.0  # the naive walk borrowed and restored them
 
 
-def test_explain_rejects_a_non_value():
+def test_explain_rejects_a_non_value(neuron):
     with pytest.raises(TypeError, match="explain: root must be a Value, got int"):
         explain(3)
     with pytest.raises(TypeError, match="explain: naive must be True or False, got str 'yes'"):
@@ -231,7 +208,7 @@ def test_explain_rejects_a_non_value():
 # ---- the naive recursive algorithm ----
 
 
-def test_naive_walk_overcounts_a_reused_node_without_touching_grads():
+def test_naive_walk_overcounts_a_reused_node_without_touching_grads(reuse):
     root = reuse()
     a = reading_order(root)[0]
     run = naive_backward(root)
@@ -240,7 +217,7 @@ def test_naive_walk_overcounts_a_reused_node_without_touching_grads():
     assert grads(root) == [0.0, 0.0, 0.0]
 
 
-def test_naive_explanation_matches_golden_and_marks_the_difference():
+def test_naive_explanation_matches_golden_and_marks_the_difference(reuse, check_golden):
     root = reuse()
     text = explain(root, naive=True, file=io.StringIO())
     check_golden("reuse_naive.txt", text)
@@ -250,7 +227,7 @@ def test_naive_explanation_matches_golden_and_marks_the_difference():
     assert reading_order(root)[0].grad == 4.0  # the real backward ran once
 
 
-def test_naive_and_correct_agree_on_a_tree():
+def test_naive_and_correct_agree_on_a_tree(neuron):
     text = explain(neuron(), naive=True, file=io.StringIO())
     assert "They agree on this graph" in text and "<- differs" not in text
 

@@ -10,10 +10,6 @@ this file's golden files after a deliberate change.
 from __future__ import annotations
 
 import io
-import os
-import shutil
-import sys
-import sysconfig
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from types import SimpleNamespace
@@ -32,12 +28,6 @@ from chaingrad.tensor_engine import rules as tensor_rules
 GOLDEN = Path(__file__).parent / "golden"
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
-
-def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("CHAINGRAD_UPDATE_GOLDEN"):
-        path.write_text(text)
-    assert text == path.read_text(), f"{name} changed; see {path}"
 
 
 def mlp(dtype=np.float64) -> Tensor:
@@ -64,18 +54,11 @@ def leaves(root: Tensor) -> list[Tensor]:
     return [n for n in reading_order(root) if not n._prev and n.requires_grad]
 
 
-def graphviz_pure() -> str:
-    for folder in (None, sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
-        path = shutil.which("graphviz-pure", path=folder)
-        if path:
-            return path
-    raise AssertionError("graphviz-pure is not installed: pip install 'chaingrad[viz]'")
-
 
 # ---- to_dot and draw_dot ----
 
 
-def test_mlp_dot_matches_golden_after_backward():
+def test_mlp_dot_matches_golden_after_backward(check_golden):
     loss = mlp()
     before = to_dot(loss)
     assert "{ W1 | data (5, 3) float64 | grad None }" in before
@@ -103,10 +86,10 @@ def test_dot_shows_float32_and_gradients_that_are_tensors():
     assert "data () float32 = 5.0000 | grad () = 1.0000" in text
 
 
-def test_draw_dot_renders_a_tensor_graph_to_svg():
+def test_draw_dot_renders_a_tensor_graph_to_svg(graphviz_pure):
     loss = mlp()
     loss.backward()
-    svg = draw_dot(loss, renderer=graphviz_pure()).pipe()
+    svg = draw_dot(loss, renderer=graphviz_pure).pipe()
     tree = ET.fromstring(svg)
     texts = [(el.text or "").strip() for el in tree.iter(f"{SVG_NS}text")]
     for expected in ("W1", "data (5, 3) float64", "grad (5, 3)", "matmul", "log_softmax",
@@ -208,7 +191,7 @@ def test_a_hand_written_closure_runs_and_is_listed_as_such():
 # ---- explain ----
 
 
-def test_mlp_explanation_matches_golden_and_shows_shapes():
+def test_mlp_explanation_matches_golden_and_shows_shapes(check_golden):
     text = explain(mlp(), file=io.StringIO())
     check_golden("tensor_mlp_explain.txt", text)
     for line in (
@@ -290,23 +273,9 @@ def test_user_primitive_on_tensors_gets_the_generic_formula():
 # ---- the Value output is unchanged ----
 
 
-def neuron() -> Value:
-    x1, w1 = Value(2.0, label="x1"), Value(-3.0, label="w1")
-    x2, w2 = Value(0.0, label="x2"), Value(1.0, label="w2")
-    b = Value(6.8813735870195432, label="b")
-    return (x1 * w1 + x2 * w2 + b).tanh()
 
 
-def reuse() -> Value:
-    a = Value(3.0, label="a")
-    b = a + a
-    b.label = "b"
-    c = b + b
-    c.label = "c"
-    return c
-
-
-def test_value_graphs_give_byte_identical_golden_output():
+def test_value_graphs_give_byte_identical_golden_output(neuron, reuse):
     out = neuron()
     out.backward()
     assert to_dot(out) == (GOLDEN / "neuron.dot").read_text()
