@@ -205,6 +205,10 @@ MANY = object()
 """Stored in ``_b`` when ``_a`` holds a tuple of three or more inputs."""
 
 
+writes = [0]
+"""How many in-place writes to tensors so far (a list: modules change it in place)."""
+
+
 class Node:
     """The part of a graph node that both engines share: its inputs, in argument order.
 
@@ -219,6 +223,11 @@ class Node:
     """
 
     __slots__ = ("_a", "_b", "_mark")
+
+    _made_at: int | None = None
+    """A Tensor node's count of in-place writes (``writes``) when it was made; None for a
+    Value, which is never changed in place. If a tensor was written since, the node's
+    ``_changed_input()`` says whether its rule reads one that was (``backward_step``)."""
 
     _as_grad: Callable[[Any], Any] | None = None
     """What a node's ``.grad`` holds after a pass, made from the array (or node) the pass
@@ -473,6 +482,10 @@ def backward_step(out: Any, create_graph: bool = False, check: bool = False) -> 
         return _run_closure(out, create_graph, check)
     if g is None:
         raise _no_gradient_yet(out)
+    if out._made_at is not None and out._made_at != writes[0]:  # a tensor written since
+        changed = out._changed_input()
+        if changed is not None:
+            raise _changed_in_place(out, changed)
     if not check and not rule.primitive.keeps_nan and not is_finite(g):
         raise _NotFiniteError  # this rule might drop it: let the checked pass name its source
     inputs = out._prev
@@ -494,6 +507,15 @@ def backward_step(out: Any, create_graph: bool = False, check: bool = False) -> 
         x.grad = gx if x.grad is None else x.grad + gx  # +=, not in place: gx may be shared
         if check and not (is_finite(gx) and is_finite(x.grad)):
             raise _non_finite(out, x, gx)
+
+
+def _changed_in_place(out: Any, x: Any) -> RuntimeError:
+    where = next(i for i, y in enumerate(out._prev) if y is x)
+    return RuntimeError(
+        f"{out._op}: one of the variables needed for gradient computation has been modified "
+        f"by an inplace operation: its input {where} (of shape {tuple(x.data.shape)}) was "
+        "changed in place after this node was computed; compute the forward again after "
+        "changing it (as torch's version counter says)")
 
 
 def _no_gradient_yet(out: Any) -> RuntimeError:

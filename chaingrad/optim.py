@@ -643,6 +643,8 @@ def _write(p: Any, new: Any) -> None:
         p.data = float(new)
     else:
         p.data[...] = new
+        if hasattr(p, "_wrote"):  # a Tensor counts it: a graph made before refuses backward
+            p._wrote()
 
 
 # ---- learning-rate schedules ----

@@ -26,7 +26,9 @@ and receive a ``.grad``; data and constants do not.
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from collections import namedtuple
 from collections.abc import Callable
 from numbers import Real
@@ -41,6 +43,7 @@ from ..rules import (
     ADD,
     COS,
     EXP,
+    GENERIC_FORMULA,
     LOG,
     MUL,
     POW,
@@ -87,6 +90,18 @@ from .rules import (
 )
 
 _new = object.__new__
+
+
+@functools.cache
+def _inputs_read(primitive: Any) -> tuple[tuple[int, ...], ...]:
+    """For each input's gradient, the inputs whose numbers (``x.data``, ``y.data``: inputs 0
+    and 1; not only their shape or dtype) its formula reads: ``*`` gives ((1,), (0,)), ``+``
+    ((), ()). A user's primitive (its formula is ``GENERIC_FORMULA``) may read any."""
+    every = tuple(range(len(primitive.formulas)))
+    return tuple(every if formula == GENERIC_FORMULA else tuple(
+        i for i, name in enumerate("xy")
+        if re.search(rf"\b{name}\.data\b(?!\.(?:dtype|shape))", formula))
+        for formula in primitive.formulas)
 
 Operand = Union["Tensor", np.ndarray, float, int]
 Dims = Any  # an int, a tuple of ints, or None
@@ -140,9 +155,10 @@ class Tensor(autodiff.Node):
         (30.0, [[2.0, 4.0], [6.0, 8.0]])
     """
 
-    __slots__ = ("_data", "grad", "requires_grad", "_rule", "__dict__")
+    __slots__ = ("data", "grad", "requires_grad", "_rule", "_made_at", "__dict__")
     label = ""  # a name for drawings and explanations; set, it goes in the node's __dict__
     _initial_grad = None  # .grad before any gradient has reached it, as in PyTorch
+    _changed_at = 0  # the count of in-place writes when this tensor was last written
     __hash__ = autodiff.Node.__hash__  # by identity, though == compares entries
 
     def __init__(self, data: Any, *sizes: int, requires_grad: bool = False, dtype: Any = None,
@@ -164,18 +180,6 @@ class Tensor(autodiff.Node):
         self._rule: Rule | None = None
         if autodiff._created is not None:  # chaingrad.compile is tracing
             autodiff._created.append(self)
-
-    @property
-    def data(self) -> np.ndarray:
-        """The numbers: the numpy array the engine computes on (torch gives a detached
-        Tensor here; ``detach()`` is chaingrad's way to that)."""
-        return self._data
-
-    @data.setter
-    def data(self, value: Any) -> None:
-        """New numbers for this tensor (an array, or another tensor's), as torch's
-        ``t.data = ...``; the graph it is part of is not told."""
-        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
 
     # ---- elementwise arithmetic (broadcasting, torch's result dtype) ----
 
@@ -921,6 +925,7 @@ class Tensor(autodiff.Node):
             self.data[index] = value
         except (IndexError, ValueError) as exc:
             raise type(exc)(f"setitem: {exc} (tensor of shape {tuple(self.shape)})") from None
+        self._wrote()
 
     def _check_in_place(self, op: str) -> None:
         """torch's rule for changing a tensor in place: not a leaf that requires grad while
@@ -949,7 +954,26 @@ class Tensor(autodiff.Node):
             raise RuntimeError(f"{op}: result type {dtypes.of(value.dtype).name} can't be cast "
                                f"to the desired output type {self.dtype.name}")
         self.data[...] = value
+        self._wrote()
         return self
+
+    def _wrote(self) -> None:
+        """Count an in-place write: a node made before it that reads this tensor's numbers
+        refuses to run its backward step (``_changed_input``), as torch's version counter
+        makes it."""
+        autodiff.writes[0] += 1
+        self._changed_at = autodiff.writes[0]
+
+    def _changed_input(self) -> Tensor | None:
+        """An input changed in place since this node was made, whose numbers the rule
+        reads for a gradient that is needed (that gradient would be wrong); else None."""
+        inputs = self._prev
+        for x, reads in zip(inputs, _inputs_read(self._rule.primitive)):
+            if x.requires_grad:  # its gradient will be computed, from these inputs' numbers
+                for k in reads:
+                    if k < len(inputs) and inputs[k]._changed_at > self._made_at:
+                        return inputs[k]
+        return None
 
     def _computed(self, op: str, fn: Callable[[], Tensor], operand: Any = None) -> np.ndarray:
         """``fn()``'s numbers, computed out of place without a graph, for ``op`` to write in
@@ -1516,7 +1540,7 @@ def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
     if type(data) is not np.ndarray:
         data = np.asarray(data)  # numpy turns 0-d results into scalars: undo that
     out = _new(Tensor)
-    out._data = data
+    out.data = data
     out.grad = None
     out._mark = None
     if autodiff._grad_enabled or autodiff.is_grad_enabled():  # the global: the fast path
@@ -1528,6 +1552,7 @@ def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
                 else:
                     out._a, out._b = autodiff.split(children)
                 out._rule = rule
+                out._made_at = autodiff.writes[0]
                 return out
     out.requires_grad = False
     out._a = out._b = out._rule = None
@@ -1537,7 +1562,7 @@ def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
 def _const(data: np.ndarray) -> Tensor:
     """A leaf holding ``data`` that needs no gradient (a constant, or detached data)."""
     out = _new(Tensor)
-    out._data = data
+    out.data = data
     out.grad = None
     out.requires_grad = False
     out._a = out._b = out._mark = None
