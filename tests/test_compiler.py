@@ -452,3 +452,19 @@ def test_an_output_that_reaches_no_parameter_and_explain_of_a_compiled_output() 
                              file=__import__("io").StringIO())
     assert "<lambda> : x1.grad += d(out)/d(x1) * out.grad" in text
     assert x1.grad == pytest.approx(-3 * (1 - math.tanh(-6.0) ** 2))
+
+
+def test_a_compiled_tensor_graph_refuses_backward_after_any_parameter_changed_in_place():
+    import numpy as np
+
+    from chaingrad import Tensor
+
+    w1 = Tensor([1.0, 2.0], requires_grad=True)
+    w2 = Tensor([3.0, 4.0], requires_grad=True)
+    step = chaingrad.compile(lambda x: (Tensor(x) * w1 * w2).sum())
+    step(np.ones(2)).backward()  # traced, then run
+    out = step(np.ones(2))
+    with no_grad():
+        w2 += 1.0  # the second parameter: its rule (compile's own) may read any input
+    with pytest.raises(RuntimeError, match="modified by an inplace operation: its input 1"):
+        out.backward()

@@ -91,21 +91,22 @@ from .rules import (
 
 _new = object.__new__
 
-
-@functools.cache
-def _inputs_read(primitive: Any) -> tuple[tuple[int, ...], ...]:
-    """For each input's gradient, the inputs whose numbers (``x.data``, ``y.data``: inputs 0
-    and 1; not only their shape or dtype) its formula reads: ``*`` gives ((1,), (0,)), ``+``
-    ((), ()). A user's primitive (its formula is ``GENERIC_FORMULA``) may read any."""
-    every = tuple(range(len(primitive.formulas)))
-    return tuple(every if formula == GENERIC_FORMULA else tuple(
-        i for i, name in enumerate("xy")
-        if re.search(rf"\b{name}\.data\b(?!\.(?:dtype|shape))", formula))
-        for formula in primitive.formulas)
-
 Operand = Union["Tensor", np.ndarray, float, int]
 Dims = Any  # an int, a tuple of ints, or None
 Rule = Primitive | Bound
+
+
+@functools.cache
+def _inputs_read(primitive: Any) -> tuple[tuple[int, ...], ...] | None:
+    """For each input's gradient, the inputs whose numbers (``x.data``, ``y.data``: inputs 0
+    and 1; not only their shape or dtype) its formula reads: ``*`` gives ((1,), (0,)), ``+``
+    ((), ()). None for a primitive whose rule is a user's own (``GENERIC_FORMULA``, one
+    formula for any number of inputs, as a compiled graph's): it may read any."""
+    if GENERIC_FORMULA in primitive.formulas:
+        return None
+    return tuple(tuple(i for i, name in enumerate("xy")
+                       if re.search(rf"\b{name}\.data\b(?!\.(?:dtype|shape))", formula))
+                 for formula in primitive.formulas)
 
 
 class Size(tuple):
@@ -929,8 +930,9 @@ class Tensor(autodiff.Node):
 
     def _check_in_place(self, op: str) -> None:
         """torch's rule for changing a tensor in place: not a leaf that requires grad while
-        the graph is recorded; not a tensor computed in a graph (chaingrad does not track
-        versions, so it refuses rather than give a wrong gradient)."""
+        the graph is recorded; not a tensor computed in a graph (chaingrad has no in-place
+        nodes, so it refuses rather than give a wrong gradient). A write is counted
+        (``_wrote``): a graph made before it may refuse its backward."""
         if not self.requires_grad:
             if not self.data.flags.writeable:
                 raise RuntimeError(f"{op}: this tensor's data is a read-only view (of a "
@@ -967,13 +969,13 @@ class Tensor(autodiff.Node):
     def _changed_input(self) -> Tensor | None:
         """An input changed in place since this node was made, whose numbers the rule
         reads for a gradient that is needed (that gradient would be wrong); else None."""
-        inputs = self._prev
-        for x, reads in zip(inputs, _inputs_read(self._rule.primitive)):
-            if x.requires_grad:  # its gradient will be computed, from these inputs' numbers
-                for k in reads:
-                    if k < len(inputs) and inputs[k]._changed_at > self._made_at:
-                        return inputs[k]
-        return None
+        inputs, reads = self._prev, _inputs_read(self._rule.primitive)
+        if reads is None:  # a user's rule: any input may be read
+            read = range(len(inputs))
+        else:
+            read = {k for x, ks in zip(inputs, reads) if x.requires_grad for k in ks}
+        return next((inputs[k] for k in sorted(read)
+                     if inputs[k]._changed_at > self._made_at), None)
 
     def _computed(self, op: str, fn: Callable[[], Tensor], operand: Any = None) -> np.ndarray:
         """``fn()``'s numbers, computed out of place without a graph, for ``op`` to write in
