@@ -611,7 +611,6 @@ class _Lines:
                 for node in nodes:
                     node._mark = None  # a leaf lives on
                 trace.order[start:start + CHUNK] = [None] * len(nodes)
-                del nodes
         return texts + [("graph", "\n".join(body) + "\n")]
 
     def _chunk(self, start: int, kind: str) -> str:
@@ -736,9 +735,8 @@ def _build(lines: _Lines, texts: list[tuple[str, str]]) -> Callable[..., Iterato
     from the list as they are compiled, so that the text and the code of all the chunks
     are never held at once."""
     space = dict(lines.namespace if lines.trace.arrays else _NAMESPACE)
-    texts.reverse()
     while texts:
-        name, text = texts.pop()
+        name, text = texts.pop(0)  # (then nothing holds the text once it is compiled)
         where = "<chaingrad.compile>" if name == "graph" else f"<chaingrad.compile: {name}>"
         exec(builtins.compile(text, where, "exec"), space)
         if name != "graph":  # each chunk is written as forward_chunk or backward_chunk

@@ -99,11 +99,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa
         >>> softmax(Tensor([[0.0, 0.0]]), dim=1).data.tolist()
         [[0.5, 0.5]]
     """
-    x = _tensor(input, "softmax")
-    if dim is None:
-        dim = implicit_dim("softmax", x.ndim, _stacklevel)
-    if dtype is not None:
-        x = x.to(dtype)
+    x, dim = _along("softmax", input, dim, dtype, _stacklevel + 1)
     return x.softmax(dim)
 
 
@@ -111,12 +107,18 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # 
                 dtype: Any = None) -> Tensor:
     """x - log(sum(exp(x))) along ``dim``, computed stably (the implicit ``dim`` as
     ``softmax``'s)."""
-    x = _tensor(input, "log_softmax")
-    if dim is None:
-        dim = implicit_dim("log_softmax", x.ndim, _stacklevel)
-    if dtype is not None:
-        x = x.to(dtype)
+    x, dim = _along("log_softmax", input, dim, dtype, _stacklevel + 1)
     return x.log_softmax(dim)
+
+
+def _along(op: str, input: Any, dim: int | None, dtype: Any,  # noqa: A002
+           stacklevel: int) -> tuple[Tensor, int]:
+    """softmax's and log_softmax's input as a Tensor (of ``dtype``, if given) and their
+    ``dim`` (torch's implicit choice if None; its warning ``stacklevel`` frames up)."""
+    x = _tensor(input, op)
+    if dim is None:
+        dim = implicit_dim(op, x.ndim, stacklevel)
+    return (x if dtype is None else x.to(dtype)), dim
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
