@@ -233,6 +233,11 @@ class Node:
     """What a node's ``.grad`` holds after a pass, made from the array (or node) the pass
     worked with; None keeps that (a Value's float). A Tensor's makes it a Tensor."""
 
+    _keeps_grad = True
+    """Whether a node an op made keeps its ``.grad`` after a pass (leaves always do). A
+    Value does, as in micrograd; a Tensor does not unless ``retain_grad()`` was called, as
+    in PyTorch, where an intermediate's gradient is freed once it has been passed on."""
+
     @property
     def _prev(self) -> tuple:
         """The input nodes, in argument order (empty for a leaf)."""
@@ -430,11 +435,12 @@ def _restore(order: list[Any], before: list[Any]) -> None:
 def _add_earlier_passes(order: list[Any], before: list[Any]) -> None:
     """Each ``.grad`` becomes what it held before this pass plus this pass; a leaf's
     gradient becomes an array of its own (see ``_own``), and then what the node's kind
-    shows its users (``_as_grad``: a Tensor's ``.grad`` is a Tensor)."""
+    shows its users (``_as_grad``: a Tensor's ``.grad`` is a Tensor). A node that does not
+    keep its gradient (``Node._keeps_grad``) gets back what it held."""
     shared: set[int] = set()
     for node, old in zip(order, before):
         g = node.grad
-        if g is None:
+        if g is None or not (node._rule is None or node._keeps_grad):
             node.grad = old
             continue
         if node._rule is None:

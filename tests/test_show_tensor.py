@@ -67,7 +67,11 @@ def test_mlp_dot_matches_golden_after_backward(check_golden):
     text = to_dot(loss)
     check_golden("tensor_mlp.dot", text)
     assert "{ W1 | data (5, 3) float64 | grad (5, 3) }" in text
-    assert "| grad () = 1.0000 }" in text  # the one-element loss shows its value and grad
+    assert "| grad () = 1.0000 }" not in text  # an op's output keeps no .grad, as in torch
+    loss = mlp()
+    loss.retain_grad()  # ... unless asked to
+    loss.backward()
+    assert "| grad () = 1.0000 }" in to_dot(loss)  # a one-element grad shows its value
     assert text == to_dot(mlp_after_backward())  # deterministic: the same graph, same text
 
 
@@ -80,6 +84,7 @@ def mlp_after_backward() -> Tensor:
 def test_dot_shows_float32_and_gradients_that_are_tensors():
     x = Tensor([[1.0, 2.0]], requires_grad=True, label="x")
     y = (x * x).sum()
+    y.retain_grad()
     y.backward(create_graph=True)  # x.grad is a Tensor with a graph of its own
     text = to_dot(y)
     assert "{ x | data (1, 2) float32 | grad (1, 2) }" in text

@@ -141,7 +141,47 @@ def test_repeated_backward_adds_exactly_once_more() -> None:
     assert x.grad.tolist() == [3.0, 5.0]
     y.backward()
     assert x.grad.tolist() == [6.0, 10.0]
-    assert h.grad.tolist() == [2.0, 2.0]  # interior nodes too
+    assert h.grad is None  # as in torch: an op's output does not keep its gradient
+
+
+def test_only_leaves_and_retained_tensors_keep_their_grad_as_in_torch() -> None:
+    torch = pytest.importorskip("torch")
+
+    def program(torch):
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        h = x * x
+        kept = h + 1
+        kept.retain_grad()
+        y = (kept * x).sum()
+        y.backward(retain_graph=True)
+        y.backward()
+        return [h.grad is None, y.grad is None, kept.grad.tolist(), x.grad.tolist(),
+                kept.retains_grad, h.retains_grad, x.retains_grad]
+
+    with pytest.warns(UserWarning, match="not a leaf"):  # torch warns on a non-leaf's .grad
+        expected = program(torch)
+    assert program(chaingrad) == expected == [True, True, [2.0, 4.0], [8.0, 26.0], True,
+                                              False, False]
+
+
+def test_retain_grad_on_a_leaf_does_nothing_and_on_a_constant_is_refused() -> None:
+    x = Tensor([1.0], requires_grad=True)
+    x.retain_grad()
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [2.0] and not x.retains_grad
+    with pytest.raises(RuntimeError, match="retain_grad: can't retain_grad on Tensor that "
+                       "has requires_grad=False"):
+        Tensor([1.0]).retain_grad()
+
+
+def test_a_retained_interior_tensor_adds_up_repeated_passes() -> None:
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    h = x * x
+    h.retain_grad()
+    y = (h + x).sum()
+    y.backward()
+    y.backward()
+    assert h.grad.tolist() == [2.0, 2.0]
 
 
 def test_a_tensor_used_twice_gets_both_gradients() -> None:
@@ -588,6 +628,20 @@ def test_a_missing_name_is_named() -> None:
     assert not hasattr(chaingrad, "__wrapped__") and not hasattr(chaingrad.ones(1), "to_bytes")
     with pytest.raises(NotImplementedError, match=r"chaingrad.Tensor has no norm\(p='nuc'\)"):
         chaingrad.ones(2, 2).norm(p="nuc")
+
+
+def test_missing_names_are_class_attributes_not_a_getattr_hook() -> None:
+    # A class with __getattr__ makes Python look up every attribute of every tensor the
+    # slow way (T3 in benchmarks/versions.py: 25% slower forward); the names chaingrad
+    # lacks are descriptors instead, hidden from dir(), and a user's own attribute of the
+    # same name still wins.
+    assert all("__getattr__" not in vars(cls) for cls in Tensor.__mro__)
+    t = chaingrad.ones(2)
+    assert "masked_fill" not in dir(t) and "sum" in dir(t)
+    t.masked_fill = "mine"
+    assert t.masked_fill == "mine"
+    with pytest.raises(AttributeError, match="chaingrad.Tensor has no 'masked_fill' yet"):
+        chaingrad.nn.Parameter(chaingrad.ones(2)).masked_fill  # noqa: B018
 
 
 def test_a_tensor_takes_attributes_of_your_own() -> None:

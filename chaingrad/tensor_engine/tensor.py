@@ -160,6 +160,7 @@ class Tensor(autodiff.Node):
     label = ""  # a name for drawings and explanations; set, it goes in the node's __dict__
     _initial_grad = None  # .grad before any gradient has reached it, as in PyTorch
     _changed_at = 0  # the count of in-place writes when this tensor was last written
+    _keeps_grad = False  # an op's output drops its .grad after a pass, as in PyTorch
     __hash__ = autodiff.Node.__hash__  # by identity, though == compares entries
 
     def __init__(self, data: Any, *sizes: int, requires_grad: bool = False, dtype: Any = None,
@@ -462,8 +463,9 @@ class Tensor(autodiff.Node):
 
     def relu(self) -> Tensor:
         """max(0, x);  d/dx = 1 if x > 0 else 0 (``rules.RELU``)."""
-        return _node(np.maximum(self.data, 0).astype(self.data.dtype, copy=False), (self,),
-                     RELU)
+        if self.data.dtype.kind == "b":
+            raise RuntimeError("relu: Boolean inputs not supported for relu (as in torch)")
+        return _node(np.maximum(self.data, 0), (self,), RELU)
 
     def sin(self) -> Tensor:
         """sin(x);  d/dx = cos(x) (``rules.SIN``)."""
@@ -1264,7 +1266,27 @@ class Tensor(autodiff.Node):
         return self._rule is None
 
     def retain_grad(self) -> None:
-        """Accepted: chaingrad keeps every node's ``.grad``."""
+        """Keep this non-leaf tensor's ``.grad`` after ``backward()`` (as torch's; without
+        it, only leaves keep theirs). Nothing to do for a leaf.
+
+        Example:
+            >>> x = Tensor([1.0, 2.0], requires_grad=True)
+            >>> y = x * 3
+            >>> y.retain_grad()
+            >>> y.sum().backward()
+            >>> y.grad, x.grad
+            (tensor([1., 1.]), tensor([3., 3.]))
+        """
+        if self._rule is not None:
+            self._keeps_grad = True
+        elif not self.requires_grad:
+            raise RuntimeError("retain_grad: can't retain_grad on Tensor that has "
+                               "requires_grad=False")
+
+    @property
+    def retains_grad(self) -> bool:
+        """True for a non-leaf tensor whose ``.grad`` is kept (``retain_grad()``)."""
+        return self._rule is not None and self._keeps_grad
 
     def detach(self) -> Tensor:
         """The same data (shared, not copied) in a new leaf that records no graph."""
@@ -1412,12 +1434,9 @@ class Tensor(autodiff.Node):
             extras.append("requires_grad=True")
         return "tensor(" + body + "".join(", " + e for e in extras) + ")"
 
-    def __getattr__(self, name: str) -> Any:
-        """Called only for a name the Tensor lacks: for one of torch's, an error saying
-        chaingrad has no such thing yet; for any other, Python's usual error."""
-        if name in torch_names.TENSOR:
-            raise AttributeError(f"chaingrad.Tensor has no {name!r} yet")
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+    def __dir__(self) -> list[str]:
+        """The attributes a Tensor has (without torch's names it lacks, see ``_NotYet``)."""
+        return [name for name in super().__dir__() if name not in _NOT_YET]
 
     # ---- what chaingrad.autograd asks of an engine ----
 
@@ -1456,6 +1475,32 @@ class Tensor(autodiff.Node):
             raise DomainError(f"{op}: forward returned {data[index]} at index {index}, needs "
                               "finite results")
         return _node(data, tuple(inputs), rule)
+
+
+class _NotYet:
+    """A torch Tensor attribute that chaingrad lacks: reading it raises an AttributeError
+    that says so (``chaingrad.Tensor has no 'masked_fill' yet``), never a different result.
+
+    These are class attributes rather than a ``__getattr__``: a class with ``__getattr__``
+    makes Python look up every attribute of every tensor the slow way (25% of a tiny
+    tensor's forward, 20% of its backward: ``benchmarks/versions.py``, workload T3).
+    A user's own attribute of the same name still takes precedence (it is in the instance's
+    ``__dict__``).
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        raise AttributeError(f"chaingrad.Tensor has no {self.name!r} yet")
+
+
+_NOT_YET = torch_names.TENSOR - set(dir(Tensor))
+for _name in _NOT_YET:
+    setattr(Tensor, _name, _NotYet(_name))
+del _name
 
 
 class GradFn:
@@ -1630,7 +1675,7 @@ def _operands(op: str, x: Tensor, other: object, floating: bool = False) -> Any:
     tuple or string, which Python would otherwise repeat or refuse with a message that
     hides the op."""
     xd = x.data.dtype
-    if type(other) is Tensor and other.data.dtype == xd and (xd.kind == "f" or not floating):
+    if type(other) is Tensor and other.data.dtype == xd and (not floating or xd.kind == "f"):
         return x, other, xd  # the common case, first
     n = _number(other)
     if n is not None:
