@@ -91,6 +91,7 @@ from .rules import (
 )
 
 _new = object.__new__
+_BOOL = np.dtype(bool)
 
 Operand = Union["Tensor", np.ndarray, float, int]
 Dims = Any  # an int, a tuple of ints, or None
@@ -471,7 +472,7 @@ class Tensor(autodiff.Node):
 
     def relu(self) -> Tensor:
         """max(0, x);  d/dx = 1 if x > 0 else 0 (``rules.RELU``)."""
-        if self.data.dtype.kind == "b":
+        if self.data.dtype is _BOOL:
             raise RuntimeError("relu: Boolean inputs not supported for relu (as in torch)")
         return _node(np.maximum(self.data, 0), (self,), RELU)
 
@@ -1620,6 +1621,8 @@ def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
                 out.requires_grad = True
                 if len(children) == 2:  # most ops: no call to autodiff.split
                     out._a, out._b = children
+                elif len(children) == 1:
+                    out._a, out._b = children[0], None
                 else:
                     out._a, out._b = autodiff.split(children)
                 out._rule = rule
@@ -1699,7 +1702,7 @@ def _operands(op: str, x: Tensor, other: object, floating: bool = False) -> Any:
     tuple or string, which Python would otherwise repeat or refuse with a message that
     hides the op."""
     xd = x.data.dtype
-    if type(other) is Tensor and other.data.dtype == xd and (not floating or xd.kind == "f"):
+    if type(other) is Tensor and other.data.dtype is xd and (not floating or xd.kind == "f"):
         return x, other, xd  # the common case, first
     n = _number(other)
     if n is not None:
@@ -1788,8 +1791,8 @@ def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, dtype: np.dtype | N
     except ValueError:
         raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
                          "broadcast") from None
-    if dtype is not None and data.dtype != dtype:
-        data = data.astype(dtype)
+    if dtype is not None and data.dtype is not dtype and data.dtype != dtype:
+        data = data.astype(dtype)  # (``is`` first: numpy's built-in dtypes are singletons)
     if check and not all_finite(data):
         raise domain_error(op, np.asarray(data), (a.data, b.data), None)
     return data
