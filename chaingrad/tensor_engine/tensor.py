@@ -165,11 +165,11 @@ class Tensor(autodiff.Node):
         (30.0, [[2.0, 4.0], [6.0, 8.0]])
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "_rule", "_made_at", "__dict__")
+    __slots__ = ("data", "grad", "requires_grad", "_rule", "_made_at", "_keeps_grad",
+                 "__dict__")
     label = ""  # a name for drawings and explanations; set, it goes in the node's __dict__
     _initial_grad = None  # .grad before any gradient has reached it, as in PyTorch
     _changed_at = 0  # the count of in-place writes when this tensor was last written
-    _keeps_grad = False  # an op's output drops its .grad after a pass, as in PyTorch
     __hash__ = autodiff.Node.__hash__  # by identity, though == compares entries
 
     def __init__(self, data: Any, *sizes: int, requires_grad: bool = False, dtype: Any = None,
@@ -185,7 +185,8 @@ class Tensor(autodiff.Node):
                              "needs finite numbers")
         self.grad: Any = None
         self.requires_grad = bool(requires_grad)
-        self._a = self._b = self._mark = None  # a leaf: no inputs (see autodiff.Node)
+        self._a = self._b = self._mark = self._made_at = None  # a leaf (see autodiff.Node)
+        self._keeps_grad = False  # were it made by an op, it would drop its .grad, as torch
         if label:
             self.label = label
         self._rule: Rule | None = None
@@ -1319,7 +1320,7 @@ class Tensor(autodiff.Node):
 
     def detach_(self) -> Tensor:
         """This tensor made a leaf that records no graph, in place."""
-        self._a = self._b = self._rule = None
+        self._a = self._b = self._rule = self._made_at = None
         self.requires_grad = False
         return self
 
@@ -1627,9 +1628,10 @@ def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
                     out._a, out._b = autodiff.split(children)
                 out._rule = rule
                 out._made_at = autodiff.writes[0]
+                out._keeps_grad = False  # its .grad is dropped after a pass (retain_grad)
                 return out
-    out.requires_grad = False
-    out._a = out._b = out._rule = None
+    out.requires_grad = out._keeps_grad = False
+    out._a = out._b = out._rule = out._made_at = None
     return out
 
 
@@ -1638,9 +1640,9 @@ def _const(data: np.ndarray) -> Tensor:
     out = _new(Tensor)
     out.data = data
     out.grad = None
-    out.requires_grad = False
+    out.requires_grad = out._keeps_grad = False
     out._a = out._b = out._mark = None
-    out._rule = None
+    out._rule = out._made_at = None
     if autodiff._created is not None:  # chaingrad.compile is tracing
         autodiff._created.append(out)
     return out
