@@ -688,6 +688,18 @@ class _ArrayLines(_Lines):
             return False
         return prim in _ARRAY_FORWARDS and super().exact(node) or prim in _tensor_primitives()
 
+    def step(self, node: Any, value: Callable[[Any], str],
+             grad: Callable[[Any], str]) -> list[tuple[Any, str]]:
+        shares = super().step(node, value, grad)
+        rules = _tensor_rules()
+        x, y = node._prev[0], node._prev[-1]
+        if (node._rule.primitive is rules.MATMUL and x is not y
+                and rules.is_transposed_matrix(y.data)):
+            # as the rule does (matmul_y_grad_transposed): y's gradient in y's layout
+            transposed = f"({grad(node)}.mT @ {value(x)}).mT"
+            shares = [(z, transposed if z is y else text) for z, text in shares]
+        return shares
+
     def summed(self, text: str, node: Any, k: int) -> str:
         shape = node._prev[k].data.shape
         if self.shapes[(id(node), k)] == shape:

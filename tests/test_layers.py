@@ -9,6 +9,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chaingrad import Tensor, grad
 from chaingrad.nn import Module, Parameter
@@ -261,6 +263,41 @@ def test_conv_fast_twins_match_their_references(x_shape, w_shape, stride, paddin
 def test_conv_fast_twins_cover_both_layouts() -> None:
     widths = {rules.conv_output_size(x[2:], w[1:], s, p)[1] for x, w, s, p in TWIN_CASES}
     assert min(widths) < rules.SHORT_ROW <= max(widths)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 300), st.integers(1, 200), st.integers(1, 200),
+       st.sampled_from([np.float32, np.float64]), st.integers(0, 2**32 - 1))
+def test_matmuls_transposed_twin_matches_its_formula(n, k, m, dtype, seed) -> None:
+    """matmul_y_grad_transposed, (g^T x)^T, against MATMUL's formula x^T @ g: equal within
+    float rounding (the BLAS may sum in another order for the transposed product; float32
+    here gives the same bits, float64 not always), and in the layout of a y that is a
+    transposed matrix (W.T), so that W's gradient is row-major."""
+    rng = _rng(seed)
+    x = rng.standard_normal((n, k)).astype(dtype)
+    g = rng.standard_normal((n, m)).astype(dtype)
+    w = rng.standard_normal((m, k)).astype(dtype)
+    reference = rules.swap_last(x) @ g
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    for fast in (rules.matmul_y_grad_transposed(x, g),
+                 rules.MATMUL.vjp((x, w.T), None, g, (False, True))[1]):
+        assert fast.dtype == dtype and fast.shape == reference.shape
+        np.testing.assert_allclose(fast, reference, rtol=tol, atol=tol * np.abs(reference).max())
+    assert rules.is_transposed_matrix(w.T) == (m > 1 and k > 1)
+    gb = rules.MATMUL.vjp((x, w.T), None, g, (False, True))[1]
+    assert gb.T.flags.c_contiguous
+
+
+def test_a_linear_layers_weight_gradient_is_row_major_eager_and_compiled() -> None:
+    import chaingrad
+
+    manual_seed(0)
+    layer = Linear(5, 3)
+    x = Tensor(_rng(2).standard_normal((4, 5)).astype(np.float32))
+    for fn in (lambda: layer(x).sum(), chaingrad.compile(lambda: layer(x).sum())):
+        layer.weight.grad = None
+        fn().backward()
+        assert layer.weight.grad.data.flags.c_contiguous
 
 
 def test_the_window_positions_of_max_pool2d() -> None:

@@ -48,10 +48,30 @@ def MATMUL(xs, out, g, needs):
         g = g.reshape(g.shape[:-1] + (1,) + g.shape[-1:] if a_vec and not b_vec
                       else g.shape + (1,) if b_vec and not a_vec else (1, 1))
     ga = g @ swap_last(b) if needs[0] else None
-    gb = swap_last(a) @ g if needs[1] else None
+    gb = None
+    if needs[1]:
+        gb = matmul_y_grad_transposed(a, g) if is_transposed_matrix(b) else swap_last(a) @ g
     if b_vec and gb is not None:
         gb = gb.reshape(gb.shape[:-1])
     return ga, gb
+
+
+def is_transposed_matrix(y: Any) -> bool:
+    """Whether y is an array that is a transposed C-ordered matrix (``W.T``: how a Linear
+    layer's weight enters its matmul), column-major and not row-major."""
+    return (isinstance(y, ARRAY_TYPES) and y.ndim == 2 and y.flags.f_contiguous
+            and not y.flags.c_contiguous)
+
+
+def matmul_y_grad_transposed(a: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """The twin of MATMUL's ``x^T @ g`` for a y that is a transposed matrix (``W.T``),
+    computed as ``(g^T @ x)^T``: the same products, summed by the BLAS in the same order in
+    float32 here (the same bits) but not always in float64 (equal within rounding, as the
+    conv twins; tests/test_layers.py). The gradient comes in y's layout, so that W's,
+    transposed back, is row-major as W is: an optimizer then updates W without a
+    transposing copy (numpy's, unblocked, costs as much as the matrix product). The
+    compiled code writes the same expression (``compiler._ArrayLines.step``)."""
+    return swap_last(swap_last(g) @ a)
 
 
 # ---- scaling by a number ----
@@ -662,8 +682,8 @@ def unpool_array(g: np.ndarray, picked: np.ndarray, shape: tuple[int, ...],
                  overlap: bool) -> np.ndarray:
     """Zeros of ``shape`` with each window's gradient added at its picked entry."""
     image = np.zeros(shape, dtype=g.dtype)
-    if overlap:  # an entry may be picked by several windows: add their gradients
-        image.reshape(-1)[:] = np.bincount(picked.ravel(), np.ravel(g), image.size)
+    if overlap:  # an entry may be picked by several windows: add their gradients, in
+        np.add.at(image.reshape(-1), picked.ravel(), np.ravel(g))  # g's dtype, as torch
     else:  # windows do not overlap: every entry is picked at most once
         image.reshape(-1)[picked.ravel()] = np.ravel(g)
     return image
