@@ -6,7 +6,8 @@ A node (a ``Value`` or a ``Tensor``) is what this module walks. It has:
 - ``grad``: the gradient that reached it; ``_initial_grad`` before any has (micrograd's
   0.0 for a Value, PyTorch's None for a Tensor). During a pass it holds what the rules
   work on (floats, arrays, or nodes with ``create_graph``); after it, ``_as_grad`` of
-  that, if the node's kind has one (a Tensor's ``.grad`` is a Tensor);
+  that, if the node's kind has one (a Tensor's ``.grad`` is a Tensor), kept on every
+  Value but only on a Tensor leaf or one given ``retain_grad()`` (``_keeps_grad``);
 - ``_prev``: the nodes it was computed from, in argument order (empty for a leaf);
 - ``_rule``: its op's primitive (see ``chaingrad.rules``), None for a leaf;
 - ``requires_grad``: whether it takes a gradient (always, for a Value).
@@ -14,6 +15,11 @@ A node (a ``Value`` or a ``Tensor``) is what this module walks. It has:
 ``backward`` orders the graph with ``topological_order`` and runs ``backward_step`` on every
 node, outputs first: each step is one node's ``_backward``, which adds the gradient that
 reached the node, times its local derivative, into each input's ``.grad``.
+
+A Tensor node also carries torch's two guards on a rule that reads numbers of the forward
+pass: ``_made_at``, the count of in-place writes when it was made (a step refuses to run
+if one of those numbers was changed since), or ``FREED`` after a ``backward()`` without
+``retain_graph`` (see ``free``).
 """
 
 from __future__ import annotations
