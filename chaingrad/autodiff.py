@@ -211,6 +211,10 @@ MANY = object()
 writes = [0]
 """How many in-place writes to tensors so far (a list: modules change it in place)."""
 
+FREED = -1
+"""The ``_made_at`` of a Tensor node whose graph a ``backward()`` without
+``retain_graph`` has freed (see ``free``): below any count of writes."""
+
 
 class Node:
     """The part of a graph node that both engines share: its inputs, in argument order.
@@ -358,7 +362,8 @@ def topological_order(root: Node, *more_roots: Node) -> list[Any]:
 
 
 def backward(roots: Sequence[Any], seeds: Sequence[Any], create_graph: bool = False,
-             accumulate: bool = True, trace: list | None = None) -> dict[int, Any]:
+             accumulate: bool = True, trace: list | None = None,
+             retain_graph: bool = True) -> dict[int, Any]:
     """Back-propagate each seed, d(loss)/d(root), through every node the roots depend on.
 
     Orders the graph (``topological_order``) and runs ``backward_pass`` over it; a graph of
@@ -373,6 +378,7 @@ def backward(roots: Sequence[Any], seeds: Sequence[Any], create_graph: bool = Fa
             node whose graph can be differentiated again.
         accumulate: Add this pass into ``.grad`` (True), or return it (False).
         trace: A list to append what each step did to (see ``backward_step``).
+        retain_graph: False frees the graph afterwards, as torch does (see ``free``).
 
     Returns:
         ``{id(node): its gradient from this pass}`` when ``accumulate`` is False, else {}.
@@ -389,7 +395,21 @@ def backward(roots: Sequence[Any], seeds: Sequence[Any], create_graph: bool = Fa
                 return found
             # a gradient was not finite: the checked pass names the op (and raises)
             return backward_pass(order, roots, seeds, check=True)
-        return backward_pass(order, roots, seeds, create_graph, accumulate, trace)
+        found = backward_pass(order, roots, seeds, create_graph, accumulate, trace)
+        if not retain_graph:
+            free(order)
+        return found
+
+
+def free(order: list[Any]) -> None:
+    """What torch does after a ``backward()`` without ``retain_graph=True``: each op's node
+    forgets the numbers its rule kept from the forward pass. A Tensor node is marked
+    ``FREED``; a later pass through it raises if its rule needs them (``backward_step``).
+    A Value (whose ``_made_at`` is None) is never freed: micrograd walks a graph as often
+    as asked."""
+    for node in order:
+        if node._rule is not None and getattr(node, "_made_at", None) is not None:
+            node._made_at = FREED
 
 
 def backward_pass(order: list[Any], roots: Sequence[Any], seeds: Sequence[Any],
@@ -491,10 +511,8 @@ def backward_step(out: Any, create_graph: bool = False, check: bool = False) -> 
         return _run_closure(out, create_graph, check)
     if g is None:
         raise _no_gradient_yet(out)
-    if out._made_at is not None and out._made_at != writes[0]:  # a tensor written since
-        changed = out._changed_input()
-        if changed is not None:
-            raise _changed_in_place(out, changed)
+    if out._made_at is not None and out._made_at != writes[0]:  # freed, or a tensor written
+        _check_kept(out)
     if not check and not rule.primitive.keeps_nan and not is_finite(g):
         raise _NotFiniteError  # this rule might drop it: let the checked pass name its source
     inputs = out._prev
@@ -516,6 +534,24 @@ def backward_step(out: Any, create_graph: bool = False, check: bool = False) -> 
         x.grad = gx if x.grad is None else x.grad + gx  # +=, not in place: gx may be shared
         if check and not (is_finite(gx) and is_finite(x.grad)):
             raise _non_finite(out, x, gx)
+
+
+def _check_kept(out: Any) -> None:
+    """torch's two refusals to run a step whose rule reads numbers kept from the forward
+    pass: its graph was freed by a ``backward()`` without ``retain_graph``, or one of those
+    numbers was changed in place since (torch's version counter)."""
+    if out._made_at == FREED:
+        if out._reads_forward():
+            raise RuntimeError(
+                f"{out._op}: Trying to backward through the graph a second time (or directly "
+                "access saved tensors after they have already been freed). Saved intermediate "
+                "values of the graph are freed when you call .backward() or autograd.grad(). "
+                "Specify retain_graph=True if you need to backward through the graph a second "
+                "time or if you need to access saved tensors after calling backward.")
+        return
+    changed = out._changed_input()
+    if changed is not None:
+        raise _changed_in_place(out, changed)
 
 
 def _changed_in_place(out: Any, x: Any) -> RuntimeError:

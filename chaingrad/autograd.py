@@ -40,7 +40,9 @@ def grad(
             respect to.
         grad_outputs: d(loss)/d(output) for each output (None: 1, for an output with one
             element).
-        retain_graph: Accepted for PyTorch's sake; chaingrad always keeps the graph.
+        retain_graph: Keep what a Tensor graph's rules need for another pass through it;
+            by default (None) only with ``create_graph``, as in torch (a graph of Values
+            is always kept, as in micrograd).
         create_graph: Return differentiable Values (or Tensors), so that you can take
             ``grad`` again, instead of floats (or arrays).
         only_inputs: Accepted for PyTorch's sake (deprecated there, and ignored).
@@ -81,7 +83,10 @@ def grad(
         if out.requires_grad:  # an output computed from no input has no gradient to give
             roots.append(out)
             seeds.append(out._seed(g, create_graph, f"grad: output {i}"))
-    found = autodiff.backward(roots, seeds, create_graph, accumulate=False) if roots else {}
+    if retain_graph is None:
+        retain_graph = create_graph
+    found = (autodiff.backward(roots, seeds, create_graph, accumulate=False,
+                               retain_graph=retain_graph) if roots else {})
     result = []
     for i, x in enumerate(ins):
         g = found.get(id(x))

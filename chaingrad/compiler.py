@@ -800,7 +800,8 @@ def _array_namespace() -> dict[str, Any]:
     shared |= {RELU: "maximum({x}, 0)", SIGMOID: "sigmoid({x})"}
     _ARRAY_FORWARDS.update(shared)
     _ARRAY_FORWARDS.update({
-        rules.MATMUL: "{x} @ {y}", rules.SUM: "{x}.sum(axis={axes}, keepdims={keepdims})",
+        rules.MATMUL: "{x} @ {y}", rules.SCALE: "{x} * {c}",
+        rules.SUM: "{x}.sum(axis={axes}, keepdims={keepdims})",
         rules.SOFTMAX: "softmax({x}, {axis})", rules.LOG_SOFTMAX: "log_softmax({x}, {axis})",
         rules.CLIP: "clip({x}, {low}, {high})", rules.RESHAPE: "{x}.reshape({shape})",
         rules.TRANSPOSE: "{x}.transpose({axes})", rules.BROADCAST_TO:

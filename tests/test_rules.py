@@ -36,7 +36,7 @@ def tensor_graphs() -> list[Tensor]:
     kernel = Tensor(rng.uniform(-1, 1, (3, 2, 3, 3)), requires_grad=True)
     outs = [a + b, a * b, a**2, a**e, a ** Tensor(np.full((2, 3), 1.5)), (a - 1).relu(),
             a.tanh(), a.sigmoid(), a.exp(), a.log(), a.sqrt(), (a - 1).abs(), a.sin(),
-            a.cos(), a @ w, a.sum(axis=1), a.max(axis=0), a.min(), a.softmax(),
+            a.cos(), -a, a.mean(axis=0), a @ w, a.sum(axis=1), a.max(axis=0), a.min(), a.softmax(),
             a.log_softmax(axis=0), a.clip(0.8, 1.2), a.reshape(3, 2), a.transpose(1, 0),
             a.to(np.float32),
             b.broadcast_to((2, 3)), a[np.array([0, 0, 1])], concatenate([a, e], axis=1),

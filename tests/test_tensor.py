@@ -137,7 +137,7 @@ def test_repeated_backward_adds_exactly_once_more() -> None:
     x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
     h = x * x
     y = (h + x).sum()  # dy/dx = 2x + 1
-    y.backward()
+    y.backward(retain_graph=True)  # as torch: without it, the second pass would raise
     assert x.grad.tolist() == [3.0, 5.0]
     y.backward()
     assert x.grad.tolist() == [6.0, 10.0]
@@ -174,12 +174,77 @@ def test_retain_grad_on_a_leaf_does_nothing_and_on_a_constant_is_refused() -> No
         Tensor([1.0]).retain_grad()
 
 
+SECOND_PASSES = {  # each a loss of x and y: torch refuses a second backward() through
+    # a node that kept tensors for its rule (MulBackward0, ReluBackward0, ...), not one that
+    # kept none (AddBackward0, NegBackward0, MeanBackward0, a view, a slice, cat)
+    "x * 2": lambda t, x, y: (x * 2).sum(), "mean": lambda t, x, y: x.mean(),
+    "x - y": lambda t, x, y: (x - y).sum(), "x / 2": lambda t, x, y: (x / 2).sum(),
+    "x / y": lambda t, x, y: (x / y).sum(), "x ** 2": lambda t, x, y: (x**2).sum(),
+    "relu": lambda t, x, y: x.relu().sum(), "x[0]": lambda t, x, y: x[0],
+    "x[[0, 1]]": lambda t, x, y: x[t.tensor([0, 1])].sum(), "max": lambda t, x, y: x.max(),
+    "max(dim)": lambda t, x, y: x.max(0)[0], "x @ y": lambda t, x, y: x @ y,
+    "where": lambda t, x, y: t.where(y > 3.5, x, y).sum(),
+    "cat": lambda t, x, y: t.cat([x, y]).sum(), "softmax": lambda t, x, y: x.softmax(0)[0],
+    "-x": lambda t, x, y: (-x).sum(), "clamp": lambda t, x, y: x.clamp(0, 1.5).sum(),
+    "x + 1": lambda t, x, y: (x + 1).sum(), "exp": lambda t, x, y: x.exp().sum(),
+    "view": lambda t, x, y: x.view(2, 1).T.sum(),
+}
+
+
+def second_pass(t, loss) -> str:
+    x = t.tensor([1.0, 2.0], requires_grad=True)
+    y = t.tensor([3.0, 4.0], requires_grad=True)
+    out = loss(t, x, y)
+    out.backward()
+    try:
+        out.backward()
+    except RuntimeError as exc:
+        assert "Trying to backward through the graph a second time" in str(exc)
+        return "refused"
+    return f"added: {x.grad.tolist()}"
+
+
+@pytest.mark.parametrize("name", SECOND_PASSES)
+def test_a_second_backward_without_retain_graph_fails_where_torch_fails(torch, name) -> None:
+    assert second_pass(chaingrad, SECOND_PASSES[name]) == second_pass(torch, SECOND_PASSES[name])
+
+
+def test_retain_graph_keeps_the_graph_and_create_graph_implies_it() -> None:
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward(create_graph=True)  # retain_graph defaults to create_graph
+    y.backward()
+    assert x.grad.tolist() == [6.0, 12.0]
+    with pytest.raises(RuntimeError, match=r"^\*: Trying to backward through the graph a "
+                       "second time .* Specify retain_graph=True"):
+        y.backward()
+    h = x * 3  # a new graph on the same leaf is not freed
+    h.sum().backward()
+    assert x.grad.tolist() == [9.0, 15.0]
+
+
+def test_grad_frees_a_tensor_graph_as_torch_and_never_a_value_graph() -> None:
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    assert chaingrad.grad(y, [x], retain_graph=True)[0].tolist() == [2.0, 4.0]
+    chaingrad.grad(y, [x])
+    with pytest.raises(RuntimeError, match="a second time"):
+        chaingrad.grad(y, [x])
+    v = chaingrad.Value(3.0)
+    w = v * v
+    assert chaingrad.grad(w, [v]) == chaingrad.grad(w, [v]) == (6.0,)
+    w.backward()
+    w.backward()  # micrograd's graphs are walked as often as asked
+    assert v.grad == 12.0
+
+
 def test_a_retained_interior_tensor_adds_up_repeated_passes() -> None:
     x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
     h = x * x
     h.retain_grad()
     y = (h + x).sum()
-    y.backward()
+    y.backward(retain_graph=True)
     y.backward()
     assert h.grad.tolist() == [2.0, 2.0]
 
@@ -221,7 +286,7 @@ def test_by_hand_walk_with_backward_closures_matches_backward() -> None:
     x = Tensor(np.array([0.5, -1.0]), requires_grad=True)
     w = Tensor(np.array([[1.0, 2.0], [3.0, 4.0]]), requires_grad=True)
     y = (w @ x).tanh().sum()
-    y.backward()
+    y.backward(retain_graph=True)  # the walk by hand runs the same rules again
     expected = (x.grad.clone(), w.grad.clone())
     order = topological_order(y)
     for node in order:

@@ -54,6 +54,20 @@ def MATMUL(xs, out, g, needs):
     return ga, gb
 
 
+# ---- scaling by a number ----
+
+
+@define("scale", ("c * out.grad",), forward=lambda x, c: x * c, params=("c",))
+def SCALE(xs, out, g, c):
+    """x * c for a number c fixed when the node is made (``-x``, a mean);  d/dx = c.
+
+    ``x * c`` would give the same numbers, but it makes c an input that its rule reads, as
+    torch's ``mul`` keeps its factor for backward; torch's ``neg`` and ``mean`` keep
+    nothing, and neither does this (see ``Tensor.backward``'s ``retain_graph``).
+    """
+    return (c * g,)
+
+
 # ---- reductions ----
 
 
@@ -261,8 +275,8 @@ def UNPOOL(xs, out, g, picked, shape, overlap):
 
 
 PRIMITIVES: tuple[Primitive, ...] = (
-    MATMUL, SUM, MAX, MIN, SOFTMAX, LOG_SOFTMAX, CLIP, RESHAPE, TRANSPOSE, CAST, BROADCAST_TO,
-    GETITEM, SCATTER, CONCATENATE, STACK, WHERE, PAD, CONV2D, CONV2D_INPUT_GRAD,
+    MATMUL, SCALE, SUM, MAX, MIN, SOFTMAX, LOG_SOFTMAX, CLIP, RESHAPE, TRANSPOSE, CAST,
+    BROADCAST_TO, GETITEM, SCATTER, CONCATENATE, STACK, WHERE, PAD, CONV2D, CONV2D_INPUT_GRAD,
     CONV2D_WEIGHT_GRAD, MAX_POOL2D, UNPOOL)
 """Every primitive of the Tensor engine, beside those of ``chaingrad.rules``."""
 

@@ -81,6 +81,7 @@ from .rules import (
     MAX,
     MIN,
     RESHAPE,
+    SCALE,
     SOFTMAX,
     SUM,
     TRANSPOSE,
@@ -107,6 +108,13 @@ def _inputs_read(primitive: Any) -> tuple[tuple[int, ...], ...] | None:
     return tuple(tuple(i for i, name in enumerate("xy")
                        if re.search(rf"\b{name}\.data\b(?!\.(?:dtype|shape))", formula))
                  for formula in primitive.formulas)
+
+
+def _holds_array(param: Any) -> bool:
+    """Whether a rule's parameter is an array, or a tuple holding one (an index)."""
+    if isinstance(param, tuple):
+        return any(_holds_array(p) for p in param)
+    return isinstance(param, np.ndarray)
 
 
 class Size(tuple):
@@ -283,12 +291,12 @@ class Tensor(autodiff.Node):
     # ---- composites: built from the primitives, so they need no rule of their own ----
 
     def __neg__(self) -> Tensor:
-        """-x, as x * -1."""
+        """-x, as x scaled by -1 (``tensor_engine.rules.SCALE``)."""
         if self._value.dtype.kind == "b":
             raise RuntimeError("-: Negation, the `-` operator, on a bool tensor is not "
                                "supported. If you are trying to invert a mask, use the `~` "
                                "operator instead.")
-        return self * -1
+        return _node(np.negative(self._value), (self,), SCALE.bind(-1, name="neg"))
 
     def __sub__(self, other: Operand) -> Tensor:
         """x - y, as x + (-y)."""
@@ -550,7 +558,7 @@ class Tensor(autodiff.Node):
 
     def mean(self, dim: Dims = None, keepdim: bool = False, *, dtype: Any = None,
              axis: Dims = None, keepdims: bool | None = None) -> Tensor:
-        """The mean over ``dim``, as sum * (1 / count)."""
+        """The mean over ``dim``: the sum, scaled by 1 / count (``rules.SCALE``)."""
         dim, keepdim = _dims_args("mean", dim, keepdim, axis, keepdims)
         x = self if dtype is None else self.to(dtype)
         if x._value.dtype.kind != "f":
@@ -561,7 +569,8 @@ class Tensor(autodiff.Node):
         count = math.prod(x.shape[a] for a in axes)
         if count == 0:
             raise ValueError(f"mean: nothing to average over dim {dim} of shape {tuple(x.shape)}")
-        return x.sum(axes, keepdim) * (1.0 / count)
+        total = x.sum(axes, keepdim)
+        return _node(total._value * (1.0 / count), (total,), SCALE.bind(1.0 / count, name="mean"))
 
     def max(self, dim: Any = None, keepdim: bool = False, *, axis: Dims = None,
             keepdims: bool | None = None) -> Any:
@@ -968,6 +977,17 @@ class Tensor(autodiff.Node):
         autodiff.writes[0] += 1
         self._changed_at = autodiff.writes[0]
 
+    def _reads_forward(self) -> bool:
+        """Whether the rule reads numbers of the forward pass (an input's or the output's,
+        or an array it was bound to, as an index) for a gradient that is needed: what torch
+        calls the node's saved tensors."""
+        reads, formulas = _inputs_read(self._rule.primitive), self._rule.primitive.formulas
+        if reads is None or any(_holds_array(p) for p in self._rule.params):
+            return True
+        last = len(formulas) - 1  # one formula may serve every input (concatenate's)
+        return any(reads[min(k, last)] or re.search(r"\bout\.data\b", formulas[min(k, last)])
+                   for k, x in enumerate(self._prev) if x.requires_grad)
+
     def _changed_input(self) -> Tensor | None:
         """An input changed in place since this node was made, whose numbers the rule
         reads for a gradient that is needed (that gradient would be wrong); else None."""
@@ -1201,12 +1221,15 @@ class Tensor(autodiff.Node):
         Args:
             gradient: d(loss)/d(self), of self's shape; may be left out when self has one
                 element (it is then 1). ``grad=`` is its older name.
-            retain_graph: Accepted for torch's sake: chaingrad always keeps the graph.
+            retain_graph: Keep what the graph's rules need for another backward pass
+                through it; by default (None) only with ``create_graph``, as in torch. A
+                second pass through a freed node that needs it raises torch's error.
             create_graph: Make every ``.grad`` a Tensor with a graph of its own, for
                 higher-order derivatives.
             inputs: Not supported yet (an error says so).
 
-        Calling it twice adds the gradients twice (reset ``.grad`` to None in between).
+        Calling it again (after ``retain_graph=True``) adds the gradients again (reset
+        ``.grad`` to None in between).
         With ``create_graph`` a node's ``.grad`` refers to a graph that refers back to the
         node (as in PyTorch): reset the ``.grad``s when done so that both can be freed.
 
@@ -1225,7 +1248,8 @@ class Tensor(autodiff.Node):
             gradient = grad
         seed = self._seed(gradient, create_graph, "backward")
         with np.errstate(all="ignore"):  # nan and inf are looked for, and raise DomainError
-            autodiff.backward([self], [seed], create_graph)
+            autodiff.backward([self], [seed], create_graph,
+                              retain_graph=create_graph if retain_graph is None else retain_graph)
 
     def _seed(self, grad: Any, create_graph: bool, where: str) -> Any:
         """d(loss)/d(self) to start a backward pass from: ``grad`` (checked), or ones."""
@@ -1550,8 +1574,8 @@ class GradFn:
 
     def name(self) -> str:
         op = self.rule.primitive.name if self.rule.primitive is not None else ""
-        base = _GRAD_FN_NAMES.get(op) or (op[:1].upper() + op[1:] if op.isidentifier()
-                                         else "Function")
+        base = (_GRAD_FN_NAMES.get(self.rule.name) or _GRAD_FN_NAMES.get(op)
+                or (op[:1].upper() + op[1:] if op.isidentifier() else "Function"))
         return base if base.endswith(("Backward0", "Backward1")) else base + "Backward0"
 
     def __repr__(self) -> str:
@@ -1563,7 +1587,7 @@ _GRAD_FN_NAMES = {
     "matmul": "Mm", "clip": "Clamp", "reshape": "View", "transpose": "Permute",
     "broadcast_to": "Expand", "getitem": "Index", "concatenate": "Cat", "log_softmax":
     "LogSoftmax", "conv2d": "Convolution", "max_pool2d": "MaxPool2DWithIndices",
-    "to": "ToCopy", "max": "Amax", "min": "Amin",
+    "to": "ToCopy", "max": "Amax", "min": "Amin", "neg": "Neg", "mean": "Mean",
 }
 
 _UFUNC_OPS = {
