@@ -408,7 +408,7 @@ def free(order: list[Any]) -> None:
     A Value (whose ``_made_at`` is None) is never freed: micrograd walks a graph as often
     as asked."""
     for node in order:
-        if node._rule is not None and getattr(node, "_made_at", None) is not None:
+        if node._made_at is not None:  # a leaf's is None, as a Value's
             node._made_at = FREED
 
 

@@ -91,6 +91,7 @@ from .rules import (
 )
 
 _new = object.__new__
+_BOOL = np.dtype(bool)
 
 Operand = Union["Tensor", np.ndarray, float, int]
 Dims = Any  # an int, a tuple of ints, or None
@@ -164,11 +165,11 @@ class Tensor(autodiff.Node):
         (30.0, [[2.0, 4.0], [6.0, 8.0]])
     """
 
-    __slots__ = ("_value", "grad", "requires_grad", "_rule", "_made_at", "__dict__")
+    __slots__ = ("_value", "grad", "requires_grad", "_rule", "_made_at", "_keeps_grad",
+                 "__dict__")
     label = ""  # a name for drawings and explanations; set, it goes in the node's __dict__
     _initial_grad = None  # .grad before any gradient has reached it, as in PyTorch
     _changed_at = 0  # the count of in-place writes when this tensor was last written
-    _keeps_grad = False  # an op's output drops its .grad after a pass, as in PyTorch
     __hash__ = autodiff.Node.__hash__  # by identity, though == compares entries
 
     def __init__(self, data: Any, *sizes: int, requires_grad: bool = False, dtype: Any = None,
@@ -184,7 +185,8 @@ class Tensor(autodiff.Node):
                              "needs finite numbers")
         self.grad: Any = None
         self.requires_grad = bool(requires_grad)
-        self._a = self._b = self._mark = None  # a leaf: no inputs (see autodiff.Node)
+        self._a = self._b = self._mark = self._made_at = None  # a leaf (see autodiff.Node)
+        self._keeps_grad = False  # were it made by an op, it would drop its .grad, as torch
         if label:
             self.label = label
         self._rule: Rule | None = None
@@ -471,7 +473,7 @@ class Tensor(autodiff.Node):
 
     def relu(self) -> Tensor:
         """max(0, x);  d/dx = 1 if x > 0 else 0 (``rules.RELU``)."""
-        if self._value.dtype.kind == "b":
+        if self._value.dtype is _BOOL:
             raise RuntimeError("relu: Boolean inputs not supported for relu (as in torch)")
         return _node(np.maximum(self._value, 0), (self,), RELU)
 
@@ -1354,7 +1356,7 @@ class Tensor(autodiff.Node):
 
     def detach_(self) -> Tensor:
         """This tensor made a leaf that records no graph, in place."""
-        self._a = self._b = self._rule = None
+        self._a = self._b = self._rule = self._made_at = None
         self.requires_grad = False
         return self
 
@@ -1656,13 +1658,16 @@ def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
                 out.requires_grad = True
                 if len(children) == 2:  # most ops: no call to autodiff.split
                     out._a, out._b = children
+                elif len(children) == 1:
+                    out._a, out._b = children[0], None
                 else:
                     out._a, out._b = autodiff.split(children)
                 out._rule = rule
                 out._made_at = autodiff.writes[0]
+                out._keeps_grad = False  # its .grad is dropped after a pass (retain_grad)
                 return out
-    out.requires_grad = False
-    out._a = out._b = out._rule = None
+    out.requires_grad = out._keeps_grad = False
+    out._a = out._b = out._rule = out._made_at = None
     return out
 
 
@@ -1671,9 +1676,9 @@ def _const(data: np.ndarray) -> Tensor:
     out = _new(Tensor)
     out._value = data
     out.grad = None
-    out.requires_grad = False
+    out.requires_grad = out._keeps_grad = False
     out._a = out._b = out._mark = None
-    out._rule = None
+    out._rule = out._made_at = None
     if autodiff._created is not None:  # chaingrad.compile is tracing
         autodiff._created.append(out)
     return out
@@ -1735,7 +1740,7 @@ def _operands(op: str, x: Tensor, other: object, floating: bool = False) -> Any:
     tuple or string, which Python would otherwise repeat or refuse with a message that
     hides the op."""
     xd = x._value.dtype
-    if type(other) is Tensor and other._value.dtype == xd and (not floating or xd.kind == "f"):
+    if type(other) is Tensor and other._value.dtype is xd and (not floating or xd.kind == "f"):
         return x, other, xd  # the common case, first
     n = _number(other)
     if n is not None:
@@ -1824,8 +1829,8 @@ def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, dtype: np.dtype | N
     except ValueError:
         raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
                          "broadcast") from None
-    if dtype is not None and data.dtype != dtype:
-        data = data.astype(dtype)
+    if dtype is not None and data.dtype is not dtype and data.dtype != dtype:
+        data = data.astype(dtype)  # (``is`` first: numpy's built-in dtypes are singletons)
     if check and not all_finite(data):
         raise domain_error(op, np.asarray(data), (a._value, b._value), None)
     return data
