@@ -139,8 +139,9 @@ def compare_engines(
     for i, (layer, linear) in enumerate(zip(model.layers, linears)):
         w_grad = np.array([[w.grad for w in n.w] for n in layer.neurons], dtype=np.float64)
         b_grad = np.array([n.b.grad for n in layer.neurons], dtype=np.float64)
-        comparisons.append(ParameterComparison(f"{2 * i}.weight", w_grad, linear.weight.grad.data))
-        comparisons.append(ParameterComparison(f"{2 * i}.bias", b_grad, linear.bias.grad.data))
+        comparisons.append(ParameterComparison(f"{2 * i}.weight", w_grad,
+                                               linear.weight.grad.numpy()))
+        comparisons.append(ParameterComparison(f"{2 * i}.bias", b_grad, linear.bias.grad.numpy()))
     return Agreement(
         architecture="-".join(str(n) for n in sizes),
         batch=len(x),
@@ -187,8 +188,8 @@ def tensor_copy(model: MLP) -> Sequential:
     modules: list[Module] = []
     for i, layer in enumerate(model.layers):
         linear = Linear(len(layer.neurons[0].w), len(layer.neurons), dtype=np.float64)
-        linear.weight.data[...] = [[w.data for w in n.w] for n in layer.neurons]
-        linear.bias.data[...] = [n.b.data for n in layer.neurons]
+        linear.weight._value[...] = [[w.data for w in n.w] for n in layer.neurons]
+        linear.bias._value[...] = [n.b.data for n in layer.neurons]
         modules.append(linear)
         if i < len(model.layers) - 1:
             modules.append(ACTIVATION_MODULES[layer.neurons[0].activation]())

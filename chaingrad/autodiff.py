@@ -2,11 +2,15 @@
 
 A node (a ``Value`` or a ``Tensor``) is what this module walks. It has:
 
-- ``data``: its number (a float, or a numpy array for a Tensor);
+- ``_value``: its number (a float for a Value, a numpy array for a Tensor). This module and
+  everything that walks nodes (the rules, ``compile``, ``show``, the optimizers) read it
+  by this name: a Tensor's ``.data`` is PyTorch's (a Tensor sharing the array), a Value's
+  is micrograd's (the float), and ``Value._value`` is the same slot as ``Value.data``;
 - ``grad``: the gradient that reached it; ``_initial_grad`` before any has (micrograd's
   0.0 for a Value, PyTorch's None for a Tensor). During a pass it holds what the rules
   work on (floats, arrays, or nodes with ``create_graph``); after it, ``_as_grad`` of
-  that, if the node's kind has one (a Tensor's ``.grad`` is a Tensor);
+  that, if the node's kind has one (a Tensor's ``.grad`` is a Tensor), kept on every
+  Value but only on a Tensor leaf or one given ``retain_grad()`` (``_keeps_grad``);
 - ``_prev``: the nodes it was computed from, in argument order (empty for a leaf);
 - ``_rule``: its op's primitive (see ``chaingrad.rules``), None for a leaf;
 - ``requires_grad``: whether it takes a gradient (always, for a Value).
@@ -14,6 +18,11 @@ A node (a ``Value`` or a ``Tensor``) is what this module walks. It has:
 ``backward`` orders the graph with ``topological_order`` and runs ``backward_step`` on every
 node, outputs first: each step is one node's ``_backward``, which adds the gradient that
 reached the node, times its local derivative, into each input's ``.grad``.
+
+A Tensor node also carries torch's two guards on a rule that reads numbers of the forward
+pass: ``_made_at``, the count of in-place writes when it was made (a step refuses to run
+if one of those numbers was changed since), or ``FREED`` after a ``backward()`` without
+``retain_graph`` (see ``free``).
 """
 
 from __future__ import annotations
@@ -517,7 +526,7 @@ def backward_step(out: Any, create_graph: bool = False, check: bool = False) -> 
         if create_graph:
             grads = rule.vjp(inputs, out, g, *rule.params)
         else:
-            grads = rule.vjp(tuple([x.data for x in inputs]), out.data, g, *rule.params)
+            grads = rule.vjp(tuple([x._value for x in inputs]), out._value, g, *rule.params)
     except (ZeroDivisionError, OverflowError, DomainError) as exc:
         raise _rule_failed(out, exc) from exc
     if len(grads) != len(inputs):
@@ -526,7 +535,7 @@ def backward_step(out: Any, create_graph: bool = False, check: bool = False) -> 
     for x, gx in zip(inputs, grads):
         if gx is None or not x.requires_grad:
             continue  # a constant: it takes no gradient
-        if type(x.data) is not float and gx.shape != x.data.shape:
+        if type(x._value) is not float and gx.shape != x._value.shape:
             gx = _summed_back(out, gx, x)  # the op broadcast x: undo it
         x.grad = gx if x.grad is None else x.grad + gx  # +=, not in place: gx may be shared
         if check and not (is_finite(gx) and is_finite(x.grad)):
@@ -555,7 +564,7 @@ def _changed_in_place(out: Any, x: Any) -> RuntimeError:
     where = next(i for i, y in enumerate(out._prev) if y is x)
     return RuntimeError(
         f"{out._op}: one of the variables needed for gradient computation has been modified "
-        f"by an inplace operation: its input {where} (of shape {tuple(x.data.shape)}) was "
+        f"by an inplace operation: its input {where} (of shape {tuple(x._value.shape)}) was "
         "changed in place after this node was computed; compute the forward again after "
         "changing it (as torch's version counter says)")
 
@@ -577,7 +586,7 @@ def _rule_failed(out: Any, exc: Exception) -> Exception:
 
 def _summed_back(out: Any, g: Any, x: Any) -> Any:
     try:
-        return sum_to_shape(g, x.data.shape)
+        return sum_to_shape(g, x._value.shape)
     except ValueError as exc:
         raise ValueError(f"{out._op}: {exc}") from None
 
@@ -592,7 +601,7 @@ def _run_closure(out: Any, create_graph: bool, check: bool) -> None:
             "with chaingrad.primitive instead")
     for x in inputs:  # the closure adds into .grad: give it something to add to
         if x.grad is None:
-            x.grad = x.data * 0
+            x.grad = x._value * 0
     out._rule.backward()
     if check and not all(is_finite(x.grad) for x in inputs):
         raise DomainError(f"{out._op or 'backward'}: its hand-written _backward closure "
@@ -637,7 +646,7 @@ def is_finite(g: Any) -> bool:
     if g is None:
         return True
     if hasattr(g, "_prev"):  # a node (create_graph): its data
-        g = g.data
+        g = g._value
     if hasattr(g, "sum"):  # an array: its sum is finite unless an entry is not, or the
         total = g.sum()  # sum overflows (then look at each entry)
         if total - total == 0:
@@ -654,7 +663,7 @@ def _own(g: Any, leaf: Any, shared: set[int]) -> Any:
     and nodes are kept as they are."""
     if type(g) is float or hasattr(g, "_prev"):
         return g
-    data = leaf.data
+    data = leaf._value
     if (type(g) is not type(data) or g.base is not None or id(g) in shared
             or g.dtype != data.dtype or not g.flags.writeable):
         g = g.__array__().astype(data.dtype, copy=True)
@@ -676,9 +685,9 @@ def _add(old: Any, new: Any) -> Any:
 
 def _non_finite(node: Any, x: Any = None, g: Any = None) -> DomainError:
     """The error for a step that made a nan or inf: the op, where, and what it got."""
-    if x is not None and getattr(x.data, "shape", ()) != ():
+    if x is not None and getattr(x._value, "shape", ()) != ():
         return _non_finite_array(node, x, g)
-    inputs = ", ".join(repr(_number(c.data)) for c in node._prev)
+    inputs = ", ".join(repr(_number(c._value)) for c in node._prev)
     if x is not None and is_finite(g):  # each share was finite: their sum overflowed
         return DomainError(f"{node._op or 'backward'}: the gradients that reach its input(s) "
                            f"{inputs} add up to more than a float holds (overflow)")
@@ -690,22 +699,22 @@ def _non_finite(node: Any, x: Any = None, g: Any = None) -> DomainError:
 
 def _non_finite_array(node: Any, x: Any, g: Any) -> DomainError:
     if hasattr(g, "_prev"):
-        g = g.data
+        g = g._value
     flat = (g - g != 0).reshape(-1)
     i = int(flat.argmax())
     index = tuple(int(k) for k in _unravel(i, g.shape))
-    value = x.data.reshape(-1)[i].item() if x.data.shape == g.shape else None
+    value = x._value.reshape(-1)[i].item() if x._value.shape == g.shape else None
     where = f"index {index}, where the input is {value!r}" if value is not None else \
         f"index {index}"
     return DomainError(
         f"{node._op or 'backward'}: the gradient is {g.reshape(-1)[i].item()} at {where} "
-        f"(input of shape {x.data.shape}); the derivative is unbounded there or overflows")
+        f"(input of shape {x._value.shape}); the derivative is unbounded there or overflows")
 
 
 def _number(x: Any) -> Any:
     """A node's data or a gradient as a plain number when it is one (for messages)."""
     if hasattr(x, "_prev"):
-        x = x.data
+        x = x._value
     return x.item() if getattr(x, "size", 0) == 1 else x
 
 

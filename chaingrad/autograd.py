@@ -70,7 +70,7 @@ def grad(
     outs, ins = _nodes("outputs", outputs), _nodes("inputs", inputs)
     for i, x in enumerate(ins):
         if not x.requires_grad:
-            raise ValueError(f"grad: input {i} (shape {x.data.shape}) does not require a "
+            raise ValueError(f"grad: input {i} (shape {x._value.shape}) does not require a "
                              "gradient")
     if grad_outputs is None or not isinstance(grad_outputs, (list, tuple)):
         given = [grad_outputs] * len(outs) if len(outs) == 1 or grad_outputs is None else None
@@ -94,7 +94,7 @@ def grad(
             raise ValueError(f"grad: input {i} ({x!r}) is not used to compute the outputs; "
                              "pass allow_unused=True to get None for it")
         if g is None and materialize_grads:
-            g = x.data * 0
+            g = x._value * 0
         result.append(g)
     return tuple(result)
 
@@ -303,7 +303,7 @@ class Function:
         engine = type(out)
         rule = FUNCTION.bind(cls, ctx, positions, len(args), engine,
                              name=f"{cls.__name__}Backward")
-        return engine._from_rule(out.data, [args[i] for i in positions], rule)
+        return engine._from_rule(out._value, [args[i] for i in positions], rule)
 
 
 def _function_vjp(xs: tuple, out: Any, g: Any, cls: type, ctx: FunctionCtx,
@@ -324,7 +324,7 @@ def _function_vjp(xs: tuple, out: Any, g: Any, cls: type, ctx: FunctionCtx,
     picked = tuple(grads[i] for i in positions)
     if on_graph:
         return picked
-    return tuple(gi.data if isinstance(gi, autodiff.Node) else gi for gi in picked)
+    return tuple(gi._value if isinstance(gi, autodiff.Node) else gi for gi in picked)
 
 
 FUNCTION = Primitive("function", _function_vjp, (GENERIC_FORMULA,),
@@ -372,7 +372,7 @@ def gradcheck(
         if v is None:
             raise TypeError(f"gradcheck: input {i} must be a number or a Value, "
                             f"got {type(x).__name__} {x!r}")
-        point.append(v.data)
+        point.append(v._value)
         names.append(f"input {i} {x.label!r}" if isinstance(x, Value) and x.label
                      else f"input {i}")
     leaves = [Value(x) for x in point]
@@ -384,7 +384,7 @@ def gradcheck(
     def value_at(i: int, x: float) -> float:
         with autodiff.no_grad():
             try:
-                return fn(*[Value(x if j == i else p) for j, p in enumerate(point)]).data
+                return fn(*[Value(x if j == i else p) for j, p in enumerate(point)])._value
             except DomainError as exc:
                 raise GradcheckError(
                     f"gradcheck: {names[i]} (x = {point[i]}): the nudge to {x} left the "
@@ -408,7 +408,7 @@ def _gradcheck_arrays(fn: Callable[..., Any], inputs: Sequence[Any], eps: float,
 
     from .tensor_engine import Tensor  # the Tensor engine needs numpy: loaded only here
 
-    point = [np.array(x.data if isinstance(x, Tensor) else x, dtype=np.float64)
+    point = [np.array(x._value if isinstance(x, Tensor) else x, dtype=np.float64)
              for x in inputs]
     leaves = [Tensor(x, requires_grad=True) for x in point]
     out = fn(*leaves)
@@ -419,7 +419,7 @@ def _gradcheck_arrays(fn: Callable[..., Any], inputs: Sequence[Any], eps: float,
     def value(i: int, index: tuple, arrays: list) -> float:
         with autodiff.no_grad():
             try:
-                return float((np.asarray(fn(*(Tensor(a) for a in arrays)).data)
+                return float((np.asarray(fn(*(Tensor(a) for a in arrays))._value)
                               * weights).sum())
             except DomainError as exc:
                 raise GradcheckError(

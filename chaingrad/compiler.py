@@ -157,7 +157,7 @@ def _flatten(args: tuple) -> tuple[list, tuple]:
     def walk(x: Any) -> Any:
         if isinstance(x, autodiff.Node):  # a Value or a Tensor: a parameter, read live
             flat.append(x)
-            return ("T", x.data.shape, x.data.dtype.str) if _is_array(x.data) else "V"
+            return ("T", x._value.shape, x._value.dtype.str) if _is_array(x._value) else "V"
         if isinstance(x, (list, tuple)):
             return (type(x).__name__, tuple(walk(item) for item in x))
         if _is_array(x):
@@ -190,13 +190,13 @@ class Trace:
         self.outputs_kind, self.outputs = _outputs(result)
         del result  # the outputs hold the graph; a large one is let go as its code is written
         self.order = autodiff.topological_order(*self.outputs)
-        self.arrays = _is_array(self.outputs[0].data)  # a Tensor graph
+        self.arrays = _is_array(self.outputs[0]._value)  # a Tensor graph
         self._sort_leaves(made, flat)
         self.fn_name = getattr(fn, "__name__", "the function")
         self.chunked = len(self.order) > LOCALS_LIMIT and not self.arrays
         self.takes_grad = [leaf for _, leaf in self.params if leaf.requires_grad]
         self.args = {id(x): i for i, x in enumerate(flat) if _is_array(x)}  # for rules' params
-        self.zeros = [out.data * 0 for out in self.outputs]  # the seed of an output not asked
+        self.zeros = [out._value * 0 for out in self.outputs]  # the seed of an output not asked
         self.outputs_template = self.outputs[0]
         let_go = self.chunked and not keep_graph  # keep the code, not the graph
         if let_go:
@@ -228,10 +228,10 @@ class Trace:
                                     "read; build the op with chaingrad.primitive instead")
             elif id(node) in values:
                 self.params.append((values[id(node)], node))
-            elif id(node) in made_ids and id(node.data) in numbers:
-                self.inputs.append((numbers[id(node.data)], node))
+            elif id(node) in made_ids and id(node._value) in numbers:
+                self.inputs.append((numbers[id(node._value)], node))
             elif id(node) in made_ids:
-                self.constants[id(node)] = node.data
+                self.constants[id(node)] = node._value
             else:
                 self.params.append((None, node))
 
@@ -268,7 +268,7 @@ class Trace:
         """The compiled forward on this call's arguments: nodes that know their backward."""
         leaves = [leaf if i is None else flat[i] for i, leaf in self.params]
         inputs = [flat[i] if self.arrays else float(flat[i]) for i, _ in self.inputs]
-        state = self.graph(inputs, [leaf.data for leaf in leaves], flat)
+        state = self.graph(inputs, [leaf._value for leaf in leaves], flat)
         values = next(state)  # the forward runs, up to its yield
         if not all(autodiff.is_finite(v) for v in values):  # an op overflowed: eager says
             return fn(*args)
@@ -305,10 +305,10 @@ class Trace:
                     f"(traced {getattr(mine, '_op', None)!r}, now {getattr(now, '_op', None)!r})"
                     ": the function took another path for these arguments (Python control "
                     "flow on values, which a trace cannot see)")
-            value = traced.get(id(mine), now.data)
-            if not _close(value, now.data):
+            value = traced.get(id(mine), now._value)
+            if not _close(value, now._value):
                 raise CompileCheckError(
-                    f"compile(check=True): {name} ({mine._op or 'a leaf'}) is {now.data!r} "
+                    f"compile(check=True): {name} ({mine._op or 'a leaf'}) is {now._value!r} "
                     f"eagerly but {value!r} compiled: a value the trace took as a constant "
                     "has changed")
         outs = compiled if isinstance(compiled, (list, tuple)) else (compiled,)
@@ -356,11 +356,11 @@ def _values_of(trace: Trace, flat: list) -> dict[int, float]:
     """Every node's value in a call with these arguments, as the compiled code computes it
     (a check=True call's forward, run again with every value kept)."""
     inputs = {id(leaf): float(flat[i]) for i, leaf in trace.inputs}
-    params = {id(leaf): (leaf if i is None else flat[i]).data for i, leaf in trace.params}
+    params = {id(leaf): (leaf if i is None else flat[i])._value for i, leaf in trace.params}
     values: dict[int, float] = {}
     for node in trace.order:
         if node._rule is None:
-            values[id(node)] = inputs.get(id(node), params.get(id(node), node.data))
+            values[id(node)] = inputs.get(id(node), params.get(id(node), node._value))
         else:
             rule = node._rule
             forward = rule.primitive.forward
@@ -683,7 +683,7 @@ class _ArrayLines(_Lines):
 
     def exact(self, node: Any) -> bool:
         prim = node._rule.primitive
-        if prim in _ARRAY_RULES_CALLED or any(x.data.ndim < 2 for x in node._prev) and (
+        if prim in _ARRAY_RULES_CALLED or any(x._value.ndim < 2 for x in node._prev) and (
                 prim is _tensor_rules().MATMUL):
             return False
         return prim in _ARRAY_FORWARDS and super().exact(node) or prim in _tensor_primitives()
@@ -694,14 +694,14 @@ class _ArrayLines(_Lines):
         rules = _tensor_rules()
         x, y = node._prev[0], node._prev[-1]
         if (node._rule.primitive is rules.MATMUL and x is not y
-                and rules.is_transposed_matrix(y.data)):
+                and rules.is_transposed_matrix(y._value)):
             # as the rule does (matmul_y_grad_transposed): y's gradient in y's layout
             transposed = f"({grad(node)}.mT @ {value(x)}).mT"
             shares = [(z, transposed if z is y else text) for z, text in shares]
         return shares
 
     def summed(self, text: str, node: Any, k: int) -> str:
-        shape = node._prev[k].data.shape
+        shape = node._prev[k]._value.shape
         if self.shapes[(id(node), k)] == shape:
             return text
         return f"sum_to_shape({text}, {shape!r})"
@@ -847,9 +847,9 @@ def _gradient_shapes(trace: Trace) -> dict[tuple[int, int], tuple]:
         rule = node._rule
         if rule is None:
             continue
-        g = np.ones_like(node.data)
+        g = np.ones_like(node._value)
         with np.errstate(all="ignore"):
-            grads = rule.vjp(tuple(x.data for x in node._prev), node.data, g, *rule.params)
+            grads = rule.vjp(tuple(x._value for x in node._prev), node._value, g, *rule.params)
         for k, gx in enumerate(grads):
             shapes[(id(node), k)] = None if gx is None else np.shape(gx)
     return shapes

@@ -272,6 +272,11 @@ class Value(autodiff.Node):
         return Value(seed) if create_graph else float(seed)
 
 
+# The node protocol's name for the stored number (autodiff.py): the ``data`` slot itself,
+# under a second name; a property would cost the scalar engine a call on every read.
+Value._value = Value.__dict__["data"]
+
+
 # ---- helpers ----
 
 

@@ -100,14 +100,14 @@ def relu(x: Any) -> Any:
 
 
 def data(x: Any) -> Any:
-    """The number or array that ``x`` holds: a Value's or Tensor's ``.data``, else ``x``.
+    """The number or array that ``x`` holds: a Value's ``.data``, a Tensor's array, else ``x``.
 
     Example:
         >>> from chaingrad import Value
         >>> data(Value(2.0)), data(3.0)
         (2.0, 3.0)
     """
-    return x if type(x) is float or not hasattr(x, "_prev") else x.data
+    return x if type(x) is float or not hasattr(x, "_prev") else x._value
 
 
 def sign(x: Any) -> Any:

@@ -150,7 +150,7 @@ class Optimizer:
                 p.grad = None
             elif hasattr(p.grad, "_prev"):  # a Tensor gradient: detached, then zeroed
                 grad = p.grad.detach() if p.grad._prev else p.grad
-                grad.data[...] = 0
+                grad._value[...] = 0
                 p.grad = grad
             else:
                 p.grad[...] = 0
@@ -189,7 +189,7 @@ class Optimizer:
                     if g is None:  # a Tensor that took no part in the loss, as torch.optim
                         continue
                     if hasattr(g, "_prev"):  # a Tensor gradient, or a graph node
-                        g = g.data
+                        g = g._value
                     g = self._checked(p, g)
                     if not _all_finite(g):
                         raise NonFiniteGradError(
@@ -197,7 +197,7 @@ class Optimizer:
                             f"is {_describe(g)}; no parameter was changed{self._hint(p)}")
                     updates.append((group, p, g))
             for group, p, g in updates:
-                new_x, new_state = self._update(p.data, g, self.state.get(p, {}), group)
+                new_x, new_state = self._update(p._value, g, self.state.get(p, {}), group)
                 if not _all_finite(new_x):
                     raise NonFiniteGradError(
                         f"{self._name}.step: the update of parameter {self._label(p)} is not "
@@ -213,7 +213,7 @@ class Optimizer:
         """The gradient of ``p`` if it fits: a real number for a number, an array of real
         numbers of the parameter's shape (never broadcast) for an array; else a TypeError
         or ValueError naming the parameter."""
-        if isinstance(p.data, Real):
+        if isinstance(p._value, Real):
             if isinstance(g, bool) or not isinstance(g, Real):
                 raise TypeError(f"{self._where(p)} must be a real number like its data, got "
                                 f"{type(g).__name__} {_short(g)}; no parameter was changed")
@@ -223,9 +223,9 @@ class Optimizer:
             raise TypeError(f"{self._where(p)} must be an array of real numbers, got "
                             f"{getattr(g, 'dtype', type(g).__name__)}; no parameter was "
                             "changed")
-        if shape != p.data.shape and tuple(shape) != tuple(p.data.shape):
+        if shape != p._value.shape and tuple(shape) != tuple(p._value.shape):
             raise ValueError(f"{self._where(p)} has shape {tuple(shape)}, expected "
-                             f"{tuple(p.data.shape)} (the parameter's; a gradient is never "
+                             f"{tuple(p._value.shape)} (the parameter's; a gradient is never "
                              "broadcast); no parameter was changed")
         return g
 
@@ -590,9 +590,9 @@ def _collect(where: str, params: Iterable[Any]) -> tuple[list[str | None], list[
                 found.append(p)
     seen: set[int] = set()
     for i, p in enumerate(found):
-        if not (hasattr(p, "data") and hasattr(p, "grad")):
-            raise TypeError(f"{where}: parameter {names[i] or i} must have .data and .grad, "
-                            f"got {type(p).__name__}")
+        if not (hasattr(p, "_value") and hasattr(p, "grad")):
+            raise TypeError(f"{where}: parameter {names[i] or i} must be a node with ._value "
+                            f"and .grad (a Value or a Tensor), got {type(p).__name__}")
         if id(p) in seen:
             raise ValueError(f"{where}: parameter {names[i] or i} appears more than once")
         seen.add(id(p))
@@ -650,10 +650,10 @@ def _describe(g: Any) -> str:
 
 def _write(p: Any, new: Any) -> None:
     """Store an update: a float replaces a Value's data, an array is copied in place."""
-    if isinstance(p.data, (float, int)):
-        p.data = float(new)
+    if isinstance(p._value, (float, int)):
+        p._value = float(new)
     else:
-        p.data[...] = new
+        p._value[...] = new
         if hasattr(p, "_wrote"):  # a Tensor counts it: a graph made before refuses backward
             p._wrote()
 

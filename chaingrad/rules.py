@@ -8,8 +8,9 @@ A primitive is a named object with three parts that belong together:
   output, it returns ``g * d(out)/d(x)`` for each input ``x`` (a vector-Jacobian product);
 - ``formulas``: the same rule as text, one Python expression per input, in the words that
   ``explain``, the step-by-step page and ``compile`` print: ``x`` and ``y`` are inputs 0
-  and 1, ``out`` is the output, ``.data`` a node's value and ``.grad`` its gradient. A test
-  evaluates every formula and checks it against the rule.
+  and 1, ``out`` is the output, ``.data`` a node's value as a constant (its ``_value``: a
+  Value's number, a Tensor's array) and ``.grad`` its gradient. A test evaluates every
+  formula and checks it against the rule.
 
 A rule uses only operators and the functions of ``chaingrad.functional`` (``cos``, ``log``,
 ``sign``, ``data``), which take floats, numpy arrays, Values and Tensors alike. So one rule

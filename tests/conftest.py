@@ -300,11 +300,11 @@ class AgreesWithTorch:
                 mine.append(a)
                 its.append(a)
         out, expected = ours(*mine), theirs(*its)
-        np.testing.assert_allclose(np.asarray(out.data), expected.detach().numpy(),
+        np.testing.assert_allclose(np.asarray(out._value), expected.detach().numpy(),
                                    atol=atol, rtol=rtol, err_msg="the outputs differ")
         leaves = [i for i, a in enumerate(its) if isinstance(a, torch.Tensor) and a.requires_grad]
         if leaves and out.requires_grad:
-            weights = np.random.default_rng(1).uniform(0.5, 1.5, size=np.shape(out.data))
+            weights = np.random.default_rng(1).uniform(0.5, 1.5, size=np.shape(out._value))
             (out * weights).sum().backward()
             (expected * torch.tensor(weights)).sum().backward()
             for i in leaves:

@@ -470,14 +470,14 @@ def engine_grads(op: TensorOp, case: Case, w: np.ndarray) -> tuple[np.ndarray, l
     leaves = [Tensor(a, requires_grad=True) for a in case.arrays]
     out = op.fn(*leaves, **case.params)
     (out * Tensor(w)).sum().backward()
-    return out.data, [np.zeros_like(a) if t.grad is None else t.grad
+    return out.detach().numpy(), [np.zeros_like(a) if t.grad is None else t.grad
                       for a, t in zip(case.arrays, leaves)]
 
 
 def numeric_grads(op: TensorOp, case: Case, w: np.ndarray) -> list[np.ndarray]:
     """Central finite differences of sum(w * output), one array per input."""
     def loss(arrays: list[np.ndarray]) -> float:
-        return float((op.fn(*map(Tensor, arrays), **case.params).data * w).sum())
+        return float((op.fn(*map(Tensor, arrays), **case.params).numpy() * w).sum())
 
     grads = []
     with chaingrad.no_grad():

@@ -71,7 +71,7 @@ def test_tensor_copy_computes_what_the_scalar_mlp_computes(activation) -> None:
     assert [type(m).__name__ for m in twin][::2] == ["Linear"] * 3
     points = np.random.default_rng(0).uniform(-2, 2, (50, 3))
     with no_grad():
-        batch = twin(Tensor(points)).data
+        batch = twin(Tensor(points)).numpy()
     assert batch.dtype == np.float64
     rows = np.array([[o.data for o in model(list(p))] for p in points.tolist()])
     assert np.allclose(batch, rows, rtol=0, atol=1e-13)

@@ -409,10 +409,10 @@ def test_function_agrees_with_torchs_also_differentiated_twice():
     ours, theirs = Tensor(x0, requires_grad=True), torch.tensor(x0, requires_grad=True)
     y, t = _legendre(Function).apply(ours * 2), _legendre(torch.autograd.Function).apply(theirs * 2)
     assert y._op == "LegendrePolynomial3Backward"
-    np.testing.assert_allclose(y.data, t.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(y.detach().numpy(), t.detach().numpy(), rtol=1e-12)
     (dy,) = grad(y.sum(), [ours], create_graph=True)
     (dt,) = torch.autograd.grad(t.sum(), [theirs], create_graph=True)
-    np.testing.assert_allclose(np.asarray(dy.data), dt.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(dy.detach().numpy(), dt.detach().numpy(), rtol=1e-12)
     (d2y,) = grad(dy.sum(), [ours])
     (d2t,) = torch.autograd.grad(dt.sum(), [theirs])
     np.testing.assert_allclose(np.asarray(d2y), d2t.numpy(), rtol=1e-12)

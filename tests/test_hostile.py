@@ -44,7 +44,7 @@ def test_a_tensor_graph_with_a_sum_refuses_clearly_and_its_leaves_round_trip() -
         pickle.dumps(y)
     x.note = "mine"
     back = pickle.loads(pickle.dumps(x))
-    assert back.data.tolist() == [1.0, 2.0] and back.grad.tolist() == [2.0, 4.0]
+    assert back.tolist() == [1.0, 2.0] and back.grad.tolist() == [2.0, 4.0]
     assert back.label == "x" and back.note == "mine" and back.requires_grad
     assert copy.deepcopy(x).grad is not x.grad
 

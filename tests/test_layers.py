@@ -50,7 +50,7 @@ def _both_grads(fn_ours, fn_torch, arrays, torch):
     theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
     expected = fn_torch(*theirs)
     (expected * torch.as_tensor(w)).sum().backward()
-    return (out.data, [t.grad for t in ours],
+    return (out.detach().numpy(), [t.grad for t in ours],
             expected.detach().numpy(), [t.grad.numpy() for t in theirs])
 
 
@@ -74,7 +74,7 @@ def test_linear_matches_torch(torch, batch_shape) -> None:
 
     out, grads, expected, expected_grads = _both_grads(
         ours, torch.nn.functional.linear,
-        [x, layer.weight.data.copy(), layer.bias.data.copy()], torch)
+        [x, layer.weight.detach().numpy().copy(), layer.bias.detach().numpy().copy()], torch)
     _assert_all_close([out] + grads, [expected] + expected_grads)
 
 
@@ -158,10 +158,10 @@ def test_max_pool2d_ties_in_float32_and_twice_differentiated(torch) -> None:
     x = Tensor(np.zeros((1, 1, 3, 3), np.float32), requires_grad=True)
     w = Tensor(np.array([[[[1.0, 2.0], [3.0, 4.0]]]], np.float32), requires_grad=True)
     (g,) = grad((max_pool2d(x, 2, 1) * w).sum(), [x], create_graph=True)
-    assert g.data[0, 0].tolist() == [[1, 2, 0], [3, 4, 0], [0, 0, 0]]
+    assert g[0, 0].tolist() == [[1, 2, 0], [3, 4, 0], [0, 0, 0]]
     (g * Tensor(np.arange(9.0).reshape(1, 1, 3, 3))).sum().backward()
     tx = torch.zeros(1, 1, 3, 3, requires_grad=True)
-    tw = torch.tensor(w.data, requires_grad=True)
+    tw = torch.tensor(w.detach().numpy(), requires_grad=True)
     (tg,) = torch.autograd.grad((torch.nn.functional.max_pool2d(tx, 2, 1) * tw).sum(), [tx],
                                 create_graph=True)
     (tg * torch.arange(9.0).reshape(1, 1, 3, 3)).sum().backward()
@@ -180,7 +180,7 @@ def test_conv_and_pool_layers_match_torch_modules(torch) -> None:
     with torch.no_grad():
         for name, p in theirs.named_parameters():
             assert tuple(p.shape) == named[name].shape
-            p.copy_(torch.as_tensor(named[name].data))
+            p.copy_(torch.as_tensor(named[name].detach().numpy()))
     x = _rng().standard_normal((3, 2, 6, 6))
     ours(Tensor(x)).log_softmax().sum().backward()
     theirs(torch.as_tensor(x)).log_softmax(-1).sum().backward()
@@ -297,7 +297,7 @@ def test_a_linear_layers_weight_gradient_is_row_major_eager_and_compiled() -> No
     for fn in (lambda: layer(x).sum(), chaingrad.compile(lambda: layer(x).sum())):
         layer.weight.grad = None
         fn().backward()
-        assert layer.weight.grad.data.flags.c_contiguous
+        assert layer.weight.grad.numpy().flags.c_contiguous
 
 
 def test_the_window_positions_of_max_pool2d() -> None:
@@ -321,7 +321,7 @@ def _numeric(fn, arrays, i, eps=1e-6):
         down = [a.copy() for a in arrays]
         up[i][idx] += eps
         down[i][idx] -= eps
-        g[idx] = (fn(*map(Tensor, up)).data.sum() - fn(*map(Tensor, down)).data.sum()) / (
+        g[idx] = (fn(*map(Tensor, up)).numpy().sum() - fn(*map(Tensor, down)).numpy().sum()) / (
             2 * eps)
     return g
 
@@ -376,19 +376,19 @@ def test_linear_and_conv_have_torch_shapes_and_init() -> None:
     assert lin.weight.dtype == np.float32 and lin.weight.requires_grad
     for p, fan_in in ((lin.weight, 400), (lin.bias, 400), (conv.weight, 45), (conv.bias, 45)):
         bound = 1 / np.sqrt(fan_in)
-        assert np.abs(p.data).max() <= bound
+        assert np.abs(p.detach().numpy()).max() <= bound
         if p.numel() > 100:  # uniform on the whole interval, not a corner of it
-            assert np.abs(p.data).max() > 0.9 * bound
-            assert abs(p.data.mean()) < 0.1 * bound
+            assert np.abs(p.detach().numpy()).max() > 0.9 * bound
+            assert abs(p.detach().numpy().mean()) < 0.1 * bound
     assert [n for n, _ in lin.named_parameters()] == ["weight", "bias"]
     assert [n for n, _ in Linear(3, 2, bias=False).named_parameters()] == ["weight"]
 
 
 def test_manual_seed_makes_init_reproducible() -> None:
     manual_seed(7)
-    a = Linear(5, 3).weight.data.copy()
+    a = Linear(5, 3).weight.detach().numpy().copy()
     manual_seed(7)
-    assert np.array_equal(a, Linear(5, 3).weight.data)
+    assert np.array_equal(a, Linear(5, 3).weight.detach().numpy())
 
 
 def test_sequential_names_children_like_torch() -> None:
@@ -413,11 +413,11 @@ def test_dropout_train_and_eval() -> None:
     drop = Sequential(Dropout(0.25))
     x = Tensor(np.ones((200, 50)), requires_grad=True)
     y = drop(x)
-    dropped = y.data == 0
+    dropped = y.detach().numpy() == 0
     assert 0.2 < dropped.mean() < 0.3
-    assert np.allclose(y.data[~dropped], 1 / 0.75)
+    assert np.allclose(y.detach().numpy()[~dropped], 1 / 0.75)
     y.sum().backward()
-    assert np.array_equal(x.grad, y.data)  # the mask, scaled
+    assert np.array_equal(x.grad, y.detach().numpy())  # the mask, scaled
     assert drop.eval() is drop and not drop[0].training
     assert drop(x) is x
     drop.train()
@@ -425,16 +425,16 @@ def test_dropout_train_and_eval() -> None:
     with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, "
                                          "but got 1.5"):
         Dropout(1.5)
-    assert not Dropout(1.0)(x).data.any()  # torch allows p = 1: every entry dropped
+    assert not Dropout(1.0)(x).detach().numpy().any()  # torch allows p = 1: every entry dropped
 
 
 def test_flatten_and_activations() -> None:
     x = Tensor(np.arange(24.0).reshape(2, 3, 4) - 12)
     assert Flatten()(x).shape == (2, 12)
     assert Flatten(0)(x).shape == (24,)
-    assert (ReLU()(x).data >= 0).all()
-    assert np.allclose(Tanh()(x).data, np.tanh(x.data))
-    assert np.allclose(Sigmoid()(x).data, 1 / (1 + np.exp(-x.data)))
+    assert (ReLU()(x).numpy() >= 0).all()
+    assert np.allclose(Tanh()(x).numpy(), np.tanh(x.numpy()))
+    assert np.allclose(Sigmoid()(x).numpy(), 1 / (1 + np.exp(-x.numpy())))
 
 
 @pytest.mark.parametrize(
@@ -487,11 +487,12 @@ def test_state_dict_round_trip_and_errors() -> None:
     b = Sequential(Conv2d(1, 2, 3), Flatten(), Linear(2, 3))
     state = a.state_dict()
     assert list(state) == ["0.weight", "0.bias", "2.weight", "2.bias"]
-    assert state["0.weight"].dtype == np.float32 and state["0.weight"] is not a[0].weight.data
-    view = b[0].weight.data
+    assert state["0.weight"].dtype == np.float32
+    assert not np.shares_memory(state["0.weight"], a[0].weight.detach().numpy())
+    view = b[0].weight.detach().numpy()
     b.load_state_dict(state)
     assert all(np.array_equal(state[k], v) for k, v in b.state_dict().items())
-    assert view is b[0].weight.data  # updated in place
+    assert view is b[0].weight.detach().numpy()  # updated in place
     before = b.state_dict()
     bad = dict(state, **{"2.bias": np.full(3, np.nan)})
     bad.pop("0.bias")
@@ -512,7 +513,7 @@ def test_state_dict_loads_from_torch(torch) -> None:
     ours.load_state_dict(theirs.state_dict())
     x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
     expected = theirs(torch.as_tensor(x)).detach().numpy()
-    assert np.allclose(ours(Tensor(x)).data, expected, atol=1e-6)
+    assert np.allclose(ours(Tensor(x)).detach().numpy(), expected, atol=1e-6)
 
 
 # ---- torch's signatures, printed forms and losses ----

@@ -108,7 +108,7 @@ def expected_grads(root, after_steps: int) -> dict[str, str]:
     page id: floats' reprs for Values, texts for a Tensor."""
     order = reading_order(root)
     ids = {id(node): f"n{i}" for i, node in enumerate(order)}
-    tensor = hasattr(root.data, "shape")
+    tensor = hasattr(root._value, "shape")
     steps = backward_steps(root, accumulate=False)
 
     def shown(g):
@@ -123,7 +123,7 @@ def expected_grads(root, after_steps: int) -> dict[str, str]:
                  for n in order}
     else:
         grads = {ids[id(n)]: repr(0.0) for n in order}
-    grads[ids[id(root)]] = shown(np.ones_like(root.data) if tensor else 1.0)
+    grads[ids[id(root)]] = shown(np.ones_like(root._value) if tensor else 1.0)
     for step in steps[:after_steps]:
         for update in step.updates:
             grads[ids[id(update.input)]] = shown(update.after)
@@ -242,7 +242,7 @@ def test_fields_fit_every_text_they_will_show(tmp_path, graphs, name):
         rect = re.search(r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"', group)
         line = re.search(r'<line x1="([\d.]+)"', group)
         right, split = float(rect.group(1)) + float(rect.group(2)), float(line.group(1))
-        longest = max([f"data {format_number(node.data)}", "data ?", *grads[key]], key=len)
+        longest = max([f"data {format_number(node._value)}", "data ?", *grads[key]], key=len)
         assert MONOSPACE_14PX * len(longest) + 4 <= right - split, (key, longest)
     if name == "wide":
         assert "grad -246913.5780" in grads["n0"] + grads["n1"]
@@ -453,7 +453,7 @@ def test_every_step_is_in_view_and_right(tmp_path, teaching_graphs, open_page, n
         if done == SHOT_AT[name]:
             screenshot(page, tmp_path, f"{name}_{size}")
     assert page.is_disabled("#step")
-    if not hasattr(root.data, "shape"):
+    if not hasattr(root._value, "shape"):
         engine = teaching_graphs[name]()[0]
         engine.backward()
         assert [float(shown["grads"][f"n{i}"]) for i in range(len(shown["grads"]))] == [

@@ -40,7 +40,7 @@ def tensor_graphs() -> list[Tensor]:
             a.log_softmax(axis=0), a.clip(0.8, 1.2), a.reshape(3, 2), a.transpose(1, 0),
             a.to(np.float32),
             b.broadcast_to((2, 3)), a[np.array([0, 0, 1])], concatenate([a, e], axis=1),
-            stack([a, e]), where(a.data > 1, a, e), pad(a, [(1, 0), (0, 2)]),
+            stack([a, e]), where(a > 1, a, e), pad(a, [(1, 0), (0, 2)]),
             conv2d(image, kernel, stride=2, padding=1), max_pool2d(image, 2, 1)]
     # the ops that only a gradient's graph holds: scatter, fold, unpool
     (g_index,) = chaingrad.grad((a[np.array([0, 0, 1])] ** 2).sum(), [a], create_graph=True)
@@ -66,25 +66,26 @@ TENSOR_NODES = nodes_with_rules(tensor_graphs())
 
 
 def evaluate_formula(node, k: int, g):
-    """The formula for input k of node's primitive, evaluated on the node's data."""
+    """The formula for input k of node's primitive, evaluated on the node's value (its
+    ``_value``, which a formula calls ``.data``)."""
     rule = node._rule
     prim = rule.primitive
     scope = dict(zip(prim.param_names, rule.params)) | {"k": k}
     for name, child in zip("xy", node._prev):
-        scope[name] = SimpleNamespace(data=child.data, shape=getattr(child.data, "shape", None))
-    scope["out"] = SimpleNamespace(data=node.data, grad=g)
+        scope[name] = SimpleNamespace(data=child._value, shape=getattr(child._value, "shape", None))
+    scope["out"] = SimpleNamespace(data=node._value, grad=g)
     formula = prim.formulas[min(k, len(prim.formulas) - 1)]
     return eval(formula, dict(NAMES), scope)  # our own formula text: that is the point
 
 
 @pytest.mark.parametrize("node", VALUE_NODES + TENSOR_NODES,
-                         ids=lambda n: f"{n._op}{getattr(n.data, 'shape', '')}")
+                         ids=lambda n: f"{n._op}{getattr(n._value, 'shape', '')}")
 def test_each_formula_computes_what_its_rule_computes(node) -> None:
     rule = node._rule
     rng = np.random.default_rng(1)
-    g = 0.7 if isinstance(node.data, float) else rng.uniform(-1, 1, node.data.shape)
-    xs = tuple(child.data for child in node._prev)
-    expected = rule.vjp(xs, node.data, g, *rule.params)
+    g = 0.7 if isinstance(node._value, float) else rng.uniform(-1, 1, node._value.shape)
+    xs = tuple(child._value for child in node._prev)
+    expected = rule.vjp(xs, node._value, g, *rule.params)
     assert len(expected) == len(node._prev)
     for k, want in enumerate(expected):
         if want is None:  # an input that takes no gradient (matmul skips it)

@@ -31,7 +31,7 @@ def test_float_arrays_are_shared_not_copied() -> None:
     a = np.ones(3)
     t = Tensor(a)
     a[0] = 5.0
-    assert t.data[0] == 5.0 and t.numpy() is t.data
+    assert t.numpy()[0] == 5.0 and t.numpy() is a
 
 
 def test_explicit_dtype_wins() -> None:
@@ -51,7 +51,7 @@ def test_non_numeric_data_is_a_type_error(bad) -> None:
 def test_integer_and_boolean_arrays_become_float32_that_can_take_a_gradient() -> None:
     x = Tensor(np.array([True, False]), requires_grad=True)
     (x * Tensor(np.arange(2))).sum().backward()
-    assert x.data.tolist() == [1.0, 0.0] and x.grad.tolist() == [0.0, 1.0]
+    assert x.tolist() == [1.0, 0.0] and x.grad.tolist() == [0.0, 1.0]
 
 
 def test_truth_value_needs_one_element_comparisons_are_elementwise_hash_is_identity() -> None:
@@ -103,7 +103,7 @@ def test_only_tensors_that_need_a_gradient_record_a_graph() -> None:
         z = x * w
     assert z._prev == () and not z.requires_grad and z._rule is None
     d = w.detach()
-    assert d.data is w.data and not d.requires_grad
+    assert d.numpy() is w.detach().numpy() and not d.requires_grad
 
 
 def test_inputs_that_need_no_gradient_get_none() -> None:
@@ -262,7 +262,7 @@ def test_leaf_gradients_are_their_own_writable_arrays() -> None:
     ((a + b).sum() + c.sum() + c.T.sum()).backward()
     assert a.grad is not b.grad
     for t in (a, b, c):
-        assert t.grad.data.flags.writeable and t.grad.data.base is None
+        assert t.grad.numpy().flags.writeable and t.grad.numpy().base is None
     a.grad *= 0
     assert b.grad.tolist() == [1.0, 1.0, 1.0]
     assert c.grad.tolist() == [[2.0] * 3] * 2
@@ -305,7 +305,7 @@ def test_a_backward_closure_called_before_its_grad_is_set_names_the_op() -> None
 
 def test_a_hand_written_backward_closure_is_used() -> None:
     x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
-    out = Tensor(x.data * 10)
+    out = Tensor(x.detach().numpy() * 10)
     out.requires_grad = True
     out._a = x  # make x its input, as an op would
 
@@ -323,7 +323,7 @@ def test_create_graph_gives_differentiable_gradients() -> None:
     x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
     (x**3).sum().backward(create_graph=True)
     first = x.grad
-    assert isinstance(first, Tensor) and first.data.tolist() == [3.0, 12.0]
+    assert isinstance(first, Tensor) and first.tolist() == [3.0, 12.0]
     x.grad = None
     first.sum().backward()
     assert x.grad.tolist() == [6.0, 12.0]
@@ -489,7 +489,7 @@ def test_methods_give_torch_values_shapes_and_dtypes(torch, call) -> None:
     theirs = call(torch.arange(24.0).reshape(2, 3, 4))
     assert tuple(mine.shape) == tuple(theirs.shape)
     assert mine.dtype.name == str(theirs.dtype).removeprefix("torch.")
-    assert np.allclose(mine.data, theirs.numpy())
+    assert np.allclose(mine.numpy(), theirs.numpy())
 
 
 def test_size_shape_and_friends() -> None:
@@ -523,7 +523,7 @@ def test_numpy_of_a_tensor_that_requires_grad_is_refused() -> None:
     x = chaingrad.ones(2, requires_grad=True)
     with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad"):
         x.numpy()
-    assert x.detach().numpy() is x.data
+    assert x.detach().numpy() is x.detach().numpy() is x.data.numpy()
 
 
 def test_differentiable_casts_and_clone() -> None:
@@ -534,7 +534,8 @@ def test_differentiable_casts_and_clone() -> None:
     assert x.grad.dtype == chaingrad.float32 and x.grad.tolist() == [2.0, 4.0]
     assert x.float() is x and not x.long().requires_grad
     c = x.clone()
-    assert c.data is not x.data and c.requires_grad and not c.is_leaf
+    assert not np.shares_memory(c.detach().numpy(), x.detach().numpy())
+    assert c.requires_grad and not c.is_leaf
 
 
 # ---- in place: leaves under no_grad, and torch's errors ----
@@ -555,16 +556,16 @@ def test_sgd_by_hand_updates_the_parameters_themselves() -> None:
 
 def test_in_place_ops_and_methods() -> None:
     t = chaingrad.tensor([1.0, 2.0, 3.0])
-    data = t.data
+    data = t.numpy()
     t += 1
     t -= chaingrad.tensor([1.0, 1.0, 1.0])
     t *= 2
     t /= 4
-    assert t.tolist() == [0.5, 1.0, 1.5] and t.data is data
+    assert t.tolist() == [0.5, 1.0, 1.5] and t.numpy() is data
     assert t.add_(1, alpha=2).sub_(0.5).mul_(2).div_(2).tolist() == [2.0, 2.5, 3.0]
     assert t.pow_(2).clamp_(max=6.0).tolist() == [4.0, 6.0, 6.0]
     assert t.zero_().tolist() == [0.0] * 3 and t.fill_(2).tolist() == [2.0] * 3
-    assert t.copy_(np.array([1.0, 2.0, 3.0])).tolist() == [1.0, 2.0, 3.0] and t.data is data
+    assert t.copy_(np.array([1.0, 2.0, 3.0])).tolist() == [1.0, 2.0, 3.0] and t.numpy() is data
     i = chaingrad.tensor([1, 2])
     i += 1
     assert i.tolist() == [2, 3] and i.dtype == chaingrad.int64
@@ -741,10 +742,152 @@ def test_a_typo_is_not_called_a_missing_torch_name() -> None:
         chaingrad.tensr  # noqa: B018
 
 
-def test_assigning_data_takes_new_numbers_of_the_same_kind() -> None:
+# ---- .data: torch's, a leaf that shares the tensor's numbers ----
+
+
+def test_data_is_a_leaf_sharing_the_numbers_as_torchs(torch) -> None:
+    def program(lib):
+        x = lib.tensor([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]], dtype=lib.float64,
+                       requires_grad=True)
+        y = x * 2
+        d, dy = x.data, y.data
+        facts = [type(d) is lib.Tensor, d.requires_grad, d.is_leaf, d.grad_fn is None,
+                 dy.requires_grad, dy.is_leaf, x.requires_grad, d.dtype == lib.float64]
+        d[0, 0] = 9.0  # the same numbers: x changes
+        dy[1, 1] = -1.0
+        return facts + [x.tolist(), y.tolist(), x.data.max(1)[1].tolist(),
+                        x.data.max(1)[0].tolist(), x.data.numpy().tolist(),
+                        x.data.std().item(), y.data.norm().item()]
+
+    ours, theirs = program(chaingrad), program(torch)
+    assert ours[:-2] == theirs[:-2]
+    assert ours[-2:] == pytest.approx(theirs[-2:], rel=1e-15)  # std: torch's n - 1
+    assert ours[:8] == [True, False, True, True, False, True, True, True]
+    x = Tensor(np.ones(3), requires_grad=True)
+    assert x.data.numpy() is x.detach().numpy()  # shared, not copied
+
+
+def test_in_place_ops_through_data_change_the_tensor_as_torchs(torch) -> None:
+    def program(lib):
+        p = lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        (p * p).sum().backward()
+        seen = []
+        for change in (lambda: p.data.sub_(0.1 * p.grad),
+                       lambda: p.data.add_(p.grad, alpha=0.5),
+                       lambda: p.data.mul_(2.0),
+                       lambda: p.data.copy_(lib.tensor([4.0, 5.0, 6.0])),
+                       lambda: p.data.fill_(7.0),
+                       lambda: p.data.zero_()):
+            change()
+            seen.append(p.tolist())
+        p.data += 1.5
+        seen.append(p.tolist())
+        p.data -= 0.25 * p.grad  # Python ends this with p.data = <the result>
+        seen.append(p.tolist())
+        p.data[1] = 8.0
+        seen.append(p.tolist())
+        return seen + [p.requires_grad, p.is_leaf]
+
+    assert program(chaingrad) == program(torch)
+    p = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    storage = p.detach().numpy()
+    p.data -= 0.5 * p.data
+    assert p.detach().numpy() is storage and p.tolist() == [0.5, 1.0]
+
+
+def test_writing_through_data_is_not_counted_as_in_torch(torch) -> None:
+    """torch's version counter does not see a write through ``.data`` (its documented
+    danger): the backward runs on the new numbers, without an error. A write to the tensor
+    itself (under no_grad) is counted, and refused, in both."""
+    def program(lib):
+        w = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        (w * w).sum().backward()  # w saved for backward: d/dw = 2 * w
+        first = w.grad.tolist()
+        w.grad = None
+        y = (w * w).sum()
+        w.data.mul_(3.0)  # not counted
+        y.backward()
+        changed = w.grad.tolist()
+        w.grad = None
+        y = (w * w).sum()
+        w.data = lib.tensor([5.0, 5.0, 5.0], dtype=lib.float64)  # new numbers: not counted
+        y.backward()
+        replaced = w.grad.tolist()
+        v = lib.tensor([0.5, 1.0], dtype=lib.float64, requires_grad=True)
+        h = v.exp()
+        z = (h * h).sum()
+        h.data.zero_()  # an op's output, saved by *: not counted either
+        z.backward()
+        y = (w * w).sum()
+        with lib.no_grad():
+            w.mul_(2.0)  # counted
+        try:
+            y.backward()
+            refused = False
+        except RuntimeError as exc:
+            refused = "modified by an inplace operation" in str(exc)
+        return [first, changed, replaced, v.grad.tolist(), refused]
+
+    ours = program(chaingrad)
+    assert ours == program(torch)
+    assert ours == [[2.0, 4.0, 6.0], [6.0, 12.0, 18.0], [10.0] * 3, [0.0, 0.0], True]
+
+
+def test_setting_data_takes_a_tensors_numbers_shape_and_dtype_as_torch(torch) -> None:
+    def program(lib):
+        x = lib.ones(2, 3)
+        x.data = lib.zeros(4)
+        y = lib.ones(2)
+        y.data = lib.tensor([1, 2])
+        w = lib.ones(2, requires_grad=True)
+        refused = False
+        try:
+            w.data = lib.tensor([1, 2])
+        except RuntimeError as exc:
+            refused = "must be floating point" in str(exc)
+        source = lib.tensor([3.0, 4.0], dtype=lib.float64)
+        w.data = source
+        source[0] = 9.0  # shared with w, as torch replaces w's storage with source's
+        return [tuple(x.shape), y.tolist(), y.dtype == lib.int64, refused, w.tolist(),
+                w.dtype == lib.float64, w.requires_grad, w.is_leaf]
+
+    assert program(chaingrad) == program(torch)
+
+
+def test_setting_data_also_takes_an_array_and_refuses_other_types() -> None:
     w = chaingrad.tensor([1.0, 2.0], requires_grad=True)
-    w.data = np.array([3.0, 4.0], dtype=np.float32)  # an array: the engine computes on it
-    assert w.tolist() == [3.0, 4.0] and w.requires_grad
+    array = np.array([3.0, 4.0, 5.0])
+    w.data = array  # chaingrad takes an array too: shared, its dtype and shape kept
+    assert w.detach().numpy() is array and w.dtype == chaingrad.float64 and w.shape == (3,)
+    assert w.requires_grad and w.is_leaf
+    w.data = [1.0, 2.0]  # a list: by chaingrad.tensor's rule
+    assert w.tolist() == [1.0, 2.0] and w.dtype == chaingrad.float32
+    for bad in ("12", None, {"a": 1}, chaingrad.Value(1.0)):
+        with pytest.raises(TypeError, match=r"Tensor\.data: needs a Tensor \(or an array\), "
+                                            f"got {type(bad).__name__}"):
+            w.data = bad
+    assert w.tolist() == [1.0, 2.0]
+    with pytest.raises(RuntimeError, match=r"Tensor\.data: data set to a tensor that requires "
+                                           r"gradients must be floating point, got "
+                                           r"chaingrad\.int64"):
+        w.data = np.array([1, 2])
+
+
+def test_a_parameters_data_is_a_plain_tensor_sharing_its_numbers(torch) -> None:
+    import chaingrad.nn as cnn
+
+    def program(lib, nn):
+        p = nn.Parameter(lib.tensor([1.0, 2.0], dtype=lib.float64))
+        d = p.data
+        q = nn.Parameter(p.data)  # shares p's numbers
+        (p * p).sum().backward()
+        p.data.sub_(0.25 * p.grad)
+        return [type(d) is lib.Tensor, d.requires_grad, p.requires_grad, p.tolist(),
+                q.tolist(), d.tolist()]
+
+    ours = program(chaingrad, cnn)
+    assert ours == program(torch, torch.nn)
+    assert ours == [True, False, True, [0.5, 1.0], [0.5, 1.0], [0.5, 1.0]]
 
 
 def test_bool_tensors_refuse_minus_as_torch_does() -> None:

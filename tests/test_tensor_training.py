@@ -60,7 +60,7 @@ def make_mlp(seed=0, dtype=np.float32):
 
 
 def weights(model):
-    return [p.data.copy() for p in model.parameters()]
+    return [p.detach().numpy().copy() for p in model.parameters()]
 
 
 def same_weights(a, b):
@@ -68,7 +68,7 @@ def same_weights(a, b):
 
 
 def outputs(model, x=IMAGES):
-    return model(Tensor(x)).data
+    return model(Tensor(x)).detach().numpy()
 
 
 @pytest.fixture
@@ -158,7 +158,7 @@ def test_save_load_round_trip(make, tmp_path):
     for (name, p), (name2, q) in zip(model.named_parameters(), loaded.named_parameters(),
                                      strict=True):
         assert name == name2 and q.dtype == np.float32
-        np.testing.assert_array_equal(q.data, p.data.astype(np.float32))
+        np.testing.assert_array_equal(q.detach().numpy(), p.detach().numpy().astype(np.float32))
     np.testing.assert_allclose(outputs(loaded.eval(), x), outputs(model, x), atol=1e-5)
 
 
@@ -171,19 +171,19 @@ def test_the_file_holds_float32_c_contiguous_tensors_and_the_architecture(saved_
     arch = json.loads(header["__metadata__"]["chaingrad"])
     assert arch == dict(model.architecture(), format_version=cio.FORMAT_VERSION)
     transposed = make_cnn(3)
-    transposed[7].weight.data = np.asfortranarray(transposed[7].weight.data)
+    transposed[7].weight.data = np.asfortranarray(transposed[7].weight.detach().numpy())
     save(transposed, path)
     np.testing.assert_array_equal(safetensors_torch.load_file(str(path))["7.weight"].numpy(),
-                                  transposed[7].weight.data)
+                                  transposed[7].weight.detach().numpy())
 
 
 def test_load_keeps_the_callers_generator(saved_cnn):
     _, path = saved_cnn
     manual_seed(5)
-    expected = Dropout(0.5)(Tensor(np.ones(50))).data
+    expected = Dropout(0.5)(Tensor(np.ones(50))).numpy()
     manual_seed(5)
     load(path)
-    np.testing.assert_array_equal(Dropout(0.5)(Tensor(np.ones(50))).data, expected)
+    np.testing.assert_array_equal(Dropout(0.5)(Tensor(np.ones(50))).numpy(), expected)
 
 
 def test_load_into_an_existing_model(saved_cnn):
@@ -388,7 +388,7 @@ def test_tensor_models_and_optimizers_round_trip_through_copy_and_pickle():
         opt.zero_grad()
         cross_entropy(model(Tensor(IMAGES)), LABELS).backward()
         opt.step()
-        return [p.data.copy() for p in model.parameters()]
+        return [p.detach().numpy().copy() for p in model.parameters()]
 
     for make in (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), lambda ps: optim.Adam(ps)):
         model = make_cnn().train()

@@ -92,7 +92,7 @@ def predict(model: Any, kind: str, images: Any) -> Any:
     model.eval()
     with no_grad():
         return np.concatenate([
-            model(Tensor(model_input(kind, images[i:i + EVAL_BATCH]))).data.argmax(axis=1)
+            model(Tensor(model_input(kind, images[i:i + EVAL_BATCH])))._value.argmax(axis=1)
             for i in range(0, len(images), EVAL_BATCH)])
 
 
@@ -120,7 +120,7 @@ class Digits:
 
     def loss(self, batch: Any) -> tuple[Any, int, int]:
         logits = self.model(Tensor(self.x[batch]))
-        right = int((logits.data.argmax(axis=1) == self.y[batch]).sum())
+        right = int((logits._value.argmax(axis=1) == self.y[batch]).sum())
         return cross_entropy(logits, self.y[batch]), right, len(batch)
 
     def evaluate(self) -> dict[str, float]:

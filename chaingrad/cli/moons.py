@@ -78,7 +78,7 @@ class Moons:
         """The model's scores for an (n, 2) array of points at once, through its Tensor
         twin (``chaingrad.agreement.tensor_copy``): the decision boundary needs 40,000."""
         with no_grad():
-            return tensor_copy(self.model)(Tensor(points)).data[:, 0]
+            return tensor_copy(self.model)(Tensor(points))._value[:, 0]
 
 
 def run(args: argparse.Namespace, started: float) -> int:

@@ -76,7 +76,7 @@ def train(task: Task, optimizer: Optimizer, schedule: LRSchedule, rounds: int,
                 where = progress.where(index, b)
                 with diverging(where, "the loss"):
                     loss, batch_right, count = task.loss(batch)
-                value = float(loss.data)
+                value = float(loss._value)
                 watch.check(value, where)
                 with diverging(where, "a gradient"):
                     optimizer.zero_grad()

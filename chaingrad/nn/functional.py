@@ -66,7 +66,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - torch'
     """max(0, x), elementwise (``inplace=True`` is accepted and computes out of place).
 
     Example:
-        >>> relu(Tensor([-1.0, 2.0])).data.tolist()
+        >>> relu(Tensor([-1.0, 2.0])).tolist()
         [0.0, 2.0]
     """
     return _tensor(input, "relu").relu()
@@ -96,7 +96,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,  # noqa
     ``dim`` is None); ``dtype`` converts the input first.
 
     Example:
-        >>> softmax(Tensor([[0.0, 0.0]]), dim=1).data.tolist()
+        >>> softmax(Tensor([[0.0, 0.0]]), dim=1).tolist()
         [[0.5, 0.5]]
     """
     x, dim = _along("softmax", input, dim, dtype, _stacklevel + 1)
@@ -150,7 +150,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """x @ weight.T + bias, as torch.nn.functional.linear.
 
     Example:
-        >>> linear(Tensor([[1.0, 2.0]]), Tensor([[3.0, 4.0]]), Tensor([0.5])).data.tolist()
+        >>> linear(Tensor([[1.0, 2.0]]), Tensor([[3.0, 4.0]]), Tensor([0.5])).tolist()
         [[11.5]]
     """
     x, w = _tensor(input, "linear"), _tensor(weight, "linear", "weight")
@@ -223,7 +223,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
     gradient goes to its first largest entry, as torch's.
 
     Example:
-        >>> max_pool2d(Tensor(np.arange(16.0).reshape(1, 1, 4, 4)), 2).data.tolist()
+        >>> max_pool2d(Tensor(np.arange(16.0).reshape(1, 1, 4, 4)), 2).tolist()
         [[[[5.0, 7.0], [13.0, 15.0]]]]
     """
     x = _tensor(input, "max_pool2d")
@@ -304,7 +304,7 @@ def _class_targets(where: str, target: Any, x: Tensor) -> np.ndarray:
     """Class indices as an int64 array of the input's shape without its class axis,
     refused (torch's messages) if not integers or not of that shape."""
     if isinstance(target, Tensor):
-        array = np.asarray(target.data)
+        array = np.asarray(target._value)
     elif isinstance(target, (np.ndarray, np.generic)):
         array = np.asarray(target)
     else:
@@ -368,7 +368,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
     if reduction == "sum":
         return losses.sum()
     total = w.sum()
-    if float(np.asarray(total.data if isinstance(total, Tensor) else total)) == 0:
+    if float(np.asarray(total._value if isinstance(total, Tensor) else total)) == 0:
         raise ValueError("nll_loss: every target is ignore_index or has weight 0, so the "
                          "mean is 0 / 0 (torch returns nan); use reduction='sum'")
     return losses.sum() / total
@@ -431,7 +431,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
 
 
 def _floating(target: Any) -> bool:
-    dtype = target.data.dtype if isinstance(target, Tensor) else getattr(target, "dtype",
+    dtype = target._value.dtype if isinstance(target, Tensor) else getattr(target, "dtype",
                                                                              None)
     return dtype is not None and np.dtype(dtype).kind == "f"
 

@@ -88,7 +88,7 @@ def _checked(tensor: Any, where: str) -> Tensor:
 def _write(tensor: Tensor, numbers: Any) -> Tensor:
     """Put ``numbers`` into the tensor's own array (in place: views and optimizers that
     hold it see the change), in its dtype."""
-    tensor.data[...] = np.asarray(numbers, dtype=tensor.data.dtype)
+    tensor._value[...] = np.asarray(numbers, dtype=tensor._value.dtype)
     return tensor
 
 

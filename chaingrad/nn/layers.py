@@ -321,7 +321,7 @@ class Dropout(Module):
         >>> import numpy as np
         >>> drop = Dropout(0.5)
         >>> x = Tensor(np.ones(1000))
-        >>> bool((drop(x).data == 0).any()), bool((drop.eval()(x).data == 1).all())
+        >>> bool((drop(x) == 0).any()), bool((drop.eval()(x) == 1).all())
         (True, True)
     """
 

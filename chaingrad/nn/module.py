@@ -268,10 +268,10 @@ class Module:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
                             f"desired dtype={dtype}")
         for p in self.parameters():
-            if not isinstance(p, Value) and p.data.dtype.kind == "f":
-                p.data = p.data.astype(target)
+            if not isinstance(p, Value) and p._value.dtype.kind == "f":
+                p._value = p._value.astype(target)
                 if hasattr(p.grad, "_prev"):  # a Tensor gradient: its numbers too
-                    p.grad.data = p.grad.data.astype(target)
+                    p.grad._value = p.grad._value.astype(target)
                 elif p.grad is not None:
                     p.grad = p.grad.astype(target)
         return self
@@ -313,10 +313,10 @@ class Module:
         state = {}
         for name, p in self._state_items():
             if _is_scalar(p):
-                state[name] = np.array([v.data for v in _flatten(p)],
+                state[name] = np.array([v._value for v in _flatten(p)],
                                        dtype=np.float64).reshape(_shape(p))
             else:
-                state[name] = np.array(p.data, copy=True)
+                state[name] = np.array(p._value, copy=True)
         return state
 
     def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> IncompatibleKeys:
@@ -368,9 +368,9 @@ class Module:
             p = own[name]
             if _is_scalar(p):
                 for v, x in zip(_flatten(p), array.ravel().tolist(), strict=True):
-                    v.data = x
+                    v._value = x
             else:
-                p.data[...] = array  # in place: views of the data stay valid
+                p._value[...] = array  # in place: views of the data stay valid
         return IncompatibleKeys(missing, unexpected)
 
     # ---- description ----
@@ -420,7 +420,7 @@ def zero_grad_of(p: Any, set_to_none: bool = True) -> None:
         p.grad = None
     elif hasattr(p.grad, "_prev"):  # a Tensor gradient
         grad = p.grad.detach() if p.grad._prev else p.grad
-        grad.data[...] = 0
+        grad._value[...] = 0
         p.grad = grad
     else:
         p.grad[...] = 0
@@ -457,7 +457,7 @@ def _is_scalar(p: Nested) -> bool:
 def _shape(p: Nested) -> tuple[int, ...]:
     """The shape of a named parameter: of its data, or of a nested list of Values."""
     if not _is_scalar(p):
-        return tuple(p.data.shape)
+        return tuple(p._value.shape)
     shape = []
     while isinstance(p, list):
         shape.append(len(p))
@@ -490,7 +490,7 @@ def _as_numbers(name: str, value: Any, p: Nested, np: Any) -> tuple[Any, str]:
     shape = _shape(p)
     if array.shape != shape:
         return None, f"{name} has shape {array.shape}, expected {shape}"
-    dtype = np.dtype(np.float64) if _is_scalar(p) else p.data.dtype
+    dtype = np.dtype(np.float64) if _is_scalar(p) else p._value.dtype
     with np.errstate(all="ignore"):
         array = array.astype(dtype)
     if not np.isfinite(array).all():

@@ -38,7 +38,7 @@ class Parameter(Tensor, ParameterMark):
         if data is None:
             data = np.empty(0, dtype=np.float32)
         elif isinstance(data, Tensor):
-            data = data.data
+            data = data._value
         super().__init__(data, requires_grad=requires_grad)
 
     def __repr__(self) -> str:

@@ -52,8 +52,8 @@ NODE_STYLE = 'shape=record, fontname="Courier"'
 def record_fields(node: Any) -> tuple[str, str]:
     """The data and grad fields of a node's record: numbers for a Value, shapes for a Tensor."""
     if not is_tensor(node):
-        return f"data {format_number(node.data)}", f"grad {format_number(node.grad)}"
-    x = node.data
+        return f"data {format_number(node._value)}", f"grad {format_number(node.grad)}"
+    x = node._value
     data = f"data {tuple(x.shape)} {x.dtype}"
     if x.size == 1:
         data += f" = {format_number(float(x.reshape(-1)[0]))}"

@@ -104,7 +104,7 @@ def explain(
     if tensor and naive:
         raise ValueError("explain: naive=True is for Value graphs only (the naive walk is "
                          "shown on scalars); got a Tensor of shape "
-                         f"{root.data.shape}")
+                         f"{root._value.shape}")
     order = reading_order(root)
     names = node_names(order, params, "explain")
     seed = seed_of(root, grad, "explain")
@@ -178,4 +178,4 @@ def _pass_totals(root: Any, order: list, steps: list[Step], seed: Any = 1.0) -> 
 
 
 def _value(x: Any) -> float:
-    return float(getattr(x, "data", x))
+    return float(getattr(x, "_value", x))

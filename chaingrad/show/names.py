@@ -31,7 +31,7 @@ def format_number(x: Any) -> str:
         >>> format_number(-1.5), format_number(1.234e-7)
         ('-1.5000', '1.2340e-07')
     """
-    x = float(getattr(x, "data", x))  # a gradient may be a Value after create_graph=True
+    x = float(getattr(x, "_value", x))  # a gradient may be a Value after create_graph=True
     if x == 0:
         return "0.0000"  # also for -0.0, as the page's JavaScript shows it
     if 1e-4 <= abs(x) < 1e6:
@@ -41,7 +41,7 @@ def format_number(x: Any) -> str:
 
 def is_tensor(node: Any) -> bool:
     """True for a Tensor node (its data has a shape), False for a Value."""
-    return hasattr(node.data, "shape")
+    return hasattr(node._value, "shape")
 
 
 def array_text(x: Any) -> str:
@@ -74,7 +74,7 @@ def norm(g: Any) -> float:
 
 def _array(x: Any) -> Any:
     """The ndarray of a Tensor (a gradient after ``create_graph=True``), or ``x`` itself."""
-    return x.data if hasattr(x, "_prev") else x
+    return x._value if hasattr(x, "_prev") else x
 
 
 def reading_order(root: Any) -> list[Any]:
@@ -202,7 +202,7 @@ def _op_kind(op: str) -> str:
 
 
 def check_root(root: Any, where: str) -> None:
-    if not all(hasattr(root, a) for a in ("data", "grad", "_prev", "_op", "label")):
+    if not all(hasattr(root, a) for a in ("_value", "grad", "_prev", "_op", "label")):
         raise TypeError(f"{where}: root must be a Value, got {type(root).__name__} "
                         "(a Tensor works too)")
 

@@ -203,7 +203,7 @@ def _data_texts(node: Any, tensor: bool) -> tuple[str, str]:
     if tensor:
         text = record_fields(node)[0]
         return text, text[5:]
-    return f"data {format_number(node.data)}", repr(node.data)
+    return f"data {format_number(node._value)}", repr(node._value)
 
 
 def _grad_texts(g: Any, tensor: bool) -> list[str]:
@@ -225,7 +225,7 @@ def _forward_step(node: Any, ids: dict[int, str], names: dict[int, str],
         expression = f"{inputs[0]}{op}"
     else:
         expression = f"{op}({', '.join(inputs)})"
-    value = record_fields(node)[0][5:] if tensor else format_number(node.data)
+    value = record_fields(node)[0][5:] if tensor else format_number(node._value)
     return {"node": ids[id(node)], "inputs": [ids[id(x)] for x in node._prev],
             "text": f"{names[id(node)]} = {expression} = {value}"}
 

@@ -122,17 +122,17 @@ def step_from_trace(index: int, node: Any, upstream: Any, before: list, after: l
         return Step(index, node, names[id(node)], node._op, upstream, tuple(
             Update(x, names[id(x)], b, a, _minus(a, b), HAND_WRITTEN, "")
             for x, b, a in zip(prev, before, after)))
-    raw = rule.vjp(tuple(x.data for x in prev), node.data, upstream, *rule.params)
+    raw = rule.vjp(tuple(x._value for x in prev), node._value, upstream, *rule.params)
     running = {id(x): b for x, b in zip(prev, before)}
     made = []
     for k, (x, g) in enumerate(zip(prev, raw)):
         if g is None or not x.requires_grad:  # the driver skipped it too
             continue
-        added = autodiff.sum_to_shape(g, x.data.shape) if is_tensor(node) else g
+        added = autodiff.sum_to_shape(g, x._value.shape) if is_tensor(node) else g
         old = running[id(x)]
         running[id(x)] = new = added if old is None else old + added
         formula, numbers = fill(node, k, names, g, upstream)
-        result = str(tuple(x.data.shape)) if is_tensor(node) else ""
+        result = str(tuple(x._value.shape)) if is_tensor(node) else ""
         made.append(Update(x, names[id(x)], old, new, added, formula, numbers, result))
     return Step(index, node, names[id(node)], node._op, upstream, tuple(made))
 
@@ -161,7 +161,7 @@ def fill(node: Any, k: int, names: dict[int, str], raw: Any, upstream: Any) -> t
         named = formula.replace("d(x)", f"d({names[id(node._prev[k])]})")
         if tensor:
             return named, f"rule(..., {tuple(upstream.shape)})[{k}]"
-        local = prim.vjp(tuple(x.data for x in node._prev), node.data, 1.0,
+        local = prim.vjp(tuple(x._value for x in node._prev), node._value, 1.0,
                          *node._rule.params)[k]
         return named, f"{format_number(local)} * {format_number(upstream)}"
     inputs = dict(zip("xy", node._prev))
@@ -173,9 +173,9 @@ def fill(node: Any, k: int, names: dict[int, str], raw: Any, upstream: Any) -> t
                                                             tensor),
                          lambda p: _param(params[p], tensor) if p in params else None)
     x = node._prev[k]
-    if tensor and getattr(raw, "shape", None) != x.data.shape:
+    if tensor and getattr(raw, "shape", None) != x._value.shape:
         named = f"sum_to_shape({named}, {names[id(x)]}.shape)"
-        valued = f"sum_to_shape({valued}, {tuple(x.data.shape)})"
+        valued = f"sum_to_shape({valued}, {tuple(x._value.shape)})"
     return named, valued
 
 
@@ -183,14 +183,14 @@ def _name(who: str, attr: str, inputs: dict, names: dict, node: Any) -> str:
     if who == "out":
         return f"out.{attr}"
     x = inputs[who]
-    if attr == "data.mT" and x.data.ndim == 2:
+    if attr == "data.mT" and x._value.ndim == 2:
         attr = "data.T"  # the plain transpose, as one writes it for a matrix
     return f"{names[id(x)]}.{attr}"
 
 
 def _value(who: str, attr: str, inputs: dict, node: Any, upstream: Any, tensor: bool) -> str:
     x = node if who == "out" else inputs[who]
-    value = x.data if attr != "grad" else upstream if who == "out" else x.grad
+    value = x._value if attr != "grad" else upstream if who == "out" else x.grad
     if not tensor:
         return format_number(value)
     shape = tuple(getattr(value, "shape", ()))

@@ -84,7 +84,7 @@ def to_array(data: Any, dtype: Any = None, where: str = "tensor", copy: bool = T
 
 def _unwrap(data: Any) -> Any:
     """A Tensor's array, anything else as it is (no import of Tensor needed)."""
-    inner = getattr(data, "data", None)
+    inner = getattr(data, "_value", None)
     return inner if isinstance(inner, np.ndarray) and hasattr(data, "_rule") else data
 
 
@@ -160,7 +160,7 @@ def check_index(index: Any) -> Any:
     checked = []
     for part in parts:
         if hasattr(part, "_rule"):  # a Tensor: its array
-            part = part.data
+            part = part._value
         if isinstance(part, list):
             part = np.asarray(part)
         if isinstance(part, (float, np.floating)) or (

@@ -107,14 +107,14 @@ def zeros_like(input: Tensor, dtype: Any = None, device: Any = None,  # noqa: A0
                requires_grad: bool = False) -> Tensor:
     """Zeros of ``input``'s shape and dtype."""
     return _filled("zeros_like", (_like(input, "zeros_like").shape,), 0,
-                   dtype or input.data.dtype, device, requires_grad)
+                   dtype or input._value.dtype, device, requires_grad)
 
 
 def ones_like(input: Tensor, dtype: Any = None, device: Any = None,  # noqa: A002
               requires_grad: bool = False) -> Tensor:
     """Ones of ``input``'s shape and dtype."""
     return _filled("ones_like", (_like(input, "ones_like").shape,), 1,
-                   dtype or input.data.dtype, device, requires_grad)
+                   dtype or input._value.dtype, device, requires_grad)
 
 
 def empty_like(input: Tensor, dtype: Any = None, device: Any = None,  # noqa: A002
@@ -127,7 +127,7 @@ def full_like(input: Tensor, fill_value: Any, dtype: Any = None,  # noqa: A002
               device: Any = None, requires_grad: bool = False) -> Tensor:
     """``fill_value`` in ``input``'s shape and dtype."""
     return _filled("full_like", (_like(input, "full_like").shape,), fill_value,
-                   dtype or input.data.dtype, device, requires_grad)
+                   dtype or input._value.dtype, device, requires_grad)
 
 
 def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
@@ -154,14 +154,14 @@ def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = No
 def rand_like(input: Tensor, dtype: Any = None, device: Any = None,  # noqa: A002
               requires_grad: bool = False) -> Tensor:
     """Uniform numbers from [0, 1) in ``input``'s shape and dtype."""
-    return rand(_like(input, "rand_like").shape, dtype=dtype or input.data.dtype,
+    return rand(_like(input, "rand_like").shape, dtype=dtype or input._value.dtype,
                 device=device, requires_grad=requires_grad)
 
 
 def randn_like(input: Tensor, dtype: Any = None, device: Any = None,  # noqa: A002
                requires_grad: bool = False) -> Tensor:
     """Standard normal numbers in ``input``'s shape and dtype."""
-    return randn(_like(input, "randn_like").shape, dtype=dtype or input.data.dtype,
+    return randn(_like(input, "randn_like").shape, dtype=dtype or input._value.dtype,
                  device=device, requires_grad=requires_grad)
 
 

@@ -38,7 +38,7 @@ def _operand(x: Any, where: str, like: Tensor | None = None) -> Tensor:
     if isinstance(x, Tensor):
         return x
     if isinstance(x, (int, float, np.number)) and not isinstance(x, bool) and like is not None:
-        return _const(np.asarray(x, dtype=like.data.dtype))
+        return _const(np.asarray(x, dtype=like._value.dtype))
     if isinstance(x, (np.ndarray, int, float, np.number, list)):
         return _const(to_array(x, None, where, copy=False))
     raise TypeError(f"{where}: expected Tensors, arrays or numbers, got {type(x).__name__}")
@@ -51,8 +51,8 @@ def _tensors(tensors: Any, where: str) -> list[Tensor]:
     if not tensors:
         raise ValueError(f"{where}: needs at least one tensor, got an empty list")
     ts = [_operand(t, where) for t in tensors]
-    if any(t.data.dtype != ts[0].data.dtype for t in ts):
-        dtype = dtypes.promote([(t.data.dtype, dtypes.DIMENSIONED) for t in ts])
+    if any(t._value.dtype != ts[0]._value.dtype for t in ts):
+        dtype = dtypes.promote([(t._value.dtype, dtypes.DIMENSIONED) for t in ts])
         ts = [_cast(t, dtype) for t in ts]
     return ts
 
@@ -77,7 +77,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> 
                 n != m for i, (n, m) in enumerate(zip(t.shape, first.shape)) if i != ax):
             raise ValueError(f"cat: shapes {tuple(first.shape)} and {tuple(t.shape)} "
                              f"differ outside dim {ax}")
-    data = np.concatenate([t.data for t in ts], axis=ax)
+    data = np.concatenate([t._value for t in ts], axis=ax)
     ends = np.cumsum([t.shape[ax] for t in ts]).tolist()
     pieces = tuple((slice(None),) * ax + (slice(end - t.shape[ax], end),)
                    for t, end in zip(ts, ends))
@@ -105,7 +105,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -
                              "differ; stack needs equal shapes")
     ax = normalize_axis(dim, ts[0].ndim + 1, "stack")
     picks = tuple((slice(None),) * ax + (i,) for i in range(len(ts)))
-    return _node(np.stack([t.data for t in ts], axis=ax), tuple(ts), STACK.bind(picks))
+    return _node(np.stack([t._value for t in ts], axis=ax), tuple(ts), STACK.bind(picks))
 
 
 def _dim_or_axis(op: str, dim: int, axis: int | None) -> int:
@@ -132,7 +132,7 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
         [0.0, 1.0]
     """
     if isinstance(condition, Tensor):
-        condition = condition.data
+        condition = condition._value
     cond = np.asarray(condition)
     if cond.dtype != bool:
         if cond.dtype.kind not in "biuf":
@@ -149,7 +149,7 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
     if x is None:
         raise TypeError("where: expected Tensors, arrays or numbers")
     try:
-        data = np.where(cond, x.data, y.data)
+        data = np.where(cond, x._value, y._value)
     except ValueError:
         raise ValueError(f"where: shapes {cond.shape}, {tuple(x.shape)} and {tuple(y.shape)} "
                          "do not broadcast") from None
@@ -161,7 +161,7 @@ def pad(x: Tensor, pad_width: Sequence[tuple[int, int]]) -> Tensor:
     the gradient is g without the border (``rules.PAD``).
 
     Example:
-        >>> pad(Tensor([1.0, 2.0]), [(1, 2)]).data.tolist()
+        >>> pad(Tensor([1.0, 2.0]), [(1, 2)]).tolist()
         [0.0, 1.0, 2.0, 0.0, 0.0]
     """
     x = _operand(x, "pad")
@@ -169,7 +169,7 @@ def pad(x: Tensor, pad_width: Sequence[tuple[int, int]]) -> Tensor:
     if len(widths) != x.ndim or any(len(w) != 2 or min(w) < 0 for w in widths):
         raise ValueError(f"pad: needs one (before, after) pair of ints >= 0 per axis of shape "
                          f"{tuple(x.shape)}, got {pad_width!r}")
-    return _node(PAD.forward(x.data, widths), (x,), PAD.bind(widths))
+    return _node(PAD.forward(x._value, widths), (x,), PAD.bind(widths))
 
 
 def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
@@ -213,8 +213,8 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 
         bias = _operand(bias, "conv2d")
         if bias.shape != (o,):
             raise ValueError(f"conv2d: bias has shape {tuple(bias.shape)}, expected {(o,)}")
-    data = conv2d_fast(x.data, weight.data, (sh, sw), (ph, pw),
-                       None if bias is None else bias.data)
+    data = conv2d_fast(x._value, weight._value, (sh, sw), (ph, pw),
+                       None if bias is None else bias._value)
     if not all_finite(data):
         raise domain_error("conv2d", data, (), None)
     needs = (x.requires_grad, weight.requires_grad)
@@ -246,7 +246,7 @@ def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None) -> Tensor:
         raise ValueError(f"max_pool2d: the kernel {kernel} is larger than the input "
                          f"{tuple(x.shape[2:])}")
     picks = x.requires_grad and is_grad_enabled()  # where each window's gradient goes
-    data, picked = max_pool2d_array(x.data, kernel, strides, picks)
+    data, picked = max_pool2d_array(x._value, kernel, strides, picks)
     overlap = strides[0] < kernel[0] or strides[1] < kernel[1]
     return _node(data, (x,), MAX_POOL2D.bind(picked, overlap))
 

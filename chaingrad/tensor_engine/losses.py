@@ -49,7 +49,7 @@ def bce_with_logits(logits: Any, targets: Any) -> Tensor:
 def softplus(x: Tensor) -> Tensor:
     """log(1 + exp(x)), stable for any x: ``-log_softmax([0, x])[0]``, whose gradient,
     sigmoid(x), is exact everywhere."""
-    return -stack([np.zeros_like(x.data), x], -1).log_softmax(-1)[..., 0]
+    return -stack([np.zeros_like(x._value), x], -1).log_softmax(-1)[..., 0]
 
 
 def cross_entropy(logits: Any, labels: Any) -> Tensor:
@@ -90,7 +90,7 @@ def _fit_shape(fn: str, arg: str, shape: tuple[int, ...], like: tuple[int, ...],
 def _numbers(fn: str, arg: str, x: Any) -> Any:
     """``x`` (a Tensor's data, an array, a list) as an ndarray of real numbers."""
     if isinstance(x, Tensor):
-        return x.data
+        return x._value
     if isinstance(x, (str, bytes, Value)) or not hasattr(x, "__len__"):
         raise TypeError(f"{fn}: {arg} must be an array, a list or a Tensor with one entry "
                         f"per example, got {type(x).__name__}")

@@ -52,8 +52,8 @@ def _with_out(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
                                "grad")
         if out.shape != result.shape:
             out._check_in_place(op)
-            out.data = np.zeros(result.shape, dtype=out.data.dtype)  # torch resizes out
-        return out._write(op, result.data)
+            out._value = np.zeros(result.shape, dtype=out._value.dtype)  # torch resizes out
+        return out._write(op, result._value)
 
     return call
 

@@ -165,7 +165,7 @@ class Tensor(autodiff.Node):
         (30.0, [[2.0, 4.0], [6.0, 8.0]])
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "_rule", "_made_at", "_keeps_grad",
+    __slots__ = ("_value", "grad", "requires_grad", "_rule", "_made_at", "_keeps_grad",
                  "__dict__")
     label = ""  # a name for drawings and explanations; set, it goes in the node's __dict__
     _initial_grad = None  # .grad before any gradient has reached it, as in PyTorch
@@ -178,10 +178,10 @@ class Tensor(autodiff.Node):
             raise TypeError(f"Tensor: chaingrad.Tensor{(data, *sizes)!r} would be torch's "
                             "uninitialized tensor of that size, which chaingrad has not; use "
                             "chaingrad.zeros(...) (or Tensor(2.0) for the number 2)")
-        self.data = as_array(data, dtype, "Tensor")
-        if not all_finite(self.data):
-            index = first_non_finite(self.data)
-            raise ValueError(f"Tensor: got {self.data[index]} at index {index}, "
+        self._value = as_array(data, dtype, "Tensor")
+        if not all_finite(self._value):
+            index = first_non_finite(self._value)
+            raise ValueError(f"Tensor: got {self._value[index]} at index {index}, "
                              "needs finite numbers")
         self.grad: Any = None
         self.requires_grad = bool(requires_grad)
@@ -219,21 +219,21 @@ class Tensor(autodiff.Node):
             return both
         x, y, dtype = both
         n = _number(other)
-        if dtype.kind in "iub" and (y.data < 0).any():
+        if dtype.kind in "iub" and (y._value < 0).any():
             raise RuntimeError("**: Integers to negative integer powers are not allowed "
                                f"(got exponent {other if n is not None else 'a tensor'})")
         if n is None:
             with np.errstate(all="ignore"):
                 data = _broadcasting("**", np.power, x, y, dtype, check=False)
             if not all_finite(data):
-                raise pow_error("**", data, x.data, y.data)
+                raise pow_error("**", data, x._value, y._value)
             if y.requires_grad:
                 return _node(data, (x, y), POW)
-            return _node(data, (x,), POW_N.bind(y.data, name="**"))
+            return _node(data, (x,), POW_N.bind(y._value, name="**"))
         with np.errstate(all="ignore"):
-            data = x.data**y.data
+            data = x._value**y._value
         if not all_finite(data):
-            raise pow_error(f"**{other}", data, x.data, n)
+            raise pow_error(f"**{other}", data, x._value, n)
         return _node(data, (x,), POW_N.bind(n, name=f"**{other}"))
 
     def __matmul__(self, other: Any) -> Tensor:
@@ -247,7 +247,7 @@ class Tensor(autodiff.Node):
         other = _lift(other, self, numbers=False)
         if other is None:
             return NotImplemented
-        a, b = self.data, other.data
+        a, b = self._value, other._value
         if a.dtype != b.dtype and not (a.dtype.kind == b.dtype.kind == "f"):
             raise RuntimeError(f"matmul: expected both operands to have the same dtype, got "
                                f"{self.dtype} and {other.dtype}")
@@ -294,11 +294,11 @@ class Tensor(autodiff.Node):
 
     def __neg__(self) -> Tensor:
         """-x, as x scaled by -1 (``tensor_engine.rules.SCALE``)."""
-        if self.data.dtype.kind == "b":
+        if self._value.dtype.kind == "b":
             raise RuntimeError("-: Negation, the `-` operator, on a bool tensor is not "
                                "supported. If you are trying to invert a mask, use the `~` "
                                "operator instead.")
-        return _node(np.negative(self.data), (self,), SCALE.bind(-1, name="neg"))
+        return _node(np.negative(self._value), (self,), SCALE.bind(-1, name="neg"))
 
     def __sub__(self, other: Operand) -> Tensor:
         """x - y, as x + (-y)."""
@@ -324,8 +324,8 @@ class Tensor(autodiff.Node):
                                   f"{tuple(self.shape)} / {n})")
             return x * (1.0 / n)
         _broadcast_shape("/", x, y)
-        if not y.data.all():
-            index = tuple(int(i) for i in np.argwhere(y.data == 0)[0])
+        if not y._value.all():
+            index = tuple(int(i) for i in np.argwhere(y._value == 0)[0])
             raise DomainError(f"/: division by zero (the divisor is 0.0 at index {index})")
         return x * y**-1
 
@@ -398,10 +398,10 @@ class Tensor(autodiff.Node):
 
     def __invert__(self) -> Tensor:
         """~x: logical not of a bool tensor, bitwise not of an integer one (torch's)."""
-        if self.data.dtype.kind == "f":
+        if self._value.dtype.kind == "f":
             raise TypeError("~: needs a bool or integer tensor, got "
                             f"{self.dtype} (use x == 0 or 1 - x)")
-        return _const(~self.data)
+        return _const(~self._value)
 
     def __and__(self, other: Operand) -> Tensor:
         return _logical("&", np.bitwise_and, self, other)
@@ -417,13 +417,13 @@ class Tensor(autodiff.Node):
     def equal(self, other: Tensor) -> bool:
         """True when both have the same shape and entries (``torch.equal``)."""
         other = _lift(other, self)
-        return self.shape == other.shape and bool((self.data == other.data).all())
+        return self.shape == other.shape and bool((self._value == other._value).all())
 
     def allclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
                  equal_nan: bool = False) -> bool:
         """``|self - other| <= atol + rtol * |other|`` everywhere (``torch.allclose``)."""
         other = _lift(other, self)
-        return bool(np.allclose(self.data, other.data, rtol=rtol, atol=atol,
+        return bool(np.allclose(self._value, other._value, rtol=rtol, atol=atol,
                                 equal_nan=equal_nan))
 
     # ---- elementwise functions: the forward with numpy, the rule from chaingrad.rules ----
@@ -432,10 +432,10 @@ class Tensor(autodiff.Node):
         """e ** x;  d/dx = e ** x, reusing the output (``rules.EXP``)."""
         x = _floating(self)
         with np.errstate(over="ignore"):
-            data = np.exp(x.data)
+            data = np.exp(x._value)
         if not all_finite(data):
             limit = math.log(np.finfo(data.dtype).max)
-            raise domain_error("exp", data, (x.data,),
+            raise domain_error("exp", data, (x._value,),
                                f"x <= {limit:.4f} ({data.dtype} overflows beyond)")
         return _node(data, (x,), EXP)
 
@@ -443,49 +443,49 @@ class Tensor(autodiff.Node):
         """ln(x);  d/dx = 1 / x (``rules.LOG``)."""
         x = _floating(self)
         with np.errstate(divide="ignore", invalid="ignore"):
-            data = np.log(x.data)
+            data = np.log(x._value)
         if not all_finite(data):
-            raise domain_error("log", data, (x.data,), "x > 0")
+            raise domain_error("log", data, (x._value,), "x > 0")
         return _node(data, (x,), LOG)
 
     def sqrt(self) -> Tensor:
         """sqrt(x);  d/dx = 1 / (2 * sqrt(x)), unbounded at 0 (``rules.SQRT``)."""
         x = _floating(self)
         with np.errstate(invalid="ignore"):
-            data = np.sqrt(x.data)
+            data = np.sqrt(x._value)
         if not all_finite(data):
-            raise domain_error("sqrt", data, (x.data,), "x >= 0")
+            raise domain_error("sqrt", data, (x._value,), "x >= 0")
         return _node(data, (x,), SQRT)
 
     def abs(self) -> Tensor:
         """|x|;  d/dx = sign(x), taken as 0 at x = 0 as PyTorch does (``rules.ABS``)."""
-        return _node(np.abs(self.data), (self,), ABS)
+        return _node(np.abs(self._value), (self,), ABS)
 
     def tanh(self) -> Tensor:
         """tanh(x);  d/dx = 1 - tanh(x)**2, reusing the output (``rules.TANH``)."""
         x = _floating(self)
-        return _node(np.tanh(x.data), (x,), TANH)
+        return _node(np.tanh(x._value), (x,), TANH)
 
     def sigmoid(self) -> Tensor:
         """1 / (1 + exp(-x));  d/dx = s * (1 - s), reusing the output s (``rules.SIGMOID``)."""
         x = _floating(self)
-        return _node(stable_sigmoid(x.data), (x,), SIGMOID)
+        return _node(stable_sigmoid(x._value), (x,), SIGMOID)
 
     def relu(self) -> Tensor:
         """max(0, x);  d/dx = 1 if x > 0 else 0 (``rules.RELU``)."""
-        if self.data.dtype is _BOOL:
+        if self._value.dtype is _BOOL:
             raise RuntimeError("relu: Boolean inputs not supported for relu (as in torch)")
-        return _node(np.maximum(self.data, 0), (self,), RELU)
+        return _node(np.maximum(self._value, 0), (self,), RELU)
 
     def sin(self) -> Tensor:
         """sin(x);  d/dx = cos(x) (``rules.SIN``)."""
         x = _floating(self)
-        return _node(np.sin(x.data), (x,), SIN)
+        return _node(np.sin(x._value), (x,), SIN)
 
     def cos(self) -> Tensor:
         """cos(x);  d/dx = -sin(x) (``rules.COS``)."""
         x = _floating(self)
-        return _node(np.cos(x.data), (x,), COS)
+        return _node(np.cos(x._value), (x,), COS)
 
     def pow(self, exponent: Operand) -> Tensor:
         """x ** exponent (see ``__pow__``)."""
@@ -535,10 +535,10 @@ class Tensor(autodiff.Node):
         if low is not None and high is not None and low > high:
             raise ValueError(f"clamp: min {low} is greater than max {high}")
         x = self
-        if self.data.dtype.kind != "f" and any(
+        if self._value.dtype.kind != "f" and any(
                 isinstance(b, (float, np.floating)) for b in bounds):
             x = _floating(self)
-        return _node(CLIP.forward(x.data, low, high), (x,), CLIP.bind(low, high))
+        return _node(CLIP.forward(x._value, low, high), (x,), CLIP.bind(low, high))
 
     clip = clamp
 
@@ -550,10 +550,10 @@ class Tensor(autodiff.Node):
         (``tensor_engine.rules.SUM``). Integers and bools sum to int64, as in torch."""
         dim, keepdim = _dims_args("sum", dim, keepdim, axis, keepdims)
         x = self if dtype is None else self.to(dtype)
-        if x.data.dtype.kind in "biu":
+        if x._value.dtype.kind in "biu":
             x = x.to(dtypes.int64)
         axes = normalize_axes(dim, x.ndim, "sum")
-        data = SUM.forward(x.data, axes, keepdim)
+        data = SUM.forward(x._value, axes, keepdim)
         if not all_finite(np.asarray(data)):
             raise domain_error("sum", np.asarray(data), (), None)
         return _node(data, (x,), SUM.bind(axes, keepdim))
@@ -563,7 +563,7 @@ class Tensor(autodiff.Node):
         """The mean over ``dim``: the sum, scaled by 1 / count (``rules.SCALE``)."""
         dim, keepdim = _dims_args("mean", dim, keepdim, axis, keepdims)
         x = self if dtype is None else self.to(dtype)
-        if x.data.dtype.kind != "f":
+        if x._value.dtype.kind != "f":
             raise RuntimeError("mean(): could not infer output dtype. Input dtype must be "
                                f"either a floating point or complex dtype. Got: {x.dtype} "
                                "(use x.float().mean())")
@@ -572,7 +572,7 @@ class Tensor(autodiff.Node):
         if count == 0:
             raise ValueError(f"mean: nothing to average over dim {dim} of shape {tuple(x.shape)}")
         total = x.sum(axes, keepdim)
-        return _node(total.data * (1.0 / count), (total,), SCALE.bind(1.0 / count, name="mean"))
+        return _node(total._value * (1.0 / count), (total,), SCALE.bind(1.0 / count, name="mean"))
 
     def max(self, dim: Any = None, keepdim: bool = False, *, axis: Dims = None,
             keepdims: bool | None = None) -> Any:
@@ -637,14 +637,14 @@ class Tensor(autodiff.Node):
         return self._arg(np.argmin, "argmin", dim, keepdim)
 
     def _arg(self, fn: Callable, op: str, dim: int | None, keepdim: bool) -> Tensor:
-        if self.data.size == 0:
+        if self._value.size == 0:
             raise IndexError(f"{op}: the tensor of shape {tuple(self.shape)} is empty")
         if dim is None:
-            found = fn(self.data.reshape(-1))
+            found = fn(self._value.reshape(-1))
             return _const(np.asarray(found, dtype=np.int64).reshape(
                 (1,) * self.ndim if keepdim else ()))
         ax = normalize_axis(dim, max(self.ndim, 1), op)
-        found = fn(self.data.reshape(self.shape or (1,)), axis=ax, keepdims=keepdim)
+        found = fn(self._value.reshape(self.shape or (1,)), axis=ax, keepdims=keepdim)
         return _const(np.asarray(found, dtype=np.int64))
 
     def _extreme(self, rule: Primitive, dim: Any, keepdim: bool, axis: Dims,
@@ -661,7 +661,7 @@ class Tensor(autodiff.Node):
         ax = normalize_axis(dim, max(self.ndim, 1), op)
         x = self if self.ndim else self.reshape(1)
         grid = list(np.indices(indices.shape, sparse=True))
-        grid[ax] = indices.data
+        grid[ax] = indices._value
         values = x[tuple(grid)]  # the first extreme entry of each row: it takes the gradient
         if not keepdim:
             values = values.squeeze(ax) if self.ndim else values.reshape(())
@@ -671,9 +671,9 @@ class Tensor(autodiff.Node):
     def _tied_extreme(self, rule: Primitive, dim: Dims, keepdim: bool) -> Tensor:
         op = rule.name
         axes = normalize_axes(dim, self.ndim, op)
-        if any(self.shape[a] == 0 for a in axes) or (not axes and self.data.size == 0):
+        if any(self.shape[a] == 0 for a in axes) or (not axes and self._value.size == 0):
             raise ValueError(f"{op}: got an empty dim in shape {tuple(self.shape)}")
-        x = self.data
+        x = self._value
         kept = (x.max if rule is MAX else x.min)(axis=axes, keepdims=True)
         data = kept if keepdim else kept.squeeze(axis=axes)
         share = tie_share(x, kept, axes) if self.requires_grad else None
@@ -730,7 +730,7 @@ class Tensor(autodiff.Node):
         dim, _ = _dims_args("softmax", dim, False, axis, None, default=-1)
         x = _floating(self)
         ax = normalize_axis(dim, max(x.ndim, 1), "softmax")
-        return _node(SOFTMAX.forward(x.data, ax), (x,), SOFTMAX.bind(ax))
+        return _node(SOFTMAX.forward(x._value, ax), (x,), SOFTMAX.bind(ax))
 
     def log_softmax(self, dim: int = -1, *, axis: int | None = None) -> Tensor:
         """x - log(sum(exp(x))) along ``dim``, computed stably;  vjp: g - softmax * sum(g)
@@ -743,7 +743,7 @@ class Tensor(autodiff.Node):
         dim, _ = _dims_args("log_softmax", dim, False, axis, None, default=-1)
         x = _floating(self)
         ax = normalize_axis(dim, max(x.ndim, 1), "log_softmax")
-        return _node(LOG_SOFTMAX.forward(x.data, ax), (x,), LOG_SOFTMAX.bind(ax))
+        return _node(LOG_SOFTMAX.forward(x._value, ax), (x,), LOG_SOFTMAX.bind(ax))
 
     # ---- shapes and indexing: entries move, and each rule moves the gradient back ----
 
@@ -760,7 +760,7 @@ class Tensor(autodiff.Node):
         if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in shape):
             raise TypeError(f"reshape: the shape must be ints, got {shape!r}")
         try:
-            data = self.data.reshape(shape)
+            data = self._value.reshape(shape)
         except ValueError:
             raise ValueError(f"reshape: cannot reshape a tensor of shape {tuple(self.shape)} "
                              f"into {tuple(shape)}") from None
@@ -835,7 +835,7 @@ class Tensor(autodiff.Node):
             raise ValueError(f"permute: dims {dims} are not a permutation of the {ndim} "
                              f"dims of shape {tuple(self.shape)}")
         axes = tuple(int(a) % ndim for a in dims)
-        return _node(self.data.transpose(axes), (self,), TRANSPOSE.bind(axes))
+        return _node(self._value.transpose(axes), (self,), TRANSPOSE.bind(axes))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         """``dim0`` and ``dim1`` swapped, as torch.transpose (a 2-D ``x.transpose(0, 1)`` is
@@ -878,7 +878,7 @@ class Tensor(autodiff.Node):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         try:
-            data = np.broadcast_to(self.data, shape)
+            data = np.broadcast_to(self._value, shape)
         except (ValueError, TypeError):
             raise ValueError(f"broadcast_to: cannot broadcast shape {tuple(self.shape)} "
                              f"to {shape!r}") from None
@@ -910,7 +910,7 @@ class Tensor(autodiff.Node):
         """
         index = check_index(index)
         try:
-            data = self.data[index]
+            data = self._value[index]
         except IndexError as exc:
             raise IndexError(f"getitem: {exc} (tensor of shape {tuple(self.shape)})") from None
         return _node(data, (self,), GETITEM.bind(index))
@@ -931,12 +931,12 @@ class Tensor(autodiff.Node):
         _no_graph_into("setitem", value)
         index = check_index(index)
         if isinstance(value, Tensor):
-            value = value.data
+            value = value._value
         elif not isinstance(value, (Real, np.ndarray, np.generic, list, tuple)):
             raise TypeError(f"setitem: the value must be a number, a Tensor or an array, got "
                             f"{type(value).__name__}")
         try:
-            self.data[index] = value
+            self._value[index] = value
         except (IndexError, ValueError) as exc:
             raise type(exc)(f"setitem: {exc} (tensor of shape {tuple(self.shape)})") from None
         self._wrote()
@@ -947,7 +947,7 @@ class Tensor(autodiff.Node):
         nodes, so it refuses rather than give a wrong gradient). A write is counted
         (``_wrote``): a graph made before it may refuse its backward."""
         if not self.requires_grad:
-            if not self.data.flags.writeable:
+            if not self._value.flags.writeable:
                 raise RuntimeError(f"{op}: this tensor's data is a read-only view (of a "
                                    "broadcast, say); make a copy with .clone() first")
             return
@@ -965,10 +965,10 @@ class Tensor(autodiff.Node):
         if value.shape != self.shape:
             raise RuntimeError(f"{op}: output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(value.shape)}")
-        if not np.can_cast(value.dtype, self.data.dtype, "same_kind"):
+        if not np.can_cast(value.dtype, self._value.dtype, "same_kind"):
             raise RuntimeError(f"{op}: result type {dtypes.of(value.dtype).name} can't be cast "
                                f"to the desired output type {self.dtype.name}")
-        self.data[...] = value
+        self._value[...] = value
         self._wrote()
         return self
 
@@ -1007,7 +1007,7 @@ class Tensor(autodiff.Node):
         make this tensor a node of the graph; chaingrad has no in-place nodes)."""
         _no_graph_into(op, operand)
         with autodiff.no_grad():
-            return fn().data
+            return fn()._value
 
     def add_(self, other: Operand, *, alpha: float = 1) -> Tensor:
         """x += alpha * other, in place (see ``_check_in_place``)."""
@@ -1049,19 +1049,19 @@ class Tensor(autodiff.Node):
 
     def zero_(self) -> Tensor:
         """Every entry 0, in place."""
-        return self._write("zero_", np.zeros_like(self.data))
+        return self._write("zero_", np.zeros_like(self._value))
 
     def fill_(self, value: Any) -> Tensor:
         """Every entry ``value``, in place."""
         value = value.item() if isinstance(value, Tensor) else value
-        return self._write("fill_", np.full_like(self.data, value))
+        return self._write("fill_", np.full_like(self._value, value))
 
     def copy_(self, src: Any) -> Tensor:
         """The entries of ``src`` (broadcast to this shape), in place, cast to this dtype."""
         _no_graph_into("copy_", src)
-        src = src.data if isinstance(src, Tensor) else np.asarray(src)
+        src = src._value if isinstance(src, Tensor) else np.asarray(src)
         try:
-            value = np.broadcast_to(src, self.shape).astype(self.data.dtype)
+            value = np.broadcast_to(src, self.shape).astype(self._value.dtype)
         except ValueError:
             raise RuntimeError(f"copy_: the source of shape {src.shape} does not broadcast to "
                                f"{tuple(self.shape)}") from None
@@ -1069,12 +1069,12 @@ class Tensor(autodiff.Node):
 
     def uniform_(self, a: float = 0.0, b: float = 1.0) -> Tensor:
         """Entries drawn uniformly from [a, b), in place, from chaingrad's generator."""
-        drawn = generator().uniform(a, b, self.shape).astype(self.data.dtype)
+        drawn = generator().uniform(a, b, self.shape).astype(self._value.dtype)
         return self._write("uniform_", drawn)
 
     def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
         """Entries drawn from N(mean, std**2), in place, from chaingrad's generator."""
-        drawn = generator().normal(mean, std, self.shape).astype(self.data.dtype)
+        drawn = generator().normal(mean, std, self.shape).astype(self._value.dtype)
         return self._write("normal_", drawn)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -1082,7 +1082,7 @@ class Tensor(autodiff.Node):
         if self._rule is not None and not requires_grad:
             raise RuntimeError("requires_grad_: you can only change requires_grad flags of "
                                "leaf variables; use y.detach() for a tensor without a graph")
-        if requires_grad and self.data.dtype.kind != "f":
+        if requires_grad and self._value.dtype.kind != "f":
             raise RuntimeError(f"requires_grad_: only Tensors of floating point dtype can "
                                f"require gradients, this one is {self.dtype}")
         self.requires_grad = bool(requires_grad)
@@ -1105,7 +1105,7 @@ class Tensor(autodiff.Node):
             if arg is None:
                 continue
             if isinstance(arg, Tensor):
-                wanted = arg.data.dtype
+                wanted = arg._value.dtype
             elif isinstance(arg, dtypes.dtype) or (isinstance(arg, type) and issubclass(
                     arg, np.generic)) or isinstance(arg, np.dtype):
                 wanted = dtypes.to_numpy(arg, "to")
@@ -1115,22 +1115,22 @@ class Tensor(autodiff.Node):
         kwargs.pop("non_blocking", None)
         if kwargs:
             raise TypeError(f"to: unexpected arguments {sorted(kwargs)}")
-        if wanted is None or wanted == self.data.dtype:
+        if wanted is None or wanted == self._value.dtype:
             return self.clone() if copy else self
-        data = self.data.astype(wanted)
-        if wanted.kind != "f" or self.data.dtype.kind != "f":
+        data = self._value.astype(wanted)
+        if wanted.kind != "f" or self._value.dtype.kind != "f":
             return _const(data)
         return _node(data, (self,), CAST.bind(wanted.name))
 
     def type(self, dtype: Any = None) -> Any:
         """The dtype's name as torch's ``x.type()`` gives it, or ``to(dtype)``."""
         if dtype is None:
-            return f"chaingrad.{_TYPE_NAMES.get(self.data.dtype.name, self.dtype.name)}"
+            return f"chaingrad.{_TYPE_NAMES.get(self._value.dtype.name, self.dtype.name)}"
         return self.to(dtype)
 
     def type_as(self, other: Tensor) -> Tensor:
         """This tensor in ``other``'s dtype."""
-        return self.to(other.data.dtype)
+        return self.to(other._value.dtype)
 
     def float(self) -> Tensor:
         """This tensor as float32 (itself if it is)."""
@@ -1158,7 +1158,7 @@ class Tensor(autodiff.Node):
 
     def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
         """A new tensor of ``data`` with this tensor's dtype unless ``dtype`` is given."""
-        array = to_array(data, self.data.dtype if dtype is None else dtype, "new_tensor")
+        array = to_array(data, self._value.dtype if dtype is None else dtype, "new_tensor")
         return _leaf(array, requires_grad, "new_tensor")
 
     def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
@@ -1182,7 +1182,7 @@ class Tensor(autodiff.Node):
     def new_full(self, size: Any, fill_value: Any, dtype: Any = None,
                  requires_grad: bool = False) -> Tensor:
         """``fill_value`` in ``size``, in this tensor's dtype unless ``dtype`` is given."""
-        wanted = self.data.dtype if dtype is None else dtypes.to_numpy(dtype, "new_full")
+        wanted = self._value.dtype if dtype is None else dtypes.to_numpy(dtype, "new_full")
         array = np.full(_size((size,), "new_full"), fill_value, dtype=wanted)
         return _leaf(array, requires_grad, "new_full")
 
@@ -1197,7 +1197,7 @@ class Tensor(autodiff.Node):
 
     def is_floating_point(self) -> bool:
         """True for a floating dtype."""
-        return self.data.dtype.kind == "f"
+        return self._value.dtype.kind == "f"
 
     @property
     def device(self) -> Any:
@@ -1212,7 +1212,7 @@ class Tensor(autodiff.Node):
     @property
     def dtype(self) -> dtypes.dtype:
         """The element type, a chaingrad dtype (``chaingrad.float32``, ...)."""
-        return dtypes.of(self.data.dtype)
+        return dtypes.of(self._value.dtype)
 
     # ---- backward and friends ----
 
@@ -1260,14 +1260,14 @@ class Tensor(autodiff.Node):
                                "not have a grad_fn (make its inputs with requires_grad=True, "
                                "outside no_grad())")
         if grad is None:
-            if self.data.size != 1:
+            if self._value.size != 1:
                 raise RuntimeError(f"{where}: grad can be implicitly created only for scalar "
                                    f"outputs (the output has shape {tuple(self.shape)}; pass "
                                    "gradient=, d(loss)/d(output) of that shape, or reduce it "
                                    "first, e.g. .sum())")
-            seed = np.ones_like(self.data)
+            seed = np.ones_like(self._value)
         else:
-            seed = np.array(as_array(grad, self.data.dtype, where))  # a copy: .grad owns it
+            seed = np.array(as_array(grad, self._value.dtype, where))  # a copy: .grad owns it
             if seed.shape != self.shape:
                 raise ValueError(f"{where}: grad has shape {seed.shape}, the output has "
                                  f"shape {tuple(self.shape)}")
@@ -1316,7 +1316,43 @@ class Tensor(autodiff.Node):
 
     def detach(self) -> Tensor:
         """The same data (shared, not copied) in a new leaf that records no graph."""
-        return _const(self.data)
+        return _const(self._value)
+
+    @property
+    def data(self) -> Tensor:
+        """This tensor's numbers as a new leaf that shares them (no copy), requires no
+        gradient and is outside the graph, as torch's ``x.data``.
+
+        Writing through it (``p.data -= lr * p.grad``, ``p.data.zero_()``, ``p.data[0] = 1``)
+        changes this tensor, and, as in torch, is not counted as a write to it: a graph that
+        saved this tensor runs its backward on the new numbers, without an error. That is
+        why torch recommends ``detach()`` and ``no_grad()`` instead. Setting ``x.data = y``
+        (a Tensor, or an array as chaingrad also takes) makes ``x`` hold ``y``'s numbers,
+        shape and dtype.
+
+        Example:
+            >>> w = Tensor([1.0, 2.0], requires_grad=True)
+            >>> w.data.requires_grad, w.data.is_leaf
+            (False, True)
+            >>> w.data -= 0.5 * w.data   # w itself changes
+            >>> w
+            tensor([0.5000, 1.0000], requires_grad=True)
+        """
+        return _const(self._value)
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        if isinstance(value, Tensor):
+            array = value._value
+        elif isinstance(value, (np.ndarray, np.generic, list, tuple, Real)):
+            array = to_array(value, None, "Tensor.data", copy=False)
+        else:
+            raise TypeError(f"Tensor.data: needs a Tensor (or an array), got "
+                            f"{type(value).__name__}")
+        if self.requires_grad and array.dtype.kind != "f":
+            raise RuntimeError(f"Tensor.data: data set to a tensor that requires gradients "
+                               f"must be floating point, got {dtypes.of(array.dtype)}")
+        self._value = array
 
     def detach_(self) -> Tensor:
         """This tensor made a leaf that records no graph, in place."""
@@ -1326,7 +1362,7 @@ class Tensor(autodiff.Node):
 
     def clone(self) -> Tensor:
         """A copy of the data, through which gradients flow (a reshape to the same shape)."""
-        return _node(self.data.copy(), (self,), RESHAPE.bind(self.data.shape))
+        return _node(self._value.copy(), (self,), RESHAPE.bind(self._value.shape))
 
     def contiguous(self) -> Tensor:
         """Itself (chaingrad never needs a contiguous copy)."""
@@ -1338,57 +1374,57 @@ class Tensor(autodiff.Node):
         if self.requires_grad:
             raise RuntimeError("numpy: Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        return self.data
+        return self._value
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number (float, int or bool)."""
-        if self.data.size != 1:
-            raise RuntimeError(f"item: a Tensor with {self.data.size} elements cannot be "
+        if self._value.size != 1:
+            raise RuntimeError(f"item: a Tensor with {self._value.size} elements cannot be "
                                f"converted to Scalar (shape {tuple(self.shape)})")
-        return self.data.item()
+        return self._value.item()
 
     def tolist(self) -> Any:
         """The entries as (nested) Python lists of numbers."""
-        return self.data.tolist()
+        return self._value.tolist()
 
     @property
     def shape(self) -> Size:
         """The size of each dim, a ``Size``."""
-        return Size(self.data.shape)
+        return Size(self._value.shape)
 
     def size(self, dim: int | None = None) -> Any:
         """The shape (a ``Size``), or the size of ``dim``, as torch's ``size()``."""
         if dim is None:
-            return Size(self.data.shape)
-        return self.data.shape[normalize_axis(dim, self.ndim, "size")]
+            return Size(self._value.shape)
+        return self._value.shape[normalize_axis(dim, self.ndim, "size")]
 
     @property
     def ndim(self) -> int:
         """The number of dims."""
-        return self.data.ndim
+        return self._value.ndim
 
     def dim(self) -> int:
         """The number of dims."""
-        return self.data.ndim
+        return self._value.ndim
 
     ndimension = dim
 
     def numel(self) -> int:
         """The number of entries."""
-        return int(self.data.size)
+        return int(self._value.size)
 
     nelement = numel
 
     def element_size(self) -> int:
         """The bytes of one entry."""
-        return self.data.itemsize
+        return self._value.itemsize
 
     def __bool__(self) -> bool:
         """The truth of a one-element tensor's value (``if loss: ...``), as torch has it."""
-        if self.data.size != 1:
+        if self._value.size != 1:
             raise RuntimeError(f"bool: Boolean value of Tensor with more than one value is "
                                f"ambiguous (shape {tuple(self.shape)}); use .any() or .all()")
-        return bool(self.data.item())
+        return bool(self._value.item())
 
     def __float__(self) -> float:
         return float(self.item())
@@ -1397,30 +1433,30 @@ class Tensor(autodiff.Node):
         return int(self.item())
 
     def __index__(self) -> int:
-        if self.data.dtype.kind not in "iu":
+        if self._value.dtype.kind not in "iu":
             raise TypeError(f"only integer tensors of a single element can be converted to an "
                             f"index, this one is {self.dtype}")
         return int(self.item())
 
     def __format__(self, spec: str) -> str:
-        if self.data.size == 1 and self.ndim == 0:
+        if self._value.size == 1 and self.ndim == 0:
             return format(self.item(), spec)
         return format(repr(self), spec)
 
     def __iter__(self) -> Any:
         """The sub-tensors along dim 0 (``x[0]``, ``x[1]``, ...); a 0-d tensor has none to
         give, and says so, as in torch."""
-        if self.data.ndim == 0:
+        if self._value.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(len(self)))
 
     def __len__(self) -> int:
-        if self.data.ndim == 0:
+        if self._value.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return len(self.data)
+        return len(self._value)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        return np.asarray(self.data, dtype=dtype)
+        return np.asarray(self._value, dtype=dtype)
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """numpy meeting a Tensor: ``array + tensor`` (any arithmetic or comparison
@@ -1431,28 +1467,28 @@ class Tensor(autodiff.Node):
             forward, reflected = _UFUNC_OPS[ufunc]
             x, y = inputs
             return getattr(x, forward)(y) if isinstance(x, Tensor) else getattr(y, reflected)(x)
-        arrays = [x.data if isinstance(x, Tensor) else x for x in inputs]
+        arrays = [x._value if isinstance(x, Tensor) else x for x in inputs]
         if "out" in kwargs:
-            kwargs["out"] = tuple(o.data if isinstance(o, Tensor) else o for o in kwargs["out"])
+            kwargs["out"] = tuple(o._value if isinstance(o, Tensor) else o for o in kwargs["out"])
         return getattr(ufunc, method)(*arrays, **kwargs)
 
     def any(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
         """Whether any entry is nonzero (over ``dim``), as a bool tensor."""
         axes = normalize_axes(dim, self.ndim, "any")
-        return _const(np.asarray(self.data.any(axis=axes, keepdims=keepdim)))
+        return _const(np.asarray(self._value.any(axis=axes, keepdims=keepdim)))
 
     def all(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
         """Whether every entry is nonzero (over ``dim``), as a bool tensor."""
         axes = normalize_axes(dim, self.ndim, "all")
-        return _const(np.asarray(self.data.all(axis=axes, keepdims=keepdim)))
+        return _const(np.asarray(self._value.all(axis=axes, keepdims=keepdim)))
 
     def __repr__(self) -> str:
         """As torch prints a tensor: ``tensor([1., 2.], requires_grad=True)``."""
-        body = format_array(self.data, "tensor(")
+        body = format_array(self._value, "tensor(")
         extras = []
         kind_default = {"f": dtypes.get_default_dtype().dtype, "i": np.dtype(np.int64),
-                        "b": np.dtype(np.bool_)}.get(self.data.dtype.kind)
-        if self.data.dtype != kind_default:
+                        "b": np.dtype(np.bool_)}.get(self._value.dtype.kind)
+        if self._value.dtype != kind_default:
             extras.append(f"dtype={self.dtype!r}")
         if self._rule is not None:
             extras.append(f"grad_fn=<{GradFn(self._rule).name()}>")
@@ -1473,7 +1509,7 @@ class Tensor(autodiff.Node):
         if isinstance(x, Tensor):
             return x
         if _number(x) is not None and not isinstance(x, bool):
-            return _const(np.asarray(x, dtype=np.float32 if like is None else like.data.dtype))
+            return _const(np.asarray(x, dtype=np.float32 if like is None else like._value.dtype))
         if isinstance(x, ARRAY_TYPES):
             return _const(as_array(x, None, "Tensor"))
         return None
@@ -1490,7 +1526,7 @@ class Tensor(autodiff.Node):
         op = rule.name
         try:
             with np.errstate(all="ignore"):
-                data = rule.primitive.forward(*(t.data for t in inputs), *rule.params)
+                data = rule.primitive.forward(*(t._value for t in inputs), *rule.params)
         except (ValueError, ZeroDivisionError, OverflowError, FloatingPointError) as exc:
             shapes = ", ".join(str(tuple(t.shape)) for t in inputs)
             raise DomainError(f"{op}: forward failed on inputs of shapes ({shapes}): "
@@ -1613,7 +1649,7 @@ def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
     if type(data) is not np.ndarray:
         data = np.asarray(data)  # numpy turns 0-d results into scalars: undo that
     out = _new(Tensor)
-    out.data = data
+    out._value = data
     out.grad = None
     out._mark = None
     if autodiff._grad_enabled or autodiff.is_grad_enabled():  # the global: the fast path
@@ -1638,7 +1674,7 @@ def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
 def _const(data: np.ndarray) -> Tensor:
     """A leaf holding ``data`` that needs no gradient (a constant, or detached data)."""
     out = _new(Tensor)
-    out.data = data
+    out._value = data
     out.grad = None
     out.requires_grad = out._keeps_grad = False
     out._a = out._b = out._mark = None
@@ -1674,7 +1710,7 @@ def _lift(x: object, like: Tensor, numbers: bool = True) -> Tensor | None:
     if isinstance(x, Tensor):
         return x
     if numbers and _number(x) is not None:
-        return _const(np.asarray(x, dtype=like.data.dtype))
+        return _const(np.asarray(x, dtype=like._value.dtype))
     if isinstance(x, ARRAY_TYPES):  # arrays, and numpy scalars such as np.bool_
         return _const(to_array(x, None, "Tensor", copy=False))
     return None
@@ -1692,7 +1728,7 @@ def _size(size: tuple, op: str) -> tuple[int, ...]:
 
 
 def _rank(t: Tensor) -> int:
-    return dtypes.DIMENSIONED if t.data.ndim else dtypes.ZERO_DIM
+    return dtypes.DIMENSIONED if t._value.ndim else dtypes.ZERO_DIM
 
 
 def _operands(op: str, x: Tensor, other: object, floating: bool = False) -> Any:
@@ -1703,8 +1739,8 @@ def _operands(op: str, x: Tensor, other: object, floating: bool = False) -> Any:
     for a type it doesn't know (Python then asks ``other``), but a TypeError for a list,
     tuple or string, which Python would otherwise repeat or refuse with a message that
     hides the op."""
-    xd = x.data.dtype
-    if type(other) is Tensor and other.data.dtype is xd and (not floating or xd.kind == "f"):
+    xd = x._value.dtype
+    if type(other) is Tensor and other._value.dtype is xd and (not floating or xd.kind == "f"):
         return x, other, xd  # the common case, first
     n = _number(other)
     if n is not None:
@@ -1719,7 +1755,7 @@ def _operands(op: str, x: Tensor, other: object, floating: bool = False) -> Any:
             raise TypeError(f"{op}: needs a number, an array or a Tensor, got "
                             f"{type(other).__name__} {other!r}")
         return NotImplemented
-    dtype = dtypes.promote([(xd, _rank(x)), (y.data.dtype, _rank(y))])
+    dtype = dtypes.promote([(xd, _rank(x)), (y._value.dtype, _rank(y))])
     if floating and dtype.kind != "f":
         dtype = dtypes.get_default_dtype().dtype
     return _cast(x, dtype), _cast(y, dtype), dtype
@@ -1727,17 +1763,17 @@ def _operands(op: str, x: Tensor, other: object, floating: bool = False) -> Any:
 
 def _cast(t: Tensor, dtype: np.dtype) -> Tensor:
     """``t`` in ``dtype``, if it needs no gradient (a constant copy); else ``t`` itself."""
-    if t.data.dtype == dtype or t.requires_grad:
+    if t._value.dtype == dtype or t.requires_grad:
         return t
-    return _const(t.data.astype(dtype))
+    return _const(t._value.astype(dtype))
 
 
 def _floating(t: Tensor) -> Tensor:
     """``t``, or for an integer or bool tensor its values in the default floating dtype
     (as torch's exp, sqrt, ... compute them)."""
-    if t.data.dtype.kind == "f":
+    if t._value.dtype.kind == "f":
         return t
-    return _const(t.data.astype(dtypes.get_default_dtype().dtype))
+    return _const(t._value.astype(dtypes.get_default_dtype().dtype))
 
 
 def _compare(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
@@ -1755,7 +1791,7 @@ def _compare(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
 
 def _where(condition: np.ndarray, x: Tensor, y: Tensor, dtype: np.dtype) -> Tensor:
     """x where ``condition`` holds, else y (``tensor_engine.rules.WHERE``)."""
-    data = np.where(condition, x.data, y.data).astype(dtype, copy=False)
+    data = np.where(condition, x._value, y._value).astype(dtype, copy=False)
     return _node(data, (x, y), WHERE.bind(condition))
 
 
@@ -1769,9 +1805,9 @@ def _pick(op: str, wins: Any, x: Tensor, other: object) -> Tensor:
     a, b, dtype = both
     _broadcast_shape(op, a, b)
     if dtype.kind != "f":
-        return _const(np.where(wins(a.data, b.data), a.data, b.data).astype(dtype))
-    tie = _where(a.data == b.data, (a + b) * 0.5, b, dtype)
-    return _where(wins(a.data, b.data), a, tie, dtype)
+        return _const(np.where(wins(a._value, b._value), a._value, b._value).astype(dtype))
+    tie = _where(a._value == b._value, (a + b) * 0.5, b, dtype)
+    return _where(wins(a._value, b._value), a, tie, dtype)
 
 
 def _logical(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
@@ -1789,14 +1825,14 @@ def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, dtype: np.dtype | N
     """``ufunc(a, b)`` with numpy broadcasting, in ``dtype`` (None: as numpy gives it),
     and chaingrad's errors."""
     try:
-        data = ufunc(a.data, b.data)
+        data = ufunc(a._value, b._value)
     except ValueError:
         raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
                          "broadcast") from None
     if dtype is not None and data.dtype is not dtype and data.dtype != dtype:
         data = data.astype(dtype)  # (``is`` first: numpy's built-in dtypes are singletons)
     if check and not all_finite(data):
-        raise domain_error(op, np.asarray(data), (a.data, b.data), None)
+        raise domain_error(op, np.asarray(data), (a._value, b._value), None)
     return data
 
 
@@ -1812,7 +1848,7 @@ def _no_graph_into(op: str, value: Any) -> None:
 
 def _no_bool_minus(x: Tensor, other: object) -> None:
     """torch's error for ``-`` with a bool tensor on either side."""
-    if x.data.dtype.kind == "b" or (isinstance(other, Tensor) and other.data.dtype.kind == "b"):
+    if x._value.dtype.kind == "b" or (isinstance(other, Tensor) and other._value.dtype.kind == "b"):
         raise RuntimeError("-: Subtraction, the `-` operator, with a bool tensor is not "
                            "supported. If you are trying to invert a mask, use the `~` or "
                            "`logical_not()` operator instead.")
@@ -1821,7 +1857,7 @@ def _no_bool_minus(x: Tensor, other: object) -> None:
 def _broadcast_shape(op: str, a: Tensor, b: Tensor) -> None:
     """A ValueError naming ``op`` if the shapes of ``a`` and ``b`` do not broadcast."""
     try:
-        np.broadcast_shapes(a.data.shape, b.data.shape)
+        np.broadcast_shapes(a._value.shape, b._value.shape)
     except ValueError:
         raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
                          "broadcast") from None

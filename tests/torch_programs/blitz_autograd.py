@@ -1,5 +1,5 @@
 """Autograd as the 60-minute blitz shows it: requires_grad, grad_fn, backward with a gradient,
-a loop on y.detach().norm(), no_grad, detach, and freezing parameters."""
+a loop on y.data.norm(), no_grad, detach, and freezing parameters."""
 import torch
 from torch import nn
 
@@ -28,7 +28,7 @@ print("x.grad", x.grad.tolist())
 x = torch.linspace(-1.0, 1.0, 3, requires_grad=True)
 y = x * 2
 steps = 0
-while y.detach().norm() < 1000:  # the blitz's y.data.norm(): docs/pytorch.md, .data
+while y.data.norm() < 1000:
     y = y * 2
     steps += 1
 print("doublings", steps, y.tolist())

@@ -69,9 +69,8 @@ loss.backward()
 print("conv1.bias.grad after backward", net.conv1.bias.grad.tolist())
 
 learning_rate = 0.01
-with torch.no_grad():  # the blitz's f.data.sub_(f.grad.data * lr): docs/pytorch.md, .data
-    for f in net.parameters():
-        f.sub_(f.grad * learning_rate)
+for f in net.parameters():
+    f.data.sub_(f.grad.data * learning_rate)
 print("after manual step", criterion(net(input), target).item())
 
 optimizer = optim.SGD(net.parameters(), lr=0.01)
