@@ -120,7 +120,7 @@ def test_mlp_steps_give_the_grads_of_backward_and_accumulate_like_it():
     by_backward.backward(retain_graph=True)
     steps = backward_steps(by_steps)
     assert_same_grads(grads_of(by_steps), grads_of(by_backward))
-    assert [s.op for s in steps][:3] == ["*", "neg", "sum"]  # / 4 is *, - is a neg
+    assert [s.op for s in steps][:3] == ["/", "neg", "sum"]  # / 4 (a * by 0.25), -x
     by_backward.backward()
     backward_steps(by_steps)  # a second pass adds once more, as backward() does
     assert_same_grads(grads_of(by_steps), grads_of(by_backward))

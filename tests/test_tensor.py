@@ -649,7 +649,9 @@ def test_grad_is_a_tensor_that_accumulates_and_can_be_reset() -> None:
 def test_grad_fn_names_the_op_as_torch_and_is_none_on_leaves(torch) -> None:
     cases = [lambda x: x * 2, lambda x: x + x, lambda x: x**2, lambda x: x.exp(),
              lambda x: x.sum(), lambda x: x.tanh(), lambda x: x.sigmoid(), lambda x: x.relu(),
-             lambda x: x.log(), lambda x: x.sin(), lambda x: x.sqrt(), lambda x: x.abs()]
+             lambda x: x.log(), lambda x: x.sin(), lambda x: x.sqrt(), lambda x: x.abs(),
+             lambda x: x - x, lambda x: x - 1, lambda x: 1 - x, lambda x: x / x,
+             lambda x: x / 2, lambda x: 2 / x, lambda x: -x, lambda x: x.mean()]
     for case in cases:
         mine = case(chaingrad.ones(2, requires_grad=True)).grad_fn
         theirs = case(torch.ones(2, requires_grad=True)).grad_fn

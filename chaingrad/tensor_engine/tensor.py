@@ -308,7 +308,7 @@ class Tensor(autodiff.Node):
         _no_bool_minus(self, other)
         x, y, _ = both
         _broadcast_shape("-", x, y)
-        return x + (-y)
+        return _named(x + (-y), "-")
 
     def __truediv__(self, other: Operand) -> Tensor:
         """x / y, as x * y**-1 (x * (1/y) for a number y); integers divide into the
@@ -322,12 +322,12 @@ class Tensor(autodiff.Node):
             if n == 0:
                 raise DomainError(f"/: division by zero (a tensor of shape "
                                   f"{tuple(self.shape)} / {n})")
-            return x * (1.0 / n)
+            return _named(x * (1.0 / n), "/")
         _broadcast_shape("/", x, y)
         if not y._value.all():
             index = tuple(int(i) for i in np.argwhere(y._value == 0)[0])
             raise DomainError(f"/: division by zero (the divisor is 0.0 at index {index})")
-        return x * y**-1
+        return _named(x * y**-1, "/")
 
     def __radd__(self, other: Operand) -> Tensor:  # other + self
         return self + other
@@ -336,14 +336,14 @@ class Tensor(autodiff.Node):
         both = _operands("-", self, other)
         if both is not NotImplemented:
             _no_bool_minus(self, other)
-        return both if both is NotImplemented else both[1] - both[0]
+        return both if both is NotImplemented else _named(both[1] - both[0], "rsub")
 
     def __rmul__(self, other: Operand) -> Tensor:  # other * self
         return self * other
 
     def __rtruediv__(self, other: Operand) -> Tensor:  # other / self
         both = _operands("/", self, other, floating=True)
-        return both if both is NotImplemented else both[1] / both[0]
+        return both if both is NotImplemented else _named(both[1] / both[0], "*")  # torch's
 
     def __rpow__(self, other: Operand) -> Tensor:  # other ** self
         both = _operands("**", self, other)
@@ -1589,7 +1589,8 @@ _GRAD_FN_NAMES = {
     "matmul": "Mm", "clip": "Clamp", "reshape": "View", "transpose": "Permute",
     "broadcast_to": "Expand", "getitem": "Index", "concatenate": "Cat", "log_softmax":
     "LogSoftmax", "conv2d": "Convolution", "max_pool2d": "MaxPool2DWithIndices",
-    "to": "ToCopy", "max": "Amax", "min": "Amin", "neg": "Neg", "mean": "Mean",
+    "to": "ToCopy", "max": "Amax", "min": "Amin", "neg": "Neg", "mean": "Mean", "-": "Sub",
+    "rsub": "RsubBackward1", "/": "Div",
 }
 
 _UFUNC_OPS = {
@@ -1759,6 +1760,14 @@ def _operands(op: str, x: Tensor, other: object, floating: bool = False) -> Any:
     if floating and dtype.kind != "f":
         dtype = dtypes.get_default_dtype().dtype
     return _cast(x, dtype), _cast(y, dtype), dtype
+
+
+def _named(out: Tensor, op: str) -> Tensor:
+    """The last node of a composite op (``x - y`` is ``x + (-y)``) named after the op, as
+    drawings, ``explain`` and ``grad_fn`` show it (``SubBackward0``); its rule is the same."""
+    if out._rule is not None:
+        out._rule = out._rule.primitive.bind(*out._rule.params, name=op)
+    return out
 
 
 def _cast(t: Tensor, dtype: np.dtype) -> Tensor:
