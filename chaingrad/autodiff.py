@@ -253,8 +253,12 @@ class Node:
 
     @property
     def _prev(self) -> tuple:
-        """The input nodes, in argument order (empty for a leaf)."""
-        return unsplit(self._a, self._b)
+        """The input nodes, in argument order (empty for a leaf): ``_a`` and ``_b`` (see
+        ``split``) back as a tuple."""
+        a, b = self._a, self._b
+        if b is None:
+            return () if a is None else (a,)
+        return a if b is MANY else (a, b)
 
     _given_op = ""  # the name a micrograd-style Value(data, children, "op") was given
 
@@ -304,13 +308,6 @@ def split(children: tuple) -> tuple:
     if len(children) <= 2:
         return tuple(children) + (None,) * (2 - len(children))
     return tuple(children), MANY
-
-
-def unsplit(a: Any, b: Any) -> tuple:
-    """The inputs ``(_a, _b)`` back as a tuple."""
-    if b is None:
-        return () if a is None else (a,)
-    return a if b is MANY else (a, b)
 
 
 # ---- the order of the walk ----
@@ -517,7 +514,7 @@ def backward_step(out: Any, create_graph: bool = False, check: bool = False) -> 
         return _run_closure(out, create_graph, check)
     if g is None:
         raise _no_gradient_yet(out)
-    if out._made_at is not None and out._made_at != writes[0]:  # freed, or a tensor written
+    if out._made_at != writes[0] and out._made_at is not None:  # freed, or a tensor written
         _check_kept(out)
     if not check and not rule.primitive.keeps_nan and not is_finite(g):
         raise _NotFiniteError  # this rule might drop it: let the checked pass name its source

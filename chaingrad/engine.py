@@ -284,7 +284,7 @@ def _node(data: float, a: object, b: object, rule: Primitive | Bound) -> Value:
     """Make an op's output node from inputs a and b (no input checks: the op did them)."""
     if data - data != 0.0:
         op = rule.name
-        inputs = ", ".join(str(c.data) for c in autodiff.unsplit(a, b))
+        inputs = ", ".join(str(c.data) for c in (a, b) if c is not None)
         what = "is not a number (nan)" if data != data else "overflows a float"
         raise DomainError(f"{op}: the result of {op}({inputs}) {what}")
     out = _new(Value)

@@ -197,19 +197,15 @@ class Tensor(autodiff.Node):
 
     def __add__(self, other: Operand) -> Tensor:
         """x + y;  d/dx = 1, d/dy = 1 (``rules.ADD``)."""
-        both = _operands("+", self, other)
-        if both is NotImplemented:
-            return both
-        x, y, dtype = both
-        return _node(_broadcasting("+", np.add, x, y, dtype), (x, y), ADD)
+        if type(other) is Tensor and other._value.dtype is self._value.dtype:  # most calls
+            return _node(_broadcasting("+", np.add, self, other, None), (self, other), ADD)
+        return _promoted("+", np.add, ADD, self, other)
 
     def __mul__(self, other: Operand) -> Tensor:
         """x * y;  d/dx = y, d/dy = x (``rules.MUL``)."""
-        both = _operands("*", self, other)
-        if both is NotImplemented:
-            return both
-        x, y, dtype = both
-        return _node(_broadcasting("*", np.multiply, x, y, dtype), (x, y), MUL)
+        if type(other) is Tensor and other._value.dtype is self._value.dtype:  # most calls
+            return _node(_broadcasting("*", np.multiply, self, other, None), (self, other), MUL)
+        return _promoted("*", np.multiply, MUL, self, other)
 
     def __pow__(self, other: Operand) -> Tensor:
         """x ** n;  d/dx = n * x**(n-1) (``rules.POW_N``); for an exponent y that takes a
@@ -1768,6 +1764,18 @@ def _named(out: Tensor, op: str) -> Tensor:
     if out._rule is not None:
         out._rule = out._rule.primitive.bind(*out._rule.params, name=op)
     return out
+
+
+def _promoted(op: str, ufunc: Any, rule: Rule, x: Tensor, other: object) -> Any:
+    """The node of ``x op other`` for a number, an array or a Tensor of another dtype:
+    both made Tensors of torch's result dtype first (``_operands``). ``+`` and ``*`` come
+    here only then: two tensors of one dtype (most calls) need no promotion, and they skip
+    this call (T3 in benchmarks/versions.py)."""
+    both = _operands(op, x, other)
+    if both is NotImplemented:
+        return both
+    x, y, dtype = both
+    return _node(_broadcasting(op, ufunc, x, y, dtype), (x, y), rule)
 
 
 def _cast(t: Tensor, dtype: np.dtype) -> Tensor:
