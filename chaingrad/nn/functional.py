@@ -215,6 +215,19 @@ def _padded_as(padding: str, x: Tensor, kernel: tuple[int, int], stride: Any,
     return functions.pad(x, ((0, 0), (0, 0)) + sides), (0, 0)
 
 
+def _refuse_pool_options(op: str, padding: Any, dilation: Any, ceil_mode: bool,
+                        return_indices: bool) -> None:
+    """A NotImplementedError naming the first of torch's max-pooling options that chaingrad
+    lacks and ``op`` (``max_pool2d`` or ``MaxPool2d``) was given."""
+    for name, value, default in (("padding", padding, 0), ("dilation", dilation, 1)):
+        if _pair(value, f"{op}: {name}", 0) != (default, default):
+            raise not_yet(f"{op} with {name}={value!r}")
+    if ceil_mode:
+        raise not_yet(f"{op} with ceil_mode=True")
+    if return_indices:
+        raise not_yet(f"{op} with return_indices=True")
+
+
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
                padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
                return_indices: bool = False) -> Tensor:
@@ -227,13 +240,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
         [[[[5.0, 7.0], [13.0, 15.0]]]]
     """
     x = _tensor(input, "max_pool2d")
-    for name, value, default in (("padding", padding, 0), ("dilation", dilation, 1)):
-        if _pair(value, f"max_pool2d: {name}", 0) != (default, default):
-            raise not_yet(f"max_pool2d with {name}={value!r}")
-    if ceil_mode:
-        raise not_yet("max_pool2d with ceil_mode=True")
-    if return_indices:
-        raise not_yet("max_pool2d with return_indices=True")
+    _refuse_pool_options("max_pool2d", padding, dilation, ceil_mode, return_indices)
     if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
         stride = kernel_size
     unbatched = x.ndim == 3

@@ -203,13 +203,7 @@ class MaxPool2d(Module):
         self.kernel_size = kernel_size
         self.stride = kernel_size if stride is None else stride
         _pair(self.stride, "MaxPool2d: stride", 1)
-        for name, value, default in (("padding", padding, 0), ("dilation", dilation, 1)):
-            if _pair(value, f"MaxPool2d: {name}", 0) != (default, default):
-                raise not_yet(f"MaxPool2d with {name}={value!r}")
-        if return_indices:
-            raise not_yet("MaxPool2d with return_indices=True")
-        if ceil_mode:
-            raise not_yet("MaxPool2d with ceil_mode=True")
+        F._refuse_pool_options("MaxPool2d", padding, dilation, ceil_mode, return_indices)
         self.padding, self.dilation = padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
