@@ -366,7 +366,7 @@ def topological_order(root: Node, *more_roots: Node) -> list[Any]:
 
 def backward(roots: Sequence[Any], seeds: Sequence[Any], create_graph: bool = False,
              accumulate: bool = True, trace: list | None = None,
-             retain_graph: bool = True) -> dict[int, Any]:
+             retain_graph: bool | None = True) -> dict[int, Any]:
     """Back-propagate each seed, d(loss)/d(root), through every node the roots depend on.
 
     Orders the graph (``topological_order``) and runs ``backward_pass`` over it; a graph of
@@ -381,7 +381,8 @@ def backward(roots: Sequence[Any], seeds: Sequence[Any], create_graph: bool = Fa
             node whose graph can be differentiated again.
         accumulate: Add this pass into ``.grad`` (True), or return it (False).
         trace: A list to append what each step did to (see ``backward_step``).
-        retain_graph: False frees the graph afterwards, as torch does (see ``free``).
+        retain_graph: False frees the graph afterwards, as torch does (see ``free``);
+            None, torch's default, frees it unless ``create_graph``.
 
     Returns:
         ``{id(node): its gradient from this pass}`` when ``accumulate`` is False, else {}.
@@ -399,7 +400,7 @@ def backward(roots: Sequence[Any], seeds: Sequence[Any], create_graph: bool = Fa
             # a gradient was not finite: the checked pass names the op (and raises)
             return backward_pass(order, roots, seeds, check=True)
         found = backward_pass(order, roots, seeds, create_graph, accumulate, trace)
-        if not retain_graph:
+        if not (create_graph if retain_graph is None else retain_graph):
             free(order)
         return found
 

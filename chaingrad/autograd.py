@@ -83,8 +83,6 @@ def grad(
         if out.requires_grad:  # an output computed from no input has no gradient to give
             roots.append(out)
             seeds.append(out._seed(g, create_graph, f"grad: output {i}"))
-    if retain_graph is None:
-        retain_graph = create_graph
     found = (autodiff.backward(roots, seeds, create_graph, accumulate=False,
                                retain_graph=retain_graph) if roots else {})
     result = []
