@@ -118,6 +118,13 @@ def _holds_array(param: Any) -> bool:
     return isinstance(param, np.ndarray)
 
 
+@functools.cache
+def _output_read(primitive: Any) -> tuple[bool, ...]:
+    """For each input's gradient, whether its formula reads the output's numbers
+    (``out.data``, as relu's and exp's do)."""
+    return tuple(bool(re.search(r"\bout\.data\b", formula)) for formula in primitive.formulas)
+
+
 class Size(tuple):
     """A tensor's shape, as ``torch.Size``: a tuple of ints.
 
@@ -979,11 +986,12 @@ class Tensor(autodiff.Node):
         """Whether the rule reads numbers of the forward pass (an input's or the output's,
         or an array it was bound to, as an index) for a gradient that is needed: what torch
         calls the node's saved tensors."""
-        reads, formulas = _inputs_read(self._rule.primitive), self._rule.primitive.formulas
+        reads = _inputs_read(self._rule.primitive)
         if reads is None or any(_holds_array(p) for p in self._rule.params):
             return True
-        last = len(formulas) - 1  # one formula may serve every input (concatenate's)
-        return any(reads[min(k, last)] or re.search(r"\bout\.data\b", formulas[min(k, last)])
+        outputs = _output_read(self._rule.primitive)
+        last = len(reads) - 1  # one formula may serve every input (concatenate's)
+        return any(reads[min(k, last)] or outputs[min(k, last)]
                    for k, x in enumerate(self._prev) if x.requires_grad)
 
     def _changed_input(self) -> Tensor | None:
@@ -1246,8 +1254,7 @@ class Tensor(autodiff.Node):
             gradient = grad
         seed = self._seed(gradient, create_graph, "backward")
         with np.errstate(all="ignore"):  # nan and inf are looked for, and raise DomainError
-            autodiff.backward([self], [seed], create_graph,
-                              retain_graph=create_graph if retain_graph is None else retain_graph)
+            autodiff.backward([self], [seed], create_graph, retain_graph=retain_graph)
 
     def _seed(self, grad: Any, create_graph: bool, where: str) -> Any:
         """d(loss)/d(self) to start a backward pass from: ``grad`` (checked), or ones."""
