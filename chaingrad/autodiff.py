@@ -30,8 +30,9 @@ from __future__ import annotations
 import functools
 import gc
 import inspect
+import math
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from . import _fast
@@ -640,17 +641,33 @@ def sum_to_shape(g: Any, shape: tuple[int, ...]) -> Any:
 
 
 def is_finite(g: Any) -> bool:
-    """True when a gradient has no nan or inf: a float, an array, or a node's data."""
+    """True when a number, an array or a node's data has no nan or inf.
+
+    An array of floats is read once, by its dot product with itself: a sum of squares is
+    nan or inf if an entry is (a square is never negative, so no inf - inf can hide one),
+    and otherwise finite unless it overflows, when each entry is looked at. Two to four
+    times as fast as a sum, or as ``np.isfinite(g).all()``, which makes an array of
+    booleans first. numpy warns when that sum overflows: the callers (the backward pass,
+    an optimizer's step, a compiled forward) run with its warnings off.
+    """
+    if type(g) is float:
+        return g - g == 0  # nan - nan and inf - inf are nan
     if g is None:
         return True
     if hasattr(g, "_prev"):  # a node (create_graph): its data
         g = g._value
-    if hasattr(g, "sum"):  # an array: its sum is finite unless an entry is not, or the
-        total = g.sum()  # sum overflows (then look at each entry)
-        if total - total == 0:
-            return True
-        return not (g - g != 0).any()
-    return g - g == 0  # nan - nan and inf - inf are nan
+    if not hasattr(g, "dtype"):
+        return g - g == 0  # a number of another type
+    if g.dtype.kind in "biu":
+        return True  # booleans and integers are finite
+    if g.dtype.kind == "f":  # float16 has no BLAS dot (and would warn when it overflows)
+        if g.size == 1:  # one entry (a loss): no call into numpy's loops
+            return math.isfinite(g.item())
+        if g.itemsize >= 4:
+            flat = g.ravel("K")  # a view, unless the array is not one block of memory
+            if math.isfinite(flat.dot(flat)):
+                return True
+    return bool(((g == g) & (abs(g) != math.inf)).all())  # entry by entry: no nan, no inf
 
 
 def _own(g: Any, leaf: Any, shared: set[int]) -> Any:
@@ -722,6 +739,18 @@ def _unravel(i: int, shape: tuple) -> list[int]:
         index.append(i % n)
         i //= n
     return index[::-1]
+
+
+def quiet_numpy(nodes: Iterable[Any]) -> Any:
+    """A context with numpy's floating-point warnings off where a node holds an array (a
+    nan or inf is reported as a DomainError, which names the op, and an overflowing sum
+    of squares in ``is_finite`` is no error at all); for Values, which need no numpy, a
+    context that changes nothing."""
+    if not any(hasattr(node._value, "dtype") for node in nodes):
+        return _as_it_is()
+    import numpy as np
+
+    return np.errstate(all="ignore")
 
 
 class _as_it_is:  # noqa: N801 - used like a function: `with _as_it_is():`

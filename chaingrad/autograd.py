@@ -83,8 +83,9 @@ def grad(
         if out.requires_grad:  # an output computed from no input has no gradient to give
             roots.append(out)
             seeds.append(out._seed(g, create_graph, f"grad: output {i}"))
-    found = (autodiff.backward(roots, seeds, create_graph, accumulate=False,
-                               retain_graph=retain_graph) if roots else {})
+    with autodiff.quiet_numpy(roots):  # as Tensor.backward: nan and inf raise DomainError
+        found = (autodiff.backward(roots, seeds, create_graph, accumulate=False,
+                                   retain_graph=retain_graph) if roots else {})
     result = []
     for i, x in enumerate(ins):
         g = found.get(id(x))

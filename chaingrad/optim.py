@@ -32,13 +32,12 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Iterable
 from numbers import Real
 from typing import Any
 
-from .autodiff import enable_grad
+from .autodiff import enable_grad, is_finite, quiet_numpy
 from .engine import Value
 from .errors import NonFiniteGradError
 
@@ -182,7 +181,8 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         updates, results = [], []
-        with _quiet_numpy(self.param_groups):  # an overflow is reported below, not warned
+        params = [p for group in self.param_groups for p in group["params"]]
+        with quiet_numpy(params):  # an overflow is reported below, not warned
             for group in self.param_groups:
                 for p in group["params"]:
                     g = p.grad
@@ -191,14 +191,14 @@ class Optimizer:
                     if hasattr(g, "_prev"):  # a Tensor gradient, or a graph node
                         g = g._value
                     g = self._checked(p, g)
-                    if not _all_finite(g):
+                    if not is_finite(g):
                         raise NonFiniteGradError(
                             f"{self._name}.step: the gradient of parameter {self._label(p)} "
                             f"is {_describe(g)}; no parameter was changed{self._hint(p)}")
                     updates.append((group, p, g))
             for group, p, g in updates:
                 new_x, new_state = self._update(p._value, g, self.state.get(p, {}), group)
-                if not _all_finite(new_x):
+                if not is_finite(new_x):
                     raise NonFiniteGradError(
                         f"{self._name}.step: the update of parameter {self._label(p)} is not "
                         f"finite (is lr={group['lr']:g} too large?); no parameter was changed"
@@ -606,37 +606,9 @@ def _leaves(p: Any, index: tuple[int, ...] = ()) -> list[tuple[str, Any]]:
     return [(f"[{', '.join(map(str, index))}]" if index else "", p)]
 
 
-def _quiet_numpy(groups: list[dict[str, Any]]) -> Any:
-    """numpy's floating-point warnings off, where an array is in play (only then is numpy
-    needed: Values train without it)."""
-    if all(isinstance(p, Value) for group in groups for p in group["params"]):
-        return contextlib.nullcontext()
-    import numpy as np
-
-    return np.errstate(all="ignore")
-
-
 def _short(x: Any) -> str:
     text = repr(x)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _all_finite(x: Any) -> bool:
-    """Whether a number, or every entry of an array, is finite (no nan, no inf).
-
-    An array of floats is read once, by its dot product with itself: a sum of squares is
-    nan or inf if an entry is (a square is never negative, so no inf - inf can hide one),
-    and otherwise finite unless it overflows, when each entry is looked at. Twice as fast
-    as ``np.isfinite(x).all()``, which makes an array of booleans first.
-    """
-    if isinstance(x, (float, int)):
-        return math.isfinite(x)
-    import numpy as np
-
-    if x.dtype.kind != "f":  # integers are finite
-        return True
-    flat = x.reshape(-1)
-    return math.isfinite(np.dot(flat, flat)) or bool(np.isfinite(x).all())
 
 
 def _describe(g: Any) -> str:

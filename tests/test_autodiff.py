@@ -9,6 +9,8 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chaingrad import Tensor, Value, autodiff, enable_grad, is_grad_enabled, no_grad
 from chaingrad.nn import MLP
@@ -139,3 +141,36 @@ def test_sum_to_shape_refuses_a_gradient_that_cannot_be_the_inputs() -> None:
     with pytest.raises(ValueError, match=r"a gradient of shape \(3,\) cannot belong to an "
                                          r"input of shape \(2,\)"):
         autodiff.sum_to_shape(np.ones(3), (2,))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_is_finite_reads_overflowing_squares_entry_by_entry(dtype) -> None:
+    """The check sums squares; where that sum overflows, each entry is looked at (the
+    optimizers run it with numpy's warnings off, as here)."""
+    big = np.full(10, np.finfo(dtype).max / 2, dtype=dtype)
+    with np.errstate(over="ignore"):
+        assert autodiff.is_finite(big) and autodiff.is_finite(big.reshape(2, 5).T)
+        for bad in (np.nan, np.inf, -np.inf):
+            worse = big.copy()
+            worse[3] = bad
+            assert not autodiff.is_finite(worse)
+    assert autodiff.is_finite(np.arange(5)) and autodiff.is_finite(np.float32(1.0))
+    assert autodiff.is_finite(np.array([True])) and autodiff.is_finite(np.zeros((0, 3)))
+    assert not autodiff.is_finite(float("nan")) and not autodiff.is_finite(np.float64("inf"))
+    assert autodiff.is_finite(3) and autodiff.is_finite(None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([np.float16, np.float32, np.float64]),
+       st.lists(st.sampled_from([0.0, 1.5, -2.0, 1e4, 1e30, 1e300, np.nan, np.inf, -np.inf]),
+                min_size=1, max_size=24),
+       st.sampled_from(["C", "transposed", "every other"]))
+def test_is_finite_agrees_with_numpy_on_any_array(dtype, entries, layout) -> None:
+    """Whatever the dtype, the layout in memory and where a nan, inf or huge entry sits."""
+    with np.errstate(over="ignore"):
+        a = np.array(entries * 2, dtype=dtype)
+    a = {"C": a, "transposed": a.reshape(2, -1).T, "every other": a[::2]}[layout]
+    with np.errstate(all="ignore"):
+        assert autodiff.is_finite(a) == bool(np.isfinite(a).all())
+        assert autodiff.is_finite(Tensor(a) if np.isfinite(a).all() else a) \
+            == bool(np.isfinite(a).all())
