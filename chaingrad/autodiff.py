@@ -451,7 +451,7 @@ def backward_pass(order: list[Any], roots: Sequence[Any], seeds: Sequence[Any],
         found = {id(node): node.grad for node in order}
         _restore(order, before)
         return found
-    _add_earlier_passes(order, before)
+    _add_earlier_passes(order, before, seeds)
     return {}
 
 
@@ -460,19 +460,19 @@ def _restore(order: list[Any], before: list[Any]) -> None:
         node.grad = old
 
 
-def _add_earlier_passes(order: list[Any], before: list[Any]) -> None:
-    """Each ``.grad`` becomes what it held before this pass plus this pass; a leaf's
-    gradient becomes an array of its own (see ``_own``), and then what the node's kind
-    shows its users (``_as_grad``: a Tensor's ``.grad`` is a Tensor). A node that does not
-    keep its gradient (``Node._keeps_grad``) gets back what it held."""
-    shared: set[int] = set()
+def _add_earlier_passes(order: list[Any], before: list[Any], seeds: Sequence[Any]) -> None:
+    """Each ``.grad`` becomes what it held before this pass plus this pass; a gradient that
+    is kept becomes an array of its own (see ``_own``: never a seed, which is the caller's),
+    and then what the node's kind shows its users (``_as_grad``: a Tensor's ``.grad`` is a
+    Tensor). A node that does not keep its gradient (``Node._keeps_grad``) gets back what
+    it held."""
+    shared = {id(seed) for seed in seeds}
     for node, old in zip(order, before):
         g = node.grad
         if g is None or not (node._rule is None or node._keeps_grad):
             node.grad = old
             continue
-        if node._rule is None:
-            g = _own(g, node, shared)
+        g = _own(g, node, shared)
         g = g if old is None or (type(old) is float and old == 0.0) else old + g
         node.grad = g if node._as_grad is None else node._as_grad(g)
 
@@ -670,18 +670,25 @@ def is_finite(g: Any) -> bool:
     return bool(((g == g) & (abs(g) != math.inf)).all())  # entry by entry: no nan, no inf
 
 
-def _own(g: Any, leaf: Any, shared: set[int]) -> Any:
-    """A leaf's gradient as an array of its own, in its dtype. A rule may hand one array to
-    several inputs (``+`` does: ``shared`` holds the arrays leaves have taken), a view of
-    another array, or a numpy scalar (numpy makes 0-d results scalars); a parameter's
-    gradient must be none of these, since optimizers and users change it in place. Floats
-    and nodes are kept as they are."""
+def _own(g: Any, node: Any, shared: set[int]) -> Any:
+    """A gradient to keep, as an array of its own, in its node's dtype. A rule may hand one
+    array to several inputs (``+`` does: ``shared`` holds the arrays nodes have taken, and
+    the seeds), a view of another array, or a numpy scalar (numpy makes 0-d results
+    scalars); a ``.grad`` must be none of these, since optimizers and users change it in
+    place (torch's ``.grad`` is never shared either). A view that shows the whole of its
+    array in that array's layout (a transpose transposed back: a Linear weight's gradient)
+    is that array, and taken as it is. A copy is row-major, as torch lays out a
+    parameter's gradient (an optimizer's arithmetic on it is then fastest). Floats and
+    nodes are kept as they are."""
     if type(g) is float or hasattr(g, "_prev"):
         return g
-    data = leaf._value
+    base = getattr(g, "base", None)
+    if base is not None and base.shape == g.shape and base.strides == g.strides:
+        g = base  # a view that is the whole of its array, seen the same way: that array
+    data = node._value
     if (type(g) is not type(data) or g.base is not None or id(g) in shared
             or g.dtype != data.dtype or not g.flags.writeable):
-        g = g.__array__().astype(data.dtype, copy=True)
+        g = g.__array__().astype(data.dtype, order="C", copy=True)  # row-major, as torch
     shared.add(id(g))
     return g
 

@@ -44,7 +44,7 @@ def grad(
             by default (None) only with ``create_graph``, as in torch (a graph of Values
             is always kept, as in micrograd).
         create_graph: Return differentiable Values (or Tensors), so that you can take
-            ``grad`` again, instead of floats (or arrays).
+            ``grad`` again, instead of floats (or Tensors that have no graph).
         only_inputs: Accepted for PyTorch's sake (deprecated there, and ignored).
         allow_unused: Return None for an input that the outputs do not depend on,
             instead of raising ValueError.
@@ -94,6 +94,8 @@ def grad(
                              "pass allow_unused=True to get None for it")
         if g is None and materialize_grads:
             g = x._value * 0
+        if g is not None and x._as_grad is not None:  # as its .grad shows it: a Tensor
+            g = x._as_grad(g)
         result.append(g)
     return tuple(result)
 

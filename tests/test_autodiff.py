@@ -174,3 +174,17 @@ def test_is_finite_agrees_with_numpy_on_any_array(dtype, entries, layout) -> Non
         assert autodiff.is_finite(a) == bool(np.isfinite(a).all())
         assert autodiff.is_finite(Tensor(a) if np.isfinite(a).all() else a) \
             == bool(np.isfinite(a).all())
+
+
+def test_own_takes_a_view_that_is_its_whole_array_and_copies_any_other() -> None:
+    """A Linear weight's gradient comes back as a transpose transposed back: the array
+    itself, taken as it is; a partial view, a seed or an array taken already is copied."""
+    node = Tensor(np.zeros((2, 3), dtype=np.float32))
+    whole = np.ones((2, 3), dtype=np.float32)
+    assert autodiff._own(whole.T.T, node, set()) is whole
+    assert autodiff._own(whole.T.T, node, {id(whole)}) is not whole  # taken, or a seed
+    wider = np.ones((2, 4), dtype=np.float32)
+    part = autodiff._own(wider[:, :3], node, set())
+    assert part.base is None and not np.shares_memory(part, wider)
+    flipped = autodiff._own(np.ones((3, 2), dtype=np.float32).T, node, set())
+    assert flipped.flags.c_contiguous and flipped.base is None  # another layout: a copy

@@ -164,6 +164,41 @@ def test_only_leaves_and_retained_tensors_keep_their_grad_as_in_torch() -> None:
                                               False, False]
 
 
+def test_no_grad_is_the_callers_seed_or_another_grad_and_autograd_grad_as_torch() -> None:
+    """backward(g) does not copy g, yet no .grad that is kept is g or another node's .grad
+    (they are changed in place), as in torch; autograd.grad returns what the pass made, g
+    itself for the output, as torch does."""
+    torch = pytest.importorskip("torch")
+
+    def program(t):
+        g = t.tensor([1.0, 2.0])
+        x = t.tensor([1.0, 2.0], requires_grad=True)
+        x.backward(g)  # the root is the leaf
+        w = t.tensor([3.0, 4.0], requires_grad=True)
+        kept = w + 0
+        kept.retain_grad()
+        y = kept + 0
+        y.retain_grad()
+        y.backward(g)  # g passes through + twice, to two retained tensors and a leaf
+        grads = [x.grad, w.grad, kept.grad, y.grad]
+        shared = [np.shares_memory(a.numpy(), b.numpy()) for a in grads + [g] for b in grads
+                  if a is not b]
+        before = g.tolist()
+        for each in grads:
+            each.mul_(10)  # in place: changes nothing else
+        z = x * 2
+        (same,) = t.autograd.grad(z, z, g)
+        return [any(shared), g.tolist() == before, type(same).__name__, same is g or
+                np.shares_memory(same.numpy(), g.numpy()), [each.tolist() for each in grads]]
+
+    assert program(chaingrad) == program(torch) == [False, True, "Tensor", True,
+                                                    [[10.0, 20.0]] * 4]
+    g = Tensor([1.0, 2.0])
+    v = Tensor([[1.0, 2.0]], requires_grad=True)
+    v.reshape(2).backward(g)  # a view of g reaches the leaf: torch keeps that view as
+    assert not np.shares_memory(v.grad.numpy(), g.numpy())  # v.grad; chaingrad copies it
+
+
 def test_retain_grad_on_a_leaf_does_nothing_and_on_a_constant_is_refused() -> None:
     x = Tensor([1.0], requires_grad=True)
     x.retain_grad()

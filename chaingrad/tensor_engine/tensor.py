@@ -1270,13 +1270,14 @@ class Tensor(autodiff.Node):
                                    "first, e.g. .sum())")
             seed = np.ones_like(self._value)
         else:
-            seed = np.array(as_array(grad, self._value.dtype, where))  # a copy: .grad owns it
+            seed = as_array(grad, self._value.dtype, where)  # not copied: no .grad will be
+            # the caller's array (``autodiff._own``), and the rules never write into it
             if seed.shape != self.shape:
                 raise ValueError(f"{where}: grad has shape {seed.shape}, the output has "
                                  f"shape {tuple(self.shape)}")
             if not all_finite(seed):
                 raise ValueError(f"{where}: grad holds nan or inf, needs finite numbers")
-        return _const(seed) if create_graph else seed
+        return _const(seed.copy()) if create_graph else seed
 
     @staticmethod
     def _as_grad(g: Any) -> Tensor:
