@@ -293,7 +293,9 @@ def sgd(x: Any, g: Any, state: dict[str, Any], *, lr: float, momentum: float,
             buf = momentum * buf + (1 - dampening) * g
         state = {"momentum_buffer": buf}
         g = g + momentum * buf if nesterov else buf
-    return x - lr * g, state
+    new_x = g * -lr  # x - lr * g, bit for bit, with one temporary array rather than two
+    new_x += x
+    return new_x, state
 
 
 def adam(x: Any, g: Any, state: dict[str, Any], *, lr: float, betas: tuple[float, float],

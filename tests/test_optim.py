@@ -6,6 +6,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import chaingrad.optim
 from chaingrad import Value
@@ -18,6 +20,7 @@ from chaingrad.optim import (
     LinearLR,
     NonFiniteGradError,
     RMSprop,
+    sgd,
 )
 
 START = [0.5, -1.5, 2.0, 0.25, -0.75]
@@ -460,3 +463,17 @@ def test_update_rules_are_pure_functions():
         np.testing.assert_array_equal(g, before[1])
 
 
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from([np.float32, np.float64]), st.floats(0, 10), st.integers(0, 2**32 - 1))
+def test_plain_sgd_is_x_minus_lr_times_g_bit_for_bit(dtype, lr, seed) -> None:
+    """The rule computes x - lr * g with one temporary array: the same numbers exactly."""
+    rng = np.random.default_rng(seed)
+    x, g = ((rng.standard_normal((3, 5)) * 10.0 ** int(rng.integers(-6, 6))).astype(dtype)
+            for _ in range(2))
+    new_x, _ = sgd(x, g, {}, lr=lr, momentum=0, dampening=0, weight_decay=0,
+                   nesterov=False, maximize=False)
+    assert new_x.dtype == dtype and np.array_equal(new_x, x - lr * g)
+    assert sgd(1.5, 0.25, {}, lr=lr, momentum=0, dampening=0, weight_decay=0, nesterov=False,
+               maximize=False)[0] == 1.5 - lr * 0.25
