@@ -682,8 +682,8 @@ def _own(g: Any, node: Any, shared: set[int]) -> Any:
     nodes are kept as they are."""
     if type(g) is float or hasattr(g, "_prev"):
         return g
-    base = getattr(g, "base", None)
-    if base is not None and base.shape == g.shape and base.strides == g.strides:
+    base = getattr(g, "base", None)  # (an array's, or e.g. the bytes it was read from)
+    if type(base) is type(g) and base.shape == g.shape and base.strides == g.strides:
         g = base  # a view that is the whole of its array, seen the same way: that array
     data = node._value
     if (type(g) is not type(data) or g.base is not None or id(g) in shared

@@ -188,3 +188,6 @@ def test_own_takes_a_view_that_is_its_whole_array_and_copies_any_other() -> None
     assert part.base is None and not np.shares_memory(part, wider)
     flipped = autodiff._own(np.ones((3, 2), dtype=np.float32).T, node, set())
     assert flipped.flags.c_contiguous and flipped.base is None  # another layout: a copy
+    read = np.frombuffer(np.ones(6, dtype=np.float32).tobytes(), dtype=np.float32)
+    owned = autodiff._own(read, Tensor(np.zeros(6, dtype=np.float32)), set())  # bytes' view
+    assert owned.base is None and owned.flags.writeable and owned.tolist() == [1.0] * 6
