@@ -270,7 +270,9 @@ class Trace:
         inputs = [flat[i] if self.arrays else float(flat[i]) for i, _ in self.inputs]
         state = self.graph(inputs, [leaf._value for leaf in leaves], flat)
         values = next(state)  # the forward runs, up to its yield
-        if not _all_finite(values, self.arrays):  # an op overflowed: eager says which
+        with autodiff.quiet_numpy([self.outputs_template]):  # arrays: no overflow warning
+            finite = all(autodiff.is_finite(v) for v in values)
+        if not finite:  # an op overflowed: eager says which
             return fn(*args)
         node = type(self.outputs_template)
         if not autodiff.is_grad_enabled() or not self.takes_grad:  # no graph to keep
@@ -835,17 +837,6 @@ def _array_namespace() -> dict[str, Any]:
               "sigmoid": rules.stable_sigmoid, "softmax": rules.softmax_forward,
               "log_softmax": rules.log_softmax_forward, "vjp_pow": POW.vjp}
     return space
-
-
-def _all_finite(values: list, arrays: bool) -> bool:
-    """Whether every value of a compiled forward is finite (``autodiff.is_finite``, whose
-    sum of squares may overflow on arrays of huge entries: numpy is not to warn then)."""
-    if not arrays:
-        return all(autodiff.is_finite(v) for v in values)
-    import numpy as np
-
-    with np.errstate(over="ignore"):
-        return all(autodiff.is_finite(v) for v in values)
 
 
 def _gradient_shapes(trace: Trace) -> dict[tuple[int, int], tuple]:

@@ -181,8 +181,7 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         updates, results = [], []
-        params = [p for group in self.param_groups for p in group["params"]]
-        with quiet_numpy(params):  # an overflow is reported below, not warned
+        with quiet_numpy(self.params):  # an overflow is reported below, not warned
             for group in self.param_groups:
                 for p in group["params"]:
                     g = p.grad
