@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from numbers import Real
 from typing import Any
 
+from . import torch_names
 from .autodiff import enable_grad, is_finite, quiet_numpy
 from .engine import Value
 from .errors import NonFiniteGradError
@@ -719,3 +720,7 @@ class CosineLR(LRSchedule):
     def lr_at(self, k: int) -> float:
         k = min(k, self.steps)
         return self.end + (self.start - self.end) * (1 + math.cos(math.pi * k / self.steps)) / 2
+
+
+def __getattr__(name: str) -> object:
+    raise torch_names.missing("chaingrad.optim", name, torch_names.OPTIM)

@@ -198,3 +198,90 @@ TENSOR = frozenset("""
     unsqueeze_ untyped_storage values var vdot volatile vsplit where xlogy xlogy_ xpu
 """.split())  # noqa: SIM905 - a list to read
 """``torch.Tensor.<name>``s that ``chaingrad.Tensor`` lacks."""
+
+
+NN = frozenset("""
+    AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveLogSoftmaxWithLoss
+    AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d AlphaDropout attention AvgPool1d
+    AvgPool2d AvgPool3d BatchNorm1d BatchNorm2d BatchNorm3d BCELoss Bilinear Buffer CELU
+    ChannelShuffle CircularPad1d CircularPad2d CircularPad3d common_types ConstantPad1d
+    ConstantPad2d ConstantPad3d Container Conv1d Conv3d ConvTranspose1d ConvTranspose2d
+    ConvTranspose3d CosineEmbeddingLoss CosineSimilarity CrossEntropyLoss CrossMapLRN2d
+    CTCLoss DataParallel Dropout1d Dropout2d Dropout3d ELU Embedding EmbeddingBag
+    factory_kwargs FeatureAlphaDropout Fold FractionalMaxPool2d FractionalMaxPool3d
+    GaussianNLLLoss GELU GLU grad GroupNorm GRU GRUCell Hardshrink Hardsigmoid Hardswish
+    Hardtanh HingeEmbeddingLoss HuberLoss InstanceNorm1d InstanceNorm2d InstanceNorm3d
+    intrinsic KLDivLoss L1Loss LayerNorm LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d
+    LazyConv1d LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d
+    LazyConvTranspose3d LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d LazyLinear
+    LeakyReLU LinearCrossEntropyLoss LinearCrossEntropyOptions LocalResponseNorm LogSigmoid
+    LPPool1d LPPool2d LPPool3d LSTM LSTMCell MarginRankingLoss MaxPool1d MaxPool3d
+    MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish ModuleDict ModuleList modules
+    MultiheadAttention MultiLabelMarginLoss MultiLabelSoftMarginLoss MultiMarginLoss
+    NLLLoss2d PairwiseDistance parallel ParameterDict ParameterList PixelShuffle
+    PixelUnshuffle PoissonNLLLoss PReLU qat quantizable quantized ReflectionPad1d
+    ReflectionPad2d ReflectionPad3d ReLU6 ReplicationPad1d ReplicationPad2d ReplicationPad3d
+    RMSNorm RNN RNNBase RNNCell RNNCellBase RReLU SELU SiLU SmoothL1Loss SoftMarginLoss
+    Softmax2d Softmin Softplus Softshrink Softsign SyncBatchNorm Tanhshrink Threshold
+    Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder
+    TransformerEncoderLayer TripletMarginLoss TripletMarginWithDistanceLoss Unflatten Unfold
+    UninitializedBuffer UninitializedParameter Upsample UpsamplingBilinear2d
+    UpsamplingNearest2d utils ZeroPad1d ZeroPad2d ZeroPad3d
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.nn.<name>``s that ``chaingrad.nn`` lacks."""
+
+FUNCTIONAL = frozenset("""
+    adaptive_avg_pool1d adaptive_avg_pool2d adaptive_avg_pool3d adaptive_max_pool1d
+    adaptive_max_pool1d_with_indices adaptive_max_pool2d adaptive_max_pool2d_with_indices
+    adaptive_max_pool3d adaptive_max_pool3d_with_indices affine_grid alpha_dropout
+    assert_int_or_pair avg_pool1d avg_pool2d avg_pool3d batch_norm bilinear
+    binary_cross_entropy boolean_dispatch celu celu_ channel_shuffle conv1d conv3d conv_tbc
+    conv_transpose1d conv_transpose2d conv_transpose3d cosine_embedding_loss
+    cosine_similarity ctc_loss dropout1d dropout2d dropout3d elu elu_ embedding
+    embedding_bag feature_alpha_dropout fold fractional_max_pool2d
+    fractional_max_pool2d_with_indices fractional_max_pool3d
+    fractional_max_pool3d_with_indices gaussian_nll_loss gelu glu grid_sample group_norm
+    grouped_mm gumbel_softmax handle_torch_function hardshrink hardsigmoid hardswish
+    hardtanh hardtanh_ has_torch_function has_torch_function_unary
+    has_torch_function_variadic hinge_embedding_loss huber_loss instance_norm interpolate
+    kl_div l1_loss layer_norm leaky_relu leaky_relu_ linear_cross_entropy
+    local_response_norm log_sigmoid logsigmoid lp_pool1d lp_pool2d lp_pool3d
+    margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d_with_indices
+    max_pool3d max_pool3d_with_indices max_unpool1d max_unpool2d max_unpool3d mish
+    multi_head_attention_forward multi_margin_loss multilabel_margin_loss
+    multilabel_soft_margin_loss native_channel_shuffle normalize one_hot pad
+    pairwise_distance pdist pixel_shuffle pixel_unshuffle poisson_nll_loss prelu relu6 relu_
+    rms_norm rrelu rrelu_ scaled_dot_product_attention scaled_grouped_mm scaled_mm
+    ScalingType selu selu_ silu smooth_l1_loss soft_margin_loss softmin softplus softshrink
+    softsign SwizzleType tanhshrink threshold threshold_ triplet_margin_loss
+    triplet_margin_with_distance_loss unfold upsample upsample_bilinear upsample_nearest
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.nn.functional.<name>``s that ``chaingrad.nn.functional`` lacks."""
+
+INIT = frozenset("""
+    constant dirac dirac_ eye eye_ kaiming_normal kaiming_uniform normal orthogonal
+    orthogonal_ sparse sparse_ trunc_normal_ uniform xavier_normal xavier_uniform
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.nn.init.<name>``s that ``chaingrad.nn.init`` lacks."""
+
+OPTIM = frozenset("""
+    ASGD Adadelta Adafactor Adagrad Adamax LBFGS Muon NAdam RAdam Rprop SparseAdam
+    lr_scheduler swa_utils swap_in_optimizer_params_and_state
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.optim.<name>``s that ``chaingrad.optim`` lacks."""
+
+
+def missing(module: str, name: str, lacks: frozenset[str]) -> AttributeError:
+    """The error for ``module.name``, a name the module does not have: "chaingrad.nn has no
+    'LSTM' yet" for one of torch's names in ``lacks``, Python's usual message otherwise (a
+    typo). A module's ``__getattr__`` raises it.
+
+    Example:
+        >>> missing("chaingrad.optim", "lr_scheduler", OPTIM)
+        AttributeError("chaingrad.optim has no 'lr_scheduler' yet")
+        >>> missing("chaingrad.optim", "SDG", OPTIM)
+        AttributeError("module 'chaingrad.optim' has no attribute 'SDG'")
+    """
+    if name in lacks:
+        return AttributeError(f"{module} has no {name!r} yet")
+    return AttributeError(f"module {module!r} has no attribute {name!r}")

@@ -258,6 +258,14 @@ def teaching_graphs():
 # ---- PyTorch as the oracle of chaingrad's torch-named functions ----
 
 
+@pytest.fixture(scope="session")
+def torch() -> Any:
+    """PyTorch, the oracle; the test skips (under CHAINGRAD_NO_SKIPS=1: fails the run)
+    without it."""
+    return pytest.importorskip("torch")
+
+
+
 class AgreesWithTorch:
     """``check(ours, theirs, *args)``: run ``ours`` on chaingrad Tensors and ``theirs`` on
     torch tensors, made from the same float64 arrays, and compare the outputs and the

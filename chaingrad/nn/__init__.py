@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from numbers import Integral
 from typing import Any
 
+from .. import torch_names
 from ..autodiff import paused_gc
 from ..engine import Value, _node
 from ..rules import ADD, MUL
@@ -206,8 +207,7 @@ def __getattr__(name: str) -> object:
     if name in _SUBMODULES:
         return _load(f"chaingrad.nn.{name}", f"chaingrad.nn.{name}")  # which sets it here
     if name not in _TENSOR_NAMES:
-        raise AttributeError(f"chaingrad.nn has no {name!r} yet" if name in _TORCH_NAMES
-                             else f"module 'chaingrad.nn' has no attribute {name!r}")
+        raise torch_names.missing("chaingrad.nn", name, torch_names.NN)
     return getattr(_load("chaingrad.nn.layers", f"chaingrad.nn.{name}"), name)
 
 
@@ -220,28 +220,6 @@ def _load(module: str, what: str) -> object:
             raise
         raise ModuleNotFoundError(f"{what} needs numpy: pip install 'chaingrad[tensor]'",
                                   name="numpy") from exc
-
-
-# torch.nn's other public names: asked for, they raise "chaingrad.nn has no 'LSTM' yet".
-_TORCH_NAMES = frozenset("""
-    AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d
-    AdaptiveMaxPool2d AlphaDropout AvgPool1d AvgPool2d AvgPool3d BCELoss BatchNorm1d
-    BatchNorm2d BatchNorm3d Bilinear CELU CTCLoss ChannelShuffle CircularPad2d ConstantPad1d
-    ConstantPad2d Conv1d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d
-    CosineEmbeddingLoss CosineSimilarity CrossEntropyLoss DataParallel Dropout1d Dropout2d
-    Dropout3d ELU Embedding EmbeddingBag FeatureAlphaDropout Fold GELU GLU GRU GRUCell
-    GaussianNLLLoss GroupNorm Hardshrink Hardsigmoid Hardswish Hardtanh HingeEmbeddingLoss
-    HuberLoss InstanceNorm1d InstanceNorm2d KLDivLoss L1Loss LPPool2d LSTM LSTMCell
-    LayerNorm LazyLinear LeakyReLU LocalResponseNorm LogSigmoid MarginRankingLoss MaxPool1d
-    MaxPool3d MaxUnpool2d Mish ModuleDict ModuleList MultiLabelMarginLoss
-    MultiLabelSoftMarginLoss MultiMarginLoss MultiheadAttention PReLU PairwiseDistance
-    ParameterDict ParameterList PixelShuffle PoissonNLLLoss RMSNorm RNN RNNBase RNNCell
-    RReLU ReLU6 ReflectionPad2d ReplicationPad2d SELU SiLU SmoothL1Loss SoftMarginLoss
-    Softmax2d Softmin Softplus Softshrink Softsign Tanhshrink Threshold Transformer
-    TransformerDecoder TransformerDecoderLayer TransformerEncoder TransformerEncoderLayer
-    TripletMarginLoss Unflatten Unfold Upsample UpsamplingBilinear2d UpsamplingNearest2d
-    ZeroPad2d utils parallel modules attention
-""".split()) - set(_TENSOR_NAMES)  # noqa: SIM905 - a list to read
 
 
 def __dir__() -> list[str]:

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import torch_names
 from ..tensor_engine import functions
 from ..tensor_engine.functions import _pair
 from ..tensor_engine.generator import generator
@@ -499,25 +500,5 @@ def binary_cross_entropy_with_logits(
     return _reduce(losses, reduction)
 
 
-# torch.nn.functional's other public names: asked for, they raise "... has no 'gelu' yet".
-_TORCH_NAMES = frozenset("""
-    adaptive_avg_pool1d adaptive_avg_pool2d adaptive_max_pool2d affine_grid alpha_dropout
-    avg_pool1d avg_pool2d avg_pool3d batch_norm bilinear binary_cross_entropy celu conv1d
-    conv3d conv_transpose1d conv_transpose2d cosine_embedding_loss cosine_similarity
-    ctc_loss dropout1d dropout2d dropout3d elu embedding embedding_bag fold
-    gaussian_nll_loss gelu glu grid_sample group_norm gumbel_softmax hardshrink hardsigmoid
-    hardswish hardtanh hinge_embedding_loss huber_loss instance_norm interpolate kl_div
-    l1_loss layer_norm leaky_relu local_response_norm log_sigmoid logsigmoid lp_pool2d
-    margin_ranking_loss max_pool1d max_pool3d max_unpool2d mish multi_head_attention_forward
-    multi_margin_loss multilabel_margin_loss multilabel_soft_margin_loss normalize one_hot
-    pad pairwise_distance pdist pixel_shuffle pixel_unshuffle poisson_nll_loss prelu relu6
-    relu_ rms_norm rrelu scaled_dot_product_attention selu silu smooth_l1_loss
-    soft_margin_loss softmin softplus softshrink softsign tanhshrink threshold
-    triplet_margin_loss unfold upsample
-""".split())  # noqa: SIM905 - a list to read
-
-
 def __getattr__(name: str) -> object:
-    if name in _TORCH_NAMES:
-        raise AttributeError(f"chaingrad.nn.functional has no {name!r} yet")
-    raise AttributeError(f"module 'chaingrad.nn.functional' has no attribute {name!r}")
+    raise torch_names.missing("chaingrad.nn.functional", name, torch_names.FUNCTIONAL)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import torch_names
 from ..tensor_engine.generator import generator as default_generator
 from ..tensor_engine.tensor import Tensor
 
@@ -158,13 +159,5 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     return normal_(tensor, 0.0, std, generator)
 
 
-# torch.nn.init's other public names: asked for, they raise "... has no 'orthogonal_' yet".
-_TORCH_NAMES = frozenset(("dirac_", "eye_", "orthogonal_", "sparse_", "trunc_normal_",
-                          "uniform", "normal", "constant", "xavier_uniform", "xavier_normal",
-                          "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse"))
-
-
 def __getattr__(name: str) -> object:
-    if name in _TORCH_NAMES:
-        raise AttributeError(f"chaingrad.nn.init has no {name!r} yet")
-    raise AttributeError(f"module 'chaingrad.nn.init' has no attribute {name!r}")
+    raise torch_names.missing("chaingrad.nn.init", name, torch_names.INIT)
