@@ -229,3 +229,15 @@ def test_medians_of_runs_take_the_middle_time_and_ratio() -> None:
     (line,) = medians.medians([run(700.0, 16.0), run(2100.0, 18.0), run(760.0, 17.0)])
     assert line.split()[:4] == ["S2", "micrograd", "ms/step", "760"]
     assert "spread 184%" in line and "17.00x (16.00-18.00)" in line and "runs 3" in line
+
+
+@pytest.mark.slow
+def test_profile_s2_splits_a_step_into_its_phases():
+    """The README's `python benchmarks/profile_s2.py`, one step: each phase has a figure."""
+    done = _run("--steps", "1", script=ROOT / "benchmarks" / "profile_s2.py")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("chaingrad S2 step: ") and "graph nodes" in lines[0]
+    for phase in ("forward: the model", "backward: all of it", "backward: topological order",
+                  "SGD update", "of which the collector"):
+        assert any(line.strip().startswith(phase) and " ms" in line for line in lines), phase

@@ -4,6 +4,8 @@ expression language of chaingrad/cli/expr.py."""
 from __future__ import annotations
 
 import io
+import re
+import shlex
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -167,18 +169,36 @@ def test_an_expression_may_start_with_a_minus(tmp_path, expression, python):
     assert main(graph("--set", "x=1.5", expression, f"-o{out}")) == 0  # -oFILE is still -o
 
 
-def test_checked_in_neuron_pictures_are_what_the_cli_draws(tmp_path, monkeypatch,
-                                                           graphviz_pure):
-    """docs/images/neuron.svg and .png, as the README says they are made (bytes are the
+def readme_graph_command() -> list[str]:
+    """The arguments of the README's ``chaingrad graph ...`` command (its bash block: lines
+    joined at their backslashes, comments dropped), without the program's name."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```bash\n(.*?)```", readme, re.S)
+                 if "chaingrad graph" in b)
+    command = next(line for line in block.replace("\\\n", " ").splitlines()
+                   if line.startswith("chaingrad graph"))
+    return shlex.split(command, comments=True)[1:]
+
+
+def test_checked_in_neuron_pictures_are_what_the_readmes_command_draws(tmp_path, monkeypatch,
+                                                                        graphviz_pure):
+    """docs/images/neuron.svg and .png are what the README's command writes (bytes are the
     same on every platform with graphviz-pure): regenerate them if this fails."""
     monkeypatch.setattr(render, "find_renderer", lambda *args, **kw: graphviz_pure)
     images = Path(__file__).parent.parent / "docs" / "images"
+    args = readme_graph_command()
+    at = args.index("-o")
+    assert args[at + 1] == "neuron.svg" and args[1] == NEURON
     for suffix in ("svg", "png"):
         out = tmp_path / f"neuron.{suffix}"
-        assert main(graph(NEURON, *NEURON_SET, "-o", str(out))) == 0
+        args[at + 1] = str(out)
+        assert main(args) == 0
         assert out.read_bytes() == (images / f"neuron.{suffix}").read_bytes(), (
-            f"docs/images/neuron.{suffix} is stale: run chaingrad graph "
-            f"\"{NEURON}\" {' '.join(NEURON_SET)} -o docs/images/neuron.{suffix}")
+            f"docs/images/neuron.{suffix} is stale: run the README's chaingrad graph command "
+            f"with -o docs/images/neuron.{suffix}")
+    # the README's column is ~900 px wide: a wider picture is scaled down to unreadable text
+    width = ET.parse(images / "neuron.svg").getroot().get("width")
+    assert width.endswith("pt") and float(width[:-2]) * 4 / 3 <= 900, width
 
 
 def test_missing_renderer_exits_1_with_what_to_install(tmp_path, monkeypatch, capsys):
