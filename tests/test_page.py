@@ -52,6 +52,16 @@ def wide() -> Value:
     return (x * w * x).tanh() * x * x
 
 
+def long_chain() -> Value:
+    """x feeds the first and the last op of a chain of 30 tanh: a drawing far wider than
+    any window."""
+    x = Value(0.5, label="x")
+    y = x
+    for _ in range(30):
+        y = y.tanh()
+    return y * x
+
+
 @pytest.fixture(scope="module")
 def graphs(teaching_graphs):
     """name -> make(): a fresh root of one of the four teaching graphs (conftest.py), or
@@ -560,6 +570,8 @@ def text_px_js() -> str:
 
 
 def test_zoom_keeps_text_at_10_px_or_more(tmp_path, teaching_graphs, open_page):
+    """Zooming out by hand, or to follow a step, stops at 10 px text; only "fit" goes
+    further, to show a graph whole that is too wide for 10 px text."""
     loss, model = teaching_graphs["mlp"]()
     page = open_page(to_html(loss, tmp_path / "mlp.html", params=model), SIZES["800"])
     text_px = text_px_js()
@@ -569,9 +581,12 @@ def test_zoom_keeps_text_at_10_px_or_more(tmp_path, teaching_graphs, open_page):
     assert page.evaluate(text_px) == pytest.approx(10.0)
     page.keyboard.press("+")
     assert page.evaluate(text_px) > 10.0
-    page.click("#fit")  # the MLP is too wide to fit: as small as readable
-    assert page.evaluate(text_px) == pytest.approx(10.0)
-    for _ in range(3):
+    page.click("#fit")  # the MLP is too wide for 10 px text: "fit" shows it whole, smaller
+    fitted = page.evaluate(text_px)
+    assert fitted < 10.0
+    page.keyboard.press("-")  # by hand, no further down
+    assert page.evaluate(text_px) == pytest.approx(fitted)
+    for _ in range(9):
         page.click("#zoomin")
     assert page.evaluate(text_px) > start
     page.keyboard.press("ArrowRight")
@@ -588,6 +603,52 @@ def test_fit_shows_a_small_graph_whole(tmp_path, graphs, open_page):
     assert page.evaluate(width) > page.evaluate(box)
     page.click("#fit")
     assert page.evaluate(width) <= page.evaluate(box)
+
+
+OUTSIDE_THE_FRAME = """() => {
+  const box = document.getElementById("scroll"), b = box.getBoundingClientRect(), slack = 0.5;
+  const left = b.left + box.clientLeft, top = b.top + box.clientTop;
+  const right = left + box.clientWidth, bottom = top + box.clientHeight;
+  return [...document.querySelectorAll("g.value rect, g.op ellipse")].filter((el) => {
+    const r = el.getBoundingClientRect();
+    return r.left < left - slack || r.top < top - slack || r.right > right + slack ||
+      r.bottom > bottom + slack;
+  }).map((el) => el.parentNode.id);
+}"""
+
+ROOM_LEFT = """() => {
+  const box = document.getElementById("scroll");
+  const svg = document.getElementById("graph").getBoundingClientRect();
+  return Math.min(box.clientWidth - svg.width, box.clientHeight - svg.height);
+}"""
+
+FIT_SIZES = SIZES | {"narrow": (400, 720)}
+
+
+@pytest.mark.parametrize("size", FIT_SIZES)
+@pytest.mark.parametrize("name", ["neuron", "reuse", "mlp", "tensor", "chain"])
+def test_fit_puts_every_box_inside_the_frame(tmp_path, teaching_graphs, open_page, name,
+                                             size):
+    """"fit" shows the whole graph, however wide (the MLP at 10 px text is wider than any
+    of these windows), as large as the frame holds it, and keeps it whole while stepping."""
+    root, params = (long_chain(), None) if name == "chain" else teaching_graphs[name]()
+    page = open_page(to_html(root, tmp_path / f"{name}.html", params=params), FIT_SIZES[size])
+    zoom = "Number(document.getElementById('graph').dataset.zoom)"
+    before = page.evaluate(zoom)
+    page.click("#fit")
+    assert page.evaluate(OUTSIDE_THE_FRAME) == []
+    assert page.evaluate(ROOM_LEFT) <= 8 or page.evaluate(zoom) == 1.5  # as large as fits
+    assert page.get_attribute("#fit", "aria-pressed") == "true"
+    page.keyboard.press("End")  # the last step's text is longer: the frame is smaller
+    assert page.evaluate(OUTSIDE_THE_FRAME) == []
+    page.keyboard.press("Home")
+    page.click("#fit")  # pressed again: the zoom of before
+    assert page.evaluate(zoom) == before and page.get_attribute("#fit", "aria-pressed") == "false"
+    page.click("#fit")
+    fitted = page.evaluate(zoom)
+    page.keyboard.press("+")  # zooming by hand also ends "fit"
+    page.keyboard.press("Home")
+    assert page.evaluate(zoom) == pytest.approx(fitted * 1.2, rel=1e-3)
 
 
 def test_nodes_are_named_for_a_screen_reader(tmp_path, graphs, open_page):
@@ -677,11 +738,7 @@ def test_the_builtin_layout_passes_the_same_checks_in_the_browser(tmp_path, teac
 def test_a_step_too_wide_for_the_window_keeps_its_running_node_in_view(tmp_path, open_page):
     """x feeds the first and the last op of a long chain: the last step's inputs are
     further apart than the window holds even at 10 px text."""
-    x = Value(0.5, label="x")
-    y = x
-    for _ in range(30):
-        y = y.tanh()
-    page = open_page(to_html(y * x, tmp_path / "long.html"), SIZES["800"])
+    page = open_page(to_html(long_chain(), tmp_path / "long.html"), SIZES["800"])
     page.keyboard.press("ArrowRight")
     out = page.evaluate(IN_VIEW)
     assert out == ["n0"]  # only x, far to the left, is out of view
