@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from test_show_tensor import mlp as tensor_mlp
 
-from chaingrad import Value, explain
+from chaingrad import Tensor, Value, explain
 from chaingrad.errors import RendererNotFoundError
 from chaingrad.nn import MLP
 from chaingrad.show import page as page_module
@@ -50,6 +50,17 @@ def wide() -> Value:
     """Numbers whose texts are wider than the fields' least width, in data and in grads."""
     x, w = Value(123456.789, label="x"), Value(-1.234e-7, label="w")
     return (x * w * x).tanh() * x * x
+
+
+def tensor_reuse() -> Tensor:
+    """``b = a + a; c = (b + b).sum()`` on a Tensor ``a`` of three entries: the naive walk
+    gets 8 in each entry of a.grad, the right answer is 4."""
+    a = Tensor([1.0, 2.0, 3.0], requires_grad=True, label="a")
+    b = a + a
+    b.label = "b"
+    c = (b + b).sum()
+    c.label = "c"
+    return c
 
 
 def long_chain() -> Value:
@@ -269,6 +280,31 @@ def test_the_naive_order_is_on_the_page(tmp_path, graphs):
     assert payload_of(to_html(graphs["neuron"](), tmp_path / "n.html"))["naive"]["differ"] == []
 
 
+def test_the_naive_order_of_a_tensor_graph_is_on_the_page(tmp_path, teaching_graphs):
+    """The same replay as on Values, with arrays: what it gets wrong beside the right values."""
+    path = to_html(tensor_reuse(), tmp_path / "page.html")
+    assert 'value="naive" disabled' not in Path(path).read_text()
+    naive = payload_of(path)["naive"]
+    assert [s["title"].split(".")[0] for s in naive["steps"]] == ["c", "add1", "b", "b"]
+    assert [u["change"] for u in naive["steps"][-1]["updates"]] == [
+        "a.grad norm: 6.9282 -> 10.3923", "a.grad norm: 10.3923 -> 13.8564"]
+    assert naive["steps"][-1]["updates"][-1]["grad"] == ["grad (3,), norm 13.8564"] * 2
+    assert naive["differ"] == [{
+        "id": "n0", "badge": "correct: (3,), norm 6.9282",
+        "text": "a.grad: naive [8.0000, 8.0000, 8.0000], correct [4.0000, 4.0000, 4.0000]"}]
+    assert "b (2 times)" in naive["summary"]
+    a = Tensor(np.ones((50, 50)), requires_grad=True, label="a")
+    for _ in range(12):  # 4096 paths from the root to a: the walk stops at 4 calls a step
+        a = a + a
+    naive = payload_of(to_html(a.sum(), tmp_path / "paths.html"))["naive"]
+    assert len(naive["steps"]) == 4 * 13 and "was stopped there" in naive["summary"]
+    # no reuse, and b's gradient summed back over the batch: the two orders agree
+    payload = payload_of(to_html(teaching_graphs["tensor"]()[0], tmp_path / "t.html"))
+    assert payload["naive"]["differ"] == []
+    assert [s["updates"] for s in payload["naive"]["steps"]] == [
+        s["updates"] for s in payload["steps"]]
+
+
 def test_the_forward_pass_names_each_op(tmp_path, graphs):
     payload = payload_of(to_html(graphs["neuron"](), tmp_path / "page.html"))
     assert [f["text"] for f in payload["forward"]] == [
@@ -342,7 +378,7 @@ def test_html_page_for_a_tensor_graph(tmp_path):
         shown = expected_grads(root, done)
         assert {u["id"]: u["grad"][0] for u in step["updates"]}.items() <= shown.items()
     assert "matmul : transpose1.grad += x.data.T @ out.grad" in text
-    assert payload["naive"] is None and 'value="naive" disabled' in text
+    assert payload["naive"]["differ"] == []  # every node is used once
 
 
 # ---- the page in Chromium ----
@@ -488,6 +524,25 @@ def test_the_naive_order_shows_8_against_4(tmp_path, graphs, open_page, size):
     page.keyboard.press("End")
     shown = state(page)
     assert shown["count"] == "step 2 of 2" and float(shown["grads"]["n0"]) == 4.0
+
+
+def test_the_naive_order_steps_on_a_tensor_graph(tmp_path, open_page):
+    page = open_page(to_html(tensor_reuse(), tmp_path / "reuse.html"), SIZES["800"])
+    page.select_option("#mode", "naive")
+    assert state(page)["count"] == "step 0 of 4"
+    for done in range(1, 5):
+        page.keyboard.press("ArrowRight")
+        assert state(page)["count"] == f"step {done} of 4"
+        assert page.evaluate(IN_VIEW) == [], f"after step {done}"
+    shown = state(page)
+    assert shown["shown"]["n0"] == shown["grads"]["n0"] == "grad (3,), norm 13.8564"
+    assert ("a.grad: naive [8.0000, 8.0000, 8.0000], correct [4.0000, 4.0000, 4.0000]"
+            in shown["live"])
+    assert page.text_content("#n0 .badge") == "correct: (3,), norm 6.9282"
+    assert "differs" in page.get_attribute("#n0", "class")
+    page.select_option("#mode", "correct")
+    page.keyboard.press("End")
+    assert state(page)["shown"]["n0"] == "grad (3,), norm 6.9282"
 
 
 def test_the_forward_pass_comes_first_when_asked(tmp_path, graphs, open_page):
