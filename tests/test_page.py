@@ -6,7 +6,8 @@ CHAINGRAD_NO_SKIPS=1, as on CI, a skip fails the run). They walk the four graphs
 README and the issue (the neuron, ``b = a + a; c = b + b``, an MLP(2, [3, 1]) with a
 squared loss, a small Tensor graph) at 1280x800 and 800x600 and check at every step that
 what the step is about is on screen. They save screenshots; with
-CHAINGRAD_SCREENSHOTS=docs/images they remake the README's.
+CHAINGRAD_SCREENSHOTS=docs/images they remake the README's (the MLP's page is the one the
+README's snippet writes, the snippet run as it is written).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from chaingrad.show.steps import backward_steps
 
 pytestmark = pytest.mark.slow  # a real browser, every step of four graphs at two sizes
 
+README = Path(__file__).parent.parent / "README.md"
 MONOSPACE_14PX = 8.43  # the advance of a 14px DejaVu Sans Mono character, the widest usual
 SIZES = {"1280": (1280, 800), "800": (800, 600)}
 
@@ -79,6 +81,23 @@ def graphs(teaching_graphs):
     of ``mixed`` or ``wide``."""
     roots = {name: (lambda make=make: make()[0]) for name, make in teaching_graphs.items()}
     return roots | {"mixed": mixed, "wide": wide}
+
+
+def readme_snippet() -> str:
+    """The code of the README's section "The step-by-step page", which writes loss.html:
+    the page of the README's screenshot."""
+    readme = README.read_text(encoding="utf-8")
+    section = readme.split("### The step-by-step page\n")[1].split("\n## ")[0]
+    (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    return code
+
+
+def run_readme_snippet(folder: Path, monkeypatch) -> dict:
+    """The names the README's snippet defines, run as it is written, in ``folder``."""
+    monkeypatch.chdir(folder)
+    names: dict = {}
+    exec(readme_snippet(), names)
+    return names
 
 
 # ---- reading a page ----
@@ -174,6 +193,16 @@ def test_page_holds_every_value_and_the_real_steps(tmp_path, graphs, name):
         assert [u["text"] for u in shown["updates"]] == [u.text(step.op) for u in step.updates]
         assert [u["grad"] for u in shown["updates"]] == [
             [repr(u.after), "grad " + format_number(u.after)] for u in step.updates]
+
+
+def test_the_readme_snippet_writes_the_names_its_screenshot_shows(tmp_path, monkeypatch):
+    """x0, x1 and "backward of loss", as in docs/images/page_mlp_1280.png."""
+    run_readme_snippet(tmp_path, monkeypatch)
+    text = (tmp_path / "loss.html").read_text(encoding="utf-8")
+    shown = {v["data-name"] for v in parse(str(tmp_path / "loss.html")).values.values()}
+    assert {"x0", "x1", "y", "loss", "0.weight[1, 0]", "2.bias[0]"} <= shown
+    assert [name for name in shown if name.startswith("leaf")] == ["leaf1"]  # the -1 of - y
+    assert "<title>backward of loss</title>" in text and "<h1>backward of loss</h1>" in text
 
 
 def test_the_formulas_are_explains(tmp_path, graphs):
@@ -455,15 +484,17 @@ def state(page) -> dict:
 
 
 README_SHOTS = {"mlp_1280", "reuse_naive_800"}  # the README shows these
+# where to remake them: resolved now, since a test may run the README's snippet elsewhere
+SHOTS_FOLDER = os.environ.get("CHAINGRAD_SCREENSHOTS")
+SHOTS_FOLDER = Path(SHOTS_FOLDER).resolve() if SHOTS_FOLDER else None
 
 
 def screenshot(page, tmp_path, name: str) -> None:
     """Save a screenshot beside the test's files; the README's also into
     $CHAINGRAD_SCREENSHOTS if set (docs/images, to remake them)."""
     page.screenshot(path=str(tmp_path / f"page_{name}.png"))
-    folder = os.environ.get("CHAINGRAD_SCREENSHOTS")
-    if folder and name in README_SHOTS:
-        page.screenshot(path=str(Path(folder) / f"page_{name}.png"))
+    if SHOTS_FOLDER and name in README_SHOTS:
+        page.screenshot(path=str(SHOTS_FOLDER / f"page_{name}.png"))
 
 
 SHOT_AT = {"neuron": 2, "reuse": 2, "mlp": 9, "tensor": 2}
@@ -471,12 +502,19 @@ SHOT_AT = {"neuron": 2, "reuse": 2, "mlp": 9, "tensor": 2}
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("name", ["neuron", "reuse", "mlp", "tensor"])
-def test_every_step_is_in_view_and_right(tmp_path, teaching_graphs, open_page, name, size):
+def test_every_step_is_in_view_and_right(tmp_path, monkeypatch, teaching_graphs, open_page,
+                                         name, size):
     """At every step: the controls, "step k of N", the running node, its op, each input it
     updates and the formula with before -> after on screen, the page neither wider nor
-    taller than the window, text of 10 px or more, every gradient the engine's."""
-    root, params = teaching_graphs[name]()
-    page = open_page(to_html(root, tmp_path / f"{name}.html", params=params), SIZES[size])
+    taller than the window, text of 10 px or more, every gradient the engine's. The MLP's
+    page is the one the README's snippet writes, run as written: the README's screenshot."""
+    if name == "mlp":
+        made = run_readme_snippet(tmp_path, monkeypatch)
+        root, params, path = made["loss"], made["model"], tmp_path / "loss.html"
+    else:
+        root, params = teaching_graphs[name]()
+        path = to_html(root, tmp_path / f"{name}.html", params=params)
+    page = open_page(path, SIZES[size])
     steps = backward_steps(root, accumulate=False, params=params)
     total = len(steps)
     for done in range(total + 1):
@@ -500,10 +538,9 @@ def test_every_step_is_in_view_and_right(tmp_path, teaching_graphs, open_page, n
             screenshot(page, tmp_path, f"{name}_{size}")
     assert page.is_disabled("#step")
     if not hasattr(root._value, "shape"):
-        engine = teaching_graphs[name]()[0]
-        engine.backward()
+        root.backward()  # the page left every .grad as it was
         assert [float(shown["grads"][f"n{i}"]) for i in range(len(shown["grads"]))] == [
-            node.grad for node in reading_order(engine)]
+            node.grad for node in reading_order(root)]
 
 
 @pytest.mark.parametrize("size", SIZES)
