@@ -73,11 +73,11 @@ def to_html(
     """Write a self-contained page that steps through ``root``'s backward; return the path.
 
     The page steps forward and back (buttons, arrow keys, space to play, Home/End), plays
-    at a chosen speed, goes to any step, zooms (text never below 10 px), can run the
-    forward pass first, and can replay the naive recursive backward instead of the
-    topological one (on Values or Tensors), so that its wrong gradients show on the graph. The
-    gradients are computed with ``backward_steps(root, accumulate=False)``: every
-    ``.grad`` is left as it was.
+    at a chosen speed, goes to any step, zooms (text never below 10 px, but for "fit",
+    which shows the whole graph however wide), can run the forward pass first, and can
+    replay the naive recursive backward instead of the topological one (on Values or
+    Tensors), so that its wrong gradients show on the graph. The gradients are computed
+    with ``backward_steps(root, accumulate=False)``: every ``.grad`` is left as it was.
 
     Args:
         root: The Value or Tensor whose backward to show.
