@@ -345,7 +345,7 @@ def _shapes(order: list, ids: dict[int, str], names: dict[int, str],
     grads: dict[str, list[str]] = {key: [node["start"][1]] for key, node in
                                     payload["nodes"].items()}
     grads[payload["root"]].append(payload["seed"][1])
-    naive = payload["naive"]["steps"] if payload["naive"] else []
+    naive = payload["naive"]["steps"]
     for step in payload["steps"] + naive:
         for update in step["updates"]:
             grads[update["id"]].append(update["grad"][1])
