@@ -6,7 +6,8 @@ CHAINGRAD_NO_SKIPS=1, as on CI, a skip fails the run). They walk the four graphs
 README and the issue (the neuron, ``b = a + a; c = b + b``, an MLP(2, [3, 1]) with a
 squared loss, a small Tensor graph) at 1280x800 and 800x600 and check at every step that
 what the step is about is on screen. They save screenshots; with
-CHAINGRAD_SCREENSHOTS=docs/images they remake the README's.
+CHAINGRAD_SCREENSHOTS=docs/images they remake the README's (the MLP's page is the one the
+README's snippet writes, the snippet run as it is written).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 import pytest
 from test_show_tensor import mlp as tensor_mlp
 
-from chaingrad import Value, explain
+from chaingrad import Tensor, Value, explain
 from chaingrad.errors import RendererNotFoundError
 from chaingrad.nn import MLP
 from chaingrad.show import page as page_module
@@ -33,6 +34,7 @@ from chaingrad.show.steps import backward_steps
 
 pytestmark = pytest.mark.slow  # a real browser, every step of four graphs at two sizes
 
+README = Path(__file__).parent.parent / "README.md"
 MONOSPACE_14PX = 8.43  # the advance of a 14px DejaVu Sans Mono character, the widest usual
 SIZES = {"1280": (1280, 800), "800": (800, 600)}
 
@@ -52,12 +54,50 @@ def wide() -> Value:
     return (x * w * x).tanh() * x * x
 
 
+def tensor_reuse() -> Tensor:
+    """``b = a + a; c = (b + b).sum()`` on a Tensor ``a`` of three entries: the naive walk
+    gets 8 in each entry of a.grad, the right answer is 4."""
+    a = Tensor([1.0, 2.0, 3.0], requires_grad=True, label="a")
+    b = a + a
+    b.label = "b"
+    c = (b + b).sum()
+    c.label = "c"
+    return c
+
+
+def long_chain() -> Value:
+    """x feeds the first and the last op of a chain of 30 tanh: a drawing far wider than
+    any window."""
+    x = Value(0.5, label="x")
+    y = x
+    for _ in range(30):
+        y = y.tanh()
+    return y * x
+
+
 @pytest.fixture(scope="module")
 def graphs(teaching_graphs):
     """name -> make(): a fresh root of one of the four teaching graphs (conftest.py), or
     of ``mixed`` or ``wide``."""
     roots = {name: (lambda make=make: make()[0]) for name, make in teaching_graphs.items()}
     return roots | {"mixed": mixed, "wide": wide}
+
+
+def readme_snippet() -> str:
+    """The code of the README's section "The step-by-step page", which writes loss.html:
+    the page of the README's screenshot."""
+    readme = README.read_text(encoding="utf-8")
+    section = readme.split("### The step-by-step page\n")[1].split("\n## ")[0]
+    (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    return code
+
+
+def run_readme_snippet(folder: Path, monkeypatch) -> dict:
+    """The names the README's snippet defines, run as it is written, in ``folder``."""
+    monkeypatch.chdir(folder)
+    names: dict = {}
+    exec(readme_snippet(), names)
+    return names
 
 
 # ---- reading a page ----
@@ -153,6 +193,16 @@ def test_page_holds_every_value_and_the_real_steps(tmp_path, graphs, name):
         assert [u["text"] for u in shown["updates"]] == [u.text(step.op) for u in step.updates]
         assert [u["grad"] for u in shown["updates"]] == [
             [repr(u.after), "grad " + format_number(u.after)] for u in step.updates]
+
+
+def test_the_readme_snippet_writes_the_names_its_screenshot_shows(tmp_path, monkeypatch):
+    """x0, x1 and "backward of loss", as in docs/images/page_mlp_1280.png."""
+    run_readme_snippet(tmp_path, monkeypatch)
+    text = (tmp_path / "loss.html").read_text(encoding="utf-8")
+    shown = {v["data-name"] for v in parse(str(tmp_path / "loss.html")).values.values()}
+    assert {"x0", "x1", "y", "loss", "0.weight[1, 0]", "2.bias[0]"} <= shown
+    assert [name for name in shown if name.startswith("leaf")] == ["leaf1"]  # the -1 of - y
+    assert "<title>backward of loss</title>" in text and "<h1>backward of loss</h1>" in text
 
 
 def test_the_formulas_are_explains(tmp_path, graphs):
@@ -259,6 +309,31 @@ def test_the_naive_order_is_on_the_page(tmp_path, graphs):
     assert payload_of(to_html(graphs["neuron"](), tmp_path / "n.html"))["naive"]["differ"] == []
 
 
+def test_the_naive_order_of_a_tensor_graph_is_on_the_page(tmp_path, teaching_graphs):
+    """The same replay as on Values, with arrays: what it gets wrong beside the right values."""
+    path = to_html(tensor_reuse(), tmp_path / "page.html")
+    assert 'value="naive" disabled' not in Path(path).read_text()
+    naive = payload_of(path)["naive"]
+    assert [s["title"].split(".")[0] for s in naive["steps"]] == ["c", "add1", "b", "b"]
+    assert [u["change"] for u in naive["steps"][-1]["updates"]] == [
+        "a.grad norm: 6.9282 -> 10.3923", "a.grad norm: 10.3923 -> 13.8564"]
+    assert naive["steps"][-1]["updates"][-1]["grad"] == ["grad (3,), norm 13.8564"] * 2
+    assert naive["differ"] == [{
+        "id": "n0", "badge": "correct: (3,), norm 6.9282",
+        "text": "a.grad: naive [8.0000, 8.0000, 8.0000], correct [4.0000, 4.0000, 4.0000]"}]
+    assert "b (2 times)" in naive["summary"]
+    a = Tensor(np.ones((50, 50)), requires_grad=True, label="a")
+    for _ in range(12):  # 4096 paths from the root to a: the walk stops at 4 calls a step
+        a = a + a
+    naive = payload_of(to_html(a.sum(), tmp_path / "paths.html"))["naive"]
+    assert len(naive["steps"]) == 4 * 13 and "was stopped there" in naive["summary"]
+    # no reuse, and b's gradient summed back over the batch: the two orders agree
+    payload = payload_of(to_html(teaching_graphs["tensor"]()[0], tmp_path / "t.html"))
+    assert payload["naive"]["differ"] == []
+    assert [s["updates"] for s in payload["naive"]["steps"]] == [
+        s["updates"] for s in payload["steps"]]
+
+
 def test_the_forward_pass_names_each_op(tmp_path, graphs):
     payload = payload_of(to_html(graphs["neuron"](), tmp_path / "page.html"))
     assert [f["text"] for f in payload["forward"]] == [
@@ -332,7 +407,7 @@ def test_html_page_for_a_tensor_graph(tmp_path):
         shown = expected_grads(root, done)
         assert {u["id"]: u["grad"][0] for u in step["updates"]}.items() <= shown.items()
     assert "matmul : transpose1.grad += x.data.T @ out.grad" in text
-    assert payload["naive"] is None and 'value="naive" disabled' in text
+    assert payload["naive"]["differ"] == []  # every node is used once
 
 
 # ---- the page in Chromium ----
@@ -409,15 +484,17 @@ def state(page) -> dict:
 
 
 README_SHOTS = {"mlp_1280", "reuse_naive_800"}  # the README shows these
+# where to remake them: resolved now, since a test may run the README's snippet elsewhere
+SHOTS_FOLDER = os.environ.get("CHAINGRAD_SCREENSHOTS")
+SHOTS_FOLDER = Path(SHOTS_FOLDER).resolve() if SHOTS_FOLDER else None
 
 
 def screenshot(page, tmp_path, name: str) -> None:
     """Save a screenshot beside the test's files; the README's also into
     $CHAINGRAD_SCREENSHOTS if set (docs/images, to remake them)."""
     page.screenshot(path=str(tmp_path / f"page_{name}.png"))
-    folder = os.environ.get("CHAINGRAD_SCREENSHOTS")
-    if folder and name in README_SHOTS:
-        page.screenshot(path=str(Path(folder) / f"page_{name}.png"))
+    if SHOTS_FOLDER and name in README_SHOTS:
+        page.screenshot(path=str(SHOTS_FOLDER / f"page_{name}.png"))
 
 
 SHOT_AT = {"neuron": 2, "reuse": 2, "mlp": 9, "tensor": 2}
@@ -425,12 +502,19 @@ SHOT_AT = {"neuron": 2, "reuse": 2, "mlp": 9, "tensor": 2}
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("name", ["neuron", "reuse", "mlp", "tensor"])
-def test_every_step_is_in_view_and_right(tmp_path, teaching_graphs, open_page, name, size):
+def test_every_step_is_in_view_and_right(tmp_path, monkeypatch, teaching_graphs, open_page,
+                                         name, size):
     """At every step: the controls, "step k of N", the running node, its op, each input it
     updates and the formula with before -> after on screen, the page neither wider nor
-    taller than the window, text of 10 px or more, every gradient the engine's."""
-    root, params = teaching_graphs[name]()
-    page = open_page(to_html(root, tmp_path / f"{name}.html", params=params), SIZES[size])
+    taller than the window, text of 10 px or more, every gradient the engine's. The MLP's
+    page is the one the README's snippet writes, run as written: the README's screenshot."""
+    if name == "mlp":
+        made = run_readme_snippet(tmp_path, monkeypatch)
+        root, params, path = made["loss"], made["model"], tmp_path / "loss.html"
+    else:
+        root, params = teaching_graphs[name]()
+        path = to_html(root, tmp_path / f"{name}.html", params=params)
+    page = open_page(path, SIZES[size])
     steps = backward_steps(root, accumulate=False, params=params)
     total = len(steps)
     for done in range(total + 1):
@@ -454,10 +538,9 @@ def test_every_step_is_in_view_and_right(tmp_path, teaching_graphs, open_page, n
             screenshot(page, tmp_path, f"{name}_{size}")
     assert page.is_disabled("#step")
     if not hasattr(root._value, "shape"):
-        engine = teaching_graphs[name]()[0]
-        engine.backward()
+        root.backward()  # the page left every .grad as it was
         assert [float(shown["grads"][f"n{i}"]) for i in range(len(shown["grads"]))] == [
-            node.grad for node in reading_order(engine)]
+            node.grad for node in reading_order(root)]
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -478,6 +561,25 @@ def test_the_naive_order_shows_8_against_4(tmp_path, graphs, open_page, size):
     page.keyboard.press("End")
     shown = state(page)
     assert shown["count"] == "step 2 of 2" and float(shown["grads"]["n0"]) == 4.0
+
+
+def test_the_naive_order_steps_on_a_tensor_graph(tmp_path, open_page):
+    page = open_page(to_html(tensor_reuse(), tmp_path / "reuse.html"), SIZES["800"])
+    page.select_option("#mode", "naive")
+    assert state(page)["count"] == "step 0 of 4"
+    for done in range(1, 5):
+        page.keyboard.press("ArrowRight")
+        assert state(page)["count"] == f"step {done} of 4"
+        assert page.evaluate(IN_VIEW) == [], f"after step {done}"
+    shown = state(page)
+    assert shown["shown"]["n0"] == shown["grads"]["n0"] == "grad (3,), norm 13.8564"
+    assert ("a.grad: naive [8.0000, 8.0000, 8.0000], correct [4.0000, 4.0000, 4.0000]"
+            in shown["live"])
+    assert page.text_content("#n0 .badge") == "correct: (3,), norm 6.9282"
+    assert "differs" in page.get_attribute("#n0", "class")
+    page.select_option("#mode", "correct")
+    page.keyboard.press("End")
+    assert state(page)["shown"]["n0"] == "grad (3,), norm 6.9282"
 
 
 def test_the_forward_pass_comes_first_when_asked(tmp_path, graphs, open_page):
@@ -560,6 +662,8 @@ def text_px_js() -> str:
 
 
 def test_zoom_keeps_text_at_10_px_or_more(tmp_path, teaching_graphs, open_page):
+    """Zooming out by hand, or to follow a step, stops at 10 px text; only "fit" goes
+    further, to show a graph whole that is too wide for 10 px text."""
     loss, model = teaching_graphs["mlp"]()
     page = open_page(to_html(loss, tmp_path / "mlp.html", params=model), SIZES["800"])
     text_px = text_px_js()
@@ -569,9 +673,12 @@ def test_zoom_keeps_text_at_10_px_or_more(tmp_path, teaching_graphs, open_page):
     assert page.evaluate(text_px) == pytest.approx(10.0)
     page.keyboard.press("+")
     assert page.evaluate(text_px) > 10.0
-    page.click("#fit")  # the MLP is too wide to fit: as small as readable
-    assert page.evaluate(text_px) == pytest.approx(10.0)
-    for _ in range(3):
+    page.click("#fit")  # the MLP is too wide for 10 px text: "fit" shows it whole, smaller
+    fitted = page.evaluate(text_px)
+    assert fitted < 10.0
+    page.keyboard.press("-")  # by hand, no further down
+    assert page.evaluate(text_px) == pytest.approx(fitted)
+    for _ in range(9):
         page.click("#zoomin")
     assert page.evaluate(text_px) > start
     page.keyboard.press("ArrowRight")
@@ -588,6 +695,52 @@ def test_fit_shows_a_small_graph_whole(tmp_path, graphs, open_page):
     assert page.evaluate(width) > page.evaluate(box)
     page.click("#fit")
     assert page.evaluate(width) <= page.evaluate(box)
+
+
+OUTSIDE_THE_FRAME = """() => {
+  const box = document.getElementById("scroll"), b = box.getBoundingClientRect(), slack = 0.5;
+  const left = b.left + box.clientLeft, top = b.top + box.clientTop;
+  const right = left + box.clientWidth, bottom = top + box.clientHeight;
+  return [...document.querySelectorAll("g.value rect, g.op ellipse")].filter((el) => {
+    const r = el.getBoundingClientRect();
+    return r.left < left - slack || r.top < top - slack || r.right > right + slack ||
+      r.bottom > bottom + slack;
+  }).map((el) => el.parentNode.id);
+}"""
+
+ROOM_LEFT = """() => {
+  const box = document.getElementById("scroll");
+  const svg = document.getElementById("graph").getBoundingClientRect();
+  return Math.min(box.clientWidth - svg.width, box.clientHeight - svg.height);
+}"""
+
+FIT_SIZES = SIZES | {"narrow": (400, 720)}
+
+
+@pytest.mark.parametrize("size", FIT_SIZES)
+@pytest.mark.parametrize("name", ["neuron", "reuse", "mlp", "tensor", "chain"])
+def test_fit_puts_every_box_inside_the_frame(tmp_path, teaching_graphs, open_page, name,
+                                             size):
+    """"fit" shows the whole graph, however wide (the MLP at 10 px text is wider than any
+    of these windows), as large as the frame holds it, and keeps it whole while stepping."""
+    root, params = (long_chain(), None) if name == "chain" else teaching_graphs[name]()
+    page = open_page(to_html(root, tmp_path / f"{name}.html", params=params), FIT_SIZES[size])
+    zoom = "Number(document.getElementById('graph').dataset.zoom)"
+    before = page.evaluate(zoom)
+    page.click("#fit")
+    assert page.evaluate(OUTSIDE_THE_FRAME) == []
+    assert page.evaluate(ROOM_LEFT) <= 8 or page.evaluate(zoom) == 1.5  # as large as fits
+    assert page.get_attribute("#fit", "aria-pressed") == "true"
+    page.keyboard.press("End")  # the last step's text is longer: the frame is smaller
+    assert page.evaluate(OUTSIDE_THE_FRAME) == []
+    page.keyboard.press("Home")
+    page.click("#fit")  # pressed again: the zoom of before
+    assert page.evaluate(zoom) == before and page.get_attribute("#fit", "aria-pressed") == "false"
+    page.click("#fit")
+    fitted = page.evaluate(zoom)
+    page.keyboard.press("+")  # zooming by hand also ends "fit"
+    page.keyboard.press("Home")
+    assert page.evaluate(zoom) == pytest.approx(fitted * 1.2, rel=1e-3)
 
 
 def test_nodes_are_named_for_a_screen_reader(tmp_path, graphs, open_page):
@@ -677,11 +830,7 @@ def test_the_builtin_layout_passes_the_same_checks_in_the_browser(tmp_path, teac
 def test_a_step_too_wide_for_the_window_keeps_its_running_node_in_view(tmp_path, open_page):
     """x feeds the first and the last op of a long chain: the last step's inputs are
     further apart than the window holds even at 10 px text."""
-    x = Value(0.5, label="x")
-    y = x
-    for _ in range(30):
-        y = y.tanh()
-    page = open_page(to_html(y * x, tmp_path / "long.html"), SIZES["800"])
+    page = open_page(to_html(long_chain(), tmp_path / "long.html"), SIZES["800"])
     page.keyboard.press("ArrowRight")
     out = page.evaluate(IN_VIEW)
     assert out == ["n0"]  # only x, far to the left, is out of view

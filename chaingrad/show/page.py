@@ -12,14 +12,15 @@ gradient shown, and ``#status`` carries ``data-step`` / ``data-steps``.
 
 A Tensor graph gets the same page with shapes instead of numbers: each node shows
 ``data (4, 3) float32`` and its gradient's shape and norm (``grad (4, 3), norm 1.2345``),
-which is also its ``data-grad``; ``data-data`` holds the data's shape and dtype.
+which is also its ``data-grad``; ``data-data`` holds the data's shape and dtype. Its naive
+order is the same replay with arrays; where it goes wrong, the page gives the entries of
+both gradients (of a small one) or their norms.
 """
 
 from __future__ import annotations
 
 import html
 import json
-import math
 import os
 from dataclasses import dataclass
 from importlib import resources
@@ -35,7 +36,7 @@ from .dot import (
     reuse_marks,
 )
 from .layout import Graph, Layout, builtin_layout, graphviz_layout
-from .naive import naive_steps
+from .naive import naive_steps, same_grad
 from .names import (
     check_root,
     format_number,
@@ -54,7 +55,9 @@ CHAR_W = 8.45  # a 14px monospace character's advance (DejaVu Sans Mono 8.43, Co
 PAD = 12  # room around a field's text
 ROW_H = 24  # a record's rows: data above grad
 OP_H = 30
-NAIVE_CALLS = 1000  # the naive walk shown on the page stops after this many calls
+NAIVE_CALLS = 1000  # the naive walk shown on the page stops after this many calls,
+NAIVE_CALLS_PER_STEP = 4  # and on a Tensor graph after this many per topological step (each
+# call's arrays are kept for the page: a long walk over large weights would fill the memory)
 AUTO_TIMEOUT = 20.0  # seconds Graphviz may take for layout='auto' (1000 nodes: about 1 s)
 
 
@@ -70,11 +73,11 @@ def to_html(
     """Write a self-contained page that steps through ``root``'s backward; return the path.
 
     The page steps forward and back (buttons, arrow keys, space to play, Home/End), plays
-    at a chosen speed, goes to any step, zooms (text never below 10 px), can run the
-    forward pass first, and can replay the naive recursive backward instead of the
-    topological one (Value graphs), so that its wrong gradients show on the graph. The
-    gradients are computed with ``backward_steps(root, accumulate=False)``: every
-    ``.grad`` is left as it was.
+    at a chosen speed, goes to any step, zooms (text never below 10 px, but for "fit",
+    which shows the whole graph however wide), can run the forward pass first, and can
+    replay the naive recursive backward instead of the topological one (on Values or
+    Tensors), so that its wrong gradients show on the graph. The gradients are computed
+    with ``backward_steps(root, accumulate=False)``: every ``.grad`` is left as it was.
 
     Args:
         root: The Value or Tensor whose backward to show.
@@ -126,7 +129,6 @@ def to_html(
         data=json.dumps(payload).replace("<", "\\u003c"),  # no "</script>" inside the JSON
         script=_asset("page.js"),
         style=_asset("page.css"),
-        naive_disabled=" disabled" if payload["naive"] is None else "",
     )
     write_atomic(path, page.encode("utf-8"))
     return path
@@ -172,7 +174,7 @@ def _asset(name: str) -> str:
 def _payload(root: Any, order: list, ids: dict[int, str], names: dict[int, str], seed: Any,
              steps: list[Step], tensor: bool) -> dict:
     """The JSON the script reads: each node's texts, the seed, the forward pass, the steps
-    of the topological and (for Values) of the naive order, every text made here."""
+    of the topological and of the naive order, every text made here."""
     nodes = {}
     for node in order:
         data_text, data_attr = _data_texts(node, tensor)
@@ -192,7 +194,7 @@ def _payload(root: Any, order: list, ids: dict[int, str], names: dict[int, str],
                     + (grad_summary(seed) if tensor else format_number(seed)),
         "forward": [_forward_step(node, ids, names, tensor) for node in order if node._prev],
         "steps": [_step_texts(step, ids, tensor) for step in steps],
-        "naive": None if tensor else _naive(root, order, ids, names, steps),
+        "naive": _naive(root, order, ids, names, seed, steps, tensor),
         "fontPx": FONT_PX,
     }
     return payload
@@ -254,23 +256,25 @@ def _change(update: Any, tensor: bool) -> str:
     return f"{update.name}.grad norm: {before} -> {format_number(norm(update.after))}"
 
 
-def _naive(root: Any, order: list, ids: dict[int, str], names: dict[int, str],
-           steps: list[Step]) -> dict:
+def _naive(root: Any, order: list, ids: dict[int, str], names: dict[int, str], seed: Any,
+           steps: list[Step], tensor: bool) -> dict:
     """The naive recursive walk's steps, and where its gradients differ from the correct
     ones (shown at its last step)."""
-    naive, run = naive_steps(root, names, max_calls=NAIVE_CALLS)
-    correct = {id(node): 0.0 for node in order}
-    correct[id(root)] = 1.0
+    most = min(NAIVE_CALLS, NAIVE_CALLS_PER_STEP * len(steps)) if tensor else NAIVE_CALLS
+    naive, run = naive_steps(root, names, max_calls=most, grad=seed if tensor else None)
+    correct = {id(node): node._initial_grad for node in order}
+    correct[id(root)] = seed
     for step in steps:
         for update in step.updates:
             correct[id(update.input)] = update.after
     differ = []
     for node in order:
         right, wrong = correct[id(node)], run.grads[id(node)]
-        if not math.isclose(right, wrong, rel_tol=1e-9, abs_tol=1e-12):
-            differ.append({"id": ids[id(node)], "badge": f"correct: {format_number(right)}",
-                           "text": f"{names[id(node)]}.grad: naive {format_number(wrong)}, "
-                                   f"correct {format_number(right)}"})
+        if not same_grad(right, wrong):
+            badge = grad_summary(right) if tensor else format_number(right)
+            differ.append({"id": ids[id(node)], "badge": f"correct: {badge}",
+                           "text": f"{names[id(node)]}.grad: naive {_entries(wrong)}, "
+                                   f"correct {_entries(right)}"})
     runs: dict[int, int] = {}
     for node in run.calls:
         runs[id(node)] = runs.get(id(node), 0) + 1
@@ -285,8 +289,26 @@ def _naive(root: Any, order: list, ids: dict[int, str], names: dict[int, str],
     else:
         summary += "On this graph they agree: every _backward ran once, after all of its " \
                    "node's gradient had arrived."
-    return {"steps": [_step_texts(step, ids, False) for step in naive], "differ": differ,
+    return {"steps": [_step_texts(step, ids, tensor) for step in naive], "differ": differ,
             "summary": summary}
+
+
+def _entries(g: Any, most: int = 6) -> str:
+    """A gradient as a sentence can give it: a number; a Tensor's entries, when it has
+    ``most`` or fewer (``[8.0000, 8.0000]``); else its shape and norm."""
+    if g is None or not hasattr(g, "shape"):
+        return "None" if g is None else format_number(g)
+    if g.size > most:
+        return grad_summary(g)
+    if g.ndim == 0:
+        return format_number(g)
+
+    def nested(x: Any) -> str:
+        if isinstance(x, list):
+            return "[" + ", ".join(map(nested, x)) + "]"
+        return format_number(x)
+
+    return nested(g.tolist())
 
 
 # ---- the drawing ----
@@ -323,7 +345,7 @@ def _shapes(order: list, ids: dict[int, str], names: dict[int, str],
     grads: dict[str, list[str]] = {key: [node["start"][1]] for key, node in
                                     payload["nodes"].items()}
     grads[payload["root"]].append(payload["seed"][1])
-    naive = payload["naive"]["steps"] if payload["naive"] else []
+    naive = payload["naive"]["steps"]
     for step in payload["steps"] + naive:
         for update in step["updates"]:
             grads[update["id"]].append(update["grad"][1])

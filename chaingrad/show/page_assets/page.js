@@ -8,10 +8,13 @@
   const svg = byId("graph"), box = byId("scroll");
   const naturalWidth = Number(svg.getAttribute("width"));
   const naturalHeight = Number(svg.getAttribute("height"));
-  const MIN_ZOOM = 10 / data.fontPx;  // the drawing's text is never smaller than 10 px
+  const MIN_ZOOM = 10 / data.fontPx;  // zooming by hand or to follow: text of 10 px or more
   const MAX_ZOOM = 2.5;
   const MARGIN = 10;  // kept free around what the view follows
-  const state = { mode: "correct", forward: false, at: 0, timer: null, zoom: 1 };
+  // fit: while "fit" is pressed (until it is pressed again, or a zoom by hand), the whole
+  // drawing is kept in view; unfit: the zoom to go back to then
+  const state = { mode: "correct", forward: false, at: 0, timer: null, zoom: 1, fit: false,
+                  unfit: 1 };
 
   // every element the page changes, found once
   const nodes = {};
@@ -122,7 +125,9 @@
     byId("goto").max = String(last);
     byId("goto").value = String(state.at);
     byId("play").textContent = state.timer === null ? "play" : "pause";
-    follow(focus);
+    byId("fit").setAttribute("aria-pressed", String(state.fit));
+    if (state.fit) setZoom(wholeZoom(), 0);  // the texts above may have taken room
+    else follow(focus);
   }
 
   // a badge starts above its box's left edge, moved left if it would leave the drawing
@@ -244,11 +249,14 @@
     box.scrollTop += (r.top + r.bottom) / 2 - (v.top + v.height / 2);
   }
 
-  function setZoom(z) {
+  // zoom to z, keeping the centre of the view where it is. Text stays 10 px or more
+  // (MIN_ZOOM), or, once "fit" has made it smaller, no smaller; ``lowest`` overrides that
+  function setZoom(z, lowest) {
     const v = view();
     const cx = (box.scrollLeft + v.width / 2) / state.zoom;
     const cy = (box.scrollTop + v.height / 2) / state.zoom;
-    state.zoom = Math.max(MIN_ZOOM, Math.min(MAX_ZOOM, z));
+    const floor = lowest === undefined ? Math.min(MIN_ZOOM, state.zoom) : lowest;
+    state.zoom = Math.max(floor, Math.min(MAX_ZOOM, z));
     svg.style.width = (naturalWidth * state.zoom) + "px";
     svg.style.height = (naturalHeight * state.zoom) + "px";
     box.scrollLeft = cx * state.zoom - v.width / 2;
@@ -256,13 +264,28 @@
     svg.setAttribute("data-zoom", state.zoom.toFixed(4));
   }
 
-  // as large as the view holds the whole drawing, or as wide as the view if its height
-  // cannot fit; never below 10 px text
-  function fitZoom() {
-    const v = view();
-    const wide = (v.width - 4) / naturalWidth, tall = (v.height - 4) / naturalHeight;
-    const whole = Math.min(wide, tall);
-    return whole >= MIN_ZOOM ? Math.min(whole, 1.5) : Math.max(MIN_ZOOM, Math.min(wide, 1));
+  // the zoom at which the view holds the whole drawing (at most 1.5), whatever its text
+  // size: "fit" is the one way to see a graph too wide for 10 px text whole
+  function wholeZoom() {
+    // the view's size without scroll bars (which a drawing that fits does not have);
+    // its border is as wide on each side
+    const width = box.offsetWidth - 2 * box.clientLeft;
+    const height = box.offsetHeight - 2 * box.clientTop;
+    return Math.min((width - 4) / naturalWidth, (height - 4) / naturalHeight, 1.5);
+  }
+
+  // at first: the whole drawing if its text can be 10 px or more there, else its whole
+  // width (scrolling down) if that can, else actual size
+  function startZoom() {
+    const whole = wholeZoom(), wide = (view().width - 4) / naturalWidth;
+    if (whole >= MIN_ZOOM) return whole;
+    return wide >= MIN_ZOOM ? Math.min(wide, 1) : 1;
+  }
+
+  function zoomBy(factor) {  // by hand: the view stays where it is, "fit" ends
+    state.fit = false;
+    byId("fit").setAttribute("aria-pressed", "false");
+    setZoom(state.zoom * factor);
   }
 
   // ---- controls ----
@@ -317,9 +340,14 @@
     state.forward = byId("forward").checked;
     go(0);
   });
-  byId("zoomin").addEventListener("click", () => setZoom(state.zoom * 1.2));
-  byId("zoomout").addEventListener("click", () => setZoom(state.zoom / 1.2));
-  byId("fit").addEventListener("click", () => { setZoom(fitZoom()); render(); });
+  byId("zoomin").addEventListener("click", () => zoomBy(1.2));
+  byId("zoomout").addEventListener("click", () => zoomBy(1 / 1.2));
+  byId("fit").addEventListener("click", () => {
+    state.fit = !state.fit;
+    if (state.fit) state.unfit = state.zoom;
+    else setZoom(state.unfit, Math.min(MIN_ZOOM, state.unfit));
+    render();
+  });
   byId("history").addEventListener("toggle", () => render());  // less room: follow again
   window.addEventListener("resize", () => render());
   // After a click, a control gives the focus back, so that the keys below work at once
@@ -343,16 +371,15 @@
       " ": play,
       Home: () => { stop(); go(0); },
       End: () => { stop(); go(last); },
-      "+": () => setZoom(state.zoom * 1.2),
-      "=": () => setZoom(state.zoom * 1.2),
-      "-": () => setZoom(state.zoom / 1.2),
+      "+": () => zoomBy(1.2),
+      "=": () => zoomBy(1.2),
+      "-": () => zoomBy(1 / 1.2),
     };
     if (!(ev.key in keys)) return;
     ev.preventDefault();
     keys[ev.key]();
   });
 
-  const start = fitZoom();  // the whole width in view if readable, else actual size
-  setZoom(naturalWidth * start <= view().width ? start : 1);
+  setZoom(startZoom());
   render();
 })();
