@@ -8,138 +8,139 @@ are asked.
 """
 
 TORCH = frozenset("""
-    AVG AcceleratorError AggregationType AliasDb AnyType Argument ArgumentSpec AwaitType
-    BFloat16Storage BFloat16Tensor BenchmarkConfig BenchmarkExecutionStats Block BoolStorage
-    BoolTensor BoolType BufferDict ByteStorage ByteTensor CallStack Capsule CharStorage
-    CharTensor ClassType Code CompilationUnit CompleteArgumentSpec ComplexDoubleStorage
-    ComplexFloatStorage ComplexType ConcreteModuleType ConcreteModuleTypeBuilder
-    DeepCopyMemoTable DeserializationStorageContext DeviceObjType DictType
-    DisableTorchFunction DisableTorchFunctionSubclass DispatchKey DispatchKeySet
-    DoubleStorage DoubleTensor EnumType ErrorReport Event ExcludeDispatchKeyGuard
-    ExecutionPlan FatalError FileCheck FloatStorage FloatTensor FloatType FunctionSchema
-    Future FutureType Generator GradScaler Gradient Graph GraphExecutorState HalfStorage
-    HalfTensor IODescriptor InferredType IntStorage IntTensor IntType InterfaceType
-    JITException ListType LiteScriptModule LockingLogger LoggerBase LongStorage LongTensor
-    ModuleDict Node NoneType NoopLogger NumberType OperatorInfo OptionalType
-    OutOfMemoryError PRIVATE_OPS ParameterDict PyObjectType PyTorchFileReader
-    PyTorchFileWriter QInt32Storage QInt8Storage QUInt2x4Storage QUInt4x2Storage
-    QUInt8Storage RRefType SUM ScriptClass ScriptClassFunction ScriptDict ScriptDictIterator
-    ScriptDictKeyIterator ScriptFunction ScriptList ScriptListIterator ScriptMethod
-    ScriptModule ScriptModuleSerializer ScriptObject ScriptObjectProperty
-    SerializationStorageContext ShortStorage ShortTensor StaticModule Storage StorageBase
-    Stream StreamObjType StringType SymBool SymBoolType SymFloat SymInt SymIntType
-    TYPE_CHECKING Tag TensorType ThroughputBenchmark TracingState TupleType Type
-    TypedStorage USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH UnionType UntypedStorage Use
-    abs_ absolute accelerator acos acos_ acosh acosh_ adaptive_avg_pool1d
+    abs_ absolute accelerator AcceleratorError acos acos_ acosh acosh_ adaptive_avg_pool1d
     adaptive_max_pool1d addbmm addcdiv addcmul addmm addmv addmv_ addr adjoint
-    affine_grid_generator alias_copy alpha_dropout alpha_dropout_ aminmax amp angle ao
-    arccos arccos_ arccosh arccosh_ arcsin arcsin_ arcsinh arcsinh_ arctan arctan2 arctan_
-    arctanh arctanh_ are_deterministic_algorithms_enabled argsort argwhere as_strided
-    as_strided_ as_strided_copy as_strided_scatter asarray asin asin_ asinh asinh_ atan
-    atan2 atan_ atanh atanh_ atleast_1d atleast_2d atleast_3d autocast
-    autocast_decrement_nesting autocast_increment_nesting avg_pool1d backends baddbmm
-    bartlett_window batch_norm batch_norm_backward_elemt batch_norm_backward_reduce
-    batch_norm_elemt batch_norm_gather_stats batch_norm_gather_stats_with_counts
-    batch_norm_stats batch_norm_update_stats bernoulli bfloat16 bilinear
-    binary_cross_entropy_with_logits bincount binomial bit bits16 bits1x8 bits2x4 bits4x2
-    bits8 bitwise_and bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift
-    bitwise_xor blackman_window block_diag bmm broadcast_shapes broadcast_tensors
-    broadcast_to bucketize can_cast cartesian_prod ccol_indices_copy cdist cdouble ceil
-    ceil_ celu celu_ cfloat chain_matmul chalf channel_shuffle channels_last
-    channels_last_3d cholesky cholesky_inverse cholesky_solve choose_qparams_optimized chunk
-    clamp_ clamp_max clamp_max_ clamp_min clamp_min_ classes classproperty
-    clear_autocast_cache clip_ clone col_indices_copy column_stack combinations
-    compiled_with_cxx11_abi complex complex128 complex32 complex64 cond conj conj_physical
-    conj_physical_ constant_pad_nd contiguous_format conv1d conv2d conv3d conv_tbc
-    conv_transpose1d conv_transpose2d conv_transpose3d convolution copysign corrcoef cos_
-    cosh cosh_ cosine_embedding_loss cosine_similarity count_nonzero cov cpp cpu cross
+    affine_grid_generator AggregationType alias_copy AliasDb alpha_dropout alpha_dropout_
+    aminmax amp angle AnyType ao arccos arccos_ arccosh arccosh_ arcsin arcsin_ arcsinh
+    arcsinh_ arctan arctan2 arctan_ arctanh arctanh_ are_deterministic_algorithms_enabled
+    argsort Argument ArgumentSpec argwhere as_strided as_strided_ as_strided_copy
+    as_strided_scatter asarray asin asin_ asinh asinh_ atan atan2 atan_ atanh atanh_
+    atleast_1d atleast_2d atleast_3d autocast autocast_decrement_nesting
+    autocast_increment_nesting AVG avg_pool1d AwaitType backends baddbmm bartlett_window
+    batch_norm batch_norm_backward_elemt batch_norm_backward_reduce batch_norm_elemt
+    batch_norm_gather_stats batch_norm_gather_stats_with_counts batch_norm_stats
+    batch_norm_update_stats BenchmarkConfig BenchmarkExecutionStats bernoulli bfloat16
+    BFloat16Storage BFloat16Tensor bilinear binary_cross_entropy_with_logits bincount
+    binomial bit bits16 bits1x8 bits2x4 bits4x2 bits8 bitwise_and bitwise_left_shift
+    bitwise_not bitwise_or bitwise_right_shift bitwise_xor blackman_window Block block_diag
+    bmm BoolStorage BoolTensor BoolType broadcast_shapes broadcast_tensors broadcast_to
+    bucketize BufferDict ByteStorage ByteTensor CallStack can_cast Capsule cartesian_prod
+    ccol_indices_copy cdist cdouble ceil ceil_ celu celu_ cfloat chain_matmul chalf
+    channel_shuffle channels_last channels_last_3d CharStorage CharTensor cholesky
+    cholesky_inverse cholesky_solve choose_qparams_optimized chunk clamp_ clamp_max
+    clamp_max_ clamp_min clamp_min_ classes classproperty ClassType clear_autocast_cache
+    clip_ clone Code col_indices_copy column_stack combinations CompilationUnit
+    compiled_with_cxx11_abi CompleteArgumentSpec complex complex128 complex32 complex64
+    ComplexDoubleStorage ComplexFloatStorage ComplexType ConcreteModuleType
+    ConcreteModuleTypeBuilder cond conj conj_physical conj_physical_ constant_pad_nd
+    contiguous_format contrib conv1d conv2d conv3d conv_tbc conv_transpose1d
+    conv_transpose2d conv_transpose3d convolution copysign corrcoef cos_ cosh cosh_
+    cosine_embedding_loss cosine_similarity count_nonzero cov cpp cpu cross
     crow_indices_copy ctc_loss ctypes cudnn_affine_grid_generator cudnn_batch_norm
     cudnn_convolution cudnn_convolution_add_relu cudnn_convolution_relu
     cudnn_convolution_transpose cudnn_grid_sampler cudnn_is_acceptable cummax cummin cumprod
-    cumsum cumulative_trapezoid default_generator deg2rad deg2rad_ dequantize det detach
-    detach_ detach_copy diag diag_embed diagflat diagonal diagonal_copy diagonal_scatter
-    diff digamma dist distributed distributions divide dropout dropout_ dsmm dsplit dstack e
-    eig einsum embedding embedding_bag embedding_renorm_ empty_permuted empty_quantized
-    empty_strided eq erf erf_ erfc erfc_ erfinv exp2 exp2_ exp_ expand_copy expm1 expm1_
-    export fake_quantize_per_channel_affine fake_quantize_per_tensor_affine
+    cumsum cumulative_trapezoid DeepCopyMemoTable default_generator deg2rad deg2rad_
+    dequantize DeserializationStorageContext det detach detach_ detach_copy DeviceObjType
+    diag diag_embed diagflat diagonal diagonal_copy diagonal_scatter DictType diff digamma
+    DisableTorchFunction DisableTorchFunctionSubclass DispatchKey DispatchKeySet dist
+    distributed distributions divide DoubleStorage DoubleTensor dropout dropout_ dsmm dsplit
+    dstack e eig einsum embedding embedding_bag embedding_renorm_ empty_permuted
+    empty_quantized empty_strided EnumType eq erf erf_ erfc erfc_ erfinv ErrorReport Event
+    ExcludeDispatchKeyGuard ExecutionPlan exp2 exp2_ exp_ expand_copy expm1 expm1_ export
+    fake_quantize_per_channel_affine fake_quantize_per_tensor_affine FatalError
     fbgemm_linear_fp16_weight fbgemm_linear_fp16_weight_fp32_activation
     fbgemm_linear_int8_weight fbgemm_linear_int8_weight_fp32_activation
     fbgemm_linear_quantize_weight fbgemm_pack_gemm_matrix_fp16 fbgemm_pack_quantized_matrix
-    feature_alpha_dropout feature_alpha_dropout_ feature_dropout feature_dropout_ fft fill
-    fill_ finfo fix fix_ flip fliplr flipud float4_e2m1fn_x2 float8_e4m3fn float8_e4m3fnuz
-    float8_e5m2 float8_e5m2fnuz float8_e8m0fnu float_power floor floor_ floor_divide fmax
-    fmin fmod fork frac frac_ frexp frobenius_norm from_dlpack from_file frombuffer func
-    functools fused_moving_avg_obs_fake_quant futures fx gather gcd gcd_ ge geqrf ger
-    get_autocast_cpu_dtype get_autocast_dtype get_autocast_gpu_dtype get_autocast_ipu_dtype
-    get_autocast_xla_dtype get_deterministic_debug_mode get_device get_device_module
-    get_file_path get_float32_matmul_precision get_num_interop_threads get_num_threads glob
-    gradient greater greater_equal grid_sampler grid_sampler_2d grid_sampler_3d group_norm
-    gru gru_cell gt hamming_window hann_window hardshrink has_lapack has_mkl has_openmp
-    has_spectral hash_tensor heaviside hinge_embedding_loss histc histogram histogramdd hsmm
-    hsplit hspmm hstack hub hypot i0 i0_ igamma igammac iinfo imag import_ir_module
-    import_ir_module_from_buffer index_add index_copy index_fill index_put index_put_
-    index_reduce index_select indices_copy inf inference_mode init_num_threads initial_seed
-    inner inspect instance_norm int1 int2 int3 int4 int5 int6 int7 int_repr inverse
+    feature_alpha_dropout feature_alpha_dropout_ feature_dropout feature_dropout_ fft
+    FileCheck fill fill_ finfo fix fix_ flip fliplr flipud float4_e2m1fn_x2 float8_e4m3fn
+    float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu float_power FloatStorage
+    FloatTensor FloatType floor floor_ floor_divide fmax fmin fmod fork frac frac_ frexp
+    frobenius_norm from_dlpack from_file frombuffer func FunctionSchema functools
+    fused_moving_avg_obs_fake_quant Future futures FutureType fx gather gcd gcd_ ge
+    Generator geqrf ger get_autocast_cpu_dtype get_autocast_dtype get_autocast_gpu_dtype
+    get_autocast_ipu_dtype get_autocast_xla_dtype get_deterministic_debug_mode get_device
+    get_device_module get_file_path get_float32_matmul_precision get_num_interop_threads
+    get_num_threads glob Gradient gradient GradScaler Graph GraphExecutorState greater
+    greater_equal grid_sampler grid_sampler_2d grid_sampler_3d group_norm gru gru_cell gt
+    HalfStorage HalfTensor hamming_window hann_window hardshrink has_lapack has_mkl
+    has_openmp has_spectral hash_tensor heaviside hinge_embedding_loss histc histogram
+    histogramdd hsmm hsplit hspmm hstack hub hypot i0 i0_ igamma igammac iinfo imag
+    import_ir_module import_ir_module_from_buffer index_add index_copy index_fill index_put
+    index_put_ index_reduce index_select indices_copy inf inference_mode InferredType
+    init_num_threads initial_seed inner inspect instance_norm int1 int2 int3 int4 int5 int6
+    int7 int_repr InterfaceType IntStorage IntTensor IntType inverse IODescriptor
     is_anomaly_check_nan_enabled is_anomaly_enabled is_autocast_cache_enabled
     is_autocast_cpu_enabled is_autocast_enabled is_autocast_ipu_enabled
     is_autocast_xla_enabled is_complex is_conj is_deterministic_algorithms_warn_only_enabled
     is_distributed is_inference is_inference_mode_enabled is_neg is_nonzero is_same_size
     is_signed is_storage is_vulkan_available is_warn_always_enabled isclose isfinite isin
-    isinf isnan isneginf isposinf isreal istft jagged jit kaiser_window kl_div kron kthvalue
-    layer_norm layout lcm lcm_ ldexp ldexp_ le legacy_contiguous_format lerp less less_equal
-    lgamma library linalg lobpcg log10 log10_ log1p log1p_ log2 log2_ log_ logaddexp
-    logaddexp2 logcumsumexp logdet logical_and logical_not logical_or logical_xor logit
-    logit_ logspace logsumexp lstm lstm_cell lstsq lt lu lu_solve lu_unpack
+    isinf isnan isneginf isposinf isreal istft jagged jit JITException kaiser_window kl_div
+    kron kthvalue layer_norm layout lcm lcm_ ldexp ldexp_ le legacy_contiguous_format lerp
+    less less_equal lgamma library linalg ListType LiteScriptModule lobpcg LockingLogger
+    log10 log10_ log1p log1p_ log2 log2_ log_ logaddexp logaddexp2 logcumsumexp logdet
+    LoggerBase logical_and logical_not logical_or logical_xor logit logit_ logspace
+    logsumexp LongStorage LongTensor lstm lstm_cell lstsq lt lu lu_solve lu_unpack
     margin_ranking_loss masked masked_fill masked_scatter masked_select math matrix_exp
     matrix_power matrix_rank max_pool1d max_pool1d_with_indices max_pool2d max_pool3d median
     memory_format merge_type_from_type_comment meshgrid miopen_batch_norm miopen_convolution
     miopen_convolution_add_relu miopen_convolution_relu miopen_convolution_transpose
     miopen_ctc_loss miopen_depthwise_convolution miopen_rnn mkldnn_adaptive_avg_pool2d
     mkldnn_convolution mkldnn_linear_backward_weights mkldnn_max_pool2d mkldnn_max_pool3d
-    mkldnn_rnn_layer mode monitor moveaxis movedim mps msort mtia multinomial multiply
-    multiprocessing mv mvlgamma nan nan_to_num nan_to_num_ nanmean nanmedian nanquantile
-    nansum narrow narrow_copy native_batch_norm native_channel_shuffle native_dropout
-    native_group_norm native_layer_norm native_norm ne neg_ negative negative_ nested
-    newaxis nextafter nonzero nonzero_static norm_except_dim normal not_equal nuclear_norm
-    ops orgqr ormqr os outer overrides package pairwise_distance parse_ir parse_schema
-    parse_type_comment pca_lowrank pdist per_channel_affine per_channel_affine_float_qparams
-    per_channel_symmetric per_tensor_affine per_tensor_symmetric permute_copy pi pinverse
-    pixel_shuffle pixel_unshuffle platform poisson poisson_nll_loss polar polygamma positive
-    prelu prepare_multiprocessing_environment preserve_format prod profiler
-    profiler_allow_cudagraph_cupti_lazy_reinit_cuda12 promote_types put q_per_channel_axis
-    q_per_channel_scales q_per_channel_zero_points q_scale q_zero_point qint32 qint8 qr
-    qscheme quantile quantization quantize_per_channel quantize_per_tensor
+    mkldnn_rnn_layer mode ModuleDict monitor moveaxis movedim mps msort mtia multinomial
+    multiply multiprocessing mv mvlgamma nan nan_to_num nan_to_num_ nanmean nanmedian
+    nanquantile nansum narrow narrow_copy native_batch_norm native_channel_shuffle
+    native_dropout native_group_norm native_layer_norm native_norm nativert ne neg_ negative
+    negative_ nested newaxis nextafter Node NoneType nonzero nonzero_static NoopLogger
+    norm_except_dim normal not_equal nuclear_norm numa NumberType onnx OperatorInfo ops
+    OptionalType orgqr ormqr os outer OutOfMemoryError overrides package pairwise_distance
+    ParameterDict parse_ir parse_schema parse_type_comment pca_lowrank pdist
+    per_channel_affine per_channel_affine_float_qparams per_channel_symmetric
+    per_tensor_affine per_tensor_symmetric permute_copy pi pinverse pixel_shuffle
+    pixel_unshuffle platform poisson poisson_nll_loss polar polygamma positive prelu
+    prepare_multiprocessing_environment preserve_format PRIVATE_OPS prod profiler
+    profiler_allow_cudagraph_cupti_lazy_reinit_cuda12 promote_types put PyObjectType
+    PyTorchFileReader PyTorchFileWriter q_per_channel_axis q_per_channel_scales
+    q_per_channel_zero_points q_scale q_zero_point qint32 QInt32Storage qint8 QInt8Storage
+    qr qscheme quantile quantization quantize_per_channel quantize_per_tensor
     quantize_per_tensor_dynamic quantized_batch_norm quantized_gru quantized_gru_cell
     quantized_lstm quantized_lstm_cell quantized_max_pool1d quantized_max_pool2d
     quantized_max_pool3d quantized_rnn_relu_cell quantized_rnn_tanh_cell quasirandom
-    quint2x4 quint4x2 quint8 rad2deg rad2deg_ randint_like random range ravel real
-    reciprocal reciprocal_ relu_ remainder renorm repeat_interleave resize_as_
-    resize_as_sparse_ resolve_conj resolve_neg result_type return_types rms_norm rnn_relu
-    rnn_relu_cell rnn_tanh rnn_tanh_cell roll rot90 round round_ row_indices_copy row_stack
-    rrelu rrelu_ rsqrt rsqrt_ rsub saddmm scalar_tensor scatter scatter_add scatter_reduce
-    searchsorted segment_reduce select select_copy select_scatter selu selu_
-    set_anomaly_enabled set_autocast_cache_enabled set_autocast_cpu_dtype
-    set_autocast_cpu_enabled set_autocast_dtype set_autocast_enabled set_autocast_gpu_dtype
-    set_autocast_ipu_dtype set_autocast_ipu_enabled set_autocast_xla_dtype
-    set_autocast_xla_enabled set_default_tensor_type set_deterministic_debug_mode
-    set_float32_matmul_precision set_flush_denormal set_num_interop_threads set_num_threads
-    set_printoptions set_warn_always sgn sigmoid_ sign signal signbit sin_ sinc sinc_ sinh
-    sinh_ slice_copy slice_inverse slice_scatter slogdet smm solve sort sparse sparse_bsc
+    quint2x4 QUInt2x4Storage quint4x2 QUInt4x2Storage quint8 QUInt8Storage rad2deg rad2deg_
+    randint_like random range ravel real reciprocal reciprocal_ relu_ remainder renorm
+    repeat_interleave resize_as_ resize_as_sparse_ resolve_conj resolve_neg result_type
+    return_types rms_norm rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell roll rot90 round
+    round_ row_indices_copy row_stack RRefType rrelu rrelu_ rsqrt rsqrt_ rsub saddmm
+    scalar_tensor scatter scatter_add scatter_reduce ScriptClass ScriptClassFunction
+    ScriptDict ScriptDictIterator ScriptDictKeyIterator ScriptFunction ScriptList
+    ScriptListIterator ScriptMethod ScriptModule ScriptModuleSerializer ScriptObject
+    ScriptObjectProperty searchsorted segment_reduce select select_copy select_scatter selu
+    selu_ SerializationStorageContext set_anomaly_enabled set_autocast_cache_enabled
+    set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype set_autocast_enabled
+    set_autocast_gpu_dtype set_autocast_ipu_dtype set_autocast_ipu_enabled
+    set_autocast_xla_dtype set_autocast_xla_enabled set_default_tensor_type
+    set_deterministic_debug_mode set_float32_matmul_precision set_flush_denormal
+    set_num_interop_threads set_num_threads set_printoptions set_warn_always sgn
+    ShortStorage ShortTensor sigmoid_ sign signal signbit sin_ sinc sinc_ sinh sinh_
+    slice_copy slice_inverse slice_scatter slogdet smm solve sort sparse sparse_bsc
     sparse_bsc_tensor sparse_bsr sparse_bsr_tensor sparse_compressed_tensor sparse_coo
     sparse_coo_tensor sparse_csc sparse_csc_tensor sparse_csr sparse_csr_tensor special
     split split_copy split_with_sizes split_with_sizes_copy spmm sqrt_ square_ squeeze_copy
-    sspaddmm std std_mean stft storage strided subtract svd svd_lowrank swapaxes swapdims
-    sym_constrain_range sym_constrain_range_for_size sym_float sym_fresh_size sym_int
-    sym_ite sym_max sym_min sym_not sym_sqrt sym_sum symeig sys t_copy take take_along_dim
-    tan tan_ tanh_ tensor_split tensordot testing textwrap thread_safe_generator threading
-    threshold threshold_ tile to_dlpack topk torch torch_version trace transpose_copy
-    trapezoid trapz triangular_solve tril tril_indices triplet_margin_loss triu triu_indices
-    true_divide trunc trunc_ typename types uint1 uint16 uint2 uint3 uint32 uint4 uint5
-    uint6 uint64 uint7 unbind unbind_copy unflatten unfold_copy unify_type_list unique
-    unique_consecutive unravel_index unsafe_chunk unsafe_split unsafe_split_with_sizes
-    unsqueeze_copy use_deterministic_algorithms utils values_copy vander var var_mean vdot
-    version view_as_complex view_as_complex_copy view_as_real view_as_real_copy view_copy
-    vmap vsplit vstack wait warnings while_loop windows xlogy xlogy_ xpu zero_
+    sspaddmm StaticModule std std_mean stft Storage storage StorageBase Stream StreamObjType
+    strided StringType subtract SUM svd svd_lowrank swapaxes swapdims sym_constrain_range
+    sym_constrain_range_for_size sym_float sym_fresh_size sym_int sym_ite sym_max sym_min
+    sym_not sym_sqrt sym_sum SymBool SymBoolType symeig SymFloat SymInt SymIntType sys
+    t_copy Tag take take_along_dim tan tan_ tanh_ tensor_split tensordot TensorType testing
+    textwrap thread_safe_generator threading threshold threshold_ ThroughputBenchmark tile
+    to_dlpack topk torch torch_version trace TracingState transpose_copy trapezoid trapz
+    triangular_solve tril tril_indices triplet_margin_loss triu triu_indices true_divide
+    trunc trunc_ TupleType Type TYPE_CHECKING TypedStorage typename types uint1 uint16 uint2
+    uint3 uint32 uint4 uint5 uint6 uint64 uint7 unbind unbind_copy unflatten unfold_copy
+    unify_type_list UnionType unique unique_consecutive unravel_index unsafe_chunk
+    unsafe_split unsafe_split_with_sizes unsqueeze_copy UntypedStorage Use
+    use_deterministic_algorithms USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH utils
+    values_copy vander var var_mean vdot version view_as_complex view_as_complex_copy
+    view_as_real view_as_real_copy view_copy vmap vsplit vstack wait warnings while_loop
+    windows xlogy xlogy_ xpu zero_
 """.split())  # noqa: SIM905 - a list to read
 """``torch.<name>``s that ``chaingrad`` lacks."""
 

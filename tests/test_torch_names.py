@@ -4,6 +4,7 @@ every module that PyTorch code reaches through ``import chaingrad as torch``."""
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import types
 
 import pytest
@@ -15,14 +16,16 @@ MODULES = ["", ".nn", ".nn.functional", ".nn.init", ".optim"]
 
 def public_names(module: types.ModuleType) -> list[str]:
     """A torch module's public names: its functions and classes, and its own submodules (not
-    what it imports from typing or the standard library)."""
-    names = []
+    what it imports from typing or the standard library); for ``torch`` itself, imported or
+    not yet (another test may import ``torch.onnx``, say)."""
+    names = [m.name for m in pkgutil.iter_modules(module.__path__) if not m.name.startswith("_")
+             ] if module.__name__ == "torch" else []
     for name in dir(module):
         thing = getattr(module, name)
         if name.startswith("_"):
             continue
         if isinstance(thing, types.ModuleType):
-            if thing.__name__.startswith(module.__name__ + "."):
+            if thing.__name__.startswith(module.__name__ + ".") and name not in names:
                 names.append(name)
         elif callable(thing) and (getattr(thing, "__module__", None) or "").startswith("torch"):
             names.append(name)
