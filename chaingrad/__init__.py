@@ -25,6 +25,8 @@ from .compiler import compile
 from .engine import Value
 from .errors import CompileCheckError, DomainError, GradcheckError
 from .optim import NonFiniteGradError
+from .reference import use_reference
+from .rules import functions_in
 from .serialization import ModelFileError, load, save, to_torch
 from .show.dot import draw_dot, to_dot
 from .show.explain import explain
@@ -46,7 +48,7 @@ _TENSOR_NAMES: dict[str, tuple[str, str]] = {
             "zeros_like", "ones_like", "empty_like", "full_like", "rand", "randn",
             "rand_like", "randn_like", "randint", "randperm", "arange", "linspace", "eye"),
         f"{_ENGINE}.maths": (
-            "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "sqrt", "square", "neg",
+            "square", "neg",
             "add", "sub", "mul", "div", "matmul", "mm", "dot", "mean", "amax", "amin",
             "maximum", "minimum", "var", "std",
             "argmax", "argmin", "norm", "clamp", "softmax", "log_softmax", "flatten",
@@ -62,8 +64,12 @@ _TENSOR_NAMES: dict[str, tuple[str, str]] = {
 }
 # torch's names that are Python builtins, or other names for the same thing: defined under
 # another name (no module shadows a builtin), and not kept in this module's namespace
+# the elementwise primitives that torch has as functions (exp, log, ..., abs): from their
+# declarations in chaingrad/rules.py, defined in maths.py (a builtin's name with a "_")
+_TENSOR_NAMES |= {name: (f"{_ENGINE}.maths", name + "_" * hasattr(builtins, name))
+                  for name in functions_in("torch")}
 _TENSOR_NAMES |= {
-    "abs": (f"{_ENGINE}.maths", "abs_"), "pow": (f"{_ENGINE}.maths", "pow_"),
+    "pow": (f"{_ENGINE}.maths", "pow_"),
     "sum": (f"{_ENGINE}.maths", "sum_"), "max": (f"{_ENGINE}.maths", "max_"),
     "min": (f"{_ENGINE}.maths", "min_"), "all": (f"{_ENGINE}.maths", "all_"),
     "any": (f"{_ENGINE}.maths", "any_"), "clip": (f"{_ENGINE}.maths", "clamp"),
@@ -76,7 +82,7 @@ _TENSOR_NAMES |= {
 
 # Submodules reachable as attributes (chaingrad.losses, ...) without an import of their own;
 # they load on first use (agreement needs numpy; losses only on Tensors).
-_SUBMODULES = ("agreement", "cuda", "functional", "losses", "nn", "optim")
+_SUBMODULES = ("agreement", "cuda", "generic", "losses", "nn", "optim")
 
 
 def __getattr__(name: str) -> object:
@@ -132,4 +138,5 @@ __all__ = [
     "to_html",
     "to_torch",
     "topological_order",
+    "use_reference",
 ]

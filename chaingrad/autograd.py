@@ -129,7 +129,7 @@ def primitive(
         forward: ``forward(*xs)`` on plain floats (or, for Tensors, on numpy arrays).
         backward: ``backward(xs, out, grad) -> tuple`` with one gradient per input:
             ``grad * d(out)/d(x)`` for each ``x`` in ``xs``. Written with arithmetic
-            operators and ``chaingrad.functional``'s functions (``F.exp`` rather than
+            operators and ``chaingrad.generic``'s functions (``G.exp`` rather than
             ``math.exp``), it also works on Values, and the op can be differentiated twice.
             For Tensors, a gradient may be in the output's shape (a broadcast input's
             gradient is summed back for you).
@@ -164,7 +164,7 @@ def primitive(
                 raise TypeError(
                     f"{op}: its backward failed on {type(out).__name__}s ({exc}); to "
                     "differentiate it twice (create_graph=True) write it with operators and "
-                    "the functions of chaingrad.functional (F.exp, F.log, ...), which take "
+                    "the functions of chaingrad.generic (G.exp, G.log, ...), which take "
                     "numbers, arrays, Values and Tensors") from exc
             raise
         grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
@@ -197,7 +197,7 @@ def primitive(
                     kinds = "a Value, a Tensor, a number or an array"
                 raise TypeError(f"{op}: argument {i} must be {kinds}, got {type(a).__name__}")
             inputs.append(x)
-        return engine._apply(rule, inputs)
+        return inputs[0]._apply(rule, *inputs[1:])
 
     apply.__name__ = op
     apply.__doc__ = f"The chaingrad primitive {op!r} (forward {forward!r})."

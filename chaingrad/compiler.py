@@ -43,29 +43,33 @@ Example:
 from __future__ import annotations
 
 import builtins
+import functools
 import itertools
 import keyword
+import operator
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from types import CodeType
 from typing import Any
 
-from . import autodiff, functional
+from . import autodiff
 from .engine import Value
 from .errors import CompileCheckError
 from .rules import (
-    ADD,
+    FUNCTIONS,
     GENERIC_FORMULA,
-    MUL,
-    POW,
     POW_N,
     PRIMITIVES,
-    RELU,
-    SIGMOID,
     Primitive,
     any_true,
+    array_namespace,
+    data,
     fill_in,
+    identifier,
+    on_floats,
+    sign,
+    substitute,
 )
 from .show.names import node_names, reading_order
 
@@ -75,10 +79,7 @@ function with a variable per node (Python would compile that slowly, and keep it
 CHUNK = 10_000
 """Lines per function in a graph written in chunks."""
 
-_OPERATORS = {ADD: "+", MUL: "*"}  # written as operators; every other forward is a call
-_FORWARD_NAMES = {POW_N: "pow_n", POW: "pow", **{p: None for p in _OPERATORS}}
-_RULES_CALLED = {POW: "vjp_pow"}  # whose formula simplifies the rule: the rule is called
-_SHARED = set(PRIMITIVES)
+_INFIX = {operator.add: "+", operator.mul: "*"}  # a forward that is Python's operator is written so
 
 
 def compile(fn: Callable[..., Any] | None = None, *, check: bool = False) -> Any:  # noqa: A001
@@ -411,21 +412,18 @@ def _variables(outputs: list, order: list) -> dict[int, str]:
     return result
 
 
-def _identifier(name: str) -> str:
-    return {"ReLU": "relu"}.get(name, re.sub(r"\W", "_", name).lower() or "op")
-
-
 def _namespace() -> dict[str, Any]:
-    """What the code calls: each primitive's forward on floats by its name (``tanh``,
-    ``exp``: the forwards, with their errors; ``cos`` and ``sin`` serve the formulas too),
-    ``sign`` for a formula, and the rules called whole."""
-    space: dict[str, Any] = {"sign": functional.sign, "data": functional.data}
+    """What the code of a Value graph calls: each primitive's forward on floats by its name
+    (``tanh``, ``exp``, with the ``DomainError`` of its domain: ``rules.on_floats``;
+    ``cos`` and ``sin`` serve the formulas too), ``sign`` and ``data`` for the formulas, and
+    the rules whose formulas are not exact (``vjp_pow``), called whole."""
+    space: dict[str, Any] = {"sign": sign, "data": data}
     for prim in PRIMITIVES:
-        name = _FORWARD_NAMES.get(prim, _identifier(prim.name))
-        if name is not None:
-            space[name] = prim.forward
-    for prim, name in _RULES_CALLED.items():
-        space[name] = prim.vjp
+        if prim.forward not in _INFIX:
+            space[identifier(prim.name)] = functools.partial(on_floats, prim) if \
+                prim.domain else prim.forward
+        if not prim.exact:
+            space[f"vjp_{identifier(prim.name)}"] = prim.vjp
     return space
 
 
@@ -441,6 +439,8 @@ class _Lines:
     ``V`` and gradients ``G`` (a node's place in the order is its slot), each with its own
     short names, so that no chunk's text is kept once it is compiled.
     """
+
+    namespace = _NAMESPACE  # what the code calls
 
     def __init__(self, trace: Trace):
         self.trace = trace
@@ -465,7 +465,7 @@ class _Lines:
         """Whether the node's formula computes exactly what its rule does (else the rule
         is called)."""
         prim = node._rule.primitive
-        return prim in _SHARED and prim not in _RULES_CALLED and not (
+        return prim.exact and prim.formulas != (GENERIC_FORMULA,) and not (
             prim is POW_N and not any_true(node._rule.params[0] != 0))
 
     def summed(self, text: str, node: Any, k: int) -> str:
@@ -479,11 +479,11 @@ class _Lines:
             if rule is None:
                 continue
             prim, inputs = rule.primitive, [value(x) for x in node._prev]
-            if prim in _OPERATORS:
-                yield f"{value(node)} = {inputs[0]} {_OPERATORS[prim]} {inputs[1]}"
+            if prim.forward in _INFIX:
+                yield f"{value(node)} = {inputs[0]} {_INFIX[prim.forward]} {inputs[1]}"
                 continue
-            call = _FORWARD_NAMES.get(prim) or _identifier(prim.name)
-            if prim not in _SHARED:  # a user's primitive: its forward, by a name of its own
+            call = identifier(prim.name)
+            if prim not in PRIMITIVES:  # a user's primitive: its forward, by a name of its own
                 call = self.function(call, prim.forward)
             args = inputs + [self.param(p) for p in rule.params]
             yield f"{value(node)} = {call}({', '.join(args)})"
@@ -540,9 +540,10 @@ class _Lines:
                 formulas[min(k, len(formulas) - 1)], node_text,
                 lambda p, k=k: str(k) if p == "k" else param_text(p)), node, k))
                 for k in wanted]
-        # the rule itself, called: a user's, or one whose formula simplifies it
-        call = _RULES_CALLED.get(prim) or self.function(f"vjp_{_identifier(prim.name)}",
-                                                        prim.vjp)
+        # the rule itself, called: a user's, or one whose formula is not exact
+        call = f"vjp_{identifier(prim.name)}"
+        if self.namespace.get(call) is not prim.vjp:
+            call = self.function(call, prim.vjp)
         xs = ", ".join(value(x) for x in inputs)
         args = "".join(f", {self.param(p)}" for p in rule.params)
         shares = f"{call}(({xs},), {value(node)}, {grad(node)}{args})"
@@ -550,7 +551,7 @@ class _Lines:
 
     def function(self, name: str, fn: Callable[..., Any]) -> str:
         """A name for the code to call ``fn`` by."""
-        while (name in self.extra and self.extra[name] is not fn) or name in _NAMESPACE:
+        while (name in self.extra and self.extra[name] is not fn) or name in self.namespace:
             name += "_"
         self.extra[name] = fn
         return name
@@ -662,7 +663,7 @@ class _ArrayLines(_Lines):
         super().__init__(trace)
         self.constants: list[Any] = []  # K[i]
         self.shapes = _gradient_shapes(trace)
-        self.namespace = _array_namespace()  # which also fills _ARRAY_FORWARDS
+        self.namespace = _array_namespace()
 
     def param(self, value: Any) -> str:
         if isinstance(value, tuple):
@@ -684,11 +685,12 @@ class _ArrayLines(_Lines):
         return f"{grad} = {grad} + {text}"
 
     def exact(self, node: Any) -> bool:
-        prim = node._rule.primitive
-        if prim in _ARRAY_RULES_CALLED or any(x._value.ndim < 2 for x in node._prev) and (
-                prim is _tensor_rules().MATMUL):
+        """As for Values; and matmul's formulas hold for matrices only (a 1-D input is a
+        row or a column to its rule)."""
+        if node._rule.primitive is _tensor_rules().MATMUL and any(
+                x._value.ndim < 2 for x in node._prev):
             return False
-        return prim in _ARRAY_FORWARDS and super().exact(node) or prim in _tensor_primitives()
+        return super().exact(node)
 
     def step(self, node: Any, value: Callable[[Any], str],
              grad: Callable[[Any], str]) -> list[tuple[Any, str]]:
@@ -709,27 +711,27 @@ class _ArrayLines(_Lines):
         return f"sum_to_shape({text}, {shape!r})"
 
     def forward(self, nodes: Iterable[Any], value: Callable[[Any], str]) -> Iterator[str]:
+        """One line per op: its primitive's forward on arrays (``Primitive.array``) with the
+        variables filled in; a user's primitive's forward called by a name of its own."""
         for node in nodes:
             rule = node._rule
             if rule is None:
                 continue
             prim = rule.primitive
-            template = _ARRAY_FORWARDS.get(prim)
-            if template is None:
-                if prim in _tensor_rules().PRIMITIVES or prim in _SHARED:
-                    raise TypeError(f"compile: {prim.name!r} is not compiled on Tensors yet "
-                                    "(its gradient depends on where its result came from, "
-                                    "which a trace would fix); call the function eagerly")
-                call = self.function(_identifier(prim.name), prim.forward)  # a user's
-                args = [value(x) for x in node._prev] + [self.param(p) for p in rule.params]
+            inputs = [value(x) for x in node._prev]
+            if prim.array is None and prim.forward is None:
+                raise TypeError(f"compile: {prim.name!r} is not compiled on Tensors: its "
+                                "gradient depends on where its result came from (the "
+                                "largest entries), which a trace would fix; call the "
+                                "function eagerly")
+            if prim.array is None:  # a user's primitive
+                call = self.function(identifier(prim.name), prim.forward)
+                args = inputs + [self.param(p) for p in rule.params]
                 yield f"{value(node)} = asarray({call}({', '.join(args)}))"
                 continue
-            fill = {name: self.param(v) for name, v in zip(prim.param_names, rule.params)}
-            fill |= dict(zip("xy", (value(x) for x in node._prev)))
-            fill["xs"] = ", ".join(value(x) for x in node._prev)
-            fill["axis"] = len((rule.params[0] or [()])[0]) - 1 if prim.name in (
-                "concatenate", "stack") else fill.get("axis")
-            yield f"{value(node)} = {template.format(**fill)}"
+            names = dict(zip(prim.param_names, map(self.param, rule.params)))
+            names |= dict(zip("xy", inputs)) | {"xs": _tuple(inputs)}
+            yield f"{value(node)} = {substitute(prim.array, names)}"
 
 
 def _tuple(names: Iterable[str]) -> str:
@@ -748,7 +750,7 @@ def _build(lines: _Lines, texts: list[tuple[str, str]]) -> Callable[..., Iterato
     ``("graph", text)``, or a large graph's chunks (``_Lines.chunks``), which are taken
     from the list as they are compiled, so that the text and the code of all the chunks
     are never held at once."""
-    space = dict(lines.namespace if lines.trace.arrays else _NAMESPACE)
+    space = dict(lines.namespace)
     while texts:
         name, text = texts.pop(0)  # (then nothing holds the text once it is compiled)
         where = "<chaingrad.compile>" if name == "graph" else f"<chaingrad.compile: {name}>"
@@ -787,9 +789,6 @@ _KNOWN_LOCATION_TABLES = {(3, 11), (3, 12), (3, 13), (3, 14)}
 
 # ---- Tensor graphs: what the code calls on arrays ----
 
-_ARRAY_FORWARDS: dict[Any, str] = {}
-_ARRAY_RULES_CALLED: set = {POW}
-
 
 def _tensor_rules() -> Any:
     from .tensor_engine import rules  # the Tensor engine needs numpy: loaded for Tensors
@@ -797,45 +796,19 @@ def _tensor_rules() -> Any:
     return rules
 
 
-def _tensor_primitives() -> set:
-    return set(_tensor_rules().PRIMITIVES) - {_tensor_rules().MAX, _tensor_rules().MIN,
-                                              _tensor_rules().MAX_POOL2D}
-
-
 def _array_namespace() -> dict[str, Any]:
-    """What Tensor code calls: numpy's functions (as the Tensor's ops call them), the
-    Tensor rules' helpers, and the forwards of the Tensor's primitives."""
-    import numpy as np
-
-    rules = _tensor_rules()
-    shared = {ADD: "{x} + {y}", MUL: "{x} * {y}", POW_N: "{x} ** {n}", POW: "{x} ** {y}"}
-    shared |= {prim: f"{prim.name.lower()}({{x}})" for prim in PRIMITIVES if prim.name in (
-        "tanh", "exp", "log", "sqrt", "abs", "sin", "cos")}
-    shared |= {RELU: "maximum({x}, 0)", SIGMOID: "sigmoid({x})"}
-    _ARRAY_FORWARDS.update(shared)
-    _ARRAY_FORWARDS.update({
-        rules.MATMUL: "{x} @ {y}", rules.SCALE: "{x} * {c}",
-        rules.SUM: "{x}.sum(axis={axes}, keepdims={keepdims})",
-        rules.SOFTMAX: "softmax({x}, {axis})", rules.LOG_SOFTMAX: "log_softmax({x}, {axis})",
-        rules.CLIP: "clip({x}, {low}, {high})", rules.RESHAPE: "{x}.reshape({shape})",
-        rules.TRANSPOSE: "{x}.transpose({axes})", rules.BROADCAST_TO:
-        "broadcast_to({x}, {shape})", rules.GETITEM: "{x}[{index}]",
-        rules.SCATTER: "scatter_array({x}, {index}, {shape})",
-        rules.CONCATENATE: "concatenate(({xs},), axis={axis})",
-        rules.STACK: "stack(({xs},), axis={axis})", rules.WHERE: "where({condition}, {x}, {y})",
-        rules.PAD: "pad({x}, {widths})",
-        rules.CONV2D: "conv2d_forward({xs}, {stride}, {padding}, {needs})",
-        rules.CONV2D_INPUT_GRAD: "conv2d_input_grad_fast({x}, {y}, {size}, {stride}, {padding})",
-        rules.CONV2D_WEIGHT_GRAD:
-        "conv2d_weight_grad_fast({x}, {y}, {kernel}, {stride}, {padding})",
-        rules.UNPOOL: "unpool_array({x}, {picked}, {shape}, {overlap})"})
-    space = {name: getattr(np, name) for name in (
-        "tanh", "exp", "log", "sqrt", "abs", "sin", "cos", "maximum", "clip", "broadcast_to",
-        "concatenate", "stack", "where", "pad", "asarray")}
-    space |= {name: value for name, value in vars(rules).items() if not name.startswith("_")}
-    space |= {"sign": np.sign, "data": functional.data, "sum_to_shape": autodiff.sum_to_shape,
-              "sigmoid": rules.stable_sigmoid, "softmax": rules.softmax_forward,
-              "log_softmax": rules.log_softmax_forward, "vjp_pow": POW.vjp}
+    """What Tensor code calls: what the primitives' forwards on arrays call (numpy as
+    ``np``, ``rules.array_namespace``), the Tensor rules' helpers and the elementwise
+    primitives' forwards on arrays for the formulas (``cos``, ``exp``), numpy's ``asarray``
+    and ``sign``, and the rules whose formulas are not exact."""
+    space = {name: value for name, value in vars(_tensor_rules()).items()
+             if not name.startswith("_")}
+    space |= {name: prim.on_arrays for name, prim in FUNCTIONS.items()}
+    space |= array_namespace()
+    np = space["np"]
+    space |= {"asarray": np.asarray, "sign": np.sign, "data": data,
+              "sum_to_shape": autodiff.sum_to_shape}
+    space |= {name: fn for name, fn in _NAMESPACE.items() if name.startswith("vjp_")}
     return space
 
 

@@ -39,6 +39,8 @@ from .rules import (
     TANH,
     Bound,
     Primitive,
+    method,
+    on_floats,
 )
 
 Number = int | float
@@ -114,49 +116,18 @@ class Value(autodiff.Node):
         """x ** n;  d/dx = n * x**(n-1) (``rules.POW_N``); for a Value exponent y,
         also d/dy = x**y * log(x) (``rules.POW``)."""
         if type(other) is Value:
-            return _node(POW.forward(self.data, other.data), self, other, POW)
+            return self._apply(POW, other)
         n = _number(other)
         if n is None:
             return _not_a_number("**", other)
         if n - n != 0:
             raise ValueError(f"**: got exponent {n}, needs a finite number")
-        return _node(POW_N.forward(self.data, n), self, None, POW_N.bind(n, name=f"**{other}"))
+        return self._apply(POW_N.bind(n, name=f"**{other}"))
 
-    def relu(self) -> Value:
-        """max(0, x);  d/dx = 1 if x > 0 else 0 (``rules.RELU``)."""
-        return _node(RELU.forward(self.data), self, None, RELU)
-
-    def tanh(self) -> Value:
-        """tanh(x);  d/dx = 1 - tanh(x)**2, reusing the output (``rules.TANH``)."""
-        return _node(TANH.forward(self.data), self, None, TANH)
-
-    def sigmoid(self) -> Value:
-        """1 / (1 + exp(-x));  d/dx = s * (1 - s), reusing the output s (``rules.SIGMOID``)."""
-        return _node(SIGMOID.forward(self.data), self, None, SIGMOID)
-
-    def exp(self) -> Value:
-        """e ** x;  d/dx = e ** x, reusing the output (``rules.EXP``)."""
-        return _node(EXP.forward(self.data), self, None, EXP)
-
-    def log(self) -> Value:
-        """ln(x);  d/dx = 1 / x (``rules.LOG``)."""
-        return _node(LOG.forward(self.data), self, None, LOG)
-
-    def sqrt(self) -> Value:
-        """sqrt(x);  d/dx = 1 / (2 * sqrt(x)), unbounded at 0 (``rules.SQRT``)."""
-        return _node(SQRT.forward(self.data), self, None, SQRT)
-
-    def abs(self) -> Value:
-        """|x|;  d/dx = sign(x), taken as 0 at x = 0 as PyTorch does (``rules.ABS``)."""
-        return _node(ABS.forward(self.data), self, None, ABS)
-
-    def sin(self) -> Value:
-        """sin(x);  d/dx = cos(x) (``rules.SIN``)."""
-        return _node(SIN.forward(self.data), self, None, SIN)
-
-    def cos(self) -> Value:
-        """cos(x);  d/dx = -sin(x) (``rules.COS``)."""
-        return _node(COS.forward(self.data), self, None, COS)
+    # the elementwise primitives: x.tanh() is TANH's forward and rule (rules.method)
+    relu, tanh, sigmoid = method(RELU), method(TANH), method(SIGMOID)
+    exp, log, sqrt = method(EXP), method(LOG), method(SQRT)
+    abs, sin, cos = method(ABS), method(SIN), method(COS)
 
     # ---- composites: built from the primitives, so they need no rule of their own ----
 
@@ -243,22 +214,14 @@ class Value(autodiff.Node):
         """The node of ``data``, computed from ``inputs`` by ``rule`` (``compile``'s)."""
         return _node(data, *autodiff.split(tuple(inputs)), rule)
 
-    @staticmethod
-    def _apply(rule: Primitive, inputs: list[Value]) -> Value:
-        """The node of a user's primitive (``chaingrad.primitive``) applied to ``inputs``."""
-        op = rule.name
-        try:
-            data = rule.forward(*(x.data for x in inputs))
-        except (ValueError, ZeroDivisionError, OverflowError) as exc:
-            args = ", ".join(str(x.data) for x in inputs)
-            raise DomainError(f"{op}: forward failed at ({args}): {exc}") from exc
-        if not isinstance(data, Real) or isinstance(data, Value):
-            raise TypeError(f"{op}: forward must return a real number, got "
-                            f"{type(data).__name__}")
-        data = float(data)
-        if data - data != 0.0:
-            raise DomainError(f"{op}: forward returned {data}, needs a finite number")
-        return _node(data, *autodiff.split(tuple(inputs)), rule)
+    def _apply(self, rule: Primitive | Bound, *others: Value) -> Value:
+        """The node of ``rule`` (a primitive, or one bound to its parameters) applied to this
+        Value and ``others``: its forward on their numbers (``rules.on_floats``: outside
+        the op's domain, a ``DomainError`` that names it)."""
+        data = on_floats(rule.primitive, self.data, *(x.data for x in others), *rule.params)
+        if len(others) < 2:
+            return _node(data, self, others[0] if others else None, rule)
+        return _node(data, *autodiff.split((self, *others)), rule)
 
     def _seed(self, grad: object, create_graph: bool, where: str) -> float | Value:
         """d(loss)/d(self) to start a backward pass from: ``grad``, or 1."""

@@ -1,8 +1,11 @@
-"""The primitives: every op that chaingrad differentiates by hand, each stated once.
+"""The primitives: every op that chaingrad differentiates by hand, each declared once.
 
-A primitive is a named object with three parts that belong together:
+A primitive is a named object that says everything about its op, in one place:
 
-- ``forward``: what the op computes on floats (a ``DomainError`` where it is undefined);
+- ``forward``: the op on numbers (floats), and ``array``: the op on numpy arrays, as the
+  Python text that the Tensor engine runs and that ``compile`` writes into its code;
+- ``domain``: where it is defined (``log``: ``x > 0``); outside it, either engine raises a
+  ``DomainError`` that says so (``log: got 0.0, needs x > 0``);
 - ``vjp``: its derivative rule, ``vjp(xs, out, g, *params) -> one gradient per input``.
   Given the inputs ``xs``, the output ``out`` and the gradient ``g`` that reached the
   output, it returns ``g * d(out)/d(x)`` for each input ``x`` (a vector-Jacobian product);
@@ -10,38 +13,48 @@ A primitive is a named object with three parts that belong together:
   ``explain``, the step-by-step page and ``compile`` print: ``x`` and ``y`` are inputs 0
   and 1, ``out`` is the output, ``.data`` a node's value as a constant (its ``_value``: a
   Value's number, a Tensor's array) and ``.grad`` its gradient. A test evaluates every
-  formula and checks it against the rule.
+  formula and checks it against the rule;
+- ``saves``: what the rule reads of the forward pass, for each input's gradient (PyTorch's
+  "saved tensors"): a Tensor graph freed by ``backward()``, or one whose tensor was
+  changed in place since, refuses a second pass only where a rule needs what is gone;
+- ``torch``: where PyTorch has the op (``torch.tanh``, ``Tensor.tanh``, ``F.tanh``): the
+  Value and Tensor methods, ``chaingrad.tanh``, ``chaingrad.nn.functional.tanh`` and the
+  expression language of ``chaingrad graph`` are made from it.
 
-A rule uses only operators and the functions of ``chaingrad.functional`` (``cos``, ``log``,
-``sign``, ``data``), which take floats, numpy arrays, Values and Tensors alike. So one rule
-serves the scalar engine (floats), the Tensor engine (arrays), and
+A rule uses only operators and the functions at the end of this module (``cos``, ``log``,
+``sign``, ``data``, ...: each primitive as a function of a float, an array, a Value or a
+Tensor). So one rule serves the scalar engine (floats), the Tensor engine (arrays), and
 ``backward(create_graph=True)``, where it runs on the nodes themselves and the gradient
 becomes a graph that can be differentiated again.
 
-The Tensor engine's own primitives (matmul, sum, reshape, conv2d, ...) are written the same
-way in ``chaingrad/tensor_engine/rules.py``.
+The Tensor engine's own primitives (matmul, sum, reshape, conv2d, ...) are declared the same
+way in ``chaingrad/tensor_engine/rules.py``. "Adding an op" in docs/ops.md says how to add
+one.
 
 Example:
     >>> TANH.formulas
     ('(1 - out.data**2) * out.grad',)
     >>> TANH.vjp((0.5,), TANH.forward(0.5), 1.0) == (1 - TANH.forward(0.5) ** 2,)
     True
+    >>> TANH.array, TANH.saves, TANH.torch
+    ('np.tanh(x)', ('out',), ('torch.tanh', 'Tensor.tanh', 'F.tanh'))
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import io
 import math
 import operator
 import tokenize
 from collections.abc import Callable
+from numbers import Real
 from typing import Any
 
 from .errors import DomainError
-from .functional import cos, data, log, sign, sin
 
-_MAX_EXP = math.log(1.7976931348623157e308)  # exp(x) overflows a float beyond this
+LOG_MAX = math.log(1.7976931348623157e308)  # exp(x) overflows a float beyond this
 
 GENERIC_FORMULA = "d(out)/d(x) * out.grad"
 """The formula of a primitive made with ``chaingrad.primitive``: its rule is the user's own
@@ -49,15 +62,36 @@ function, and only the local derivative it gives (its answer for ``g = 1``) can 
 
 
 class Primitive:
-    """A named op: its forward on floats, its derivative rule, and that rule as text.
+    """A named op: its forwards, its domain, its derivative rule and that rule as text,
+    what the rule keeps of the forward pass, and its names in PyTorch.
 
     Args:
         name: The op's name, as a node shows it in ``_op`` ('+', 'tanh', ...).
         vjp: ``vjp(xs, out, g, *params) -> one gradient per input``.
-        formulas: One Python expression per input: what ``vjp`` returns for that input.
-        forward: The op on floats (for a Tensor-only primitive: on arrays), or None.
-        params: The names of what the op takes besides its inputs (the ``n`` of
-            ``x ** n``, the axes of a sum, ...), in the order ``vjp`` receives them.
+        formulas: One Python expression per input: what ``vjp`` returns for that input (or
+            one, in ``k``, for a primitive with any number of inputs).
+        forward: The op on floats, or None for a Tensor-only primitive. For a user's
+            primitive (``chaingrad.primitive``), the op on whatever its inputs hold.
+        array: The op on numpy arrays, as Python text over ``x`` and ``y`` (inputs 0 and
+            1), ``xs`` (all of them), the parameters, ``np`` and the array functions of
+            ``chaingrad.tensor_engine.kernels``; None: ``forward`` serves arrays too.
+        params: The names of what the op takes besides its inputs (the ``n`` of ``x ** n``,
+            the axes of a sum, ...), in the order ``vjp`` receives them.
+        domain: Where the op is defined, as text (``"x > 0"``; ``{log_max}`` stands for the
+            log of the largest number of the float type), for the ``DomainError`` raised
+            outside it; "" where the forward says itself, or is defined everywhere.
+        saves: For each input's gradient (one entry for all, with ``k``), what of the
+            forward pass the rule reads, space-separated: ``x``, ``y`` (the inputs' numbers;
+            not only their shape) and ``out``. A parameter that holds an array (an index)
+            is kept too. None: the rule may read anything (a user's).
+        torch: Where PyTorch has the op: ``torch.<name>``, ``Tensor.<name>``,
+            ``F.<name>`` (``torch.nn.functional``). Each engine has the ``Tensor`` name as a
+            method; ``chaingrad`` and ``chaingrad.nn.functional`` get the others.
+        floats: An integer or bool tensor is first made one of the default float dtype,
+            as torch computes ``exp`` or ``sqrt`` of one.
+        exact: Whether the formulas compute what the rule does, everywhere (``compile``
+            writes them as its code); False where they show the rule but the rule handles
+            cases they do not (``x ** y`` at ``x <= 0``): then the code calls the rule.
         keeps_nan: Whether a nan or inf in ``g`` always reaches the rule's results (true
             of every rule here, which multiplies by ``g``; the backward pass checks ``g``
             before calling a rule that may drop it, such as a user's primitive).
@@ -66,20 +100,60 @@ class Primitive:
     rule of a node whose op has some.
     """
 
-    __slots__ = ("name", "vjp", "formulas", "forward", "param_names", "keeps_nan", "primitive")
+    __slots__ = ("name", "vjp", "formulas", "forward", "array", "param_names", "domain",
+                 "saves", "torch", "floats", "exact", "keeps_nan", "primitive", "__dict__")
     params: tuple = ()  # the parameter values of this rule: none (see ``bind``)
 
     def __init__(self, name: str, vjp: Callable[..., tuple], formulas: tuple[str, ...],
-                 forward: Callable[..., Any] | None = None, params: tuple[str, ...] = (),
-                 keeps_nan: bool = True):
+                 forward: Callable[..., Any] | None = None, array: str | None = None,
+                 params: tuple[str, ...] = (), domain: str = "",
+                 saves: tuple[str, ...] | None = None, torch: tuple[str, ...] = (),
+                 floats: bool = False, exact: bool = True, keeps_nan: bool = True):
         self.name, self.vjp, self.formulas = name, vjp, formulas
-        self.forward, self.param_names, self.keeps_nan = forward, params, keeps_nan
+        self.forward, self.array, self.param_names = forward, array, params
+        self.domain, self.saves, self.torch = domain, saves, torch
+        self.floats, self.exact, self.keeps_nan = floats, exact, keeps_nan
         self.primitive = self  # as a rule, it is its own primitive (a Bound rule has one)
 
     @property
     def doc(self) -> str:
         """What the op computes and its derivative: its rule's docstring."""
         return self.vjp.__doc__ or ""
+
+    @property
+    def method(self) -> str:
+        """The op's name as a Python identifier: the name of its Value and Tensor method
+        (``tanh``, ``relu``), and of its function (``chaingrad.tanh``)."""
+        return identifier(self.name)
+
+    @functools.cached_property
+    def on_arrays(self) -> Callable[..., Any]:
+        """The forward on numpy arrays, called with the inputs then the parameters: ``array``
+        made a function (needs numpy), or ``forward`` where there is no ``array``.
+
+        Example:
+            >>> import numpy as np
+            >>> TANH.on_arrays(np.zeros(2)).tolist()
+            [0.0, 0.0]
+        """
+        if self.array is None:
+            return self.forward
+        params = list(self.param_names)
+        code = ("def forward_on_arrays(*args):\n"
+                f"    xs = args[:len(args) - {len(params)}]\n"
+                f"    {''.join(p + ', ' for p in params)}= args[len(args) - {len(params)}:]\n"
+                "    x, y = (xs + (None, None))[:2]\n"
+                f"    return {self.array}\n") if params or _mentions(self.array, "xs") else \
+            f"def forward_on_arrays(x, y=None):\n    return {self.array}\n"
+        space = dict(array_namespace())
+        exec(code, space)  # our own text, from the declaration above
+        forward = space["forward_on_arrays"]
+        forward.__qualname__ = forward.__name__ = f"{identifier(self.name)}_on_arrays"
+        return forward
+
+    def needs(self, log_max: float = LOG_MAX) -> str:
+        """The domain as words, for an error message (``{log_max}`` filled in)."""
+        return self.domain.format(log_max=log_max)
 
     def bind(self, *params: Any, name: str = "") -> Bound:
         """This primitive's rule for one node, with its parameters' values (and the name
@@ -90,6 +164,18 @@ class Primitive:
             (2,)
         """
         return Bound(self, params, name)
+
+    def __call__(self, x: Any) -> Any:
+        """The op applied to one float, array, Value or Tensor (see ``cos``, ``log``, ...
+        below): a node's own method, the array forward or the float forward."""
+        if hasattr(x, "_prev"):  # a Value or a Tensor: its method makes the node
+            return getattr(x, self.method)()
+        if type(x).__module__ == "numpy" and not isinstance(x, (int, float)):
+            return self.on_arrays(x)  # an ndarray or a numpy scalar
+        if isinstance(x, Real):
+            return on_floats(self, float(x))
+        raise TypeError(f"{self.method or self.name}: needs a number, an array, a Value or a "
+                        f"Tensor, got {type(x).__name__} {x!r}")
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
@@ -112,14 +198,85 @@ class Bound:
         return f"<primitive {self.name} ({values})>"
 
 
-def define(name: str, formulas: tuple[str, ...], forward: Callable[..., Any] | None = None,
-           params: tuple[str, ...] = ()) -> Callable[[Callable[..., tuple]], Primitive]:
-    """Make the decorated rule ``vjp(xs, out, g, *params)`` into the ``Primitive`` ``name``."""
+def define(name: str, formulas: tuple[str, ...], **declared: Any,
+           ) -> Callable[[Callable[..., tuple]], Primitive]:
+    """Make the decorated rule ``vjp(xs, out, g, *params)`` into the ``Primitive`` ``name``
+    (``declared``: its other parts, as ``Primitive`` takes them)."""
 
     def make(vjp: Callable[..., tuple]) -> Primitive:
-        return Primitive(name, vjp, formulas, forward, params)
+        return Primitive(name, vjp, formulas, **declared)
 
     return make
+
+
+def on_floats(prim: Primitive, *args: Any) -> float:
+    """``prim``'s forward on floats (the inputs, then the parameters): a ``DomainError``
+    naming the op where Python's ``math`` fails (outside the op's domain), a ``TypeError``
+    for a forward that does not give a number (a user's).
+
+    Example:
+        >>> on_floats(LOG, 0.0)
+        Traceback (most recent call last):
+        ...
+        chaingrad.errors.DomainError: log: got 0.0, needs x > 0
+    """
+    try:
+        out = prim.forward(*args)
+    except DomainError:
+        raise
+    except (ValueError, OverflowError, ZeroDivisionError) as exc:
+        got = ", ".join(str(a) for a in args[:len(args) - len(prim.param_names)])
+        if prim.domain:
+            raise DomainError(f"{prim.name}: got {got}, needs {prim.needs()}") from None
+        raise DomainError(f"{prim.name}: forward failed at ({got}): {exc}") from exc
+    if type(out) is not float:
+        if not isinstance(out, Real) or hasattr(out, "_prev"):
+            raise TypeError(f"{prim.name}: forward must return a real number, got "
+                            f"{type(out).__name__}")
+        out = float(out)
+    return out
+
+
+@functools.cache
+def array_namespace() -> dict[str, Any]:
+    """What a primitive's ``array`` text may call: numpy as ``np``, and the array functions
+    of ``chaingrad.tensor_engine.kernels`` (imported on first use: the scalar engine needs
+    no numpy)."""
+    kernels = importlib.import_module("chaingrad.tensor_engine.kernels")
+    return {"np": kernels.np} | {name: value for name, value in vars(kernels).items()
+                                 if not name.startswith("_") and callable(value)}
+
+
+def _mentions(text: str, name: str) -> bool:
+    """Whether Python text uses the variable ``name`` (not as an attribute)."""
+    tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    return any(t.type == tokenize.NAME and t.string == name
+               and not (i and tokens[i - 1].string == ".") for i, t in enumerate(tokens))
+
+
+def substitute(text: str, names: dict[str, str]) -> str:
+    """Python text with each variable in ``names`` replaced by its text (an attribute of the
+    same name stays: in ``x.sum(axis=axes)`` only ``x`` and ``axes`` are variables).
+
+    Example:
+        >>> substitute("x.sum(axis=axes, keepdims=keepdims)", {"x": "a1", "axes": "(0,)"})
+        'a1.sum(axis=(0,), keepdims=keepdims)'
+    """
+    tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    out, last = [], 0
+    for i, t in enumerate(tokens):
+        if (t.type == tokenize.NAME and t.string in names
+                and not (i and tokens[i - 1].string == ".")
+                and not (i + 1 < len(tokens) and tokens[i + 1].string == "=")):
+            out.append(text[last:t.start[1]] + names[t.string])
+            last = t.end[1]
+    return "".join(out) + text[last:]
+
+
+def identifier(name: str) -> str:
+    """An op's name as a Python identifier (``**n`` is ``pow_n``, ``ReLU`` ``relu``)."""
+    named = {"+": "add", "*": "mul", "**n": "pow_n", "**": "pow"}.get(name)
+    return named or "".join(c if c.isalnum() or c == "_" else "_" for c in name).lower() or "op"
 
 
 def fill_in(formula: str, node_text: Callable[[str, str], str],
@@ -184,31 +341,14 @@ def any_true(condition: Any) -> bool:
     return bool(condition.any()) if hasattr(condition, "any") else bool(condition)
 
 
-# ---- the forwards on floats, with the errors that make them total ----
-
-
-def exp_forward(x: float) -> float:
-    if x > _MAX_EXP:
-        raise DomainError(f"exp: got {x}, needs x <= {_MAX_EXP:.4f} (overflow)")
-    return math.exp(x)
-
-
-def log_forward(x: float) -> float:
-    if x <= 0:
-        raise DomainError(f"log: got {x}, needs x > 0")
-    return math.log(x)
-
-
-def sqrt_forward(x: float) -> float:
-    if x < 0:
-        raise DomainError(f"sqrt: got {x}, needs x >= 0")
-    return math.sqrt(x)
+# ---- the forwards on floats that Python's operators and math do not give as they are ----
 
 
 def sigmoid_forward(x: float) -> float:
+    """1 / (1 + exp(-x)) without overflow: exp only ever sees -|x|."""
     if x >= 0:
         return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)  # exp(-x) would overflow for very negative x; this form never does
+    e = math.exp(x)
     return e / (1.0 + e)
 
 
@@ -224,24 +364,26 @@ def power(op: str, x: float, n: float) -> float:
         raise DomainError(f"{op}: {x} ** {n} overflows a float") from None
 
 
-# ---- the primitives: forward, rule and formula, one op at a time ----
+# ---- the primitives: forward, domain, rule and formula, what it keeps, one op at a time ----
 
 
-@define("+", ("out.grad", "out.grad"), forward=operator.add)
+@define("+", ("out.grad", "out.grad"), forward=operator.add, array="x + y", saves=("", ""),
+        torch=("torch.add", "Tensor.add"))
 def ADD(xs, out, g):
     """x + y;  d/dx = 1, d/dy = 1."""
     return g, g
 
 
-@define("*", ("y.data * out.grad", "x.data * out.grad"), forward=operator.mul)
+@define("*", ("y.data * out.grad", "x.data * out.grad"), forward=operator.mul,
+        array="x * y", saves=("y", "x"), torch=("torch.mul", "Tensor.mul"))
 def MUL(xs, out, g):
     """x * y;  d/dx = y, d/dy = x."""
     x, y = xs
     return y * g, x * g
 
 
-@define("**n", ("n * x.data**(n - 1) * out.grad",),
-        forward=lambda x, n: power(f"**{n}", x, n), params=("n",))
+@define("**n", ("n * x.data**(n - 1) * out.grad",), forward=lambda x, n: power(f"**{n}", x, n),
+        array="x ** n", params=("n",), saves=("x",), torch=("torch.pow", "Tensor.pow"))
 def POW_N(xs, out, g, n):
     """x ** n for a constant n;  d/dx = n * x**(n-1) (0 for n = 0)."""
     if not any_true(n != 0):
@@ -250,7 +392,8 @@ def POW_N(xs, out, g, n):
 
 
 @define("**", ("y.data * x.data**(y.data - 1) * out.grad", "out.data * log(x.data) * out.grad"),
-        forward=lambda x, y: power("**", x, y))
+        forward=lambda x, y: power("**", x, y), array="x ** y", saves=("x y", "x out"),
+        exact=False, torch=("torch.pow", "Tensor.pow"))
 def POW(xs, out, g):
     """x ** y;  d/dx = y * x**(y-1), d/dy = x**y * log(x).
 
@@ -267,55 +410,67 @@ def POW(xs, out, g):
     return dx, dy
 
 
-@define("ReLU", ("(out.data > 0) * out.grad",), forward=lambda x: x if x > 0 else 0.0)
+@define("ReLU", ("(out.data > 0) * out.grad",), forward=lambda x: x if x > 0 else 0.0,
+        array="np.maximum(x, 0)", saves=("out",), torch=("torch.relu", "Tensor.relu", "F.relu"))
 def RELU(xs, out, g):
     """max(0, x);  d/dx = 1 if x > 0 else 0."""
     return ((data(out) > 0) * g,)
 
 
-@define("tanh", ("(1 - out.data**2) * out.grad",), forward=math.tanh)
+@define("tanh", ("(1 - out.data**2) * out.grad",), forward=math.tanh, array="np.tanh(x)",
+        saves=("out",), floats=True, torch=("torch.tanh", "Tensor.tanh", "F.tanh"))
 def TANH(xs, out, g):
     """tanh(x);  d/dx = 1 - tanh(x)**2, reusing the output (micrograd's very arithmetic)."""
     return ((1 - out**2) * g,)
 
 
-@define("sigmoid", ("out.data * (1 - out.data) * out.grad",), forward=sigmoid_forward)
+@define("sigmoid", ("out.data * (1 - out.data) * out.grad",), forward=sigmoid_forward,
+        array="np.exp(-np.logaddexp(0, -x))", saves=("out",), floats=True,
+        torch=("torch.sigmoid", "Tensor.sigmoid", "F.sigmoid"))
 def SIGMOID(xs, out, g):
-    """1 / (1 + exp(-x));  d/dx = s * (1 - s), reusing the output s."""
+    """1 / (1 + exp(-x)) (on arrays exp(-log(1 + exp(-x))), which never overflows);
+    d/dx = s * (1 - s), reusing the output s."""
     return (out * (1 - out) * g,)
 
 
-@define("exp", ("out.data * out.grad",), forward=exp_forward)
+@define("exp", ("out.data * out.grad",), forward=math.exp, array="np.exp(x)",
+        domain="x <= {log_max:.4f} (overflow beyond)", saves=("out",), floats=True,
+        torch=("torch.exp", "Tensor.exp"))
 def EXP(xs, out, g):
     """e ** x;  d/dx = e ** x, reusing the output."""
     return (out * g,)
 
 
-@define("log", ("out.grad / x.data",), forward=log_forward)
+@define("log", ("out.grad / x.data",), forward=math.log, array="np.log(x)", domain="x > 0",
+        saves=("x",), floats=True, torch=("torch.log", "Tensor.log"))
 def LOG(xs, out, g):
     """ln(x);  d/dx = 1 / x."""
     return (g / xs[0],)
 
 
-@define("sqrt", ("out.grad / (2 * out.data)",), forward=sqrt_forward)
+@define("sqrt", ("out.grad / (2 * out.data)",), forward=math.sqrt, array="np.sqrt(x)",
+        domain="x >= 0", saves=("out",), floats=True, torch=("torch.sqrt", "Tensor.sqrt"))
 def SQRT(xs, out, g):
     """sqrt(x);  d/dx = 1 / (2 * sqrt(x)), reusing the output (unbounded at 0)."""
     return (g / (2 * out),)
 
 
-@define("abs", ("sign(x.data) * out.grad",), forward=abs)
+@define("abs", ("sign(x.data) * out.grad",), forward=abs, array="np.abs(x)", saves=("x",),
+        torch=("torch.abs", "Tensor.abs"))
 def ABS(xs, out, g):
     """|x|;  d/dx = sign(x), taken as 0 at x = 0 (as PyTorch does)."""
     return (sign(xs[0]) * g,)
 
 
-@define("sin", ("cos(x.data) * out.grad",), forward=math.sin)
+@define("sin", ("cos(x.data) * out.grad",), forward=math.sin, array="np.sin(x)",
+        saves=("x",), floats=True, torch=("torch.sin", "Tensor.sin"))
 def SIN(xs, out, g):
     """sin(x);  d/dx = cos(x)."""
     return (cos(xs[0]) * g,)
 
 
-@define("cos", ("-sin(x.data) * out.grad",), forward=math.cos)
+@define("cos", ("-sin(x.data) * out.grad",), forward=math.cos, array="np.cos(x)",
+        saves=("x",), floats=True, torch=("torch.cos", "Tensor.cos"))
 def COS(xs, out, g):
     """cos(x);  d/dx = -sin(x)."""
     return (-sin(xs[0]) * g,)
@@ -324,3 +479,72 @@ def COS(xs, out, g):
 PRIMITIVES: tuple[Primitive, ...] = (ADD, MUL, POW_N, POW, RELU, TANH, SIGMOID, EXP, LOG, SQRT,
                                      ABS, SIN, COS)
 """Every primitive of this module: the ops both engines differentiate."""
+
+FUNCTIONS: dict[str, Primitive] = {p.method: p for p in PRIMITIVES
+                                   if len(p.formulas) == 1 and not p.param_names}
+"""The elementwise primitives: those of one input that are functions and methods
+(``tanh(x)``, ``x.tanh()``), by name. Each engine has them as methods (``method``), and so
+do the expressions of ``chaingrad graph``."""
+
+
+def method(prim: Primitive) -> Callable[[Any], Any]:
+    """An elementwise primitive as a Value's or a Tensor's method: ``tanh = method(TANH)``
+    in the class gives ``x.tanh()``, the node its engine's ``_apply`` makes, documented by
+    the rule.
+
+    Example:
+        >>> from chaingrad import Value
+        >>> Value.tanh.__doc__ == TANH.doc
+        True
+    """
+
+    def apply(self: Any) -> Any:
+        return self._apply(prim)
+
+    apply.__name__ = apply.__qualname__ = prim.method
+    apply.__doc__ = prim.doc
+    return apply
+
+
+def functions_in(namespace: str) -> dict[str, Primitive]:
+    """The elementwise primitives (``FUNCTIONS``) that torch has as functions of
+    ``namespace`` (``"torch"``, or ``"F"`` for ``torch.nn.functional``), by name:
+    ``chaingrad`` and ``chaingrad.nn.functional`` have them too.
+
+    Example:
+        >>> sorted(functions_in("F"))
+        ['relu', 'sigmoid', 'tanh']
+    """
+    return {name: p for name, p in FUNCTIONS.items() if f"{namespace}.{name}" in p.torch}
+
+
+# ---- the functions the rules use: a primitive applied to a float, an array, a Value or a
+# Tensor (see ``Primitive.__call__``; ``chaingrad.generic`` has them all, for your own rules)
+
+exp, log, sin, cos = EXP, LOG, SIN, COS
+
+
+def data(x: Any) -> Any:
+    """The number or array that ``x`` holds: a Value's ``.data``, a Tensor's array, else ``x``.
+
+    Example:
+        >>> from chaingrad import Value
+        >>> data(Value(2.0)), data(3.0)
+        (2.0, 3.0)
+    """
+    return x if type(x) is float or not hasattr(x, "_prev") else x._value
+
+
+def sign(x: Any) -> Any:
+    """-1, 0 or 1 by the sign of ``x`` (a number, an array, or a node's data), as floats.
+
+    A constant: it is never differentiated (it is the derivative of ``abs``).
+
+    Example:
+        >>> sign(-2.5), sign(0.0)
+        (-1.0, 0.0)
+    """
+    x = data(x)
+    if type(x).__module__ == "numpy" and not isinstance(x, (int, float)):
+        return array_namespace()["np"].sign(x)
+    return float((x > 0) - (x < 0))

@@ -23,9 +23,11 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from ops_table import OPS as SCALAR_OPS
 
 import chaingrad
 from chaingrad import Tensor
+from chaingrad.rules import FUNCTIONS
 from chaingrad.tensor_engine.functions import concatenate, conv2d, max_pool2d, stack, where
 
 EPS = 1e-6
@@ -318,6 +320,10 @@ def pool_cases(draw, tied: bool = False):
     return Case((x,), {"kernel_size": kernel, "stride": draw(stride)})
 
 
+def _method(name: str) -> Callable[[Tensor], Tensor]:
+    return lambda x: getattr(x, name)()
+
+
 def _unary(domain: tuple[Interval, ...] = ANY):
     return lambda: elementwise(1, (domain,))
 
@@ -341,6 +347,7 @@ _MAX = (lambda x, axis, keepdims: x.amax(axis, keepdims),
         lambda x, axis, keepdims: T.amax(x, _dims(axis, x.ndim), keepdims))
 _MIN = (lambda x, axis, keepdims: x.amin(axis, keepdims),
         lambda x, axis, keepdims: T.amin(x, _dims(axis, x.ndim), keepdims))
+SCALAR_ROWS = {op.name: op for op in SCALAR_OPS}
 _POOL = (lambda x, kernel_size, stride: max_pool2d(x, kernel_size, stride),
          lambda x, kernel_size, stride: T.nn.functional.max_pool2d(x, kernel_size, stride))
 
@@ -364,14 +371,9 @@ OPS: list[TensorOp] = [
     TensorOp("array_left", lambda x: np.array([1.0, -2.0]) * x,
              lambda x: T.tensor([1.0, -2.0], dtype=T.float64) * x, lambda: pair_shaped()),
     TensorOp("matmul", lambda x, y: x @ y, lambda x, y: x @ y, matmul_cases),
-    # elementwise functions
-    TensorOp("exp", lambda x: x.exp(), lambda x: x.exp(), _unary()),
-    TensorOp("log", lambda x: x.log(), lambda x: x.log(), _unary(POSITIVE)),
-    TensorOp("sqrt", lambda x: x.sqrt(), lambda x: x.sqrt(), _unary(POSITIVE)),
-    TensorOp("abs", lambda x: x.abs(), lambda x: x.abs(), _unary(NONZERO)),
-    TensorOp("tanh", lambda x: x.tanh(), lambda x: x.tanh(), _unary()),
-    TensorOp("sigmoid", lambda x: x.sigmoid(), lambda x: x.sigmoid(), _unary()),
-    TensorOp("relu", lambda x: x.relu(), lambda x: x.relu(), _unary(NONZERO)),
+    # the elementwise primitives, each from its row of ops_table (its domain, torch's function)
+    *(TensorOp(name, _method(name), SCALAR_ROWS[name].torch_fn,
+               _unary(SCALAR_ROWS[name].domains[0])) for name in FUNCTIONS),
     TensorOp("clip", lambda x: x.clip(-1.0, 1.0), lambda x: x.clamp(-1.0, 1.0),
              _unary(CLIP_SAFE)),
     TensorOp("clip_min", lambda x: x.clip(min=-1.0), lambda x: x.clamp(min=-1.0),

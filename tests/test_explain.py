@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from ops_table import OP_IDS, OPS, Op
 
 from chaingrad import Value, primitive
-from chaingrad.rules import PRIMITIVES
+from chaingrad.rules import FUNCTIONS, PRIMITIVES
 from chaingrad.show.dot import reading_order
 from chaingrad.show.explain import backward_steps, explain
 from chaingrad.show.naive import naive_backward
@@ -157,8 +157,8 @@ def _point(op: Op) -> list[float]:
 
 def _evaluate(numbers: str) -> float:
     # the text is our own formatted output, not user input: evaluate it to check the maths
-    names = {"sign": lambda x: math.copysign(1.0, x) if x else 0.0, "log": math.log,
-             "sin": math.sin, "cos": math.cos, "__builtins__": {}}
+    names = {name: prim.forward for name, prim in FUNCTIONS.items()}  # cos, log, ... on floats
+    names |= {"sign": lambda x: math.copysign(1.0, x) if x else 0.0, "__builtins__": {}}
     return float(eval(numbers, names))  # noqa: S307
 
 

@@ -27,7 +27,7 @@ from chaingrad.nn.layers import (
     Tanh,
     manual_seed,
 )
-from chaingrad.tensor_engine import rules
+from chaingrad.tensor_engine import fast_kernels, rules
 from chaingrad.tensor_engine.functions import conv2d, max_pool2d
 
 
@@ -243,13 +243,13 @@ def test_conv_fast_twins_match_their_references(x_shape, w_shape, stride, paddin
     x = rng.standard_normal(x_shape).astype(dtype)
     w = rng.standard_normal((o, x_shape[1], kh, kw)).astype(dtype)
     b = rng.standard_normal(o).astype(dtype)
-    out = rules.conv2d_fast(x, w, stride, padding, b)
+    out = fast_kernels.conv2d(x, w, stride, padding, b)
     g = rng.standard_normal(out.shape).astype(dtype)
     pairs = [
         (out, rules.conv2d_reference(x, w, stride, padding, b)),
-        (rules.conv2d_input_grad_fast(g, w, x_shape[2:], stride, padding),
+        (fast_kernels.conv2d_input_grad(g, w, x_shape[2:], stride, padding),
          rules.conv2d_input_grad_reference(g, w, x_shape[2:], stride, padding)),
-        (rules.conv2d_weight_grad_fast(x, g, (kh, kw), stride, padding),
+        (fast_kernels.conv2d_weight_grad(x, g, (kh, kw), stride, padding),
          rules.conv2d_weight_grad_reference(x, g, (kh, kw), stride, padding)),
     ]
     tol = 1e-12 if dtype == np.float64 else 1e-5
@@ -262,7 +262,7 @@ def test_conv_fast_twins_match_their_references(x_shape, w_shape, stride, paddin
 
 def test_conv_fast_twins_cover_both_layouts() -> None:
     widths = {rules.conv_output_size(x[2:], w[1:], s, p)[1] for x, w, s, p in TWIN_CASES}
-    assert min(widths) < rules.SHORT_ROW <= max(widths)
+    assert min(widths) < fast_kernels.SHORT_ROW <= max(widths)
 
 
 @settings(max_examples=60, deadline=None)
@@ -301,14 +301,33 @@ def test_a_linear_layers_weight_gradient_is_row_major_eager_and_compiled() -> No
 
 
 def test_the_window_positions_of_max_pool2d() -> None:
-    positions = rules.window_positions((1, 2, 4, 5), (2, 3), (2, 1))
+    positions = fast_kernels.window_positions((1, 2, 4, 5), (2, 3), (2, 1))
     x = np.arange(40.0).reshape(1, 2, 4, 5)
     windows = rules.windows(x, (2, 3), (2, 1))  # (1, 2, OH, OW, 2, 3)
     assert positions.shape == (6, 2 * 2 * 3)
     assert np.array_equal(x.reshape(-1)[positions],
                           windows.reshape(-1, 6).T)  # entry k of every window
     assert not positions.flags.writeable
-    assert rules.window_positions((1, 2, 4, 5), (2, 3), (2, 1)) is positions  # made once
+    assert fast_kernels.window_positions((1, 2, 4, 5), (2, 3), (2, 1)) is positions  # made once
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 7), st.integers(1, 7),
+       st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3),
+       st.booleans(), st.integers(0, 2**32 - 1))
+def test_max_pools_fast_twin_gives_its_references_bits(n, c, extra_h, extra_w, kh, kw, sh, sw,
+                                                        ties, seed) -> None:
+    """fast_kernels.max_pool2d against rules.max_pool2d_reference: the same maxima and the
+    same picks (the first largest entry of each window), ties included."""
+    rng = _rng(seed)
+    shape = (n, c, kh + extra_h - 1, kw + extra_w - 1)
+    x = rng.integers(0, 3, shape).astype(np.float32) if ties else rng.standard_normal(shape)
+    for picks in (True, False):
+        fast = fast_kernels.max_pool2d(x, (kh, kw), (sh, sw), picks)
+        reference = rules.max_pool2d_reference(x, (kh, kw), (sh, sw), picks)
+        assert np.array_equal(fast[0], reference[0]) and fast[0].dtype == reference[0].dtype
+        assert (fast[1] is None and reference[1] is None) or np.array_equal(fast[1],
+                                                                            reference[1])
 
 
 # ---- against finite differences (no torch needed) ----

@@ -22,8 +22,8 @@ NAMES = vars(rules) | vars(tensor_rules)  # what a formula may call: cos, log, e
 
 def value_graphs() -> list[Value]:
     x, y = Value(1.3), Value(0.7)
-    return [x + y, x * y, x**2.5, x**3, x**y, (x - 2).relu(), x.relu(), x.tanh(),
-            x.sigmoid(), x.exp(), x.log(), x.sqrt(), (x - 2).abs(), x.sin(), x.cos()]
+    elementwise = [getattr(x, name)() for name in rules.FUNCTIONS]  # each, from the table
+    return [x + y, x * y, x**2.5, x**3, x**y, (x - 2).relu(), (x - 2).abs(), *elementwise]
 
 
 def tensor_graphs() -> list[Tensor]:
@@ -34,9 +34,10 @@ def tensor_graphs() -> list[Tensor]:
     e = Tensor(rng.uniform(0.5, 1.5, (2, 3)), requires_grad=True)
     image = Tensor(rng.uniform(-1, 1, (1, 2, 5, 5)), requires_grad=True)
     kernel = Tensor(rng.uniform(-1, 1, (3, 2, 3, 3)), requires_grad=True)
+    elementwise = [getattr(a, name)() for name in rules.FUNCTIONS]  # each, from the table
     outs = [a + b, a * b, a**2, a**e, a ** Tensor(np.full((2, 3), 1.5)), (a - 1).relu(),
-            a.tanh(), a.sigmoid(), a.exp(), a.log(), a.sqrt(), (a - 1).abs(), a.sin(),
-            a.cos(), -a, a.mean(axis=0), a @ w, a.sum(axis=1), a.max(axis=0), a.min(), a.softmax(),
+            (a - 1).abs(), *elementwise, -a, a.mean(axis=0), a @ w, a.sum(axis=1),
+            a.max(axis=0), a.min(), a.softmax(),
             a.log_softmax(axis=0), a.clip(0.8, 1.2), a.reshape(3, 2), a.transpose(1, 0),
             a.to(np.float32),
             b.broadcast_to((2, 3)), a[np.array([0, 0, 1])], concatenate([a, e], axis=1),

@@ -11,8 +11,9 @@ accepted:
   a number, so ``x**2`` is the op ``**2`` as in micrograd; an integer too large to be
   exact as a float, as Python computes ``x ** n``, is written as that float);
 - ``+ - * / **`` and unary ``-`` / ``+``;
-- Value's methods, as ``x.tanh()`` or ``tanh(x)``: relu tanh sigmoid exp log sqrt abs
-  sin cos.
+- Value's elementwise methods, as ``x.tanh()`` or ``tanh(x)`` (``METHODS``: relu, tanh,
+  sigmoid, exp, log, sqrt, abs, sin, cos: every primitive of one input in
+  ``chaingrad.rules``).
 
 Anything else (attribute access, other calls, subscripts, strings, lambdas, ...) is an
 ``ExpressionError`` naming what was found.
@@ -29,8 +30,10 @@ from collections.abc import Iterator, Mapping
 
 from ..engine import Value
 from ..errors import DomainError, ExpressionError
+from ..rules import FUNCTIONS
 
-METHODS = ("relu", "tanh", "sigmoid", "exp", "log", "sqrt", "abs", "sin", "cos")
+METHODS = tuple(FUNCTIONS)
+"""The functions an expression may call: the elementwise primitives (``rules.FUNCTIONS``)."""
 MAX_LENGTH = 10_000
 MAX_LABEL = 24  # a longer number literal is labelled with its value as a float
 EXACT_INT = 2**53  # a larger int is not exact as a float

@@ -29,7 +29,7 @@ from ..show.dot import (
 )
 from ..show.explain import explain
 from ..show.page import to_html
-from .expr import parse_expression, python_name, shorten
+from .expr import METHODS, parse_expression, python_name, shorten
 
 SUFFIXES = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot", ".html": "html",
             ".htm": "html"}
@@ -38,8 +38,8 @@ SUFFIXES = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot", ".html": 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("expression",
                         help='the expression, e.g. "(x1*w1 + x2*w2 + b).tanh()": names, '
-                             "numbers, + - * / **, and relu tanh sigmoid exp log sqrt abs "
-                             "sin cos (as x.tanh() or tanh(x))")
+                             f"numbers, + - * / **, and {' '.join(METHODS)} "
+                             "(as x.tanh() or tanh(x))")
     parser.add_argument("--set", dest="assignments", action="append", default=[],
                         metavar="NAME=VALUE", help="give a variable its value (repeatable)")
     parser.add_argument("-o", "--output", default=None,

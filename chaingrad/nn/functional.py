@@ -31,16 +31,17 @@ from typing import Any
 import numpy as np
 
 from .. import torch_names
+from ..rules import Primitive, functions_in
 from ..tensor_engine import functions
 from ..tensor_engine.functions import _pair
 from ..tensor_engine.generator import generator
 from ..tensor_engine.losses import softplus
 from ..tensor_engine.tensor import Tensor
 
-__all__ = [
+__all__ = sorted({
     "binary_cross_entropy_with_logits", "conv2d", "cross_entropy", "dropout", "linear",
-    "log_softmax", "max_pool2d", "mse_loss", "nll_loss", "relu", "sigmoid", "softmax", "tanh",
-]
+    "log_softmax", "max_pool2d", "mse_loss", "nll_loss", "relu", "softmax",
+} | set(functions_in("F")))
 
 REDUCTIONS = ("none", "mean", "sum")
 
@@ -63,6 +64,24 @@ def _tensor(x: Any, where: str, arg: str = "input") -> Tensor:
 # ---- activations ----
 
 
+def _elementwise(name: str, prim: Primitive) -> Any:
+    """torch's ``F.name(input)`` for an elementwise primitive: the Tensor method."""
+    method = prim.method
+
+    def function(input: Tensor) -> Tensor:  # noqa: A002 - torch's argument name
+        return getattr(_tensor(input, name), method)()
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"{prim.doc.splitlines()[0]} Elementwise (``Tensor.{method}``)."
+    return function
+
+
+# tanh, sigmoid (and relu, below): from the primitives' declarations in chaingrad/rules.py
+for _name, _prim in functions_in("F").items():
+    globals()[_name] = _elementwise(_name, _prim)
+del _name, _prim
+
+
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - torch's names
     """max(0, x), elementwise (``inplace=True`` is accepted and computes out of place).
 
@@ -71,16 +90,6 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - torch'
         [0.0, 2.0]
     """
     return _tensor(input, "relu").relu()
-
-
-def tanh(input: Tensor) -> Tensor:  # noqa: A002
-    """tanh(x), elementwise."""
-    return _tensor(input, "tanh").tanh()
-
-
-def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
-    """1 / (1 + exp(-x)), elementwise."""
-    return _tensor(input, "sigmoid").sigmoid()
 
 
 def implicit_dim(name: str, ndim: int, stacklevel: int) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import is_grad_enabled
-from . import dtypes
+from . import dtypes, kernels
 from .arrays import all_finite, domain_error, normalize_axis, to_array
 from .rules import (
     CONCATENATE,
@@ -26,8 +26,6 @@ from .rules import (
     PAD,
     STACK,
     WHERE,
-    conv2d_fast,
-    max_pool2d_array,
 )
 from .tensor import Tensor, _cast, _const, _node, _operands
 
@@ -81,7 +79,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> 
     ends = np.cumsum([t.shape[ax] for t in ts]).tolist()
     pieces = tuple((slice(None),) * ax + (slice(end - t.shape[ax], end),)
                    for t, end in zip(ts, ends))
-    return _node(data, tuple(ts), CONCATENATE.bind(pieces))
+    return _node(data, tuple(ts), CONCATENATE.bind(ax, pieces))
 
 
 def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
@@ -105,7 +103,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -
                              "differ; stack needs equal shapes")
     ax = normalize_axis(dim, ts[0].ndim + 1, "stack")
     picks = tuple((slice(None),) * ax + (i,) for i in range(len(ts)))
-    return _node(np.stack([t._value for t in ts], axis=ax), tuple(ts), STACK.bind(picks))
+    return _node(np.stack([t._value for t in ts], axis=ax), tuple(ts), STACK.bind(ax, picks))
 
 
 def _dim_or_axis(op: str, dim: int, axis: int | None) -> int:
@@ -169,7 +167,7 @@ def pad(x: Tensor, pad_width: Sequence[tuple[int, int]]) -> Tensor:
     if len(widths) != x.ndim or any(len(w) != 2 or min(w) < 0 for w in widths):
         raise ValueError(f"pad: needs one (before, after) pair of ints >= 0 per axis of shape "
                          f"{tuple(x.shape)}, got {pad_width!r}")
-    return _node(PAD.forward(x._value, widths), (x,), PAD.bind(widths))
+    return _node(PAD.on_arrays(x._value, widths), (x,), PAD.bind(widths))
 
 
 def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
@@ -213,7 +211,7 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 
         bias = _operand(bias, "conv2d")
         if bias.shape != (o,):
             raise ValueError(f"conv2d: bias has shape {tuple(bias.shape)}, expected {(o,)}")
-    data = conv2d_fast(x._value, weight._value, (sh, sw), (ph, pw),
+    data = kernels.conv2d(x._value, weight._value, (sh, sw), (ph, pw),
                        None if bias is None else bias._value)
     if not all_finite(data):
         raise domain_error("conv2d", data, (), None)
@@ -246,7 +244,7 @@ def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None) -> Tensor:
         raise ValueError(f"max_pool2d: the kernel {kernel} is larger than the input "
                          f"{tuple(x.shape[2:])}")
     picks = x.requires_grad and is_grad_enabled()  # where each window's gradient goes
-    data, picked = max_pool2d_array(x._value, kernel, strides, picks)
+    data, picked = kernels.max_pool2d(x._value, kernel, strides, picks)
     overlap = strides[0] < kernel[0] or strides[1] < kernel[1]
     return _node(data, (x,), MAX_POOL2D.bind(picked, overlap))
 

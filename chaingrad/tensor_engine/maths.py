@@ -12,6 +12,7 @@ that no module shadows a builtin.
 
 from __future__ import annotations
 
+import builtins
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .. import autodiff
+from ..rules import Primitive, functions_in
 from .arrays import to_array
 from .tensor import Tensor, _leaf
 
@@ -58,56 +60,30 @@ def _with_out(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     return call
 
 
-@_with_out
-def exp(input: Any) -> Tensor:  # noqa: A002 - torch's argument name
-    """e ** x, entry by entry (``Tensor.exp``).
+def _elementwise(name: str, prim: Primitive) -> Callable[..., Tensor]:
+    """torch's ``name(input)`` for an elementwise primitive: the Tensor method of the same
+    name, on ``input`` made a Tensor (``out=`` as torch's)."""
+    method = prim.method
 
-    Example:
-        >>> exp(Tensor([0.0]))
-        tensor([1.])
-    """
-    return _tensor(input, "exp").exp()
+    @_with_out
+    def function(input: Any) -> Tensor:  # noqa: A002 - torch's argument name
+        return getattr(_tensor(input, name), method)()
 
-
-@_with_out
-def log(input: Any) -> Tensor:  # noqa: A002
-    """ln(x), entry by entry (``Tensor.log``)."""
-    return _tensor(input, "log").log()
+    function.__name__ = function.__qualname__ = _defined_as(name)
+    function.__doc__ = f"{prim.doc.splitlines()[0]} Entry by entry (``Tensor.{method}``)."
+    return function
 
 
-@_with_out
-def sin(input: Any) -> Tensor:  # noqa: A002
-    """sin(x), entry by entry."""
-    return _tensor(input, "sin").sin()
+def _defined_as(name: str) -> str:
+    """The name a torch function is defined under here: a builtin's (``abs``) with a
+    trailing underscore, so that no module shadows a builtin (``chaingrad.abs`` is it)."""
+    return name + "_" if hasattr(builtins, name) else name
 
 
-@_with_out
-def cos(input: Any) -> Tensor:  # noqa: A002
-    """cos(x), entry by entry."""
-    return _tensor(input, "cos").cos()
-
-
-@_with_out
-def tanh(input: Any) -> Tensor:  # noqa: A002
-    """tanh(x), entry by entry."""
-    return _tensor(input, "tanh").tanh()
-
-
-@_with_out
-def sigmoid(input: Any) -> Tensor:  # noqa: A002
-    """1 / (1 + exp(-x)), entry by entry."""
-    return _tensor(input, "sigmoid").sigmoid()
-
-
-def relu(input: Any) -> Tensor:  # noqa: A002
-    """max(0, x), entry by entry."""
-    return _tensor(input, "relu").relu()
-
-
-@_with_out
-def sqrt(input: Any) -> Tensor:  # noqa: A002
-    """sqrt(x), entry by entry."""
-    return _tensor(input, "sqrt").sqrt()
+# exp, log, sin, cos, tanh, sigmoid, relu, sqrt, abs_: from the primitives' declarations
+for _name, _prim in functions_in("torch").items():
+    globals()[_defined_as(_name)] = _elementwise(_name, _prim)
+del _name, _prim
 
 
 @_with_out
@@ -120,12 +96,6 @@ def square(input: Any) -> Tensor:  # noqa: A002
 def neg(input: Any) -> Tensor:  # noqa: A002
     """-x."""
     return -_tensor(input, "neg")
-
-
-@_with_out
-def abs_(input: Any) -> Tensor:  # noqa: A002
-    """|x| (``chaingrad.abs``)."""
-    return _tensor(input, "abs").abs()
 
 
 @_with_out

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from collections import namedtuple
 from collections.abc import Callable
 from numbers import Real
@@ -43,7 +42,6 @@ from ..rules import (
     ADD,
     COS,
     EXP,
-    GENERIC_FORMULA,
     LOG,
     MUL,
     POW,
@@ -55,6 +53,7 @@ from ..rules import (
     TANH,
     Bound,
     Primitive,
+    method,
 )
 from . import dtypes
 from .arrays import (
@@ -86,7 +85,6 @@ from .rules import (
     SUM,
     TRANSPOSE,
     WHERE,
-    stable_sigmoid,
     tie_share,
 )
 
@@ -99,16 +97,13 @@ Rule = Primitive | Bound
 
 
 @functools.cache
-def _inputs_read(primitive: Any) -> tuple[tuple[int, ...], ...] | None:
-    """For each input's gradient, the inputs whose numbers (``x.data``, ``y.data``: inputs 0
-    and 1; not only their shape or dtype) its formula reads: ``*`` gives ((1,), (0,)), ``+``
-    ((), ()). None for a primitive whose rule is a user's own (``GENERIC_FORMULA``, one
-    formula for any number of inputs, as a compiled graph's): it may read any."""
-    if GENERIC_FORMULA in primitive.formulas:
+def _kept(primitive: Any) -> tuple[frozenset[str], ...] | None:
+    """For each input's gradient, what its primitive's rule reads of the forward pass
+    (``Primitive.saves``: ``x``, ``y``, ``out``); None for a rule that may read anything
+    (a user's)."""
+    if primitive.saves is None:
         return None
-    return tuple(tuple(i for i, name in enumerate("xy")
-                       if re.search(rf"\b{name}\.data\b(?!\.(?:dtype|shape))", formula))
-                 for formula in primitive.formulas)
+    return tuple(frozenset(entry.split()) for entry in primitive.saves)
 
 
 def _holds_array(param: Any) -> bool:
@@ -116,13 +111,6 @@ def _holds_array(param: Any) -> bool:
     if isinstance(param, tuple):
         return any(_holds_array(p) for p in param)
     return isinstance(param, np.ndarray)
-
-
-@functools.cache
-def _output_read(primitive: Any) -> tuple[bool, ...]:
-    """For each input's gradient, whether its formula reads the output's numbers
-    (``out.data``, as relu's and exp's do)."""
-    return tuple(bool(re.search(r"\bout\.data\b", formula)) for formula in primitive.formulas)
 
 
 class Size(tuple):
@@ -431,64 +419,17 @@ class Tensor(autodiff.Node):
 
     # ---- elementwise functions: the forward with numpy, the rule from chaingrad.rules ----
 
-    def exp(self) -> Tensor:
-        """e ** x;  d/dx = e ** x, reusing the output (``rules.EXP``)."""
-        x = _floating(self)
-        with np.errstate(over="ignore"):
-            data = np.exp(x._value)
-        if not all_finite(data):
-            limit = math.log(np.finfo(data.dtype).max)
-            raise domain_error("exp", data, (x._value,),
-                               f"x <= {limit:.4f} ({data.dtype} overflows beyond)")
-        return _node(data, (x,), EXP)
-
-    def log(self) -> Tensor:
-        """ln(x);  d/dx = 1 / x (``rules.LOG``)."""
-        x = _floating(self)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            data = np.log(x._value)
-        if not all_finite(data):
-            raise domain_error("log", data, (x._value,), "x > 0")
-        return _node(data, (x,), LOG)
-
-    def sqrt(self) -> Tensor:
-        """sqrt(x);  d/dx = 1 / (2 * sqrt(x)), unbounded at 0 (``rules.SQRT``)."""
-        x = _floating(self)
-        with np.errstate(invalid="ignore"):
-            data = np.sqrt(x._value)
-        if not all_finite(data):
-            raise domain_error("sqrt", data, (x._value,), "x >= 0")
-        return _node(data, (x,), SQRT)
-
-    def abs(self) -> Tensor:
-        """|x|;  d/dx = sign(x), taken as 0 at x = 0 as PyTorch does (``rules.ABS``)."""
-        return _node(np.abs(self._value), (self,), ABS)
-
-    def tanh(self) -> Tensor:
-        """tanh(x);  d/dx = 1 - tanh(x)**2, reusing the output (``rules.TANH``)."""
-        x = _floating(self)
-        return _node(np.tanh(x._value), (x,), TANH)
-
-    def sigmoid(self) -> Tensor:
-        """1 / (1 + exp(-x));  d/dx = s * (1 - s), reusing the output s (``rules.SIGMOID``)."""
-        x = _floating(self)
-        return _node(stable_sigmoid(x._value), (x,), SIGMOID)
+    # the elementwise primitives: x.tanh() is TANH's forward and rule (rules.method)
+    tanh, sigmoid = method(TANH), method(SIGMOID)
+    exp, log, sqrt = method(EXP), method(LOG), method(SQRT)
+    abs, sin, cos = method(ABS), method(SIN), method(COS)
 
     def relu(self) -> Tensor:
-        """max(0, x);  d/dx = 1 if x > 0 else 0 (``rules.RELU``)."""
+        """max(0, x);  d/dx = 1 if x > 0 else 0 (``rules.RELU``); not of a bool tensor,
+        as in torch."""
         if self._value.dtype is _BOOL:
             raise RuntimeError("relu: Boolean inputs not supported for relu (as in torch)")
-        return _node(np.maximum(self._value, 0), (self,), RELU)
-
-    def sin(self) -> Tensor:
-        """sin(x);  d/dx = cos(x) (``rules.SIN``)."""
-        x = _floating(self)
-        return _node(np.sin(x._value), (x,), SIN)
-
-    def cos(self) -> Tensor:
-        """cos(x);  d/dx = -sin(x) (``rules.COS``)."""
-        x = _floating(self)
-        return _node(np.cos(x._value), (x,), COS)
+        return self._apply(RELU)
 
     def pow(self, exponent: Operand) -> Tensor:
         """x ** exponent (see ``__pow__``)."""
@@ -541,7 +482,7 @@ class Tensor(autodiff.Node):
         if self._value.dtype.kind != "f" and any(
                 isinstance(b, (float, np.floating)) for b in bounds):
             x = _floating(self)
-        return _node(CLIP.forward(x._value, low, high), (x,), CLIP.bind(low, high))
+        return _node(CLIP.on_arrays(x._value, low, high), (x,), CLIP.bind(low, high))
 
     clip = clamp
 
@@ -556,7 +497,7 @@ class Tensor(autodiff.Node):
         if x._value.dtype.kind in "biu":
             x = x.to(dtypes.int64)
         axes = normalize_axes(dim, x.ndim, "sum")
-        data = SUM.forward(x._value, axes, keepdim)
+        data = SUM.on_arrays(x._value, axes, keepdim)
         if not all_finite(np.asarray(data)):
             raise domain_error("sum", np.asarray(data), (), None)
         return _node(data, (x,), SUM.bind(axes, keepdim))
@@ -733,7 +674,7 @@ class Tensor(autodiff.Node):
         dim, _ = _dims_args("softmax", dim, False, axis, None, default=-1)
         x = _floating(self)
         ax = normalize_axis(dim, max(x.ndim, 1), "softmax")
-        return _node(SOFTMAX.forward(x._value, ax), (x,), SOFTMAX.bind(ax))
+        return _node(SOFTMAX.on_arrays(x._value, ax), (x,), SOFTMAX.bind(ax))
 
     def log_softmax(self, dim: int = -1, *, axis: int | None = None) -> Tensor:
         """x - log(sum(exp(x))) along ``dim``, computed stably;  vjp: g - softmax * sum(g)
@@ -746,7 +687,7 @@ class Tensor(autodiff.Node):
         dim, _ = _dims_args("log_softmax", dim, False, axis, None, default=-1)
         x = _floating(self)
         ax = normalize_axis(dim, max(x.ndim, 1), "log_softmax")
-        return _node(LOG_SOFTMAX.forward(x._value, ax), (x,), LOG_SOFTMAX.bind(ax))
+        return _node(LOG_SOFTMAX.on_arrays(x._value, ax), (x,), LOG_SOFTMAX.bind(ax))
 
     # ---- shapes and indexing: entries move, and each rule moves the gradient back ----
 
@@ -985,23 +926,23 @@ class Tensor(autodiff.Node):
     def _reads_forward(self) -> bool:
         """Whether the rule reads numbers of the forward pass (an input's or the output's,
         or an array it was bound to, as an index) for a gradient that is needed: what torch
-        calls the node's saved tensors."""
-        reads = _inputs_read(self._rule.primitive)
-        if reads is None or any(_holds_array(p) for p in self._rule.params):
+        calls the node's saved tensors (``Primitive.saves``)."""
+        kept = _kept(self._rule.primitive)
+        if kept is None or any(_holds_array(p) for p in self._rule.params):
             return True
-        outputs = _output_read(self._rule.primitive)
-        last = len(reads) - 1  # one formula may serve every input (concatenate's)
-        return any(reads[min(k, last)] or outputs[min(k, last)]
-                   for k, x in enumerate(self._prev) if x.requires_grad)
+        last = len(kept) - 1  # one entry may serve every input (concatenate's)
+        return any(kept[min(k, last)] for k, x in enumerate(self._prev) if x.requires_grad)
 
     def _changed_input(self) -> Tensor | None:
         """An input changed in place since this node was made, whose numbers the rule
         reads for a gradient that is needed (that gradient would be wrong); else None."""
-        inputs, reads = self._prev, _inputs_read(self._rule.primitive)
-        if reads is None:  # a user's rule: any input may be read
-            read = range(len(inputs))
+        inputs, kept = self._prev, _kept(self._rule.primitive)
+        if kept is None:  # a user's rule: any input may be read
+            read = set(range(len(inputs)))
         else:
-            read = {k for x, ks in zip(inputs, reads) if x.requires_grad for k in ks}
+            last = len(kept) - 1
+            read = {"xy".index(who) for k, x in enumerate(inputs) if x.requires_grad
+                    for who in kept[min(k, last)] if who in ("x", "y")}
         return next((inputs[k] for k in sorted(read)
                      if inputs[k]._changed_at > self._made_at), None)
 
@@ -1523,24 +1464,41 @@ class Tensor(autodiff.Node):
         """The node of ``data``, computed from ``inputs`` by ``rule`` (``compile``'s)."""
         return _node(data, tuple(inputs), rule)
 
-    @staticmethod
-    def _apply(rule: Rule, inputs: list[Tensor]) -> Tensor:
-        """The node of ``rule`` (a primitive, or one bound to its parameters) applied to
-        ``inputs``: its forward on their arrays, checked."""
-        op = rule.name
+    def _apply(self, rule: Rule, *others: Tensor) -> Tensor:
+        """The node of ``rule`` (a primitive, or one bound to its parameters) applied to this
+        tensor and ``others``: the primitive's forward on their arrays, in the default float
+        dtype for an op that computes in floats (``floats``); a ``DomainError`` naming the
+        op where a result is not finite (outside the op's domain)."""
+        prim = rule.primitive
+        inputs = (self, *others)
+        if prim.floats and any(t._value.dtype.kind != "f" for t in inputs):
+            inputs = tuple(map(_floating, inputs))
         try:
             with np.errstate(all="ignore"):
-                data = rule.primitive.forward(*(t._value for t in inputs), *rule.params)
+                data = prim.on_arrays(*(t._value for t in inputs), *rule.params)
         except (ValueError, ZeroDivisionError, OverflowError, FloatingPointError) as exc:
             shapes = ", ".join(str(tuple(t.shape)) for t in inputs)
-            raise DomainError(f"{op}: forward failed on inputs of shapes ({shapes}): "
+            raise DomainError(f"{rule.name}: forward failed on inputs of shapes ({shapes}): "
                               f"{exc}") from exc
-        data = as_array(data, None, op)
+        if type(data) is not np.ndarray:
+            data = as_array(data, None, rule.name)
         if not all_finite(data):
-            index = first_non_finite(data)
-            raise DomainError(f"{op}: forward returned {data[index]} at index {index}, needs "
-                              "finite results")
-        return _node(data, tuple(inputs), rule)
+            raise _not_finite(rule, data, inputs)
+        return _node(data, inputs, rule)
+
+
+def _not_finite(rule: Rule, data: np.ndarray, inputs: tuple) -> DomainError:
+    """The error for an op whose result has a nan or inf: outside the domain its primitive
+    declares, an overflow, or (a user's primitive) a forward that returned it."""
+    prim = rule.primitive
+    if prim.domain:
+        needs = prim.needs(math.log(np.finfo(data.dtype).max))
+        return domain_error(rule.name, data, tuple(t._value for t in inputs), needs)
+    if prim.array is None:  # a user's primitive
+        index = first_non_finite(data)
+        return DomainError(f"{rule.name}: forward returned {data[index]} at index {index}, "
+                           "needs finite results")
+    return domain_error(rule.name, data, (), None)
 
 
 class _NotYet:

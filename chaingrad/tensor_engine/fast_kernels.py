@@ -1,0 +1,213 @@
+"""The fast twins of the convolution and pooling forwards, beside their readable references
+in ``chaingrad/tensor_engine/rules.py``.
+
+Each function here computes what the reference of the same role computes (conv2d's within
+float rounding: the sums run in another order; max pooling's exactly), tested against it on
+random shapes (tests/tensor_engine/test_kernels.py); ``kernels.py`` runs them unless
+``chaingrad.use_reference()`` asks for the references. They lay windows out as columns
+(im2col) so that one matrix product applies every filter, and take short image rows in
+batch-long runs: the measurements are in benchmarks/RESULTS.md (``benchmarks/conv.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from .rules import conv_output_size, kernel_offsets, padded
+
+SHORT_ROW = 8
+"""Below this many output columns, the fast twins keep the batch axis last: the rows they
+copy are then batch-long rather than a few entries long (numpy copies short rows slowly)."""
+
+
+def conv2d(x: np.ndarray, w: np.ndarray, stride: tuple[int, int],
+                padding: tuple[int, int], bias: np.ndarray | None = None) -> np.ndarray:
+    """The twin of ``rules.conv2d_reference`` (equal within float rounding: the sums run in
+    another order), as one matrix product: the filters (O, C*kh*kw) times the windows laid
+    out as columns (im2col), image by image, or position by position for small images."""
+    n, o = x.shape[0], w.shape[0]
+    oh, ow = conv_output_size(x.shape[2:], w.shape[2:], stride, padding)
+    filters = w.reshape(o, -1)
+    if bias is not None:  # the bias as one more filter column, times a row of ones
+        filters = np.concatenate([filters, bias[:, None]], axis=1)
+    ones = bias is not None
+    if ow < SHORT_ROW:
+        cols = columns_batch_last(x, w.shape[2:], stride, padding, ones)
+        per_position = np.matmul(filters, cols.transpose(1, 0, 2))  # (OH*OW, O, N)
+        return np.ascontiguousarray(per_position.transpose(2, 1, 0)).reshape(n, o, oh, ow)
+    out = np.matmul(filters, columns(x, w.shape[2:], stride, padding, ones))  # (N, O, OH*OW)
+    return out.reshape(n, o, oh, ow)
+
+
+def conv2d_input_grad(g: np.ndarray, w: np.ndarray, size: tuple[int, int],
+                           stride: tuple[int, int], padding: tuple[int, int]) -> np.ndarray:
+    """The twin of ``rules.conv2d_input_grad_reference`` (equal within float rounding): the
+    filters transposed times g gives every window's share, which is added back where the
+    window came from, one strided add per kernel offset."""
+    n, o, oh, ow = g.shape
+    c, kh, kw = w.shape[1:]
+    (ph, pw), (h, wd) = padding, size
+    if ow < SHORT_ROW and stride == (1, 1) and ph < kh and pw < kw:
+        # for small images at stride 1: a 'full' convolution of g with the filters
+        # flipped and transposed (O and C swapped), whose windows are quicker to gather
+        flipped = np.ascontiguousarray(w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3))
+        return conv2d(g, flipped, (1, 1), (kh - 1 - ph, kw - 1 - pw))
+    to_windows = w.reshape(o, -1).T  # (C*kh*kw, O)
+    if ow < SHORT_ROW:  # the batch axis last, as in columns_batch_last
+        shares = np.matmul(to_windows, by_position(g)).reshape(oh, ow, c, kh, kw, n)
+        image = np.zeros((c, h + 2 * ph, wd + 2 * pw, n), dtype=shares.dtype)
+        for i, j, rows, cols in kernel_offsets((kh, kw), stride, (oh, ow)):
+            image[:, rows, cols] += shares[:, :, :, i, j].transpose(2, 0, 1, 3)
+        return np.ascontiguousarray(image[:, ph:ph + h, pw:pw + wd].transpose(3, 0, 1, 2))
+    hp, wp = h + 2 * ph, wd + 2 * pw
+    if stride[1] == 1 and c * kh * kw > o:  # when the shares outweigh g, it pays to widen
+        # g's rows, and add the shares on rows laid end to end: long runs, not OW-long ones
+        return _fold_rows(np.matmul(to_windows, widened(g, stride[0] * wp)), (kh, kw),
+                          (hp, wp), stride[0])[:, :, ph:ph + h, pw:pw + wd].copy()
+    shares = np.matmul(to_windows, g.reshape(n, o, -1)).reshape(n, c, kh, kw, oh, ow)
+    image = np.zeros((n, c, hp, wp), dtype=shares.dtype)
+    for i, j, rows, cols in kernel_offsets((kh, kw), stride, (oh, ow)):
+        image[:, :, rows, cols] += shares[:, :, i, j]
+    return np.ascontiguousarray(image[:, :, ph:ph + h, pw:pw + wd]) if ph or pw else image
+
+
+def widened(g: np.ndarray, row: int) -> np.ndarray:
+    """An (N, O, OH, OW) gradient with each output row padded with zeros to ``row``
+    entries: (N, O, OH * row)."""
+    n, o, oh, ow = g.shape
+    wide = np.zeros((n, o, oh, row), dtype=g.dtype)
+    wide[..., :ow] = g
+    return wide.reshape(n, o, -1)
+
+
+def _fold_rows(shares: np.ndarray, kernel: tuple[int, int], size: tuple[int, int],
+               row_stride: int) -> np.ndarray:
+    """``fold`` for windows one column apart, on rows laid end to end: ``shares`` (N,
+    C*kh*kw, OH * row_stride * W) holds, for each kernel offset (i, j), the entries that
+    window rows put at (r * row_stride + i, s + j) of the (H, W) image, as one run that
+    starts at i * W + j (zeros where no window was). Returns (N, C, H, W)."""
+    (kh, kw), (h, w) = kernel, size
+    n, length = shares.shape[0], shares.shape[2]
+    shares = shares.reshape(n, -1, kh, kw, length)
+    flat = np.zeros((n, shares.shape[1], (h + row_stride) * w + kw), dtype=shares.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            flat[:, :, i * w + j:i * w + j + length] += shares[:, :, i, j]
+    return flat[:, :, :h * w].reshape(n, -1, h, w)
+
+
+def conv2d_weight_grad(x: np.ndarray, g: np.ndarray, kernel: tuple[int, int],
+                            stride: tuple[int, int], padding: tuple[int, int]) -> np.ndarray:
+    """The twin of ``rules.conv2d_weight_grad_reference`` (equal within float rounding): g times
+    the windows laid out as columns (im2col), one matrix product per image (or position),
+    summed."""
+    n, o = g.shape[:2]
+    shape = (o, x.shape[1]) + tuple(kernel)
+    if g.shape[3] < SHORT_ROW:
+        cols = columns_batch_last(x, kernel, stride, padding)  # (C*kh*kw, OH*OW, N)
+        return np.matmul(by_position(g), cols.transpose(1, 2, 0)).sum(axis=0).reshape(shape)
+    cols = columns(x, kernel, stride, padding)  # (N, C*kh*kw, OH*OW)
+    per_window = np.matmul(cols, g.reshape(n, o, -1).transpose(0, 2, 1)).sum(axis=0)
+    return np.ascontiguousarray(per_window.T).reshape(shape)
+
+
+def by_position(g: np.ndarray) -> np.ndarray:
+    """An (N, O, OH, OW) gradient as (OH*OW, O, N): one (O, N) matrix per position."""
+    return np.ascontiguousarray(g.reshape(g.shape[0], g.shape[1], -1).transpose(2, 1, 0))
+
+
+def columns(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
+            padding: tuple[int, int], ones: bool = False) -> np.ndarray:
+    """im2col: the windows of the padded x as columns, (N, C*kh*kw, OH*OW): image n's row
+    (c, i, j) holds ``padded(x)[n, c, r*sh + i, s*sw + j]`` at column (r, s). With
+    ``ones``, one more row of ones, to add a bias in the same matrix product."""
+    n, c = x.shape[:2]
+    oh, ow = conv_output_size(x.shape[2:], kernel, stride, padding)
+    xp = padded(x, padding)
+    sn, sc, sy, sx = xp.strides  # entry (i, j) of window (r, s): a view, then one copy
+    view = as_strided(xp, (n, c) + tuple(kernel) + (oh, ow),
+                      (sn, sc, sy, sx, sy * stride[0], sx * stride[1]), writeable=False)
+    if not ones:
+        return view.reshape(n, -1, oh * ow)
+    rows = c * kernel[0] * kernel[1]
+    cols = np.empty((n, rows + 1, oh * ow), dtype=x.dtype)
+    cols[:, :rows].reshape(view.shape)[...] = view
+    cols[:, rows] = 1
+    return cols
+
+
+def columns_batch_last(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
+                       padding: tuple[int, int], ones: bool = False) -> np.ndarray:
+    """``columns`` with the batch axis last, (C*kh*kw, OH*OW, N): the same entries, taken
+    in one call as whole rows of x's transpose (C*H*W, N), batch-long rows rather than OW
+    entries (few, for small images). Padding reads a row of zeros; with ``ones``, one more
+    row of ones follows, to add a bias in the same matrix product."""
+    n = x.shape[0]
+    source = np.empty((x[0].size + 2, n), dtype=x.dtype)
+    source[:-2] = x.reshape(n, -1).T
+    source[-2], source[-1] = 0, 1  # the padding's zeros; the bias's ones
+    oh, ow = conv_output_size(x.shape[2:], kernel, stride, padding)
+    rows = column_sources(x.shape[1:], kernel, stride, padding, ones)
+    return np.take(source, rows, axis=0).reshape(-1, oh * ow, n)
+
+
+@functools.lru_cache(maxsize=8)
+def column_sources(size: tuple[int, int, int], kernel: tuple[int, int],
+                   stride: tuple[int, int], padding: tuple[int, int], ones: bool) -> np.ndarray:
+    """For ``columns_batch_last``: the row of x as (C*H*W, N) that entry (c, i, j) of
+    window (r, s) reads, in (c, i, j, r, s) order; C*H*W where it reads the padding (a row
+    of zeros), and with ``ones`` OH*OW times C*H*W + 1 after (a row of ones). Depends on
+    the shapes only, so it is made once per shape (read-only)."""
+    c, h, w = size
+    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+    oh, ow = conv_output_size((h, w), kernel, stride, padding)
+    channel = np.arange(c)[:, None, None, None, None]
+    y = np.arange(kh)[:, None, None, None] + np.arange(oh)[:, None] * sh - ph  # (kh, 1, OH, 1)
+    x = np.arange(kw)[:, None, None] + np.arange(ow) * sw - pw  # (kw, 1, OW)
+    inside = (y >= 0) & (y < h) & (x >= 0) & (x < w)
+    rows = np.where(inside, (channel * h + y) * w + x, c * h * w).ravel()
+    if ones:
+        rows = np.concatenate([rows, np.full(oh * ow, c * h * w + 1)])
+    rows.setflags(write=False)
+    return rows
+
+
+# ---- max pooling ----
+
+
+@functools.lru_cache(maxsize=8)
+def window_positions(shape: tuple[int, ...], kernel: tuple[int, int],
+                     stride: tuple[int, int]) -> np.ndarray:
+    """Where entry k (row-major) of every (kh, kw) window of an (N, C, H, W) array sits in
+    the flattened array: (kh*kw, N*C*OH*OW). Depends on the shapes only, so it is made once
+    per shape (read-only)."""
+    n, c, h, w = shape
+    (kh, kw), (sh, sw) = kernel, stride
+    oh, ow = (h - kh) // sh + 1, (w - kw) // sw + 1
+    in_image = ((np.arange(oh) * (sh * w))[:, None] + np.arange(ow) * sw).ravel()
+    corners = ((np.arange(n * c) * (h * w))[:, None] + in_image).ravel()  # top-left entries
+    positions = (np.arange(kh)[:, None] * w + np.arange(kw)).reshape(-1, 1) + corners
+    positions.setflags(write=False)
+    return positions
+
+
+def max_pool2d(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
+                     picks: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """The twin of ``rules.max_pool2d_reference`` (the same numbers: a maximum is exact):
+    every window's entry k read at once as plane k (``window_positions``), the planes'
+    maximum, and, with ``picks``, the first of the largest entries found by scanning the
+    planes backwards."""
+    n, c, h, w = x.shape
+    positions = window_positions(x.shape, kernel, stride)
+    planes = np.take(x.reshape(-1), positions)  # plane k: entry k of every window
+    out = planes.max(axis=0)
+    picked = None
+    if picks:  # scan the entries backwards: the first largest is the last to take over
+        picked = positions[-1]
+        for k in range(len(planes) - 2, -1, -1):
+            picked = np.where(planes[k] == out, positions[k], picked)
+    pooled = (n, c, (h - kernel[0]) // stride[0] + 1, (w - kernel[1]) // stride[1] + 1)
+    return out.reshape(pooled), None if picked is None else picked.reshape(pooled)
