@@ -32,7 +32,7 @@ ROOT = Path(__file__).parent.parent
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w+-]*)[ \t]*$")
 BETWEEN = re.compile(r"(it )?prints:?", re.I)  # prose allowed between a program and its output
-DURATION = re.compile(r"\d[\d,]*(\.\d+)? ?(ms|µs|us|s)\b")
+DURATION = re.compile(r" *\d[\d,]*(\.\d+)? ?(ms|µs|us|s)\b")  # with its padding
 TORCH_OR_CHAINGRAD = "import torch  # or: import chaingrad as torch"
 
 
@@ -96,7 +96,7 @@ def variants(code: str) -> list[tuple[str, str]]:
 
 
 def normalise(text: str) -> str:
-    return "\n".join(DURATION.sub("<duration>", line.rstrip()) for line in text.splitlines())
+    return "\n".join(DURATION.sub(" <duration>", line.rstrip()) for line in text.splitlines())
 
 
 PROGRAMS = programs()
@@ -146,7 +146,7 @@ def test_the_checker_catches_a_wrong_output(tmp_path: Path) -> None:
     checker = doctest.OutputChecker()
     shown = "loss 0.5000 after 3.1 ms\n...\ndone\n"
     assert checker.check_output(normalise(shown) + "\n",
-                                normalise("loss 0.5000 after 12.0 ms\nx\ny\ndone") + "\n",
+                                normalise("loss 0.5000 after   12.0 ms\nx\ny\ndone") + "\n",
                                 doctest.ELLIPSIS)
     assert not checker.check_output(normalise(shown) + "\n",
                                     normalise("loss 0.5001 after 3.1 ms\nx\ndone") + "\n",
@@ -236,3 +236,12 @@ def test_pytorch_md_lists_as_matching_only_what_chaingrad_has_and_as_missing_wha
                 wrong.append(f"{heading}: chaingrad{ours[0]}.{name} exists")
     assert not wrong, wrong
     assert "float16" not in section_names(markdown, "### Not in chaingrad yet")
+
+
+def test_ops_md_holds_the_table_of_every_primitive() -> None:
+    """docs/ops.md's table is made from the declarations (``chaingrad.show.optable``)."""
+    from chaingrad.show.optable import END, START, op_table
+
+    text = (ROOT / "docs" / "ops.md").read_text(encoding="utf-8")
+    shown = text.split(START + "\n", 1)[1].split(END, 1)[0]
+    assert shown == op_table(), "docs/ops.md is stale: python -m chaingrad.show.optable docs/ops.md"

@@ -1,0 +1,51 @@
+"""The table of every primitive, as docs/ops.md shows it: made from the declarations in
+``chaingrad/rules.py`` and ``chaingrad/tensor_engine/rules.py``, never written by hand.
+
+Run ``python -m chaingrad.show.optable docs/ops.md`` to write it into the document (between
+its ``<!-- op table -->`` markers); a test checks that the document holds what this makes.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .. import rules
+
+START = "<!-- op table: made by python -m chaingrad.show.optable -->"
+END = "<!-- end of op table -->"
+
+
+def op_table() -> str:
+    """Every primitive as a Markdown table row: its name, what it computes and its
+    derivative (its rule's docstring), the formula of each input's gradient, what the rule
+    keeps of the forward pass, and where PyTorch has it.
+
+    Example:
+        >>> op_table().splitlines()[2].split(" | ")[:2]
+        ['| `+`', 'x + y;  d/dx = 1, d/dy = 1.']
+    """
+    from ..tensor_engine import rules as tensor_rules  # numpy: only when the table is made
+
+    rows = ["| op | computes; derivative | gradient of each input (`explain`'s formula) "
+            "| keeps | in torch |", "|---|---|---|---|---|"]
+    for prim in rules.PRIMITIVES + tensor_rules.PRIMITIVES:
+        doc = " ".join(prim.doc.split("\n\n")[0].split())
+        formulas = "<br>".join(f"`{f}`" for f in prim.formulas)
+        keeps = ", ".join(f"`{s}`" if s else "-" for s in prim.saves)
+        torch = ", ".join(f"`{t}`" for t in prim.torch) or "-"
+        rows.append(f"| `{prim.name}` | {doc.replace('|', '&#124;')} | {formulas} | {keeps} "
+                    f"| {torch} |")
+    return "\n".join(rows) + "\n"
+
+
+def write_into(path: Path) -> None:
+    """Put ``op_table()`` between the markers of the document at ``path``."""
+    text = path.read_text(encoding="utf-8")
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    path.write_text(f"{head}{START}\n{op_table()}{END}{tail}", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    write_into(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/ops.md"))

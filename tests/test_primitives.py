@@ -1,0 +1,114 @@
+"""The guard of the primitives' declarations (chaingrad/rules.py,
+chaingrad/tensor_engine/rules.py): every declared part holds, and everything made from the
+declarations has each primitive.
+
+An elementwise primitive (``rules.FUNCTIONS``) must run on both engines, differentiate
+(against finite differences), compile on both engines, parse in ``chaingrad graph``'s
+expressions and be where PyTorch has it (``chaingrad.tanh``, ``F.tanh``); its sample
+domain is its row of tests/ops_table.py. A new one fails here until it does all of that.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ops_table import OPS, agrees_with_numeric, engine_grads, numeric_grads
+
+import chaingrad
+import chaingrad.nn.functional as F
+from chaingrad import Tensor, Value, rules
+from chaingrad.cli.expr import METHODS, parse_expression
+from chaingrad.tensor_engine import rules as tensor_rules
+
+ALL = rules.PRIMITIVES + tensor_rules.PRIMITIVES
+ROWS = {op.name: op for op in OPS}
+NAMESPACES = {"torch": "torch", "Tensor": "torch.Tensor", "F": "torch.nn.functional"}
+
+
+def sample(name: str) -> float:
+    """A point inside the primitive's domain: the middle of its row's first interval."""
+    low, high = ROWS[name].domains[0][0]
+    return (low + high) / 2 + 0.123  # off the centre: away from relu's and abs's kinks
+
+
+@pytest.mark.parametrize("name", sorted(rules.FUNCTIONS))
+def test_an_elementwise_primitive_runs_differentiates_compiles_and_parses(name) -> None:
+    prim, x0 = rules.FUNCTIONS[name], sample(name)
+    assert name in ROWS, f"{name}: add a row to tests/ops_table.py (its domain)"
+
+    def f(x):
+        return getattr(x, name)()
+
+    # runs and differentiates, on floats
+    value, (dx,) = engine_grads(f, [x0])
+    assert value == rules.on_floats(prim, x0)
+    assert agrees_with_numeric(dx, numeric_grads(f, [x0])[0])
+    # on arrays, the same numbers and gradient, in float64
+    t = Tensor(np.array([x0, x0]), requires_grad=True)
+    f(t).sum().backward()
+    np.testing.assert_allclose(f(Tensor(np.array([x0]))).numpy(), [value], rtol=1e-12)
+    np.testing.assert_allclose(t.grad.numpy(), [dx, dx], rtol=1e-12)
+    # compiles, on both engines, to the eager bits (value and gradient)
+    for make in (lambda: Value(x0), lambda: Tensor(np.array([x0, x0 + 0.25]),
+                                                   requires_grad=True)):
+        x = make()
+        eager = f(x).sum() if isinstance(x, Tensor) else f(x)
+        eager.backward()
+        y = make()
+        compiled = chaingrad.compile(lambda y=y: f(y).sum() if isinstance(y, Tensor) else f(y))
+        out = compiled()
+        out.backward()
+        assert np.array_equal(np.asarray(out._value), np.asarray(eager._value))
+        assert np.array_equal(np.asarray(chaingrad.rules.data(y.grad)),
+                              np.asarray(chaingrad.rules.data(x.grad)))
+    # parses in chaingrad graph, both ways
+    assert name in METHODS
+    for text in (f"{name}(x)", f"x.{name}()"):
+        assert parse_expression(text, {"x": x0}).data == value
+
+
+@pytest.mark.parametrize("name", sorted(rules.FUNCTIONS))
+def test_an_elementwise_primitive_is_where_torch_has_it(name) -> None:
+    prim = rules.FUNCTIONS[name]
+    x = chaingrad.tensor([0.5, 1.5])
+    expected = getattr(x, name)()
+    if f"torch.{name}" in prim.torch:
+        assert chaingrad.equal(getattr(chaingrad, name)(x), expected)
+    if f"F.{name}" in prim.torch:
+        assert chaingrad.equal(getattr(F, name)(x), expected)
+    assert chaingrad.generic.__dict__[name] is prim  # for a user's own rules
+
+
+@pytest.mark.parametrize("prim", ALL, ids=[p.name for p in ALL])
+def test_every_declaration_is_complete(prim) -> None:
+    """One formula and one ``saves`` entry per input (or one for all); saves name only what
+    a rule may read; an array forward that is valid Python over the declared names."""
+    assert prim.vjp.__doc__ and ";" in prim.vjp.__doc__ or prim in (tensor_rules.MAX,
+                                                                     tensor_rules.MIN)
+    assert prim.saves is not None and len(prim.saves) == len(prim.formulas)
+    assert all(set(entry.split()) <= {"x", "y", "out"} for entry in prim.saves)
+    assert (prim.forward is not None) == (prim in rules.PRIMITIVES)
+    if prim.array is not None:
+        assert callable(prim.on_arrays)
+    else:  # only those whose gradient depends on where the forward found its result
+        assert prim in (tensor_rules.MAX, tensor_rules.MIN, tensor_rules.MAX_POOL2D)
+
+
+@pytest.mark.parametrize("prim", ALL, ids=[p.name for p in ALL])
+def test_what_a_rule_saves_is_what_its_formulas_read(prim) -> None:
+    """``saves`` is declared, not read off the formulas; this holds the two together: an
+    input's entry names exactly the nodes whose numbers (``.data``) its formula reads."""
+    for formula, saved in zip(prim.formulas, prim.saves):
+        read = {who for who in ("x", "y", "out") if f"{who}.data" in formula
+                and f"{who}.data.dtype" not in formula}
+        assert read == set(saved.split()), (prim.name, formula, saved)
+
+
+@pytest.mark.parametrize("prim", ALL, ids=[p.name for p in ALL])
+def test_torch_has_the_op_where_the_declaration_says(prim, torch) -> None:
+    for where in prim.torch:
+        space, _, name = where.rpartition(".")
+        holder = torch
+        for part in NAMESPACES[space].split(".")[1:]:
+            holder = getattr(holder, part)
+        assert hasattr(holder, name), f"{prim.name}: {NAMESPACES[space]}.{name} does not exist"
