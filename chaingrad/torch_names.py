@@ -55,7 +55,7 @@ TORCH = frozenset("""
     FileCheck fill fill_ finfo fix fix_ flip fliplr flipud float4_e2m1fn_x2 float8_e4m3fn
     float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu float_power FloatStorage
     FloatTensor FloatType floor floor_ floor_divide fmax fmin fmod fork frac frac_ frexp
-    frobenius_norm from_dlpack from_file frombuffer func FunctionSchema functools
+    frobenius_norm from_dlpack from_file frombuffer func functional FunctionSchema functools
     fused_moving_avg_obs_fake_quant Future futures FutureType fx gather gcd gcd_ ge
     Generator geqrf ger get_autocast_cpu_dtype get_autocast_dtype get_autocast_gpu_dtype
     get_autocast_ipu_dtype get_autocast_xla_dtype get_deterministic_debug_mode get_device
