@@ -13,17 +13,12 @@ import builtins
 import importlib
 
 from . import torch_names
-from .autodiff import (
-    enable_grad,
-    is_grad_enabled,
-    no_grad,
-    set_grad_enabled,
-    topological_order,
-)
+from .autodiff import topological_order
 from .autograd import grad, gradcheck, primitive
 from .compiler import compile
 from .engine import Value
 from .errors import CompileCheckError, DomainError, GradcheckError
+from .gradmode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .optim import NonFiniteGradError
 from .reference import use_reference
 from .rules import functions_in

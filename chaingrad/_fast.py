@@ -1,4 +1,8 @@
-"""The float twin of ``autodiff.backward_pass``: the same pass on a graph of Values, faster.
+"""The float twin of ``autodiff.backward``: the same pass on a graph of Values, faster.
+
+``Value.backward()`` runs it, unless ``chaingrad.use_reference()`` (or
+``CHAINGRAD_REFERENCE=1``) asks for the readable ``autodiff.backward_pass``; nothing in the
+reference imports it.
 
 A training step of micrograd's demo back-propagates through ~65,000 Values; the readable
 pass spends more time in Python's calls than in the arithmetic. This twin makes the same
@@ -26,13 +30,24 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Any
 
+from . import autodiff
 from .rules import ADD, MUL, RELU
 
 _grad_of = attrgetter("grad")
 
 
+def backward_from(root: Any) -> None:
+    """``autodiff.backward([root], [1.0])``, for a Value: the same gradients, bit for bit.
+    Where a gradient is not finite, every ``.grad`` is left as it was and the reference
+    runs, to name the op that made it (and raise)."""
+    with autodiff.walking, autodiff.paused_gc():
+        if backward(autodiff.topological_order(root), 1.0, True) is not None:
+            return
+    autodiff.backward([root], [1.0])
+
+
 def backward(order: list[Any], seed: float, accumulate: bool) -> dict[int, Any] | None:
-    """``autodiff.backward_pass(order, seed, accumulate=accumulate)`` for float gradients.
+    """``autodiff.backward`` over ``order`` for float gradients, seeded at the last node.
 
     Returns:
         What ``backward_pass`` returns, or None (every ``.grad`` left as it was) when a
@@ -72,7 +87,7 @@ def _restore(order: list[Any], before: list[Any]) -> None:
 
 
 def propagate(order: list[Any]) -> bool:
-    """The twin of ``autodiff._propagate`` (unchecked, float gradients): every node's
+    """The twin of ``autodiff.backward_pass`` (unchecked, float gradients): every node's
     step, outputs before inputs. False as soon as a gradient is seen not to be finite."""
     add, mul, relu = ADD, MUL, RELU
     for node in reversed(order):

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from numbers import Real
 from typing import Any
 
-from . import autodiff
+from . import autodiff, gradmode, guards
 from .engine import Value
 from .errors import DomainError, GradcheckError
 from .rules import GENERIC_FORMULA, Primitive
@@ -83,7 +83,7 @@ def grad(
         if out.requires_grad:  # an output computed from no input has no gradient to give
             roots.append(out)
             seeds.append(out._seed(g, create_graph, f"grad: output {i}"))
-    with autodiff.quiet_numpy(roots):  # as Tensor.backward: nan and inf raise DomainError
+    with guards.quiet_numpy(roots):  # as Tensor.backward: nan and inf raise DomainError
         found = (autodiff.backward(roots, seeds, create_graph, accumulate=False,
                                    retain_graph=retain_graph) if roots else {})
     result = []
@@ -286,7 +286,7 @@ class Function:
         needs = tuple(isinstance(a, autodiff.Node) and bool(a.requires_grad) for a in args)
         ctx = FunctionCtx(needs)
         separate = cls.setup_context is not Function.setup_context
-        with autodiff.no_grad():
+        with gradmode.no_grad():
             out = cls.forward(*args, **kwargs) if separate else cls.forward(ctx, *args,
                                                                                **kwargs)
             if separate:
@@ -295,7 +295,7 @@ class Function:
             raise NotImplementedError(f"{cls.__name__}.forward returned {len(out)} outputs; "
                                       "a Function with several outputs is not in chaingrad "
                                       "yet")
-        if not any(needs) or not autodiff.is_grad_enabled():
+        if not any(needs) or not gradmode.is_grad_enabled():
             return out
         if not isinstance(out, autodiff.Node):
             raise TypeError(f"{cls.__name__}.forward must return a Value or a Tensor, got "
@@ -314,7 +314,7 @@ def _function_vjp(xs: tuple, out: Any, g: Any, cls: type, ctx: FunctionCtx,
     handed back as numbers or arrays."""
     on_graph = isinstance(g, autodiff.Node)
     grad_output = g if on_graph else engine._lift(g, None)
-    with autodiff.enable_grad() if on_graph else autodiff.no_grad():
+    with gradmode.enable_grad() if on_graph else gradmode.no_grad():
         grads = cls.backward(ctx, grad_output)
     grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
     while len(grads) > count and grads[-1] is None:
@@ -383,7 +383,7 @@ def gradcheck(
     analytic = grad(out, leaves, allow_unused=True)
 
     def value_at(i: int, x: float) -> float:
-        with autodiff.no_grad():
+        with gradmode.no_grad():
             try:
                 return fn(*[Value(x if j == i else p) for j, p in enumerate(point)])._value
             except DomainError as exc:
@@ -418,7 +418,7 @@ def _gradcheck_arrays(fn: Callable[..., Any], inputs: Sequence[Any], eps: float,
     weights = np.random.default_rng(0).uniform(0.5, 1.5, size=out.shape)
 
     def value(i: int, index: tuple, arrays: list) -> float:
-        with autodiff.no_grad():
+        with gradmode.no_grad():
             try:
                 return float((np.asarray(fn(*(Tensor(a) for a in arrays))._value)
                               * weights).sum())

@@ -53,7 +53,7 @@ from collections.abc import Callable, Iterable, Iterator
 from types import CodeType
 from typing import Any
 
-from . import autodiff
+from . import autodiff, gradmode, guards
 from .engine import Value
 from .errors import CompileCheckError
 from .rules import (
@@ -186,7 +186,7 @@ class Trace:
 
     def __init__(self, fn: Callable[..., Any], args: tuple, flat: list,
                  keep_graph: bool = False):
-        with autodiff.recording_leaves() as made, autodiff.enable_grad():
+        with autodiff.recording_leaves() as made, gradmode.enable_grad():
             result = fn(*args)
         self.outputs_kind, self.outputs = _outputs(result)
         del result  # the outputs hold the graph; a large one is let go as its code is written
@@ -223,7 +223,7 @@ class Trace:
         self.constants: dict[int, float] = {}  # id(leaf) -> its value, written in the code
         for node in self.order:
             if node._a is not None or node._rule is not None:
-                if node._rule is None or type(node._rule) is autodiff.ClosureRule:
+                if node._rule is None or type(node._rule) is guards.ClosureRule:
                     raise TypeError(f"compile: node {node._op!r} has a hand-written "
                                     "_backward closure (or none), whose code compile cannot "
                                     "read; build the op with chaingrad.primitive instead")
@@ -240,7 +240,7 @@ class Trace:
         """The code's text: one ``("graph", text)``, or a large graph's chunks. With
         ``let_go``, the graph is let go while its chunks are written (``_Lines.chunks``),
         so that the graph, the text and the code are never all held at once."""
-        with autodiff._walking:  # meanwhile each node's _mark holds its place in the order
+        with autodiff.walking:  # meanwhile each node's _mark holds its place in the order
             _number(self.order)  # (a loop here would keep its last node, the output, alive)
             self.needs_grad = _needing_gradients(self)
             self.output_places = {out._mark: k for k, out in enumerate(self.outputs)}
@@ -271,12 +271,12 @@ class Trace:
         inputs = [flat[i] if self.arrays else float(flat[i]) for i, _ in self.inputs]
         state = self.graph(inputs, [leaf._value for leaf in leaves], flat)
         values = next(state)  # the forward runs, up to its yield
-        with autodiff.quiet_numpy([self.outputs_template]):  # arrays: no overflow warning
-            finite = all(autodiff.is_finite(v) for v in values)
+        with guards.quiet_numpy([self.outputs_template]):  # arrays: no overflow warning
+            finite = all(guards.is_finite(v) for v in values)
         if not finite:  # an op overflowed: eager says which
             return fn(*args)
         node = type(self.outputs_template)
-        if not autodiff.is_grad_enabled() or not self.takes_grad:  # no graph to keep
+        if not gradmode.is_grad_enabled() or not self.takes_grad:  # no graph to keep
             return self.outputs_kind([node._lift(v, None) if self.arrays else Value(v)
                                       for v in values])
         children = [leaf if i is None else flat[i] for i, leaf in self.params

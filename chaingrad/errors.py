@@ -75,6 +75,6 @@ class RendererNotFoundError(RuntimeError):
 # ---- inside the backward pass ----
 
 
-class _NotFiniteError(Exception):
+class NotFiniteYetError(Exception):
     """A gradient is not finite: the unchecked pass stops, and the checked pass names it
     (``chaingrad.autodiff``; never seen outside it)."""

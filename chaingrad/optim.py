@@ -38,9 +38,10 @@ from numbers import Real
 from typing import Any
 
 from . import torch_names
-from .autodiff import enable_grad, is_finite, quiet_numpy
 from .engine import Value
 from .errors import NonFiniteGradError
+from .gradmode import enable_grad
+from .guards import is_finite, quiet_numpy
 
 __all__ = ["SGD", "Adam", "AdamW", "CosineLR", "LRSchedule", "LinearLR", "NonFiniteGradError",
            "Optimizer", "RMSprop", "adam", "rmsprop", "sgd"]

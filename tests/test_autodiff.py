@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chaingrad import Tensor, Value, autodiff, enable_grad, is_grad_enabled, no_grad
+from chaingrad import Tensor, Value, autodiff, enable_grad, guards, is_grad_enabled, no_grad
 from chaingrad.nn import MLP
 
 
@@ -149,15 +149,15 @@ def test_is_finite_reads_overflowing_squares_entry_by_entry(dtype) -> None:
     optimizers run it with numpy's warnings off, as here)."""
     big = np.full(10, np.finfo(dtype).max / 2, dtype=dtype)
     with np.errstate(over="ignore"):
-        assert autodiff.is_finite(big) and autodiff.is_finite(big.reshape(2, 5).T)
+        assert guards.is_finite(big) and guards.is_finite(big.reshape(2, 5).T)
         for bad in (np.nan, np.inf, -np.inf):
             worse = big.copy()
             worse[3] = bad
-            assert not autodiff.is_finite(worse)
-    assert autodiff.is_finite(np.arange(5)) and autodiff.is_finite(np.float32(1.0))
-    assert autodiff.is_finite(np.array([True])) and autodiff.is_finite(np.zeros((0, 3)))
-    assert not autodiff.is_finite(float("nan")) and not autodiff.is_finite(np.float64("inf"))
-    assert autodiff.is_finite(3) and autodiff.is_finite(None)
+            assert not guards.is_finite(worse)
+    assert guards.is_finite(np.arange(5)) and guards.is_finite(np.float32(1.0))
+    assert guards.is_finite(np.array([True])) and guards.is_finite(np.zeros((0, 3)))
+    assert not guards.is_finite(float("nan")) and not guards.is_finite(np.float64("inf"))
+    assert guards.is_finite(3) and guards.is_finite(None)
 
 
 @settings(max_examples=200, deadline=None)
@@ -171,8 +171,8 @@ def test_is_finite_agrees_with_numpy_on_any_array(dtype, entries, layout) -> Non
         a = np.array(entries * 2, dtype=dtype)
     a = {"C": a, "transposed": a.reshape(2, -1).T, "every other": a[::2]}[layout]
     with np.errstate(all="ignore"):
-        assert autodiff.is_finite(a) == bool(np.isfinite(a).all())
-        assert autodiff.is_finite(Tensor(a) if np.isfinite(a).all() else a) \
+        assert guards.is_finite(a) == bool(np.isfinite(a).all())
+        assert guards.is_finite(Tensor(a) if np.isfinite(a).all() else a) \
             == bool(np.isfinite(a).all())
 
 
@@ -181,13 +181,13 @@ def test_own_takes_a_view_that_is_its_whole_array_and_copies_any_other() -> None
     itself, taken as it is; a partial view, a seed or an array taken already is copied."""
     node = Tensor(np.zeros((2, 3), dtype=np.float32))
     whole = np.ones((2, 3), dtype=np.float32)
-    assert autodiff._own(whole.T.T, node, set()) is whole
-    assert autodiff._own(whole.T.T, node, {id(whole)}) is not whole  # taken, or a seed
+    assert guards.own(whole.T.T, node, set()) is whole
+    assert guards.own(whole.T.T, node, {id(whole)}) is not whole  # taken, or a seed
     wider = np.ones((2, 4), dtype=np.float32)
-    part = autodiff._own(wider[:, :3], node, set())
+    part = guards.own(wider[:, :3], node, set())
     assert part.base is None and not np.shares_memory(part, wider)
-    flipped = autodiff._own(np.ones((3, 2), dtype=np.float32).T, node, set())
+    flipped = guards.own(np.ones((3, 2), dtype=np.float32).T, node, set())
     assert flipped.flags.c_contiguous and flipped.base is None  # another layout: a copy
     read = np.frombuffer(np.ones(6, dtype=np.float32).tobytes(), dtype=np.float32)
-    owned = autodiff._own(read, Tensor(np.zeros(6, dtype=np.float32)), set())  # bytes' view
+    owned = guards.own(read, Tensor(np.zeros(6, dtype=np.float32)), set())  # bytes' view
     assert owned.base is None and owned.flags.writeable and owned.tolist() == [1.0] * 6

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from .. import optim
-from ..autodiff import no_grad
 from ..errors import DivergedError
+from ..gradmode import no_grad
 from ..losses import cross_entropy
 from ..nn.layers import (
     Conv2d,

@@ -18,8 +18,8 @@ import numpy as np
 
 from .. import optim
 from ..agreement import tensor_copy
-from ..autodiff import no_grad
 from ..errors import DivergedError
+from ..gradmode import no_grad
 from ..losses import hinge_loss
 from ..nn import MLP
 from ..tensor_engine import Tensor

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .. import autodiff
+from .. import autodiff, guards
 from .names import check_root, format_number, is_tensor, norm, reading_order, text_table
 from .steps import Step, seed_of, step_from_trace
 
@@ -117,7 +117,7 @@ def naive_steps(root: Any, names: dict[int, str], max_calls: int = 10_000, grad:
 def _contributions(node: Any, g: Any) -> list[Any]:
     """What ``node``'s rule adds to each input when ``g`` arrives, without changing .grad."""
     rule = node._rule
-    if type(rule) is not autodiff.ClosureRule:
+    if type(rule) is not guards.ClosureRule:
         return list(rule.vjp(tuple(c._value for c in node._prev), node._value, g, *rule.params))
     # a hand-written closure works on .grad itself: run it on borrowed grads, then restore
     saved = [(n, n.grad) for n in (node, *node._prev)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import autodiff
+from .. import autodiff, guards
 from ..rules import GENERIC_FORMULA, fill_in
 from .names import check_root, format_number, is_tensor, node_names, reading_order
 
@@ -118,7 +118,7 @@ def step_from_trace(index: int, node: Any, upstream: Any, before: list, after: l
     it, and the shares are added in turn (so that ``a + a`` shows a's gradient growing
     twice)."""
     rule, prev = node._rule, node._prev
-    if type(rule) is autodiff.ClosureRule:  # opaque: only before and after are known
+    if type(rule) is guards.ClosureRule:  # opaque: only before and after are known
         return Step(index, node, names[id(node)], node._op, upstream, tuple(
             Update(x, names[id(x)], b, a, _minus(a, b), HAND_WRITTEN, "")
             for x, b, a in zip(prev, before, after)))

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff import is_grad_enabled
+from ..gradmode import is_grad_enabled
 from . import dtypes, kernels
 from .arrays import all_finite, domain_error, normalize_axis, to_array
 from .rules import (

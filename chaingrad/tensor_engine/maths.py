@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import autodiff
+from .. import gradmode
 from ..rules import Primitive, functions_in
 from .arrays import to_array
 from .tensor import Tensor, _leaf
@@ -48,7 +48,7 @@ def _with_out(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
         op = f"{fn.__name__.rstrip('_')}(out=...)"
         if not isinstance(out, Tensor):
             raise TypeError(f"{op}: out must be a Tensor, got {type(out).__name__}")
-        if result.requires_grad and autodiff.is_grad_enabled():
+        if result.requires_grad and gradmode.is_grad_enabled():
             raise RuntimeError(f"{op}: functions with out=... arguments don't support "
                                "automatic differentiation, but one of the arguments requires "
                                "grad")

@@ -35,7 +35,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from .. import autodiff, torch_names
+from .. import autodiff, gradmode, guards, torch_names
 from ..errors import DomainError
 from ..rules import (
     ABS,
@@ -185,8 +185,8 @@ class Tensor(autodiff.Node):
         if label:
             self.label = label
         self._rule: Rule | None = None
-        if autodiff._created is not None:  # chaingrad.compile is tracing
-            autodiff._created.append(self)
+        if autodiff.leaves_made is not None:  # chaingrad.compile is tracing
+            autodiff.leaves_made.append(self)
 
     # ---- elementwise arithmetic (broadcasting, torch's result dtype) ----
 
@@ -899,7 +899,7 @@ class Tensor(autodiff.Node):
             raise NotImplementedError(
                 f"{op}: chaingrad has no in-place ops on a tensor computed in a graph yet; "
                 "write y = y + ... (a new tensor) instead")
-        if autodiff.is_grad_enabled():
+        if gradmode.is_grad_enabled():
             raise RuntimeError(f"{op}: a leaf Variable that requires grad is being used in an "
                                "in-place operation. (Do it under chaingrad.no_grad().)")
 
@@ -920,8 +920,8 @@ class Tensor(autodiff.Node):
         """Count an in-place write: a node made before it that reads this tensor's numbers
         refuses to run its backward step (``_changed_input``), as torch's version counter
         makes it."""
-        autodiff.writes[0] += 1
-        self._changed_at = autodiff.writes[0]
+        guards.writes[0] += 1
+        self._changed_at = guards.writes[0]
 
     def _reads_forward(self) -> bool:
         """Whether the rule reads numbers of the forward pass (an input's or the output's,
@@ -951,7 +951,7 @@ class Tensor(autodiff.Node):
         place: refused when ``operand`` requires grad while the graph is recorded (torch would
         make this tensor a node of the graph; chaingrad has no in-place nodes)."""
         _no_graph_into(op, operand)
-        with autodiff.no_grad():
+        with gradmode.no_grad():
             return fn()._value
 
     def add_(self, other: Operand, *, alpha: float = 1) -> Tensor:
@@ -1615,7 +1615,7 @@ def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
     out._value = data
     out.grad = None
     out._mark = None
-    if autodiff._grad_enabled or autodiff.is_grad_enabled():  # the global: the fast path
+    if gradmode.everywhere or gradmode.is_grad_enabled():  # the global: the fast path
         for child in children:
             if child.requires_grad:
                 out.requires_grad = True
@@ -1626,7 +1626,7 @@ def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
                 else:
                     out._a, out._b = autodiff.split(children)
                 out._rule = rule
-                out._made_at = autodiff.writes[0]
+                out._made_at = guards.writes[0]
                 out._keeps_grad = False  # its .grad is dropped after a pass (retain_grad)
                 return out
     out.requires_grad = out._keeps_grad = False
@@ -1642,8 +1642,8 @@ def _const(data: np.ndarray) -> Tensor:
     out.requires_grad = out._keeps_grad = False
     out._a = out._b = out._mark = None
     out._rule = out._made_at = None
-    if autodiff._created is not None:  # chaingrad.compile is tracing
-        autodiff._created.append(out)
+    if autodiff.leaves_made is not None:  # chaingrad.compile is tracing
+        autodiff.leaves_made.append(out)
     return out
 
 
@@ -1822,7 +1822,7 @@ def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, dtype: np.dtype | N
 def _no_graph_into(op: str, value: Any) -> None:
     """A NotImplementedError for writing a tensor that requires grad into another in place
     while the graph is recorded: torch would record it; chaingrad would lose the gradient."""
-    if isinstance(value, Tensor) and value.requires_grad and autodiff.is_grad_enabled():
+    if isinstance(value, Tensor) and value.requires_grad and gradmode.is_grad_enabled():
         raise NotImplementedError(
             f"{op}: chaingrad has no in-place op that takes a tensor requiring grad into "
             "another yet (torch records one); build the result out of place instead (with "

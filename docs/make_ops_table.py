@@ -1,8 +1,9 @@
 """The table of every primitive, as docs/ops.md shows it: made from the declarations in
 ``chaingrad/rules.py`` and ``chaingrad/tensor_engine/rules.py``, never written by hand.
 
-Run ``python -m chaingrad.show.optable docs/ops.md`` to write it into the document (between
-its ``<!-- op table -->`` markers); a test checks that the document holds what this makes.
+Run ``python docs/make_ops_table.py`` to write it into docs/ops.md (between its
+``<!-- op table -->`` markers); tests/test_docs.py checks that the document holds what this
+makes.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .. import rules
+from chaingrad import rules
+from chaingrad.tensor_engine import rules as tensor_rules
 
-START = "<!-- op table: made by python -m chaingrad.show.optable -->"
+START = "<!-- op table: made by python docs/make_ops_table.py -->"
 END = "<!-- end of op table -->"
 
 
@@ -23,10 +25,8 @@ def op_table() -> str:
 
     Example:
         >>> op_table().splitlines()[2].split(" | ")[:2]
-        ['| `+`', 'x + y;  d/dx = 1, d/dy = 1.']
+        ['| `+`', 'x + y; d/dx = 1, d/dy = 1.']
     """
-    from ..tensor_engine import rules as tensor_rules  # numpy: only when the table is made
-
     rows = ["| op | computes; derivative | gradient of each input (`explain`'s formula) "
             "| keeps | in torch |", "|---|---|---|---|---|"]
     for prim in rules.PRIMITIVES + tensor_rules.PRIMITIVES:
@@ -48,4 +48,4 @@ def write_into(path: Path) -> None:
 
 
 if __name__ == "__main__":
-    write_into(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/ops.md"))
+    write_into(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "ops.md")

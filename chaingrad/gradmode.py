@@ -1,0 +1,144 @@
+"""Grad mode: whether ops record the graph, as PyTorch's ``no_grad``, ``enable_grad`` and
+``set_grad_enabled`` set it, per thread.
+
+Example:
+    >>> from chaingrad import Value, no_grad
+    >>> with no_grad():
+    ...     (Value(2.0) * 3)._prev
+    ()
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+from collections.abc import Callable
+from typing import Any
+
+everywhere = True
+"""True while no thread is inside ``no_grad()``: then every op records, and reading this
+one module global is all an op pays for grad mode (``gradmode.everywhere or
+gradmode.is_grad_enabled()``). Otherwise each thread's own mode decides, as PyTorch's
+per-thread mode does."""
+
+_mode = threading.local()  # .enabled: this thread's mode, once it has set one
+_threads_off = 0  # how many threads have recording off now
+_mode_lock = threading.Lock()
+
+
+def is_grad_enabled() -> bool:
+    """True when ops record the graph in this thread (the default), False in ``no_grad()``."""
+    return everywhere or getattr(_mode, "enabled", True)
+
+
+def _set_grad_enabled(enabled: bool) -> bool:
+    """Set this thread's grad mode; returns the mode it had."""
+    global _threads_off, everywhere
+    with _mode_lock:
+        previous = getattr(_mode, "enabled", True)
+        if previous != enabled:
+            _threads_off += -1 if enabled else 1
+        _mode.enabled = enabled
+        everywhere = _threads_off == 0
+    return previous
+
+
+class _GradMode:
+    """A context manager and decorator that sets this thread's grad mode, as torch's do.
+
+    As a decorator it also works on generator functions: the mode holds while the
+    generator's body runs, each time it is resumed, and not between (PyTorch's behaviour).
+    """
+
+    enabled: bool
+
+    def __init__(self) -> None:
+        self._previous: list[bool] = []
+
+    def __enter__(self) -> None:
+        self._previous.append(_set_grad_enabled(self.enabled))
+
+    def __exit__(self, *exc_info: object) -> None:
+        _set_grad_enabled(self._previous.pop())
+
+    def __call__(self, fn: Callable) -> Callable:
+        if not callable(fn):
+            raise TypeError(f"{type(self).__name__}(): decorates a function, got "
+                            f"{type(fn).__name__}")
+        mode = type(self)
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def generator(*args: Any, **kwargs: Any) -> Any:
+                gen = fn(*args, **kwargs)
+                sent: Any = None
+                while True:
+                    try:
+                        with mode():
+                            item = gen.send(sent)
+                    except StopIteration as stop:
+                        return stop.value
+                    sent = yield item
+            return generator
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with mode():
+                return fn(*args, **kwargs)
+        return call
+
+
+class no_grad(_GradMode):  # noqa: N801 - PyTorch's name
+    """A context under which ops compute values but record no graph.
+
+    Also a decorator (``@no_grad()``), generator functions included. As in PyTorch, the
+    mode belongs to the thread that enters it: other threads go on recording.
+
+    Example:
+        >>> from chaingrad import Value, no_grad
+        >>> with no_grad():
+        ...     y = Value(2.0) * 3
+        >>> y._prev
+        ()
+    """
+
+    enabled = False
+
+
+class enable_grad(_GradMode):  # noqa: N801 - PyTorch's name
+    """Turn graph recording back on in this thread, e.g. inside a ``no_grad()`` block."""
+
+    enabled = True
+
+
+class set_grad_enabled(_GradMode):  # noqa: N801 - PyTorch's name
+    """Set this thread's grad mode: ``set_grad_enabled(False)`` as a call (it stays so) or
+    as a context manager or decorator (restored after), as torch's.
+
+    Example:
+        >>> from chaingrad import Value
+        >>> with set_grad_enabled(False):
+        ...     (Value(2.0) * 3)._prev
+        ()
+    """
+
+    def __init__(self, mode: bool) -> None:
+        super().__init__()
+        self.enabled = bool(mode)
+        self._previous.append(_set_grad_enabled(self.enabled))
+
+    def __enter__(self) -> None:
+        pass  # set already, by the call
+
+    def __exit__(self, *exc_info: object) -> None:
+        _set_grad_enabled(self._previous.pop())
+
+    def __call__(self, fn: Callable) -> Callable:
+        _set_grad_enabled(self._previous.pop())  # as a decorator: only while fn runs
+        enabled = self.enabled
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with set_grad_enabled(enabled):
+                return fn(*args, **kwargs)
+        return call

@@ -1,0 +1,323 @@
+"""What guards the chain rule (``autodiff.backward_pass``), each under a name of its own:
+
+- ``local_gradients``: a node's rule called, and an error that names the op when the rule
+  fails (a derivative unbounded at the point: ``sqrt`` at 0);
+- ``check_kept``: PyTorch's two refusals of a step whose rule reads numbers of the forward
+  pass: the graph was freed by a ``backward()`` without ``retain_graph``, or one of those
+  numbers was changed in place since (``writes``, its version counter);
+- ``check_finite`` and ``is_finite``: a gradient that is not finite (nan, inf), named at
+  the step that made it;
+- ``restore`` and ``keep``: after a failed pass every ``.grad`` is put back as it was; after
+  a good one each kept gradient becomes an array of its own, added to what ``.grad`` held;
+- ``ClosureRule``: a micrograd-style ``_backward`` closure assigned by hand, run as a rule.
+
+Nothing here computes a gradient; ``backward_pass`` reads the same with or without them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from .errors import DomainError, NotFiniteYetError
+
+writes = [0]
+"""How many in-place writes to tensors so far (a list: modules change it in place). A
+Tensor node's ``_made_at`` is the count when it was made (see ``check_kept``)."""
+
+FREED = -1
+"""The ``_made_at`` of a Tensor node whose graph a ``backward()`` without ``retain_graph``
+has freed (see ``free``): below any count of writes."""
+
+
+# ---- a node's rule, called ----
+
+
+def local_gradients(out: Any, create_graph: bool, check: bool) -> tuple:
+    """What ``out``'s rule gives each input: ``g * d(out)/d(x)``, where ``g`` is
+    ``out.grad``, the gradient that reached it. The rule gets the inputs' and the output's
+    numbers (``_value``), or with ``create_graph`` the nodes themselves, and the node's
+    parameters.
+
+    Raises:
+        DomainError: The rule divided by zero or overflowed (the derivative is unbounded
+            there), naming the op.
+        RuntimeError: ``out.grad`` is None (nothing reached it), or one of torch's guards
+            refused the step (``check_kept``).
+    """
+    rule, g, inputs = out._rule, out.grad, out._prev
+    if type(rule) is ClosureRule:
+        return rule.run(out, create_graph, check)
+    if g is None:
+        raise _no_gradient_yet(out)
+    if out._made_at != writes[0] and out._made_at is not None:  # freed, or a tensor written
+        check_kept(out)
+    if not check and not rule.primitive.keeps_nan and not is_finite(g):
+        raise NotFiniteYetError  # this rule might drop it: let the checked pass name its source
+    try:
+        if create_graph:
+            grads = rule.vjp(inputs, out, g, *rule.params)
+        else:
+            grads = rule.vjp(tuple([x._value for x in inputs]), out._value, g, *rule.params)
+    except (ZeroDivisionError, OverflowError, DomainError) as exc:
+        raise _rule_failed(out, exc) from exc
+    if len(grads) != len(inputs):
+        raise ValueError(f"{out._op}: its rule returned {len(grads)} gradient(s) for "
+                         f"{len(inputs)} input(s)")
+    return grads
+
+
+def _no_gradient_yet(out: Any) -> RuntimeError:
+    return RuntimeError(
+        f"{out._op or 'backward'}: _backward() needs the gradient that reached this node, "
+        "but its .grad is None; set it first (for the output: out.grad = ones of its "
+        "shape), or call out.backward()")
+
+
+def _rule_failed(out: Any, exc: Exception) -> Exception:
+    """A rule that divided by zero or overflowed: the derivative is unbounded there. A
+    DomainError the rule raised itself (naming its op) is passed on as it is."""
+    if isinstance(exc, DomainError) and str(exc).startswith(f"{out._op}:"):
+        return exc
+    return non_finite(out)
+
+
+# ---- torch's refusals: a freed graph, a tensor changed in place ----
+
+
+def check_kept(out: Any) -> None:
+    """torch's two refusals to run a step whose rule reads numbers kept from the forward
+    pass: its graph was freed by a ``backward()`` without ``retain_graph``, or one of those
+    numbers was changed in place since (torch's version counter)."""
+    if out._made_at == FREED:
+        if out._reads_forward():
+            raise RuntimeError(
+                f"{out._op}: Trying to backward through the graph a second time (or directly "
+                "access saved tensors after they have already been freed). Saved intermediate "
+                "values of the graph are freed when you call .backward() or autograd.grad(). "
+                "Specify retain_graph=True if you need to backward through the graph a second "
+                "time or if you need to access saved tensors after calling backward.")
+        return
+    changed = out._changed_input()
+    if changed is not None:
+        raise _changed_in_place(out, changed)
+
+
+def _changed_in_place(out: Any, x: Any) -> RuntimeError:
+    where = next(i for i, y in enumerate(out._prev) if y is x)
+    return RuntimeError(
+        f"{out._op}: one of the variables needed for gradient computation has been modified "
+        f"by an inplace operation: its input {where} (of shape {tuple(x._value.shape)}) was "
+        "changed in place after this node was computed; compute the forward again after "
+        "changing it (as torch's version counter says)")
+
+
+def free(order: list[Any]) -> None:
+    """What torch does after a ``backward()`` without ``retain_graph=True``: each op's node
+    forgets the numbers its rule kept from the forward pass. A Tensor node is marked
+    ``FREED``; a later pass through it raises if its rule needs them (``check_kept``).
+    A Value (whose ``_made_at`` is None) is never freed: micrograd walks a graph as often
+    as asked."""
+    for node in order:
+        if node._made_at is not None:  # a leaf's is None, as a Value's
+            node._made_at = FREED
+
+
+# ---- gradients that are not finite ----
+
+
+def check_finite(out: Any, x: Any, gx: Any) -> None:
+    """A DomainError naming ``out``'s op if the share ``gx`` it gave ``x``, or ``x``'s
+    gradient so far, is not finite."""
+    if not (is_finite(gx) and is_finite(x.grad)):
+        raise non_finite(out, x, gx)
+
+
+def is_finite(g: Any) -> bool:
+    """True when a number, an array or a node's data has no nan or inf.
+
+    An array of floats is read once, by its dot product with itself: a sum of squares is
+    nan or inf if an entry is (a square is never negative, so no inf - inf can hide one),
+    and otherwise finite unless it overflows, when each entry is looked at. Two to four
+    times as fast as a sum, or as ``np.isfinite(g).all()``, which makes an array of
+    booleans first. numpy warns when that sum overflows: the callers (the backward pass,
+    an optimizer's step, a compiled forward) run with its warnings off.
+    """
+    if type(g) is float:
+        return g - g == 0  # nan - nan and inf - inf are nan
+    if g is None:
+        return True
+    if hasattr(g, "_prev"):  # a node (create_graph): its data
+        g = g._value
+    if not hasattr(g, "dtype"):
+        return g - g == 0  # a number of another type
+    if g.dtype.kind in "biu":
+        return True  # booleans and integers are finite
+    if g.dtype.kind == "f":  # float16 has no BLAS dot (and would warn when it overflows)
+        if g.size == 1:  # one entry (a loss): no call into numpy's loops
+            return math.isfinite(g.item())
+        if g.itemsize >= 4:
+            flat = g.ravel("K")  # a view, unless the array is not one block of memory
+            if math.isfinite(flat.dot(flat)):
+                return True
+    return bool(((g == g) & (abs(g) != math.inf)).all())  # entry by entry: no nan, no inf
+
+
+def non_finite(node: Any, x: Any = None, g: Any = None) -> DomainError:
+    """The error for a step that made a nan or inf: the op, where, and what it got."""
+    if x is not None and getattr(x._value, "shape", ()) != ():
+        return _non_finite_array(node, x, g)
+    inputs = ", ".join(repr(_number(c._value)) for c in node._prev)
+    if x is not None and is_finite(g):  # each share was finite: their sum overflowed
+        return DomainError(f"{node._op or 'backward'}: the gradients that reach its input(s) "
+                           f"{inputs} add up to more than a float holds (overflow)")
+    got = "" if x is None else f" (got {_number(g)})"
+    return DomainError(
+        f"{node._op or 'backward'}: the gradient is not finite at input(s) {inputs}{got}; "
+        "the derivative is unbounded there, or the product overflows a float")
+
+
+def _non_finite_array(node: Any, x: Any, g: Any) -> DomainError:
+    if hasattr(g, "_prev"):
+        g = g._value
+    flat = (g - g != 0).reshape(-1)
+    i = int(flat.argmax())
+    index = tuple(int(k) for k in _unravel(i, g.shape))
+    value = x._value.reshape(-1)[i].item() if x._value.shape == g.shape else None
+    where = f"index {index}, where the input is {value!r}" if value is not None else \
+        f"index {index}"
+    return DomainError(
+        f"{node._op or 'backward'}: the gradient is {g.reshape(-1)[i].item()} at {where} "
+        f"(input of shape {x._value.shape}); the derivative is unbounded there or overflows")
+
+
+def _number(x: Any) -> Any:
+    """A node's data or a gradient as a plain number when it is one (for messages)."""
+    if hasattr(x, "_prev"):
+        x = x._value
+    return x.item() if getattr(x, "size", 0) == 1 else x
+
+
+def _unravel(i: int, shape: tuple) -> list[int]:
+    index = []
+    for n in reversed(shape):
+        index.append(i % n)
+        i //= n
+    return index[::-1]
+
+
+def quiet_numpy(nodes: Iterable[Any]) -> Any:
+    """A context with numpy's floating-point warnings off where a node holds an array (a
+    nan or inf is reported as a DomainError, which names the op, and an overflowing sum
+    of squares in ``is_finite`` is no error at all); for Values, which need no numpy, a
+    context that changes nothing."""
+    if not any(hasattr(node._value, "dtype") for node in nodes):
+        return as_it_is()
+    import numpy as np
+
+    return np.errstate(all="ignore")
+
+
+class as_it_is:  # noqa: N801 - used like a function: `with as_it_is():`
+    """A context that changes nothing."""
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc_info: object) -> None:
+        pass
+
+
+# ---- every .grad as it was, or as it should be kept ----
+
+
+def restore(order: list[Any], before: list[Any]) -> None:
+    """Put every node's ``.grad`` back to what ``before`` holds."""
+    for node, old in zip(order, before):
+        node.grad = old
+
+
+def keep(order: list[Any], before: list[Any], seeds: Sequence[Any]) -> None:
+    """Each ``.grad`` becomes what it held before this pass plus this pass; a gradient that
+    is kept becomes an array of its own (see ``own``: never a seed, which is the caller's),
+    and then what the node's kind shows its users (``_as_grad``: a Tensor's ``.grad`` is a
+    Tensor). A node that does not keep its gradient (``Node._keeps_grad``) gets back what
+    it held."""
+    shared = {id(seed) for seed in seeds}
+    for node, old in zip(order, before):
+        g = node.grad
+        if g is None or not (node._rule is None or node._keeps_grad):
+            node.grad = old
+            continue
+        g = own(g, node, shared)
+        g = g if old is None or (type(old) is float and old == 0.0) else old + g
+        node.grad = g if node._as_grad is None else node._as_grad(g)
+
+
+def own(g: Any, node: Any, shared: set[int]) -> Any:
+    """A gradient to keep, as an array of its own, in its node's dtype. A rule may hand one
+    array to several inputs (``+`` does: ``shared`` holds the arrays nodes have taken, and
+    the seeds), a view of another array, or a numpy scalar (numpy makes 0-d results
+    scalars); a ``.grad`` must be none of these, since optimizers and users change it in
+    place (torch's ``.grad`` is never shared either). A view that shows the whole of its
+    array in that array's layout (a transpose transposed back: a Linear weight's gradient)
+    is that array, and taken as it is. A copy is row-major, as torch lays out a
+    parameter's gradient (an optimizer's arithmetic on it is then fastest). Floats and
+    nodes are kept as they are."""
+    if type(g) is float or hasattr(g, "_prev"):
+        return g
+    base = getattr(g, "base", None)  # (an array's, or e.g. the bytes it was read from)
+    if type(base) is type(g) and base.shape == g.shape and base.strides == g.strides:
+        g = base  # a view that is the whole of its array, seen the same way: that array
+    data = node._value
+    if (type(g) is not type(data) or g.base is not None or id(g) in shared
+            or g.dtype != data.dtype or not g.flags.writeable):
+        g = g.__array__().astype(data.dtype, order="C", copy=True)  # row-major, as torch
+    shared.add(id(g))
+    return g
+
+
+def copy(g: Any) -> Any:
+    """A gradient as it is now (a copy of an array, which a closure may change in place)."""
+    return g.copy() if hasattr(g, "copy") else g
+
+
+# ---- a _backward closure assigned by hand ----
+
+
+class ClosureRule:
+    """A micrograd-style ``_backward`` closure that a user assigned by hand, as a rule.
+
+    Such a closure reads ``out.grad`` and adds into its inputs' ``.grad`` itself, so the
+    pass runs it and adds nothing more (its ``local_gradients`` are all None).
+    """
+
+    __slots__ = ("backward",)
+    params: tuple = ()
+    primitive = None
+    name = ""
+
+    def __init__(self, backward: Callable[[], None]) -> None:
+        self.backward = backward
+
+    def vjp(self, xs: tuple, out: Any, g: Any) -> tuple:
+        self.backward()
+        return (0.0,) * len(xs)
+
+    def run(self, out: Any, create_graph: bool, check: bool) -> tuple:
+        """Run the closure as ``out``'s step; its inputs get no gradient through the pass."""
+        inputs = out._prev
+        if create_graph:
+            raise TypeError(
+                f"backward(create_graph=True): node {out._op!r} has a hand-written _backward "
+                "closure, which works on numbers and cannot be differentiated again; build it "
+                "with chaingrad.primitive instead")
+        for x in inputs:  # the closure adds into .grad: give it something to add to
+            if x.grad is None:
+                x.grad = x._value * 0
+        self.backward()
+        if check and not all(is_finite(x.grad) for x in inputs):
+            raise DomainError(f"{out._op or 'backward'}: its hand-written _backward closure "
+                              "wrote a gradient that is not finite (nan or inf)")
+        return (None,) * len(inputs)
