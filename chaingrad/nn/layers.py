@@ -11,12 +11,13 @@ and computes out of place.
 ``named_parameters()`` gives PyTorch's names ('0.weight', '2.bias', ...). The types that
 save and load rebuild are listed in ``chaingrad.nn.registry``.
 
-Random numbers (initial weights, dropout masks) come from one generator; ``manual_seed(n)``
-makes them reproducible (chaingrad's numbers, not torch's).
+Random numbers (initial weights, dropout masks) come from the default generator, the same
+as torch's: after ``manual_seed(n)`` a layer starts from the very weights torch's starts
+from.
 
 Example:
     >>> import numpy as np
-    >>> manual_seed(0)
+    >>> _ = manual_seed(0)
     >>> model = Sequential(Linear(4, 8), ReLU(), Linear(8, 3))
     >>> [name for name, _ in model.named_parameters()]
     ['0.weight', '0.bias', '2.weight', '2.bias']
