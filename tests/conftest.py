@@ -314,6 +314,12 @@ class AgreesWithTorch:
         return out
 
 
+@pytest.fixture(scope="session")
+def torch() -> Any:
+    """PyTorch, the oracle; skips (fails under CHAINGRAD_NO_SKIPS=1) without it."""
+    return pytest.importorskip("torch")
+
+
 @pytest.fixture
 def agrees_with_torch() -> AgreesWithTorch:
     """Compare a chaingrad function with torch's in float64, values and gradients (see

@@ -12,12 +12,6 @@ import pytest
 import chaingrad
 from chaingrad.tensor_engine import generator
 
-
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
-
-
 # (name, args, kwargs): called the same way on chaingrad and on torch
 DETERMINISTIC = [
     ("tensor", ([1.5, -2.0],), {}), ("tensor", ([[1, 2], [3, 4]],), {}),

@@ -147,6 +147,20 @@ def stream_of(generator: Any, op: str) -> Stream:
     return stream
 
 
+def fill(target: np.ndarray, draw: Any, generator: Any, *args: Any, **kwargs: Any) -> np.ndarray:
+    """New numbers for every entry of ``target``, drawn by ``draw`` (``uniform``,
+    ``normal``, ...) in the order of target's memory, as torch fills a tensor in place (a
+    transposed view's entries column by column), and laid out in target's shape. An array
+    among ``args`` (bernoulli's chances) is broadcast to target's shape and read in the
+    same order."""
+    axes = sorted(range(target.ndim), key=lambda k: -abs(target.strides[k]))  # outer first
+    shape = tuple(target.shape[k] for k in axes)
+    args = tuple(np.broadcast_to(a, target.shape).transpose(axes)
+                 if isinstance(a, np.ndarray) else a for a in args)
+    drawn = draw(generator, shape, target.dtype, *args, **kwargs)
+    return drawn.transpose(np.argsort(axes))
+
+
 # ---- uniform numbers ----
 
 
@@ -503,7 +517,7 @@ def multinomial_cdf(generator: Any, rows: np.ndarray, num_samples: int, op: str)
     dtype, added left to right), divided by their total, the last set to 1; then per
     sample one u53 and the first index j with c[j] >= u (a binary search). Row by row, the
     samples of a row in order."""
-    if (rows < 0).any():
+    if not (rows >= 0).all():  # nan too, as in torch
         raise RuntimeError(f"{op}: invalid multinomial distribution (encountering "
                            "probability entry < 0)")
     if not np.all(np.isfinite(rows)):

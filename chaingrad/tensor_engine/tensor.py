@@ -1070,25 +1070,25 @@ class Tensor(autodiff.Node):
                                f"{tuple(self.shape)}") from None
         return self._write("copy_", value)
 
-    # In-place random fills: torch's numbers, from ``generator`` or the default generator
-    # (the algorithms are in sampling.py).
+    # In-place random fills: torch's numbers, from ``generator`` or the default generator,
+    # drawn in the order of the tensor's memory (the algorithms are in sampling.py).
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
         """Entries drawn uniformly from [a, b), in place (``sampling.uniform``)."""
-        return self._write("uniform_", sampling.uniform(
-            generator, self.shape, self._value.dtype, a, b, "uniform_"))
+        return self._write("uniform_", sampling.fill(
+            self._value, sampling.uniform, generator, a, b, op="uniform_"))
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
         """Entries drawn from N(mean, std**2), in place (``sampling.normal``)."""
-        return self._write("normal_", sampling.normal(
-            generator, self.shape, self._value.dtype, mean, std,
-            self._value.flags.c_contiguous, "normal_"))
+        return self._write("normal_", sampling.fill(
+            self._value, sampling.normal, generator, mean, std,
+            contiguous=self._value.flags.c_contiguous, op="normal_"))
 
     def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
         """Entries drawn from the exponential distribution of rate ``lambd``, in place
         (``sampling.exponential``)."""
-        return self._write("exponential_", sampling.exponential(
-            generator, self.shape, self._value.dtype, lambd, "exponential_"))
+        return self._write("exponential_", sampling.fill(
+            self._value, sampling.exponential, generator, lambd, op="exponential_"))
 
     def random_(self, from_: int | None = None, to: int | None = None, *,
                 generator: Any = None) -> Tensor:
@@ -1096,18 +1096,18 @@ class Tensor(autodiff.Node):
         to)`` from [from, to), ``random_()`` torch's whole range for the dtype
         (``sampling.integers``, ``sampling.random_bits``)."""
         if from_ is None and to is None:
-            drawn = sampling.random_bits(generator, self.shape, self._value.dtype)
+            drawn = sampling.fill(self._value, sampling.random_bits, generator)
         else:
             low, high = (0, from_) if to is None else (from_, to)
-            drawn = sampling.integers(generator, self.shape, self._value.dtype, low, high)
+            drawn = sampling.fill(self._value, sampling.integers, generator, low, high)
         return self._write("random_", drawn)
 
     def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Tensor:
         """Each entry 1 with probability ``p`` (a number, or a Tensor of them broadcast to
         this shape), else 0, in place (``sampling.bernoulli``)."""
         chances = p._value if isinstance(p, Tensor) else p
-        return self._write("bernoulli_", sampling.bernoulli(
-            generator, self.shape, self._value.dtype, chances, "bernoulli_"))
+        return self._write("bernoulli_", sampling.fill(
+            self._value, sampling.bernoulli, generator, chances, op="bernoulli_"))
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place (on a leaf); returns the tensor."""
