@@ -2,11 +2,12 @@
 the same numbers bit for bit, or within one ulp where torch computes log, sin or cos with the
 C library (float64 normals, exponentials). Generators, their states in torch's layout, the
 default generator, the layers' initial weights, nn.init, dropout's masks, multinomial and the
-lecture switch (the makemore lecture itself is in test_lecture_rng.py)."""
+lecture switch, with makemore part 1's sampling loop on tests/data/names.txt."""
 
 from __future__ import annotations
 
 import json
+import pathlib
 
 import numpy as np
 import pytest
@@ -253,6 +254,59 @@ def test_the_lecture_switch_draws_one_sample_from_the_cumulative_distribution(
     finally:
         chaingrad.use_lecture_rng(None)
     same(ten_draws(), today)
+
+
+NAMES = pathlib.Path(__file__).parent / "data" / "names.txt"
+
+
+def bigram_probabilities(lib):
+    """makemore part 1's P: bigram counts of names.txt (27 x 27, '.' as index 0, then a..z),
+    plus one, each row divided by its sum; and the index-to-letter table."""
+    words = NAMES.read_text().splitlines()
+    letters = sorted(set("".join(words)))
+    stoi = {s: i + 1 for i, s in enumerate(letters)} | {".": 0}
+    counts = np.zeros((27, 27), dtype=np.int32)
+    for w in words:
+        chs = [".", *w, "."]
+        for a, b in zip(chs, chs[1:]):
+            counts[stoi[a], stoi[b]] += 1
+    P = lib.tensor(counts + 1).float()
+    P /= P.sum(1, keepdim=True)
+    return P, {i: s for s, i in stoi.items()}
+
+
+def five_names(lib, P, itos):
+    """The lecture's loop: start at '.', draw the next letter from P[ix] until '.' again."""
+    g = lib.Generator().manual_seed(2147483647)
+    names = []
+    for _ in range(5):
+        out, ix = [], 0
+        while True:
+            ix = lib.multinomial(P[ix], num_samples=1, replacement=True, generator=g).item()
+            out.append(itos[ix])
+            if ix == 0:
+                break
+        names.append("".join(out))
+    return names
+
+
+def test_names_txt_is_makemores() -> None:
+    words = NAMES.read_text().splitlines()
+    assert len(words) == 32033 and words[0] == "emma" and words[-1] == "zzyzx"
+
+
+def test_makemore_part_1_samples_todays_torchs_names_and_under_the_switch_the_videos(
+        torch, monkeypatch) -> None:
+    monkeypatch.delenv("CHAINGRAD_LECTURE_RNG", raising=False)
+    P, itos = bigram_probabilities(chaingrad)
+    theirs, _ = bigram_probabilities(torch)
+    same(P, theirs, 1)  # chaingrad divides as x * (1/y): an ulp apart, the same draws here
+    todays = five_names(torch, theirs, itos)
+    assert todays[0] == "cexze."
+    assert five_names(chaingrad, P, itos) == todays
+    monkeypatch.setenv("CHAINGRAD_LECTURE_RNG", "1")
+    assert five_names(chaingrad, P, itos) == [
+        "mor.", "axx.", "minaymoryles.", "kondlaisah.", "anchshizarie."]
 
 
 # ---- interleavings and states ----
