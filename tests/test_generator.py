@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import random
 
 import numpy as np
 import pytest
@@ -307,6 +308,68 @@ def test_makemore_part_1_samples_todays_torchs_names_and_under_the_switch_the_vi
     monkeypatch.setenv("CHAINGRAD_LECTURE_RNG", "1")
     assert five_names(chaingrad, P, itos) == [
         "mor.", "axx.", "minaymoryles.", "kondlaisah.", "anchshizarie."]
+
+
+def makemore_dataset(lib, block_size):
+    """makemore's training split: names.txt shuffled by random.seed(42), the first 80%, each
+    letter predicted from the ``block_size`` before it (0 for '.')."""
+    words = NAMES.read_text().splitlines()
+    stoi = {s: i + 1 for i, s in enumerate(sorted(set("".join(words))))} | {".": 0}
+    random.Random(42).shuffle(words)
+    X, Y = [], []
+    for w in words[:int(0.8 * len(words))]:
+        context = [0] * block_size
+        for ch in w + ".":
+            X.append(context)
+            Y.append(stoi[ch])
+            context = context[1:] + [stoi[ch]]
+    return lib.tensor(X), lib.tensor(Y)
+
+
+def part_3_first_loss(lib):
+    """makemore part 3: an MLP with batch normalisation, its weights drawn from the lectures'
+    generator, one minibatch drawn from it too, and the loss before any step."""
+    Xtr, Ytr = makemore_dataset(lib, 3)
+    g = lib.Generator().manual_seed(2147483647)
+    C = lib.randn((27, 10), generator=g)
+    W1 = lib.randn((30, 200), generator=g) * (5 / 3) / 30**0.5
+    W2 = lib.randn((200, 27), generator=g) * 0.01
+    b2 = lib.randn(27, generator=g) * 0
+    ix = lib.randint(0, Xtr.shape[0], (32,), generator=g)
+    emb = C[Xtr[ix]]
+    h = emb.view(emb.shape[0], -1) @ W1
+    h = lib.tanh((h - h.mean(0, keepdim=True)) / h.std(0, keepdim=True))
+    return lib.nn.functional.cross_entropy(h @ W2 + b2, Ytr[ix]).item()
+
+
+def part_5_first_loss(lib):
+    """makemore part 5: the WaveNet-like stack of the lecture (embedding, three times two
+    consecutive positions flattened, a linear layer, batch normalisation, tanh, then a linear
+    layer scaled by 0.1), its weights drawn after torch.manual_seed(42), one minibatch."""
+    Xtr, Ytr = makemore_dataset(lib, 8)
+    lib.manual_seed(42)
+    table = lib.randn((27, 24))
+    weights = [lib.randn((48, 128)) / 48**0.5, lib.randn((256, 128)) / 256**0.5,
+               lib.randn((256, 128)) / 256**0.5]
+    last = lib.randn((128, 27)) / 128**0.5 * 0.1
+    ix = lib.randint(0, Xtr.shape[0], (32,))
+    x = table[Xtr[ix]]
+    for w in weights:
+        B, T, C = x.shape
+        x = x.view(B, T // 2, C * 2)
+        x = x.squeeze(1) if x.shape[1] == 1 else x
+        x = x @ w
+        dims = 0 if x.ndim == 2 else (0, 1)
+        x = (x - x.mean(dims, keepdim=True)) / lib.sqrt(x.var(dims, keepdim=True) + 1e-5)
+        x = lib.tanh(x)
+    return lib.nn.functional.cross_entropy(x @ last, Ytr[ix]).item()
+
+
+@pytest.mark.parametrize(("part", "video"), [(part_3_first_loss, "3.3239"),
+                                             (part_5_first_loss, "3.3167")])
+def test_makemore_parts_3_and_5_start_from_the_videos_loss(torch, part, video) -> None:
+    ours, theirs = part(chaingrad), part(torch)
+    assert f"{ours:.4f}" == f"{theirs:.4f}" == video
 
 
 # ---- interleavings and states ----
