@@ -145,6 +145,16 @@ def test_randperm_is_torchs(torch, seed) -> None:
          torch.randperm(9, generator=theirs, dtype=torch.float32))
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_randperms_swaps_at_once_are_its_swaps_one_by_one(data) -> None:
+    n = data.draw(st.integers(0, 60))
+    offsets = np.array([data.draw(st.integers(0, n - i - 1)) for i in range(n - 1)],
+                       dtype=np.int64)
+    np.testing.assert_array_equal(sampling.swaps_at_once(n, offsets),
+                                  sampling.swaps(n, offsets))
+
+
 @pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint8", "bool",
                                    "float16", "float32", "float64"])
 def test_random_fills_are_torchs(torch, dtype) -> None:

@@ -451,15 +451,55 @@ def bernoulli(generator: Any, shape: tuple[int, ...], dtype: np.dtype, p: Any,
 
 def randperm(generator: Any, n: int, op: str = "randperm") -> np.ndarray:
     """A random permutation of 0 .. n-1 as int64, torch's: for i = 0 .. n-2, swap entries
-    i and i + (r32 mod (n - i)). The draws are made at once; the swaps, which depend on each
-    other, one after the other."""
+    i and i + (r32 mod (n - i)) (``swaps``; computed by its twin ``swaps_at_once``)."""
     stream = stream_of(generator, op)
-    offsets = (stream.random32(max(n - 1, 0)) % np.arange(n, 1, -1, dtype=np.uint64)).tolist()
+    spans = np.arange(n, 1, -1, dtype=np.uint64)  # n - i for i = 0 .. n-2
+    offsets = (stream.random32(max(n - 1, 0)) % spans).astype(np.int64)
+    return swaps_at_once(n, offsets)
+
+
+def swaps(n: int, offsets: np.ndarray) -> np.ndarray:
+    """0 .. n-1 with entries i and i + offsets[i] swapped, for i = 0, 1, ... in turn: the
+    specification of ``swaps_at_once`` (one swap after the other, as torch does them)."""
     order = list(range(n))
-    for i, offset in enumerate(offsets):
+    for i, offset in enumerate(offsets.tolist()):
         j = i + offset
         order[i], order[j] = order[j], order[i]
     return np.array(order, dtype=np.int64)
+
+
+def swaps_at_once(n: int, offsets: np.ndarray) -> np.ndarray:
+    """The twin of ``swaps`` (the same permutation, tested so), without a loop over n.
+
+    Step i swaps positions i and t_i = i + offsets[i] >= i (the last step is i = n-1,
+    t = n-1), so after it position i never changes: the result at i is what position t_i
+    held just before step i. A position p >= i holds what the last earlier step aimed at p
+    moved there (else p itself), and a step k moves what position k held before it, v_k.
+    So v_k is v of the last step before k that aimed at k (else k): following those links
+    to the first step without one gives v_k (by pointer doubling); and result[i] is v_i if
+    t_i = i, else v of the previous step aimed at t_i, else t_i.
+    """
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    step = np.arange(n, dtype=np.int64)
+    target = np.append(step[:-1] + offsets, n - 1)
+    by_target = np.argsort(target, kind="stable")  # grouped by target, each group in order
+    sorted_target = target[by_target]
+    same = sorted_target[1:] == sorted_target[:-1]
+    previous = np.full(n, -1, dtype=np.int64)  # the previous step aimed at the same target
+    previous[by_target[1:][same]] = by_target[:-1][same]
+    last = np.full(n, -1, dtype=np.int64)  # the last step aimed at each position
+    last[sorted_target] = by_target  # a later step overwrites an earlier one
+    stays = target == step
+    before = np.where(stays, previous, last)  # the last step before k aimed at k
+    root = np.where(before >= 0, before, step)
+    while True:  # pointer doubling: each pass halves the links left to follow
+        further = root[root]
+        if np.array_equal(further, root):
+            break
+        root = further
+    moved_in = np.where(previous >= 0, root[np.maximum(previous, 0)], target)
+    return np.where(stays, root, moved_in)
 
 
 # ---- multinomial ----
