@@ -41,7 +41,8 @@ _TENSOR_NAMES: dict[str, tuple[str, str]] = {
         f"{_ENGINE}.factories": (
             "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full",
             "zeros_like", "ones_like", "empty_like", "full_like", "rand", "randn",
-            "rand_like", "randn_like", "randint", "randperm", "arange", "linspace", "eye"),
+            "rand_like", "randn_like", "randint", "randint_like", "randperm", "normal",
+            "bernoulli", "multinomial", "arange", "linspace", "eye"),
         f"{_ENGINE}.maths": (
             "square", "neg",
             "add", "sub", "mul", "div", "matmul", "mm", "dot", "mean", "amax", "amin",
@@ -53,7 +54,9 @@ _TENSOR_NAMES: dict[str, tuple[str, str]] = {
             "dtype", "float16", "float32", "float64", "uint8", "int8", "int16", "int32",
             "int64", "get_default_dtype", "set_default_dtype"),
         f"{_ENGINE}.devices": ("device", "set_default_device", "get_default_device"),
-        f"{_ENGINE}.generator": ("manual_seed", "seed", "get_rng_state", "set_rng_state"),
+        f"{_ENGINE}.generator": (
+            "Generator", "default_generator", "manual_seed", "seed", "initial_seed",
+            "get_rng_state", "set_rng_state", "use_lecture_rng"),
     }.items()
     for name in names
 }

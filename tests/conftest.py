@@ -265,7 +265,6 @@ def torch() -> Any:
     return pytest.importorskip("torch")
 
 
-
 class AgreesWithTorch:
     """``check(ours, theirs, *args)``: run ``ours`` on chaingrad Tensors and ``theirs`` on
     torch tensors, made from the same float64 arrays, and compare the outputs and the

@@ -169,9 +169,14 @@ def test_the_readme_shows_one_network_three_ways_that_run() -> None:
     names: dict = {}
     exec(values_code, names)
     assert type(names["loss"]).__name__ == "Value" and names["loss"].grad == 1.0
+    last = {}
     for code, library in ((tensor_code, "chaingrad"), (torch_code, "torch")):
         exec(code, names)
         assert names["torch"].__name__ == library
         assert type(names["model"]).__module__.startswith(library + ".nn")
         assert all(p.grad is not None for p in names["model"].parameters())
+        last[library] = names["loss"].item()
     assert isinstance(names["loss"], torch.Tensor)
+    # the same seed, the same weights: the same losses, as the README says after the blocks
+    assert abs(last["chaingrad"] - last["torch"]) < 1e-5
+    assert f"{last['torch']:.6f} at the last" in " ".join(section.split())

@@ -32,9 +32,8 @@ import numpy as np
 
 from .. import torch_names
 from ..rules import Primitive, functions_in
-from ..tensor_engine import functions
+from ..tensor_engine import functions, sampling
 from ..tensor_engine.functions import _pair
-from ..tensor_engine.generator import generator
 from ..tensor_engine.losses import softplus
 from ..tensor_engine.tensor import Tensor
 
@@ -134,8 +133,10 @@ def _along(op: str, input: Any, dim: int | None, dtype: Any,  # noqa: A002
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
             inplace: bool = False) -> Tensor:
     """In training, each entry zeroed with probability ``p`` and the rest scaled by
-    1 / (1 - p); the input itself otherwise. The mask comes from ``nn``'s generator
-    (``chaingrad.nn.manual_seed``). ``inplace=True`` computes out of place.
+    1 / (1 - p); the input itself otherwise. The mask is torch's for the default
+    generator's seed: ``keep = u53 < 1 - p`` for each entry in order (torch's
+    ``bernoulli_(1 - p)``), and the output is ``x * (keep / (1 - p))`` with the division
+    in x's dtype, as torch computes it. ``inplace=True`` computes out of place.
 
     Example:
         >>> x = Tensor(np.ones(4))
@@ -149,7 +150,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
         return x
     if p == 1:
         return x * 0.0
-    keep = (generator().random(x.shape) >= p).astype(x.dtype)
+    keep = sampling.bernoulli(None, x.shape, x._value.dtype, 1 - p, "dropout")
     return x * (keep / np.asarray(1 - p, dtype=x.dtype))
 
 

@@ -1,15 +1,15 @@
 """``torch.nn.init``: fill a Tensor in place with numbers of a chosen distribution.
 
 Each function writes into ``tensor``'s numbers (no graph is recorded, as under
-``no_grad``) and returns the tensor. Random numbers come from the one generator of
-``chaingrad.nn`` (``manual_seed``), so the distributions are torch's but the numbers are
-chaingrad's own.
+``no_grad``) and returns the tensor. Random numbers come from ``generator=`` or the default
+generator (``manual_seed``), and are torch's: the same seed fills a tensor with the same
+numbers as torch's function of the same name.
 
 Example:
     >>> import numpy as np
     >>> from chaingrad.nn import Parameter, manual_seed
     >>> w = Parameter(np.zeros((3, 4), dtype=np.float32))
-    >>> manual_seed(0)
+    >>> _ = manual_seed(0)
     >>> _ = xavier_uniform_(w)
     >>> bound = (6 / (3 + 4)) ** 0.5
     >>> bool((abs(w.data) <= bound).all()), w.dtype
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from .. import torch_names
-from ..tensor_engine.generator import generator as default_generator
+from ..tensor_engine import sampling
 from ..tensor_engine.tensor import Tensor
 
 __all__ = [
@@ -93,21 +93,23 @@ def _write(tensor: Tensor, numbers: Any) -> Tensor:
     return tensor
 
 
-def _rng(gen: Any) -> np.random.Generator:
-    return default_generator() if gen is None else gen
-
-
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
-    """Fill with numbers drawn uniformly from [a, b)."""
+    """Fill with numbers drawn uniformly from [a, b), as ``Tensor.uniform_``
+    (``sampling.uniform``: fma(u, b - a, a) for u uniform in [0, 1))."""
     _checked(tensor, "uniform_")
-    return _write(tensor, _rng(generator).uniform(a, b, size=tensor.shape))
+    values = tensor._value
+    return _write(tensor, sampling.uniform(generator, values.shape, values.dtype, a, b,
+                                           "nn.init.uniform_"))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None,
             ) -> Tensor:
-    """Fill with numbers drawn from the normal distribution N(mean, std**2)."""
+    """Fill with numbers drawn from the normal distribution N(mean, std**2), as
+    ``Tensor.normal_`` (``sampling.normal``: the Box-Muller transform)."""
     _checked(tensor, "normal_")
-    return _write(tensor, _rng(generator).normal(mean, std, size=tensor.shape))
+    values = tensor._value
+    return _write(tensor, sampling.normal(generator, values.shape, values.dtype, mean, std,
+                                          values.flags.c_contiguous, "nn.init.normal_"))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:

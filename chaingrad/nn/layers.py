@@ -11,12 +11,13 @@ and computes out of place.
 ``named_parameters()`` gives PyTorch's names ('0.weight', '2.bias', ...). The types that
 save and load rebuild are listed in ``chaingrad.nn.registry``.
 
-Random numbers (initial weights, dropout masks) come from one generator; ``manual_seed(n)``
-makes them reproducible (chaingrad's numbers, not torch's).
+Random numbers (initial weights, dropout masks) come from the default generator, the same
+as torch's: after ``manual_seed(n)`` a layer starts from the very weights torch's starts
+from.
 
 Example:
     >>> import numpy as np
-    >>> manual_seed(0)
+    >>> _ = manual_seed(0)
     >>> model = Sequential(Linear(4, 8), ReLU(), Linear(8, 3))
     >>> [name for name, _ in model.named_parameters()]
     ['0.weight', '0.bias', '2.weight', '2.bias']
@@ -49,9 +50,9 @@ from .module import Module
 from .parameter import Parameter
 
 __all__ = [
-    "BCEWithLogitsLoss", "Conv2d", "CrossEntropyLoss", "Dropout", "Flatten", "Identity",
-    "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "NLLLoss", "ReLU", "Sequential", "Sigmoid",
-    "Softmax", "Tanh", "get_rng_state", "manual_seed", "set_rng_state",
+    "BCEWithLogitsLoss", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten",
+    "Identity", "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "NLLLoss", "ReLU", "Sequential",
+    "Sigmoid", "Softmax", "Tanh", "get_rng_state", "manual_seed", "set_rng_state",
 ]
 
 
@@ -329,6 +330,62 @@ class Dropout(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Embedding(Module):
+    """A lookup table: row i of ``weight`` for each index i of the input, as
+    torch.nn.Embedding (the least of it: its weights and their initialisation).
+
+    Args:
+        num_embeddings: How many rows (indices 0 .. num_embeddings - 1).
+        embedding_dim: The length of each row.
+        padding_idx: A row kept at zero from the start, as in torch (or None).
+        device, dtype: As for ``Linear``.
+
+    Attributes:
+        weight: Shape (num_embeddings, embedding_dim), drawn from N(0, 1) (torch's
+            ``nn.init.normal_``: torch's numbers for the seed).
+
+    Example:
+        >>> _ = manual_seed(0)
+        >>> table = Embedding(27, 2)
+        >>> table(np.array([0, 5])).shape
+        chaingrad.Size([2, 2])
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, sparse: bool = False,
+                 device: Any = None, dtype: Any = None):
+        _check_sizes("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
+        if max_norm is not None or scale_grad_by_freq or sparse:
+            raise not_yet("Embedding with max_norm, scale_grad_by_freq or sparse")
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError("Padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        self.weight = _empty("Embedding", (num_embeddings, embedding_dim), device, dtype)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw the weights afresh from N(0, 1) (the padding row back to zero)."""
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            self.weight._value[self.padding_idx] = 0
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        """The rows of ``weight`` for the indices in ``input`` (a Tensor or array of ints)."""
+        if not isinstance(input, (Tensor, np.ndarray)):
+            raise TypeError(f"Embedding: expected a Tensor or an array of indices, got "
+                            f"{type(input).__name__}")
+        return self.weight[input]
+
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        return text + ("" if self.padding_idx is None else f", padding_idx={self.padding_idx}")
 
 
 # ---- losses: torch's modules over chaingrad.nn.functional ----

@@ -1,11 +1,13 @@
 """torch's factory functions: ``tensor``, ``zeros``, ``ones``, ``full``, ``arange``,
-``linspace``, ``eye``, ``rand``, ``randn``, ``randint``, ``from_numpy``, the ``*_like``s.
+``linspace``, ``eye``, ``from_numpy``, the ``*_like``s, and the random ones: ``rand``,
+``randn``, ``randint``, ``randperm``, ``normal``, ``bernoulli``, ``multinomial``.
 
 Each makes a leaf with torch's dtype rule (Python floats give the default dtype, float32;
 ints int64; bools bool) and takes torch's keyword arguments: ``dtype=``, ``device=`` (the
-CPU only), ``requires_grad=`` (floating dtypes only). Random numbers come from the one
-generator of ``chaingrad/tensor_engine/generator.py`` (``manual_seed``): numpy's, so the
-same seed gives other numbers than torch's.
+CPU only), ``requires_grad=`` (floating dtypes only), and for the random ones
+``generator=`` (a ``chaingrad.Generator``; the default generator otherwise). The random
+numbers are torch's for the same seed, dtype and shape (``sampling.py`` has the
+algorithms, ``generator.py`` the generators).
 """
 
 from __future__ import annotations
@@ -15,10 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, sampling
 from .arrays import all_finite, to_array
 from .devices import check_device
-from .generator import generator
 from .tensor import Tensor, _leaf, _size
 
 
@@ -132,49 +133,59 @@ def full_like(input: Tensor, fill_value: Any, dtype: Any = None,  # noqa: A002
 
 def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
-    """Numbers drawn uniformly from [0, 1), of ``size``, from chaingrad's generator.
+    """Numbers drawn uniformly from [0, 1), of ``size``: torch's numbers for the seed of
+    ``generator`` (or of the default generator): u24 = (r32 mod 2**24) / 2**24 in float32,
+    u53 = (r64 mod 2**53) / 2**53 in float64 (``sampling.uniform``).
 
     Example:
-        >>> import chaingrad; chaingrad.manual_seed(0)
-        >>> x = rand(2, 3)
-        >>> x.shape, x.dtype, bool(((0 <= x) & (x < 1)).all())
-        (chaingrad.Size([2, 3]), chaingrad.float32, True)
+        >>> import chaingrad
+        >>> rand(3, generator=chaingrad.Generator().manual_seed(2147483647))
+        tensor([0.7081, 0.3542, 0.1054])
     """
-    shape, wanted = _shape_and_float("rand", size, dtype, device, generator)
-    return _leaf(_generator().random(shape).astype(wanted), requires_grad, "rand")
+    shape, wanted = _shape_and_float("rand", size, dtype, device)
+    drawn = sampling.uniform(generator, shape, wanted, 0.0, 1.0, "rand")
+    return _leaf(drawn, requires_grad, "rand")
 
 
 def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
-    """Numbers drawn from the standard normal distribution, of ``size``."""
-    shape, wanted = _shape_and_float("randn", size, dtype, device, generator)
-    return _leaf(_generator().standard_normal(shape).astype(wanted), requires_grad, "randn")
+    """Numbers drawn from the standard normal distribution, of ``size``: torch's numbers
+    for the seed (the Box-Muller transform of ``sampling.normal``).
+
+    Example:
+        >>> import chaingrad
+        >>> randn(2, generator=chaingrad.Generator().manual_seed(0))
+        tensor([ 1.5410, -0.2934])
+    """
+    shape, wanted = _shape_and_float("randn", size, dtype, device)
+    drawn = sampling.normal(generator, shape, wanted, 0.0, 1.0, op="randn")
+    return _leaf(drawn, requires_grad, "randn")
 
 
-def rand_like(input: Tensor, dtype: Any = None, device: Any = None,  # noqa: A002
-              requires_grad: bool = False) -> Tensor:
-    """Uniform numbers from [0, 1) in ``input``'s shape and dtype."""
-    return rand(_like(input, "rand_like").shape, dtype=dtype or input._value.dtype,
-                device=device, requires_grad=requires_grad)
+def rand_like(input: Tensor, *, generator: Any = None, dtype: Any = None,  # noqa: A002
+              device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Uniform numbers from [0, 1) in ``input``'s shape and dtype (as ``rand``)."""
+    return rand(_like(input, "rand_like").shape, generator=generator,
+                dtype=dtype or input._value.dtype, device=device, requires_grad=requires_grad)
 
 
-def randn_like(input: Tensor, dtype: Any = None, device: Any = None,  # noqa: A002
-               requires_grad: bool = False) -> Tensor:
-    """Standard normal numbers in ``input``'s shape and dtype."""
-    return randn(_like(input, "randn_like").shape, dtype=dtype or input._value.dtype,
-                 device=device, requires_grad=requires_grad)
+def randn_like(input: Tensor, *, generator: Any = None, dtype: Any = None,  # noqa: A002
+               device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Standard normal numbers in ``input``'s shape and dtype (as ``randn``)."""
+    return randn(_like(input, "randn_like").shape, generator=generator,
+                 dtype=dtype or input._value.dtype, device=device, requires_grad=requires_grad)
 
 
 def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = None,
             device: Any = None, requires_grad: bool = False) -> Tensor:
     """Integers drawn uniformly from [low, high): ``randint(high, size)`` or
-    ``randint(low, high, size)``, int64 unless ``dtype`` says otherwise, as torch.randint.
+    ``randint(low, high, size)``, int64 unless ``dtype`` says otherwise, as torch.randint:
+    low + (r32 mod (high - low)), or r64 for a span of 2**28 or more (``sampling.integers``).
 
     Example:
-        >>> import chaingrad; chaingrad.manual_seed(0)
-        >>> r = randint(3, 10, (4,))
-        >>> r.dtype, bool(((3 <= r) & (r < 10)).all())
-        (chaingrad.int64, True)
+        >>> import chaingrad
+        >>> randint(3, 10, (4,), generator=chaingrad.Generator().manual_seed(0))
+        tensor([7, 6, 3, 5])
     """
     if size is not None:
         args = (*args, size)
@@ -186,21 +197,118 @@ def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = No
         raise TypeError("randint: expected randint(high, size) or randint(low, high, size), "
                         f"got {len(args)} positional argument(s)")
     shape = _size((size,), "randint")
+    low, high = _plain(low, "randint"), _plain(high, "randint")
     if not high > low:
         raise ValueError(f"randint: needs low < high, got low={low}, high={high}")
-    _no_generator(generator, "randint")
     check_device(device, "randint")
     wanted = np.dtype(np.int64) if dtype is None else dtypes.to_numpy(dtype, "randint")
-    drawn = _generator().integers(low, high, size=shape).astype(wanted)
+    drawn = sampling.integers(generator, shape, wanted, int(low), int(high), "randint")
     return _leaf(drawn, requires_grad, "randint")
 
 
-def randperm(n: int, dtype: Any = None, device: Any = None) -> Tensor:
-    """A random permutation of 0 .. n-1 (int64)."""
+def randint_like(input: Tensor, low: int = 0, high: int | None = None, *,  # noqa: A002
+                 generator: Any = None, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+    """Integers from [low, high) in ``input``'s shape and dtype: ``randint_like(x, high)``
+    or ``randint_like(x, low, high)``, as torch.randint_like."""
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, _like(input, "randint_like").shape, generator=generator,
+                   dtype=dtype or input._value.dtype, device=device,
+                   requires_grad=requires_grad)
+
+
+def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """A random permutation of 0 .. n-1 (int64 unless ``dtype`` says otherwise), torch's
+    for the seed: entry i swapped with entry i + (r32 mod (n - i)), i = 0 .. n-2.
+
+    Example:
+        >>> import chaingrad
+        >>> randperm(5, generator=chaingrad.Generator().manual_seed(0))
+        tensor([4, 0, 1, 3, 2])
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"randperm: n must be an int, got {type(n).__name__} {n!r}")
+    if n < 0:
+        raise RuntimeError(f"randperm: n must be non-negative, got {n}")
     check_device(device, "randperm")
     wanted = np.dtype(np.int64) if dtype is None else dtypes.to_numpy(dtype, "randperm")
-    return _leaf(_generator().permutation(int(n)).astype(wanted), False, "randperm")
+    return _leaf(sampling.randperm(generator, int(n)).astype(wanted), requires_grad,
+                 "randperm")
 
+
+def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None,
+           dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Numbers drawn from N(mean, std**2), as torch.normal: ``normal(mean, std, size)``
+    with numbers, or ``normal(mean, std)`` with a Tensor for either or both (broadcast),
+    computed as torch does: ``randn * std + mean`` (one rounding each).
+
+    Example:
+        >>> import chaingrad
+        >>> normal(2.0, 0.5, (2,), generator=chaingrad.Generator().manual_seed(0))
+        tensor([2.7705, 1.8533])
+    """
+    check_device(device, "normal")
+    if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        if size is None:
+            raise TypeError("normal: with a number for both mean and std, give a size: "
+                            "normal(mean, std, size)")
+        shape, wanted = _shape_and_float("normal", (size,), dtype, device)
+        drawn = sampling.normal(generator, shape, wanted, _plain(mean, "normal"),
+                                _plain(std, "normal"), op="normal")
+        return _leaf(drawn, requires_grad, "normal")
+    if isinstance(std, Tensor) and (std._value < 0).any():
+        raise RuntimeError("normal: normal expects all elements of std >= 0.0")
+    like = mean if isinstance(mean, Tensor) else std
+    shape = np.broadcast_shapes(np.shape(_values(mean)), np.shape(_values(std)))
+    wanted = like._value.dtype
+    if isinstance(std, Tensor):  # torch: randn, then * std, then + mean
+        values = sampling.normal(generator, shape, wanted, op="normal") * std._value
+    else:
+        values = sampling.normal(generator, shape, wanted, 0.0, _plain(std, "normal"),
+                                 op="normal")
+    values = (values + np.asarray(_values(mean), dtype=wanted)).astype(wanted)
+    return _leaf(values, requires_grad, "normal")
+
+
+def bernoulli(input: Tensor, p: float | None = None, *,  # noqa: A002
+              generator: Any = None) -> Tensor:
+    """1 with probability ``input`` (entry by entry), else 0, in ``input``'s dtype, as
+    torch.bernoulli; ``bernoulli(x, p)`` uses the number p for every entry instead.
+    ``u53 < p`` for float64 probabilities and numbers, ``u24 < p`` otherwise.
+
+    Example:
+        >>> import chaingrad
+        >>> bernoulli(chaingrad.tensor([0.0, 1.0, 0.5]), generator=chaingrad.Generator())
+        tensor([0., 1., 1.])
+    """
+    chances = _like(input, "bernoulli")._value if p is None else _plain(p, "bernoulli")
+    drawn = sampling.bernoulli(generator, input.shape, input._value.dtype, chances,
+                               "bernoulli")
+    return _leaf(drawn, False, "bernoulli")
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002
+                generator: Any = None) -> Tensor:
+    """``num_samples`` indices drawn per row of ``input`` (weights, 1-D or 2-D, that need
+    not sum to 1), with or without replacement, as torch.multinomial (int64).
+
+    Today's torch draws one sample, or samples without replacement, through exponential
+    variables (the index of the largest p / q, q ~ Exp(1)), and several samples with
+    replacement by inverting the cumulative distribution; under ``use_lecture_rng()`` (or
+    CHAINGRAD_LECTURE_RNG=1) one sample with replacement is drawn that second way too, as
+    the torch of the Zero to Hero lectures did (``sampling.multinomial``).
+
+    Example:
+        >>> import chaingrad
+        >>> g = chaingrad.Generator().manual_seed(0)
+        >>> multinomial(chaingrad.tensor([0.1, 0.0, 0.9]), 4, replacement=True, generator=g)
+        tensor([2, 2, 2, 2])
+    """
+    probs = _like(input, "multinomial")._value
+    drawn = sampling.multinomial(generator, probs, num_samples, bool(replacement))
+    return _leaf(drawn, False, "multinomial")
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -260,10 +368,6 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
 # ---- helpers ----
 
 
-def _generator() -> np.random.Generator:
-    return generator()
-
-
 def _filled(op: str, size: tuple, value: Any, dtype: Any, device: Any,
             requires_grad: bool) -> Tensor:
     check_device(device, op)
@@ -274,9 +378,8 @@ def _filled(op: str, size: tuple, value: Any, dtype: Any, device: Any,
     return _leaf(array, requires_grad, op)
 
 
-def _shape_and_float(op: str, size: tuple, dtype: Any, device: Any,
-                     generator: Any) -> tuple[tuple[int, ...], np.dtype]:
-    _no_generator(generator, op)
+def _shape_and_float(op: str, size: tuple, dtype: Any,
+                     device: Any) -> tuple[tuple[int, ...], np.dtype]:
     check_device(device, op)
     wanted = dtypes.get_default_dtype().dtype if dtype is None else dtypes.to_numpy(dtype, op)
     if wanted.kind != "f":
@@ -284,16 +387,15 @@ def _shape_and_float(op: str, size: tuple, dtype: Any, device: Any,
     return _size(size, op), wanted
 
 
-def _no_generator(generator: Any, op: str) -> None:
-    if generator is not None:
-        raise NotImplementedError(f"chaingrad has no {op}(generator=...) yet: it draws from its "
-                                  "one generator (seed it with chaingrad.manual_seed)")
-
-
 def _like(input: Any, op: str) -> Tensor:  # noqa: A002
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: expected a Tensor, got {type(input).__name__}")
     return input
+
+
+def _values(x: Any) -> Any:
+    """A Tensor's array, or the number itself."""
+    return x._value if isinstance(x, Tensor) else x
 
 
 def _plain(value: Any, op: str) -> int | float:

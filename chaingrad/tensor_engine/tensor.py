@@ -55,7 +55,7 @@ from ..rules import (
     Primitive,
     method,
 )
-from . import dtypes
+from . import dtypes, sampling
 from .arrays import (
     ARRAY_TYPES,
     all_finite,
@@ -69,7 +69,6 @@ from .arrays import (
     to_array,
 )
 from .devices import CPU, check_device
-from .generator import generator
 from .rules import (
     BROADCAST_TO,
     CAST,
@@ -1012,15 +1011,44 @@ class Tensor(autodiff.Node):
                                f"{tuple(self.shape)}") from None
         return self._write("copy_", value)
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0) -> Tensor:
-        """Entries drawn uniformly from [a, b), in place, from chaingrad's generator."""
-        drawn = generator().uniform(a, b, self.shape).astype(self._value.dtype)
-        return self._write("uniform_", drawn)
+    # In-place random fills: torch's numbers, from ``generator`` or the default generator,
+    # drawn in the order of the tensor's memory (the algorithms are in sampling.py).
 
-    def normal_(self, mean: float = 0.0, std: float = 1.0) -> Tensor:
-        """Entries drawn from N(mean, std**2), in place, from chaingrad's generator."""
-        drawn = generator().normal(mean, std, self.shape).astype(self._value.dtype)
-        return self._write("normal_", drawn)
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Entries drawn uniformly from [a, b), in place (``sampling.uniform``)."""
+        return self._write("uniform_", sampling.fill(
+            self._value, sampling.uniform, generator, a, b, op="uniform_"))
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Entries drawn from N(mean, std**2), in place (``sampling.normal``)."""
+        return self._write("normal_", sampling.fill(
+            self._value, sampling.normal, generator, mean, std,
+            contiguous=self._value.flags.c_contiguous, op="normal_"))
+
+    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Entries drawn from the exponential distribution of rate ``lambd``, in place
+        (``sampling.exponential``)."""
+        return self._write("exponential_", sampling.fill(
+            self._value, sampling.exponential, generator, lambd, op="exponential_"))
+
+    def random_(self, from_: int | None = None, to: int | None = None, *,
+                generator: Any = None) -> Tensor:
+        """Integers drawn uniformly, in place: ``random_(to)`` from [0, to), ``random_(from,
+        to)`` from [from, to), ``random_()`` torch's whole range for the dtype
+        (``sampling.integers``, ``sampling.random_bits``)."""
+        if from_ is None and to is None:
+            drawn = sampling.fill(self._value, sampling.random_bits, generator)
+        else:
+            low, high = (0, from_) if to is None else (from_, to)
+            drawn = sampling.fill(self._value, sampling.integers, generator, low, high)
+        return self._write("random_", drawn)
+
+    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Tensor:
+        """Each entry 1 with probability ``p`` (a number, or a Tensor of them broadcast to
+        this shape), else 0, in place (``sampling.bernoulli``)."""
+        chances = p._value if isinstance(p, Tensor) else p
+        return self._write("bernoulli_", sampling.fill(
+            self._value, sampling.bernoulli, generator, chances, op="bernoulli_"))
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place (on a leaf); returns the tensor."""
