@@ -94,6 +94,16 @@ def test_set_but_unused_is_a_note(capsys):
         (["x", "--set", "x=1", "--set", "x=2"], "--set x: given twice"),
         (["x", "--set", "x=1", "-o", "out.pdf"], "unknown file type '.pdf'"),
         (["x", "--set", "x=1", "-o", "no/such/folder/g.svg"], "does not exist"),
+        (["x^2", "--set", "x=1"], "expression: '^' is bitwise xor in Python, not a power; "
+                                  "did you mean x**2?"),
+        (["x^2 + 1", "--set", "x=1"], "did you mean x**2 + 1?"),  # not x**(2 + 1)
+        (["", "--set", "x=1"], 'expression: it is empty; write one, e.g. "(x*w + b).tanh()"'),
+        (["  ", "--set", "x=1"], "expression: it is empty"),
+        (["0x" + "f" * 5000], "expression: a number of 6021 digits is too large for a float, "
+                              "needs |x| < 1.8e308"),
+        (["x**-0x" + "f" * 5000, "--set", "x=2"], "a number of 6021 digits is too large"),
+        (["x * 1" + "0" * 400, "--set", "x=2"], "a number 10000000000000000... (401 digits) "
+                                                "is too large for a float"),
         (["x.log()", "--set", "x=0"], "log: got 0.0, needs x > 0"),
         (["x.sqrt()", "--set", "x=0"], "backward: sqrt: the gradient is not finite"),
         (["x*x*x", "--set", "x=1", "--max-nodes", "2"], "has 3 Values, more than --max-nodes 2"),
