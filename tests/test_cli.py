@@ -1,6 +1,6 @@
 """``chaingrad``'s ``main`` as a user's shell meets it: real processes, real signals, pipes
-closed early, a full disk, bytes that are not UTF-8. At most one line on stderr, never a
-traceback, and the exit codes other Unix tools use."""
+closed early, a full disk, bytes that are not UTF-8, typing mistakes. At most one line on
+stderr, never a traceback, and the exit codes other Unix tools use."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from chaingrad.cli import main
+from chaingrad.cli import build_parser, main
 
 pytestmark = pytest.mark.slow  # the command line in subprocesses, with signals and pipes
 
@@ -187,6 +187,40 @@ def test_main_takes_its_arguments_and_returns_the_exit_code(capsys):
     assert main(["graph", "x", "--set", "x=1", "--rankdri", "TB"]) == 2
     assert capsys.readouterr().err == ("chaingrad graph: error: unrecognized arguments: "
                                        "--rankdri TB (did you mean --rankdir?)\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["dmeo"], "chaingrad: error: unknown command 'dmeo' (did you mean 'demo'?)"),
+        (["GRAPH", "x"], "chaingrad: error: unknown command 'GRAPH' (did you mean 'graph'?)"),
+        (["train"], "chaingrad: error: unknown command 'train': choose demo or graph"),
+        (["demo", "--optimizer", "adma"], "chaingrad demo: error: argument --optimizer: "
+                                          "unknown choice 'adma' (did you mean 'adam'?) (see "
+                                          "chaingrad demo --help)"),
+        (["demo", "--optimizer", "rmsprop"], "chaingrad demo: error: argument --optimizer: "
+                                             "unknown choice 'rmsprop': choose adam or sgd "
+                                             "(see chaingrad demo --help)"),
+        (["graph", "x", "--rankdir", "up"], "chaingrad graph: error: argument --rankdir: "
+                                            "unknown choice 'up': choose LR, RL, TB or BT "
+                                            "(see chaingrad graph --help)"),
+        (["demo", "digts"], "chaingrad demo: error: unknown dataset 'digts' (did you mean "
+                            "'digits'?)"),
+    ],
+)
+def test_a_mistyped_command_or_choice_is_answered_with_the_closest(argv, message, capsys):
+    assert main(argv) == 2
+    assert capsys.readouterr().err == message + "\n"
+
+
+def test_choices_are_taken_in_any_case(capsys):
+    args = build_parser("demo").parse_args(["demo", "--optimizer", "SGD", "--model", "Cnn"])
+    assert (args.optimizer, args.model) == ("sgd", "cnn")
+    assert main(["graph", "x", "--set", "x=1", "--rankdir", "tb"]) == 0
+    assert "graph [rankdir=TB];" in capsys.readouterr().out
+    # a dataset too: DIGITS is digits, so --epochs (the digits demo's) is checked as such
+    assert main(["demo", "DIGITS", "--epochs", "0"]) == 2
+    assert capsys.readouterr().err == "chaingrad demo: error: --epochs must be at least 1, got 0\n"
 
 
 # ---- what each command imports ----

@@ -15,7 +15,7 @@ import sys
 import time
 
 from ..errors import UsageError
-from . import digits, moons
+from . import digits, match, moons, unknown
 
 DATASETS = {"moons": moons, "digits": digits}  # the first positional argument
 # Options that only one dataset takes (the other refuses them with a usage error).
@@ -67,8 +67,10 @@ def run(args: argparse.Namespace) -> int:
 def _check_options(args: argparse.Namespace) -> None:
     """Refuse what argparse does not: an unknown dataset, other datasets' options, sizes
     < 1, a bad seed, lr or out."""
-    if args.dataset not in DATASETS:
-        raise UsageError(f"unknown dataset {args.dataset!r}: choose moons or digits")
+    dataset = match(args.dataset, DATASETS)
+    if dataset is None:
+        raise UsageError(unknown("dataset", args.dataset, list(DATASETS)))
+    args.dataset = dataset
     for dataset, names in OWN_OPTIONS.items():
         for name in names:
             if dataset != args.dataset and getattr(args, name) is not None:
