@@ -1,5 +1,5 @@
-"""The demos' shared pieces: chaingrad/cli/training.py (divergence, the output folder, the
-loop) and chaingrad/cli/plots.py (the figures)."""
+"""The demos' shared pieces: chaingrad/cli/training.py (divergence, the loop) and
+chaingrad/cli/plots.py (the figures)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,8 @@ from chaingrad.cli.training import (
     DIVERGENCE_STEPS,
     DivergenceWatch,
     diverging,
-    output_folder,
 )
-from chaingrad.errors import DivergedError, UsageError
+from chaingrad.errors import DivergedError
 
 pytest.importorskip("matplotlib")
 pytest.importorskip("tqdm")
@@ -119,27 +118,6 @@ def test_train_stops_when_the_loss_overflows():
         training.train(task, optimizer, optim.LinearLR(optimizer, 1e160, 1e159, steps=9), 9,
                        history)
     assert len(history["loss"]) == 1  # the round that finished
-
-
-def test_the_output_folder_goes_again_when_nothing_was_written_in_it(tmp_path):
-    out = tmp_path / "a" / "b"
-    with pytest.raises(KeyboardInterrupt), output_folder(str(out)):
-        assert out.is_dir()
-        raise KeyboardInterrupt
-    assert list(tmp_path.iterdir()) == []  # both folders the run made
-    with output_folder(str(out)):
-        (out / "loss.png").write_bytes(b"x")
-    assert [p.name for p in out.iterdir()] == ["loss.png"]
-    with output_folder(str(tmp_path)):  # a folder that was there stays
-        pass
-    assert (tmp_path / "a").is_dir()
-
-
-def test_an_output_folder_that_cannot_be_made_is_a_usage_error(tmp_path):
-    (tmp_path / "afile").write_text("x")
-    with pytest.raises(UsageError, match="cannot create the folder"), \
-            output_folder(str(tmp_path / "afile" / "sub")):
-        pass
 
 
 def test_short_runs_have_whole_numbers_of_rounds_on_the_x_axis():

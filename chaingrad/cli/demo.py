@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import sys
 import time
 
@@ -48,8 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default: 1.0 for sgd, 0.05 for adam), digits by a cosine to 0 "
                              "(default: adam 0.01 mlp, 0.005 cnn; sgd 0.1 mlp, 0.05 cnn)")
     parser.add_argument("--out", default=None,
-                        help="folder for the plots and weights (default: ./chaingrad-demo, "
-                             "or ./chaingrad-demo/digits-mlp and digits-cnn)")
+                        help="folder for the plots and weights, made if missing (default: "
+                             "./chaingrad-demo, or ./chaingrad-demo/digits-mlp and digits-cnn)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_options(args: argparse.Namespace) -> None:
     """Refuse what argparse does not: an unknown dataset, other datasets' options, sizes
-    < 1, a bad seed, lr or out."""
+    < 1, a bad seed or lr (``--out`` is checked as it is made: ``folders.py``)."""
     dataset = match(args.dataset, DATASETS)
     if dataset is None:
         raise UsageError(unknown("dataset", args.dataset, list(DATASETS)))
@@ -84,5 +83,3 @@ def _check_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--seed must be in [0, 2**32 - 1], got {args.seed}")
     if args.lr is not None and not (args.lr > 0 and args.lr != float("inf")):
         raise UsageError(f"--lr must be a positive number, got {args.lr}")
-    if args.out is not None and os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise UsageError(f"--out {args.out!r} exists and is not a folder")

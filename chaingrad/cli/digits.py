@@ -42,8 +42,9 @@ from ..nn.layers import (
     manual_seed,
 )
 from ..tensor_engine import Tensor
+from .folders import output_folder
 from .plots import history_figure, predictions_figure, save_png
-from .training import History, output_folder, plural, report_divergence, train, write_results
+from .training import History, plural, report_divergence, train, write_results
 
 MODELS = ("mlp", "cnn")
 DEFAULT_LR = {"mlp": {"adam": 0.01, "sgd": 0.1}, "cnn": {"adam": 0.005, "sgd": 0.05}}
@@ -141,8 +142,8 @@ def run(args: argparse.Namespace, started: float) -> int:
                                 {"train": "train (during the epoch)",
                                  "test": "test (after the epoch)"}, kind), path)
 
-    with output_folder(args.out or os.path.join("chaingrad-demo", f"digits-{kind}")) as out, \
-            _one_blas_thread():
+    out = args.out or os.path.join("chaingrad-demo", f"digits-{kind}")
+    with output_folder(out, f"--out {out!r}"), _one_blas_thread():
         manual_seed(args.seed)
         task = Digits(kind, args.seed, batch_size)
         params = task.model.named_parameters()

@@ -23,12 +23,12 @@ from ..errors import DivergedError
 from ..losses import hinge_loss
 from ..nn import MLP
 from ..tensor_engine import Tensor
+from .folders import output_folder
 from .plots import decision_boundary_figure, history_figure, save_png
 from .training import (
     History,
     diverging,
     number,
-    output_folder,
     plural,
     report_divergence,
     train,
@@ -86,7 +86,8 @@ def run(args: argparse.Namespace, started: float) -> int:
     steps = STEPS if args.steps is None else args.steps
     opt_name = args.optimizer or "sgd"
     lr = DEFAULT_LR[opt_name] if args.lr is None else args.lr
-    with output_folder(args.out or "chaingrad-demo") as out:
+    out = args.out or "chaingrad-demo"
+    with output_folder(out, f"--out {out!r}"):
         task = Moons(args.seed)
         params = task.model.named_parameters()
         optimizer: optim.Optimizer = (optim.SGD(params, lr=lr) if opt_name == "sgd"

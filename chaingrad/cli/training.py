@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .. import serialization
-from ..errors import DivergedError, DomainError, UsageError
+from ..errors import DivergedError, DomainError
 from ..optim import LRSchedule, NonFiniteGradError, Optimizer
 from .plots import save_png
 
@@ -214,36 +214,6 @@ def progress_bar(total: int, desc: str, on_terminal: bool) -> Any:
         "dynamic_ncols": True}
     return tqdm(total=total, desc=desc, file=sys.stdout, disable=not on_terminal,
                 bar_format=BAR_FORMAT, **fixed)
-
-
-@contextlib.contextmanager
-def output_folder(out: str) -> Iterator[str]:
-    """Create the demo's ``--out`` folder before training, and remove the folders it
-    created again if the run ends (an error, Ctrl-C, a closed pipe) with nothing in them.
-
-    Raises:
-        UsageError: The folder cannot be created or written in.
-    """
-    created = []  # the folders makedirs makes, innermost first
-    folder = os.path.abspath(out)
-    while not os.path.exists(folder):
-        created.append(folder)
-        folder = os.path.dirname(folder)
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--out {out!r}: cannot create the folder "
-                         f"({exc.strerror or exc})") from exc
-    try:
-        if not os.access(out, os.W_OK | os.X_OK):
-            raise UsageError(f"--out {out!r}: the folder is not writable")
-        yield out
-    finally:
-        for folder in created:
-            try:
-                os.rmdir(folder)  # only empty folders go
-            except OSError:
-                break
 
 
 def report_divergence(command: str, exc: DivergedError, out: str, history: History,
