@@ -1,5 +1,5 @@
-"""The demos' shared pieces: chaingrad/cli/training.py (divergence, the loop) and
-chaingrad/cli/plots.py (the figures)."""
+"""The demos' shared pieces: chaingrad/cli/training.py (divergence, the loop, the summary's
+learning rates) and chaingrad/cli/plots.py (the figures)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from chaingrad.cli.training import (
     DIVERGENCE_STEPS,
     DivergenceWatch,
     diverging,
+    learning_rates,
 )
 from chaingrad.errors import DivergedError
 
@@ -107,6 +108,18 @@ def test_train_logs_each_round_and_keeps_the_history(capsys):
         "step 1/3  loss 18.6667  accuracy   0.0%  lr 0.1",  # the lr each step starts with
         "step 2/3  loss 0.0830  accuracy 100.0%  lr 0.07",
         "step 3/3  loss 0.0100  accuracy 100.0%  lr 0.04"]
+
+
+def test_the_learning_rates_named_are_the_first_and_last_steps():
+    optimizer = optim.SGD([Value(0.0)], lr=1.0)
+    # micrograd's demo: 1.0 - 0.9 * k / 100 for k = 0 .. 99, so 0.109 at the last step
+    assert learning_rates(optim.LinearLR(optimizer, 1.0, 0.1, steps=100), "linear") == (
+        "lr 1 -> 0.109, linear")
+    assert learning_rates(optim.LinearLR(optimizer, 1.0, 0.1, steps=1), "linear") == (
+        "lr 1, linear")  # one step: one learning rate
+    last = 0.01 * (1 + math.cos(math.pi * 9 / 10)) / 2
+    assert learning_rates(optim.CosineLR(optimizer, 0.01, 0.0, steps=10), "cosine") == (
+        f"lr 0.01 -> {last:.4g}, cosine")
 
 
 def test_train_stops_when_the_loss_overflows():

@@ -1,9 +1,10 @@
 """The ``chaingrad`` command line: ``chaingrad demo`` and ``chaingrad graph``.
 
 Each subcommand lives in ``chaingrad/cli/<name>.py`` and provides
-``add_arguments(parser)`` and ``run(args) -> int``. ``main`` imports only the subcommand
-it runs, so that ``chaingrad graph`` needs neither numpy nor matplotlib (``demo`` imports
-both engines).
+``add_arguments(parser)`` and ``run(args) -> int``; ``args.started`` is when ``main``
+started (``time.perf_counter()``), for a run's time in all. ``main`` imports only the
+subcommand it runs, so that ``chaingrad graph`` needs neither numpy nor matplotlib
+(``demo`` imports both engines).
 
 However a run ends, it prints at most one line on stderr, never a traceback: a bad command
 line exits 2, Ctrl-C 130, a failure 1; a standard output closed early (``| head``) ends
@@ -22,6 +23,7 @@ import difflib
 import importlib
 import os
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from typing import NoReturn, TextIO
 
@@ -137,12 +139,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 1 failure, 2 usage error, 130
     interrupted, 141 standard output closed)."""
+    started = time.perf_counter()
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((arg for arg in argv if not arg.startswith("-")), None)
     prog = f"chaingrad {command}" if command in COMMANDS else "chaingrad"
     try:
         try:
-            code = _run(argv, command, prog)
+            code = _run(argv, command, prog, started)
         except SystemExit as exc:  # argparse: --help, --version, a bad option (one line)
             code = exc.code if isinstance(exc.code, int) else 0
         sys.stdout.flush()  # a full disk shows here, not as a traceback at exit
@@ -168,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _run(argv: list[str], command: str | None, prog: str) -> int:
+def _run(argv: list[str], command: str | None, prog: str, started: float) -> int:
     for position, arg in enumerate(argv, 1):
         _check_utf8(position, arg)
     if command is not None and command not in COMMANDS:
@@ -187,6 +190,7 @@ def _run(argv: list[str], command: str | None, prog: str) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    args.started = started
     return importlib.import_module(f"chaingrad.cli.{args.command}").run(args)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
-import time
 
 from ..errors import UsageError
 from . import digits, match, moons, unknown
@@ -43,9 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sgd or adam (default: sgd for moons, adam for digits; SGD has "
                              "momentum 0.9 for digits)")
     parser.add_argument("--lr", type=float, default=None,
-                        help="starting learning rate; moons decays it linearly to a tenth "
-                             "(default: 1.0 for sgd, 0.05 for adam), digits by a cosine to 0 "
-                             "(default: adam 0.01 mlp, 0.005 cnn; sgd 0.1 mlp, 0.05 cnn)")
+                        help="starting learning rate; moons decays it linearly toward a "
+                             "tenth (default: 1.0 for sgd, 0.05 for adam), digits by a cosine "
+                             "toward 0 (default: adam 0.01 mlp, 0.005 cnn; sgd 0.1 mlp, "
+                             "0.05 cnn)")
     parser.add_argument("--out", default=None,
                         help="folder for the plots and weights, made if missing (default: "
                              "./chaingrad-demo, or ./chaingrad-demo/digits-mlp and digits-cnn)")
@@ -53,14 +53,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Train, plot and save; returns the exit code."""
-    started = time.perf_counter()
     _check_options(args)
     for module in NEEDED:
         if importlib.util.find_spec(module) is None:
             print(f"chaingrad demo: error: {module} is missing; install the demo extra: "
                   "pip install 'chaingrad[demo]'", file=sys.stderr)
             return 1
-    return DATASETS[args.dataset].run(args, started)
+    return DATASETS[args.dataset].run(args)
 
 
 def _check_options(args: argparse.Namespace) -> None:
