@@ -6,6 +6,7 @@ Both datasets: ``moons`` (micrograd's demo, scalar Values, chaingrad/cli/moons.p
 """
 
 import contextlib
+import functools
 import io
 import math
 import os
@@ -27,6 +28,26 @@ pytestmark = pytest.mark.slow  # end-to-end runs of the demos
 
 pytest.importorskip("sklearn")
 pytest.importorskip("matplotlib")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def default_run(tmp_path_factory):
+    """``python -m chaingrad demo`` with the defaults, in a folder of its own; calling
+    ``default_run()`` waits for it and gives ``(folder, completed process)``. It starts with
+    this module's first test and trains on the other core while the module's tests run;
+    the tests at the end of the module read it."""
+    cwd = tmp_path_factory.mktemp("default")
+    process = subprocess.Popen([sys.executable, "-m", "chaingrad", "demo"], cwd=cwd,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def finished() -> tuple[Path, subprocess.CompletedProcess]:
+        out, err = process.communicate(timeout=600)
+        return cwd, subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+    yield functools.cache(finished)
+    if process.poll() is None:  # no test read it (-k): stop it
+        process.kill()
+        process.communicate()
 
 
 def png_size(path):
@@ -169,58 +190,6 @@ def test_an_out_folder_that_cannot_be_made_is_refused_before_training(dataset, t
     assert captured.out == ""  # no training happened
     assert captured.err == (f"chaingrad demo: error: --out {str(out)!r}: cannot create the "
                             "folder (Not a directory)\n")
-
-
-@pytest.fixture(scope="module")
-def default_run(tmp_path_factory):
-    """``python -m chaingrad demo`` with the defaults, in a folder of its own."""
-    cwd = tmp_path_factory.mktemp("default")
-    result = subprocess.run([sys.executable, "-m", "chaingrad", "demo"], cwd=cwd,
-                            capture_output=True, text=True, check=False, timeout=600)
-    return cwd, result
-
-
-def test_a_run_writes_images_and_weights(default_run):
-    out = default_run[0] / "chaingrad-demo"
-    for name in ("loss.png", "decision_boundary.png"):
-        width, height = png_size(out / name)
-        assert 400 <= width <= 2000 and 300 <= height <= 2000, (name, width, height)
-    image = pytest.importorskip("matplotlib.image").imread(out / "decision_boundary.png")
-    assert image.shape[:2] == png_size(out / "decision_boundary.png")[::-1]
-    assert image[..., :3].std() > 0.05  # a picture, not a blank canvas
-    model = load(out / "model.safetensors")
-    assert model.architecture()["nouts"] == [16, 16, 1]
-
-
-def test_python_dash_m_chaingrad_demo_with_the_defaults_reaches_full_accuracy(default_run):
-    cwd, result = default_run
-    assert result.returncode == 0, result.stderr
-    lines = result.stdout.strip().splitlines()
-    last_step = next(line for line in lines if line.startswith("step 100/100  loss "))
-    assert last_step.endswith("accuracy 100.0%  lr 0.109")  # micrograd's lr at its last step
-    assert summary(result.stdout)[0] == ("chaingrad demo: MLP(2, [16, 16, 1]), 100 steps "
-                                         "(sgd, lr 1 -> 0.109, linear)")
-    assert re.fullmatch(r"trained model: loss \d\.\d{4}, accuracy 100\.0%; " + TIMES,
-                        summary(result.stdout)[1])
-    assert sorted(os.listdir(cwd / "chaingrad-demo")) == [
-        "decision_boundary.png", "loss.png", "model.safetensors"]
-    assert all(len(line) <= 100 for line in lines), lines
-
-
-def test_the_readme_shows_what_the_demo_prints(default_run):
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    after = readme.split("## Train something: `chaingrad demo`", 1)[1]
-    shown = re.search(r"^```\n(.*?)^```$", after, re.M | re.S)[1].splitlines()
-
-    def untimed(lines):  # the times are one run's
-        return [re.sub(TIMES, "(times)", line) for line in lines]
-
-    printed = untimed(default_run[1].stdout.splitlines())
-    in_order = iter(printed)
-    for line in untimed(shown):  # the log lines it leaves out are "..."
-        assert line == "..." or line in in_order, (
-            f"README.md's demo block shows {line!r}, which chaingrad demo does not print")
-    assert untimed(shown)[-5:] == printed[-5:]  # the whole summary
 
 
 def test_a_result_that_cannot_be_written_is_one_line_and_exit_1(tmp_path, capsys):
@@ -403,3 +372,49 @@ def test_digits_progress_bar_on_a_terminal(tmp_path, capsys, monkeypatch):
     assert "epoch 1/1 100%" in out
     assert re.search(r"epoch 1/1 100%\|.*loss=\d\.\d{4}, train=\d+\.\d%, test=\d+\.\d%", out)
     assert "epoch 1/1  loss" not in out  # the bar replaces the log lines
+
+
+# ---- the defaults, run once by the default_run fixture (above) ----
+
+
+def test_a_run_writes_images_and_weights(default_run):
+    out = default_run()[0] / "chaingrad-demo"
+    for name in ("loss.png", "decision_boundary.png"):
+        width, height = png_size(out / name)
+        assert 400 <= width <= 2000 and 300 <= height <= 2000, (name, width, height)
+    image = pytest.importorskip("matplotlib.image").imread(out / "decision_boundary.png")
+    assert image.shape[:2] == png_size(out / "decision_boundary.png")[::-1]
+    assert image[..., :3].std() > 0.05  # a picture, not a blank canvas
+    model = load(out / "model.safetensors")
+    assert model.architecture()["nouts"] == [16, 16, 1]
+
+
+def test_python_dash_m_chaingrad_demo_with_the_defaults_reaches_full_accuracy(default_run):
+    cwd, result = default_run()
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    last_step = next(line for line in lines if line.startswith("step 100/100  loss "))
+    assert last_step.endswith("accuracy 100.0%  lr 0.109")  # micrograd's lr at its last step
+    assert summary(result.stdout)[0] == ("chaingrad demo: MLP(2, [16, 16, 1]), 100 steps "
+                                         "(sgd, lr 1 -> 0.109, linear)")
+    assert re.fullmatch(r"trained model: loss \d\.\d{4}, accuracy 100\.0%; " + TIMES,
+                        summary(result.stdout)[1])
+    assert sorted(os.listdir(cwd / "chaingrad-demo")) == [
+        "decision_boundary.png", "loss.png", "model.safetensors"]
+    assert all(len(line) <= 100 for line in lines), lines
+
+
+def test_the_readme_shows_what_the_demo_prints(default_run):
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    after = readme.split("## Train something: `chaingrad demo`", 1)[1]
+    shown = re.search(r"^```\n(.*?)^```$", after, re.M | re.S)[1].splitlines()
+
+    def untimed(lines):  # the times are one run's
+        return [re.sub(TIMES, "(times)", line) for line in lines]
+
+    printed = untimed(default_run()[1].stdout.splitlines())
+    in_order = iter(printed)
+    for line in untimed(shown):  # the log lines it leaves out are "..."
+        assert line == "..." or line in in_order, (
+            f"README.md's demo block shows {line!r}, which chaingrad demo does not print")
+    assert untimed(shown)[-5:] == printed[-5:]  # the whole summary
