@@ -1,10 +1,11 @@
 """``chaingrad``'s ``main`` as a user's shell meets it: real processes, real signals, pipes
-closed early, a full disk, bytes that are not UTF-8. At most one line on stderr, never a
-traceback, and the exit codes other Unix tools use."""
+closed early, a full disk, bytes that are not UTF-8, typing mistakes. At most one line on
+stderr, never a traceback, and the exit codes other Unix tools use."""
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from chaingrad.cli import main
+from chaingrad.cli import build_parser, main, moons
 
 pytestmark = pytest.mark.slow  # the command line in subprocesses, with signals and pipes
 
@@ -44,26 +45,48 @@ def interrupt(process: subprocess.Popen) -> tuple[bytes, bytes]:
 # ---- Ctrl-C ----
 
 
+def interrupted(err: bytes, out: Path, unit: str) -> None:
+    """Ctrl-C's one line: the loss plot of the rounds done, and no model."""
+    assert re.fullmatch(rf"chaingrad demo(?: digits)?: interrupted \({re.escape(str(out))}"
+                        rf"/loss\.png plots the \d+ {unit}s? before; no model saved\)\n",
+                        err.decode()), err
+
+
 @pytest.mark.parametrize("argv", [["demo", "--steps", "100000"],
                                   ["demo", "digits", "--epochs", "1000"]],
                          ids=["moons", "digits"])
-def test_ctrl_c_during_training_is_one_line_exit_130_and_no_folder_left(argv, tmp_path):
+def test_ctrl_c_during_training_is_one_line_exit_130_and_keeps_the_loss_plot(argv, tmp_path):
     out = tmp_path / "out"
     process = start(*argv, "--out", str(out))
     first = process.stdout.readline()  # training has started: it logged its first round
     assert first.startswith((b"step ", b"epoch ")), first + process.stderr.read()
     assert out.is_dir()
     _, err = interrupt(process)
-    assert (process.returncode, err) == (130, b"chaingrad demo: interrupted\n")
-    assert not out.exists()  # the run made it and wrote nothing in it
+    assert process.returncode == 130
+    interrupted(err, out, first.split()[0].decode())
+    assert sorted(os.listdir(out)) == ["loss.png"]  # as a divergence leaves it
+    assert out.joinpath("loss.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
 
 
 def test_ctrl_c_keeps_an_output_folder_that_was_there(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
     process = start("demo", "--steps", "100000", "--out", str(tmp_path))
     assert process.stdout.readline().startswith(b"step ")
     _, err = interrupt(process)
-    assert (process.returncode, err) == (130, b"chaingrad demo: interrupted\n")
-    assert tmp_path.is_dir() and list(tmp_path.iterdir()) == []
+    assert process.returncode == 130
+    interrupted(err, tmp_path, "step")
+    assert sorted(os.listdir(tmp_path)) == ["loss.png", "notes.txt"]
+
+
+def test_ctrl_c_before_training_leaves_no_folder(tmp_path, monkeypatch, capsys):
+    def interrupt_loading(self, seed):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(moons.Moons, "__init__", interrupt_loading)
+    out = tmp_path / "out"
+    assert main(["demo", "--out", str(out)]) == 130
+    assert capsys.readouterr().err == "chaingrad demo: interrupted\n"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_ctrl_c_during_a_slow_graph_layout_is_one_line_exit_130(tmp_path):
@@ -187,6 +210,40 @@ def test_main_takes_its_arguments_and_returns_the_exit_code(capsys):
     assert main(["graph", "x", "--set", "x=1", "--rankdri", "TB"]) == 2
     assert capsys.readouterr().err == ("chaingrad graph: error: unrecognized arguments: "
                                        "--rankdri TB (did you mean --rankdir?)\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["dmeo"], "chaingrad: error: unknown command 'dmeo' (did you mean 'demo'?)"),
+        (["GRAPH", "x"], "chaingrad: error: unknown command 'GRAPH' (did you mean 'graph'?)"),
+        (["train"], "chaingrad: error: unknown command 'train': choose demo or graph"),
+        (["demo", "--optimizer", "adma"], "chaingrad demo: error: argument --optimizer: "
+                                          "unknown choice 'adma' (did you mean 'adam'?) (see "
+                                          "chaingrad demo --help)"),
+        (["demo", "--optimizer", "rmsprop"], "chaingrad demo: error: argument --optimizer: "
+                                             "unknown choice 'rmsprop': choose adam or sgd "
+                                             "(see chaingrad demo --help)"),
+        (["graph", "x", "--rankdir", "up"], "chaingrad graph: error: argument --rankdir: "
+                                            "unknown choice 'up': choose LR, RL, TB or BT "
+                                            "(see chaingrad graph --help)"),
+        (["demo", "digts"], "chaingrad demo: error: unknown dataset 'digts' (did you mean "
+                            "'digits'?)"),
+    ],
+)
+def test_a_mistyped_command_or_choice_is_answered_with_the_closest(argv, message, capsys):
+    assert main(argv) == 2
+    assert capsys.readouterr().err == message + "\n"
+
+
+def test_choices_are_taken_in_any_case(capsys):
+    args = build_parser("demo").parse_args(["demo", "--optimizer", "SGD", "--model", "Cnn"])
+    assert (args.optimizer, args.model) == ("sgd", "cnn")
+    assert main(["graph", "x", "--set", "x=1", "--rankdir", "tb"]) == 0
+    assert "graph [rankdir=TB];" in capsys.readouterr().out
+    # a dataset too: DIGITS is digits, so --epochs (the digits demo's) is checked as such
+    assert main(["demo", "DIGITS", "--epochs", "0"]) == 2
+    assert capsys.readouterr().err == "chaingrad demo: error: --epochs must be at least 1, got 0\n"
 
 
 # ---- what each command imports ----

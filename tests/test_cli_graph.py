@@ -4,6 +4,7 @@ expression language of chaingrad/cli/expr.py."""
 from __future__ import annotations
 
 import io
+import os
 import re
 import shlex
 import xml.etree.ElementTree as ET
@@ -95,7 +96,16 @@ def test_set_but_unused_is_a_note(capsys):
         (["x", "--set", "x=inf"], "--set x=inf: needs a finite number"),
         (["x", "--set", "x=1", "--set", "x=2"], "--set x: given twice"),
         (["x", "--set", "x=1", "-o", "out.pdf"], "unknown file type '.pdf'"),
-        (["x", "--set", "x=1", "-o", "no/such/folder/g.svg"], "does not exist"),
+        (["x^2", "--set", "x=1"], "expression: '^' is bitwise xor in Python, not a power; "
+                                  "did you mean x**2?"),
+        (["x^2 + 1", "--set", "x=1"], "did you mean x**2 + 1?"),  # not x**(2 + 1)
+        (["", "--set", "x=1"], 'expression: it is empty; write one, e.g. "(x*w + b).tanh()"'),
+        (["  ", "--set", "x=1"], "expression: it is empty"),
+        (["0x" + "f" * 5000], "expression: a number of 6021 digits is too large for a float, "
+                              "needs |x| < 1.8e308"),
+        (["x**-0x" + "f" * 5000, "--set", "x=2"], "a number of 6021 digits is too large"),
+        (["x * 1" + "0" * 400, "--set", "x=2"], "a number 10000000000000000... (401 digits) "
+                                                "is too large for a float"),
         (["x.log()", "--set", "x=0"], "log: got 0.0, needs x > 0"),
         (["x.sqrt()", "--set", "x=0"], "backward: sqrt: the gradient is not finite"),
         (["x*x*x", "--set", "x=1", "--max-nodes", "2"], "has 3 Values, more than --max-nodes 2"),
@@ -131,6 +141,33 @@ def test_bad_command_lines_exit_2_with_one_line(tmp_path, monkeypatch, capsys, a
     assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
     assert message in captured.err
     assert list(tmp_path.iterdir()) == []  # nothing written, nothing run
+
+
+@pytest.mark.parametrize("fmt", ["dot", "svg", "html"])
+def test_a_missing_folder_of_the_output_is_made_as_the_demos_out_is(fmt, tmp_path,
+                                                                   monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    output = f"new/sub/g.{fmt}"
+    assert main(graph("x*2", "--set", "x=1", "-o", output)) == 0
+    assert capsys.readouterr().out == f"wrote {output} (3 values)\n"  # as given: relative
+    assert (tmp_path / output).stat().st_size > 0
+
+
+def test_an_output_that_cannot_be_written_is_one_line_naming_it(tmp_path, monkeypatch,
+                                                                 capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("x")
+    assert main(graph("x*2", "--set", "x=1", "-o", "afile/sub/g.dot")) == 2  # as --out
+    assert capsys.readouterr().err == ("chaingrad graph: error: -o afile/sub/g.dot: cannot "
+                                       "create the folder (Not a directory)\n")
+    assert main(graph("x*2", "--set", "x=1", "-o", "afile/g.dot")) == 2
+    assert capsys.readouterr().err == ("chaingrad graph: error: -o afile/g.dot: afile is not "
+                                       "a folder\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["afile"]
+    if os.path.isfile("/proc/version"):  # a folder where no file can be made
+        assert main(graph("x*2", "--set", "x=1", "-o", "/proc/version.svg")) == 1
+        assert capsys.readouterr().err == ("chaingrad graph: error: cannot write "
+                                           "/proc/version.svg: No such file or directory\n")
 
 
 def test_an_output_that_is_a_folder_exits_2_naming_it(tmp_path, capsys):

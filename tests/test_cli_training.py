@@ -1,5 +1,5 @@
-"""The demos' shared pieces: chaingrad/cli/training.py (divergence, the output folder, the
-loop) and chaingrad/cli/plots.py (the figures)."""
+"""The demos' shared pieces: chaingrad/cli/training.py (divergence, the loop, the summary's
+learning rates) and chaingrad/cli/plots.py (the figures)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from chaingrad.cli.training import (
     DIVERGENCE_STEPS,
     DivergenceWatch,
     diverging,
-    output_folder,
+    learning_rates,
 )
-from chaingrad.errors import DivergedError, UsageError
+from chaingrad.errors import DivergedError
 
 pytest.importorskip("matplotlib")
 pytest.importorskip("tqdm")
@@ -110,6 +110,18 @@ def test_train_logs_each_round_and_keeps_the_history(capsys):
         "step 3/3  loss 0.0100  accuracy 100.0%  lr 0.04"]
 
 
+def test_the_learning_rates_named_are_the_first_and_last_steps():
+    optimizer = optim.SGD([Value(0.0)], lr=1.0)
+    # micrograd's demo: 1.0 - 0.9 * k / 100 for k = 0 .. 99, so 0.109 at the last step
+    assert learning_rates(optim.LinearLR(optimizer, 1.0, 0.1, steps=100), "linear") == (
+        "lr 1 -> 0.109, linear")
+    assert learning_rates(optim.LinearLR(optimizer, 1.0, 0.1, steps=1), "linear") == (
+        "lr 1, linear")  # one step: one learning rate
+    last = 0.01 * (1 + math.cos(math.pi * 9 / 10)) / 2
+    assert learning_rates(optim.CosineLR(optimizer, 0.01, 0.0, steps=10), "cosine") == (
+        f"lr 0.01 -> {last:.4g}, cosine")
+
+
 def test_train_stops_when_the_loss_overflows():
     task = Line()
     optimizer = optim.SGD([task.model.w], lr=1e160)
@@ -119,27 +131,6 @@ def test_train_stops_when_the_loss_overflows():
         training.train(task, optimizer, optim.LinearLR(optimizer, 1e160, 1e159, steps=9), 9,
                        history)
     assert len(history["loss"]) == 1  # the round that finished
-
-
-def test_the_output_folder_goes_again_when_nothing_was_written_in_it(tmp_path):
-    out = tmp_path / "a" / "b"
-    with pytest.raises(KeyboardInterrupt), output_folder(str(out)):
-        assert out.is_dir()
-        raise KeyboardInterrupt
-    assert list(tmp_path.iterdir()) == []  # both folders the run made
-    with output_folder(str(out)):
-        (out / "loss.png").write_bytes(b"x")
-    assert [p.name for p in out.iterdir()] == ["loss.png"]
-    with output_folder(str(tmp_path)):  # a folder that was there stays
-        pass
-    assert (tmp_path / "a").is_dir()
-
-
-def test_an_output_folder_that_cannot_be_made_is_a_usage_error(tmp_path):
-    (tmp_path / "afile").write_text("x")
-    with pytest.raises(UsageError, match="cannot create the folder"), \
-            output_folder(str(tmp_path / "afile" / "sub")):
-        pass
 
 
 def test_short_runs_have_whole_numbers_of_rounds_on_the_x_axis():

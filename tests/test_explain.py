@@ -24,7 +24,6 @@ from chaingrad.show.naive import naive_backward
 GOLDEN = Path(__file__).parent / "golden"
 
 
-
 def grads(root: Value) -> list[float]:
     return [node.grad for node in reading_order(root)]
 
@@ -124,6 +123,20 @@ def test_neuron_explanation_matches_golden(capsys, neuron, check_golden):
     docs = GOLDEN.parent.parent / "docs" / "images" / "neuron_explain.txt"
     assert docs.read_text() == text, "the README's text is stale: regenerate it (see README)"
     assert "* : x1.grad += w1.data * out.grad = -3.0000 * 0.5000 = -1.5000" in text
+
+
+def test_explanations_fit_100_columns(neuron):
+    # the golden files are what explain prints for the README's neuron, b = a + a; c = b + b
+    # (naive) and a Tensor MLP, whose log_softmax and transpose updates wrap
+    for path in [*sorted(GOLDEN.glob("*explain*.txt")), GOLDEN / "reuse_naive.txt"]:
+        widest = max(path.read_text().splitlines(), key=len)
+        assert len(widest) <= 100, f"{path.name}: {len(widest)} columns: {widest}"
+    steps = backward_steps(neuron(), accumulate=False)
+    text = explain(neuron(), file=io.StringIO())
+    for step in steps:  # each update still whole on one line, its grad before -> after below
+        for update in step.updates:
+            change = f"{update.name}.grad: {update.before:.4f} -> {update.after:.4f}"
+            assert f"  {update.text(step.op)}\n{' ' * (len(step.op) + 5)}{change}\n" in text
 
 
 def fenced_blocks(markdown: str) -> list[str]:

@@ -204,8 +204,9 @@ def test_mlp_explanation_matches_golden_and_shows_shapes(check_golden):
         "matmul : transpose1.grad += x.data.T @ out.grad   (3, 5) = (3, 4) @ (4, 5)",
         "matmul : relu1.grad += out.grad @ transpose2.data.T   (4, 5) = (4, 2) @ (2, 5)",
         "+ : b1.grad += sum_to_shape(out.grad, b1.shape)   (5,) = sum_to_shape((4, 5), (5,))",
-        "transpose : W1.grad += out.grad.transpose(inverse(axes))   (5, 3) = "
-        "(3, 5).transpose(inverse((1, 0)))",
+        # wider than 100 columns on one line: the shapes go on under the input's name
+        "transpose : W1.grad += out.grad.transpose(inverse(axes))\n"
+        "              (5, 3) = (3, 5).transpose(inverse((1, 0)))",
         "  W1.grad = (5, 3), norm ",
         "  x: requires_grad=False, no gradient",
     ):

@@ -1,13 +1,19 @@
 """The ``chaingrad`` command line: ``chaingrad demo`` and ``chaingrad graph``.
 
 Each subcommand lives in ``chaingrad/cli/<name>.py`` and provides
-``add_arguments(parser)`` and ``run(args) -> int``. ``main`` imports only the subcommand
-it runs, so that ``chaingrad graph`` needs neither numpy nor matplotlib (``demo`` imports
-both engines).
+``add_arguments(parser)`` and ``run(args) -> int``; ``args.started`` is when ``main``
+started (``time.perf_counter()``), for a run's time in all. ``main`` imports only the
+subcommand it runs, so that ``chaingrad graph`` needs neither numpy nor matplotlib
+(``demo`` imports both engines).
 
 However a run ends, it prints at most one line on stderr, never a traceback: a bad command
 line exits 2, Ctrl-C 130, a failure 1; a standard output closed early (``| head``) ends
 the run quietly with 141, the status of a program stopped by SIGPIPE.
+
+A mistyped command, option or choice is answered as git and pip answer it: ``chaingrad
+dmeo`` says "did you mean 'demo'?" (``difflib``'s close matches; argparse's own
+suggestions need Python 3.14). A choice is taken in any case: ``--optimizer SGD`` is
+``sgd``, ``--rankdir tb`` is ``TB``.
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ import difflib
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Iterable, Sequence
 from typing import NoReturn, TextIO
 
 from .. import __version__
@@ -33,15 +40,73 @@ INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 CLOSED_PIPE = 141  # 128 + SIGPIPE
 
 
+class Choice:
+    """An argparse ``type`` that takes one of ``names`` in any case and gives it as written
+    in ``names``; anything else is an error that suggests the closest name.
+
+    Example:
+        >>> Choice(["LR", "TB"])("tb")
+        'TB'
+    """
+
+    def __init__(self, names: Iterable[str]):
+        self.names = tuple(names)
+
+    def __call__(self, text: str) -> str:
+        name = match(text, self.names)
+        if name is None:
+            raise argparse.ArgumentTypeError(unknown("choice", text, self.names))
+        return name
+
+
+def match(text: str, names: Iterable[str]) -> str | None:
+    """The one of ``names`` that ``text`` is, case aside, or None.
+
+    Example:
+        >>> match("SGD", ["adam", "sgd"]), match("rmsprop", ["adam", "sgd"])
+        ('sgd', None)
+    """
+    return next((name for name in names if name.casefold() == text.casefold()), None)
+
+
+def unknown(what: str, text: str, names: Sequence[str]) -> str:
+    """The message for a ``text`` that is none of ``names``: the closest name, case aside,
+    if one is close, else the list.
+
+    Example:
+        >>> unknown("command", "dmeo", ["demo", "graph"])
+        "unknown command 'dmeo' (did you mean 'demo'?)"
+        >>> unknown("dataset", "cifar", ["moons", "digits"])
+        "unknown dataset 'cifar': choose moons or digits"
+    """
+    close = _closest(text, names)
+    if close is not None:
+        return f"unknown {what} {text!r} (did you mean {close!r}?)"
+    listed = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
+    return f"unknown {what} {text!r}: choose {listed}"
+
+
+def _closest(text: str, names: Iterable[str]) -> str | None:
+    """The one of ``names`` closest to ``text`` (compared case-folded), if any is close."""
+    folded = {name.casefold(): name for name in names}
+    close = difflib.get_close_matches(text.casefold(), folded, n=1)
+    return folded[close[0]] if close else None
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a bad command line is one line on stderr (exit 2), not the usage too;
-    ``options`` lists the option strings added, for "did you mean" advice."""
+    ``choices`` are taken in any case (``Choice``); ``options`` lists the option strings
+    added, for "did you mean" advice."""
 
     def __init__(self, **kwargs: object):
         self.options: list[str] = []
         super().__init__(**kwargs)
 
     def add_argument(self, *args: object, **kwargs: object) -> argparse.Action:
+        choices = kwargs.pop("choices", None)
+        if choices is not None:
+            kwargs.setdefault("metavar", "{" + ",".join(choices) + "}")
+            kwargs["type"] = Choice(choices)
         action = super().add_argument(*args, **kwargs)
         self.options += action.option_strings
         return action
@@ -74,12 +139,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 1 failure, 2 usage error, 130
     interrupted, 141 standard output closed)."""
+    started = time.perf_counter()
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((arg for arg in argv if not arg.startswith("-")), None)
     prog = f"chaingrad {command}" if command in COMMANDS else "chaingrad"
     try:
         try:
-            code = _run(argv, command, prog)
+            code = _run(argv, command, prog, started)
         except SystemExit as exc:  # argparse: --help, --version, a bad option (one line)
             code = exc.code if isinstance(exc.code, int) else 0
         sys.stdout.flush()  # a full disk shows here, not as a traceback at exit
@@ -105,9 +171,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _run(argv: list[str], command: str | None, prog: str) -> int:
+def _run(argv: list[str], command: str | None, prog: str, started: float) -> int:
     for position, arg in enumerate(argv, 1):
         _check_utf8(position, arg)
+    if command is not None and command not in COMMANDS:
+        raise UsageError(unknown("command", command, list(COMMANDS)))
     try:
         parser = build_parser(command)
     except ModuleNotFoundError as exc:
@@ -116,12 +184,13 @@ def _run(argv: list[str], command: str | None, prog: str) -> int:
         print(f"{prog}: error: {exc.name} is missing; install the {EXTRAS[command]} extra: "
               f"pip install 'chaingrad[{EXTRAS[command]}]'", file=sys.stderr)
         return 1
-    args, unknown = parser.parse_known_args(argv)
-    if unknown:
-        raise UsageError(_unrecognized(unknown, parser.options))
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        raise UsageError(_unrecognized(extra, parser.options))
     if args.command is None:
         parser.print_help()
         return 2
+    args.started = started
     return importlib.import_module(f"chaingrad.cli.{args.command}").run(args)
 
 
@@ -136,13 +205,13 @@ def _check_utf8(position: int, arg: str) -> None:
                          f"{before.decode('utf-8', 'replace')!r}") from None
 
 
-def _unrecognized(unknown: list[str], options: list[str]) -> str:
+def _unrecognized(unrecognized: list[str], options: list[str]) -> str:
     """``unrecognized arguments: --stesp (did you mean --steps?)``."""
-    text = f"unrecognized arguments: {' '.join(unknown)}"
-    for arg in unknown:
-        close = difflib.get_close_matches(arg.partition("=")[0], options, n=1)
+    text = f"unrecognized arguments: {' '.join(unrecognized)}"
+    for arg in unrecognized:
+        close = _closest(arg.partition("=")[0], options)
         if arg.startswith("--") and close:
-            return f"{text} (did you mean {close[0]}?)"
+            return f"{text} (did you mean {close}?)"
     return text
 
 

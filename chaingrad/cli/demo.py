@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import sys
-import time
 
 from ..errors import UsageError
-from . import digits, moons
+from . import digits, match, moons, unknown
 
 DATASETS = {"moons": moons, "digits": digits}  # the first positional argument
 # Options that only one dataset takes (the other refuses them with a usage error).
@@ -44,31 +42,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sgd or adam (default: sgd for moons, adam for digits; SGD has "
                              "momentum 0.9 for digits)")
     parser.add_argument("--lr", type=float, default=None,
-                        help="starting learning rate; moons decays it linearly to a tenth "
-                             "(default: 1.0 for sgd, 0.05 for adam), digits by a cosine to 0 "
-                             "(default: adam 0.01 mlp, 0.005 cnn; sgd 0.1 mlp, 0.05 cnn)")
+                        help="starting learning rate; moons decays it linearly toward a "
+                             "tenth (default: 1.0 for sgd, 0.05 for adam), digits by a cosine "
+                             "toward 0 (default: adam 0.01 mlp, 0.005 cnn; sgd 0.1 mlp, "
+                             "0.05 cnn)")
     parser.add_argument("--out", default=None,
-                        help="folder for the plots and weights (default: ./chaingrad-demo, "
-                             "or ./chaingrad-demo/digits-mlp and digits-cnn)")
+                        help="folder for the plots and weights, made if missing (default: "
+                             "./chaingrad-demo, or ./chaingrad-demo/digits-mlp and digits-cnn)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Train, plot and save; returns the exit code."""
-    started = time.perf_counter()
     _check_options(args)
     for module in NEEDED:
         if importlib.util.find_spec(module) is None:
             print(f"chaingrad demo: error: {module} is missing; install the demo extra: "
                   "pip install 'chaingrad[demo]'", file=sys.stderr)
             return 1
-    return DATASETS[args.dataset].run(args, started)
+    return DATASETS[args.dataset].run(args)
 
 
 def _check_options(args: argparse.Namespace) -> None:
     """Refuse what argparse does not: an unknown dataset, other datasets' options, sizes
-    < 1, a bad seed, lr or out."""
-    if args.dataset not in DATASETS:
-        raise UsageError(f"unknown dataset {args.dataset!r}: choose moons or digits")
+    < 1, a bad seed or lr (``--out`` is checked as it is made: ``folders.py``)."""
+    dataset = match(args.dataset, DATASETS)
+    if dataset is None:
+        raise UsageError(unknown("dataset", args.dataset, list(DATASETS)))
+    args.dataset = dataset
     for dataset, names in OWN_OPTIONS.items():
         for name in names:
             if dataset != args.dataset and getattr(args, name) is not None:
@@ -82,5 +82,3 @@ def _check_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--seed must be in [0, 2**32 - 1], got {args.seed}")
     if args.lr is not None and not (args.lr > 0 and args.lr != float("inf")):
         raise UsageError(f"--lr must be a positive number, got {args.lr}")
-    if args.out is not None and os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise UsageError(f"--out {args.out!r} exists and is not a folder")

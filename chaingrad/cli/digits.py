@@ -10,9 +10,15 @@ seeds the initial weights, the dropout masks and the shuffling). The models:
   padding=1) -> ReLU -> MaxPool2d(2) -> Flatten -> Linear(256, 10)``, Adam at lr 0.005;
 
 each trained for 30 epochs of mini-batches of 32 with ``cross_entropy``, the learning
-rate following a cosine from its start down to 0. It writes ``loss.png`` (the loss and the
-train/test accuracy per epoch), ``predictions.png`` (test digits with the model's answers,
-mistakes first) and ``model.safetensors`` into ``--out``.
+rate following a cosine from its start toward 0 (which the step after the last would
+reach). It writes ``loss.png`` (the loss and the train/test accuracy per epoch),
+``predictions.png`` (test digits with the model's answers, mistakes first) and
+``model.safetensors`` into ``--out``.
+
+An epoch's log line shows the mean loss and the accuracy of its batches, each computed
+before that batch's update (in training mode: with dropout), and the test accuracy after
+the epoch; the summary shows the trained model's accuracies, after the last update, in
+evaluation mode (the model that ``model.safetensors`` holds).
 """
 
 from __future__ import annotations
@@ -42,9 +48,19 @@ from ..nn.layers import (
     manual_seed,
 )
 from ..tensor_engine import Tensor
+from .folders import output_folder
 from .plots import history_figure, predictions_figure, save_png
-from .training import History, output_folder, plural, report_divergence, train, write_results
+from .training import (
+    History,
+    learning_rates,
+    plural,
+    print_summary,
+    report_stop,
+    train,
+    write_results,
+)
 
+COMMAND = "chaingrad demo digits"
 MODELS = ("mlp", "cnn")
 DEFAULT_LR = {"mlp": {"adam": 0.01, "sgd": 0.1}, "cnn": {"adam": 0.005, "sgd": 0.05}}
 EPOCHS = 30
@@ -128,21 +144,21 @@ class Digits:
         return {"test": float((predicted == self.data["y_test"]).mean())}
 
 
-def run(args: argparse.Namespace, started: float) -> int:
+def run(args: argparse.Namespace) -> int:
     """Train, plot and save for ``chaingrad demo digits``; returns the exit code."""
     kind = args.model or "mlp"
     epochs = EPOCHS if args.epochs is None else args.epochs
     batch_size = BATCH_SIZE if args.batch_size is None else args.batch_size
     opt_name = args.optimizer or "adam"
     lr = DEFAULT_LR[kind][opt_name] if args.lr is None else args.lr
+    out = args.out or os.path.join("chaingrad-demo", f"digits-{kind}")
 
     def plot_history(history: History, path: str) -> None:
         save_png(history_figure(history, "epoch", "cross-entropy",
                                 {"train": "train (during the epoch)",
                                  "test": "test (after the epoch)"}, kind), path)
 
-    with output_folder(args.out or os.path.join("chaingrad-demo", f"digits-{kind}")) as out, \
-            _one_blas_thread():
+    with output_folder(out, f"--out {out!r}"), _one_blas_thread():
         manual_seed(args.seed)
         task = Digits(kind, args.seed, batch_size)
         params = task.model.named_parameters()
@@ -151,11 +167,11 @@ def run(args: argparse.Namespace, started: float) -> int:
         schedule = optim.CosineLR(optimizer, start=lr, end=0.0, steps=epochs * task.batches)
         history: History = {}
         try:
+            begun = time.perf_counter()
             train(task, optimizer, schedule, epochs, history)
-        except DivergedError as exc:
-            return report_divergence("chaingrad demo digits", exc, out, history, "epoch",
-                                     plot_history)
-        trained = time.perf_counter() - started
+            trained = time.perf_counter() - begun
+        except (DivergedError, KeyboardInterrupt) as exc:
+            return report_stop(COMMAND, exc, out, history, "epoch", plot_history)
         data = task.data
         predicted = predict(task.model, kind, data["x_test"])
         train_accuracy = float((predict(task.model, kind, data["x_train"])
@@ -164,15 +180,18 @@ def run(args: argparse.Namespace, started: float) -> int:
         test_accuracy = right / len(predicted)
 
         answers = predictions_figure(data["x_test"], data["y_test"], predicted, kind)
-        paths = write_results("chaingrad demo digits", out, plot_history, history,
+        paths = write_results(COMMAND, out, plot_history, history,
                               ("predictions.png", answers), task.model)
         if paths is None:
             return 1
-    print(f"chaingrad demo digits: {kind}, {plural(epochs, 'epoch')} of "
-          f"{plural(task.batches, 'batch', 'batches')} ({opt_name}, lr {lr:g} -> 0 cosine), "
-          f"test accuracy {test_accuracy:.1%} ({right}/{len(predicted)}), "
-          f"train accuracy {train_accuracy:.1%}, {trained:.1f} s to train, "
-          f"{time.perf_counter() - started:.1f} s in all; wrote {', '.join(paths)}", flush=True)
+    print_summary([
+        f"{COMMAND}: {kind}, {plural(epochs, 'epoch')} of "
+        f"{plural(task.batches, 'batch', 'batches')} ({opt_name}, "
+        f"{learning_rates(schedule, 'cosine')})",
+        f"trained model: test accuracy {test_accuracy:.1%} ({right}/{len(predicted)}), "
+        f"train {train_accuracy:.1%}; {trained:.1f} s to train, "
+        f"{time.perf_counter() - args.started:.1f} s in all",
+    ], paths)
     return 0
 
 

@@ -72,6 +72,8 @@ def parse_expression(text: str, variables: Mapping[str, float]) -> Value:
         raise TypeError(f"expression: must be a str, got {type(text).__name__}")
     if len(text) > MAX_LENGTH:
         raise ExpressionError(f"expression: {len(text)} characters, at most {MAX_LENGTH}")
+    if not text.strip():
+        raise ExpressionError('expression: it is empty; write one, e.g. "(x*w + b).tanh()"')
     try:
         with _recursion_limit(MAX_LENGTH):
             tree = ast.parse(text.strip(), mode="eval")
@@ -85,6 +87,10 @@ def parse_expression(text: str, variables: Mapping[str, float]) -> Value:
         raise ExpressionError(f"expression: invalid syntax in {shown!r}{detail}") from None
     except (RecursionError, MemoryError):
         raise ExpressionError("expression: nested too deeply") from None
+    if any(isinstance(node, ast.BitXor) for node in ast.walk(tree)):
+        meant = shorten(text.strip().replace("^", "**"), 60)
+        raise ExpressionError(f"expression: '^' is bitwise xor in Python, not a power; did "
+                              f"you mean {meant}?")
     leaves: dict[str, Value] = {}
     for name, v in variables.items():
         read = python_name(name)
@@ -228,13 +234,28 @@ def _plain_number(node: ast.AST) -> int | float | None:
         except OverflowError:
             finite = False
         if not finite:  # a float literal beyond the range is already inf
-            shown = (f"{_source(node, 20)} ({len(str(node.value))} digits)"
-                     if type(node.value) is int else "literal (it rounds to inf)")
-            raise ExpressionError(f"expression: a number {shown} is too large for a float, "
-                                  "needs |x| < 1.8e308")
+            raise ExpressionError(f"expression: a number {_too_large(node.value)} is too "
+                                  "large for a float, needs |x| < 1.8e308")
         value = -node.value if negative else node.value  # an int stays an int: '**2'
         return float(value) if abs(value) > EXACT_INT else value
     return None
+
+
+def _too_large(value: int | float) -> str:
+    """How the message names a literal beyond a float's range: ``99999999999999999...
+    (400 digits)``, ``of 6021 digits`` (too long for ``str``, e.g. a long hex literal),
+    or ``literal (it rounds to inf)`` for a float."""
+    if type(value) is not int:
+        return "literal (it rounds to inf)"
+    # counted without str(), which Python refuses for an int of more than
+    # sys.get_int_max_str_digits() digits: from the logarithm, then made exact
+    size = abs(value)
+    digits = int(math.log10(size)) + 1
+    digits += (size >= 10**digits) - (size < 10 ** (digits - 1))
+    try:
+        return f"{str(value)[:17]}... ({digits} digits)"
+    except ValueError:  # beyond that limit
+        return f"of {digits} digits"
 
 
 def _source(node: ast.AST, limit: int | None = 60) -> str:

@@ -7,6 +7,8 @@ The expression is parsed by ``chaingrad/cli/expr.py`` (never ``eval``-ed). The b
 run first, so the drawing shows the gradients. The output format follows the suffix of
 ``-o``: ``.svg`` and ``.png`` (rendered by ``dot`` or ``graphviz-pure``), ``.dot`` (the DOT
 text), ``.html`` (the interactive step-by-step page). Without ``-o`` the DOT text is printed.
+A folder of ``-o`` that does not exist is made, as ``chaingrad demo --out`` makes its own
+(``chaingrad/cli/folders.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..show.dot import (
 from ..show.explain import explain
 from ..show.page import to_html
 from .expr import METHODS, parse_expression, python_name, shorten
+from .folders import output_folder
 
 SUFFIXES = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot", ".html": "html",
             ".htm": "html"}
@@ -43,8 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="assignments", action="append", default=[],
                         metavar="NAME=VALUE", help="give a variable its value (repeatable)")
     parser.add_argument("-o", "--output", default=None,
-                        help="file to write: .svg, .png, .dot or .html "
-                             "(default: print the DOT text)")
+                        help="file to write: .svg, .png, .dot or .html; its folder is made "
+                             "if missing (default: print the DOT text)")
     parser.add_argument("--rankdir", default=None, choices=["LR", "RL", "TB", "BT"],
                         help="direction of the drawing (default: LR; .html is always LR)")
     parser.add_argument("--no-backward", action="store_true",
@@ -115,16 +118,22 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(to_dot(root, rankdir=rankdir))
         return 0
     try:
-        if fmt == "html":
-            to_html(root, args.output, max_nodes=args.max_nodes)
-        else:
-            if fmt == "dot":
-                data = to_dot(root, rankdir=rankdir).encode("utf-8")
+        data = b""  # the page (html) is written by to_html
+        if fmt == "dot":
+            data = to_dot(root, rankdir=rankdir).encode("utf-8")
+        elif fmt != "html":
+            data = draw_dot(root, format=fmt, rankdir=rankdir, max_nodes=args.max_nodes,
+                            timeout=args.timeout, max_segments=args.max_segments).pipe()
+        with output_folder(os.path.dirname(args.output), f"-o {args.output}"):
+            if fmt == "html":
+                to_html(root, args.output, max_nodes=args.max_nodes)
             else:
-                data = draw_dot(root, format=fmt, rankdir=rankdir, max_nodes=args.max_nodes,
-                                timeout=args.timeout, max_segments=args.max_segments).pipe()
-            write_atomic(args.output, data)
-    except (RendererNotFoundError, RuntimeError, OSError) as exc:
+                write_atomic(args.output, data)
+    except OSError as exc:  # a write the system refused: say why, not its errno
+        print(f"chaingrad graph: error: cannot write {args.output}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 1
+    except (RendererNotFoundError, RuntimeError) as exc:
         print(f"chaingrad graph: error: {exc}", file=sys.stderr)
         return 1
     print(f"wrote {args.output} ({len(order)} values)")
@@ -162,7 +171,4 @@ def _output_format(output: str | None) -> str:
     if suffix not in SUFFIXES:
         raise UsageError(f"-o {output}: unknown file type {suffix or '(none)'!r}; use one of "
                          f"{', '.join(SUFFIXES)}")
-    folder = os.path.dirname(os.path.abspath(output))
-    if not os.path.isdir(folder):
-        raise UsageError(f"-o {output}: folder {folder} does not exist")
     return SUFFIXES[suffix]

@@ -2,9 +2,14 @@
 
 An ``MLP(2, [16, 16, 1])`` learns to separate scikit-learn's two moons (100 points,
 noise 0.1) with the hinge loss plus an L2 penalty of 1e-4, by SGD whose learning rate
-decays linearly from 1.0 to 0.1 over 100 steps, each over the whole dataset: micrograd's
-demo, number for number. It writes ``loss.png``, ``decision_boundary.png`` and
-``model.safetensors`` into ``--out``.
+decays linearly from 1.0 toward 0.1 over 100 steps, each over the whole dataset
+(``lr = 1.0 - 0.9 * k / 100``, so 0.109 at the last step): micrograd's demo, number for
+number. It writes ``loss.png``, ``decision_boundary.png`` and ``model.safetensors`` into
+``--out``.
+
+A step's log line shows the loss and accuracy its forward pass computed, before its
+update, as micrograd's demo prints them; the summary shows the trained model's, after the
+last update (the model that ``model.safetensors`` holds).
 """
 
 from __future__ import annotations
@@ -23,18 +28,21 @@ from ..gradmode import no_grad
 from ..losses import hinge_loss
 from ..nn import MLP
 from ..tensor_engine import Tensor
+from .folders import output_folder
 from .plots import decision_boundary_figure, history_figure, save_png
 from .training import (
     History,
     diverging,
+    learning_rates,
     number,
-    output_folder,
     plural,
-    report_divergence,
+    print_summary,
+    report_stop,
     train,
     write_results,
 )
 
+COMMAND = "chaingrad demo"
 STEPS = 100
 DEFAULT_LR = {"sgd": 1.0, "adam": 0.05}
 ALPHA = 1e-4  # the weight of the L2 penalty, as in micrograd's demo
@@ -81,12 +89,13 @@ class Moons:
             return tensor_copy(self.model)(Tensor(points))._value[:, 0]
 
 
-def run(args: argparse.Namespace, started: float) -> int:
+def run(args: argparse.Namespace) -> int:
     """Train, plot and save; returns the exit code."""
     steps = STEPS if args.steps is None else args.steps
     opt_name = args.optimizer or "sgd"
     lr = DEFAULT_LR[opt_name] if args.lr is None else args.lr
-    with output_folder(args.out or "chaingrad-demo") as out:
+    out = args.out or "chaingrad-demo"
+    with output_folder(out, f"--out {out!r}"):
         task = Moons(args.seed)
         params = task.model.named_parameters()
         optimizer: optim.Optimizer = (optim.SGD(params, lr=lr) if opt_name == "sgd"
@@ -94,25 +103,28 @@ def run(args: argparse.Namespace, started: float) -> int:
         schedule = optim.LinearLR(optimizer, start=lr, end=lr / 10, steps=steps)
         history: History = {}
         try:
+            begun = time.perf_counter()
             train(task, optimizer, schedule, steps, history)
+            trained = time.perf_counter() - begun
             with diverging(f"after step {steps}/{steps}", "the loss"), no_grad():
-                final_loss, right, total = task.loss(None)
-        except DivergedError as exc:
-            return report_divergence("chaingrad demo", exc, out, history, "step", plot_history)
-        trained = time.perf_counter() - started
+                loss, right, total = task.loss(None)
+        except (DivergedError, KeyboardInterrupt) as exc:
+            return report_stop(COMMAND, exc, out, history, "step", plot_history)
         accuracy = right / total
 
         boundary = decision_boundary_figure(
             task.scores, task.points, np.array(task.labels),
             f"MLP(2, [16, 16, 1]) on two moons: {accuracy:.0%} training accuracy")
-        paths = write_results("chaingrad demo", out, plot_history, history,
+        paths = write_results(COMMAND, out, plot_history, history,
                               ("decision_boundary.png", boundary), task.model)
         if paths is None:
             return 1
-    print(f"chaingrad demo: {plural(steps, 'step')} ({opt_name}, lr {lr:g} -> {lr / 10:g}), "
-          f"final loss {number(final_loss.data)}, accuracy {accuracy:.1%}, "
-          f"{trained:.1f} s to train, {time.perf_counter() - started:.1f} s in all; "
-          f"wrote {', '.join(paths)}", flush=True)
+    print_summary([
+        f"{COMMAND}: MLP(2, [16, 16, 1]), {plural(steps, 'step')} ({opt_name}, "
+        f"{learning_rates(schedule, 'linear')})",
+        f"trained model: loss {number(loss.data)}, accuracy {accuracy:.1%}; "
+        f"{trained:.1f} s to train, {time.perf_counter() - args.started:.1f} s in all",
+    ], paths)
     return 0
 
 

@@ -23,8 +23,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from .. import serialization
-from ..errors import DivergedError, DomainError, UsageError
+from ..errors import DivergedError, DomainError
 from ..optim import LRSchedule, NonFiniteGradError, Optimizer
+from . import INTERRUPTED
 from .plots import save_png
 
 DIVERGENCE_FACTOR = 100.0
@@ -216,40 +217,11 @@ def progress_bar(total: int, desc: str, on_terminal: bool) -> Any:
                 bar_format=BAR_FORMAT, **fixed)
 
 
-@contextlib.contextmanager
-def output_folder(out: str) -> Iterator[str]:
-    """Create the demo's ``--out`` folder before training, and remove the folders it
-    created again if the run ends (an error, Ctrl-C, a closed pipe) with nothing in them.
-
-    Raises:
-        UsageError: The folder cannot be created or written in.
-    """
-    created = []  # the folders makedirs makes, innermost first
-    folder = os.path.abspath(out)
-    while not os.path.exists(folder):
-        created.append(folder)
-        folder = os.path.dirname(folder)
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--out {out!r}: cannot create the folder "
-                         f"({exc.strerror or exc})") from exc
-    try:
-        if not os.access(out, os.W_OK | os.X_OK):
-            raise UsageError(f"--out {out!r}: the folder is not writable")
-        yield out
-    finally:
-        for folder in created:
-            try:
-                os.rmdir(folder)  # only empty folders go
-            except OSError:
-                break
-
-
-def report_divergence(command: str, exc: DivergedError, out: str, history: History,
-                      unit: str, plot: Callable[[History, str], None]) -> int:
-    """Say in one line on stderr how training diverged, after ``plot``-ting the rounds
-    (``unit``s) of ``history`` that finished into ``out/loss.png``; returns 1."""
+def report_stop(command: str, exc: DivergedError | KeyboardInterrupt, out: str,
+                history: History, unit: str, plot: Callable[[History, str], None]) -> int:
+    """Say in one line on stderr why training stopped (it diverged, or Ctrl-C), after
+    ``plot``-ting the rounds (``unit``s) of ``history`` that finished into
+    ``out/loss.png``; returns the exit code, 1 or 130 (``INTERRUPTED``)."""
     note = "no files written"
     done = len(history.get("loss", []))
     if done:
@@ -259,8 +231,42 @@ def report_divergence(command: str, exc: DivergedError, out: str, history: Histo
             note = f"{path} plots the {plural(done, unit)} before; no model saved"
         except (OSError, ValueError):  # the message is what matters
             pass
+    if isinstance(exc, KeyboardInterrupt):
+        print(f"{command}: interrupted ({note})", file=sys.stderr, flush=True)
+        return INTERRUPTED
     print(f"{command}: {exc}; try a smaller --lr ({note})", file=sys.stderr, flush=True)
     return 1
+
+
+def learning_rates(schedule: LRSchedule, shape: str) -> str:
+    """The learning rates of a run's first and last steps, as the log lines show them, and
+    the schedule's shape: ``lr 1 -> 0.109, linear`` (micrograd's, which heads for 0.1).
+
+    Args:
+        schedule: The run's schedule (its ``lr_at(k)`` for steps k = 0 .. steps - 1).
+        shape: What the schedule is called: ``"linear"``, ``"cosine"``.
+
+    Example:
+        >>> from chaingrad import Value
+        >>> from chaingrad.optim import SGD, LinearLR
+        >>> learning_rates(LinearLR(SGD([Value(0.0)], lr=1.0), 1.0, 0.1, steps=100), "linear")
+        'lr 1 -> 0.109, linear'
+    """
+    first, last = f"{schedule.lr_at(0):.4g}", f"{schedule.lr_at(schedule.steps - 1):.4g}"
+    return f"lr {first}, {shape}" if first == last else f"lr {first} -> {last}, {shape}"
+
+
+def print_summary(lines: list[str], paths: list[str]) -> None:
+    """Print a finished run's summary: ``lines`` (what was trained, the trained model), then
+    a ``wrote PATH`` line for each file written.
+
+    Example:
+        >>> print_summary(["chaingrad demo: ...", "trained model: ..."], ["out/loss.png"])
+        chaingrad demo: ...
+        trained model: ...
+        wrote out/loss.png
+    """
+    print("\n".join([*lines, *(f"wrote {path}" for path in paths)]), flush=True)
 
 
 def write_results(command: str, out: str, plot: Callable[[History, str], None],

@@ -1,11 +1,16 @@
 """``explain``: backward printed one step at a time, and why the order matters.
 
-``explain(root)`` runs ``backward_steps`` (``chaingrad/show/steps.py``) and prints each step
-as a table row, with its primitive's formula filled in with numbers:
+``explain(root)`` runs ``backward_steps`` (``chaingrad/show/steps.py``) and prints each step:
+a line naming the node whose ``_backward`` runs (``out``), then for each input the update
+with its primitive's formula filled in with numbers, and that input's gradient before and
+after:
 
-    * : x1.grad += w1.data * out.grad = -3.0000 * 0.5000 = -1.5000
+    step 5: out = mul1 (op *), out.grad = 0.5000
+      * : x1.grad += w1.data * out.grad = -3.0000 * 0.5000 = -1.5000
+          x1.grad: 0.0000 -> -1.5000
 
-where ``out`` is the node whose ``_backward`` runs. ``explain(root, naive=True)`` also runs
+The lines fit a 100-column terminal: an update longer than that goes on with its numbers
+(or shapes) on the next line. ``explain(root, naive=True)`` also runs
 the naive recursive algorithm ("run my ``_backward``, then my inputs'", on copies of the
 gradients) and shows where it goes wrong: a node used twice runs its ``_backward`` twice.
 
@@ -14,7 +19,7 @@ On a Tensor graph the steps carry arrays and ``explain`` shows shapes instead of
     matmul : transpose1.grad += x.data.T @ out.grad   (3, 5) = (3, 4) @ (4, 5)
 
 (``sum_to_shape`` in a formula is the engine's one helper that sums a broadcast gradient
-back to its input's shape; the last column shows each gradient's norm.)
+back to its input's shape; before -> after shows each gradient's norm.)
 
 Nodes are named as in the drawings (see ``chaingrad.show.names``): their label, or an
 op-based name such as ``mul1`` or ``leaf2``. Each backward pass starts from zero gradients;
@@ -36,11 +41,11 @@ from .names import (
     node_names,
     norm,
     reading_order,
-    text_table,
 )
-from .steps import Step, backward_steps, seed_of
+from .steps import Step, Update, backward_steps, seed_of
 
 _FMT = format_number
+WIDTH = 100  # the columns explain's lines fit (an update that does not wraps, see _update_lines)
 
 
 class Explanation(str):
@@ -64,7 +69,7 @@ def explain(
     """Run ``root``'s backward and print each step with its formula filled in.
 
     Like ``root.backward()``, it adds the gradients into ``.grad``. On a Tensor graph each
-    formula is filled in with shapes, and the last column shows the gradients' norms.
+    formula is filled in with shapes, and before -> after shows the gradients' norms.
 
     Args:
         root: The Value or Tensor to differentiate.
@@ -123,11 +128,7 @@ def explain(
     ]
     if tensor:
         lines.append("Shapes instead of numbers; grad: before -> after shows norms.")
-    lines += [""] + text_table(
-        ["step", "out", "op", "out.grad", "update", "grad: before -> after"],
-        _step_rows(steps, tensor),
-        right={0, 3},
-    )
+    lines += [""] + _step_lines(steps, tensor)
     leaves = [n for n in order if not n._prev]
     totals = _pass_totals(root, order, steps, seed)
     lines += ["", "gradients of this pass, at the leaves:"]
@@ -147,20 +148,34 @@ def explain(
     return Explanation(text)
 
 
-def _step_rows(steps: list[Step], tensor: bool = False) -> list[list[str]]:
-    rows = []
+def _step_lines(steps: list[Step], tensor: bool = False) -> list[str]:
+    """Each step: a line naming ``out``, then for each input its update and the input's
+    gradient before -> after (for a Tensor: shapes, and norms before -> after)."""
+    lines = []
     for step in steps:
-        for k, update in enumerate(step.updates):
+        op = f" (op {step.op})" if step.op else ""
+        upstream = (f"out.grad shape {step.upstream.shape}" if tensor else
+                    f"out.grad = {_FMT(step.upstream)}")
+        lines.append(f"step {step.index}: out = {step.name}{op}, {upstream}")
+        for update in step.updates:
+            indent = " " * len(f"  {step.op} : ")
+            lines += _update_lines(update, step.op, indent)
             if tensor:
-                upstream = str(step.upstream.shape)
                 change = f"{_norm_text(update.before)} -> {_norm_text(update.after)}"
             else:
-                upstream = _FMT(step.upstream)
                 change = f"{_FMT(update.before)} -> {_FMT(update.after)}"
-            head = [str(step.index), step.name, step.op, upstream]
-            head = head if k == 0 else [""] * len(head)
-            rows.append(head + [update.text(step.op), change])
-    return rows
+            lines.append(f"{indent}{update.name}.grad: {change}")
+    return lines
+
+
+def _update_lines(update: Update, op: str, indent: str) -> list[str]:
+    """``update.text(op)`` on one line, or, when that is wider than ``WIDTH``, two: the
+    formula, then its numbers or shapes under the input's name."""
+    text = f"  {update.text(op)}"
+    formula = f"  {op} : {update.name}.grad += {update.formula}"
+    if len(text) <= WIDTH or not text.startswith(formula) or len(formula) == len(text):
+        return [text]
+    return [formula, indent + text[len(formula):].strip()]
 
 
 def _norm_text(g: Any) -> str:
