@@ -37,7 +37,7 @@ _TENSOR_NAMES: dict[str, tuple[str, str]] = {
     name: (module, name)
     for module, names in {
         _ENGINE: ("Tensor", "cat", "concatenate", "stack", "where"),
-        f"{_ENGINE}.tensor": ("Size",),
+        f"{_ENGINE}.conversions": ("Size",),
         f"{_ENGINE}.factories": (
             "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full",
             "zeros_like", "ones_like", "empty_like", "full_like", "rand", "randn",

@@ -1,10 +1,16 @@
 """The Tensor engine: the Value mechanism on numpy arrays (``pip install 'chaingrad[tensor]'``).
 
-- ``tensor.py``: the ``Tensor`` class and its ops, each naming its primitive;
-- ``rules.py``: the primitives only Tensors have (matmul, sum, reshape, conv's pieces, ...);
+- ``tensor.py``: the ``Tensor`` node and its ops, each naming its primitive; the rest of
+  the class in ``inplace.py`` (in-place writes and the version counter), ``conversions.py``
+  (dtypes, devices, numbers, arrays, printing) and ``promotion.py`` (torch's result dtype);
+- ``rules.py``: the primitives only Tensors have (matmul, sum, reshape, conv2d, ...), with
+  the readable forms of convolution and pooling; ``fast_kernels.py`` their fast twins, and
+  ``kernels.py`` what the primitives' forwards on arrays call;
 - ``functions.py``: functions of several tensors (``concatenate``, ``stack``, ``where``) and
   the convolution and pooling that ``chaingrad.nn``'s layers use;
-- ``arrays.py``: the dtype rule and the checks every op makes.
+- what ``import chaingrad as torch`` adds: ``factories.py``, ``maths.py``, ``dtypes.py``,
+  ``devices.py``, ``generator.py`` and ``sampling.py`` (torch's random numbers);
+- ``arrays.py``: converting data to arrays, and the checks every op makes.
 
 The backward pass is the scalar engine's (``chaingrad/autodiff.py``).
 """

@@ -185,3 +185,14 @@ def pow_error(op: str, data: np.ndarray, base: np.ndarray, exponent: Any) -> Dom
     else:
         need = f"a result that fits in {data.dtype} (it overflows)"
     return DomainError(f"{op}: got base {x} and exponent {n}{at}, needs {need}")
+
+
+def size_of(size: tuple, op: str) -> tuple[int, ...]:
+    """``f(2, 3)``'s or ``f((2, 3))``'s size as a tuple of ints >= 0."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0
+               for n in size):
+        raise TypeError(f"{op}: size must be ints >= 0 (as {op}(2, 3) or {op}((2, 3))), got "
+                        f"{size!r}")
+    return tuple(int(n) for n in size)

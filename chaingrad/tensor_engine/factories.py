@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from . import dtypes, sampling
-from .arrays import all_finite, to_array
+from .arrays import all_finite, size_of, to_array
 from .devices import check_device
-from .tensor import Tensor, _leaf, _size
+from .tensor import Tensor, leaf
 
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -36,7 +36,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     check_device(device, "tensor")
     array = to_array(data, dtype, "tensor")
     _check_finite(array, "tensor")
-    return _leaf(array, requires_grad, "tensor")
+    return leaf(array, requires_grad, "tensor")
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -46,7 +46,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     check_device(device, "as_tensor")
     array = to_array(data, dtype, "as_tensor", copy=False)
     _check_finite(array, "as_tensor")
-    return _leaf(array, False, "as_tensor")
+    return leaf(array, False, "as_tensor")
 
 
 def from_numpy(ndarray: np.ndarray) -> Tensor:
@@ -63,7 +63,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
         raise TypeError(f"from_numpy: expected np.ndarray (got {type(ndarray).__name__})")
     dtypes.of(ndarray.dtype)  # an error naming it, for a dtype chaingrad lacks
     _check_finite(ndarray, "from_numpy")
-    return _leaf(ndarray, False, "from_numpy")
+    return leaf(ndarray, False, "from_numpy")
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None,
@@ -144,7 +144,7 @@ def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = Non
     """
     shape, wanted = _shape_and_float("rand", size, dtype, device)
     drawn = sampling.uniform(generator, shape, wanted, 0.0, 1.0, "rand")
-    return _leaf(drawn, requires_grad, "rand")
+    return leaf(drawn, requires_grad, "rand")
 
 
 def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
@@ -159,7 +159,7 @@ def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = No
     """
     shape, wanted = _shape_and_float("randn", size, dtype, device)
     drawn = sampling.normal(generator, shape, wanted, 0.0, 1.0, op="randn")
-    return _leaf(drawn, requires_grad, "randn")
+    return leaf(drawn, requires_grad, "randn")
 
 
 def rand_like(input: Tensor, *, generator: Any = None, dtype: Any = None,  # noqa: A002
@@ -196,14 +196,14 @@ def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = No
     else:
         raise TypeError("randint: expected randint(high, size) or randint(low, high, size), "
                         f"got {len(args)} positional argument(s)")
-    shape = _size((size,), "randint")
+    shape = size_of((size,), "randint")
     low, high = _plain(low, "randint"), _plain(high, "randint")
     if not high > low:
         raise ValueError(f"randint: needs low < high, got low={low}, high={high}")
     check_device(device, "randint")
     wanted = np.dtype(np.int64) if dtype is None else dtypes.to_numpy(dtype, "randint")
     drawn = sampling.integers(generator, shape, wanted, int(low), int(high), "randint")
-    return _leaf(drawn, requires_grad, "randint")
+    return leaf(drawn, requires_grad, "randint")
 
 
 def randint_like(input: Tensor, low: int = 0, high: int | None = None, *,  # noqa: A002
@@ -234,7 +234,7 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
         raise RuntimeError(f"randperm: n must be non-negative, got {n}")
     check_device(device, "randperm")
     wanted = np.dtype(np.int64) if dtype is None else dtypes.to_numpy(dtype, "randperm")
-    return _leaf(sampling.randperm(generator, int(n)).astype(wanted), requires_grad,
+    return leaf(sampling.randperm(generator, int(n)).astype(wanted), requires_grad,
                  "randperm")
 
 
@@ -257,7 +257,7 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
         shape, wanted = _shape_and_float("normal", (size,), dtype, device)
         drawn = sampling.normal(generator, shape, wanted, _plain(mean, "normal"),
                                 _plain(std, "normal"), op="normal")
-        return _leaf(drawn, requires_grad, "normal")
+        return leaf(drawn, requires_grad, "normal")
     if isinstance(std, Tensor) and (std._value < 0).any():
         raise RuntimeError("normal: normal expects all elements of std >= 0.0")
     like = mean if isinstance(mean, Tensor) else std
@@ -269,7 +269,7 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
         values = sampling.normal(generator, shape, wanted, 0.0, _plain(std, "normal"),
                                  op="normal")
     values = (values + np.asarray(_values(mean), dtype=wanted)).astype(wanted)
-    return _leaf(values, requires_grad, "normal")
+    return leaf(values, requires_grad, "normal")
 
 
 def bernoulli(input: Tensor, p: float | None = None, *,  # noqa: A002
@@ -286,7 +286,7 @@ def bernoulli(input: Tensor, p: float | None = None, *,  # noqa: A002
     chances = _like(input, "bernoulli")._value if p is None else _plain(p, "bernoulli")
     drawn = sampling.bernoulli(generator, input.shape, input._value.dtype, chances,
                                "bernoulli")
-    return _leaf(drawn, False, "bernoulli")
+    return leaf(drawn, False, "bernoulli")
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002
@@ -308,7 +308,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     """
     probs = _like(input, "multinomial")._value
     drawn = sampling.multinomial(generator, probs, num_samples, bool(replacement))
-    return _leaf(drawn, False, "multinomial")
+    return leaf(drawn, False, "multinomial")
 
 def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -335,7 +335,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
     count = max(0, math.ceil((end - start) / step))
     values = (start + step * np.arange(count, dtype=np.float64 if wanted.kind == "f" else
                                        np.int64)).astype(wanted)
-    return _leaf(values, requires_grad, "arange")
+    return leaf(values, requires_grad, "arange")
 
 
 def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
@@ -353,7 +353,7 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
     wanted = dtypes.get_default_dtype().dtype if dtype is None else dtypes.to_numpy(
         dtype, "linspace")
     values = np.linspace(_plain(start, "linspace"), _plain(end, "linspace"), int(steps))
-    return _leaf(values.astype(wanted), requires_grad, "linspace")
+    return leaf(values.astype(wanted), requires_grad, "linspace")
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
@@ -361,7 +361,7 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
     """The n x m identity matrix (m = n if not given)."""
     check_device(device, "eye")
     wanted = dtypes.get_default_dtype().dtype if dtype is None else dtypes.to_numpy(dtype, "eye")
-    return _leaf(np.eye(int(n), None if m is None else int(m), dtype=wanted), requires_grad,
+    return leaf(np.eye(int(n), None if m is None else int(m), dtype=wanted), requires_grad,
                  "eye")
 
 
@@ -371,11 +371,11 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
 def _filled(op: str, size: tuple, value: Any, dtype: Any, device: Any,
             requires_grad: bool) -> Tensor:
     check_device(device, op)
-    shape = _size(size, op)
+    shape = size_of(size, op)
     wanted = dtypes.get_default_dtype().dtype if dtype is None else dtypes.to_numpy(dtype, op)
     array = np.full(shape, value, dtype=wanted)
     _check_finite(array, op)
-    return _leaf(array, requires_grad, op)
+    return leaf(array, requires_grad, op)
 
 
 def _shape_and_float(op: str, size: tuple, dtype: Any,
@@ -384,7 +384,7 @@ def _shape_and_float(op: str, size: tuple, dtype: Any,
     wanted = dtypes.get_default_dtype().dtype if dtype is None else dtypes.to_numpy(dtype, op)
     if wanted.kind != "f":
         raise TypeError(f"{op}: needs a floating dtype, got {dtypes.of(wanted)}")
-    return _size(size, op), wanted
+    return size_of(size, op), wanted
 
 
 def _like(input: Any, op: str) -> Tensor:  # noqa: A002

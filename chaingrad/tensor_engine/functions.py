@@ -19,6 +19,7 @@ import numpy as np
 from ..gradmode import is_grad_enabled
 from . import dtypes, kernels
 from .arrays import all_finite, domain_error, normalize_axis, to_array
+from .promotion import cast, operands
 from .rules import (
     CONCATENATE,
     CONV2D,
@@ -27,7 +28,7 @@ from .rules import (
     STACK,
     WHERE,
 )
-from .tensor import Tensor, _cast, _const, _node, _operands
+from .tensor import Tensor, constant, make_node
 
 
 def _operand(x: Any, where: str, like: Tensor | None = None) -> Tensor:
@@ -36,9 +37,9 @@ def _operand(x: Any, where: str, like: Tensor | None = None) -> Tensor:
     if isinstance(x, Tensor):
         return x
     if isinstance(x, (int, float, np.number)) and not isinstance(x, bool) and like is not None:
-        return _const(np.asarray(x, dtype=like._value.dtype))
+        return constant(np.asarray(x, dtype=like._value.dtype))
     if isinstance(x, (np.ndarray, int, float, np.number, list)):
-        return _const(to_array(x, None, where, copy=False))
+        return constant(to_array(x, None, where, copy=False))
     raise TypeError(f"{where}: expected Tensors, arrays or numbers, got {type(x).__name__}")
 
 
@@ -51,7 +52,7 @@ def _tensors(tensors: Any, where: str) -> list[Tensor]:
     ts = [_operand(t, where) for t in tensors]
     if any(t._value.dtype != ts[0]._value.dtype for t in ts):
         dtype = dtypes.promote([(t._value.dtype, dtypes.DIMENSIONED) for t in ts])
-        ts = [_cast(t, dtype) for t in ts]
+        ts = [cast(t, dtype) for t in ts]
     return ts
 
 
@@ -79,7 +80,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> 
     ends = np.cumsum([t.shape[ax] for t in ts]).tolist()
     pieces = tuple((slice(None),) * ax + (slice(end - t.shape[ax], end),)
                    for t, end in zip(ts, ends))
-    return _node(data, tuple(ts), CONCATENATE.bind(ax, pieces))
+    return make_node(data, tuple(ts), CONCATENATE.bind(ax, pieces))
 
 
 def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
@@ -103,7 +104,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -
                              "differ; stack needs equal shapes")
     ax = normalize_axis(dim, ts[0].ndim + 1, "stack")
     picks = tuple((slice(None),) * ax + (i,) for i in range(len(ts)))
-    return _node(np.stack([t._value for t in ts], axis=ax), tuple(ts), STACK.bind(ax, picks))
+    return make_node(np.stack([t._value for t in ts], axis=ax), tuple(ts), STACK.bind(ax, picks))
 
 
 def _dim_or_axis(op: str, dim: int, axis: int | None) -> int:
@@ -139,10 +140,10 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         x = _operand(x, "where")
     if isinstance(x, Tensor):
-        both = _operands("where", x, y)
+        both = operands("where", x, y)
         x, y = (None, None) if both is NotImplemented else both[:2]
     else:
-        both = _operands("where", y, x)
+        both = operands("where", y, x)
         y, x = (None, None) if both is NotImplemented else both[:2]
     if x is None:
         raise TypeError("where: expected Tensors, arrays or numbers")
@@ -151,7 +152,7 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
     except ValueError:
         raise ValueError(f"where: shapes {cond.shape}, {tuple(x.shape)} and {tuple(y.shape)} "
                          "do not broadcast") from None
-    return _node(data.astype(both[2], copy=False), (x, y), WHERE.bind(cond))
+    return make_node(data.astype(both[2], copy=False), (x, y), WHERE.bind(cond))
 
 
 def pad(x: Tensor, pad_width: Sequence[tuple[int, int]]) -> Tensor:
@@ -167,7 +168,7 @@ def pad(x: Tensor, pad_width: Sequence[tuple[int, int]]) -> Tensor:
     if len(widths) != x.ndim or any(len(w) != 2 or min(w) < 0 for w in widths):
         raise ValueError(f"pad: needs one (before, after) pair of ints >= 0 per axis of shape "
                          f"{tuple(x.shape)}, got {pad_width!r}")
-    return _node(PAD.on_arrays(x._value, widths), (x,), PAD.bind(widths))
+    return make_node(PAD.on_arrays(x._value, widths), (x,), PAD.bind(widths))
 
 
 def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
@@ -217,7 +218,7 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 
         raise domain_error("conv2d", data, (), None)
     needs = (x.requires_grad, weight.requires_grad)
     inputs = (x, weight) if bias is None else (x, weight, bias)
-    return _node(data, inputs, CONV2D.bind((sh, sw), (ph, pw), needs))
+    return make_node(data, inputs, CONV2D.bind((sh, sw), (ph, pw), needs))
 
 
 def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None) -> Tensor:
@@ -246,7 +247,7 @@ def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None) -> Tensor:
     picks = x.requires_grad and is_grad_enabled()  # where each window's gradient goes
     data, picked = kernels.max_pool2d(x._value, kernel, strides, picks)
     overlap = strides[0] < kernel[0] or strides[1] < kernel[1]
-    return _node(data, (x,), MAX_POOL2D.bind(picked, overlap))
+    return make_node(data, (x,), MAX_POOL2D.bind(picked, overlap))
 
 
 def _pair(value: Any, name: str, minimum: int) -> tuple[int, int]:

@@ -25,7 +25,7 @@ import numpy as np
 from . import sampling
 from .devices import CPU, check_device
 from .sampling import lecture_rng, use_lecture_rng
-from .tensor import Tensor, _leaf
+from .tensor import Tensor, leaf
 
 __all__ = ["Generator", "default_generator", "get_rng_state", "initial_seed", "lecture_rng",
            "manual_seed", "seed", "set_rng_state", "use_lecture_rng"]
@@ -85,7 +85,7 @@ class Generator:
         """The generator's state: 5056 uint8 numbers laid out as torch's CPU generator
         state, so that ``torch.Generator().set_state(torch.from_numpy(state.numpy()))``
         continues where this one is, and the other way round with ``set_state``."""
-        return _leaf(self._stream.state_bytes(), False, "get_state")
+        return leaf(self._stream.state_bytes(), False, "get_state")
 
     def set_state(self, new_state: Any) -> Generator:
         """Put the generator where ``get_state`` found it (this generator's, another's, or

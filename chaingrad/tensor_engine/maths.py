@@ -22,7 +22,7 @@ import numpy as np
 from .. import gradmode
 from ..rules import Primitive, functions_in
 from .arrays import to_array
-from .tensor import Tensor, _leaf
+from .tensor import Tensor, leaf
 
 
 def _tensor(x: Any, op: str) -> Tensor:
@@ -31,7 +31,7 @@ def _tensor(x: Any, op: str) -> Tensor:
         return x
     if isinstance(x, (int, float, np.number, np.ndarray, list, tuple)) and not isinstance(
             x, bool):
-        return _leaf(to_array(x, None, op), False, op)
+        return leaf(to_array(x, None, op), False, op)
     raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
 
 

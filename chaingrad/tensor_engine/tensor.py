@@ -9,16 +9,18 @@ its derivative. The backward pass is the one in ``chaingrad/autodiff.py``, which
 a broadcast gradient back to its input's shape.
 
 The methods are torch's: their names, argument order and defaults (``dim``/``keepdim``;
-numpy's ``axis``/``keepdims`` are accepted too), ``transpose(dim0, dim1)``, ``size()``,
-comparisons giving bool tensors, in-place ops (``add_``, ``+=``, ``t[i] = v``), ``.grad``
-a Tensor. What chaingrad lacks raises an error naming it.
+numpy's ``axis``/``keepdims`` are accepted too), ``transpose(dim0, dim1)``, comparisons
+giving bool tensors, ``.grad`` a Tensor. What chaingrad lacks raises an error naming it.
+This module holds the node and its ops; the rest of the class is in modules of their own:
+``inplace.py`` (``add_``, ``+=``, ``t[i] = v`` and the version counter), ``conversions.py``
+(``to``, ``numpy()``, ``item()``, ``shape``, printing) and ``promotion.py`` (the dtype an
+op computes in).
 
 dtype: ``chaingrad.tensor`` and the factories follow torch (Python floats float32, ints
 int64, bools bool); the ``Tensor(data)`` constructor, like ``torch.Tensor``, makes
 floating tensors (a floating numpy array keeps its dtype and is shared, not copied, as
 with ``torch.from_numpy``; anything else becomes float32). An op's result dtype is torch's
-(``dtypes.promote``): a Python number takes the tensor's dtype unless it is of a higher
-kind (``int64 tensor * 2.5`` is float32). Gradient checks use float64.
+(``promotion.py``). Gradient checks use float64.
 
 Only Tensors with ``requires_grad=True`` (and what is computed from them) record a graph
 and receive a ``.grad``; data and constants do not.
@@ -26,7 +28,6 @@ and receive a ``.grad``; data and constants do not.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections import namedtuple
 from collections.abc import Callable
@@ -55,7 +56,7 @@ from ..rules import (
     Primitive,
     method,
 )
-from . import dtypes, sampling
+from . import dtypes
 from .arrays import (
     ARRAY_TYPES,
     all_finite,
@@ -68,10 +69,11 @@ from .arrays import (
     pow_error,
     to_array,
 )
-from .devices import CPU, check_device
+from .conversions import Conversions
+from .inplace import InPlace
+from .promotion import floating, lift, number, operands
 from .rules import (
     BROADCAST_TO,
-    CAST,
     CLIP,
     GETITEM,
     LOG_SOFTMAX,
@@ -95,44 +97,11 @@ Dims = Any  # an int, a tuple of ints, or None
 Rule = Primitive | Bound
 
 
-@functools.cache
-def _kept(primitive: Any) -> tuple[frozenset[str], ...] | None:
-    """For each input's gradient, what its primitive's rule reads of the forward pass
-    (``Primitive.saves``: ``x``, ``y``, ``out``); None for a rule that may read anything
-    (a user's)."""
-    if primitive.saves is None:
-        return None
-    return tuple(frozenset(entry.split()) for entry in primitive.saves)
-
-
-def _holds_array(param: Any) -> bool:
-    """Whether a rule's parameter is an array, or a tuple holding one (an index)."""
-    if isinstance(param, tuple):
-        return any(_holds_array(p) for p in param)
-    return isinstance(param, np.ndarray)
-
-
-class Size(tuple):
-    """A tensor's shape, as ``torch.Size``: a tuple of ints.
-
-    Example:
-        >>> Size((2, 3)), Size((2, 3)) == (2, 3), Size((2, 3)).numel()
-        (chaingrad.Size([2, 3]), True, 6)
-    """
-
-    def __repr__(self) -> str:
-        return f"chaingrad.Size({list(self)})"
-
-    def numel(self) -> int:
-        """The number of entries."""
-        return math.prod(self)
-
-
 values_indices = namedtuple("values_indices", ["values", "indices"])
 """What ``max(dim)`` and ``min(dim)`` return, as torch's ``torch.return_types.max``."""
 
 
-class Tensor(autodiff.Node):
+class Tensor(InPlace, Conversions, autodiff.Node):
     """An n-dimensional array node of a computation graph.
 
     Args:
@@ -192,23 +161,23 @@ class Tensor(autodiff.Node):
     def __add__(self, other: Operand) -> Tensor:
         """x + y;  d/dx = 1, d/dy = 1 (``rules.ADD``)."""
         if type(other) is Tensor and other._value.dtype is self._value.dtype:  # most calls
-            return _node(_broadcasting("+", np.add, self, other, None), (self, other), ADD)
+            return make_node(_broadcasting("+", np.add, self, other, None), (self, other), ADD)
         return _promoted("+", np.add, ADD, self, other)
 
     def __mul__(self, other: Operand) -> Tensor:
         """x * y;  d/dx = y, d/dy = x (``rules.MUL``)."""
         if type(other) is Tensor and other._value.dtype is self._value.dtype:  # most calls
-            return _node(_broadcasting("*", np.multiply, self, other, None), (self, other), MUL)
+            return make_node(_broadcasting("*", np.multiply, self, other, None), (self, other), MUL)
         return _promoted("*", np.multiply, MUL, self, other)
 
     def __pow__(self, other: Operand) -> Tensor:
         """x ** n;  d/dx = n * x**(n-1) (``rules.POW_N``); for an exponent y that takes a
         gradient, also d/dy = x**y * log(x) (``rules.POW``)."""
-        both = _operands("**", self, other)
+        both = operands("**", self, other)
         if both is NotImplemented:
             return both
         x, y, dtype = both
-        n = _number(other)
+        n = number(other)
         if dtype.kind in "iub" and (y._value < 0).any():
             raise RuntimeError("**: Integers to negative integer powers are not allowed "
                                f"(got exponent {other if n is not None else 'a tensor'})")
@@ -218,13 +187,13 @@ class Tensor(autodiff.Node):
             if not all_finite(data):
                 raise pow_error("**", data, x._value, y._value)
             if y.requires_grad:
-                return _node(data, (x, y), POW)
-            return _node(data, (x,), POW_N.bind(y._value, name="**"))
+                return make_node(data, (x, y), POW)
+            return make_node(data, (x,), POW_N.bind(y._value, name="**"))
         with np.errstate(all="ignore"):
             data = x._value**y._value
         if not all_finite(data):
             raise pow_error(f"**{other}", data, x._value, n)
-        return _node(data, (x,), POW_N.bind(n, name=f"**{other}"))
+        return make_node(data, (x,), POW_N.bind(n, name=f"**{other}"))
 
     def __matmul__(self, other: Any) -> Tensor:
         """x @ y as np.matmul (1-D, 2-D, batched);  d/dx = g @ y^T, d/dy = x^T @ g
@@ -234,7 +203,7 @@ class Tensor(autodiff.Node):
             >>> (Tensor([[1.0, 2.0]]) @ Tensor([[3.0], [4.0]])).tolist()
             [[11.0]]
         """
-        other = _lift(other, self, numbers=False)
+        other = lift(other, self, numbers=False)
         if other is None:
             return NotImplemented
         a, b = self._value, other._value
@@ -256,7 +225,7 @@ class Tensor(autodiff.Node):
         if not all_finite(data):
             raise domain_error("matmul", data, (), None)
         needs = (self.requires_grad, other.requires_grad)
-        return _node(data, (self, other), MATMUL.bind(needs))
+        return make_node(data, (self, other), MATMUL.bind(needs))
 
     def matmul(self, other: Any) -> Tensor:
         """x @ other (see ``__matmul__``)."""
@@ -277,7 +246,7 @@ class Tensor(autodiff.Node):
         return self @ other
 
     def __rmatmul__(self, other: Any) -> Tensor:  # other @ self
-        lifted = _lift(other, self, numbers=False)
+        lifted = lift(other, self, numbers=False)
         return NotImplemented if lifted is None else lifted @ self
 
     # ---- composites: built from the primitives, so they need no rule of their own ----
@@ -288,11 +257,11 @@ class Tensor(autodiff.Node):
             raise RuntimeError("-: Negation, the `-` operator, on a bool tensor is not "
                                "supported. If you are trying to invert a mask, use the `~` "
                                "operator instead.")
-        return _node(np.negative(self._value), (self,), SCALE.bind(-1, name="neg"))
+        return make_node(np.negative(self._value), (self,), SCALE.bind(-1, name="neg"))
 
     def __sub__(self, other: Operand) -> Tensor:
         """x - y, as x + (-y)."""
-        both = _operands("-", self, other)
+        both = operands("-", self, other)
         if both is NotImplemented:
             return both
         _no_bool_minus(self, other)
@@ -303,11 +272,11 @@ class Tensor(autodiff.Node):
     def __truediv__(self, other: Operand) -> Tensor:
         """x / y, as x * y**-1 (x * (1/y) for a number y); integers divide into the
         default floating dtype, as in torch."""
-        both = _operands("/", self, other, floating=True)
+        both = operands("/", self, other, floating=True)
         if both is NotImplemented:
             return both
         x, y, _ = both
-        n = _number(other)
+        n = number(other)
         if n is not None:
             if n == 0:
                 raise DomainError(f"/: division by zero (a tensor of shape "
@@ -323,7 +292,7 @@ class Tensor(autodiff.Node):
         return self + other
 
     def __rsub__(self, other: Operand) -> Tensor:  # other - self
-        both = _operands("-", self, other)
+        both = operands("-", self, other)
         if both is not NotImplemented:
             _no_bool_minus(self, other)
         return both if both is NotImplemented else _named(both[1] - both[0], "rsub")
@@ -332,11 +301,11 @@ class Tensor(autodiff.Node):
         return self * other
 
     def __rtruediv__(self, other: Operand) -> Tensor:  # other / self
-        both = _operands("/", self, other, floating=True)
+        both = operands("/", self, other, floating=True)
         return both if both is NotImplemented else _named(both[1] / both[0], "*")  # torch's
 
     def __rpow__(self, other: Operand) -> Tensor:  # other ** self
-        both = _operands("**", self, other)
+        both = operands("**", self, other)
         return both if both is NotImplemented else both[1] ** both[0]
 
     def __abs__(self) -> Tensor:
@@ -391,7 +360,7 @@ class Tensor(autodiff.Node):
         if self._value.dtype.kind == "f":
             raise TypeError("~: needs a bool or integer tensor, got "
                             f"{self.dtype} (use x == 0 or 1 - x)")
-        return _const(~self._value)
+        return constant(~self._value)
 
     def __and__(self, other: Operand) -> Tensor:
         return _logical("&", np.bitwise_and, self, other)
@@ -406,13 +375,13 @@ class Tensor(autodiff.Node):
 
     def equal(self, other: Tensor) -> bool:
         """True when both have the same shape and entries (``torch.equal``)."""
-        other = _lift(other, self)
+        other = lift(other, self)
         return self.shape == other.shape and bool((self._value == other._value).all())
 
     def allclose(self, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
                  equal_nan: bool = False) -> bool:
         """``|self - other| <= atol + rtol * |other|`` everywhere (``torch.allclose``)."""
-        other = _lift(other, self)
+        other = lift(other, self)
         return bool(np.allclose(self._value, other._value, rtol=rtol, atol=atol,
                                 equal_nan=equal_nan))
 
@@ -480,8 +449,8 @@ class Tensor(autodiff.Node):
         x = self
         if self._value.dtype.kind != "f" and any(
                 isinstance(b, (float, np.floating)) for b in bounds):
-            x = _floating(self)
-        return _node(CLIP.on_arrays(x._value, low, high), (x,), CLIP.bind(low, high))
+            x = floating(self)
+        return make_node(CLIP.on_arrays(x._value, low, high), (x,), CLIP.bind(low, high))
 
     clip = clamp
 
@@ -499,7 +468,7 @@ class Tensor(autodiff.Node):
         data = SUM.on_arrays(x._value, axes, keepdim)
         if not all_finite(np.asarray(data)):
             raise domain_error("sum", np.asarray(data), (), None)
-        return _node(data, (x,), SUM.bind(axes, keepdim))
+        return make_node(data, (x,), SUM.bind(axes, keepdim))
 
     def mean(self, dim: Dims = None, keepdim: bool = False, *, dtype: Any = None,
              axis: Dims = None, keepdims: bool | None = None) -> Tensor:
@@ -515,7 +484,8 @@ class Tensor(autodiff.Node):
         if count == 0:
             raise ValueError(f"mean: nothing to average over dim {dim} of shape {tuple(x.shape)}")
         total = x.sum(axes, keepdim)
-        return _node(total._value * (1.0 / count), (total,), SCALE.bind(1.0 / count, name="mean"))
+        return make_node(total._value * (1.0 / count), (total,),
+                         SCALE.bind(1.0 / count, name="mean"))
 
     def max(self, dim: Any = None, keepdim: bool = False, *, axis: Dims = None,
             keepdims: bool | None = None) -> Any:
@@ -584,11 +554,11 @@ class Tensor(autodiff.Node):
             raise IndexError(f"{op}: the tensor of shape {tuple(self.shape)} is empty")
         if dim is None:
             found = fn(self._value.reshape(-1))
-            return _const(np.asarray(found, dtype=np.int64).reshape(
+            return constant(np.asarray(found, dtype=np.int64).reshape(
                 (1,) * self.ndim if keepdim else ()))
         ax = normalize_axis(dim, max(self.ndim, 1), op)
         found = fn(self._value.reshape(self.shape or (1,)), axis=ax, keepdims=keepdim)
-        return _const(np.asarray(found, dtype=np.int64))
+        return constant(np.asarray(found, dtype=np.int64))
 
     def _extreme(self, rule: Primitive, dim: Any, keepdim: bool, axis: Dims,
                  keepdims: bool | None) -> Any:
@@ -620,7 +590,7 @@ class Tensor(autodiff.Node):
         kept = (x.max if rule is MAX else x.min)(axis=axes, keepdims=True)
         data = kept if keepdim else kept.squeeze(axis=axes)
         share = tie_share(x, kept, axes) if self.requires_grad else None
-        return _node(data, (self,), rule.bind(axes, share))
+        return make_node(data, (self,), rule.bind(axes, share))
 
     def var(self, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
             unbiased: bool | None = None) -> Tensor:
@@ -635,7 +605,7 @@ class Tensor(autodiff.Node):
         """
         if unbiased is not None:
             correction = 1 if unbiased else 0
-        x = _floating(self)
+        x = floating(self)
         axes = normalize_axes(dim, x.ndim, "var")
         count = math.prod(x.shape[a] for a in axes)
         if count - correction <= 0:
@@ -657,7 +627,7 @@ class Tensor(autodiff.Node):
             >>> Tensor([3.0, 4.0]).norm().item()
             5.0
         """
-        x = _floating(self)
+        x = floating(self)
         if p in ("fro", 2):
             return (x * x).sum(dim, keepdim).sqrt()
         if p == 1:
@@ -671,9 +641,9 @@ class Tensor(autodiff.Node):
         """exp(x) / sum(exp(x)) along ``dim``, computed stably;  vjp: s * (g - sum(g * s))
         (``tensor_engine.rules.SOFTMAX``)."""
         dim, _ = _dims_args("softmax", dim, False, axis, None, default=-1)
-        x = _floating(self)
+        x = floating(self)
         ax = normalize_axis(dim, max(x.ndim, 1), "softmax")
-        return _node(SOFTMAX.on_arrays(x._value, ax), (x,), SOFTMAX.bind(ax))
+        return make_node(SOFTMAX.on_arrays(x._value, ax), (x,), SOFTMAX.bind(ax))
 
     def log_softmax(self, dim: int = -1, *, axis: int | None = None) -> Tensor:
         """x - log(sum(exp(x))) along ``dim``, computed stably;  vjp: g - softmax * sum(g)
@@ -684,9 +654,9 @@ class Tensor(autodiff.Node):
             [-1000.0, 0.0]
         """
         dim, _ = _dims_args("log_softmax", dim, False, axis, None, default=-1)
-        x = _floating(self)
+        x = floating(self)
         ax = normalize_axis(dim, max(x.ndim, 1), "log_softmax")
-        return _node(LOG_SOFTMAX.on_arrays(x._value, ax), (x,), LOG_SOFTMAX.bind(ax))
+        return make_node(LOG_SOFTMAX.on_arrays(x._value, ax), (x,), LOG_SOFTMAX.bind(ax))
 
     # ---- shapes and indexing: entries move, and each rule moves the gradient back ----
 
@@ -707,7 +677,7 @@ class Tensor(autodiff.Node):
         except ValueError:
             raise ValueError(f"reshape: cannot reshape a tensor of shape {tuple(self.shape)} "
                              f"into {tuple(shape)}") from None
-        return _node(data, (self,), RESHAPE.bind(data.shape))
+        return make_node(data, (self,), RESHAPE.bind(data.shape))
 
     def view(self, *shape: Any) -> Tensor:
         """``reshape`` (chaingrad's arrays can always be viewed so; ``view(dtype)`` is not
@@ -778,7 +748,7 @@ class Tensor(autodiff.Node):
             raise ValueError(f"permute: dims {dims} are not a permutation of the {ndim} "
                              f"dims of shape {tuple(self.shape)}")
         axes = tuple(int(a) % ndim for a in dims)
-        return _node(self._value.transpose(axes), (self,), TRANSPOSE.bind(axes))
+        return make_node(self._value.transpose(axes), (self,), TRANSPOSE.bind(axes))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         """``dim0`` and ``dim1`` swapped, as torch.transpose (a 2-D ``x.transpose(0, 1)`` is
@@ -825,7 +795,7 @@ class Tensor(autodiff.Node):
         except (ValueError, TypeError):
             raise ValueError(f"broadcast_to: cannot broadcast shape {tuple(self.shape)} "
                              f"to {shape!r}") from None
-        return _node(data, (self,), BROADCAST_TO.bind(data.shape))
+        return make_node(data, (self,), BROADCAST_TO.bind(data.shape))
 
     def expand(self, *sizes: Any) -> Tensor:
         """``broadcast_to``, where -1 keeps a dim's size (torch.expand)."""
@@ -856,199 +826,7 @@ class Tensor(autodiff.Node):
             data = self._value[index]
         except IndexError as exc:
             raise IndexError(f"getitem: {exc} (tensor of shape {tuple(self.shape)})") from None
-        return _node(data, (self,), GETITEM.bind(index))
-
-    # ---- in place: only where no gradient can be wrong (torch's rule) ----
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        """``x[index] = value``, as torch: on a tensor that needs no gradient, or on a leaf
-        under ``no_grad()``.
-
-        Example:
-            >>> t = Tensor(np.ones((2, 3)))
-            >>> t[:, 1] = 0
-            >>> t.tolist()
-            [[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]]
-        """
-        self._check_in_place("setitem")
-        _no_graph_into("setitem", value)
-        index = check_index(index)
-        if isinstance(value, Tensor):
-            value = value._value
-        elif not isinstance(value, (Real, np.ndarray, np.generic, list, tuple)):
-            raise TypeError(f"setitem: the value must be a number, a Tensor or an array, got "
-                            f"{type(value).__name__}")
-        try:
-            self._value[index] = value
-        except (IndexError, ValueError) as exc:
-            raise type(exc)(f"setitem: {exc} (tensor of shape {tuple(self.shape)})") from None
-        self._wrote()
-
-    def _check_in_place(self, op: str) -> None:
-        """torch's rule for changing a tensor in place: not a leaf that requires grad while
-        the graph is recorded; not a tensor computed in a graph (chaingrad has no in-place
-        nodes, so it refuses rather than give a wrong gradient). A write is counted
-        (``_wrote``): a graph made before it may refuse its backward."""
-        if not self.requires_grad:
-            if not self._value.flags.writeable:
-                raise RuntimeError(f"{op}: this tensor's data is a read-only view (of a "
-                                   "broadcast, say); make a copy with .clone() first")
-            return
-        if self._rule is not None:
-            raise NotImplementedError(
-                f"{op}: chaingrad has no in-place ops on a tensor computed in a graph yet; "
-                "write y = y + ... (a new tensor) instead")
-        if gradmode.is_grad_enabled():
-            raise RuntimeError(f"{op}: a leaf Variable that requires grad is being used in an "
-                               "in-place operation. (Do it under chaingrad.no_grad().)")
-
-    def _write(self, op: str, value: np.ndarray) -> Tensor:
-        """Put ``value`` (computed out of place) into this tensor's own array."""
-        self._check_in_place(op)
-        if value.shape != self.shape:
-            raise RuntimeError(f"{op}: output with shape {list(self.shape)} doesn't match the "
-                               f"broadcast shape {list(value.shape)}")
-        if not np.can_cast(value.dtype, self._value.dtype, "same_kind"):
-            raise RuntimeError(f"{op}: result type {dtypes.of(value.dtype).name} can't be cast "
-                               f"to the desired output type {self.dtype.name}")
-        self._value[...] = value
-        self._wrote()
-        return self
-
-    def _wrote(self) -> None:
-        """Count an in-place write: a node made before it that reads this tensor's numbers
-        refuses to run its backward step (``_changed_input``), as torch's version counter
-        makes it."""
-        guards.writes[0] += 1
-        self._changed_at = guards.writes[0]
-
-    def _reads_forward(self) -> bool:
-        """Whether the rule reads numbers of the forward pass (an input's or the output's,
-        or an array it was bound to, as an index) for a gradient that is needed: what torch
-        calls the node's saved tensors (``Primitive.saves``)."""
-        kept = _kept(self._rule.primitive)
-        if kept is None or any(_holds_array(p) for p in self._rule.params):
-            return True
-        last = len(kept) - 1  # one entry may serve every input (concatenate's)
-        return any(kept[min(k, last)] for k, x in enumerate(self._prev) if x.requires_grad)
-
-    def _changed_input(self) -> Tensor | None:
-        """An input changed in place since this node was made, whose numbers the rule
-        reads for a gradient that is needed (that gradient would be wrong); else None."""
-        inputs, kept = self._prev, _kept(self._rule.primitive)
-        if kept is None:  # a user's rule: any input may be read
-            read = set(range(len(inputs)))
-        else:
-            last = len(kept) - 1
-            read = {"xy".index(who) for k, x in enumerate(inputs) if x.requires_grad
-                    for who in kept[min(k, last)] if who in ("x", "y")}
-        return next((inputs[k] for k in sorted(read)
-                     if inputs[k]._changed_at > self._made_at), None)
-
-    def _computed(self, op: str, fn: Callable[[], Tensor], operand: Any = None) -> np.ndarray:
-        """``fn()``'s numbers, computed out of place without a graph, for ``op`` to write in
-        place: refused when ``operand`` requires grad while the graph is recorded (torch would
-        make this tensor a node of the graph; chaingrad has no in-place nodes)."""
-        _no_graph_into(op, operand)
-        with gradmode.no_grad():
-            return fn()._value
-
-    def add_(self, other: Operand, *, alpha: float = 1) -> Tensor:
-        """x += alpha * other, in place (see ``_check_in_place``)."""
-        value = self._computed("add_", lambda: self.add(other, alpha=alpha), other)
-        return self._write("add_", value)
-
-    def sub_(self, other: Operand, *, alpha: float = 1) -> Tensor:
-        """x -= alpha * other, in place."""
-        value = self._computed("sub_", lambda: self.sub(other, alpha=alpha), other)
-        return self._write("sub_", value)
-
-    def mul_(self, other: Operand) -> Tensor:
-        """x *= other, in place."""
-        return self._write("mul_", self._computed("mul_", lambda: self * other, other))
-
-    def div_(self, other: Operand) -> Tensor:
-        """x /= other, in place (an integer tensor cannot hold the quotient, as in torch)."""
-        return self._write("div_", self._computed("div_", lambda: self / other, other))
-
-    def pow_(self, exponent: Operand) -> Tensor:
-        """x **= exponent, in place."""
-        return self._write("pow_", self._computed("pow_", lambda: self**exponent, exponent))
-
-    def clamp_(self, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
-        """x clamped into [min, max], in place."""
-        return self._write("clamp_", self._computed("clamp_", lambda: self.clamp(min, max)))
-
-    def __iadd__(self, other: Operand) -> Tensor:
-        return self._write("+=", self._computed("+=", lambda: self + other, other))
-
-    def __isub__(self, other: Operand) -> Tensor:
-        return self._write("-=", self._computed("-=", lambda: self - other, other))
-
-    def __imul__(self, other: Operand) -> Tensor:
-        return self._write("*=", self._computed("*=", lambda: self * other, other))
-
-    def __itruediv__(self, other: Operand) -> Tensor:
-        return self._write("/=", self._computed("/=", lambda: self / other, other))
-
-    def zero_(self) -> Tensor:
-        """Every entry 0, in place."""
-        return self._write("zero_", np.zeros_like(self._value))
-
-    def fill_(self, value: Any) -> Tensor:
-        """Every entry ``value``, in place."""
-        value = value.item() if isinstance(value, Tensor) else value
-        return self._write("fill_", np.full_like(self._value, value))
-
-    def copy_(self, src: Any) -> Tensor:
-        """The entries of ``src`` (broadcast to this shape), in place, cast to this dtype."""
-        _no_graph_into("copy_", src)
-        src = src._value if isinstance(src, Tensor) else np.asarray(src)
-        try:
-            value = np.broadcast_to(src, self.shape).astype(self._value.dtype)
-        except ValueError:
-            raise RuntimeError(f"copy_: the source of shape {src.shape} does not broadcast to "
-                               f"{tuple(self.shape)}") from None
-        return self._write("copy_", value)
-
-    # In-place random fills: torch's numbers, from ``generator`` or the default generator,
-    # drawn in the order of the tensor's memory (the algorithms are in sampling.py).
-
-    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
-        """Entries drawn uniformly from [a, b), in place (``sampling.uniform``)."""
-        return self._write("uniform_", sampling.fill(
-            self._value, sampling.uniform, generator, a, b, op="uniform_"))
-
-    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
-        """Entries drawn from N(mean, std**2), in place (``sampling.normal``)."""
-        return self._write("normal_", sampling.fill(
-            self._value, sampling.normal, generator, mean, std,
-            contiguous=self._value.flags.c_contiguous, op="normal_"))
-
-    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
-        """Entries drawn from the exponential distribution of rate ``lambd``, in place
-        (``sampling.exponential``)."""
-        return self._write("exponential_", sampling.fill(
-            self._value, sampling.exponential, generator, lambd, op="exponential_"))
-
-    def random_(self, from_: int | None = None, to: int | None = None, *,
-                generator: Any = None) -> Tensor:
-        """Integers drawn uniformly, in place: ``random_(to)`` from [0, to), ``random_(from,
-        to)`` from [from, to), ``random_()`` torch's whole range for the dtype
-        (``sampling.integers``, ``sampling.random_bits``)."""
-        if from_ is None and to is None:
-            drawn = sampling.fill(self._value, sampling.random_bits, generator)
-        else:
-            low, high = (0, from_) if to is None else (from_, to)
-            drawn = sampling.fill(self._value, sampling.integers, generator, low, high)
-        return self._write("random_", drawn)
-
-    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Tensor:
-        """Each entry 1 with probability ``p`` (a number, or a Tensor of them broadcast to
-        this shape), else 0, in place (``sampling.bernoulli``)."""
-        chances = p._value if isinstance(p, Tensor) else p
-        return self._write("bernoulli_", sampling.fill(
-            self._value, sampling.bernoulli, generator, chances, op="bernoulli_"))
+        return make_node(data, (self,), GETITEM.bind(index))
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place (on a leaf); returns the tensor."""
@@ -1060,132 +838,6 @@ class Tensor(autodiff.Node):
                                f"require gradients, this one is {self.dtype}")
         self.requires_grad = bool(requires_grad)
         return self
-
-    # ---- dtype and device ----
-
-    def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """This tensor in another dtype and/or on a device (only the CPU exists): ``to(dtype)``,
-        ``to(device)``, ``to(other)``, ``to(device, dtype)``; itself when nothing changes,
-        as in torch. A floating cast is differentiable (``tensor_engine.rules.CAST``).
-
-        Example:
-            >>> import chaingrad
-            >>> Tensor([1.5]).to(chaingrad.float64).dtype
-            chaingrad.float64
-        """
-        wanted = None
-        for arg in (*args, kwargs.pop("dtype", None), kwargs.pop("device", None)):
-            if arg is None:
-                continue
-            if isinstance(arg, Tensor):
-                wanted = arg._value.dtype
-            elif isinstance(arg, dtypes.dtype) or (isinstance(arg, type) and issubclass(
-                    arg, np.generic)) or isinstance(arg, np.dtype):
-                wanted = dtypes.to_numpy(arg, "to")
-            else:
-                check_device(arg, "to")
-        copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to: unexpected arguments {sorted(kwargs)}")
-        if wanted is None or wanted == self._value.dtype:
-            return self.clone() if copy else self
-        data = self._value.astype(wanted)
-        if wanted.kind != "f" or self._value.dtype.kind != "f":
-            return _const(data)
-        return _node(data, (self,), CAST.bind(wanted.name))
-
-    def type(self, dtype: Any = None) -> Any:
-        """The dtype's name as torch's ``x.type()`` gives it, or ``to(dtype)``."""
-        if dtype is None:
-            return f"chaingrad.{_TYPE_NAMES.get(self._value.dtype.name, self.dtype.name)}"
-        return self.to(dtype)
-
-    def type_as(self, other: Tensor) -> Tensor:
-        """This tensor in ``other``'s dtype."""
-        return self.to(other._value.dtype)
-
-    def float(self) -> Tensor:
-        """This tensor as float32 (itself if it is)."""
-        return self.to(dtypes.float32)
-
-    def double(self) -> Tensor:
-        """This tensor as float64."""
-        return self.to(dtypes.float64)
-
-    def half(self) -> Tensor:
-        """This tensor as float16."""
-        return self.to(dtypes.float16)
-
-    def long(self) -> Tensor:
-        """This tensor as int64 (floats rounded toward 0)."""
-        return self.to(dtypes.int64)
-
-    def int(self) -> Tensor:
-        """This tensor as int32."""
-        return self.to(dtypes.int32)
-
-    def bool(self) -> Tensor:
-        """This tensor as bool (True where nonzero)."""
-        return self.to(dtypes.bool_)
-
-    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-        """A new tensor of ``data`` with this tensor's dtype unless ``dtype`` is given."""
-        array = to_array(data, self._value.dtype if dtype is None else dtype, "new_tensor")
-        return _leaf(array, requires_grad, "new_tensor")
-
-    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-        """Zeros of ``size``, in this tensor's dtype unless ``dtype`` is given."""
-        return self.new_full(_size(size, "new_zeros"), 0, dtype=dtype,
-                             requires_grad=requires_grad)
-
-    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-        """Ones of ``size``, in this tensor's dtype unless ``dtype`` is given.
-
-        Example:
-            >>> import chaingrad
-            >>> chaingrad.tensor([1, 2]).new_ones(2, 2, dtype=chaingrad.float64).dtype
-            chaingrad.float64
-        """
-        return self.new_full(_size(size, "new_ones"), 1, dtype=dtype,
-                             requires_grad=requires_grad)
-
-    new_empty = new_zeros
-
-    def new_full(self, size: Any, fill_value: Any, dtype: Any = None,
-                 requires_grad: bool = False) -> Tensor:
-        """``fill_value`` in ``size``, in this tensor's dtype unless ``dtype`` is given."""
-        wanted = self._value.dtype if dtype is None else dtypes.to_numpy(dtype, "new_full")
-        array = np.full(_size((size,), "new_full"), fill_value, dtype=wanted)
-        return _leaf(array, requires_grad, "new_full")
-
-    def cpu(self) -> Tensor:
-        """Itself: chaingrad's tensors are on the CPU."""
-        return self
-
-    def cuda(self, *args: Any, **kwargs: Any) -> Tensor:
-        """An error: chaingrad computes on the CPU only."""
-        check_device("cuda", "cuda")
-        return self  # not reached: check_device raises
-
-    def is_floating_point(self) -> bool:
-        """True for a floating dtype."""
-        return self._value.dtype.kind == "f"
-
-    @property
-    def device(self) -> Any:
-        """Where the data is: always ``device('cpu')``."""
-        return CPU
-
-    @property
-    def is_cuda(self) -> bool:
-        """False: chaingrad computes on the CPU only."""
-        return False
-
-    @property
-    def dtype(self) -> dtypes.dtype:
-        """The element type, a chaingrad dtype (``chaingrad.float32``, ...)."""
-        return dtypes.of(self._value.dtype)
 
     # ---- backward and friends ----
 
@@ -1246,13 +898,13 @@ class Tensor(autodiff.Node):
                                  f"shape {tuple(self.shape)}")
             if not all_finite(seed):
                 raise ValueError(f"{where}: grad holds nan or inf, needs finite numbers")
-        return _const(seed.copy()) if create_graph else seed
+        return constant(seed.copy()) if create_graph else seed
 
     @staticmethod
     def _as_grad(g: Any) -> Tensor:
         """What ``.grad`` holds once a backward pass is done: a Tensor (the driver works on
         arrays, and hands each node's total through here; see ``autodiff``)."""
-        return g if isinstance(g, Tensor) else _const(np.asarray(g))
+        return g if isinstance(g, Tensor) else constant(np.asarray(g))
 
     @property
     def grad_fn(self) -> GradFn | None:
@@ -1289,7 +941,7 @@ class Tensor(autodiff.Node):
 
     def detach(self) -> Tensor:
         """The same data (shared, not copied) in a new leaf that records no graph."""
-        return _const(self._value)
+        return constant(self._value)
 
     @property
     def data(self) -> Tensor:
@@ -1311,7 +963,7 @@ class Tensor(autodiff.Node):
             >>> w
             tensor([0.5000, 1.0000], requires_grad=True)
         """
-        return _const(self._value)
+        return constant(self._value)
 
     @data.setter
     def data(self, value: Any) -> None:
@@ -1335,139 +987,21 @@ class Tensor(autodiff.Node):
 
     def clone(self) -> Tensor:
         """A copy of the data, through which gradients flow (a reshape to the same shape)."""
-        return _node(self._value.copy(), (self,), RESHAPE.bind(self._value.shape))
+        return make_node(self._value.copy(), (self,), RESHAPE.bind(self._value.shape))
 
     def contiguous(self) -> Tensor:
         """Itself (chaingrad never needs a contiguous copy)."""
         return self
 
-    def numpy(self) -> np.ndarray:
-        """The data as a numpy array (shared, not copied); as torch, not of a tensor that
-        requires grad (use ``x.detach().numpy()``)."""
-        if self.requires_grad:
-            raise RuntimeError("numpy: Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
-        return self._value
-
-    def item(self) -> Any:
-        """The value of a one-element tensor as a Python number (float, int or bool)."""
-        if self._value.size != 1:
-            raise RuntimeError(f"item: a Tensor with {self._value.size} elements cannot be "
-                               f"converted to Scalar (shape {tuple(self.shape)})")
-        return self._value.item()
-
-    def tolist(self) -> Any:
-        """The entries as (nested) Python lists of numbers."""
-        return self._value.tolist()
-
-    @property
-    def shape(self) -> Size:
-        """The size of each dim, a ``Size``."""
-        return Size(self._value.shape)
-
-    def size(self, dim: int | None = None) -> Any:
-        """The shape (a ``Size``), or the size of ``dim``, as torch's ``size()``."""
-        if dim is None:
-            return Size(self._value.shape)
-        return self._value.shape[normalize_axis(dim, self.ndim, "size")]
-
-    @property
-    def ndim(self) -> int:
-        """The number of dims."""
-        return self._value.ndim
-
-    def dim(self) -> int:
-        """The number of dims."""
-        return self._value.ndim
-
-    ndimension = dim
-
-    def numel(self) -> int:
-        """The number of entries."""
-        return int(self._value.size)
-
-    nelement = numel
-
-    def element_size(self) -> int:
-        """The bytes of one entry."""
-        return self._value.itemsize
-
-    def __bool__(self) -> bool:
-        """The truth of a one-element tensor's value (``if loss: ...``), as torch has it."""
-        if self._value.size != 1:
-            raise RuntimeError(f"bool: Boolean value of Tensor with more than one value is "
-                               f"ambiguous (shape {tuple(self.shape)}); use .any() or .all()")
-        return bool(self._value.item())
-
-    def __float__(self) -> float:
-        return float(self.item())
-
-    def __int__(self) -> int:
-        return int(self.item())
-
-    def __index__(self) -> int:
-        if self._value.dtype.kind not in "iu":
-            raise TypeError(f"only integer tensors of a single element can be converted to an "
-                            f"index, this one is {self.dtype}")
-        return int(self.item())
-
-    def __format__(self, spec: str) -> str:
-        if self._value.size == 1 and self.ndim == 0:
-            return format(self.item(), spec)
-        return format(repr(self), spec)
-
-    def __iter__(self) -> Any:
-        """The sub-tensors along dim 0 (``x[0]``, ``x[1]``, ...); a 0-d tensor has none to
-        give, and says so, as in torch."""
-        if self._value.ndim == 0:
-            raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(len(self)))
-
-    def __len__(self) -> int:
-        if self._value.ndim == 0:
-            raise TypeError("len() of a 0-d tensor")
-        return len(self._value)
-
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        return np.asarray(self._value, dtype=dtype)
-
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        """numpy meeting a Tensor: ``array + tensor`` (any arithmetic or comparison
-        operator) is the Tensor's op, recorded in the graph; anything else, such as
-        ``np.isfinite(t)`` or ``array -= t`` (an ``out=``), runs on the arrays and gives
-        arrays."""
-        if method == "__call__" and not kwargs and ufunc in _UFUNC_OPS and len(inputs) == 2:
-            forward, reflected = _UFUNC_OPS[ufunc]
-            x, y = inputs
-            return getattr(x, forward)(y) if isinstance(x, Tensor) else getattr(y, reflected)(x)
-        arrays = [x._value if isinstance(x, Tensor) else x for x in inputs]
-        if "out" in kwargs:
-            kwargs["out"] = tuple(o._value if isinstance(o, Tensor) else o for o in kwargs["out"])
-        return getattr(ufunc, method)(*arrays, **kwargs)
-
     def any(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
         """Whether any entry is nonzero (over ``dim``), as a bool tensor."""
         axes = normalize_axes(dim, self.ndim, "any")
-        return _const(np.asarray(self._value.any(axis=axes, keepdims=keepdim)))
+        return constant(np.asarray(self._value.any(axis=axes, keepdims=keepdim)))
 
     def all(self, dim: Dims = None, keepdim: bool = False) -> Tensor:
         """Whether every entry is nonzero (over ``dim``), as a bool tensor."""
         axes = normalize_axes(dim, self.ndim, "all")
-        return _const(np.asarray(self._value.all(axis=axes, keepdims=keepdim)))
-
-    def __repr__(self) -> str:
-        """As torch prints a tensor: ``tensor([1., 2.], requires_grad=True)``."""
-        body = format_array(self._value, "tensor(")
-        extras = []
-        kind_default = {"f": dtypes.get_default_dtype().dtype, "i": np.dtype(np.int64),
-                        "b": np.dtype(np.bool_)}.get(self._value.dtype.kind)
-        if self._value.dtype != kind_default:
-            extras.append(f"dtype={self.dtype!r}")
-        if self._rule is not None:
-            extras.append(f"grad_fn=<{GradFn(self._rule).name()}>")
-        elif self.requires_grad:
-            extras.append("requires_grad=True")
-        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+        return constant(np.asarray(self._value.all(axis=axes, keepdims=keepdim)))
 
     def __dir__(self) -> list[str]:
         """The attributes a Tensor has (without torch's names it lacks, see ``_NotYet``)."""
@@ -1481,16 +1015,16 @@ class Tensor(autodiff.Node):
         number takes ``like``'s dtype); anything else is None."""
         if isinstance(x, Tensor):
             return x
-        if _number(x) is not None and not isinstance(x, bool):
-            return _const(np.asarray(x, dtype=np.float32 if like is None else like._value.dtype))
+        if number(x) is not None and not isinstance(x, bool):
+            return constant(np.asarray(x, dtype=np.float32 if like is None else like._value.dtype))
         if isinstance(x, ARRAY_TYPES):
-            return _const(as_array(x, None, "Tensor"))
+            return constant(as_array(x, None, "Tensor"))
         return None
 
     @staticmethod
     def _from_rule(data: Any, inputs: list[Tensor], rule: Rule) -> Tensor:
         """The node of ``data``, computed from ``inputs`` by ``rule`` (``compile``'s)."""
-        return _node(data, tuple(inputs), rule)
+        return make_node(data, tuple(inputs), rule)
 
     def _apply(self, rule: Rule, *others: Tensor) -> Tensor:
         """The node of ``rule`` (a primitive, or one bound to its parameters) applied to this
@@ -1500,7 +1034,7 @@ class Tensor(autodiff.Node):
         prim = rule.primitive
         inputs = (self, *others)
         if prim.floats and any(t._value.dtype.kind != "f" for t in inputs):
-            inputs = tuple(map(_floating, inputs))
+            inputs = tuple(map(floating, inputs))
         try:
             with np.errstate(all="ignore"):
                 data = prim.on_arrays(*(t._value for t in inputs), *rule.params)
@@ -1512,7 +1046,7 @@ class Tensor(autodiff.Node):
             data = as_array(data, None, rule.name)
         if not all_finite(data):
             raise _not_finite(rule, data, inputs)
-        return _node(data, inputs, rule)
+        return make_node(data, inputs, rule)
 
 
 def _not_finite(rule: Rule, data: np.ndarray, inputs: tuple) -> DomainError:
@@ -1583,56 +1117,10 @@ _GRAD_FN_NAMES = {
     "rsub": "RsubBackward1", "/": "Div",
 }
 
-_UFUNC_OPS = {
-    np.add: ("__add__", "__radd__"), np.subtract: ("__sub__", "__rsub__"),
-    np.multiply: ("__mul__", "__rmul__"), np.true_divide: ("__truediv__", "__rtruediv__"),
-    np.power: ("__pow__", "__rpow__"), np.matmul: ("__matmul__", "__rmatmul__"),
-    np.equal: ("__eq__", "__eq__"), np.not_equal: ("__ne__", "__ne__"),
-    np.less: ("__lt__", "__gt__"), np.less_equal: ("__le__", "__ge__"),
-    np.greater: ("__gt__", "__lt__"), np.greater_equal: ("__ge__", "__le__"),
-}
-"""numpy's ufunc for each operator, and the Tensor's method for it: (``tensor op x``,
-``x op tensor``)."""
-
-_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
-               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
-
-
-# ---- printing as torch does ----
-
-
-def format_array(a: np.ndarray, prefix: str) -> str:
-    """``a``'s entries as torch prints them, lines after the first indented under ``prefix``:
-    floats with 4 decimals (``1.5000``), or as ``1.`` when all are whole numbers, in
-    scientific notation when they span more than 1000x (or pass 1e8, or, not whole, go
-    below 1e-4); every entry padded to one width; ``...`` for the middle of more than 1000.
-    """
-    if a.size == 0:
-        return "[]" if a.ndim == 1 else f"[], size={tuple(a.shape)}"
-    if a.dtype.kind == "f":
-        finite = np.abs(a[np.isfinite(a)]).astype(np.float64)
-        nonzero = finite[finite != 0]
-        big = float(nonzero.max()) if nonzero.size else 0.0
-        small = float(nonzero.min()) if nonzero.size else 1.0
-        whole = bool((finite == np.round(finite)).all())
-        if big / small > 1000.0 or big > 1e8 or (not whole and small < 1e-4):
-            text = "{:.4e}".format
-        else:
-            text = "{:.0f}.".format if whole else "{:.4f}".format
-        kind = "float_kind"
-    else:
-        text, kind = str, "int" if a.dtype.kind in "iu" else "bool"
-    width = max(len(text(v)) for v in (a.max().item(), a.min().item()))
-    body = np.array2string(a, separator=", ", prefix=prefix, threshold=1000, edgeitems=3,
-                           max_line_width=81, formatter={kind: lambda v: text(v).rjust(width)})
-    return body.replace(", ..., ", ",  ..., ")  # torch's ellipsis: ' ...'
-
-
 # ---- making nodes ----
 
 
-def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
+def make_node(data: Any, children: tuple, rule: Rule) -> Tensor:
     """An op's output node (no input checks: the op has done them).
 
     It records the graph only if grad mode is on and some input requires a gradient.
@@ -1662,7 +1150,7 @@ def _node(data: Any, children: tuple, rule: Rule) -> Tensor:
     return out
 
 
-def _const(data: np.ndarray) -> Tensor:
+def constant(data: np.ndarray) -> Tensor:
     """A leaf holding ``data`` that needs no gradient (a constant, or detached data)."""
     out = _new(Tensor)
     out._value = data
@@ -1675,81 +1163,15 @@ def _const(data: np.ndarray) -> Tensor:
     return out
 
 
-def _leaf(data: np.ndarray, requires_grad: bool, where: str) -> Tensor:
+def leaf(data: np.ndarray, requires_grad: bool, where: str) -> Tensor:
     """A leaf of any dtype (the factories'); only a floating one may require grad."""
-    out = _const(data)
+    out = constant(data)
     if requires_grad:
         if data.dtype.kind != "f":
             raise RuntimeError(f"{where}: Only Tensors of floating point dtype can require "
                                f"gradients, got {dtypes.of(data.dtype)}")
         out.requires_grad = True
     return out
-
-
-def _number(x: object) -> float | None:
-    """x if it is a plain real number (int, float, bool, numpy scalar, ...), else None."""
-    if type(x) is float or type(x) is int:
-        return x
-    if isinstance(x, Real) and not isinstance(x, (Tensor, np.ndarray)):
-        return x
-    return None
-
-
-def _lift(x: object, like: Tensor, numbers: bool = True) -> Tensor | None:
-    """``x`` as a constant Tensor: a number takes ``like``'s dtype (as in ``x * 2``), an
-    array keeps its own; None for anything else (the operator then refuses)."""
-    if isinstance(x, Tensor):
-        return x
-    if numbers and _number(x) is not None:
-        return _const(np.asarray(x, dtype=like._value.dtype))
-    if isinstance(x, ARRAY_TYPES):  # arrays, and numpy scalars such as np.bool_
-        return _const(to_array(x, None, "Tensor", copy=False))
-    return None
-
-
-def _size(size: tuple, op: str) -> tuple[int, ...]:
-    """``f(2, 3)``'s or ``f((2, 3))``'s size as a tuple of ints >= 0."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0
-               for n in size):
-        raise TypeError(f"{op}: size must be ints >= 0 (as {op}(2, 3) or {op}((2, 3))), got "
-                        f"{size!r}")
-    return tuple(int(n) for n in size)
-
-
-def _rank(t: Tensor) -> int:
-    return dtypes.DIMENSIONED if t._value.ndim else dtypes.ZERO_DIM
-
-
-def _operands(op: str, x: Tensor, other: object, floating: bool = False) -> Any:
-    """``x`` and ``other`` as Tensors of torch's result dtype for ``op``, and that dtype
-    (with ``floating``, an integer result becomes the default floating dtype, as ``/``
-    wants). A number becomes a constant; an input that needs no gradient is cast; one
-    that needs a gradient keeps its dtype (the result is cast instead). NotImplemented
-    for a type it doesn't know (Python then asks ``other``), but a TypeError for a list,
-    tuple or string, which Python would otherwise repeat or refuse with a message that
-    hides the op."""
-    xd = x._value.dtype
-    if type(other) is Tensor and other._value.dtype is xd and (not floating or xd.kind == "f"):
-        return x, other, xd  # the common case, first
-    n = _number(other)
-    if n is not None:
-        nd = dtypes.number_dtype(n)
-        dtype = xd if dtypes.kind(nd) <= dtypes.kind(xd) else nd
-        if floating and dtype.kind != "f":
-            dtype = dtypes.get_default_dtype().dtype
-        return _cast(x, dtype), _const(np.asarray(n, dtype=dtype)), dtype
-    y = _lift(other, x, numbers=False)
-    if y is None:
-        if isinstance(other, (str, bytes, list, tuple)):
-            raise TypeError(f"{op}: needs a number, an array or a Tensor, got "
-                            f"{type(other).__name__} {other!r}")
-        return NotImplemented
-    dtype = dtypes.promote([(xd, _rank(x)), (y._value.dtype, _rank(y))])
-    if floating and dtype.kind != "f":
-        dtype = dtypes.get_default_dtype().dtype
-    return _cast(x, dtype), _cast(y, dtype), dtype
 
 
 def _named(out: Tensor, op: str) -> Tensor:
@@ -1765,26 +1187,11 @@ def _promoted(op: str, ufunc: Any, rule: Rule, x: Tensor, other: object) -> Any:
     both made Tensors of torch's result dtype first (``_operands``). ``+`` and ``*`` come
     here only then: two tensors of one dtype (most calls) need no promotion, and they skip
     this call (T3 in benchmarks/versions.py)."""
-    both = _operands(op, x, other)
+    both = operands(op, x, other)
     if both is NotImplemented:
         return both
     x, y, dtype = both
-    return _node(_broadcasting(op, ufunc, x, y, dtype), (x, y), rule)
-
-
-def _cast(t: Tensor, dtype: np.dtype) -> Tensor:
-    """``t`` in ``dtype``, if it needs no gradient (a constant copy); else ``t`` itself."""
-    if t._value.dtype == dtype or t.requires_grad:
-        return t
-    return _const(t._value.astype(dtype))
-
-
-def _floating(t: Tensor) -> Tensor:
-    """``t``, or for an integer or bool tensor its values in the default floating dtype
-    (as torch's exp, sqrt, ... compute them)."""
-    if t._value.dtype.kind == "f":
-        return t
-    return _const(t._value.astype(dtypes.get_default_dtype().dtype))
+    return make_node(_broadcasting(op, ufunc, x, y, dtype), (x, y), rule)
 
 
 def _compare(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
@@ -1793,42 +1200,42 @@ def _compare(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
         return NotImplemented
     if isinstance(other, (list, tuple)):
         other = to_array(other, None, op)
-    both = _operands(op, x, other)
+    both = operands(op, x, other)
     if both is NotImplemented:
         return both
     a, b, _ = both
-    return _const(np.asarray(_broadcasting(op, ufunc, a, b, None, check=False)))
+    return constant(np.asarray(_broadcasting(op, ufunc, a, b, None, check=False)))
 
 
 def _where(condition: np.ndarray, x: Tensor, y: Tensor, dtype: np.dtype) -> Tensor:
     """x where ``condition`` holds, else y (``tensor_engine.rules.WHERE``)."""
     data = np.where(condition, x._value, y._value).astype(dtype, copy=False)
-    return _node(data, (x, y), WHERE.bind(condition))
+    return make_node(data, (x, y), WHERE.bind(condition))
 
 
 def _pick(op: str, wins: Any, x: Tensor, other: object) -> Tensor:
     """x where ``wins(x, other)``, other where ``wins(other, x)``, and where they tie their
     mean (the same number), so that each gets half of the gradient, as torch's does."""
-    both = _operands(op, x, other)
+    both = operands(op, x, other)
     if both is NotImplemented:
         raise TypeError(f"{op}: expected a Tensor, an array or a number, got "
                         f"{type(other).__name__}")
     a, b, dtype = both
     _broadcast_shape(op, a, b)
     if dtype.kind != "f":
-        return _const(np.where(wins(a._value, b._value), a._value, b._value).astype(dtype))
+        return constant(np.where(wins(a._value, b._value), a._value, b._value).astype(dtype))
     tie = _where(a._value == b._value, (a + b) * 0.5, b, dtype)
     return _where(wins(a._value, b._value), a, tie, dtype)
 
 
 def _logical(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
-    both = _operands(op, x, other)
+    both = operands(op, x, other)
     if both is NotImplemented:
         return both
     a, b, dtype = both
     if dtype.kind == "f":
         raise TypeError(f"{op}: needs bool or integer tensors, got {dtypes.of(dtype)}")
-    return _const(np.asarray(_broadcasting(op, ufunc, a, b, dtype, check=False)))
+    return constant(np.asarray(_broadcasting(op, ufunc, a, b, dtype, check=False)))
 
 
 def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, dtype: np.dtype | None,
@@ -1845,16 +1252,6 @@ def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, dtype: np.dtype | N
     if check and not all_finite(data):
         raise domain_error(op, np.asarray(data), (a._value, b._value), None)
     return data
-
-
-def _no_graph_into(op: str, value: Any) -> None:
-    """A NotImplementedError for writing a tensor that requires grad into another in place
-    while the graph is recorded: torch would record it; chaingrad would lose the gradient."""
-    if isinstance(value, Tensor) and value.requires_grad and gradmode.is_grad_enabled():
-        raise NotImplementedError(
-            f"{op}: chaingrad has no in-place op that takes a tensor requiring grad into "
-            "another yet (torch records one); build the result out of place instead (with "
-            "+, cat, stack or where), or write .detach() to copy the numbers only")
 
 
 def _no_bool_minus(x: Tensor, other: object) -> None:
@@ -1886,3 +1283,10 @@ def _dims_args(op: str, dim: Any, keepdim: bool, axis: Any, keepdims: bool | Non
             raise TypeError(f"{op}: got both keepdim= and keepdims= (the same argument)")
         keepdim = keepdims
     return dim, bool(keepdim)
+
+
+# how the parts of Tensor in other modules (conversions.py, inplace.py, promotion.py) make
+# tensors, without importing this module
+Tensor._node = staticmethod(make_node)
+Tensor._constant = staticmethod(constant)
+Tensor._leaf = staticmethod(leaf)

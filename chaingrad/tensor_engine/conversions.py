@@ -1,0 +1,340 @@
+"""A Tensor as other things: another dtype or device, numbers, arrays, lists, and text
+(``print``), as torch gives them (the ``Conversions`` part of ``Tensor``).
+
+Example:
+    >>> from chaingrad import Tensor
+    >>> t = Tensor([1.5, 2.0])
+    >>> t.double().dtype, t.tolist(), t.shape
+    (chaingrad.float64, [1.5, 2.0], chaingrad.Size([2]))
+    >>> t
+    tensor([1.5000, 2.0000])
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import autodiff
+from . import dtypes
+from .arrays import normalize_axis, size_of, to_array
+from .devices import CPU, check_device
+from .rules import CAST
+
+
+class Size(tuple):
+    """A tensor's shape, as ``torch.Size``: a tuple of ints.
+
+    Example:
+        >>> Size((2, 3)), Size((2, 3)) == (2, 3), Size((2, 3)).numel()
+        (chaingrad.Size([2, 3]), True, 6)
+    """
+
+    def __repr__(self) -> str:
+        return f"chaingrad.Size({list(self)})"
+
+    def numel(self) -> int:
+        """The number of entries."""
+        return math.prod(self)
+
+
+_UFUNC_OPS = {
+    np.add: ("__add__", "__radd__"), np.subtract: ("__sub__", "__rsub__"),
+    np.multiply: ("__mul__", "__rmul__"), np.true_divide: ("__truediv__", "__rtruediv__"),
+    np.power: ("__pow__", "__rpow__"), np.matmul: ("__matmul__", "__rmatmul__"),
+    np.equal: ("__eq__", "__eq__"), np.not_equal: ("__ne__", "__ne__"),
+    np.less: ("__lt__", "__gt__"), np.less_equal: ("__le__", "__ge__"),
+    np.greater: ("__gt__", "__lt__"), np.greater_equal: ("__ge__", "__le__"),
+}
+"""numpy's ufunc for each operator, and the Tensor's method for it: (``tensor op x``,
+``x op tensor``)."""
+
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
+
+class Conversions:
+    """The conversions of ``Tensor``: ``to``, ``float()``, ``numpy()``, ``item()``,
+    ``shape``, Python's number and sequence protocols, numpy's, and ``repr``."""
+
+    __slots__ = ()
+
+    def to(self, *args: Any, **kwargs: Any) -> Any:
+        """This tensor in another dtype and/or on a device (only the CPU exists): ``to(dtype)``,
+        ``to(device)``, ``to(other)``, ``to(device, dtype)``; itself when nothing changes,
+        as in torch. A floating cast is differentiable (``tensor_engine.rules.CAST``).
+
+        Example:
+            >>> from chaingrad import Tensor
+            >>> import chaingrad
+            >>> Tensor([1.5]).to(chaingrad.float64).dtype
+            chaingrad.float64
+        """
+        wanted = None
+        for arg in (*args, kwargs.pop("dtype", None), kwargs.pop("device", None)):
+            if arg is None:
+                continue
+            if isinstance(arg, autodiff.Node):
+                wanted = arg._value.dtype
+            elif isinstance(arg, dtypes.dtype) or (isinstance(arg, type) and issubclass(
+                    arg, np.generic)) or isinstance(arg, np.dtype):
+                wanted = dtypes.to_numpy(arg, "to")
+            else:
+                check_device(arg, "to")
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to: unexpected arguments {sorted(kwargs)}")
+        if wanted is None or wanted == self._value.dtype:
+            return self.clone() if copy else self
+        data = self._value.astype(wanted)
+        if wanted.kind != "f" or self._value.dtype.kind != "f":
+            return self._constant(data)
+        return self._node(data, (self,), CAST.bind(wanted.name))
+
+    def type(self, dtype: Any = None) -> Any:
+        """The dtype's name as torch's ``x.type()`` gives it, or ``to(dtype)``."""
+        if dtype is None:
+            return f"chaingrad.{_TYPE_NAMES.get(self._value.dtype.name, self.dtype.name)}"
+        return self.to(dtype)
+
+    def type_as(self, other: Any) -> Any:
+        """This tensor in ``other``'s dtype."""
+        return self.to(other._value.dtype)
+
+    def float(self) -> Any:
+        """This tensor as float32 (itself if it is)."""
+        return self.to(dtypes.float32)
+
+    def double(self) -> Any:
+        """This tensor as float64."""
+        return self.to(dtypes.float64)
+
+    def half(self) -> Any:
+        """This tensor as float16."""
+        return self.to(dtypes.float16)
+
+    def long(self) -> Any:
+        """This tensor as int64 (floats rounded toward 0)."""
+        return self.to(dtypes.int64)
+
+    def int(self) -> Any:
+        """This tensor as int32."""
+        return self.to(dtypes.int32)
+
+    def bool(self) -> Any:
+        """This tensor as bool (True where nonzero)."""
+        return self.to(dtypes.bool_)
+
+    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> Any:
+        """A new tensor of ``data`` with this tensor's dtype unless ``dtype`` is given."""
+        array = to_array(data, self._value.dtype if dtype is None else dtype, "new_tensor")
+        return self._leaf(array, requires_grad, "new_tensor")
+
+    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Any:
+        """Zeros of ``size``, in this tensor's dtype unless ``dtype`` is given."""
+        return self.new_full(size_of(size, "new_zeros"), 0, dtype=dtype,
+                             requires_grad=requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Any:
+        """Ones of ``size``, in this tensor's dtype unless ``dtype`` is given.
+
+        Example:
+            >>> import chaingrad
+            >>> chaingrad.tensor([1, 2]).new_ones(2, 2, dtype=chaingrad.float64).dtype
+            chaingrad.float64
+        """
+        return self.new_full(size_of(size, "new_ones"), 1, dtype=dtype,
+                             requires_grad=requires_grad)
+
+    new_empty = new_zeros
+
+    def new_full(self, size: Any, fill_value: Any, dtype: Any = None,
+                 requires_grad: bool = False) -> Any:
+        """``fill_value`` in ``size``, in this tensor's dtype unless ``dtype`` is given."""
+        wanted = self._value.dtype if dtype is None else dtypes.to_numpy(dtype, "new_full")
+        array = np.full(size_of((size,), "new_full"), fill_value, dtype=wanted)
+        return self._leaf(array, requires_grad, "new_full")
+
+    def cpu(self) -> Any:
+        """Itself: chaingrad's tensors are on the CPU."""
+        return self
+
+    def cuda(self, *args: Any, **kwargs: Any) -> Any:
+        """An error: chaingrad computes on the CPU only."""
+        check_device("cuda", "cuda")
+        return self  # not reached: check_device raises
+
+    def is_floating_point(self) -> bool:
+        """True for a floating dtype."""
+        return self._value.dtype.kind == "f"
+
+    @property
+    def device(self) -> Any:
+        """Where the data is: always ``device('cpu')``."""
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        """False: chaingrad computes on the CPU only."""
+        return False
+
+    @property
+    def dtype(self) -> dtypes.dtype:
+        """The element type, a chaingrad dtype (``chaingrad.float32``, ...)."""
+        return dtypes.of(self._value.dtype)
+
+    def numpy(self) -> np.ndarray:
+        """The data as a numpy array (shared, not copied); as torch, not of a tensor that
+        requires grad (use ``x.detach().numpy()``)."""
+        if self.requires_grad:
+            raise RuntimeError("numpy: Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._value
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number (float, int or bool)."""
+        if self._value.size != 1:
+            raise RuntimeError(f"item: a Tensor with {self._value.size} elements cannot be "
+                               f"converted to Scalar (shape {tuple(self.shape)})")
+        return self._value.item()
+
+    def tolist(self) -> Any:
+        """The entries as (nested) Python lists of numbers."""
+        return self._value.tolist()
+
+    @property
+    def shape(self) -> Size:
+        """The size of each dim, a ``Size``."""
+        return Size(self._value.shape)
+
+    def size(self, dim: int | None = None) -> Any:
+        """The shape (a ``Size``), or the size of ``dim``, as torch's ``size()``."""
+        if dim is None:
+            return Size(self._value.shape)
+        return self._value.shape[normalize_axis(dim, self.ndim, "size")]
+
+    @property
+    def ndim(self) -> int:
+        """The number of dims."""
+        return self._value.ndim
+
+    def dim(self) -> int:
+        """The number of dims."""
+        return self._value.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        """The number of entries."""
+        return int(self._value.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        """The bytes of one entry."""
+        return self._value.itemsize
+
+    def __bool__(self) -> bool:
+        """The truth of a one-element tensor's value (``if loss: ...``), as torch has it."""
+        if self._value.size != 1:
+            raise RuntimeError(f"bool: Boolean value of Tensor with more than one value is "
+                               f"ambiguous (shape {tuple(self.shape)}); use .any() or .all()")
+        return bool(self._value.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._value.dtype.kind not in "iu":
+            raise TypeError(f"only integer tensors of a single element can be converted to an "
+                            f"index, this one is {self.dtype}")
+        return int(self.item())
+
+    def __format__(self, spec: str) -> str:
+        if self._value.size == 1 and self.ndim == 0:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def __iter__(self) -> Any:
+        """The sub-tensors along dim 0 (``x[0]``, ``x[1]``, ...); a 0-d tensor has none to
+        give, and says so, as in torch."""
+        if self._value.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(len(self)))
+
+    def __len__(self) -> int:
+        if self._value.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return len(self._value)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        return np.asarray(self._value, dtype=dtype)
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """numpy meeting a Tensor: ``array + tensor`` (any arithmetic or comparison
+        operator) is the Tensor's op, recorded in the graph; anything else, such as
+        ``np.isfinite(t)`` or ``array -= t`` (an ``out=``), runs on the arrays and gives
+        arrays."""
+        if method == "__call__" and not kwargs and ufunc in _UFUNC_OPS and len(inputs) == 2:
+            forward, reflected = _UFUNC_OPS[ufunc]
+            x, y = inputs
+            mine = isinstance(x, autodiff.Node)
+            return getattr(x, forward)(y) if mine else getattr(y, reflected)(x)
+        arrays = [x._value if isinstance(x, autodiff.Node) else x for x in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(o._value if isinstance(o, autodiff.Node) else o
+                                  for o in kwargs["out"])
+        return getattr(ufunc, method)(*arrays, **kwargs)
+
+    def __repr__(self) -> str:
+        """As torch prints a tensor: ``tensor([1., 2.], requires_grad=True)``."""
+        body = format_array(self._value, "tensor(")
+        extras = []
+        kind_default = {"f": dtypes.get_default_dtype().dtype, "i": np.dtype(np.int64),
+                        "b": np.dtype(np.bool_)}.get(self._value.dtype.kind)
+        if self._value.dtype != kind_default:
+            extras.append(f"dtype={self.dtype!r}")
+        if self._rule is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+
+
+
+def format_array(a: np.ndarray, prefix: str) -> str:
+    """``a``'s entries as torch prints them, lines after the first indented under ``prefix``:
+    floats with 4 decimals (``1.5000``), or as ``1.`` when all are whole numbers, in
+    scientific notation when they span more than 1000x (or pass 1e8, or, not whole, go
+    below 1e-4); every entry padded to one width; ``...`` for the middle of more than 1000.
+    """
+    if a.size == 0:
+        return "[]" if a.ndim == 1 else f"[], size={tuple(a.shape)}"
+    if a.dtype.kind == "f":
+        finite = np.abs(a[np.isfinite(a)]).astype(np.float64)
+        nonzero = finite[finite != 0]
+        big = float(nonzero.max()) if nonzero.size else 0.0
+        small = float(nonzero.min()) if nonzero.size else 1.0
+        whole = bool((finite == np.round(finite)).all())
+        if big / small > 1000.0 or big > 1e8 or (not whole and small < 1e-4):
+            text = "{:.4e}".format
+        else:
+            text = "{:.0f}.".format if whole else "{:.4f}".format
+        kind = "float_kind"
+    else:
+        text, kind = str, "int" if a.dtype.kind in "iu" else "bool"
+    width = max(len(text(v)) for v in (a.max().item(), a.min().item()))
+    body = np.array2string(a, separator=", ", prefix=prefix, threshold=1000, edgeitems=3,
+                           max_line_width=81, formatter={kind: lambda v: text(v).rjust(width)})
+    return body.replace(", ..., ", ",  ..., ")  # torch's ellipsis: ' ...'
+
+

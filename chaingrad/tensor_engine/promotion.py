@@ -1,0 +1,95 @@
+"""Which dtype an op computes in, as torch decides it, and its operands made Tensors of it.
+
+torch's result dtype for ``x op other`` (``dtypes.promote``): a Python number takes the
+tensor's dtype unless it is of a higher kind (``int64 tensor * 2.5`` is float32); two
+tensors give the wider dtype, a 0-d tensor counting less than one with dimensions. An
+operand that needs no gradient is cast (a constant copy); one that needs a gradient keeps
+its dtype, and the result is cast instead.
+
+Example:
+    >>> from chaingrad import tensor
+    >>> x, y, dtype = operands("*", tensor([1, 2]), 2.5)
+    >>> dtype, y
+    (dtype('float32'), tensor(2.5000))
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+from .. import autodiff
+from . import dtypes
+from .arrays import ARRAY_TYPES, to_array
+
+
+def number(x: object) -> float | None:
+    """x if it is a plain real number (int, float, bool, numpy scalar, ...), else None."""
+    if type(x) is float or type(x) is int:
+        return x
+    if isinstance(x, Real) and not isinstance(x, (autodiff.Node, np.ndarray)):
+        return x
+    return None
+
+
+def lift(x: object, like: Any, numbers: bool = True) -> Any:
+    """``x`` as a constant Tensor: a number takes ``like``'s dtype (as in ``x * 2``), an
+    array keeps its own; None for anything else (the operator then refuses)."""
+    if isinstance(x, autodiff.Node):
+        return x
+    if numbers and number(x) is not None:
+        return like._constant(np.asarray(x, dtype=like._value.dtype))
+    if isinstance(x, ARRAY_TYPES):  # arrays, and numpy scalars such as np.bool_
+        return like._constant(to_array(x, None, "Tensor", copy=False))
+    return None
+
+
+def rank(t: Any) -> int:
+    return dtypes.DIMENSIONED if t._value.ndim else dtypes.ZERO_DIM
+
+
+def operands(op: str, x: Any, other: object, floating: bool = False) -> Any:
+    """``x`` and ``other`` as Tensors of torch's result dtype for ``op``, and that dtype
+    (with ``floating``, an integer result becomes the default floating dtype, as ``/``
+    wants). A number becomes a constant; an input that needs no gradient is cast; one
+    that needs a gradient keeps its dtype (the result is cast instead). NotImplemented
+    for a type it doesn't know (Python then asks ``other``), but a TypeError for a list,
+    tuple or string, which Python would otherwise repeat or refuse with a message that
+    hides the op."""
+    xd = x._value.dtype
+    if type(other) is type(x) and other._value.dtype is xd and (not floating or xd.kind == "f"):
+        return x, other, xd  # the common case, first
+    n = number(other)
+    if n is not None:
+        nd = dtypes.number_dtype(n)
+        dtype = xd if dtypes.kind(nd) <= dtypes.kind(xd) else nd
+        if floating and dtype.kind != "f":
+            dtype = dtypes.get_default_dtype().dtype
+        return cast(x, dtype), x._constant(np.asarray(n, dtype=dtype)), dtype
+    y = lift(other, x, numbers=False)
+    if y is None:
+        if isinstance(other, (str, bytes, list, tuple)):
+            raise TypeError(f"{op}: needs a number, an array or a Tensor, got "
+                            f"{type(other).__name__} {other!r}")
+        return NotImplemented
+    dtype = dtypes.promote([(xd, rank(x)), (y._value.dtype, rank(y))])
+    if floating and dtype.kind != "f":
+        dtype = dtypes.get_default_dtype().dtype
+    return cast(x, dtype), cast(y, dtype), dtype
+
+
+def cast(t: Any, dtype: np.dtype) -> Any:
+    """``t`` in ``dtype``, if it needs no gradient (a constant copy); else ``t`` itself."""
+    if t._value.dtype == dtype or t.requires_grad:
+        return t
+    return t._constant(t._value.astype(dtype))
+
+
+def floating(t: Any) -> Any:
+    """``t``, or for an integer or bool tensor its values in the default floating dtype
+    (as torch's exp, sqrt, ... compute them)."""
+    if t._value.dtype.kind == "f":
+        return t
+    return t._constant(t._value.astype(dtypes.get_default_dtype().dtype))
