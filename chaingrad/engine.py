@@ -103,14 +103,14 @@ class Value(autodiff.Node):
         y = other if type(other) is Value else _lift(other)
         if y is None:
             return _not_a_number("+", other)
-        return _node(ADD.forward(self.data, y.data), self, y, ADD)
+        return make_node(ADD.forward(self.data, y.data), self, y, ADD)
 
     def __mul__(self, other: Value | Number) -> Value:
         """x * y;  d/dx = y, d/dy = x (``rules.MUL``)."""
         y = other if type(other) is Value else _lift(other)
         if y is None:
             return _not_a_number("*", other)
-        return _node(MUL.forward(self.data, y.data), self, y, MUL)
+        return make_node(MUL.forward(self.data, y.data), self, y, MUL)
 
     def __pow__(self, other: Value | Number) -> Value:
         """x ** n;  d/dx = n * x**(n-1) (``rules.POW_N``); for a Value exponent y,
@@ -215,7 +215,7 @@ class Value(autodiff.Node):
     @staticmethod
     def _from_rule(data: float, inputs: list[Value], rule: Primitive | Bound) -> Value:
         """The node of ``data``, computed from ``inputs`` by ``rule`` (``compile``'s)."""
-        return _node(data, *autodiff.split(tuple(inputs)), rule)
+        return make_node(data, *autodiff.split(tuple(inputs)), rule)
 
     def _apply(self, rule: Primitive | Bound, *others: Value) -> Value:
         """The node of ``rule`` (a primitive, or one bound to its parameters) applied to this
@@ -223,8 +223,8 @@ class Value(autodiff.Node):
         the op's domain, a ``DomainError`` that names it)."""
         data = on_floats(rule.primitive, self.data, *(x.data for x in others), *rule.params)
         if len(others) < 2:
-            return _node(data, self, others[0] if others else None, rule)
-        return _node(data, *autodiff.split((self, *others)), rule)
+            return make_node(data, self, others[0] if others else None, rule)
+        return make_node(data, *autodiff.split((self, *others)), rule)
 
     def _seed(self, grad: object, create_graph: bool, where: str) -> float | Value:
         """d(loss)/d(self) to start a backward pass from: ``grad``, or 1."""
@@ -246,7 +246,7 @@ Value._value = Value.__dict__["data"]
 # ---- helpers ----
 
 
-def _node(data: float, a: object, b: object, rule: Primitive | Bound) -> Value:
+def make_node(data: float, a: object, b: object, rule: Primitive | Bound) -> Value:
     """Make an op's output node from inputs a and b (no input checks: the op did them)."""
     if data - data != 0.0:
         op = rule.name

@@ -25,7 +25,7 @@ from typing import Any
 
 from .. import torch_names
 from ..autodiff import paused_gc
-from ..engine import Value, _node
+from ..engine import Value, make_node
 from ..rules import ADD, MUL
 from .module import Module, Nested
 from .registry import ACTIVATIONS
@@ -178,8 +178,8 @@ def _weighted_sum(ws: list[Value], xs: Sequence[Value | float], b: Value) -> Val
         if type(x) is not Value:
             act = act + w * x  # a plain number: the operators lift it into a Value
             continue
-        wx = _node(w.data * x.data, w, x, MUL)
-        act = _node(act.data + wx.data, act, wx, ADD)
+        wx = make_node(w.data * x.data, w, x, MUL)
+        act = make_node(act.data + wx.data, act, wx, ADD)
     return act
 
 
