@@ -32,6 +32,7 @@ import math
 from collections import namedtuple
 from collections.abc import Callable
 from numbers import Real
+from operator import attrgetter
 from typing import Any, Union
 
 import numpy as np
@@ -54,7 +55,6 @@ from ..rules import (
     TANH,
     Bound,
     Primitive,
-    method,
 )
 from . import dtypes
 from .arrays import (
@@ -95,6 +95,39 @@ _BOOL = np.dtype(bool)
 Operand = Union["Tensor", np.ndarray, float, int]
 Dims = Any  # an int, a tuple of ints, or None
 Rule = Primitive | Bound
+
+
+def elementwise(prim: Primitive) -> Callable[[Tensor], Tensor]:
+    """An elementwise primitive as a Tensor's method: ``tanh = elementwise(TANH)`` in the
+    class gives ``x.tanh()``, its forward on x's array (``Primitive.on_arrays``), an integer
+    or bool x first made the default float dtype where the op computes in floats (as
+    torch's ``exp``), a bool x refused by the others (torch's ``relu`` and ``abs`` refuse
+    one). Where the op has a domain, a result that is not finite is a ``DomainError`` that
+    says where (``log: got 0.0 at index (1,), needs x > 0``), as ``_apply`` checks.
+
+    Example:
+        >>> Tensor([0.0, 1.0]).tanh()
+        tensor([0.0000, 0.7616])
+    """
+    forward, floats, domain, name = prim.on_arrays, prim.floats, prim.domain, prim.method
+
+    def apply(self: Tensor) -> Tensor:
+        x = self
+        if floats:
+            x = floating(x)
+        elif x._value.dtype is _BOOL:
+            raise RuntimeError(f"{name}: Boolean inputs not supported for {name} (as in torch)")
+        if not domain:
+            return make_node(forward(x._value), (x,), prim)
+        with np.errstate(all="ignore"):  # outside the domain: a DomainError, not a warning
+            data = forward(x._value)
+        if not all_finite(data):
+            raise _not_finite(prim, data, (x,))
+        return make_node(data, (x,), prim)
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = prim.doc
+    return apply
 
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
@@ -387,17 +420,10 @@ class Tensor(InPlace, Conversions, autodiff.Node):
 
     # ---- elementwise functions: the forward with numpy, the rule from chaingrad.rules ----
 
-    # the elementwise primitives: x.tanh() is TANH's forward and rule (rules.method)
-    tanh, sigmoid = method(TANH), method(SIGMOID)
-    exp, log, sqrt = method(EXP), method(LOG), method(SQRT)
-    abs, sin, cos = method(ABS), method(SIN), method(COS)
-
-    def relu(self) -> Tensor:
-        """max(0, x);  d/dx = 1 if x > 0 else 0 (``rules.RELU``); not of a bool tensor,
-        as in torch."""
-        if self._value.dtype is _BOOL:
-            raise RuntimeError("relu: Boolean inputs not supported for relu (as in torch)")
-        return self._apply(RELU)
+    # the elementwise primitives: x.tanh() is TANH's forward and rule (``elementwise``)
+    relu, tanh, sigmoid = elementwise(RELU), elementwise(TANH), elementwise(SIGMOID)
+    exp, log, sqrt = elementwise(EXP), elementwise(LOG), elementwise(SQRT)
+    abs, sin, cos = elementwise(ABS), elementwise(SIN), elementwise(COS)
 
     def pow(self, exponent: Operand) -> Tensor:
         """x ** exponent (see ``__pow__``)."""
@@ -1029,24 +1055,39 @@ class Tensor(InPlace, Conversions, autodiff.Node):
     def _apply(self, rule: Rule, *others: Tensor) -> Tensor:
         """The node of ``rule`` (a primitive, or one bound to its parameters) applied to this
         tensor and ``others``: the primitive's forward on their arrays, in the default float
-        dtype for an op that computes in floats (``floats``); a ``DomainError`` naming the
-        op where a result is not finite (outside the op's domain)."""
+        dtype for an op that computes in floats (``floats``). An op with a domain (and a
+        user's primitive) is checked: a ``DomainError`` names it where a result is not
+        finite; the others give finite numbers for finite inputs."""
         prim = rule.primitive
-        inputs = (self, *others)
-        if prim.floats and any(t._value.dtype.kind != "f" for t in inputs):
+        inputs = (self, *others) if others else (self,)
+        if prim.floats and (others or self._value.dtype.kind != "f"):
             inputs = tuple(map(floating, inputs))
-        try:
-            with np.errstate(all="ignore"):
-                data = prim.on_arrays(*(t._value for t in inputs), *rule.params)
-        except (ValueError, ZeroDivisionError, OverflowError, FloatingPointError) as exc:
-            shapes = ", ".join(str(tuple(t.shape)) for t in inputs)
-            raise DomainError(f"{rule.name}: forward failed on inputs of shapes ({shapes}): "
-                              f"{exc}") from exc
-        if type(data) is not np.ndarray:
-            data = as_array(data, None, rule.name)
-        if not all_finite(data):
-            raise _not_finite(rule, data, inputs)
-        return make_node(data, inputs, rule)
+        if prim.domain or prim.array is None:
+            return make_node(_checked(rule, inputs), inputs, rule)
+        if others:
+            return make_node(prim.on_arrays(*map(_value_of, inputs), *rule.params), inputs,
+                             rule)
+        return make_node(prim.on_arrays(inputs[0]._value, *rule.params), inputs, rule)
+
+
+_value_of = attrgetter("_value")
+
+
+def _checked(rule: Rule, inputs: tuple) -> np.ndarray:
+    """``rule``'s forward on the inputs' arrays, numpy's warnings off; a ``DomainError``
+    naming the op where it fails or a result is not finite."""
+    try:
+        with np.errstate(all="ignore"):
+            data = rule.primitive.on_arrays(*[t._value for t in inputs], *rule.params)
+    except (ValueError, ZeroDivisionError, OverflowError, FloatingPointError) as exc:
+        shapes = ", ".join(str(tuple(t.shape)) for t in inputs)
+        raise DomainError(f"{rule.name}: forward failed on inputs of shapes ({shapes}): "
+                          f"{exc}") from exc
+    if type(data) is not np.ndarray:
+        data = as_array(data, None, rule.name)
+    if not all_finite(data):
+        raise _not_finite(rule, data, inputs)
+    return data
 
 
 def _not_finite(rule: Rule, data: np.ndarray, inputs: tuple) -> DomainError:
