@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ RUN = ROOT / "benchmarks" / "run.py"
 VERSIONS = ROOT / "benchmarks" / "versions.py"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from workloads import contest, engines, scalar, suite  # noqa: E402
+from workloads import contest, engines, report, scalar, suite  # noqa: E402
 
 QUICK = {"s1_ops": 30, "s2_points": 6, "s2_steps": 2, "s3_width": 3, "s3_depth": 2}
 
@@ -92,6 +93,40 @@ def test_bad_command_line_is_one_line_and_exit_2(args, message):
     done = _run(*args)
     assert done.returncode == 2
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("workload", suite.WORKLOADS)
+def test_a_tables_columns_never_run_together(workload):
+    metrics = suite.METRICS[workload]
+    rows = [report.Row(workload, "chaingrad 0.1.0", "chaingrad"),
+            report.Row(workload, "micrograd 0.1.0", "micrograd")]
+    for row, value in zip(rows, (123_456_789.0, 0.000123)):
+        row.add({m: value for m in metrics})
+    lines = report.table("title", rows, metrics).splitlines()
+    assert re.split(r"\s{2,}", lines[1].strip()) == ["engine", *metrics, "spread"]
+    for row, line in zip(rows, lines[2:]):
+        assert re.split(r"\s{2,}", line.strip()) == [row.label] + [
+            f"{report.number(row.median(m))} ({row.median(m) / 123_456_789.0:.2f}x)"
+            for m in metrics]
+
+
+@pytest.mark.parametrize("value, shown", [(1.0012, "1.00"), (0.98, "0.980"), (12.0, "12.0"),
+                                          (0.012345, "0.0123"), (64.23, "64.2"),
+                                          (99.97, "100"), (1212.4, "1,212")])
+def test_a_measurement_is_shown_with_three_significant_digits(value, shown):
+    assert report.number(value) == shown
+
+
+def test_versions_shows_a_millisecond_with_its_significant_digits(monkeypatch):
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(var, os.environ.get(var, "1"))  # importing versions sets them
+    import versions
+
+    rows = [report.Row("T1/128", side, "chaingrad") for side in versions.SIDES]
+    for row, value in zip(rows, (1.0012, 0.98)):  # T1 at batch 128: about a millisecond
+        row.add({"ms/step": value})
+    lines = versions.table("T1", rows, versions.compare(rows, ("ms/step",))).splitlines()
+    assert lines[2].split() == ["ms/step", "1.00", "0.980", "0.979"]
 
 
 def test_a_worker_process_runs_blocks_like_the_main_process():
