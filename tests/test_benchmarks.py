@@ -19,6 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "benchmarks" / "run.py"
 VERSIONS = ROOT / "benchmarks" / "versions.py"
+CONV = ROOT / "benchmarks" / "conv.py"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from workloads import contest, engines, report, scalar, suite  # noqa: E402
@@ -85,6 +86,8 @@ def test_missing_competitors_are_skipped_with_the_install_command(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
+    (["--bogus"], "run.py: unrecognized arguments: --bogus"),
+    (["--repeats"], "run.py: argument --repeats: expected one argument"),
     (["--only", "S9"], "--only: unknown workload"),
     (["--repeats", "0"], "--repeats: must be >= 1"),
     (["--worker", "nograd=/usr/bin/python3"], "--worker: unknown engine 'nograd'"),
@@ -93,6 +96,43 @@ def test_bad_command_line_is_one_line_and_exit_2(args, message):
     done = _run(*args)
     assert done.returncode == 2
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+# the smallest run of each script, so that a check missing before the run ends quickly
+SMALLEST_RUNS = {RUN: ["--quick", "--only", "S1", "--repeats", "1"],
+                 VERSIONS: ["--before", ".", "--after", ".", "--quick", "--only", "S1",
+                            "--repeats", "1", "--processes", "1"],
+                 CONV: ["--quick", "--runs", "1", "--budget", "0.01"]}
+
+
+@pytest.mark.parametrize("script, option", [(RUN, "--json"), (RUN, "--markdown"),
+                                            (VERSIONS, "--json"), (VERSIONS, "--markdown"),
+                                            (CONV, "--json")])
+def test_an_output_file_in_a_missing_folder_is_refused_before_the_run(tmp_path, script, option):
+    target = tmp_path / "no-such-folder" / "out.txt"
+    done = _run(*SMALLEST_RUNS[script], option, str(target), script=script)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        f"{script.name}: {option}: expected a file in an existing folder, got {str(target)!r} "
+        f"(no folder {target.parent})"]
+    assert done.stdout == ""  # nothing was started, let alone timed
+
+
+@pytest.mark.parametrize("script", [RUN, VERSIONS, CONV])
+def test_an_output_path_that_is_a_folder_is_refused_before_the_run(tmp_path, script):
+    done = _run(*SMALLEST_RUNS[script], "--json", str(tmp_path), script=script)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"{script.name}: --json: expected a file path, got the folder {str(tmp_path)!r}"]
+
+
+@pytest.mark.parametrize("script, args", [(RUN, []), (VERSIONS, ["--before", ".", "--after", "."]),
+                                          (CONV, [])])
+def test_an_unknown_option_is_one_line_as_the_readme_promises(script, args):
+    """benchmarks/README.md: 'A bad command line prints one line and exits with status 2'."""
+    done = _run(*args, "--bogus", script=script)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [f"{script.name}: unrecognized arguments: --bogus"]
 
 
 @pytest.mark.parametrize("workload", suite.WORKLOADS)
