@@ -3,7 +3,7 @@
 Run from the repository root (see benchmarks/README.md for what each workload is):
 
     python benchmarks/run.py [--only S1,S2,S3,T1,T2,T3] [--repeats N] [--json out.json]
-                             [--markdown RESULTS.md] [--quick]
+                             [--markdown FILE] [--quick]
                              [--worker micrograd-cpp-engine=/tmp/venv-mgcpp/bin/python]
 
 It installs nothing: a competitor that is not importable is skipped, and the exact

@@ -169,6 +169,21 @@ def test_versions_shows_a_millisecond_with_its_significant_digits(monkeypatch):
     assert lines[2].split() == ["ms/step", "1.00", "0.980", "0.979"]
 
 
+def test_the_command_that_rewrites_results_md_is_marked_as_the_maintainers():
+    command, found = "--markdown benchmarks/RESULTS.md", []
+    for path in sorted(ROOT.rglob("*")):
+        relative = path.relative_to(ROOT)
+        if (any(part.startswith(".") for part in relative.parts) or path == Path(__file__)
+                or path.suffix not in (".md", ".py", ".ipynb", ".toml", ".txt", ".cfg")):
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for k, line in enumerate(lines):
+            if command in line:
+                found.append(str(relative))
+                assert "maintainers" in (lines[k - 1] + line).lower(), f"{relative}:{k + 1}"
+    assert "benchmarks/README.md" in found
+
+
 def test_a_worker_process_runs_blocks_like_the_main_process():
     remote = contest.Remote(sys.executable, "chaingrad", False, "S1", QUICK, None, None)
     try:
