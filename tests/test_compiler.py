@@ -281,11 +281,11 @@ def test_the_demo_in_chunks_trains_the_same(small_chunks) -> None:
         _ = step.source
 
 
-def test_a_graph_in_chunks_is_let_go_before_its_code_is_compiled(small_chunks,
-                                                                monkeypatch) -> None:
+def test_a_graph_in_chunks_is_let_go_before_its_code_is_compiled(
+        small_chunks, monkeypatch, collector_sees_this_test_only) -> None:
     import gc
 
-    def alive() -> int:
+    def alive() -> int:  # the Values made since the test began
         gc.collect()
         return sum(type(o) is Value for o in gc.get_objects())
 
