@@ -29,7 +29,7 @@ import sys  # noqa: E402
 from typing import Any  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from workloads import engines, report  # noqa: E402
+from workloads import engines, report, tensor  # noqa: E402
 from workloads.contest import BlockError, Remote, probe, run_entries  # noqa: E402
 from workloads.scalar import CLOCKS  # noqa: E402
 from workloads.suite import METRICS, SIZES, WORKLOADS, moons, tensor_runs, titles  # noqa: E402
@@ -219,6 +219,8 @@ def run(args: argparse.Namespace, trees: Trees, sizes: dict[str, Any]) -> tuple[
         X = y = None
         if wid in ("S2", "S2c"):
             X, y = moons(sizes["s2_points"])
+        elif wid == "T2":  # loaded once here: each worker would import scikit-learn again
+            X, y = tensor.digits_data(sizes["t2_batch"])
         if wid.startswith("S"):
             runs = [(wid, sizes)]
         else:
