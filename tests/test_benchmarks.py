@@ -69,15 +69,18 @@ def test_quick_run_reports_every_workload(tmp_path):
 
 @pytest.mark.slow
 def test_missing_competitors_are_skipped_with_the_install_command(tmp_path):
-    fake = tmp_path / "micrograd"
-    fake.mkdir()
-    (fake / "__init__.py").write_text("raise ImportError('not installed (test)')\n")
-    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    for missing in ("micrograd", "torch"):  # packages that fail to import, ahead of the real
+        fake = tmp_path / missing
+        fake.mkdir()
+        (fake / "__init__.py").write_text("raise ImportError('not installed (test)')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
     done = _run("--quick", "--only", "S2", "--repeats", "1",
                 "--worker", f"micrograd-viz={tmp_path / 'no-such-python'}", env=env)
     assert done.returncode == 0, done.stderr
     assert "skipping micrograd: not importable here" in done.stdout
     assert "pip install micrograd==0.1.0" in done.stdout
+    assert "skipping torch: not importable here" in done.stdout
+    assert "pip install torch==2.13.0" in done.stdout
     assert "skipping micrograd-cpp-engine: needs its own virtualenv" in done.stdout
     assert "scikit-build-core[pyproject]<0.8" in done.stdout
     assert "skipping micrograd-viz: cannot start" in done.stdout
