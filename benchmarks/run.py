@@ -138,11 +138,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                               f"{','.join(WORKLOADS)})")
     if args.repeats < 1:
         usage_error("run.py", f"--repeats: must be >= 1, got {args.repeats}")
+    args.externals = workers_of(args)
     check_outputs("run.py", args, ("json", "markdown"))  # before the run, not after it
     return args
 
 
-def externals_of(args: argparse.Namespace, skipped: list[str]) -> dict[str, str]:
+def workers_of(args: argparse.Namespace) -> dict[str, str]:
+    """{engine: python} from --worker ENGINE=PYTHON and --mgcpp-python; a usage error for a
+    pair that names no known engine or no interpreter."""
     pairs = list(args.worker) + ([f"micrograd-cpp-engine={args.mgcpp_python}"]
                                  if args.mgcpp_python else [])
     externals = {}
@@ -154,12 +157,17 @@ def externals_of(args: argparse.Namespace, skipped: list[str]) -> dict[str, str]
         if not python:
             usage_error("run.py", f"--worker: expected ENGINE=PYTHON, got {pair!r}")
         externals[name] = python
+    return externals
+
+
+def announce_missing_workers(externals: dict[str, str], skipped: list[str]) -> None:
+    """Say, for each engine that needs its own virtualenv and was not given one, how to
+    install it."""
     for name, install in engines.EXTERNAL.items():
         if name not in externals:
             message = f"{name}: needs its own virtualenv, not given; install: {install}"
             skipped.append(message)
             print(f"skipping {message}", flush=True)
-    return externals
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
           f"load average {info['load_average_start'][0]:.2f}; one BLAS/torch thread; "
           f"{args.repeats} repeats; default gc settings", flush=True)
     skipped: list[str] = []
-    externals = externals_of(args, skipped)
+    externals = args.externals
+    announce_missing_workers(externals, skipped)
     heads, rows, texts = titles(sizes), [], []
     for wid in args.only:
         repeats = min(args.repeats, sizes["s3_max_repeats"]) if wid == "S3" else args.repeats

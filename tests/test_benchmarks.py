@@ -12,7 +12,9 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,6 +43,30 @@ def micrograd_tree(tmp_path):
     (package / "__init__.py").write_text("from micrograd.engine import Value\n")
     (package / "nn.py").write_text("from micrograd.nn import MLP\n")
     return tmp_path
+
+
+@pytest.fixture(scope="module")
+def scripts() -> Iterator[dict[Path, Any]]:
+    """run.py, versions.py and conv.py imported into this process, by path, to call their
+    ``main(argv)`` without starting an interpreter each time."""
+    with pytest.MonkeyPatch.context() as patch:
+        for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            patch.setenv(variable, "1")  # as importing a script sets it; undone afterwards
+        import conv
+        import run
+        import versions
+        yield {RUN: run, VERSIONS: versions, CONV: conv}
+
+
+def _usage_error(scripts: dict[Path, Any], capsys: pytest.CaptureFixture, script: Path,
+                 *args: str) -> list[str]:
+    """The lines that ``script``'s main(args) prints on stderr, having asserted that it
+    exits with status 2 and prints nothing on stdout (so started no run)."""
+    with pytest.raises(SystemExit) as stop:
+        scripts[script].main(list(args))
+    out, err = capsys.readouterr()
+    assert stop.value.code == 2 and out == ""
+    return err.splitlines()
 
 
 @pytest.mark.slow
@@ -95,10 +121,9 @@ def test_missing_competitors_are_skipped_with_the_install_command(tmp_path):
     (["--repeats", "0"], "--repeats: must be >= 1"),
     (["--worker", "nograd=/usr/bin/python3"], "--worker: unknown engine 'nograd'"),
 ])
-def test_bad_command_line_is_one_line_and_exit_2(args, message):
-    done = _run(*args)
-    assert done.returncode == 2
-    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+def test_bad_command_line_is_one_line_and_exit_2(scripts, capsys, args, message):
+    (line,) = _usage_error(scripts, capsys, RUN, *args)
+    assert message in line
 
 
 # the smallest run of each script, so that a check missing before the run ends quickly
@@ -111,21 +136,22 @@ SMALLEST_RUNS = {RUN: ["--quick", "--only", "S1", "--repeats", "1"],
 @pytest.mark.parametrize("script, option", [(RUN, "--json"), (RUN, "--markdown"),
                                             (VERSIONS, "--json"), (VERSIONS, "--markdown"),
                                             (CONV, "--json")])
-def test_an_output_file_in_a_missing_folder_is_refused_before_the_run(tmp_path, script, option):
+def test_an_output_file_in_a_missing_folder_is_refused_before_the_run(
+        scripts, capsys, monkeypatch, tmp_path, script, option):
+    monkeypatch.chdir(ROOT)
     target = tmp_path / "no-such-folder" / "out.txt"
-    done = _run(*SMALLEST_RUNS[script], option, str(target), script=script)
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.splitlines() == [
+    assert _usage_error(scripts, capsys, script, *SMALLEST_RUNS[script], option,
+                        str(target)) == [
         f"{script.name}: {option}: expected a file in an existing folder, got {str(target)!r} "
         f"(no folder {target.parent})"]
-    assert done.stdout == ""  # nothing was started, let alone timed
 
 
 @pytest.mark.parametrize("script", [RUN, VERSIONS, CONV])
-def test_an_output_path_that_is_a_folder_is_refused_before_the_run(tmp_path, script):
-    done = _run(*SMALLEST_RUNS[script], "--json", str(tmp_path), script=script)
-    assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.splitlines() == [
+def test_an_output_path_that_is_a_folder_is_refused_before_the_run(
+        scripts, capsys, monkeypatch, tmp_path, script):
+    monkeypatch.chdir(ROOT)
+    assert _usage_error(scripts, capsys, script, *SMALLEST_RUNS[script], "--json",
+                        str(tmp_path)) == [
         f"{script.name}: --json: expected a file path, got the folder {str(tmp_path)!r}"]
 
 
@@ -160,11 +186,8 @@ def test_a_measurement_is_shown_with_three_significant_digits(value, shown):
     assert report.number(value) == shown
 
 
-def test_versions_shows_a_millisecond_with_its_significant_digits(monkeypatch):
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        monkeypatch.setenv(var, os.environ.get(var, "1"))  # importing versions sets them
-    import versions
-
+def test_versions_shows_a_millisecond_with_its_significant_digits(scripts):
+    versions = scripts[VERSIONS]
     rows = [report.Row("T1/128", side, "chaingrad") for side in versions.SIDES]
     for row, value in zip(rows, (1.0012, 0.98)):  # T1 at batch 128: about a millisecond
         row.add({"ms/step": value})
@@ -285,10 +308,11 @@ def test_versions_runs_each_side_in_its_own_tree(micrograd_tree):
     (["--before", ".", "--after", ".", "--processes", "0"], "--processes: must be >= 1"),
     (["--before", ".", "--after", ".", "--clock", "sun"], "--clock: invalid choice"),
 ])
-def test_versions_bad_command_line_is_one_line_and_exit_2(args, message):
-    done = _run(*args, script=VERSIONS)
-    assert done.returncode == 2
-    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+def test_versions_bad_command_line_is_one_line_and_exit_2(scripts, capsys, monkeypatch, args,
+                                                          message):
+    monkeypatch.chdir(ROOT)
+    (line,) = _usage_error(scripts, capsys, VERSIONS, *args)
+    assert message in line
 
 
 @pytest.mark.slow
