@@ -47,8 +47,8 @@ def micrograd_tree(tmp_path):
 
 @pytest.fixture(scope="module")
 def scripts() -> Iterator[dict[Path, Any]]:
-    """run.py, versions.py and conv.py imported into this process, by path, to call their
-    ``main(argv)`` without starting an interpreter each time."""
+    """run.py, versions.py and conv.py imported into this process (benchmarks/ is on
+    sys.path), to call their ``main(argv)`` without starting an interpreter each time."""
     with pytest.MonkeyPatch.context() as patch:
         for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             patch.setenv(variable, "1")  # as importing a script sets it; undone afterwards
