@@ -32,6 +32,9 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from typing import Any  # noqa: E402
 
+from workloads.report import write_json  # noqa: E402
+from workloads.usage import Parser, check_outputs  # noqa: E402
+
 # (name, input shape, weight shape, stride, padding)
 CONV_CASES = [
     ("T2 conv1 64x1x8x8 k3 p1", (64, 1, 8, 8), (8, 1, 3, 3), 1, 1),
@@ -182,7 +185,7 @@ def _summary(samples: list[float]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = Parser(prog="conv.py", description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="full runs per engine (>= 1)")
     parser.add_argument("--only", choices=["t2"], help="only the digits CNN's shapes")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
@@ -199,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.runs < 1 or args.budget <= 0:
         parser.error("--runs must be >= 1 and --budget > 0")
+    check_outputs("conv.py", args, ("json",))  # before the runs, not after them
     if args.worker:
         print(json.dumps(worker(args.worker, args.quick, args.only == "t2", args.budget,
                                 args.clock)))
@@ -218,9 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         payload = {"command": " ".join(["python", "benchmarks/conv.py"] + sys.argv[1:]),
                    "runs": args.runs, "clock": args.clock, "results": table}
-        with open(args.json + ".tmp", "w") as f:
-            json.dump(payload, f, indent=1)
-        os.replace(args.json + ".tmp", args.json)
+        write_json(args.json, payload)
     return 0
 
 

@@ -3,7 +3,7 @@
 Run from the repository root (see benchmarks/README.md for what each workload is):
 
     python benchmarks/run.py [--only S1,S2,S3,T1,T2,T3] [--repeats N] [--json out.json]
-                             [--markdown RESULTS.md] [--quick]
+                             [--markdown FILE] [--quick]
                              [--worker micrograd-cpp-engine=/tmp/venv-mgcpp/bin/python]
 
 It installs nothing: a competitor that is not importable is skipped, and the exact
@@ -32,6 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from workloads import engines, report  # noqa: E402
 from workloads.contest import BlockError, Local, Remote, probe, run_entries  # noqa: E402
 from workloads.suite import METRICS, SIZES, WORKLOADS, moons, tensor_runs, titles  # noqa: E402
+from workloads.usage import Parser, check_outputs, usage_error  # noqa: E402
 
 # (engine, recursion limit raised) per scalar workload, each in a worker run by this Python
 LOCAL_SCALAR = {"S1": [("chaingrad", False), ("micrograd", False), ("micrograd", True),
@@ -114,14 +115,8 @@ def probe_memory(rows: list, sizes: dict, externals: dict[str, str]) -> None:
                 row.note += f" {mode}: {reply['status']}"
 
 
-def usage_error(message: str) -> None:
-    """A bad command line: one line on stderr, exit status 2."""
-    print(f"run.py: {message}", file=sys.stderr)
-    raise SystemExit(2)
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="run.py", description=__doc__.splitlines()[0])
+    parser = Parser(prog="run.py", description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(WORKLOADS),
                         help="comma-separated workloads (default: all of S1,S2,S3,T1,T2,T3)")
     parser.add_argument("--repeats", type=int, default=5, help="timed blocks per engine")
@@ -139,30 +134,40 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                  if w.strip()]
     bad = [w for w in args.only if w not in WORKLOADS]
     if bad or not args.only:
-        usage_error(f"--only: unknown workload(s) {bad} (choose from {','.join(WORKLOADS)})")
+        usage_error("run.py", f"--only: unknown workload(s) {bad} (choose from "
+                              f"{','.join(WORKLOADS)})")
     if args.repeats < 1:
-        usage_error(f"--repeats: must be >= 1, got {args.repeats}")
+        usage_error("run.py", f"--repeats: must be >= 1, got {args.repeats}")
+    args.externals = workers_of(args)
+    check_outputs("run.py", args, ("json", "markdown"))  # before the run, not after it
     return args
 
 
-def externals_of(args: argparse.Namespace, skipped: list[str]) -> dict[str, str]:
+def workers_of(args: argparse.Namespace) -> dict[str, str]:
+    """{engine: python} from --worker ENGINE=PYTHON and --mgcpp-python; a usage error for a
+    pair that names no known engine or no interpreter."""
     pairs = list(args.worker) + ([f"micrograd-cpp-engine={args.mgcpp_python}"]
                                  if args.mgcpp_python else [])
     externals = {}
     for pair in pairs:
         name, _, python = pair.partition("=")
         if name not in engines.EXTERNAL:
-            usage_error(f"--worker: unknown engine {name!r} (known: "
-                        f"{', '.join(engines.EXTERNAL)})")
+            usage_error("run.py", f"--worker: unknown engine {name!r} (known: "
+                                  f"{', '.join(engines.EXTERNAL)})")
         if not python:
-            usage_error(f"--worker: expected ENGINE=PYTHON, got {pair!r}")
+            usage_error("run.py", f"--worker: expected ENGINE=PYTHON, got {pair!r}")
         externals[name] = python
+    return externals
+
+
+def announce_missing_workers(externals: dict[str, str], skipped: list[str]) -> None:
+    """Say, for each engine that needs its own virtualenv and was not given one, how to
+    install it."""
     for name, install in engines.EXTERNAL.items():
         if name not in externals:
             message = f"{name}: needs its own virtualenv, not given; install: {install}"
             skipped.append(message)
             print(f"skipping {message}", flush=True)
-    return externals
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
           f"load average {info['load_average_start'][0]:.2f}; one BLAS/torch thread; "
           f"{args.repeats} repeats; default gc settings", flush=True)
     skipped: list[str] = []
-    externals = externals_of(args, skipped)
+    externals = args.externals
+    announce_missing_workers(externals, skipped)
     heads, rows, texts = titles(sizes), [], []
     for wid in args.only:
         repeats = min(args.repeats, sizes["s3_max_repeats"]) if wid == "S3" else args.repeats

@@ -29,10 +29,11 @@ import sys  # noqa: E402
 from typing import Any  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from workloads import engines, report  # noqa: E402
+from workloads import engines, report, tensor  # noqa: E402
 from workloads.contest import BlockError, Remote, probe, run_entries  # noqa: E402
 from workloads.scalar import CLOCKS  # noqa: E402
 from workloads.suite import METRICS, SIZES, WORKLOADS, moons, tensor_runs, titles  # noqa: E402
+from workloads.usage import Parser, check_outputs, usage_error  # noqa: E402
 
 SIDES = ("before", "after")
 DEFAULT_REPEATS = 25
@@ -47,19 +48,8 @@ class TreeError(Exception):
     """A worker imported chaingrad from somewhere other than the tree it was given."""
 
 
-def usage_error(message: str) -> None:
-    """A bad command line: one line on stderr, exit status 2."""
-    print(f"versions.py: {message}", file=sys.stderr)
-    raise SystemExit(2)
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's own errors: one line too
-        usage_error(message)
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = _Parser(prog="versions.py", description=__doc__.splitlines()[0])
+    parser = Parser(prog="versions.py", description=__doc__.splitlines()[0])
     parser.add_argument("--before", required=True, metavar="DIR",
                         help="the reference source tree (holds a chaingrad/ package)")
     parser.add_argument("--after", required=True, metavar="DIR",
@@ -85,17 +75,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                  if w.strip()]
     bad = [w for w in args.only if w not in WORKLOADS]
     if bad or not args.only:
-        usage_error(f"--only: unknown workload(s) {bad} (choose from {','.join(WORKLOADS)})")
+        usage_error("versions.py", f"--only: unknown workload(s) {bad} (choose from "
+                                   f"{','.join(WORKLOADS)})")
     for option in ("repeats", "processes"):
         if getattr(args, option) < 1:
-            usage_error(f"--{option}: must be >= 1, got {getattr(args, option)}")
+            usage_error("versions.py", f"--{option}: must be >= 1, got {getattr(args, option)}")
     args.processes = min(args.processes, args.repeats)  # at least one round per process
     for side in SIDES:
         tree = os.path.abspath(getattr(args, side))
         if not os.path.isfile(os.path.join(tree, "chaingrad", "__init__.py")):
-            usage_error(f"--{side}: expected a source tree holding chaingrad/__init__.py, "
-                        f"got {getattr(args, side)!r}")
+            usage_error("versions.py", f"--{side}: expected a source tree holding "
+                                       f"chaingrad/__init__.py, got {getattr(args, side)!r}")
         setattr(args, side, tree)
+    check_outputs("versions.py", args, ("json", "markdown"))  # before the run, not after it
     return args
 
 
@@ -227,6 +219,8 @@ def run(args: argparse.Namespace, trees: Trees, sizes: dict[str, Any]) -> tuple[
         X = y = None
         if wid in ("S2", "S2c"):
             X, y = moons(sizes["s2_points"])
+        elif wid == "T2":  # loaded once here: each worker would import scikit-learn again
+            X, y = tensor.digits_data(sizes["t2_batch"])
         if wid.startswith("S"):
             runs = [(wid, sizes)]
         else:

@@ -1,6 +1,8 @@
 """What every test module shares: the rule that CI runs every test, and helpers for
 chaingrad's model files (``model_files``), fresh interpreters (``run_python``), a real
-browser (``browser``) and the graphs the backprop tools are shown on (``teaching_graphs``).
+browser (``browser``), the graphs the backprop tools are shown on (``teaching_graphs``) and
+a garbage collector that walks only the current test's objects
+(``collector_sees_this_test_only``).
 
 A test skips when what it needs is missing (torch for the oracle tests, Chromium for the
 page, ...), so that ``python -m pytest`` works on a machine with less installed. CI
@@ -10,6 +12,7 @@ so that an oracle or a browser that silently went missing cannot pass as green.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import importlib.util
 import json
@@ -326,3 +329,22 @@ def agrees_with_torch() -> AgreesWithTorch:
     """Compare a chaingrad function with torch's in float64, values and gradients (see
     ``AgreesWithTorch``); skips (fails under CHAINGRAD_NO_SKIPS=1) without torch."""
     return AgreesWithTorch(pytest.importorskip("torch"))
+
+
+@pytest.fixture
+def collector_sees_this_test_only() -> Any:
+    """Set aside the objects alive before the test, for the test's duration.
+
+    By the time a test runs, the process holds a few hundred thousand objects that it will
+    keep (torch's, hypothesis's, earlier tests' modules), and every full pass of Python's
+    cyclic garbage collector walks all of them again: a test that builds large graphs, or
+    that counts objects with ``gc.collect()`` and ``gc.get_objects()``, pays for that over
+    and over. ``gc.freeze()`` moves them to the collector's permanent generation, which it
+    neither walks nor lists; the collector stays on and still frees this test's cycles.
+    """
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()

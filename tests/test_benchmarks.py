@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "benchmarks" / "run.py"
 VERSIONS = ROOT / "benchmarks" / "versions.py"
+CONV = ROOT / "benchmarks" / "conv.py"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from workloads import contest, engines, scalar, suite  # noqa: E402
+from workloads import contest, engines, report, scalar, suite  # noqa: E402
 
 QUICK = {"s1_ops": 30, "s2_points": 6, "s2_steps": 2, "s3_width": 3, "s3_depth": 2}
 
@@ -39,6 +43,30 @@ def micrograd_tree(tmp_path):
     (package / "__init__.py").write_text("from micrograd.engine import Value\n")
     (package / "nn.py").write_text("from micrograd.nn import MLP\n")
     return tmp_path
+
+
+@pytest.fixture(scope="module")
+def scripts() -> Iterator[dict[Path, Any]]:
+    """run.py, versions.py and conv.py imported into this process (benchmarks/ is on
+    sys.path), to call their ``main(argv)`` without starting an interpreter each time."""
+    with pytest.MonkeyPatch.context() as patch:
+        for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            patch.setenv(variable, "1")  # as importing a script sets it; undone afterwards
+        import conv
+        import run
+        import versions
+        yield {RUN: run, VERSIONS: versions, CONV: conv}
+
+
+def _usage_error(scripts: dict[Path, Any], capsys: pytest.CaptureFixture, script: Path,
+                 *args: str) -> list[str]:
+    """The lines that ``script``'s main(args) prints on stderr, having asserted that it
+    exits with status 2 and prints nothing on stdout (so started no run)."""
+    with pytest.raises(SystemExit) as stop:
+        scripts[script].main(list(args))
+    out, err = capsys.readouterr()
+    assert stop.value.code == 2 and out == ""
+    return err.splitlines()
 
 
 @pytest.mark.slow
@@ -67,15 +95,18 @@ def test_quick_run_reports_every_workload(tmp_path):
 
 @pytest.mark.slow
 def test_missing_competitors_are_skipped_with_the_install_command(tmp_path):
-    fake = tmp_path / "micrograd"
-    fake.mkdir()
-    (fake / "__init__.py").write_text("raise ImportError('not installed (test)')\n")
-    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    for missing in ("micrograd", "torch"):  # packages that fail to import, ahead of the real
+        fake = tmp_path / missing
+        fake.mkdir()
+        (fake / "__init__.py").write_text("raise ImportError('not installed (test)')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
     done = _run("--quick", "--only", "S2", "--repeats", "1",
                 "--worker", f"micrograd-viz={tmp_path / 'no-such-python'}", env=env)
     assert done.returncode == 0, done.stderr
     assert "skipping micrograd: not importable here" in done.stdout
     assert "pip install micrograd==0.1.0" in done.stdout
+    assert "skipping torch: not importable here" in done.stdout
+    assert "pip install torch==2.13.0" in done.stdout
     assert "skipping micrograd-cpp-engine: needs its own virtualenv" in done.stdout
     assert "scikit-build-core[pyproject]<0.8" in done.stdout
     assert "skipping micrograd-viz: cannot start" in done.stdout
@@ -84,14 +115,99 @@ def test_missing_competitors_are_skipped_with_the_install_command(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
+    (["--bogus"], "run.py: unrecognized arguments: --bogus"),
+    (["--repeats"], "run.py: argument --repeats: expected one argument"),
     (["--only", "S9"], "--only: unknown workload"),
     (["--repeats", "0"], "--repeats: must be >= 1"),
     (["--worker", "nograd=/usr/bin/python3"], "--worker: unknown engine 'nograd'"),
 ])
-def test_bad_command_line_is_one_line_and_exit_2(args, message):
-    done = _run(*args)
-    assert done.returncode == 2
-    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+def test_bad_command_line_is_one_line_and_exit_2(scripts, capsys, args, message):
+    (line,) = _usage_error(scripts, capsys, RUN, *args)
+    assert message in line
+
+
+# the smallest run of each script, so that a check missing before the run ends quickly
+SMALLEST_RUNS = {RUN: ["--quick", "--only", "S1", "--repeats", "1"],
+                 VERSIONS: ["--before", ".", "--after", ".", "--quick", "--only", "S1",
+                            "--repeats", "1", "--processes", "1"],
+                 CONV: ["--quick", "--runs", "1", "--budget", "0.01"]}
+
+
+@pytest.mark.parametrize("script, option", [(RUN, "--json"), (RUN, "--markdown"),
+                                            (VERSIONS, "--json"), (VERSIONS, "--markdown"),
+                                            (CONV, "--json")])
+def test_an_output_file_in_a_missing_folder_is_refused_before_the_run(
+        scripts, capsys, monkeypatch, tmp_path, script, option):
+    monkeypatch.chdir(ROOT)
+    target = tmp_path / "no-such-folder" / "out.txt"
+    assert _usage_error(scripts, capsys, script, *SMALLEST_RUNS[script], option,
+                        str(target)) == [
+        f"{script.name}: {option}: expected a file in an existing folder, got {str(target)!r} "
+        f"(no folder {target.parent})"]
+
+
+@pytest.mark.parametrize("script", [RUN, VERSIONS, CONV])
+def test_an_output_path_that_is_a_folder_is_refused_before_the_run(
+        scripts, capsys, monkeypatch, tmp_path, script):
+    monkeypatch.chdir(ROOT)
+    assert _usage_error(scripts, capsys, script, *SMALLEST_RUNS[script], "--json",
+                        str(tmp_path)) == [
+        f"{script.name}: --json: expected a file path, got the folder {str(tmp_path)!r}"]
+
+
+@pytest.mark.parametrize("script, args", [(RUN, []), (VERSIONS, ["--before", ".", "--after", "."]),
+                                          (CONV, [])])
+def test_an_unknown_option_is_one_line_as_the_readme_promises(script, args):
+    """benchmarks/README.md: 'A bad command line prints one line and exits with status 2'."""
+    done = _run(*args, "--bogus", script=script)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [f"{script.name}: unrecognized arguments: --bogus"]
+
+
+@pytest.mark.parametrize("workload", suite.WORKLOADS)
+def test_a_tables_columns_never_run_together(workload):
+    metrics = suite.METRICS[workload]
+    rows = [report.Row(workload, "chaingrad 0.1.0", "chaingrad"),
+            report.Row(workload, "micrograd 0.1.0", "micrograd")]
+    for row, value in zip(rows, (123_456_789.0, 0.000123)):
+        row.add({m: value for m in metrics})
+    lines = report.table("title", rows, metrics).splitlines()
+    assert re.split(r"\s{2,}", lines[1].strip()) == ["engine", *metrics, "spread"]
+    for row, line in zip(rows, lines[2:]):
+        assert re.split(r"\s{2,}", line.strip()) == [row.label] + [
+            f"{report.number(row.median(m))} ({row.median(m) / 123_456_789.0:.2f}x)"
+            for m in metrics]
+
+
+@pytest.mark.parametrize("value, shown", [(1.0012, "1.00"), (0.98, "0.980"), (12.0, "12.0"),
+                                          (0.012345, "0.0123"), (64.23, "64.2"),
+                                          (99.97, "100"), (1212.4, "1,212")])
+def test_a_measurement_is_shown_with_three_significant_digits(value, shown):
+    assert report.number(value) == shown
+
+
+def test_versions_shows_a_millisecond_with_its_significant_digits(scripts):
+    versions = scripts[VERSIONS]
+    rows = [report.Row("T1/128", side, "chaingrad") for side in versions.SIDES]
+    for row, value in zip(rows, (1.0012, 0.98)):  # T1 at batch 128: about a millisecond
+        row.add({"ms/step": value})
+    lines = versions.table("T1", rows, versions.compare(rows, ("ms/step",))).splitlines()
+    assert lines[2].split() == ["ms/step", "1.00", "0.980", "0.979"]
+
+
+def test_the_command_that_rewrites_results_md_is_marked_as_the_maintainers():
+    command, found = "--markdown benchmarks/RESULTS.md", []
+    for path in sorted(ROOT.rglob("*")):
+        relative = path.relative_to(ROOT)
+        if (any(part.startswith(".") for part in relative.parts) or path == Path(__file__)
+                or path.suffix not in (".md", ".py", ".ipynb", ".toml", ".txt", ".cfg")):
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for k, line in enumerate(lines):
+            if command in line:
+                found.append(str(relative))
+                assert "maintainers" in (lines[k - 1] + line).lower(), f"{relative}:{k + 1}"
+    assert "benchmarks/README.md" in found
 
 
 def test_a_worker_process_runs_blocks_like_the_main_process():
@@ -192,10 +308,11 @@ def test_versions_runs_each_side_in_its_own_tree(micrograd_tree):
     (["--before", ".", "--after", ".", "--processes", "0"], "--processes: must be >= 1"),
     (["--before", ".", "--after", ".", "--clock", "sun"], "--clock: invalid choice"),
 ])
-def test_versions_bad_command_line_is_one_line_and_exit_2(args, message):
-    done = _run(*args, script=VERSIONS)
-    assert done.returncode == 2
-    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+def test_versions_bad_command_line_is_one_line_and_exit_2(scripts, capsys, monkeypatch, args,
+                                                          message):
+    monkeypatch.chdir(ROOT)
+    (line,) = _usage_error(scripts, capsys, VERSIONS, *args)
+    assert message in line
 
 
 @pytest.mark.slow

@@ -360,7 +360,7 @@ def _same_line(ours: str, theirs: str) -> bool:
 
 
 @pytest.mark.slow  # micrograd's whole demo notebook, trained
-def test_micrograds_demo_notebook_runs_unchanged() -> None:
+def test_micrograds_demo_notebook_runs_unchanged(collector_sees_this_test_only) -> None:
     ours = _demo_output(_renamed(MICROGRAD_DEMO))
     steps = 3  # micrograd is slow: compare the head of the run, then the end with the record
     was_enabled = gc.isenabled()

@@ -6,16 +6,24 @@ the spirit of PyTorch's beginner pages (CPU only, no download, deterministic). I
 results one per line; ``to_chaingrad`` maps its import lines, and the two runs' outputs must
 agree line by line: the same text, and numbers equal within float32 tolerance. torch is a
 test dependency: without it these tests fail (they never skip).
+
+Each run is a process of its own, forked from a runner that has imported the library once
+(``Runner``): importing torch takes longer than most of the programs, and a forked child
+starts as a fresh interpreter that has just imported it would.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 import os
 import pathlib
 import re
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -91,23 +99,90 @@ def compare_outputs(torch_out: str, chaingrad_out: str) -> str | None:
     return None
 
 
-def _start(path: pathlib.Path) -> subprocess.Popen:
+# The runner's code: import a library once, then for each program path it is sent, fork a
+# child that runs the program as `python PATH` would (its folder first on sys.path and as
+# the working directory, its output to the files named, no stdin) and reply its exit code.
+RUNNER = """
+import json, os, runpy, signal, sys, traceback
+import {preload}
+
+for line in sys.stdin:
+    job = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(job["timeout"])  # a program that hangs is ended by SIGALRM
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        for fd, name in ((1, job["stdout"]), (2, job["stderr"])):
+            os.dup2(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
+        folder = os.path.dirname(job["path"])
+        os.chdir(folder)
+        sys.path[0], sys.argv = folder, [job["path"]]
+        code = 0
+        try:
+            runpy.run_path(job["path"], run_name="__main__")
+        except SystemExit as stop:  # sys.exit(n) or sys.exit("message"), as Python ends
+            if stop.code is not None and not isinstance(stop.code, int):
+                print(stop.code, file=sys.stderr)
+            code = stop.code if isinstance(stop.code, int) else stop.code is not None
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+"""
+PRELOADS = {"torch": "torch",  # what each runner imports once, before any program
+            "chaingrad": "chaingrad, chaingrad.nn, chaingrad.nn.functional, chaingrad.optim"}
+
+
+class Runner:
+    """A process that has imported one library (``PRELOADS``) and runs programs one at a
+    time, each in a child forked from it: ``start(path)``, then ``finish()``."""
+
+    def __init__(self, preload: str, env: dict[str, str], folder: pathlib.Path):
+        self.folder, self.log = folder, folder / "runner.log"
+        with open(self.log, "w") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", RUNNER.format(preload=preload)], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=log, text=True, env=env)
+
+    def start(self, path: pathlib.Path) -> None:
+        job = {"path": str(path), "timeout": TIMEOUT, "stdout": str(self.folder / "out.txt"),
+               "stderr": str(self.folder / "err.txt")}
+        with contextlib.suppress(BrokenPipeError):  # a runner that died: finish() says so
+            self.process.stdin.write(json.dumps(job) + "\n")
+            self.process.stdin.flush()
+
+    def finish(self) -> tuple[int, str, str]:
+        """The program's exit code, output and error output."""
+        reply = self.process.stdout.readline()
+        if not reply:
+            return 1, "", f"the runner stopped:\n{self.log.read_text()}"
+        code = int(reply)
+        out, err = ((self.folder / name).read_text() for name in ("out.txt", "err.txt"))
+        if code == -signal.SIGALRM:
+            err += f"\n(killed after {TIMEOUT} s)"
+        return code, out, err
+
+    def close(self) -> None:
+        with contextlib.suppress(BrokenPipeError):  # a runner that died has nothing to flush
+            self.process.stdin.close()
+        self.process.wait(timeout=TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def runners(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Runner]]:
+    """A runner for torch and one for chaingrad, shared by the programs of this module."""
     # the chaingrad that this test imported, not whichever one the interpreter would find
     root = pathlib.Path(chaingrad.__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         filter(None, [str(root), os.environ.get("PYTHONPATH")])), PYTHONHASHSEED="0")
-    return subprocess.Popen([sys.executable, str(path)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=path.parent, env=env)
-
-
-def _finish(process: subprocess.Popen) -> tuple[int, str, str]:
-    try:
-        out, err = process.communicate(timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        out, err = process.communicate()
-        err += f"\n(killed after {TIMEOUT} s)"
-    return process.returncode, out, err
+    started = {name: Runner(preload, env, tmp_path_factory.mktemp(f"{name}-runner"))
+               for name, preload in PRELOADS.items()}
+    yield started
+    for runner in started.values():
+        runner.close()
 
 
 def _tail(text: str, lines: int = 15) -> str:
@@ -175,14 +250,15 @@ def test_docs_list_every_program():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", PROGRAMS)
-def test_program_gives_torch_results_under_chaingrad(name, tmp_path):
+def test_program_gives_torch_results_under_chaingrad(name, tmp_path, runners):
     source = (PROGRAMS_DIR / f"{name}.py").read_text()
     mapped = tmp_path / f"{name}.py"
     mapped.write_text(to_chaingrad(source))
     # the two runs side by side: one core each
-    torch_run, chaingrad_run = _start(PROGRAMS_DIR / f"{name}.py"), _start(mapped)
-    torch_code, torch_out, torch_err = _finish(torch_run)
-    chaingrad_code, chaingrad_out, chaingrad_err = _finish(chaingrad_run)
+    runners["torch"].start(PROGRAMS_DIR / f"{name}.py")
+    runners["chaingrad"].start(mapped)
+    torch_code, torch_out, torch_err = runners["torch"].finish()
+    chaingrad_code, chaingrad_out, chaingrad_err = runners["chaingrad"].finish()
     assert torch_code == 0, (f"{name} fails under torch (torch is a test dependency: "
                              f"pip install torch==2.13.0):\n{_tail(torch_err)}")
     assert torch_out.strip(), f"{name} prints nothing under torch"

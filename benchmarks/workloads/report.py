@@ -44,8 +44,17 @@ def ratios(rows: list[Row], metric: str) -> dict[str, float]:
 
 
 def number(value: float) -> str:
-    """A measurement as the tables print it: 1,212 or 64.2 or 0.741."""
-    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+    """A measurement as the tables print it: 1,212 or 64.2 or 1.00 or 0.741.
+
+    Three significant digits below 100, trailing zeros kept: 1.00 ms is not 1 ms.
+
+    Example:
+        >>> [number(v) for v in (1212.4, 64.23, 1.0012, 0.7414, 99.97)]
+        ['1,212', '64.2', '1.00', '0.741', '100']
+    """
+    if value >= 100:
+        return f"{value:,.0f}"
+    return f"{value:#.3g}".rstrip(".")  # '#' keeps 1.00's zeros, and 100.'s point
 
 
 def spread(values: list[float]) -> float | None:
@@ -68,16 +77,23 @@ def _spread(row: Row, metrics: tuple[str, ...]) -> str:
 
 
 def table(title: str, rows: list[Row], metrics: tuple[str, ...]) -> str:
-    """A workload's table: median per metric, its ratio to chaingrad, the spread, notes."""
+    """A workload's table: median per metric, its ratio to chaingrad, the spread, notes.
+
+    A column is at least 20 wide, and two wider than its longest header or cell, so that
+    no two columns run together (``compile ms`` beside ``ms/step incl. compile/100``).
+    """
     all_ratios = {m: ratios(rows, m) for m in metrics}
+    cells = [[_cell(row, m, all_ratios[m].get(row.label)) for m in metrics] for row in rows]
+    widths = [max([20, len(m) + 2] + [len(line[k]) + 2 for line in cells])
+              for k, m in enumerate(metrics)]
     width = max([len(r.label) for r in rows] + [6]) + 2
-    lines = [title, "  " + "engine".ljust(width) + "".join(m.rjust(20) for m in metrics)
-             + "spread".rjust(8)]
-    for row in rows:
-        cells = "".join(_cell(row, m, all_ratios[m].get(row.label)).rjust(20) for m in metrics)
+    lines = [title, "  " + "engine".ljust(width)
+             + "".join(m.rjust(w) for m, w in zip(metrics, widths)) + "spread".rjust(8)]
+    for row, line_cells in zip(rows, cells):
+        text = "".join(cell.rjust(w) for cell, w in zip(line_cells, widths))
         if row.status != "ok":
-            cells = ("  " + row.status).ljust(20 * len(metrics))
-        line = "  " + row.label.ljust(width) + cells + _spread(row, metrics).rjust(8)
+            text = ("  " + row.status).ljust(sum(widths))
+        line = "  " + row.label.ljust(width) + text + _spread(row, metrics).rjust(8)
         lines.append((line + (f"   {row.note}" if row.note else "")).rstrip())
     return "\n".join(lines)
 

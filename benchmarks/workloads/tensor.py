@@ -216,8 +216,12 @@ def torch_module() -> Any:
 
 
 def make(engine: str, workload: str, batch: int = 128, steps: int = 3,
-         n_ops: int = 10_002) -> tuple[Any, str, str]:
-    """(workload object, row label, note) for ``engine`` in 'chaingrad', 'torch', 'numpy'."""
+         n_ops: int = 10_002, digits: tuple[Any, Any] | None = None) -> tuple[Any, str, str]:
+    """(workload object, row label, note) for ``engine`` in 'chaingrad', 'torch', 'numpy'.
+
+    ``digits``: T2's (images, labels) as ``digits_data`` gives them, already loaded (a
+    worker gets them from the main process rather than import scikit-learn again).
+    """
     if workload == "T3":
         if engine == "chaingrad":
             Tensor = chaingrad_api()["Tensor"]
@@ -226,7 +230,12 @@ def make(engine: str, workload: str, batch: int = 128, steps: int = 3,
         torch = torch_module()
         leaf = lambda x: torch.tensor([x], requires_grad=True)  # noqa: E731
         return TinyOpsT3(leaf, n_ops), f"torch {torch.__version__} (float32)", ""
-    X, labels = mlp_data(batch) if workload == "T1" else digits_data(batch)
+    if workload == "T1":
+        X, labels = mlp_data(batch)
+    elif digits is not None:
+        X, labels = np.asarray(digits[0], np.float32), np.asarray(digits[1], np.int64)
+    else:
+        X, labels = digits_data(batch)
     if engine == "chaingrad":
         work, note = _chaingrad(workload, X, labels, steps)
         return work, f"chaingrad {version_of('chaingrad')}", note

@@ -41,13 +41,15 @@ def build(engine: Any, workload: str, sizes: dict[str, Any], X: Any = None, y: A
     """The workload object for ``engine`` with ``sizes`` (see ``suite.SIZES``).
 
     T1-T3 need numpy, imported only then (``tensor``), and ``sizes["batch"]``,
-    ``sizes["steps"]`` for the one run of ``suite.tensor_runs`` this worker times.
+    ``sizes["steps"]`` for the one run of ``suite.tensor_runs`` this worker times. ``X``
+    and ``y`` are S2's points, or T2's images and labels when the caller sends them.
     """
     if workload in ("T1", "T2", "T3"):
         from workloads import tensor
 
+        digits = (X, y) if workload == "T2" and X is not None and len(X) else None
         work, _, _ = tensor.make(engine.name, workload, batch=sizes["batch"],
-                                 steps=sizes["steps"], n_ops=sizes["t3_ops"])
+                                 steps=sizes["steps"], n_ops=sizes["t3_ops"], digits=digits)
         return work
     if workload == "S1":
         return scalar.ChainS1(engine, sizes["s1_ops"])
