@@ -1,0 +1,77 @@
+"""chaingrad/reference.py: one switch runs the readable reference everywhere, no fast twin,
+and gives the same gradients."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import chaingrad
+from chaingrad import Tensor, Value, _fast, autodiff, reference
+from chaingrad.nn import MLP, Conv2d, manual_seed
+from chaingrad.tensor_engine import fast_kernels
+
+
+@pytest.fixture
+def reference_only():
+    """The switch on for one test, the twins made to fail if anything calls them."""
+    chaingrad.use_reference()
+    yield
+    chaingrad.use_reference(False)
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("a fast twin ran under use_reference()")
+
+
+def test_value_backward_runs_the_reference_pass(reference_only, monkeypatch) -> None:
+    monkeypatch.setattr(_fast, "backward_from", _refuse)
+    passes = []
+    real = autodiff.backward_pass
+    monkeypatch.setattr(autodiff, "backward_pass",
+                        lambda *args, **kw: passes.append(1) or real(*args, **kw))
+    x = Value(2.0)
+    (x * x + x.tanh()).backward()
+    assert passes and x.grad == 4.0 + (1 - np.tanh(2.0) ** 2)
+
+
+def test_the_reference_gives_the_twins_gradients() -> None:
+    def grads() -> list[float]:
+        import random
+
+        random.seed(1)
+        model = MLP(3, [4, 4, 1])
+        loss = sum((model([0.3, -1.2, 0.7]) - 1) ** 2 for _ in range(2))
+        loss.backward()
+        return [p.grad for p in model.parameters()]
+
+    fast = grads()
+    chaingrad.use_reference()
+    try:
+        readable = grads()
+    finally:
+        chaingrad.use_reference(False)
+    assert readable == fast  # bit for bit: the twin is tested so on every op
+
+
+def test_conv_and_pooling_run_their_references(reference_only, monkeypatch) -> None:
+    for name in ("conv2d", "conv2d_input_grad", "conv2d_weight_grad", "max_pool2d"):
+        monkeypatch.setattr(fast_kernels, name, _refuse)
+    manual_seed(0)
+    layer = Conv2d(2, 3, 3, padding=1)
+    x = Tensor(np.random.default_rng(0).standard_normal((2, 2, 6, 6)), requires_grad=True)
+    chaingrad.nn.functional.max_pool2d(layer(x), 2).sum().backward()
+    assert x.grad.shape == x.shape and layer.weight.grad.shape == layer.weight.shape
+
+
+def test_the_switch_reads_the_environment() -> None:
+    code = "import chaingrad.reference as r; print(r.only)"
+    for value, expected in (("", "False"), ("1", "True")):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True, env={**os.environ, "CHAINGRAD_REFERENCE": value})
+        assert out.stdout.strip() == expected
+    assert reference.only is False
