@@ -27,13 +27,25 @@ import sys
 import sysconfig
 from typing import Any
 
+import numerics
 import pytest
+from hypothesis import settings
 
 from chaingrad import Value
 from chaingrad.nn import MLP
 
 # notebooks that import a library chaingrad does not need, and the library
 NOTEBOOK_NEEDS = {"10_three_ways.ipynb": "torch"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """``pytest -m "not slow"``, the quick loop: property-based tests draw a fifth of their
+    examples (``numerics.examples``; 20 where a test sets none), so that the loop takes
+    under a minute. The full run (``python -m pytest``, CI) draws them all."""
+    if config.getoption("markexpr", "").replace(" ", "") == "notslow":
+        numerics.QUICK = True
+        settings.register_profile("quick", max_examples=20, deadline=None)
+        settings.load_profile("quick")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -247,6 +259,38 @@ def _small_tensor():
     w = Tensor([[0.5, -1.0, 2.0], [1.5, 0.2, -0.3]], requires_grad=True, label="W")
     b = Tensor([0.1, 0.2, 0.3], requires_grad=True, label="b")
     return (x @ w + b).relu().sum(), None
+
+
+def _tensor_mlp(dtype: Any = None) -> Any:
+    """A 3-5-2 MLP on a batch of 4, its mean log-likelihood negated: a one-element loss.
+
+    The weights are fixed numbers (no random init), so that the loss shown is stable.
+    """
+    import numpy as np  # numpy: only when a test asks for this graph
+
+    from chaingrad import Tensor
+
+    dtype = np.float64 if dtype is None else dtype
+    def param(shape, label):
+        data = np.linspace(-1.0, 1.0, int(np.prod(shape)), dtype=dtype).reshape(shape)
+        return Tensor(data, requires_grad=True, label=label)
+
+    x = Tensor(np.arange(12, dtype=dtype).reshape(4, 3) / 10, label="x")
+    w1, b1 = param((5, 3), "W1"), param((5,), "b1")
+    w2, b2 = param((2, 5), "W2"), param((2,), "b2")
+    h = (x @ w1.T + b1).relu()
+    logp = (h @ w2.T + b2).log_softmax()
+    picked = logp * Tensor(np.eye(2, dtype=dtype)[[0, 1, 1, 0]], label="onehot")
+    loss = -picked.sum() / 4
+    loss.label = "loss"
+    return loss
+
+
+@pytest.fixture(scope="session")
+def tensor_mlp() -> Any:
+    """Builds a 3-5-2 Tensor MLP's loss with fixed weights (``tensor_mlp(dtype=float64)``),
+    as the golden files of tests/show show it."""
+    return _tensor_mlp
 
 
 @pytest.fixture(scope="session")

@@ -13,40 +13,15 @@ callable runs, so the finite-difference tests run without torch installed.
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
+from numerics import ANY, ATOL, EPS, EXPONENT, NONZERO, POSITIVE, RTOL, Interval, T
 
 import chaingrad
 from chaingrad import Value
-
-Interval = tuple[float, float]
-
-# Central finite differences, in float64.
-EPS = 1e-6
-ATOL = 1e-5
-RTOL = 1e-3
-
-
-class _LazyTorch:
-    """``T.name`` is ``torch.name``, with torch imported at the first use."""
-
-    def __getattr__(self, name: str):
-        return getattr(importlib.import_module("torch"), name)
-
-
-T = _LazyTorch()
-
-ANY: tuple[Interval, ...] = ((-3.0, 3.0),)
-NONZERO: tuple[Interval, ...] = ((-3.0, -0.1), (0.1, 3.0))
-POSITIVE: tuple[Interval, ...] = ((0.1, 3.0),)
-# torch masks its pow gradient where the exponent is exactly 0, and its derivatives of
-# x**y contain x**(y-1) and x**(y-2): at y = 0, 1, 2 some of its mixed second and third
-# partials come out 0 (d2(x**y)/dxdy is 1 at (1, 0), torch says 0). Keep y away from them.
-EXPONENT: tuple[Interval, ...] = ((-2.0, -0.1), (0.1, 0.9), (1.1, 1.9))
 
 
 @dataclass(frozen=True)

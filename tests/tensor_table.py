@@ -15,7 +15,6 @@ callable runs, so the finite-difference tests run without torch installed.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,35 +22,13 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from numerics import ANY, CLIP_SAFE, EPS, EXPONENT, NONZERO, POSITIVE, Interval, T
 from ops_table import OPS as SCALAR_OPS
 
 import chaingrad
 from chaingrad import Tensor
 from chaingrad.rules import FUNCTIONS
 from chaingrad.tensor_engine.functions import concatenate, conv2d, max_pool2d, stack, where
-
-EPS = 1e-6
-ATOL = 1e-5
-RTOL = 1e-3
-
-Interval = tuple[float, float]
-ANY: tuple[Interval, ...] = ((-3.0, 3.0),)
-NONZERO: tuple[Interval, ...] = ((-3.0, -0.1), (0.1, 3.0))
-POSITIVE: tuple[Interval, ...] = ((0.1, 3.0),)
-# torch masks its pow gradient where the exponent is exactly 0, which zeroes the mixed
-# partial d2(x**y)/dxdy there: keep the oracle away from y = 0.
-EXPONENT: tuple[Interval, ...] = ((-2.0, -0.1), (0.1, 2.0))
-CLIP_SAFE: tuple[Interval, ...] = ((-3.0, -1.1), (-0.9, 0.9), (1.1, 3.0))  # bounds are +-1
-
-
-class _LazyTorch:
-    """``T.name`` is ``torch.name``, with torch imported at the first use."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(importlib.import_module("torch"), name)
-
-
-T = _LazyTorch()
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ import threading
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from numerics import examples
 
 from chaingrad import Tensor, Value, autodiff, enable_grad, guards, is_grad_enabled, no_grad
 from chaingrad.nn import MLP
@@ -160,7 +161,7 @@ def test_is_finite_reads_overflowing_squares_entry_by_entry(dtype) -> None:
     assert guards.is_finite(3) and guards.is_finite(None)
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(st.sampled_from([np.float16, np.float32, np.float64]),
        st.lists(st.sampled_from([0.0, 1.5, -2.0, 1e4, 1e30, 1e300, np.nan, np.inf, -np.inf]),
                 min_size=1, max_size=24),

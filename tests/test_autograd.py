@@ -7,20 +7,18 @@ import math
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from numerics import examples
 from ops_table import OP_IDS, OPS, Op, agrees_with_numeric, close, numeric_grads
 
 import chaingrad
 from chaingrad import GradcheckError, Value, grad, gradcheck, no_grad, primitive
 
-HIGHER = settings(max_examples=30, deadline=None)
-PER_CASE = settings(max_examples=60, deadline=None)
+HIGHER = examples(30)
+PER_CASE = examples(60)
 
 
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
 
 
 # ---- second and third derivatives, every op of the table, against torch ----
@@ -116,7 +114,7 @@ def _mixed(x, y):
     return x**2 * y**3 + (x * y).sin()
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(st.floats(-2, 2), st.floats(-2, 2))
 def test_mixed_partials_agree_with_each_other_and_the_formula(x0: float, y0: float) -> None:
     x, y = Value(x0), Value(y0)
@@ -398,10 +396,9 @@ def _legendre(base):
     return LegendrePolynomial3
 
 
-def test_function_agrees_with_torchs_also_differentiated_twice():
+def test_function_agrees_with_torchs_also_differentiated_twice(torch):
     import numpy as np
 
-    torch = pytest.importorskip("torch")
     from chaingrad.autograd import Function
     from chaingrad.tensor_engine import Tensor
 

@@ -11,8 +11,9 @@ import threading
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from numerics import examples
 from ops_table import (
     OP_IDS,
     OPS,
@@ -27,12 +28,9 @@ import chaingrad
 from chaingrad import Value, no_grad
 from chaingrad.autodiff import topological_order
 
-PER_OP = settings(max_examples=60, deadline=None)
+PER_OP = examples(60)
 
 
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
 
 
 # ---- the table: finite differences, grad() and PyTorch ----

@@ -8,8 +8,9 @@ import random
 import struct
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from numerics import examples
 from ops_table import OP_IDS, OPS, Op
 
 from chaingrad import DomainError, Value, _fast, autodiff, primitive
@@ -37,7 +38,7 @@ def both_ways(build, accumulate: bool = True) -> tuple[list, list]:
 
 
 @pytest.mark.parametrize("op", OPS, ids=OP_IDS)
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(data=st.data())
 def test_the_twin_gives_the_same_bits_on_every_op(op: Op, data: st.DataObject) -> None:
     point = data.draw(op.points(), label="point")

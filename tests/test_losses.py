@@ -3,8 +3,9 @@
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from numerics import examples
 
 from chaingrad import Value
 from chaingrad.losses import bce_with_logits, cross_entropy, hinge_loss, mse_loss
@@ -32,7 +33,7 @@ def check_against_torch(loss, inputs, torch_loss, torch_input, atol=1e-12):
     assert [v.grad for v in inputs] == pytest.approx(expected, abs=atol, rel=1e-12)
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(st.lists(st.tuples(floats, floats), min_size=1, max_size=8))
 def test_mse_loss_matches_torch(pairs):
     pred, target = [p for p, _ in pairs], [t for _, t in pairs]
@@ -41,7 +42,7 @@ def test_mse_loss_matches_torch(pairs):
                         F.mse_loss(tp, torch.tensor(target, dtype=torch.float64)), tp, 1e-9)
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(st.lists(st.tuples(floats, st.sampled_from([-1, 1])), min_size=1, max_size=8))
 def test_hinge_loss_matches_torch(pairs):
     scores, labels = [s for s, _ in pairs], [y for _, y in pairs]
@@ -57,7 +58,7 @@ def test_hinge_loss_is_micrograds():
     assert hinge_loss(values(scores), labels).data == expected * (1.0 / 4)
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(st.lists(st.tuples(floats, st.floats(0, 1)), min_size=1, max_size=8))
 def test_bce_with_logits_matches_torch(pairs):
     logits, targets = [x for x, _ in pairs], [t for _, t in pairs]
@@ -66,7 +67,7 @@ def test_bce_with_logits_matches_torch(pairs):
     check_against_torch(bce_with_logits(vs, targets), vs, expected, tp, 1e-12)
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(st.integers(1, 5), st.integers(1, 4), st.data())
 def test_cross_entropy_matches_torch(batch, classes, data):
     rows = [data.draw(st.lists(floats, min_size=classes, max_size=classes)) for _ in range(batch)]
@@ -160,7 +161,7 @@ def check_tensor_against_torch(loss, x, torch_loss, torch_x, atol=1e-12):
     np.testing.assert_allclose(x.grad, torch_x.grad.numpy(), atol=atol, rtol=1e-12)
 
 
-@settings(max_examples=30, deadline=None)
+@examples(30)
 @given(shapes, st.sampled_from([(), (1,), (3,)]), st.data())
 def test_tensor_mse_loss_matches_torch(n, rest, data):
     pred, target = arrays(data, (n, *rest)), arrays(data, (n, *rest))
@@ -169,7 +170,7 @@ def test_tensor_mse_loss_matches_torch(n, rest, data):
                                F.mse_loss(tx, torch.tensor(target)), tx, 1e-9)
 
 
-@settings(max_examples=30, deadline=None)
+@examples(30)
 @given(shapes, st.data())
 def test_tensor_hinge_loss_matches_torch(n, data):
     scores = arrays(data, (n, 1))
@@ -179,7 +180,7 @@ def test_tensor_hinge_loss_matches_torch(n, data):
     check_tensor_against_torch(hinge_loss(x, labels), x, torch.relu(1 - y * tx).mean(), tx)
 
 
-@settings(max_examples=30, deadline=None)
+@examples(30)
 @given(shapes, st.sampled_from([(), (2,)]), st.data())
 def test_tensor_bce_with_logits_matches_torch(n, rest, data):
     logits, targets = arrays(data, (n, *rest)), arrays(data, (n, *rest), 0.0, 1.0)
@@ -188,7 +189,7 @@ def test_tensor_bce_with_logits_matches_torch(n, rest, data):
     check_tensor_against_torch(bce_with_logits(x, targets), x, expected, tx)
 
 
-@settings(max_examples=30, deadline=None)
+@examples(30)
 @given(shapes, st.integers(1, 5), st.data())
 def test_tensor_cross_entropy_matches_torch(n, classes, data):
     logits = arrays(data, (n, classes))

@@ -124,8 +124,7 @@ def _evaluate(expression, make, point):
 
 @pytest.mark.parametrize(("expression", "point"), [c[1:] for c in CASES],
                          ids=[c[0] for c in CASES])
-def test_expressions_agree_with_torch_and_micrograd(expression, point) -> None:
-    torch = pytest.importorskip("torch")
+def test_expressions_agree_with_torch_and_micrograd(expression, point, torch) -> None:
     ours = _evaluate(expression, chaingrad.Value, point)
     theirs = _evaluate(expression, micrograd_engine.Value, point)
     tensors = _evaluate(

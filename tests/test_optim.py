@@ -6,8 +6,9 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from numerics import examples
 
 import chaingrad.optim
 from chaingrad import Value
@@ -99,8 +100,7 @@ class ArrayParam:
 
 
 @pytest.mark.parametrize(("cls", "name", "kwargs"), CONFIGS, ids=IDS)
-def test_array_trajectory_matches_torch_and_updates_in_place(cls, name, kwargs):
-    torch = pytest.importorskip("torch")
+def test_array_trajectory_matches_torch_and_updates_in_place(cls, name, kwargs, torch):
     expected = torch_trajectory(name, kwargs, steps=20)
     param = ArrayParam(START)
     storage = param._value
@@ -144,8 +144,7 @@ def test_linear_schedule_is_micrographs_demo():
     assert opt.lr == pytest.approx(0.1)  # held at the end
 
 
-def test_cosine_schedule_matches_torch_cosine_annealing():
-    torch = pytest.importorskip("torch")
+def test_cosine_schedule_matches_torch_cosine_annealing(torch):
     param = torch.zeros(1, requires_grad=True)
     torch_opt = torch.optim.SGD([param], lr=0.3)
     torch_sched = torch.optim.lr_scheduler.CosineAnnealingLR(torch_opt, T_max=12, eta_min=0.01)
@@ -379,8 +378,7 @@ def _torch_and_ours(torch):
     return theirs, ours
 
 
-def test_param_groups_state_and_printed_form_are_torchs():
-    torch = pytest.importorskip("torch")
+def test_param_groups_state_and_printed_form_are_torchs(torch):
     from chaingrad.tensor_engine import Tensor
 
     theirs, ours = _torch_and_ours(torch)
@@ -410,8 +408,7 @@ def test_param_groups_state_and_printed_form_are_torchs():
             assert set(c_opt.state[p]) == set(t_opt.state[q]), cls
 
 
-def test_add_param_group_and_named_parameters():
-    torch = pytest.importorskip("torch")
+def test_add_param_group_and_named_parameters(torch):
     theirs, ours = _torch_and_ours(torch)
     opt = SGD(ours[0].named_parameters(), lr=0.1, momentum=0.9)
     t_opt = torch.optim.SGD(theirs[0].named_parameters(), lr=0.1, momentum=0.9)
@@ -428,8 +425,7 @@ def test_add_param_group_and_named_parameters():
         Adam(ours.parameters(), fused=True)
 
 
-def test_zero_grad_of_tensors_sets_none_or_zeroes_in_place():
-    torch = pytest.importorskip("torch")
+def test_zero_grad_of_tensors_sets_none_or_zeroes_in_place(torch):
     from chaingrad.tensor_engine import Tensor
 
     _, ours = _torch_and_ours(torch)
@@ -465,7 +461,7 @@ def test_update_rules_are_pure_functions():
 
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(st.sampled_from([np.float32, np.float64]), st.floats(0, 10), st.integers(0, 2**32 - 1))
 def test_plain_sgd_is_x_minus_lr_times_g_bit_for_bit(dtype, lr, seed) -> None:
     """The rule computes x - lr * g with one temporary array: the same numbers exactly."""

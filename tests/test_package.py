@@ -11,8 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).parent.parent / "chaingrad"
 OPTIONAL = {"numpy", "matplotlib", "graphviz_pure", "safetensors", "tqdm", "sklearn", "torch",
             "playwright"}
@@ -152,11 +150,10 @@ def test_every_file_the_readme_shows_or_links_exists() -> None:
     assert not missing, f"README.md shows or links files that are not there: {missing}"
 
 
-def test_the_readme_shows_one_network_three_ways_that_run() -> None:
+def test_the_readme_shows_one_network_three_ways_that_run(torch) -> None:
     """The README's 'One network, three ways': its micrograd-style and chaingrad blocks run,
     and so does the chaingrad block with its diff applied (the import lines swapped for
     torch's), giving a torch model: the two differ in their import lines only."""
-    torch = pytest.importorskip("torch")
     readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
     section = readme.split("## One network, three ways\n")[1].split("\n## ")[0]
     values_code, tensor_code = re.findall(r"```python\n(.*?)```", section, re.S)

@@ -87,8 +87,7 @@ def test_neuron_and_plain_module_names():
     assert [name for name, _ in Pair().named_parameters()] == ["0", "1"]
 
 
-def test_load_state_dict_round_trip_and_torch_tensors():
-    torch = pytest.importorskip("torch")
+def test_load_state_dict_round_trip_and_torch_tensors(torch):
     source, target = make_model(1), make_model(2)
     target.load_state_dict({k: torch.tensor(v) for k, v in source.state_dict().items()})
     assert weights(target) == weights(source)
@@ -168,8 +167,7 @@ def test_load_into_an_existing_model(saved, tmp_path):
 
 
 @pytest.mark.parametrize("activation", ["relu", "tanh", "sigmoid", "linear"])
-def test_to_torch_gives_the_same_outputs(activation):
-    torch = pytest.importorskip("torch")
+def test_to_torch_gives_the_same_outputs(activation, torch):
     model = make_model(3, nouts=(5, 4, 2), activation=activation)
     net = to_torch(model)
     got = net(torch.tensor(POINTS, dtype=torch.float32)).detach().numpy()
@@ -178,8 +176,7 @@ def test_to_torch_gives_the_same_outputs(activation):
     assert to_torch(model, dtype=torch.float64)[0].weight.dtype == torch.float64
 
 
-def test_saved_file_loads_into_torch_with_strict_keys(saved):
-    torch = pytest.importorskip("torch")
+def test_saved_file_loads_into_torch_with_strict_keys(saved, torch):
     safetensors_torch = pytest.importorskip("safetensors.torch")
     model, path = saved
     net = torch.nn.Sequential(torch.nn.Linear(2, 16), torch.nn.ReLU(), torch.nn.Linear(16, 16),
@@ -441,8 +438,7 @@ def test_a_state_dict_saves_and_loads_back_checked(tmp_path, model_files):
         save({"0.bias": np.ones(2) * 1j}, path)
 
 
-def test_pytorch_weights_load_into_a_chaingrad_model(tmp_path):
-    torch = pytest.importorskip("torch")
+def test_pytorch_weights_load_into_a_chaingrad_model(tmp_path, torch):
     safetensors_torch = pytest.importorskip("safetensors.torch")
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Linear(2, 16), torch.nn.ReLU(), torch.nn.Linear(16, 16),

@@ -127,8 +127,7 @@ def test_gradients_match_finite_differences(fn, args):
     assert gradcheck(fn, list(args), eps=1e-6, atol=1e-7, rtol=1e-5)
 
 
-def test_softmax_without_dim_takes_torchs_implicit_choice_and_warns():
-    torch = pytest.importorskip("torch")
+def test_softmax_without_dim_takes_torchs_implicit_choice_and_warns(torch):
     for shape in [(5,), (2, 5), (2, 3, 4), (2, 3, 4, 5)]:
         x = rng.normal(size=shape)
         for name in ("softmax", "log_softmax"):

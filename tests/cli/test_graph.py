@@ -23,7 +23,7 @@ from chaingrad.show.explain import explain
 NEURON = "(x1*w1 + x2*w2 + b).tanh()"
 NEURON_SET = ["--set", "x1=2", "--set", "w1=-3", "--set", "x2=0", "--set", "w2=1",
               "--set", "b=6.8813735870195432"]
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[1] / "golden"
 
 
 REUSED_300 = " + ".join(f"x*{i}" for i in range(1, 301))  # x used along a long sum
@@ -36,7 +36,7 @@ def graph(*args: str) -> list[str]:
 def test_dot_output_is_the_golden_neuron(tmp_path, capsys):
     out = tmp_path / "neuron.dot"
     assert main(graph(NEURON, *NEURON_SET, "-o", str(out))) == 0
-    assert out.read_text() == (GOLDEN / "neuron.dot").read_text()  # same as tests/test_dot
+    assert out.read_text() == (GOLDEN / "neuron.dot").read_text()  # same as tests/show/test_dot
     assert capsys.readouterr().out == f"wrote {out} (10 values)\n"
 
 
@@ -209,7 +209,7 @@ def test_an_expression_may_start_with_a_minus(tmp_path, expression, python):
 def readme_graph_command() -> list[str]:
     """The arguments of the README's ``chaingrad graph ...`` command (its bash block: lines
     joined at their backslashes, comments dropped), without the program's name."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
     block = next(b for b in re.findall(r"```bash\n(.*?)```", readme, re.S)
                  if "chaingrad graph" in b)
     command = next(line for line in block.replace("\\\n", " ").splitlines()
@@ -222,7 +222,7 @@ def test_checked_in_neuron_pictures_are_what_the_readmes_command_draws(tmp_path,
     """docs/images/neuron.svg and .png are what the README's command writes (bytes are the
     same on every platform with graphviz-pure): regenerate them if this fails."""
     monkeypatch.setattr(render, "find_renderer", lambda *args, **kw: graphviz_pure)
-    images = Path(__file__).parent.parent / "docs" / "images"
+    images = Path(__file__).parents[2] / "docs" / "images"
     args = readme_graph_command()
     at = args.index("-o")
     assert args[at + 1] == "neuron.svg" and args[1] == NEURON

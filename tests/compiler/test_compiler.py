@@ -8,8 +8,9 @@ import random
 import struct
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from numerics import examples
 from ops_table import OP_IDS, OPS, Op
 
 import chaingrad
@@ -37,7 +38,7 @@ def grads_both_ways(make_fn, params: list[Value], *args) -> tuple[list, list, fl
 
 
 @pytest.mark.parametrize("op", OPS, ids=OP_IDS)
-@settings(max_examples=30, deadline=None)
+@examples(30)
 @given(data=st.data())
 def test_every_op_compiles_to_the_same_bits(op: Op, data: st.DataObject) -> None:
     point = data.draw(op.points(), label="point")

@@ -144,8 +144,7 @@ def test_repeated_backward_adds_exactly_once_more() -> None:
     assert h.grad is None  # as in torch: an op's output does not keep its gradient
 
 
-def test_only_leaves_and_retained_tensors_keep_their_grad_as_in_torch() -> None:
-    torch = pytest.importorskip("torch")
+def test_only_leaves_and_retained_tensors_keep_their_grad_as_in_torch(torch) -> None:
 
     def program(torch):
         x = torch.tensor([1.0, 2.0], requires_grad=True)
@@ -164,11 +163,10 @@ def test_only_leaves_and_retained_tensors_keep_their_grad_as_in_torch() -> None:
                                               False, False]
 
 
-def test_no_grad_is_the_callers_seed_or_another_grad_and_autograd_grad_as_torch() -> None:
+def test_no_grad_is_the_callers_seed_or_another_grad_and_autograd_grad_as_torch(torch) -> None:
     """backward(g) does not copy g, yet no .grad that is kept is g or another node's .grad
     (they are changed in place), as in torch; autograd.grad returns what the pass made, g
     itself for the output, as torch does."""
-    torch = pytest.importorskip("torch")
 
     def program(t):
         g = t.tensor([1.0, 2.0])
@@ -494,9 +492,6 @@ def test_overflow_of_a_gradient_names_the_op() -> None:
 # ---- torch's methods: shapes, reductions with dim, conversions ----
 
 
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
 
 
 SHAPE_CALLS = [
@@ -1020,10 +1015,9 @@ def _stale_cases(torch):
 
 
 @pytest.mark.parametrize("k", range(6))
-def test_an_in_place_change_after_the_forward_pass_is_refused_exactly_where_torch_refuses(k):
+def test_an_in_place_change_after_the_forward_pass_is_refused_exactly_where_torch_refuses(k, torch):
     import chaingrad
 
-    torch = pytest.importorskip("torch")
     theirs, ours = _stale_cases(torch)[k], _stale_cases(chaingrad)[k]
     try:
         expected = theirs().grad.tolist()

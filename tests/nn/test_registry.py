@@ -26,9 +26,6 @@ SAMPLES = {  # one instance of each type, with arguments away from their default
 }
 
 
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
 
 
 def test_every_type_has_a_sample_here() -> None:

@@ -11,8 +11,9 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from numerics import examples
 from ops_table import OP_IDS, OPS, Op
 
 from chaingrad import Value, primitive
@@ -21,7 +22,7 @@ from chaingrad.show.dot import reading_order
 from chaingrad.show.explain import backward_steps, explain
 from chaingrad.show.naive import naive_backward
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[1] / "golden"
 
 
 def grads(root: Value) -> list[float]:
@@ -56,7 +57,7 @@ def build(program) -> Value:
     return nodes[-1]
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(programs)
 def test_steps_run_the_real_backward(program):
     expected_root = build(program)

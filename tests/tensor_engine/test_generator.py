@@ -12,8 +12,9 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from numerics import examples
 
 import chaingrad
 from chaingrad import nn
@@ -70,7 +71,7 @@ def test_a_new_generator_and_the_default_one_are_torchs(torch) -> None:
     same(chaingrad.randn(20), torch.randn(20))
 
 
-@settings(max_examples=30, deadline=None)
+@examples(30)
 @given(seed=st.integers(0, 2**64 - 1), size=st.integers(0, 300))
 def test_any_seed_and_size_gives_torchs_rand_and_randn(torch, seed, size) -> None:
     ours, theirs = pair(torch, seed)
@@ -145,7 +146,7 @@ def test_randperm_is_torchs(torch, seed) -> None:
          torch.randperm(9, generator=theirs, dtype=torch.float32))
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(st.data())
 def test_randperms_swaps_at_once_are_its_swaps_one_by_one(data) -> None:
     n = data.draw(st.integers(0, 60))
@@ -267,7 +268,7 @@ def test_the_lecture_switch_draws_one_sample_from_the_cumulative_distribution(
     same(ten_draws(), today)
 
 
-NAMES = pathlib.Path(__file__).parent / "data" / "names.txt"
+NAMES = pathlib.Path(__file__).parents[1] / "data" / "names.txt"
 
 
 def bigram_probabilities(lib):

@@ -1,8 +1,8 @@
 """The graph tools on Tensor graphs: to_dot/draw_dot, backward_steps and explain (the
-Tensor page of to_html: tests/test_page.py).
+Tensor page of to_html: tests/show/test_page.py).
 
 Tensor graphs are shown with shapes instead of numbers. The Value output must not change:
-the last tests rebuild the Value graphs of tests/test_dot.py and tests/test_explain.py and
+the last tests rebuild the Value graphs of tests/show/test_dot.py and tests/show/test_explain.py and
 compare with their golden files byte for byte. Set CHAINGRAD_UPDATE_GOLDEN=1 to rewrite
 this file's golden files after a deliberate change.
 """
@@ -16,8 +16,9 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from numerics import examples
 from tensor_table import OP_IDS, OPS
 
 from chaingrad import Tensor, Value, backward_steps, draw_dot, explain, rules, to_dot
@@ -25,29 +26,9 @@ from chaingrad.autodiff import sum_to_shape
 from chaingrad.show.dot import node_names, reading_order
 from chaingrad.tensor_engine import rules as tensor_rules
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[1] / "golden"
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
-
-
-def mlp(dtype=np.float64) -> Tensor:
-    """A 3-5-2 MLP on a batch of 4, its mean log-likelihood negated: a one-element loss.
-
-    The weights are fixed numbers (no random init), so that the loss shown is stable.
-    """
-    def param(shape, label):
-        data = np.linspace(-1.0, 1.0, int(np.prod(shape)), dtype=dtype).reshape(shape)
-        return Tensor(data, requires_grad=True, label=label)
-
-    x = Tensor(np.arange(12, dtype=dtype).reshape(4, 3) / 10, label="x")
-    w1, b1 = param((5, 3), "W1"), param((5,), "b1")
-    w2, b2 = param((2, 5), "W2"), param((2,), "b2")
-    h = (x @ w1.T + b1).relu()
-    logp = (h @ w2.T + b2).log_softmax()
-    picked = logp * Tensor(np.eye(2, dtype=dtype)[[0, 1, 1, 0]], label="onehot")
-    loss = -picked.sum() / 4
-    loss.label = "loss"
-    return loss
 
 
 def leaves(root: Tensor) -> list[Tensor]:
@@ -58,8 +39,8 @@ def leaves(root: Tensor) -> list[Tensor]:
 # ---- to_dot and draw_dot ----
 
 
-def test_mlp_dot_matches_golden_after_backward(check_golden):
-    loss = mlp()
+def test_mlp_dot_matches_golden_after_backward(check_golden, tensor_mlp):
+    loss = tensor_mlp()
     before = to_dot(loss)
     assert "{ W1 | data (5, 3) float64 | grad None }" in before
     assert "{ x | data (4, 3) float64 | requires_grad=False }" in before
@@ -68,17 +49,13 @@ def test_mlp_dot_matches_golden_after_backward(check_golden):
     check_golden("tensor_mlp.dot", text)
     assert "{ W1 | data (5, 3) float64 | grad (5, 3) }" in text
     assert "| grad () = 1.0000 }" not in text  # an op's output keeps no .grad, as in torch
-    loss = mlp()
+    loss = tensor_mlp()
     loss.retain_grad()  # ... unless asked to
     loss.backward()
     assert "| grad () = 1.0000 }" in to_dot(loss)  # a one-element grad shows its value
-    assert text == to_dot(mlp_after_backward())  # deterministic: the same graph, same text
-
-
-def mlp_after_backward() -> Tensor:
-    loss = mlp()
-    loss.backward()
-    return loss
+    again = tensor_mlp()
+    again.backward()
+    assert text == to_dot(again)  # deterministic: the same graph, same text
 
 
 def test_dot_shows_float32_and_gradients_that_are_tensors():
@@ -91,8 +68,8 @@ def test_dot_shows_float32_and_gradients_that_are_tensors():
     assert "data () float32 = 5.0000 | grad () = 1.0000" in text
 
 
-def test_draw_dot_renders_a_tensor_graph_to_svg(graphviz_pure):
-    loss = mlp()
+def test_draw_dot_renders_a_tensor_graph_to_svg(graphviz_pure, tensor_mlp):
+    loss = tensor_mlp()
     loss.backward()
     svg = draw_dot(loss, renderer=graphviz_pure).pipe()
     tree = ET.fromstring(svg)
@@ -115,8 +92,8 @@ def assert_same_grads(left: list, right: list) -> None:
         assert (a is None and b is None) or (a.dtype == b.dtype and np.array_equal(a, b))
 
 
-def test_mlp_steps_give_the_grads_of_backward_and_accumulate_like_it():
-    by_backward, by_steps = mlp(), mlp()
+def test_mlp_steps_give_the_grads_of_backward_and_accumulate_like_it(tensor_mlp):
+    by_backward, by_steps = tensor_mlp(), tensor_mlp()
     by_backward.backward(retain_graph=True)
     steps = backward_steps(by_steps)
     assert_same_grads(grads_of(by_steps), grads_of(by_backward))
@@ -129,8 +106,8 @@ def test_mlp_steps_give_the_grads_of_backward_and_accumulate_like_it():
     assert_same_grads(grads_of(by_steps), before)
 
 
-def test_each_update_adds_what_its_rule_gave_summed_to_the_input_shape():
-    root = mlp()
+def test_each_update_adds_what_its_rule_gave_summed_to_the_input_shape(tensor_mlp):
+    root = tensor_mlp()
     for step in backward_steps(root):
         for u in step.updates:
             assert u.added.shape == u.input.shape and u.result == str(tuple(u.input.shape))
@@ -138,7 +115,7 @@ def test_each_update_adds_what_its_rule_gave_summed_to_the_input_shape():
             np.testing.assert_allclose(u.after, expected, rtol=1e-12)
 
 
-@settings(max_examples=3, deadline=None)
+@examples(3)
 @given(data=st.data())
 @pytest.mark.parametrize("op", OPS, ids=OP_IDS)
 def test_steps_match_backward_for_every_tensor_op(op, data):
@@ -196,8 +173,8 @@ def test_a_hand_written_closure_runs_and_is_listed_as_such():
 # ---- explain ----
 
 
-def test_mlp_explanation_matches_golden_and_shows_shapes(check_golden):
-    text = explain(mlp(), file=io.StringIO())
+def test_mlp_explanation_matches_golden_and_shows_shapes(check_golden, tensor_mlp):
+    text = explain(tensor_mlp(), file=io.StringIO())
     check_golden("tensor_mlp_explain.txt", text)
     for line in (
         "seed: loss.grad = ones(())",

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from numerics import ATOL, RTOL, examples
 from tensor_table import (
-    ATOL,
     FD_OPS,
     OPS_BY_NAME,
-    RTOL,
     TORCH_OPS,
     Case,
     TensorOp,
@@ -25,13 +24,10 @@ from tensor_table import (
 
 from chaingrad import Tensor, grad
 
-PER_OP = settings(max_examples=25, deadline=None)
-SECOND = settings(max_examples=10, deadline=None)
+PER_OP = examples(25)
+SECOND = examples(10)
 
 
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
 
 
 def _close(a: np.ndarray, b: np.ndarray, tol: float = 1e-10) -> bool:

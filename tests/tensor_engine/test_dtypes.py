@@ -12,11 +12,6 @@ import chaingrad
 from chaingrad.tensor_engine import dtypes
 
 
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
-
-
 def test_constants_aliases_and_names() -> None:
     assert chaingrad.float is chaingrad.float32 and chaingrad.double is chaingrad.float64
     assert chaingrad.long is chaingrad.int64 and chaingrad.int is chaingrad.int32

@@ -9,12 +9,6 @@ import pytest
 
 import chaingrad
 
-
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
-
-
 V = [0.5, 1.0, 2.0]
 M = [[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0]]
 

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_show_tensor import mlp as tensor_mlp
 
 from chaingrad import Tensor, Value, explain
 from chaingrad.errors import RendererNotFoundError
@@ -34,7 +33,7 @@ from chaingrad.show.steps import backward_steps
 
 pytestmark = pytest.mark.slow  # a real browser, every step of four graphs at two sizes
 
-README = Path(__file__).parent.parent / "README.md"
+README = Path(__file__).parents[2] / "README.md"
 MONOSPACE_14PX = 8.43  # the advance of a 14px DejaVu Sans Mono character, the widest usual
 SIZES = {"1280": (1280, 800), "800": (800, 600)}
 
@@ -392,7 +391,7 @@ def test_a_graph_of_a_thousand_nodes_gets_a_page(tmp_path):
     assert len(parse(path).values) == len(reading_order(loss))
 
 
-def test_html_page_for_a_tensor_graph(tmp_path):
+def test_html_page_for_a_tensor_graph(tmp_path, tensor_mlp):
     root = tensor_mlp()
     path = to_html(root, tmp_path / "mlp.html")
     assert all(n.grad is None for n in reading_order(root))  # no real backward ran
@@ -800,7 +799,7 @@ def test_accumulation_is_shown_step_by_step(tmp_path, open_page):
     assert "a.grad: 5.0000 -> 10.0000" in changes[2]  # a + a: two updates of a
 
 
-def test_stepping_a_tensor_page_shows_shapes_and_norms(tmp_path, open_page):
+def test_stepping_a_tensor_page_shows_shapes_and_norms(tmp_path, open_page, tensor_mlp):
     root = tensor_mlp()
     page = open_page(to_html(root, tmp_path / "mlp.html"))
     total = len(backward_steps(root, accumulate=False))

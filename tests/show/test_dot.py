@@ -332,7 +332,7 @@ def test_importing_chaingrad_and_viz_imports_no_graphviz_package():
 
 
 def test_checked_in_neuron_pictures_show_the_gradients():
-    images = Path(__file__).parent.parent / "docs" / "images"
+    images = Path(__file__).parents[2] / "docs" / "images"
     texts = svg_texts((images / "neuron.svg").read_bytes())
     for expected in ("x1", "grad -1.5000", "w1", "grad 1.0000", "tanh"):
         assert expected in texts

@@ -11,8 +11,7 @@ from chaingrad.nn import Parameter, manual_seed
 from chaingrad.tensor_engine import Tensor
 
 
-def test_gains_are_torchs():
-    torch = pytest.importorskip("torch")
+def test_gains_are_torchs(torch):
     for args in [("linear",), ("conv2d",), ("sigmoid",), ("tanh",), ("relu",),
                  ("leaky_relu",), ("leaky_relu", 0.2), ("leaky_relu", 0), ("selu",)]:
         assert init.calculate_gain(*args) == pytest.approx(torch.nn.init.calculate_gain(*args))
@@ -22,8 +21,7 @@ def test_gains_are_torchs():
         init.calculate_gain("leaky_relu", "x")
 
 
-def test_fans_are_torchs():
-    torch = pytest.importorskip("torch")
+def test_fans_are_torchs(torch):
     for shape in [(3, 4), (8, 3, 5, 2), (2, 7, 3)]:
         ours = init._calculate_fan_in_and_fan_out(Tensor(np.zeros(shape)))
         assert ours == torch.nn.init._calculate_fan_in_and_fan_out(torch.zeros(shape))

@@ -26,11 +26,6 @@ from chaingrad.nn import (
 )
 
 
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
-
-
 class Net(Module):
     """A PyTorch-style network: parts set as attributes, in a forward of its own."""
 

@@ -9,8 +9,9 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from numerics import examples
 
 from chaingrad import Tensor, grad
 from chaingrad.nn import Module, Parameter
@@ -29,11 +30,6 @@ from chaingrad.nn.layers import (
 )
 from chaingrad.tensor_engine import fast_kernels, rules
 from chaingrad.tensor_engine.functions import conv2d, max_pool2d
-
-
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
 
 
 def _rng(seed: int = 0) -> np.random.Generator:
@@ -265,7 +261,7 @@ def test_conv_fast_twins_cover_both_layouts() -> None:
     assert min(widths) < fast_kernels.SHORT_ROW <= max(widths)
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(st.integers(1, 300), st.integers(1, 200), st.integers(1, 200),
        st.sampled_from([np.float32, np.float64]), st.integers(0, 2**32 - 1))
 def test_matmuls_transposed_twin_matches_its_formula(n, k, m, dtype, seed) -> None:
@@ -311,7 +307,7 @@ def test_the_window_positions_of_max_pool2d() -> None:
     assert fast_kernels.window_positions((1, 2, 4, 5), (2, 3), (2, 1)) is positions  # made once
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 7), st.integers(1, 7),
        st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3),
        st.booleans(), st.integers(0, 2**32 - 1))
@@ -551,8 +547,7 @@ TORCH_LAYERS = [  # the same constructor call for chaingrad.nn and torch.nn
 ]
 
 
-def test_every_layer_prints_as_torchs_in_a_sequential() -> None:
-    torch = pytest.importorskip("torch")
+def test_every_layer_prints_as_torchs_in_a_sequential(torch) -> None:
     import collections
 
     import chaingrad.nn as cnn
@@ -604,8 +599,7 @@ def test_options_chaingrad_lacks_are_refused_when_the_layer_is_made() -> None:
         cnn.Conv2d(1, 2, 3, stride=2, padding="same")
 
 
-def test_flatten_takes_start_and_end_dim_as_torch() -> None:
-    torch = pytest.importorskip("torch")
+def test_flatten_takes_start_and_end_dim_as_torch(torch) -> None:
     import chaingrad.nn as cnn
 
     x = np.zeros((2, 3, 4, 5))
