@@ -46,6 +46,8 @@ CASES = [
      (IMAGE, KERNEL, BIAS)),
     ("conv2d same even", lambda F, x, w: F.conv2d(x, w, padding="same"), (IMAGE, EVEN_KERNEL)),
     ("conv2d valid", lambda F, x, w: F.conv2d(x, w, padding="valid"), (IMAGE, KERNEL)),
+    ("conv2d same even on a smaller input",
+     lambda F, x, w: F.conv2d(x, w, padding="same"), (IMAGE[:, :, :1, :3], EVEN_KERNEL)),
     ("conv2d unbatched", lambda F, x, w: F.conv2d(x, w, stride=(1, 2)), (IMAGE[0], KERNEL)),
     ("max_pool2d", lambda F, x: F.max_pool2d(x, 2), (IMAGE,)),
     ("max_pool2d stride", lambda F, x: F.max_pool2d(x, (3, 2), stride=1), (IMAGE,)),
@@ -191,6 +193,12 @@ def test_dropout_zeroes_and_scales_with_nns_generator():
      "invalid padding string 'full'"),
     (lambda: F.conv2d(Tensor(IMAGE[0, 0]), Tensor(KERNEL)), ValueError,
      "needs an input (N, C, H, W) or (C, H, W)"),
+    (lambda: F.conv2d(Tensor(IMAGE), Tensor(KERNEL), list(BIAS)), TypeError,
+     "conv2d(): argument 'bias' must be Tensor, not list"),
+    (lambda: F.conv2d(Tensor(IMAGE), Tensor(KERNEL), Tensor(BIAS[:2])), ValueError,
+     "conv2d: bias has shape (2,), expected (4,)"),
+    (lambda: F.max_pool2d(Tensor(IMAGE[0, 0]), 2), ValueError,
+     "max_pool2d: needs an input (N, C, H, W) or (C, H, W), got shape (6, 5)"),
 ], ids=lambda v: v if isinstance(v, str) else "")
 def test_bad_input_raises_torchs_error(call, error, message):
     with pytest.raises(error, match=_literal(message)):

@@ -3,13 +3,14 @@
 - ``tensor.py``: the ``Tensor`` class and its ops, each naming its primitive;
 - ``rules.py``: the primitives only Tensors have (matmul, sum, reshape, conv's pieces, ...);
 - ``functions.py``: functions of several tensors (``concatenate``, ``stack``, ``where``) and
-  the convolution and pooling that ``chaingrad.nn``'s layers use;
+  the nodes of convolution and pooling (whose one entry is ``chaingrad.nn.functional``'s
+  ``conv2d`` and ``max_pool2d``, which check their arguments);
 - ``arrays.py``: the dtype rule and the checks every op makes.
 
 The backward pass is the scalar engine's (``chaingrad/autodiff.py``).
 """
 
-from .functions import cat, concatenate, conv2d, max_pool2d, pad, stack, where
+from .functions import cat, concatenate, pad, stack, where
 from .tensor import Tensor
 
-__all__ = ["Tensor", "cat", "concatenate", "conv2d", "max_pool2d", "pad", "stack", "where"]
+__all__ = ["Tensor", "cat", "concatenate", "pad", "stack", "where"]
