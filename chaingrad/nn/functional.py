@@ -9,10 +9,12 @@ different result. ``conv2d`` and ``max_pool2d`` here are convolution's and pooli
 entry: they check the arguments, once, for the layers (``nn.Conv2d``, ``nn.MaxPool2d``)
 too.
 
-The losses take torch's ``reduction='mean' | 'sum' | 'none'`` (and the old
-``size_average``/``reduce``, with torch's warning). Class targets of ``cross_entropy`` and
-``nll_loss`` are integers (an int Tensor or array); a floating target of ``cross_entropy``
-holds class probabilities, as in torch.
+The losses are chaingrad's one Tensor form of each (``chaingrad.losses`` hands Tensors to
+them). They take torch's ``reduction='mean' | 'sum' | 'none'`` (and the old
+``size_average``/``reduce``, with torch's warning), and broadcast as torch does: a target
+of another shape than the input is broadcast against it, with torch's warning. Class
+targets of ``cross_entropy`` and ``nll_loss`` are integers (an int Tensor or array); a
+floating target of ``cross_entropy`` holds class probabilities, as in torch.
 
 Example:
     >>> import numpy as np
@@ -36,7 +38,6 @@ import numpy as np
 from .. import torch_names
 from ..rules import Primitive, functions_in
 from ..tensor_engine import functions, sampling
-from ..tensor_engine.losses import softplus
 from ..tensor_engine.tensor import Tensor
 
 __all__ = sorted({
@@ -379,11 +380,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  #
     """
     reduction = reduction_of(size_average, reduce, reduction)
     x, t = _tensor(input, "mse_loss"), _tensor(target, "mse_loss", "target")
-    if tuple(t.shape) != tuple(x.shape):
-        warnings.warn(f"Using a target size ({_size(t)}) that is different to the input size "
-                      f"({_size(x)}). This will likely lead to incorrect results due to "
-                      "broadcasting. Please ensure they have the same size.", UserWarning,
-                      stacklevel=2)
+    check_target_shape("mse_loss", tuple(x.shape), tuple(t.shape), stacklevel=2)
     squares = (x - t) ** 2
     if weight is None:
         return _reduce(squares, reduction)
@@ -396,8 +393,36 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  #
     return _reduce(weighted, reduction)
 
 
-def _size(t: Tensor) -> str:
-    return f"torch.Size([{', '.join(str(n) for n in t.shape)}])"
+def check_target_shape(op: str, input_shape: tuple[int, ...], target_shape: tuple[int, ...],
+                       stacklevel: int) -> None:
+    """torch's warning for an elementwise loss whose target has another shape than its
+    input: the two broadcast, which is rarely what was meant (scores (N, 1) and targets
+    (N,) make N * N terms); a ValueError naming ``op`` if they cannot broadcast. The
+    warning points ``stacklevel`` frames up from the loss (2: at the loss's caller).
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as seen:
+        ...     warnings.simplefilter("always")
+        ...     check_target_shape("mse_loss", (3, 1), (3,), stacklevel=2)
+        >>> str(seen[0].message)[:55]
+        'Using a target size (torch.Size([3])) that is different'
+    """
+    if target_shape == input_shape:
+        return
+    warnings.warn(f"Using a target size ({_size(target_shape)}) that is different to the input "
+                  f"size ({_size(input_shape)}). This will likely lead to incorrect results due "
+                  "to broadcasting. Please ensure they have the same size.", UserWarning,
+                  stacklevel=stacklevel + 1)
+    try:
+        np.broadcast_shapes(input_shape, target_shape)
+    except ValueError:
+        raise ValueError(f"{op}: the target's shape {target_shape} and the input's "
+                         f"{input_shape} do not broadcast") from None
+
+
+def _size(shape: tuple[int, ...]) -> str:
+    return f"torch.Size([{', '.join(str(n) for n in shape)}])"
 
 
 def _class_targets(where: str, target: Any, x: Tensor) -> np.ndarray:
@@ -410,7 +435,7 @@ def _class_targets(where: str, target: Any, x: Tensor) -> np.ndarray:
     else:
         raise TypeError(f"{where}(): argument 'target' must be Tensor, not "
                         f"{type(target).__name__}")
-    if array.dtype.kind not in "iub":
+    if array.dtype.kind not in "iu":  # bool is refused, as torch refuses it
         raise TypeError(f"{where}: expected target dtype to be Long or Byte, but got "
                         f"{_dtype_name(array.dtype)}")
     expected = tuple(x.shape[:1] + x.shape[2:]) if x.ndim > 1 else ()
@@ -420,12 +445,13 @@ def _class_targets(where: str, target: Any, x: Tensor) -> np.ndarray:
     if array.shape != expected:
         raise ValueError(f"{where}: expected a target of shape {expected} for an input of "
                          f"shape {tuple(x.shape)}, got {array.shape}")
-    return array.astype(np.int64)
+    return np.asarray(array, dtype=np.int64)  # the caller's array, if it is one: compile
+    # then reads the targets from each call's arguments
 
 
 def _dtype_name(dtype: np.dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half"}.get(dtype.name,
-                                                                         dtype.name)
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bool": "Bool"}.get(
+        dtype.name, dtype.name)
 
 
 def _at_classes(ndim: int, classes: np.ndarray) -> tuple:
@@ -459,6 +485,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
     outside = counted & ((t < 0) | (t >= classes))
     if outside.any():
         raise IndexError(f"Target {t[outside].flat[0]} is out of bounds.")
+    if weight is None and counted.size and counted.all():  # each counts once: the plain mean
+        return _reduce(-x[_at_classes(x.ndim, t)], reduction)
     safe = np.where(counted, t, 0)
     mask = counted.astype(x.dtype)
     w = mask if weight is None else _class_weights("nll_loss", weight, classes)[safe] * mask
@@ -508,10 +536,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
     if _floating(target):
         return _soft_cross_entropy(logp, target, weight, ignore_index, reduction,
                                    label_smoothing, axis)
-    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    t = _class_targets("cross_entropy", target, x)
+    nll = nll_loss(logp, t, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing == 0:
         return nll
-    t = _class_targets("cross_entropy", target, x)
     counted = (t != ignore_index).astype(x.dtype)
     if weight is None:
         smooth = -logp.sum(axis) * counted
@@ -580,16 +608,22 @@ def binary_cross_entropy_with_logits(
     x = _tensor(input, "binary_cross_entropy_with_logits")
     t = _tensor(target, "binary_cross_entropy_with_logits", "target")
     if tuple(t.shape) != tuple(x.shape):
-        raise ValueError(f"Target size ({_size(t)}) must be the same as input size "
-                         f"({_size(x)})")
+        raise ValueError(f"Target size ({_size(tuple(t.shape))}) must be the same as input "
+                         f"size ({_size(tuple(x.shape))})")
     if pos_weight is None:
-        losses = (1 - t) * x + softplus(-x)
+        losses = (1 - t) * x + _softplus(-x)
     else:
         pw = _tensor(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
-        losses = (1 - t) * x + (t * (pw - 1) + 1) * softplus(-x)
+        losses = (1 - t) * x + (t * (pw - 1) + 1) * _softplus(-x)
     if weight is not None:
         losses = losses * _tensor(weight, "binary_cross_entropy_with_logits", "weight")
     return _reduce(losses, reduction)
+
+
+def _softplus(x: Tensor) -> Tensor:
+    """log(1 + exp(x)), stable for any x: ``-log_softmax([0, x])[0]``, whose gradient,
+    sigmoid(x), is exact everywhere (binary_cross_entropy_with_logits' part)."""
+    return -functions.stack([np.zeros_like(x._value), x], -1).log_softmax(-1)[..., 0]
 
 
 def __getattr__(name: str) -> object:
