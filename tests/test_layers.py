@@ -31,11 +31,6 @@ from chaingrad.nn.layers import (
 from chaingrad.tensor_engine import fast_kernels, rules
 
 
-@pytest.fixture(scope="module")
-def torch():
-    return pytest.importorskip("torch")
-
-
 def _rng(seed: int = 0) -> np.random.Generator:
     return np.random.default_rng(seed)
 
