@@ -70,7 +70,7 @@ def _engine(name: str) -> tuple[Any, Any, Any, Any]:
         return (lambda a: torch.from_numpy(a).requires_grad_(), torch.from_numpy,
                 F.conv2d, F.max_pool2d)
     from chaingrad import Tensor
-    from chaingrad.tensor_engine import conv2d, max_pool2d
+    from chaingrad.nn.functional import conv2d, max_pool2d
 
     return lambda a: Tensor(a, requires_grad=True), Tensor, conv2d, max_pool2d
 

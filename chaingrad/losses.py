@@ -2,14 +2,19 @@
 
 Each loss takes a batch in one of two forms:
 
-- Values: a list with one entry per example: a Value (a model's score) for ``mse_loss``,
-  ``hinge_loss`` and ``bce_with_logits``, and a list of Values (one logit per class) for
-  ``cross_entropy``. Targets and labels are plain numbers.
-- Tensors: a ``Tensor`` (or numpy array) whose first axis is the batch, e.g. logits of
-  shape (N, C) for ``cross_entropy`` with N integer labels. The mean is over every entry,
-  as in ``torch.nn.functional`` (for scores of shape (N,) or (N, 1), the batch mean).
-  Targets and labels are arrays, lists or Tensors of the same shape; for scores of shape
-  (N, 1), shape (N,) is taken as one target per row (never broadcast to (N, N)).
+- Values, micrograd's form: a list with one entry per example: a Value (a model's score)
+  for ``mse_loss``, ``hinge_loss`` and ``bce_with_logits``, and a list of Values (one logit
+  per class) for ``cross_entropy``. Targets and labels are plain numbers.
+- Tensors (or numpy arrays): handed to ``chaingrad.nn.functional``, the one Tensor form of
+  each loss, with torch's semantics: ``mse_loss`` is ``F.mse_loss``, ``bce_with_logits``
+  ``F.binary_cross_entropy_with_logits`` and ``cross_entropy`` ``F.cross_entropy``, means
+  over every entry, with torch's checks and errors. A target of another shape than the
+  predictions broadcasts with torch's warning (scores (N, 1) and targets (N,) make N * N
+  terms: squeeze the scores); an integer ``cross_entropy`` target holds class indices, a
+  floating one class probabilities. Targets may also be given as lists of numbers, made
+  arrays first (floats in the predictions' dtype). torch has no ``hinge_loss``: its one
+  Tensor form is here, the same mean of ``relu(1 - y * s)`` over the broadcast entries,
+  with the same warning.
 
 ``bce_with_logits`` and ``cross_entropy`` never exponentiate a large positive number
 (the log-sum-exp trick), so logits of +-1000 are fine.
@@ -37,15 +42,16 @@ def mse_loss(pred: Sequence[Value], target: Sequence[float]) -> Value:
     """Mean squared error: ``mean((pred_i - target_i) ** 2)``.
 
     Args:
-        pred: One Value (or number) per example, or a Tensor.
-        target: One number (or Value) per example, or an array or Tensor shaped as pred.
+        pred: One Value (or number) per example, or a Tensor (``F.mse_loss``).
+        target: One number (or Value) per example; for a Tensor, a Tensor, an array or a
+            list of numbers, of pred's shape (another shape broadcasts, as in torch).
 
     Example:
         >>> mse_loss([Value(1.0), Value(3.0)], [0.0, 1.0]).data   # (1 + 4) / 2
         2.5
     """
-    if tensors := _on_tensors(pred):
-        return tensors.mse_loss(pred, target)
+    if functional := _functional(pred):
+        return functional.mse_loss(pred, _array_if_list("mse_loss", "target", target, pred))
     pred = _batch("mse_loss", "pred", pred)
     target = _targets("mse_loss", target, len(pred))
     return _mean([(p - t) ** 2 for p, t in zip(pred, target, strict=True)])
@@ -56,14 +62,15 @@ def hinge_loss(scores: Sequence[Value], labels: Sequence[int]) -> Value:
 
     Args:
         scores: One Value per example, or a Tensor; its sign is the predicted class.
-        labels: One label per example, each -1 or +1 (a list, an array or a Tensor).
+        labels: One label per example, each -1 or +1 (a list, an array or a Tensor; for a
+            Tensor of scores, of its shape: another shape broadcasts, as in torch).
 
     Example:
         >>> hinge_loss([Value(0.5), Value(-3.0)], [1, -1]).data   # (0.5 + 0) / 2
         0.25
     """
-    if tensors := _on_tensors(scores):
-        return tensors.hinge_loss(scores, labels)
+    if _functional(scores):
+        return _hinge_on_tensors(scores, labels)
     scores = _batch("hinge_loss", "scores", scores)
     labels = _labels("hinge_loss", labels, len(scores))
     for i, y in enumerate(labels):
@@ -78,20 +85,21 @@ def bce_with_logits(logits: Sequence[Value], targets: Sequence[float]) -> Value:
 
     Computed as ``(1 - t) x + log(1 + exp(-x))`` for ``x >= 0`` and
     ``-t x + log(1 + exp(x))`` for ``x < 0``: the same function, but ``exp`` only ever
-    sees a number <= 0, so it cannot overflow. The gradient is ``sigmoid(x) - t``. On
-    Tensors it is ``softplus(x) - t x``, with ``softplus(x) = -log_softmax([0, x])[0]``:
-    stable, and a single formula, so the gradient is right at ``x = 0`` too.
+    sees a number <= 0, so it cannot overflow. The gradient is ``sigmoid(x) - t``.
 
     Args:
-        logits: One Value per example, or a Tensor.
-        targets: One probability in [0, 1] per logit (a list, an array or a Tensor).
+        logits: One Value per example, or a Tensor
+            (``F.binary_cross_entropy_with_logits``, stable too).
+        targets: One probability in [0, 1] per logit (a list, an array or a Tensor; for a
+            Tensor of logits, of its shape, as torch requires).
 
     Example:
         >>> round(bce_with_logits([Value(0.0)], [1.0]).data, 6)   # log 2
         0.693147
     """
-    if tensors := _on_tensors(logits):
-        return tensors.bce_with_logits(logits, targets)
+    if functional := _functional(logits):
+        targets = _array_if_list("bce_with_logits", "targets", targets, logits)
+        return functional.binary_cross_entropy_with_logits(logits, targets)
     logits = _batch("bce_with_logits", "logits", logits)
     targets = _targets("bce_with_logits", targets, len(logits))
     for i, t in enumerate(targets):
@@ -115,9 +123,9 @@ def cross_entropy(logits: Sequence[Sequence[Value]], labels: Sequence[int]) -> V
 
     Args:
         logits: One list of C Values (one per class) per example, or a Tensor of
-            shape (N, C).
-        labels: One class index in ``range(C)`` per example (a list, an int array, or a
-            Tensor).
+            shape (N, C) (``F.cross_entropy``).
+        labels: One class index in ``range(C)`` per example (a list, an int array, or an
+            int Tensor; a floating Tensor holds class probabilities, as in torch).
 
     Example:
         >>> round(cross_entropy([[Value(0.0), Value(0.0)]], [1]).data, 6)   # log 2
@@ -129,8 +137,9 @@ def cross_entropy(logits: Sequence[Sequence[Value]], labels: Sequence[int]) -> V
         >>> round(loss.item(), 6), logits.grad.tolist()
         (0.346574, [[0.25, -0.25], [0.0, 0.0]])
     """
-    if tensors := _on_tensors(logits):
-        return tensors.cross_entropy(logits, labels)
+    if functional := _functional(logits):
+        labels = _array_if_list("cross_entropy", "labels", labels, logits)
+        return functional.cross_entropy(logits, labels)
     if isinstance(logits, Value) or not isinstance(logits, Sequence) or not logits:
         raise _not_a_batch("cross_entropy", "logits", logits, "a non-empty list of rows")
     rows = []
@@ -223,11 +232,63 @@ def _sized(fn: str, arg: str, xs: Any, n: int) -> list:
     return list(xs)
 
 
-def _on_tensors(x: Any) -> Any:
-    """The Tensor losses (``chaingrad/tensor_engine/losses.py``) if ``x`` is a Tensor or an
-    array, else None. They need numpy, so they are imported only when one is used."""
+# ---- Tensors: chaingrad.nn.functional's losses, and hinge_loss's one Tensor form ----
+
+
+def _functional(x: Any) -> Any:
+    """``chaingrad.nn.functional``, whose functions are the losses on Tensors, if ``x`` is a
+    Tensor or an array, else None. It needs numpy, which Values do not: it is imported
+    only when a Tensor is in play."""
     if not hasattr(x, "shape"):
         return None
-    from .tensor_engine import losses
+    from .nn import functional
 
-    return losses
+    return functional
+
+
+def _array_if_list(fn: str, arg: str, target: Any, like: Any) -> Any:
+    """A list or tuple of numbers as an array, whose floats take the dtype of ``like`` (the
+    predictions), for the Tensor losses, which take Tensors and arrays, as torch's; anything
+    else as it is. ``fn`` and ``arg`` name the loss and the argument in an error."""
+    if not isinstance(target, (list, tuple)):
+        return target
+    import numpy as np  # an optional dependency, there when Tensors are
+
+    try:
+        array = np.asarray(target)
+    except ValueError as exc:  # a ragged list
+        raise ValueError(f"{fn}: {arg} must be a regular array, got a ragged list "
+                         f"({exc})") from None
+    if array.dtype.kind == "f" and np.dtype(like.dtype).kind == "f":
+        array = array.astype(np.dtype(like.dtype))
+    return array
+
+
+def _hinge_on_tensors(scores: Any, labels: Any) -> Any:
+    """hinge_loss on a Tensor (or an array) of scores: the mean of ``relu(1 - y * s)`` over
+    the entries of the scores and the labels, broadcast together as torch broadcasts a
+    loss's target, with its warning where their shapes differ. torch has no such loss (its
+    ``hinge_embedding_loss`` is another), so this is hinge's one Tensor form."""
+    import numpy as np  # an optional dependency, there when Tensors are
+
+    from .nn import functional as F
+    from .tensor_engine.tensor import Tensor
+
+    s = scores if isinstance(scores, Tensor) else Tensor(scores)
+    if isinstance(labels, Tensor):
+        y = labels.detach().numpy()
+    elif isinstance(labels, (list, tuple, np.ndarray)):
+        y = _array_if_list("hinge_loss", "labels", labels, s)
+    else:
+        raise TypeError(f"hinge_loss: labels must be a list, an array or a Tensor, got "
+                        f"{type(labels).__name__}")
+    if y.dtype.kind not in "iuf":
+        raise TypeError(f"hinge_loss: labels must be numbers, got dtype {y.dtype}")
+    wrong = (y != 1) & (y != -1)
+    if wrong.any():
+        index = tuple(int(i) for i in np.argwhere(wrong)[0])
+        raise ValueError(f"hinge_loss: labels must be -1 or +1, got {y[wrong][0]} at index "
+                         f"{index[0] if len(index) == 1 else index}")
+    F.check_target_shape("hinge_loss", tuple(s.shape), y.shape, stacklevel=3)
+    # written as micrograd's demo writes it (as the Values' form is), in the scores' dtype
+    return (s * -y.astype(np.dtype(s.dtype)) + 1).relu().mean()

@@ -27,8 +27,9 @@ from ops_table import OPS as SCALAR_OPS
 
 import chaingrad
 from chaingrad import Tensor
+from chaingrad.nn.functional import conv2d, max_pool2d
 from chaingrad.rules import FUNCTIONS
-from chaingrad.tensor_engine.functions import concatenate, conv2d, max_pool2d, stack, where
+from chaingrad.tensor_engine.functions import concatenate, stack, where
 
 
 @dataclass(frozen=True)

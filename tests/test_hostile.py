@@ -14,8 +14,8 @@ import pytest
 
 from chaingrad import GradcheckError, Tensor, Value, gradcheck, primitive
 from chaingrad.nn import MLP
+from chaingrad.nn.functional import conv2d
 from chaingrad.optim import SGD, Adam
-from chaingrad.tensor_engine import conv2d
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,9 @@ import pytest
 
 import chaingrad
 from chaingrad import Tensor, Value, autodiff, rules
+from chaingrad.nn.functional import conv2d, max_pool2d
 from chaingrad.rules import GENERIC_FORMULA, PRIMITIVES, Bound, Primitive
-from chaingrad.tensor_engine import concatenate, conv2d, max_pool2d, pad, stack, where
+from chaingrad.tensor_engine import concatenate, pad, stack, where
 from chaingrad.tensor_engine import rules as tensor_rules
 
 ALL = PRIMITIVES + tensor_rules.PRIMITIVES

@@ -2,14 +2,19 @@
 
 Each function has PyTorch's name, argument order and defaults, and computes what PyTorch
 computes; it is made of the Tensor's ops (``relu``, ``log_softmax``, ``@``, indexing, ...)
-and of ``conv2d``/``max_pool2d``, so every gradient comes from the rules those ops already
-state. What chaingrad does not have (dilation, groups, a padded max pool, ...) raises
-NotImplementedError naming it, never a different result.
+and of the nodes of convolution and pooling (``tensor_engine.functions``), so every
+gradient comes from the rules those ops already state. What chaingrad does not have
+(dilation, groups, a padded max pool, ...) raises NotImplementedError naming it, never a
+different result. ``conv2d`` and ``max_pool2d`` here are convolution's and pooling's one
+entry: they check the arguments, once, for the layers (``nn.Conv2d``, ``nn.MaxPool2d``)
+too.
 
-The losses take torch's ``reduction='mean' | 'sum' | 'none'`` (and the old
-``size_average``/``reduce``, with torch's warning). Class targets of ``cross_entropy`` and
-``nll_loss`` are integers (an int Tensor or array); a floating target of ``cross_entropy``
-holds class probabilities, as in torch.
+The losses are chaingrad's one Tensor form of each (``chaingrad.losses`` hands Tensors to
+them). They take torch's ``reduction='mean' | 'sum' | 'none'`` (and the old
+``size_average``/``reduce``, with torch's warning), and broadcast as torch does: a target
+of another shape than the input is broadcast against it, with torch's warning. Class
+targets of ``cross_entropy`` and ``nll_loss`` are integers (an int Tensor or array); a
+floating target of ``cross_entropy`` holds class probabilities, as in torch.
 
 Example:
     >>> import numpy as np
@@ -33,8 +38,6 @@ import numpy as np
 from .. import torch_names
 from ..rules import Primitive, functions_in
 from ..tensor_engine import functions, sampling
-from ..tensor_engine.functions import _pair
-from ..tensor_engine.losses import softplus
 from ..tensor_engine.tensor import Tensor
 
 __all__ = sorted({
@@ -173,23 +176,74 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return y if bias is None else y + _tensor(bias, "linear", "bias")
 
 
-def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
-           stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
-    """2-D convolution (cross-correlation) over (N, C, H, W) or (C, H, W) input, as
-    torch.nn.functional.conv2d: ``padding`` is an int, a pair, 'valid' (none) or 'same'
-    (the output as large as the input; stride 1, the odd pixel of an even kernel's padding
-    on the right and bottom, as torch does).
+def pair(value: Any, name: str, minimum: int) -> tuple[int, int]:
+    """torch's "an int or an (h, w) pair" argument (a kernel size, a stride, a padding) as a
+    pair of ints >= ``minimum``; ``name`` says whose argument it is in the error.
 
     Example:
-        >>> x, w = Tensor(np.ones((1, 1, 4, 4))), Tensor(np.ones((1, 1, 2, 2)))
-        >>> tuple(conv2d(x, w, padding='same').shape)
-        (1, 1, 4, 4)
+        >>> pair(2, "conv2d: stride", 1), pair((1, 0), "conv2d: padding", 0)
+        ((2, 2), (1, 0))
+    """
+    if type(value) is int and value >= minimum:  # the common case, checked first
+        return value, value
+    both = (value, value) if isinstance(value, (int, np.integer)) else tuple(value) \
+        if isinstance(value, (tuple, list)) else None
+    if both is None or len(both) != 2 or not all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in both):
+        raise TypeError(f"{name} must be an int or a pair of ints, got {value!r}")
+    if min(both) < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return int(both[0]), int(both[1])
+
+
+def conv2d_options(op: str, stride: Any, padding: Any, dilation: Any, groups: int,
+                   ) -> tuple[tuple[int, int], tuple[int, int] | str, tuple[int, int]]:
+    """conv2d's arguments besides the tensors, checked as torch checks them: the stride,
+    the padding (a pair, or 'valid' or 'same') and the dilation as pairs; what chaingrad
+    lacks (a dilation, groups) refused. ``op`` is ``conv2d``, or ``Conv2d`` when the layer
+    is made, so that it refuses them then, as torch's does.
+
+    Example:
+        >>> conv2d_options("conv2d", 2, 1, 1, 1)
+        ((2, 2), (1, 1), (1, 1))
+    """
+    stride = pair(stride, f"{op}: stride", 1)
+    if isinstance(padding, str):
+        if padding not in ("valid", "same"):
+            raise ValueError(f"{op}: invalid padding string {padding!r}, should be one of "
+                             "{'valid', 'same'}")
+        if padding == "same" and stride != (1, 1):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+    else:
+        padding = pair(padding, f"{op}: padding", 0)
+    dilated = pair(dilation, f"{op}: dilation", 1)
+    if dilated != (1, 1):
+        raise not_yet(f"{op} with dilation={dilation!r}")
+    if groups != 1:
+        raise not_yet(f"{op} with groups={groups!r}")
+    return stride, padding, dilated
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
+           stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """2-D convolution (cross-correlation) over (N, C, H, W) or (C, H, W) input with filters
+    (O, C, kh, kw) and a bias (O,), as torch.nn.functional.conv2d: ``stride`` and
+    ``padding`` are ints or (h, w) pairs (zeros on both sides), or ``padding`` is 'valid'
+    (none) or 'same' (the output as large as the input; stride 1, the odd pixel of an even
+    kernel's padding on the right and bottom, as torch does). The output is
+    (N, O, OH, OW), OH = (H + 2 * padding - kh) // stride + 1.
+
+    The one entry of convolution (``nn.Conv2d`` calls it): it checks the arguments, then
+    makes the node of the ``conv2d`` primitive (``tensor_engine.functions.conv2d``), whose
+    gradients are convolutions too, so that it can be differentiated again.
+
+    Example:
+        >>> x, w = Tensor(np.ones((1, 1, 4, 4))), Tensor(np.ones((2, 1, 3, 3)))
+        >>> tuple(conv2d(x, w, padding=1).shape), tuple(conv2d(x, w, padding='same').shape)
+        ((1, 2, 4, 4), (1, 2, 4, 4))
     """
     x, w = _tensor(input, "conv2d"), _tensor(weight, "conv2d", "weight")
-    if _pair(dilation, "conv2d: dilation", 1) != (1, 1):
-        raise not_yet(f"conv2d with dilation={dilation!r}")
-    if groups != 1:
-        raise not_yet(f"conv2d with groups={groups!r}")
+    stride, padding, _ = conv2d_options("conv2d", stride, padding, dilation, groups)
     unbatched = x.ndim == 3
     if unbatched:
         x = x.reshape((1,) + tuple(x.shape))
@@ -197,8 +251,23 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
         raise ValueError(f"conv2d: needs an input (N, C, H, W) or (C, H, W) and a weight "
                          f"(O, C, kh, kw), got shapes {tuple(input.shape)} and "
                          f"{tuple(w.shape)}")
+    o, c, kh, kw = w.shape
+    if x.shape[1] != c:
+        raise ValueError(f"conv2d: shapes {tuple(x.shape)} and {tuple(w.shape)}: the input "
+                         f"has {x.shape[1]} channels, the weight expects {c}")
+    if kh < 1 or kw < 1 or o < 1:
+        raise ValueError(f"conv2d: the weight {tuple(w.shape)} needs at least one filter of "
+                         "at least 1x1")
     if isinstance(padding, str):
-        x, padding = _padded_as(padding, x, tuple(w.shape[2:]), stride)
+        x, padding = _padded_as(padding, x, (kh, kw))
+    (h, width), (ph, pw) = x.shape[2:], padding
+    if h + 2 * ph < kh or width + 2 * pw < kw:
+        raise ValueError(f"conv2d: the kernel {(kh, kw)} is larger than the padded input "
+                         f"{(h + 2 * ph, width + 2 * pw)}")
+    if bias is not None:
+        bias = _tensor(bias, "conv2d", "bias")
+        if tuple(bias.shape) != (o,):
+            raise ValueError(f"conv2d: bias has shape {tuple(bias.shape)}, expected {(o,)}")
     out = functions.conv2d(x, w, bias, stride, padding)
     return out.reshape(tuple(out.shape[1:])) if unbatched else out
 
@@ -209,34 +278,40 @@ def same_padding(kernel: tuple[int, int]) -> tuple[tuple[int, int], ...]:
     return tuple(((k - 1) // 2, k - 1 - (k - 1) // 2) for k in kernel)
 
 
-def _padded_as(padding: str, x: Tensor, kernel: tuple[int, int], stride: Any,
+def _padded_as(padding: str, x: Tensor, kernel: tuple[int, int],
                ) -> tuple[Tensor, tuple[int, int]]:
     """The input and the padding for conv2d of padding 'valid' or 'same': an even kernel's
     'same' pads the input itself (unequal sides), else conv2d pads."""
     if padding == "valid":
         return x, (0, 0)
-    if padding != "same":
-        raise ValueError(f"conv2d: invalid padding string {padding!r}, should be one of "
-                         "{'valid', 'same'}")
-    if _pair(stride, "conv2d: stride", 1) != (1, 1):
-        raise ValueError("padding='same' is not supported for strided convolutions")
     sides = same_padding(kernel)
     if all(before == after for before, after in sides):
         return x, (sides[0][0], sides[1][0])
     return functions.pad(x, ((0, 0), (0, 0)) + sides), (0, 0)
 
 
-def _refuse_pool_options(op: str, padding: Any, dilation: Any, ceil_mode: bool,
-                        return_indices: bool) -> None:
-    """A NotImplementedError naming the first of torch's max-pooling options that chaingrad
-    lacks and ``op`` (``max_pool2d`` or ``MaxPool2d``) was given."""
+def max_pool2d_options(op: str, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
+                       ceil_mode: bool, return_indices: bool,
+                       ) -> tuple[tuple[int, int], tuple[int, int]]:
+    """max_pool2d's kernel and stride as pairs (the stride is the kernel's if None or
+    empty, as in torch), after refusing, by name, the options chaingrad lacks. ``op`` is
+    ``max_pool2d``, or ``MaxPool2d`` when the layer is made.
+
+    Example:
+        >>> max_pool2d_options("max_pool2d", 2, None, 0, 1, False, False)
+        ((2, 2), (2, 2))
+    """
     for name, value, default in (("padding", padding, 0), ("dilation", dilation, 1)):
-        if _pair(value, f"{op}: {name}", 0) != (default, default):
+        if pair(value, f"{op}: {name}", 0) != (default, default):
             raise not_yet(f"{op} with {name}={value!r}")
     if ceil_mode:
         raise not_yet(f"{op} with ceil_mode=True")
     if return_indices:
         raise not_yet(f"{op} with return_indices=True")
+    kernel = pair(kernel_size, f"{op}: kernel_size", 1)
+    if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
+        return kernel, kernel
+    return kernel, pair(stride, f"{op}: stride", 1)
 
 
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
@@ -246,18 +321,26 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
     torch.nn.functional.max_pool2d (``stride`` defaults to ``kernel_size``); a window's
     gradient goes to its first largest entry, as torch's.
 
+    The one entry of max pooling (``nn.MaxPool2d`` calls it): it checks the arguments,
+    then makes the node of the ``max_pool2d`` primitive (``tensor_engine.functions``).
+
     Example:
         >>> max_pool2d(Tensor(np.arange(16.0).reshape(1, 1, 4, 4)), 2).tolist()
         [[[[5.0, 7.0], [13.0, 15.0]]]]
     """
     x = _tensor(input, "max_pool2d")
-    _refuse_pool_options("max_pool2d", padding, dilation, ceil_mode, return_indices)
-    if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
-        stride = kernel_size
+    kernel, stride = max_pool2d_options("max_pool2d", kernel_size, stride, padding, dilation,
+                                        ceil_mode, return_indices)
     unbatched = x.ndim == 3
     if unbatched:
         x = x.reshape((1,) + tuple(x.shape))
-    out = functions.max_pool2d(x, kernel_size, stride)
+    if x.ndim != 4:
+        raise ValueError(f"max_pool2d: needs an input (N, C, H, W) or (C, H, W), got shape "
+                         f"{tuple(input.shape)}")
+    if x.shape[2] < kernel[0] or x.shape[3] < kernel[1]:
+        raise ValueError(f"max_pool2d: the kernel {kernel} is larger than the input "
+                         f"{tuple(x.shape[2:])}")
+    out = functions.max_pool2d(x, kernel, stride)
     return out.reshape(tuple(out.shape[1:])) if unbatched else out
 
 
@@ -297,11 +380,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  #
     """
     reduction = reduction_of(size_average, reduce, reduction)
     x, t = _tensor(input, "mse_loss"), _tensor(target, "mse_loss", "target")
-    if tuple(t.shape) != tuple(x.shape):
-        warnings.warn(f"Using a target size ({_size(t)}) that is different to the input size "
-                      f"({_size(x)}). This will likely lead to incorrect results due to "
-                      "broadcasting. Please ensure they have the same size.", UserWarning,
-                      stacklevel=2)
+    check_target_shape("mse_loss", tuple(x.shape), tuple(t.shape), stacklevel=2)
     squares = (x - t) ** 2
     if weight is None:
         return _reduce(squares, reduction)
@@ -314,8 +393,36 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  #
     return _reduce(weighted, reduction)
 
 
-def _size(t: Tensor) -> str:
-    return f"torch.Size([{', '.join(str(n) for n in t.shape)}])"
+def check_target_shape(op: str, input_shape: tuple[int, ...], target_shape: tuple[int, ...],
+                       stacklevel: int) -> None:
+    """torch's warning for an elementwise loss whose target has another shape than its
+    input: the two broadcast, which is rarely what was meant (scores (N, 1) and targets
+    (N,) make N * N terms); a ValueError naming ``op`` if they cannot broadcast. The
+    warning points ``stacklevel`` frames up from the loss (2: at the loss's caller).
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as seen:
+        ...     warnings.simplefilter("always")
+        ...     check_target_shape("mse_loss", (3, 1), (3,), stacklevel=2)
+        >>> str(seen[0].message)[:55]
+        'Using a target size (torch.Size([3])) that is different'
+    """
+    if target_shape == input_shape:
+        return
+    warnings.warn(f"Using a target size ({_size(target_shape)}) that is different to the input "
+                  f"size ({_size(input_shape)}). This will likely lead to incorrect results due "
+                  "to broadcasting. Please ensure they have the same size.", UserWarning,
+                  stacklevel=stacklevel + 1)
+    try:
+        np.broadcast_shapes(input_shape, target_shape)
+    except ValueError:
+        raise ValueError(f"{op}: the target's shape {target_shape} and the input's "
+                         f"{input_shape} do not broadcast") from None
+
+
+def _size(shape: tuple[int, ...]) -> str:
+    return f"torch.Size([{', '.join(str(n) for n in shape)}])"
 
 
 def _class_targets(where: str, target: Any, x: Tensor) -> np.ndarray:
@@ -328,7 +435,7 @@ def _class_targets(where: str, target: Any, x: Tensor) -> np.ndarray:
     else:
         raise TypeError(f"{where}(): argument 'target' must be Tensor, not "
                         f"{type(target).__name__}")
-    if array.dtype.kind not in "iub":
+    if array.dtype.kind not in "iu":  # bool is refused, as torch refuses it
         raise TypeError(f"{where}: expected target dtype to be Long or Byte, but got "
                         f"{_dtype_name(array.dtype)}")
     expected = tuple(x.shape[:1] + x.shape[2:]) if x.ndim > 1 else ()
@@ -338,12 +445,13 @@ def _class_targets(where: str, target: Any, x: Tensor) -> np.ndarray:
     if array.shape != expected:
         raise ValueError(f"{where}: expected a target of shape {expected} for an input of "
                          f"shape {tuple(x.shape)}, got {array.shape}")
-    return array.astype(np.int64)
+    return np.asarray(array, dtype=np.int64)  # the caller's array, if it is one: compile
+    # then reads the targets from each call's arguments
 
 
 def _dtype_name(dtype: np.dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half"}.get(dtype.name,
-                                                                         dtype.name)
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bool": "Bool"}.get(
+        dtype.name, dtype.name)
 
 
 def _at_classes(ndim: int, classes: np.ndarray) -> tuple:
@@ -377,6 +485,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
     outside = counted & ((t < 0) | (t >= classes))
     if outside.any():
         raise IndexError(f"Target {t[outside].flat[0]} is out of bounds.")
+    if weight is None and counted.size and counted.all():  # each counts once: the plain mean
+        return _reduce(-x[_at_classes(x.ndim, t)], reduction)
     safe = np.where(counted, t, 0)
     mask = counted.astype(x.dtype)
     w = mask if weight is None else _class_weights("nll_loss", weight, classes)[safe] * mask
@@ -426,10 +536,10 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
     if _floating(target):
         return _soft_cross_entropy(logp, target, weight, ignore_index, reduction,
                                    label_smoothing, axis)
-    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    t = _class_targets("cross_entropy", target, x)
+    nll = nll_loss(logp, t, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing == 0:
         return nll
-    t = _class_targets("cross_entropy", target, x)
     counted = (t != ignore_index).astype(x.dtype)
     if weight is None:
         smooth = -logp.sum(axis) * counted
@@ -498,16 +608,22 @@ def binary_cross_entropy_with_logits(
     x = _tensor(input, "binary_cross_entropy_with_logits")
     t = _tensor(target, "binary_cross_entropy_with_logits", "target")
     if tuple(t.shape) != tuple(x.shape):
-        raise ValueError(f"Target size ({_size(t)}) must be the same as input size "
-                         f"({_size(x)})")
+        raise ValueError(f"Target size ({_size(tuple(t.shape))}) must be the same as input "
+                         f"size ({_size(tuple(x.shape))})")
     if pos_weight is None:
-        losses = (1 - t) * x + softplus(-x)
+        losses = (1 - t) * x + _softplus(-x)
     else:
         pw = _tensor(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
-        losses = (1 - t) * x + (t * (pw - 1) + 1) * softplus(-x)
+        losses = (1 - t) * x + (t * (pw - 1) + 1) * _softplus(-x)
     if weight is not None:
         losses = losses * _tensor(weight, "binary_cross_entropy_with_logits", "weight")
     return _reduce(losses, reduction)
+
+
+def _softplus(x: Tensor) -> Tensor:
+    """log(1 + exp(x)), stable for any x: ``-log_softmax([0, x])[0]``, whose gradient,
+    sigmoid(x), is exact everywhere (binary_cross_entropy_with_logits' part)."""
+    return -functions.stack([np.zeros_like(x._value), x], -1).log_softmax(-1)[..., 0]
 
 
 def __getattr__(name: str) -> object:

@@ -40,7 +40,6 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor_engine.functions import _pair
 from ..tensor_engine.generator import get_rng_state, manual_seed, set_rng_state
 from ..tensor_engine.tensor import Tensor
 from . import functional as F
@@ -155,22 +154,9 @@ class Conv2d(Module):
                  padding_mode: str = "zeros", device: Any = None, dtype: Any = None):
         _check_sizes("Conv2d", in_channels=in_channels, out_channels=out_channels)
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = _pair(kernel_size, "Conv2d: kernel_size", 1)
-        self.stride = _pair(stride, "Conv2d: stride", 1)
-        if isinstance(padding, str):
-            if padding not in ("same", "valid"):
-                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
-                                 "{'valid', 'same'}")
-            if padding == "same" and self.stride != (1, 1):
-                raise ValueError("padding='same' is not supported for strided convolutions")
-            self.padding: Any = padding
-        else:
-            self.padding = _pair(padding, "Conv2d: padding", 0)
-        self.dilation = _pair(dilation, "Conv2d: dilation", 1)
-        if self.dilation != (1, 1):
-            raise not_yet(f"Conv2d with dilation={dilation!r}")
-        if groups != 1:
-            raise not_yet(f"Conv2d with groups={groups!r}")
+        self.kernel_size = F.pair(kernel_size, "Conv2d: kernel_size", 1)
+        self.stride, self.padding, self.dilation = F.conv2d_options("Conv2d", stride, padding,
+                                                                    dilation, groups)
         if padding_mode != "zeros":
             raise not_yet(f"Conv2d with padding_mode={padding_mode!r}")
         self.groups, self.padding_mode = groups, padding_mode
@@ -182,8 +168,7 @@ class Conv2d(Module):
     reset_parameters = Linear.reset_parameters
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.conv2d(_check_input(input, "Conv2d"), self.weight, self.bias, self.stride,
-                        self.padding)
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding)
 
     def extra_repr(self) -> str:
         """As torch prints it: padding only if there is some, bias only if there is none."""
@@ -200,16 +185,15 @@ class MaxPool2d(Module):
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False):
-        _pair(kernel_size, "MaxPool2d: kernel_size", 1)
+        F.max_pool2d_options("MaxPool2d", kernel_size, stride, padding, dilation, ceil_mode,
+                             return_indices)
         self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        _pair(self.stride, "MaxPool2d: stride", 1)
-        F._refuse_pool_options("MaxPool2d", padding, dilation, ceil_mode, return_indices)
+        self.stride = kernel_size if stride is None else stride  # as given: torch prints it
         self.padding, self.dilation = padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.max_pool2d(_check_input(input, "MaxPool2d"), self.kernel_size, self.stride)
+        return F.max_pool2d(input, self.kernel_size, self.stride)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"

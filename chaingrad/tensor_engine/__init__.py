@@ -7,7 +7,8 @@
   the readable forms of convolution and pooling; ``fast_kernels.py`` their fast twins, and
   ``kernels.py`` what the primitives' forwards on arrays call;
 - ``functions.py``: functions of several tensors (``concatenate``, ``stack``, ``where``) and
-  the convolution and pooling that ``chaingrad.nn``'s layers use;
+  the nodes of convolution and pooling (whose one entry is ``chaingrad.nn.functional``'s
+  ``conv2d`` and ``max_pool2d``, which check their arguments);
 - what ``import chaingrad as torch`` adds: ``factories.py``, ``maths.py``, ``dtypes.py``,
   ``devices.py``, ``generator.py`` and ``sampling.py`` (torch's random numbers);
 - ``arrays.py``: converting data to arrays, and the checks every op makes.
@@ -15,7 +16,7 @@
 The backward pass is the scalar engine's (``chaingrad/autodiff.py``).
 """
 
-from .functions import cat, concatenate, conv2d, max_pool2d, pad, stack, where
+from .functions import cat, concatenate, pad, stack, where
 from .tensor import Tensor
 
-__all__ = ["Tensor", "cat", "concatenate", "conv2d", "max_pool2d", "pad", "stack", "where"]
+__all__ = ["Tensor", "cat", "concatenate", "pad", "stack", "where"]

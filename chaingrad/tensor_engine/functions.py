@@ -1,5 +1,6 @@
-"""Functions of tensors: ``concatenate``, ``stack``, ``where``, ``pad``, and the convolution
-and pooling that ``chaingrad.nn``'s layers build on (``conv2d``, ``max_pool2d``).
+"""Functions of tensors: ``concatenate``, ``stack``, ``where``, ``pad``, and the nodes of
+convolution and pooling (``conv2d``, ``max_pool2d``), which ``chaingrad.nn.functional``'s
+functions of the same names, their one entry, check the arguments of and call.
 
 Convolution is a primitive, as in torch: its forward lays the windows a kernel sees out as
 columns (im2col) and applies every filter with one matrix product; its gradients are two
@@ -171,94 +172,49 @@ def pad(x: Tensor, pad_width: Sequence[tuple[int, int]]) -> Tensor:
     return make_node(PAD.on_arrays(x._value, widths), (x,), PAD.bind(widths))
 
 
-def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
-           padding: Any = 0) -> Tensor:
-    """2-D convolution (cross-correlation, as torch.nn.functional.conv2d), NCHW;
+def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple[int, int],
+           padding: tuple[int, int]) -> Tensor:
+    """The node of the ``conv2d`` primitive: filters (O, C, kh, kw) slid over x
+    (N, C, H, W) with (h, w) ``stride`` and ``padding``, plus a bias (O,) if given;
     d/dx = conv2d_input_grad(g, weight), d/dweight = conv2d_weight_grad(x, g), d/dbias = g
     summed over all but the channel axis (``rules.CONV2D``).
 
-    Args:
-        x: Input of shape (N, C, H, W).
-        weight: Filters of shape (O, C, kh, kw).
-        bias: Shape (O,), or None.
-        stride, padding: An int or an (h, w) pair; padding adds zeros on both sides.
-
-    Returns:
-        Shape (N, O, OH, OW) with OH = (H + 2 * padding - kh) // stride + 1.
+    It checks nothing: ``chaingrad.nn.functional.conv2d`` is the one entry, which takes
+    torch's arguments, checks them and calls this.
 
     Example:
         >>> x, w = Tensor(np.ones((1, 1, 4, 4))), Tensor(np.ones((2, 1, 3, 3)))
-        >>> conv2d(x, w, padding=1).shape
+        >>> conv2d(x, w, None, (1, 1), (1, 1)).shape
         chaingrad.Size([1, 2, 4, 4])
     """
-    x, weight = _operand(x, "conv2d"), _operand(weight, "conv2d")
-    if x.ndim != 4 or weight.ndim != 4:
-        raise ValueError(f"conv2d: needs an input (N, C, H, W) and a weight (O, C, kh, kw), "
-                         f"got shapes {tuple(x.shape)} and {tuple(weight.shape)}")
-    n, c, h, w = x.shape
-    o, wc, kh, kw = weight.shape
-    if wc != c:
-        raise ValueError(f"conv2d: shapes {tuple(x.shape)} and {tuple(weight.shape)}: the "
-                         f"input has {c} channels, the weight expects {wc}")
-    if kh < 1 or kw < 1 or o < 1:
-        raise ValueError(f"conv2d: the weight {tuple(weight.shape)} needs at least one "
-                         "filter of at least 1x1")
-    sh, sw = _pair(stride, "conv2d: stride", 1)
-    ph, pw = _pair(padding, "conv2d: padding", 0)
-    if h + 2 * ph < kh or w + 2 * pw < kw:
-        raise ValueError(f"conv2d: the kernel {(kh, kw)} is larger than the padded input "
-                         f"{(h + 2 * ph, w + 2 * pw)}")
-    if bias is not None:
-        bias = _operand(bias, "conv2d")
-        if bias.shape != (o,):
-            raise ValueError(f"conv2d: bias has shape {tuple(bias.shape)}, expected {(o,)}")
-    data = kernels.conv2d(x._value, weight._value, (sh, sw), (ph, pw),
-                       None if bias is None else bias._value)
+    data = kernels.conv2d(x._value, weight._value, stride, padding,
+                          None if bias is None else bias._value)
     if not all_finite(data):
         raise domain_error("conv2d", data, (), None)
     needs = (x.requires_grad, weight.requires_grad)
     inputs = (x, weight) if bias is None else (x, weight, bias)
-    return make_node(data, inputs, CONV2D.bind((sh, sw), (ph, pw), needs))
+    return make_node(data, inputs, CONV2D.bind(stride, padding, needs))
 
 
-def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None) -> Tensor:
-    """The largest entry of each (kh, kw) window, NCHW, as torch.nn.functional.max_pool2d.
+def max_pool2d(x: Tensor, kernel: tuple[int, int], stride: tuple[int, int]) -> Tensor:
+    """The node of the ``max_pool2d`` primitive: the largest entry of each ``kernel``
+    window of x (N, C, H, W), the windows ``stride`` apart.
 
-    ``stride`` defaults to the kernel size. Each window's gradient goes to one entry: its
-    largest, and where several tie (a window of zeros after a ReLU), the first of them in
-    row-major order, exactly as torch does. An entry that is the pick of several
-    overlapping windows (stride < kernel) gets the sum of their gradients
-    (``rules.MAX_POOL2D``).
+    Each window's gradient goes to one entry: its largest, and where several tie (a window
+    of zeros after a ReLU), the first of them in row-major order, exactly as torch does.
+    An entry that is the pick of several overlapping windows (stride < kernel) gets the sum
+    of their gradients (``rules.MAX_POOL2D``).
+
+    It checks nothing: ``chaingrad.nn.functional.max_pool2d`` is the one entry, which takes
+    torch's arguments, checks them and calls this.
 
     Example:
         >>> x = Tensor(np.zeros((1, 1, 2, 2)), requires_grad=True)
-        >>> max_pool2d(x, 2).sum().backward()
+        >>> max_pool2d(x, (2, 2), (2, 2)).sum().backward()
         >>> x.grad[0, 0].tolist()
         [[1.0, 0.0], [0.0, 0.0]]
     """
-    x = _operand(x, "max_pool2d")
-    if x.ndim != 4:
-        raise ValueError(f"max_pool2d: needs an input (N, C, H, W), got shape {tuple(x.shape)}")
-    kernel = _pair(kernel_size, "max_pool2d: kernel_size", 1)
-    strides = kernel if stride is None else _pair(stride, "max_pool2d: stride", 1)
-    if x.shape[2] < kernel[0] or x.shape[3] < kernel[1]:
-        raise ValueError(f"max_pool2d: the kernel {kernel} is larger than the input "
-                         f"{tuple(x.shape[2:])}")
     picks = x.requires_grad and is_grad_enabled()  # where each window's gradient goes
-    data, picked = kernels.max_pool2d(x._value, kernel, strides, picks)
-    overlap = strides[0] < kernel[0] or strides[1] < kernel[1]
+    data, picked = kernels.max_pool2d(x._value, kernel, stride, picks)
+    overlap = stride[0] < kernel[0] or stride[1] < kernel[1]
     return make_node(data, (x,), MAX_POOL2D.bind(picked, overlap))
-
-
-def _pair(value: Any, name: str, minimum: int) -> tuple[int, int]:
-    """An int or an (h, w) pair of ints >= minimum, as a pair."""
-    if type(value) is int and value >= minimum:  # the common case, checked first
-        return value, value
-    pair = (value, value) if isinstance(value, (int, np.integer)) else tuple(value) \
-        if isinstance(value, (tuple, list)) else None
-    if pair is None or len(pair) != 2 or not all(
-            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in pair):
-        raise TypeError(f"{name} must be an int or a pair of ints, got {value!r}")
-    if min(pair) < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
-    return int(pair[0]), int(pair[1])

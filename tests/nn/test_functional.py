@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
+import chaingrad
 import chaingrad.nn.functional as F
 from chaingrad import gradcheck
 from chaingrad.nn import manual_seed
@@ -46,6 +47,8 @@ CASES = [
      (IMAGE, KERNEL, BIAS)),
     ("conv2d same even", lambda F, x, w: F.conv2d(x, w, padding="same"), (IMAGE, EVEN_KERNEL)),
     ("conv2d valid", lambda F, x, w: F.conv2d(x, w, padding="valid"), (IMAGE, KERNEL)),
+    ("conv2d same even on a smaller input",
+     lambda F, x, w: F.conv2d(x, w, padding="same"), (IMAGE[:, :, :1, :3], EVEN_KERNEL)),
     ("conv2d unbatched", lambda F, x, w: F.conv2d(x, w, stride=(1, 2)), (IMAGE[0], KERNEL)),
     ("max_pool2d", lambda F, x: F.max_pool2d(x, 2), (IMAGE,)),
     ("max_pool2d stride", lambda F, x: F.max_pool2d(x, (3, 2), stride=1), (IMAGE,)),
@@ -166,6 +169,10 @@ def test_dropout_zeroes_and_scales_with_nns_generator():
      "avg is not a valid value for reduction"),
     (lambda: F.nll_loss(Tensor(X), TARGETS.astype(float)), TypeError,
      "expected target dtype to be Long or Byte, but got Double"),
+    (lambda: F.nll_loss(Tensor(X), TARGETS > 1), TypeError,
+     "expected target dtype to be Long or Byte, but got Bool"),
+    (lambda: F.cross_entropy(Tensor(X), np.array(list("abcd"))), TypeError,
+     "cross_entropy: expected target dtype to be Long or Byte, but got str32"),
     (lambda: F.nll_loss(Tensor(X), np.array([1, 5, 0, 0])), IndexError,
      "Target 5 is out of bounds."),
     (lambda: F.nll_loss(Tensor(X), np.array([1, 0, 1])), ValueError,
@@ -190,6 +197,12 @@ def test_dropout_zeroes_and_scales_with_nns_generator():
      "invalid padding string 'full'"),
     (lambda: F.conv2d(Tensor(IMAGE[0, 0]), Tensor(KERNEL)), ValueError,
      "needs an input (N, C, H, W) or (C, H, W)"),
+    (lambda: F.conv2d(Tensor(IMAGE), Tensor(KERNEL), list(BIAS)), TypeError,
+     "conv2d(): argument 'bias' must be Tensor, not list"),
+    (lambda: F.conv2d(Tensor(IMAGE), Tensor(KERNEL), Tensor(BIAS[:2])), ValueError,
+     "conv2d: bias has shape (2,), expected (4,)"),
+    (lambda: F.max_pool2d(Tensor(IMAGE[0, 0]), 2), ValueError,
+     "max_pool2d: needs an input (N, C, H, W) or (C, H, W), got shape (6, 5)"),
 ], ids=lambda v: v if isinstance(v, str) else "")
 def test_bad_input_raises_torchs_error(call, error, message):
     with pytest.raises(error, match=_literal(message)):
@@ -222,8 +235,26 @@ def test_the_old_size_average_and_reduce_warn_and_reduce_as_torch():
 
 def test_mse_loss_warns_when_the_target_broadcasts():
     with pytest.warns(UserWarning, match=_literal("Using a target size (torch.Size([5])) "
-                                                  "that is different to the input size")):
+                                                  "that is different to the input size")) as seen:
         F.mse_loss(Tensor(X), Tensor(UNIT[0]))
+    assert seen[0].filename == __file__  # the warning points at the caller
+
+
+def test_mse_loss_of_shapes_that_do_not_broadcast_warns_then_names_itself():
+    with pytest.warns(UserWarning, match="Using a target size"), pytest.raises(
+            ValueError, match=_literal("mse_loss: the target's shape (5, 4) and the input's "
+                                       "(4, 5) do not broadcast")):
+        F.mse_loss(Tensor(X), Tensor(UNIT.T))
+
+
+def test_compile_reads_cross_entropys_targets_from_each_call():
+    """F.cross_entropy indexes with the caller's int64 targets themselves (not a copy), so
+    that a compiled step reads each call's targets instead of baking in the first ones."""
+    step = chaingrad.compile(lambda x, t: F.cross_entropy(x, t))
+    x = Tensor(X, requires_grad=True)
+    for targets in (TARGETS, TARGETS[::-1].copy()):
+        assert step(x, targets).item() == F.cross_entropy(x, targets).item()
+    assert len(step.traces) == 1 and "args[1]" in step.source
 
 
 def test_is_importable_as_torch_code_imports_it():

@@ -15,6 +15,7 @@ from numerics import examples
 
 from chaingrad import Tensor, grad
 from chaingrad.nn import Module, Parameter
+from chaingrad.nn.functional import conv2d, max_pool2d
 from chaingrad.nn.layers import (
     Conv2d,
     Dropout,
@@ -29,7 +30,6 @@ from chaingrad.nn.layers import (
     manual_seed,
 )
 from chaingrad.tensor_engine import fast_kernels, rules
-from chaingrad.tensor_engine.functions import conv2d, max_pool2d
 
 
 def _rng(seed: int = 0) -> np.random.Generator:
@@ -466,15 +466,40 @@ def test_flatten_and_activations() -> None:
       r"conv2d: needs an input \(N, C, H, W\) or \(C, H, W\)"),
      (lambda: Conv2d(1, 2, 2.5), TypeError, "Conv2d: kernel_size must be an int or a pair"),
      (lambda: Conv2d(1, 2, 3, stride=0), ValueError, "Conv2d: stride must be >= 1"),
+     (lambda: Conv2d(1, 2, 3)([[[1.0]]]), TypeError,
+      r"conv2d\(\): argument 'input' must be Tensor, not list"),
+     (lambda: Conv2d(1, 2, 3, padding="full"), ValueError,
+      "Conv2d: invalid padding string 'full'"),
      (lambda: MaxPool2d(4)(Tensor(np.ones((1, 1, 3, 3)))), ValueError,
       "max_pool2d: the kernel"),
+     (lambda: MaxPool2d(2)([[[1.0]]]), TypeError,
+      r"max_pool2d\(\): argument 'input' must be Tensor, not list"),
+     (lambda: MaxPool2d((2, 0)), ValueError, "MaxPool2d: kernel_size must be >= 1"),
      (lambda: Sequential(Linear(2, 2), "relu"), TypeError, "Sequential: argument 1")],
     ids=["linear_shape", "linear_size", "linear_type", "conv_channels", "conv_kernel",
-         "conv_ndim", "conv_kernel_type", "conv_stride", "pool_kernel", "sequential"],
+         "conv_ndim", "conv_kernel_type", "conv_stride", "conv_input_type", "conv_padding",
+         "pool_kernel", "pool_input_type", "pool_kernel_size", "sequential"],
 )
 def test_layer_errors(fn, error, message) -> None:
     with pytest.raises(error, match=message):
         fn()
+
+
+def test_conv2d_and_max_pool2d_have_one_entry_which_the_layers_call(monkeypatch) -> None:
+    """F.conv2d and F.max_pool2d take torch's arguments and check them; the layers call
+    them, and the Tensor engine offers no other conv2d or max_pool2d (its functions of
+    those names are the primitives' nodes, which check nothing)."""
+    import chaingrad.nn.functional as F
+    from chaingrad import tensor_engine
+
+    assert not {"conv2d", "max_pool2d"} & set(tensor_engine.__all__)
+    calls = []
+    for name in ("conv2d", "max_pool2d"):
+        monkeypatch.setattr(F, name, lambda *args, name=name, **kw: calls.append(name))
+    x = Tensor(np.ones((1, 1, 4, 4)))
+    Conv2d(1, 2, 3)(x)
+    MaxPool2d(2)(x)
+    assert calls == ["conv2d", "max_pool2d"]
 
 
 def test_a_small_cnn_learns() -> None:
