@@ -232,7 +232,7 @@ def test_a_result_that_cannot_be_written_is_one_line_and_exit_1(tmp_path, capsys
          "value, 0.8958, for 5 steps: now 1.972e+07)", ["loss.png"]),
         (["digits", "--lr", "10"],
          "training diverged at epoch 1/30, batch 6/45 (the loss has been over 100 times its "
-         "first value, 2.3256, for 5 batches: now ", []),
+         "first value, 2.3327, for 5 batches: now ", []),
     ],
 )
 def test_a_diverging_learning_rate_is_one_line_and_exit_1(argv, message, files, tmp_path,
