@@ -27,15 +27,33 @@ from .rules import CAST
 
 
 class Size(tuple):
-    """A tensor's shape, as ``torch.Size``: a tuple of ints.
+    """A tensor's shape, as ``torch.Size``: a tuple of ints; its slices, sums and repeats
+    are Sizes too, so ``x.shape[1:]`` prints as torch's does.
 
     Example:
         >>> Size((2, 3)), Size((2, 3)) == (2, 3), Size((2, 3)).numel()
         (chaingrad.Size([2, 3]), True, 6)
+        >>> Size((2, 3))[1:], (1,) + Size((2, 3))
+        (chaingrad.Size([3]), chaingrad.Size([1, 2, 3]))
     """
 
     def __repr__(self) -> str:
         return f"chaingrad.Size({list(self)})"
+
+    def __getitem__(self, key: Any) -> Any:
+        item = tuple.__getitem__(self, key)
+        return Size(item) if type(key) is slice else item
+
+    def __add__(self, other: Any) -> Size:
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other: Any) -> Size:
+        return Size(tuple.__add__(tuple(other), self))
+
+    def __mul__(self, times: Any) -> Size:
+        return Size(tuple.__mul__(self, times))
+
+    __rmul__ = __mul__
 
     def numel(self) -> int:
         """The number of entries."""

@@ -236,10 +236,15 @@ def test_print_and_str_give_the_same_text(torch, capsys) -> None:
 
 
 @pytest.mark.parametrize("shape", [(2, 3), (), (0,), (4,)])
-def test_size_prints_as_torchs(torch, shape) -> None:
-    ours, theirs = chaingrad.zeros(shape).shape, torch.zeros(shape).shape
+@pytest.mark.parametrize("use", [
+    lambda s: s, lambda s: s[1:], lambda s: s[::-1], lambda s: (1,) + s, lambda s: s + (5,),
+    lambda s: s + s, lambda s: s * 2, lambda s: 2 * s, lambda s: s[-1:][0] if s else 0,
+], ids=["itself", "slice", "reversed", "tuple + size", "size + tuple", "size + size",
+        "size * 2", "2 * size", "an entry"])
+def test_a_size_and_what_is_made_of_it_print_as_torchs(torch, shape, use) -> None:
+    ours, theirs = use(chaingrad.zeros(shape).shape), use(torch.zeros(shape).shape)
     assert repr(ours).replace("chaingrad.", "torch.") == repr(theirs)
-    assert str(ours) == repr(ours)
+    assert str(ours) == repr(ours) and ours == theirs
 
 
 # ---- set_printoptions ----
