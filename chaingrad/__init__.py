@@ -38,6 +38,7 @@ _TENSOR_NAMES: dict[str, tuple[str, str]] = {
     for module, names in {
         _ENGINE: ("Tensor", "cat", "concatenate", "stack", "where"),
         f"{_ENGINE}.conversions": ("Size",),
+        f"{_ENGINE}.printing": ("set_printoptions",),
         f"{_ENGINE}.factories": (
             "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full",
             "zeros_like", "ones_like", "empty_like", "full_like", "rand", "randn",

@@ -119,7 +119,7 @@ TORCH = frozenset("""
     set_autocast_gpu_dtype set_autocast_ipu_dtype set_autocast_ipu_enabled
     set_autocast_xla_dtype set_autocast_xla_enabled set_default_tensor_type
     set_deterministic_debug_mode set_float32_matmul_precision set_flush_denormal
-    set_num_interop_threads set_num_threads set_printoptions set_warn_always sgn
+    set_num_interop_threads set_num_threads set_warn_always sgn
     ShortStorage ShortTensor sigmoid_ sign signal signbit sin_ sinc sinc_ sinh sinh_
     slice_copy slice_inverse slice_scatter slogdet smm solve sort sparse sparse_bsc
     sparse_bsc_tensor sparse_bsr sparse_bsr_tensor sparse_compressed_tensor sparse_coo

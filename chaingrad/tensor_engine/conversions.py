@@ -1,5 +1,6 @@
 """A Tensor as other things: another dtype or device, numbers, arrays, lists, and text
-(``print``), as torch gives them (the ``Conversions`` part of ``Tensor``).
+(``print``, written by ``printing.py``), as torch gives them (the ``Conversions`` part of
+``Tensor``).
 
 Example:
     >>> from chaingrad import Tensor
@@ -21,19 +22,38 @@ from .. import autodiff
 from . import dtypes
 from .arrays import normalize_axis, size_of, to_array
 from .devices import CPU, check_device
+from .printing import tensor_repr
 from .rules import CAST
 
 
 class Size(tuple):
-    """A tensor's shape, as ``torch.Size``: a tuple of ints.
+    """A tensor's shape, as ``torch.Size``: a tuple of ints; its slices, sums and repeats
+    are Sizes too, so ``x.shape[1:]`` prints as torch's does.
 
     Example:
         >>> Size((2, 3)), Size((2, 3)) == (2, 3), Size((2, 3)).numel()
         (chaingrad.Size([2, 3]), True, 6)
+        >>> Size((2, 3))[1:], (1,) + Size((2, 3))
+        (chaingrad.Size([3]), chaingrad.Size([1, 2, 3]))
     """
 
     def __repr__(self) -> str:
         return f"chaingrad.Size({list(self)})"
+
+    def __getitem__(self, key: Any) -> Any:
+        item = tuple.__getitem__(self, key)
+        return Size(item) if type(key) is slice else item
+
+    def __add__(self, other: Any) -> Size:
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other: Any) -> Size:
+        return Size(tuple.__add__(tuple(other), self))
+
+    def __mul__(self, times: Any) -> Size:
+        return Size(tuple.__mul__(self, times))
+
+    __rmul__ = __mul__
 
     def numel(self) -> int:
         """The number of entries."""
@@ -54,7 +74,6 @@ _UFUNC_OPS = {
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
                "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
                "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
-
 
 
 class Conversions:
@@ -295,46 +314,7 @@ class Conversions:
         return getattr(ufunc, method)(*arrays, **kwargs)
 
     def __repr__(self) -> str:
-        """As torch prints a tensor: ``tensor([1., 2.], requires_grad=True)``."""
-        body = format_array(self._value, "tensor(")
-        extras = []
-        kind_default = {"f": dtypes.get_default_dtype().dtype, "i": np.dtype(np.int64),
-                        "b": np.dtype(np.bool_)}.get(self._value.dtype.kind)
-        if self._value.dtype != kind_default:
-            extras.append(f"dtype={self.dtype!r}")
-        if self._rule is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
-        elif self.requires_grad:
-            extras.append("requires_grad=True")
-        return "tensor(" + body + "".join(", " + e for e in extras) + ")"
-
-
-
-
-def format_array(a: np.ndarray, prefix: str) -> str:
-    """``a``'s entries as torch prints them, lines after the first indented under ``prefix``:
-    floats with 4 decimals (``1.5000``), or as ``1.`` when all are whole numbers, in
-    scientific notation when they span more than 1000x (or pass 1e8, or, not whole, go
-    below 1e-4); every entry padded to one width; ``...`` for the middle of more than 1000.
-    """
-    if a.size == 0:
-        return "[]" if a.ndim == 1 else f"[], size={tuple(a.shape)}"
-    if a.dtype.kind == "f":
-        finite = np.abs(a[np.isfinite(a)]).astype(np.float64)
-        nonzero = finite[finite != 0]
-        big = float(nonzero.max()) if nonzero.size else 0.0
-        small = float(nonzero.min()) if nonzero.size else 1.0
-        whole = bool((finite == np.round(finite)).all())
-        if big / small > 1000.0 or big > 1e8 or (not whole and small < 1e-4):
-            text = "{:.4e}".format
-        else:
-            text = "{:.0f}.".format if whole else "{:.4f}".format
-        kind = "float_kind"
-    else:
-        text, kind = str, "int" if a.dtype.kind in "iu" else "bool"
-    width = max(len(text(v)) for v in (a.max().item(), a.min().item()))
-    body = np.array2string(a, separator=", ", prefix=prefix, threshold=1000, edgeitems=3,
-                           max_line_width=81, formatter={kind: lambda v: text(v).rjust(width)})
-    return body.replace(", ..., ", ",  ..., ")  # torch's ellipsis: ' ...'
-
-
+        """As torch prints a tensor (``printing.tensor_repr``):
+        ``tensor([1., 2.], requires_grad=True)``; ``str`` and ``print`` give the same."""
+        grad_fn = None if self._rule is None else self.grad_fn.name()
+        return tensor_repr(self._value, grad_fn, self.requires_grad)
