@@ -18,7 +18,14 @@ from .autograd import grad, gradcheck, primitive
 from .compiler import compile
 from .engine import Value
 from .errors import CompileCheckError, DomainError, GradcheckError
-from .gradmode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .gradmode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .optim import NonFiniteGradError
 from .reference import use_reference
 from .rules import functions_in
@@ -126,7 +133,9 @@ __all__ = [
     "explain",
     "grad",
     "gradcheck",
+    "inference_mode",
     "is_grad_enabled",
+    "is_inference_mode_enabled",
     "load",
     "no_grad",
     "primitive",

@@ -66,13 +66,13 @@ TORCH = frozenset("""
     has_openmp has_spectral hash_tensor heaviside hinge_embedding_loss histc histogram
     histogramdd hsmm hsplit hspmm hstack hub hypot i0 i0_ igamma igammac iinfo imag
     import_ir_module import_ir_module_from_buffer index_add index_copy index_fill index_put
-    index_put_ index_reduce index_select indices_copy inf inference_mode InferredType
+    index_put_ index_reduce index_select indices_copy inf InferredType
     init_num_threads initial_seed inner inspect instance_norm int1 int2 int3 int4 int5 int6
     int7 int_repr InterfaceType IntStorage IntTensor IntType inverse IODescriptor
     is_anomaly_check_nan_enabled is_anomaly_enabled is_autocast_cache_enabled
     is_autocast_cpu_enabled is_autocast_enabled is_autocast_ipu_enabled
     is_autocast_xla_enabled is_complex is_conj is_deterministic_algorithms_warn_only_enabled
-    is_distributed is_inference is_inference_mode_enabled is_neg is_nonzero is_same_size
+    is_distributed is_inference is_neg is_nonzero is_same_size
     is_signed is_storage is_vulkan_available is_warn_always_enabled isclose isfinite isin
     isinf isnan isneginf isposinf isreal istft jagged jit JITException kaiser_window kl_div
     kron kthvalue layer_norm layout lcm lcm_ ldexp ldexp_ le legacy_contiguous_format lerp
