@@ -267,9 +267,16 @@ INIT = frozenset("""
 
 OPTIM = frozenset("""
     ASGD Adadelta Adafactor Adagrad Adamax LBFGS Muon NAdam RAdam Rprop SparseAdam
-    lr_scheduler swa_utils swap_in_optimizer_params_and_state
+    swa_utils swap_in_optimizer_params_and_state
 """.split())  # noqa: SIM905 - a list to read
 """``torch.optim.<name>``s that ``chaingrad.optim`` lacks."""
+
+
+LR_SCHEDULER = frozenset("""
+    ChainedScheduler ConstantLR CosineAnnealingWarmRestarts CyclicLR MultiplicativeLR
+    PolynomialLR SequentialLR Tensor
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.optim.lr_scheduler.<name>``s that ``chaingrad.optim.lr_scheduler`` lacks."""
 
 
 def missing(module: str, name: str, lacks: frozenset[str]) -> AttributeError:
@@ -278,8 +285,8 @@ def missing(module: str, name: str, lacks: frozenset[str]) -> AttributeError:
     typo). A module's ``__getattr__`` raises it.
 
     Example:
-        >>> missing("chaingrad.optim", "lr_scheduler", OPTIM)
-        AttributeError("chaingrad.optim has no 'lr_scheduler' yet")
+        >>> missing("chaingrad.optim", "LBFGS", OPTIM)
+        AttributeError("chaingrad.optim has no 'LBFGS' yet")
         >>> missing("chaingrad.optim", "SDG", OPTIM)
         AttributeError("module 'chaingrad.optim' has no attribute 'SDG'")
     """
