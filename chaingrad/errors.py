@@ -65,6 +65,11 @@ class NonFiniteGradError(ValueError):
         self.what = what
 
 
+class NonFiniteNormError(RuntimeError):
+    """``clip_grad_norm_(..., error_if_nonfinite=True)`` found the gradients' total norm nan
+    or inf; no gradient was changed. A RuntimeError, as torch's."""
+
+
 # ---- drawings ----
 
 

@@ -227,7 +227,7 @@ NN = frozenset("""
     Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder
     TransformerEncoderLayer TripletMarginLoss TripletMarginWithDistanceLoss Unflatten Unfold
     UninitializedBuffer UninitializedParameter Upsample UpsamplingBilinear2d
-    UpsamplingNearest2d utils ZeroPad1d ZeroPad2d ZeroPad3d
+    UpsamplingNearest2d ZeroPad1d ZeroPad2d ZeroPad3d
 """.split())  # noqa: SIM905 - a list to read
 """``torch.nn.<name>``s that ``chaingrad.nn`` lacks."""
 
@@ -277,6 +277,16 @@ LR_SCHEDULER = frozenset("""
     PolynomialLR SequentialLR Tensor
 """.split())  # noqa: SIM905 - a list to read
 """``torch.optim.lr_scheduler.<name>``s that ``chaingrad.optim.lr_scheduler`` lacks."""
+
+
+NN_UTILS = frozenset("""
+    clip_grad clip_grad_norm convert_conv2d_weight_memory_format
+    convert_conv3d_weight_memory_format convert_parameters fuse_conv_bn_eval
+    fuse_conv_bn_weights fuse_linear_bn_eval fuse_linear_bn_weights fusion init memory_format
+    parameters_to_vector parametrizations parametrize remove_spectral_norm remove_weight_norm
+    rnn skip_init spectral_norm stateless vector_to_parameters weight_norm
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.nn.utils.<name>``s that ``chaingrad.nn.utils`` lacks."""
 
 
 def missing(module: str, name: str, lacks: frozenset[str]) -> AttributeError:

@@ -11,7 +11,8 @@ import pytest
 
 from chaingrad import torch_names
 
-MODULES = ["", ".nn", ".nn.functional", ".nn.init", ".optim", ".optim.lr_scheduler"]
+MODULES = ["", ".nn", ".nn.functional", ".nn.init", ".nn.utils", ".optim",
+           ".optim.lr_scheduler"]
 
 
 def public_names(module: types.ModuleType) -> list[str]:
