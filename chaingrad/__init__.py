@@ -87,7 +87,7 @@ _TENSOR_NAMES |= {
 
 # Submodules reachable as attributes (chaingrad.losses, ...) without an import of their own;
 # they load on first use (agreement needs numpy; losses only on Tensors).
-_SUBMODULES = ("agreement", "cuda", "generic", "losses", "nn", "optim")
+_SUBMODULES = ("agreement", "cuda", "generic", "losses", "nn", "optim", "utils")
 
 
 def __getattr__(name: str) -> object:

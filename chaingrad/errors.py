@@ -70,6 +70,14 @@ class NonFiniteNormError(RuntimeError):
     or inf; no gradient was changed. A RuntimeError, as torch's."""
 
 
+# ---- data loading ----
+
+
+class DataLoaderWorkerError(RuntimeError):
+    """A ``DataLoader`` worker process died (killed, out of memory) or sent nothing within
+    the loader's ``timeout``. A RuntimeError, as torch's; the message names the worker."""
+
+
 # ---- drawings ----
 
 

@@ -137,7 +137,7 @@ TORCH = frozenset("""
     uint3 uint32 uint4 uint5 uint6 uint64 uint7 unbind unbind_copy unflatten unfold_copy
     unify_type_list UnionType unique unique_consecutive unravel_index unsafe_chunk
     unsafe_split unsafe_split_with_sizes unsqueeze_copy UntypedStorage Use
-    use_deterministic_algorithms USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH utils
+    use_deterministic_algorithms USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH
     values_copy vander var var_mean vdot version view_as_complex view_as_complex_copy
     view_as_real view_as_real_copy view_copy vmap vsplit vstack wait warnings while_loop
     windows xlogy xlogy_ xpu zero_
@@ -287,6 +287,36 @@ NN_UTILS = frozenset("""
     rnn skip_init spectral_norm stateless vector_to_parameters weight_norm
 """.split())  # noqa: SIM905 - a list to read
 """``torch.nn.utils.<name>``s that ``chaingrad.nn.utils`` lacks."""
+
+
+UTILS = frozenset("""
+    backcompat backend_registration checkpoint collect_env cpp_backtrace deterministic dlpack
+    generate_methods_for_privateuse1_backend get_cpp_backtrace hooks
+    rename_privateuse1_backend set_module swap_tensors throughput_benchmark
+    ThroughputBenchmark weak
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.utils.<name>``s that ``chaingrad.utils`` lacks."""
+
+DATA = frozenset("""
+    argument_validation DataChunk dataloader datapipes dataset DFIterDataPipe
+    distributed DistributedSampler functional_datapipe graph graph_settings
+    guaranteed_datapipes_determinism IterDataPipe MapDataPipe non_deterministic
+    runtime_validation runtime_validation_disabled sampler StackDataset
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.utils.data.<name>``s that ``chaingrad.utils.data`` lacks."""
+
+TENSORBOARD = frozenset("""
+    FileWriter summary writer
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.utils.tensorboard.<name>``s that ``chaingrad.utils.tensorboard`` lacks."""
+
+SUMMARY_WRITER = frozenset("""
+    add_audio add_custom_scalars add_custom_scalars_marginchart
+    add_custom_scalars_multilinechart add_embedding add_figure add_graph add_hparams add_image
+    add_image_with_boxes add_images add_mesh add_onnx_graph add_pr_curve add_pr_curve_raw
+    add_tensor add_video
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.utils.tensorboard.SummaryWriter`` methods that chaingrad's lacks."""
 
 
 def missing(module: str, name: str, lacks: frozenset[str]) -> AttributeError:

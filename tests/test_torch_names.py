@@ -12,7 +12,7 @@ import pytest
 from chaingrad import torch_names
 
 MODULES = ["", ".nn", ".nn.functional", ".nn.init", ".nn.utils", ".optim",
-           ".optim.lr_scheduler"]
+           ".optim.lr_scheduler", ".utils", ".utils.data", ".utils.tensorboard"]
 
 
 def public_names(module: types.ModuleType) -> list[str]:
