@@ -298,7 +298,7 @@ UTILS = frozenset("""
 """``torch.utils.<name>``s that ``chaingrad.utils`` lacks."""
 
 DATA = frozenset("""
-    argument_validation DataChunk dataloader datapipes dataset DFIterDataPipe
+    argument_validation DataChunk datapipes dataset DFIterDataPipe
     distributed DistributedSampler functional_datapipe graph graph_settings
     guaranteed_datapipes_determinism IterDataPipe MapDataPipe non_deterministic
     runtime_validation runtime_validation_disabled sampler StackDataset

@@ -383,6 +383,9 @@ def test_reached_as_torch_reaches_it():
     from chaingrad.utils.data import DataLoader, Dataset  # the import-changed form
 
     assert (DataLoader, Dataset) == (cdata.DataLoader, cdata.Dataset)
+    from chaingrad.utils.data.dataloader import DataLoader  # makemore's and minGPT's form
+
+    assert DataLoader is cdata.DataLoader is chaingrad.utils.data.dataloader.DataLoader
     with pytest.raises(AttributeError, match="chaingrad.utils.data has no 'StackDataset' yet"):
         cdata.StackDataset  # noqa: B018
     with pytest.raises(AttributeError, match="chaingrad.utils has no 'checkpoint' yet"):

@@ -39,6 +39,7 @@ import bisect
 import collections.abc
 import contextlib
 import copy
+import importlib
 import itertools
 import math
 import multiprocessing
@@ -58,12 +59,12 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from .. import torch_names
-from ..errors import DataLoaderWorkerError
-from ..tensor_engine import Tensor, stack
-from ..tensor_engine.dtypes import float64, int64
-from ..tensor_engine.factories import as_tensor, empty, multinomial, randint, randperm, tensor
-from ..tensor_engine.generator import Generator, default_generator, manual_seed
+from ... import torch_names
+from ...errors import DataLoaderWorkerError
+from ...tensor_engine import Tensor, stack
+from ...tensor_engine.dtypes import float64, int64
+from ...tensor_engine.factories import as_tensor, empty, multinomial, randint, randperm, tensor
+from ...tensor_engine.generator import Generator, default_generator, manual_seed
 
 __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
            "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "Subset",
@@ -1126,4 +1127,6 @@ def _length_of(t: Any, where: str) -> int:
 
 
 def __getattr__(name: str) -> object:
+    if name == "dataloader":  # torch's module of DataLoader, for imports from there
+        return importlib.import_module("chaingrad.utils.data.dataloader")
     raise torch_names.missing("chaingrad.utils.data", name, torch_names.DATA)
