@@ -18,7 +18,14 @@ from .autograd import grad, gradcheck, primitive
 from .compiler import compile
 from .engine import Value
 from .errors import CompileCheckError, DomainError, GradcheckError
-from .gradmode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .gradmode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .optim import NonFiniteGradError
 from .reference import use_reference
 from .rules import functions_in
@@ -81,7 +88,7 @@ _TENSOR_NAMES |= {
 
 # Submodules reachable as attributes (chaingrad.losses, ...) without an import of their own;
 # they load on first use (agreement needs numpy; losses only on Tensors).
-_SUBMODULES = ("agreement", "cuda", "generic", "losses", "nn", "optim")
+_SUBMODULES = ("agreement", "cuda", "generic", "losses", "nn", "optim", "utils")
 
 
 def __getattr__(name: str) -> object:
@@ -127,7 +134,9 @@ __all__ = [
     "explain",
     "grad",
     "gradcheck",
+    "inference_mode",
     "is_grad_enabled",
+    "is_inference_mode_enabled",
     "load",
     "no_grad",
     "primitive",

@@ -65,6 +65,19 @@ class NonFiniteGradError(ValueError):
         self.what = what
 
 
+class NonFiniteNormError(RuntimeError):
+    """``clip_grad_norm_(..., error_if_nonfinite=True)`` found the gradients' total norm nan
+    or inf; no gradient was changed. A RuntimeError, as torch's."""
+
+
+# ---- data loading ----
+
+
+class DataLoaderWorkerError(RuntimeError):
+    """A ``DataLoader`` worker process died (killed, out of memory) or sent nothing within
+    the loader's ``timeout``. A RuntimeError, as torch's; the message names the worker."""
+
+
 # ---- drawings ----
 
 

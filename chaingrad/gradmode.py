@@ -1,5 +1,5 @@
-"""Grad mode: whether ops record the graph, as PyTorch's ``no_grad``, ``enable_grad`` and
-``set_grad_enabled`` set it, per thread.
+"""Grad mode: whether ops record the graph, as PyTorch's ``no_grad``, ``enable_grad``,
+``set_grad_enabled`` and ``inference_mode`` set it, per thread.
 
 Example:
     >>> from chaingrad import Value, no_grad
@@ -22,7 +22,7 @@ one module global is all an op pays for grad mode (``gradmode.everywhere or
 gradmode.is_grad_enabled()``). Otherwise each thread's own mode decides, as PyTorch's
 per-thread mode does."""
 
-_mode = threading.local()  # .enabled: this thread's mode, once it has set one
+_mode = threading.local()  # .enabled: this thread's mode, once it has set one; .inference
 _threads_off = 0  # how many threads have recording off now
 _mode_lock = threading.Lock()
 
@@ -30,6 +30,11 @@ _mode_lock = threading.Lock()
 def is_grad_enabled() -> bool:
     """True when ops record the graph in this thread (the default), False in ``no_grad()``."""
     return everywhere or getattr(_mode, "enabled", True)
+
+
+def is_inference_mode_enabled() -> bool:
+    """True inside ``inference_mode()`` in this thread (torch's name)."""
+    return getattr(_mode, "inference", False)
 
 
 def _set_grad_enabled(enabled: bool) -> bool:
@@ -62,11 +67,15 @@ class _GradMode:
     def __exit__(self, *exc_info: object) -> None:
         _set_grad_enabled(self._previous.pop())
 
+    def _again(self) -> _GradMode:
+        """A fresh context of the same kind, for each call of a decorated function."""
+        return type(self)()
+
     def __call__(self, fn: Callable) -> Callable:
         if not callable(fn):
             raise TypeError(f"{type(self).__name__}(): decorates a function, got "
                             f"{type(fn).__name__}")
-        mode = type(self)
+        mode = self._again
         if inspect.isgeneratorfunction(fn):
             @functools.wraps(fn)
             def generator(*args: Any, **kwargs: Any) -> Any:
@@ -142,3 +151,51 @@ class set_grad_enabled(_GradMode):  # noqa: N801 - PyTorch's name
             with set_grad_enabled(enabled):
                 return fn(*args, **kwargs)
         return call
+
+
+class inference_mode(_GradMode):  # noqa: N801 - PyTorch's name
+    """``no_grad()`` under PyTorch's name for running a model without training it:
+    ``inference_mode()`` (or ``inference_mode(True)``) records no graph and makes
+    ``is_inference_mode_enabled()`` True; ``inference_mode(False)`` turns both back
+    (recording on). A context manager and a decorator, with or without the parentheses.
+
+    torch's inference mode also marks the tensors made under it as "inference tensors" that
+    a later graph refuses; chaingrad's are ordinary tensors without a graph, as under
+    ``no_grad()``: what runs under torch's inference mode runs the same here.
+
+    Example:
+        >>> from chaingrad import Value, inference_mode, is_inference_mode_enabled
+        >>> with inference_mode():
+        ...     y = Value(2.0) * 3
+        ...     inside = is_inference_mode_enabled()
+        >>> y._prev, inside, is_inference_mode_enabled()
+        ((), True, False)
+        >>> @inference_mode
+        ... def predict(x):
+        ...     return x * 2
+        >>> predict(Value(1.0))._prev
+        ()
+    """
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if callable(mode):  # @inference_mode, without the parentheses
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True) -> None:
+        super().__init__()
+        self.mode = bool(mode)
+        self.enabled = not self.mode
+        self._inference: list[bool] = []
+
+    def __enter__(self) -> None:
+        self._inference.append(is_inference_mode_enabled())
+        _mode.inference = self.mode
+        super().__enter__()
+
+    def __exit__(self, *exc_info: object) -> None:
+        super().__exit__(*exc_info)
+        _mode.inference = self._inference.pop()
+
+    def _again(self) -> inference_mode:
+        return inference_mode(self.mode)

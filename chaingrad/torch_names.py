@@ -66,13 +66,13 @@ TORCH = frozenset("""
     has_openmp has_spectral hash_tensor heaviside hinge_embedding_loss histc histogram
     histogramdd hsmm hsplit hspmm hstack hub hypot i0 i0_ igamma igammac iinfo imag
     import_ir_module import_ir_module_from_buffer index_add index_copy index_fill index_put
-    index_put_ index_reduce index_select indices_copy inf inference_mode InferredType
+    index_put_ index_reduce index_select indices_copy inf InferredType
     init_num_threads initial_seed inner inspect instance_norm int1 int2 int3 int4 int5 int6
     int7 int_repr InterfaceType IntStorage IntTensor IntType inverse IODescriptor
     is_anomaly_check_nan_enabled is_anomaly_enabled is_autocast_cache_enabled
     is_autocast_cpu_enabled is_autocast_enabled is_autocast_ipu_enabled
     is_autocast_xla_enabled is_complex is_conj is_deterministic_algorithms_warn_only_enabled
-    is_distributed is_inference is_inference_mode_enabled is_neg is_nonzero is_same_size
+    is_distributed is_inference is_neg is_nonzero is_same_size
     is_signed is_storage is_vulkan_available is_warn_always_enabled isclose isfinite isin
     isinf isnan isneginf isposinf isreal istft jagged jit JITException kaiser_window kl_div
     kron kthvalue layer_norm layout lcm lcm_ ldexp ldexp_ le legacy_contiguous_format lerp
@@ -137,7 +137,7 @@ TORCH = frozenset("""
     uint3 uint32 uint4 uint5 uint6 uint64 uint7 unbind unbind_copy unflatten unfold_copy
     unify_type_list UnionType unique unique_consecutive unravel_index unsafe_chunk
     unsafe_split unsafe_split_with_sizes unsqueeze_copy UntypedStorage Use
-    use_deterministic_algorithms USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH utils
+    use_deterministic_algorithms USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH
     values_copy vander var var_mean vdot version view_as_complex view_as_complex_copy
     view_as_real view_as_real_copy view_copy vmap vsplit vstack wait warnings while_loop
     windows xlogy xlogy_ xpu zero_
@@ -227,7 +227,7 @@ NN = frozenset("""
     Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder
     TransformerEncoderLayer TripletMarginLoss TripletMarginWithDistanceLoss Unflatten Unfold
     UninitializedBuffer UninitializedParameter Upsample UpsamplingBilinear2d
-    UpsamplingNearest2d utils ZeroPad1d ZeroPad2d ZeroPad3d
+    UpsamplingNearest2d ZeroPad1d ZeroPad2d ZeroPad3d
 """.split())  # noqa: SIM905 - a list to read
 """``torch.nn.<name>``s that ``chaingrad.nn`` lacks."""
 
@@ -267,9 +267,56 @@ INIT = frozenset("""
 
 OPTIM = frozenset("""
     ASGD Adadelta Adafactor Adagrad Adamax LBFGS Muon NAdam RAdam Rprop SparseAdam
-    lr_scheduler swa_utils swap_in_optimizer_params_and_state
+    swa_utils swap_in_optimizer_params_and_state
 """.split())  # noqa: SIM905 - a list to read
 """``torch.optim.<name>``s that ``chaingrad.optim`` lacks."""
+
+
+LR_SCHEDULER = frozenset("""
+    ChainedScheduler ConstantLR CosineAnnealingWarmRestarts CyclicLR MultiplicativeLR
+    PolynomialLR SequentialLR Tensor
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.optim.lr_scheduler.<name>``s that ``chaingrad.optim.lr_scheduler`` lacks."""
+
+
+NN_UTILS = frozenset("""
+    clip_grad clip_grad_norm convert_conv2d_weight_memory_format
+    convert_conv3d_weight_memory_format convert_parameters fuse_conv_bn_eval
+    fuse_conv_bn_weights fuse_linear_bn_eval fuse_linear_bn_weights fusion init memory_format
+    parameters_to_vector parametrizations parametrize remove_spectral_norm remove_weight_norm
+    rnn skip_init spectral_norm stateless vector_to_parameters weight_norm
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.nn.utils.<name>``s that ``chaingrad.nn.utils`` lacks."""
+
+
+UTILS = frozenset("""
+    backcompat backend_registration checkpoint collect_env cpp_backtrace deterministic dlpack
+    generate_methods_for_privateuse1_backend get_cpp_backtrace hooks
+    rename_privateuse1_backend set_module swap_tensors throughput_benchmark
+    ThroughputBenchmark weak
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.utils.<name>``s that ``chaingrad.utils`` lacks."""
+
+DATA = frozenset("""
+    argument_validation DataChunk datapipes dataset DFIterDataPipe
+    distributed DistributedSampler functional_datapipe graph graph_settings
+    guaranteed_datapipes_determinism IterDataPipe MapDataPipe non_deterministic
+    runtime_validation runtime_validation_disabled sampler StackDataset
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.utils.data.<name>``s that ``chaingrad.utils.data`` lacks."""
+
+TENSORBOARD = frozenset("""
+    FileWriter summary writer
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.utils.tensorboard.<name>``s that ``chaingrad.utils.tensorboard`` lacks."""
+
+SUMMARY_WRITER = frozenset("""
+    add_audio add_custom_scalars add_custom_scalars_marginchart
+    add_custom_scalars_multilinechart add_embedding add_figure add_graph add_hparams add_image
+    add_image_with_boxes add_images add_mesh add_onnx_graph add_pr_curve add_pr_curve_raw
+    add_tensor add_video
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.utils.tensorboard.SummaryWriter`` methods that chaingrad's lacks."""
 
 
 def missing(module: str, name: str, lacks: frozenset[str]) -> AttributeError:
@@ -278,8 +325,8 @@ def missing(module: str, name: str, lacks: frozenset[str]) -> AttributeError:
     typo). A module's ``__getattr__`` raises it.
 
     Example:
-        >>> missing("chaingrad.optim", "lr_scheduler", OPTIM)
-        AttributeError("chaingrad.optim has no 'lr_scheduler' yet")
+        >>> missing("chaingrad.optim", "LBFGS", OPTIM)
+        AttributeError("chaingrad.optim has no 'LBFGS' yet")
         >>> missing("chaingrad.optim", "SDG", OPTIM)
         AttributeError("module 'chaingrad.optim' has no attribute 'SDG'")
     """

@@ -200,7 +200,7 @@ _TENSOR_NAMES = (
 
 
 # Submodules reachable as attributes (``nn.functional``, as torch's) without an import.
-_SUBMODULES = ("functional", "init")
+_SUBMODULES = ("functional", "init", "utils")
 
 
 def __getattr__(name: str) -> object:

@@ -1,4 +1,5 @@
-"""Optimizers (SGD, Adam, AdamW, RMSprop) and learning-rate schedules (LinearLR, CosineLR).
+"""Optimizers (SGD, Adam, AdamW, RMSprop) and learning-rate schedules (LinearLR, CosineLR);
+torch's schedulers are in ``chaingrad.optim.lr_scheduler`` (``optim.lr_scheduler.StepLR``).
 
 The optimizers are torch.optim's: the same arguments and defaults, ``param_groups`` with
 torch's keys (change a group's ``lr`` between steps), ``add_param_group``, ``state`` keyed
@@ -32,19 +33,20 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Iterable
 from numbers import Real
 from typing import Any
 
-from . import torch_names
-from .engine import Value
-from .errors import NonFiniteGradError
-from .gradmode import enable_grad
-from .guards import is_finite, quiet_numpy
+from .. import torch_names
+from ..engine import Value
+from ..errors import NonFiniteGradError
+from ..gradmode import enable_grad
+from ..guards import is_finite, quiet_numpy
 
 __all__ = ["SGD", "Adam", "AdamW", "CosineLR", "LRSchedule", "LinearLR", "NonFiniteGradError",
-           "Optimizer", "RMSprop", "adam", "rmsprop", "sgd"]
+           "Optimizer", "RMSprop", "adam", "cosine_anneal", "linear_anneal", "rmsprop", "sgd"]
 
 
 class Optimizer:
@@ -636,6 +638,37 @@ def _write(p: Any, new: Any) -> None:
 # ---- learning-rate schedules ----
 
 
+def linear_anneal(start: float, end: float, k: float, steps: float) -> float:
+    """The way from ``start`` to ``end`` in a straight line, at step ``k`` of ``steps``::
+
+        start + (end - start) * k / steps
+
+    ``LinearLR`` here, and torch's ``LinearLR`` (``base_lr * linear_anneal(start_factor,
+    end_factor, k, total_iters)``) and ``OneCycleLR`` (``k / steps`` = the fraction of a
+    phase, ``steps = 1``) in ``lr_scheduler``, with torch's rounding.
+
+    Example:
+        >>> linear_anneal(1.0, 0.1, 50, 100)
+        0.55
+    """
+    return start + (end - start) * k / steps
+
+
+def cosine_anneal(start: float, end: float, k: float, steps: float) -> float:
+    """The way from ``start`` to ``end`` along half a cosine, at step ``k`` of ``steps``::
+
+        end + (start - end) * (1 + cos(pi * k / steps)) / 2
+
+    ``CosineLR`` here, and torch's ``CosineAnnealingLR`` (its closed form) and
+    ``OneCycleLR`` in ``lr_scheduler``, with torch's rounding.
+
+    Example:
+        >>> cosine_anneal(1.0, 0.0, 5, 10)
+        0.5
+    """
+    return end + (start - end) * (1 + math.cos(math.pi * k / steps)) / 2
+
+
 class LRSchedule:
     """Sets ``optimizer.lr`` from a formula of the step count ``k``.
 
@@ -698,7 +731,7 @@ class LinearLR(LRSchedule):
     """
 
     def lr_at(self, k: int) -> float:
-        return self.start + (self.end - self.start) * min(k, self.steps) / self.steps
+        return linear_anneal(self.start, self.end, min(k, self.steps), self.steps)
 
 
 class CosineLR(LRSchedule):
@@ -719,9 +752,10 @@ class CosineLR(LRSchedule):
     """
 
     def lr_at(self, k: int) -> float:
-        k = min(k, self.steps)
-        return self.end + (self.start - self.end) * (1 + math.cos(math.pi * k / self.steps)) / 2
+        return cosine_anneal(self.start, self.end, min(k, self.steps), self.steps)
 
 
 def __getattr__(name: str) -> object:
+    if name == "lr_scheduler":  # torch's schedulers, built on this module: loaded on use
+        return importlib.import_module("chaingrad.optim.lr_scheduler")
     raise torch_names.missing("chaingrad.optim", name, torch_names.OPTIM)

@@ -1,0 +1,26 @@
+"""``torch.utils``'s parts that training programs use: ``utils.data`` (datasets, samplers,
+``DataLoader``) and ``utils.tensorboard`` (``SummaryWriter``, with the ``tensorboard``
+package: ``pip install 'chaingrad[tensorboard]'``). Each loads when first used, so that
+``import chaingrad as torch; torch.utils.data.DataLoader`` works as after ``import torch``.
+
+Example:
+    >>> import chaingrad as torch
+    >>> torch.utils.data.TensorDataset(torch.zeros(3, 2)).__len__()
+    3
+"""
+
+import importlib
+
+from .. import torch_names
+
+_SUBMODULES = ("data", "tensorboard")
+
+
+def __getattr__(name: str) -> object:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"chaingrad.utils.{name}")  # which sets it here
+    raise torch_names.missing("chaingrad.utils", name, torch_names.UTILS)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SUBMODULES))
