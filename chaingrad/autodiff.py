@@ -163,6 +163,8 @@ def backward_closure(out: Any) -> Callable[[], None]:
     micrograd's lecture (set ``out.grad`` first, or run the steps after it)."""
 
     def _backward() -> None:
+        if out.grad is None:
+            raise guards.no_gradient_yet(out)
         backward_pass([out])
 
     return _backward
@@ -317,11 +319,11 @@ def backward_pass(order: list[Any], seeds: list | None = None, create_graph: boo
         for root, seed in seeds:
             root.grad = add(root.grad, seed)
     for out in reversed(order):
-        if out._rule is None:
-            continue  # a leaf: nothing before it
-        inputs, g = out._prev, out.grad
-        before = None if trace is None else [guards.copy(x.grad) for x in inputs]
-        for x, gx in zip(inputs, guards.local_gradients(out, create_graph, check)):
+        if out._rule is None or out.grad is None:
+            continue  # a leaf, or a node no gradient reached: nothing to pass on
+        g, before = out.grad, None if trace is None else [guards.copy(x.grad) for x in out._prev]
+        shares = guards.local_gradients(out, create_graph, check)  # its rule
+        for x, gx in zip(out._prev, shares):
             if gx is None or not x.requires_grad:
                 continue  # a constant: it takes no gradient
             if type(x._value) is not float and gx.shape != x._value.shape:
@@ -330,7 +332,7 @@ def backward_pass(order: list[Any], seeds: list | None = None, create_graph: boo
             if check:
                 guards.check_finite(out, x, gx)
         if trace is not None:
-            trace.append((out, g, before, [x.grad for x in inputs]))
+            trace.append((out, g, before, [x.grad for x in out._prev]))
 
 
 def add(old: Any, new: Any) -> Any:

@@ -50,7 +50,7 @@ def local_gradients(out: Any, create_graph: bool, check: bool) -> tuple:
     if type(rule) is ClosureRule:
         return rule.run(out, create_graph, check)
     if g is None:
-        raise _no_gradient_yet(out)
+        raise no_gradient_yet(out)
     if out._made_at != writes[0] and out._made_at is not None:  # freed, or a tensor written
         check_kept(out)
     if not check and not rule.primitive.keeps_nan and not is_finite(g):
@@ -68,7 +68,7 @@ def local_gradients(out: Any, create_graph: bool, check: bool) -> tuple:
     return grads
 
 
-def _no_gradient_yet(out: Any) -> RuntimeError:
+def no_gradient_yet(out: Any) -> RuntimeError:
     return RuntimeError(
         f"{out._op or 'backward'}: _backward() needs the gradient that reached this node, "
         "but its .grad is None; set it first (for the output: out.grad = ones of its "
@@ -99,18 +99,20 @@ def check_kept(out: Any) -> None:
                 "Specify retain_graph=True if you need to backward through the graph a second "
                 "time or if you need to access saved tensors after calling backward.")
         return
+    out._reroute()  # an input written in place since, the write recorded: the one of then
     changed = out._changed_input()
     if changed is not None:
         raise _changed_in_place(out, changed)
 
 
 def _changed_in_place(out: Any, x: Any) -> RuntimeError:
-    where = next(i for i, y in enumerate(out._prev) if y is x)
+    what = "its output" if x is out else \
+        f"its input {next(i for i, y in enumerate(out._prev) if y is x)}"
     return RuntimeError(
         f"{out._op}: one of the variables needed for gradient computation has been modified "
-        f"by an inplace operation: its input {where} (of shape {tuple(x._value.shape)}) was "
-        "changed in place after this node was computed; compute the forward again after "
-        "changing it (as torch's version counter says)")
+        f"by an inplace operation: {what} (of shape {tuple(x._value.shape)}) was changed in "
+        "place after this node was computed; compute the forward again after changing it "
+        "(as torch's version counter says)")
 
 
 def free(order: list[Any]) -> None:

@@ -44,6 +44,9 @@ def tensor_graphs() -> list[Tensor]:
             b.broadcast_to((2, 3)), a[np.array([0, 0, 1])], concatenate([a, e], axis=1),
             stack([a, e]), where(a > 1, a, e), pad(a, [(1, 0), (0, 2)]),
             conv2d(image, kernel, stride=2, padding=1), max_pool2d(image, 2, 1)]
+    written = a * 1.0
+    written[0, 1:] = e[0, 1:] * 2  # an in-place write in the graph: setitem
+    outs.append(written)
     # the ops that only a gradient's graph holds: scatter, fold, unpool
     (g_index,) = chaingrad.grad((a[np.array([0, 0, 1])] ** 2).sum(), [a], create_graph=True)
     g_conv = chaingrad.grad((conv2d(image, kernel, stride=2) ** 2).sum(), [image, kernel],

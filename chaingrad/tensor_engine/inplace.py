@@ -1,12 +1,18 @@
 """A Tensor's in-place writes, and the version counter that guards them (the ``InPlace``
 part of ``Tensor``).
 
-PyTorch's rule for changing a tensor in place: not a leaf that requires grad while the graph
-is recorded, and not a tensor computed in a graph (chaingrad has no in-place nodes yet, so it
-refuses rather than give a wrong gradient). Each write is counted (``guards.writes``): a node
-made before it whose rule reads the changed numbers (its primitive's ``saves``, PyTorch's
-saved tensors) refuses its backward step (``guards.check_kept``), as torch's version counter
-makes it.
+As in PyTorch, an in-place op on a tensor in a graph (``y += b``, ``y[i] = v``,
+``y.mul_(2)``), or one that writes a tensor that requires grad into another, is recorded:
+the tensor becomes the op's output, a node whose input is the tensor as it was (a copy of
+its numbers, kept for the rules that read them). A node made from the tensor before the
+write still gets its gradient to the tensor as it was then (``_reroute``). A view
+(``x[:, 0]``) written in place writes its base, ``x``, and stays its view. A leaf that
+requires grad cannot be written in place while the graph is recorded (torch's error); under
+``no_grad()`` it can, and stays a leaf.
+
+Each write is counted (``guards.writes``): a node made before it whose rule reads numbers
+that were written over (its primitive's ``saves``, PyTorch's saved tensors) refuses its
+backward step (``guards.check_kept``), as torch's version counter makes it.
 
 Example:
     >>> from chaingrad import Tensor, no_grad
@@ -29,6 +35,7 @@ import numpy as np
 from .. import autodiff, gradmode, guards
 from . import dtypes, sampling
 from .arrays import check_index
+from .rules import SETITEM
 
 Operand = Any  # a Tensor, an array or a number
 
@@ -52,17 +59,21 @@ def _holds_array(param: Any) -> bool:
 
 
 
-def _no_graph_into(op: str, value: Any) -> None:
-    """A NotImplementedError for writing a tensor that requires grad into another in place
-    while the graph is recorded: torch would record it; chaingrad would lose the gradient."""
-    if (isinstance(value, autodiff.Node) and value.requires_grad
-            and gradmode.is_grad_enabled()):
-        raise NotImplementedError(
-            f"{op}: chaingrad has no in-place op that takes a tensor requiring grad into "
-            "another yet (torch records one); build the result out of place instead (with "
-            "+, cat, stack or where), or write .detach() to copy the numbers only")
-
-
+def _made_from(root: Any, tensor: Any, old: Any) -> None:
+    """Every node of ``root``'s graph made from ``tensor`` made from ``old`` instead: root is
+    what ``tensor`` becomes in an in-place write (``x[i] -= 1`` computes ``x[i] - 1`` from
+    x first), and its nodes saw x as it was, ``old``; without this the graph would go round
+    from x back to x. The walk does not enter ``old``, whose graph was made before."""
+    seen, stack = set(), [root]
+    while stack:
+        node = stack.pop()
+        if node is old or node is tensor or id(node) in seen:
+            continue
+        seen.add(id(node))
+        inputs = node._prev
+        if any(x is tensor for x in inputs):
+            node._a, node._b = autodiff.split(tuple(old if x is tensor else x for x in inputs))
+        stack.extend(inputs)
 
 
 class InPlace:
@@ -72,8 +83,8 @@ class InPlace:
     __slots__ = ()
 
     def __setitem__(self, index: Any, value: Any) -> None:
-        """``x[index] = value``, as torch: on a tensor that needs no gradient, or on a leaf
-        under ``no_grad()``.
+        """``x[index] = value``, as torch: recorded in the graph where x is in one (or value
+        requires grad); on a leaf that requires grad, only under ``no_grad()``.
 
         Example:
             >>> from chaingrad import Tensor
@@ -82,40 +93,107 @@ class InPlace:
             >>> t.tolist()
             [[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]]
         """
-        self._check_in_place("setitem")
-        _no_graph_into("setitem", value)
-        index = check_index(index)
-        if isinstance(value, autodiff.Node):
-            value = value._value
-        elif not isinstance(value, (Real, np.ndarray, np.generic, list, tuple)):
+        view = value.__dict__.get("_view_of") if isinstance(value, autodiff.Node) else None
+        if view is not None and view[0] is self and view[1] is index:
+            return  # x[i] += v wrote x through the view x[i] already (see _record)
+        if not isinstance(value, (autodiff.Node, Real, np.ndarray, np.generic, list, tuple)):
             raise TypeError(f"setitem: the value must be a number, a Tensor or an array, got "
                             f"{type(value).__name__}")
+        checked = check_index(index)
+        if self._records("setitem", value):
+            self._record("setitem", lambda x: x._put(checked, value))
+            return
+        self._check_in_place("setitem")
         try:
-            self._value[index] = value
+            self._value[checked] = value._value if isinstance(value, autodiff.Node) else value
         except (IndexError, ValueError) as exc:
             raise type(exc)(f"setitem: {exc} (tensor of shape {tuple(self.shape)})") from None
         self._wrote()
 
-    def _check_in_place(self, op: str) -> None:
-        """torch's rule for changing a tensor in place: not a leaf that requires grad while
-        the graph is recorded; not a tensor computed in a graph (chaingrad has no in-place
-        nodes, so it refuses rather than give a wrong gradient). A write is counted
-        (``_wrote``): a graph made before it may refuse its backward."""
-        if not self.requires_grad:
-            if not self._value.flags.writeable:
-                raise RuntimeError(f"{op}: this tensor's data is a read-only view (of a "
-                                   "broadcast, say); make a copy with .clone() first")
-            return
-        if self._rule is not None:
-            raise NotImplementedError(
-                f"{op}: chaingrad has no in-place ops on a tensor computed in a graph yet; "
-                "write y = y + ... (a new tensor) instead")
-        if gradmode.is_grad_enabled():
+    def _records(self, op: str, operand: Any = None) -> bool:
+        """Whether an in-place op goes in the graph, as torch records it: grad mode is on,
+        and this tensor is in a graph (an op made it), or the value written requires grad.
+        A leaf that requires grad cannot be written in place then (torch's error)."""
+        if not gradmode.is_grad_enabled():
+            return False
+        if self.requires_grad and self._rule is None:
             raise RuntimeError(f"{op}: a leaf Variable that requires grad is being used in an "
                                "in-place operation. (Do it under chaingrad.no_grad().)")
+        return self._rule is not None or (isinstance(operand, autodiff.Node)
+                                          and operand.requires_grad)
+
+    def _record(self, op: str, compute: Callable[[Any], Any]) -> Any:
+        """An in-place op on a tensor in a graph, recorded: ``compute(old)`` gives the op's
+        result out of place from ``old``, the tensor as it was (a copy of its numbers and
+        its place in the graph); this tensor takes the result's numbers (in its own array,
+        which its views share) and becomes its node. A view ``x[index]`` writes its base
+        instead, at its index, and becomes the view of the new base."""
+        old = self._as_it_was()
+        new = compute(old)
+        _made_from(new, self, old)
+        view = self.__dict__.get("_view_of")
+        if view is not None:
+            base, index = view
+            base._record(op, lambda x: x._put(check_index(index), new))
+            self._become(base[index], old, view)
+            return self
+        if self._a is not None and any(np.may_share_memory(self._value, x._value)
+                                       for x in self._prev):
+            raise NotImplementedError(
+                f"{op}: this tensor shares its numbers with the tensor it was made from (a "
+                "view: reshape, transpose, expand); chaingrad records in-place writes through "
+                "x[index] views only: write y = y ... (a new tensor) instead")
+        if new.shape != self.shape:
+            raise RuntimeError(f"{op}: output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(new.shape)}")
+        self._value[...] = new._value
+        self._become(new, old, None)
+        return self
+
+    def _as_it_was(self) -> Any:
+        """A new node that is this tensor as it is now (a copy of its numbers, its rule and
+        inputs), for the nodes made from it so far and the op about to write over it."""
+        old = self._node(self._value.copy(), (), None)
+        old._rule, old._a, old._b = self._rule, self._a, self._b
+        old.requires_grad, old._made_at = self.requires_grad, self._made_at
+        old._changed_at = self._changed_at
+        if self.label:
+            old.label = self.label
+        return old
+
+    def _become(self, new: Any, old: Any, view: Any) -> None:
+        """This tensor made the node ``new`` (its rule and inputs; its numbers are this
+        tensor's already), after a write that is counted; ``old``, what it was, is kept in
+        ``_versions`` for the nodes made from it until now (``_reroute``)."""
+        self._wrote()
+        self.__dict__.setdefault("_versions", []).append((guards.writes[0], old))
+        self._rule, self._a, self._b = new._rule, new._a, new._b
+        self.requires_grad, self._made_at = new.requires_grad, guards.writes[0]
+        if view is not None:
+            self._view_of = view
+
+    def _put(self, index: Any, value: Any) -> Any:
+        """This tensor with ``value`` written at ``index``, out of place: a ``setitem``
+        node (``rules.SETITEM``), the value cast to this tensor's dtype."""
+        if not isinstance(value, autodiff.Node):
+            value = self._constant(np.asarray(value, dtype=self._value.dtype))
+        elif value._value.dtype != self._value.dtype:
+            value = value.to(self._value.dtype)
+        return self._apply(SETITEM.bind(index), value)
+
+    def _check_in_place(self, op: str) -> None:
+        """A plain write (nothing recorded): not into a leaf that requires grad while the
+        graph is recorded, nor into read-only numbers (a broadcast's)."""
+        if self.requires_grad and self._rule is None and gradmode.is_grad_enabled():
+            raise RuntimeError(f"{op}: a leaf Variable that requires grad is being used in an "
+                               "in-place operation. (Do it under chaingrad.no_grad().)")
+        if not self._value.flags.writeable:
+            raise RuntimeError(f"{op}: this tensor's data is a read-only view (of a "
+                               "broadcast, say); make a copy with .clone() first")
 
     def _write(self, op: str, value: np.ndarray) -> Any:
-        """Put ``value`` (computed out of place) into this tensor's own array."""
+        """Put ``value`` (computed out of place) into this tensor's own array: a plain write,
+        counted (see ``_check_in_place``)."""
         self._check_in_place(op)
         if value.shape != self.shape:
             raise RuntimeError(f"{op}: output with shape {list(self.shape)} doesn't match the "
@@ -129,10 +207,36 @@ class InPlace:
 
     def _wrote(self) -> None:
         """Count an in-place write: a node made before it that reads this tensor's numbers
-        refuses to run its backward step (``_changed_input``), as torch's version counter
-        makes it."""
+        (or, for a view, its base's) refuses to run its backward step (``_changed_input``),
+        as torch's version counter makes it."""
         guards.writes[0] += 1
         self._changed_at = guards.writes[0]
+        view = self.__dict__.get("_view_of")
+        if view is not None:
+            view[0]._changed_at = guards.writes[0]
+
+    def _in_place(self, op: str, compute: Callable[[Any], Any], operand: Any = None) -> Any:
+        """``op`` done in place: recorded in the graph (``_record``), or a plain write of
+        ``compute``'s numbers, computed without a graph."""
+        if self._records(op, operand):
+            return self._record(op, compute)
+        with gradmode.no_grad():
+            value = compute(self)._value
+        return self._write(op, value)
+
+    def _reroute(self) -> None:
+        """An input of this node that was written in place (the write recorded) after this
+        node was made from it is, for this node, the tensor as it was then: the version kept
+        in its ``_versions``, which the gradient goes to."""
+        inputs, made = self._prev, self._made_at
+        then = []
+        for x in inputs:
+            versions = x.__dict__.get("_versions")
+            if versions and versions[-1][0] > made:
+                x = next(old for at, old in versions if at > made)
+            then.append(x)
+        if any(a is not b for a, b in zip(then, inputs)):
+            self._a, self._b = autodiff.split(tuple(then))
 
     def _reads_forward(self) -> bool:
         """Whether the rule reads numbers of the forward pass (an input's or the output's,
@@ -152,69 +256,66 @@ class InPlace:
             read = set(range(len(inputs)))
         else:
             last = len(kept) - 1
-            read = {"xy".index(who) for k, x in enumerate(inputs) if x.requires_grad
-                    for who in kept[min(k, last)] if who in ("x", "y")}
+            needed = [kept[min(k, last)] for k, x in enumerate(inputs) if x.requires_grad]
+            read = {"xy".index(who) for saves in needed for who in saves if who in ("x", "y")}
+            if any("out" in saves for saves in needed) and self._changed_at > self._made_at:
+                return self  # its own numbers, which its rule reads, were written over
         return next((inputs[k] for k in sorted(read)
                      if inputs[k]._changed_at > self._made_at), None)
 
-    def _computed(self, op: str, fn: Callable[[], Any], operand: Any = None) -> np.ndarray:
-        """``fn()``'s numbers, computed out of place without a graph, for ``op`` to write in
-        place: refused when ``operand`` requires grad while the graph is recorded (torch would
-        make this tensor a node of the graph; chaingrad has no in-place nodes)."""
-        _no_graph_into(op, operand)
-        with gradmode.no_grad():
-            return fn()._value
-
     def add_(self, other: Operand, *, alpha: float = 1) -> Any:
-        """x += alpha * other, in place (see ``_check_in_place``)."""
-        value = self._computed("add_", lambda: self.add(other, alpha=alpha), other)
-        return self._write("add_", value)
+        """x += alpha * other, in place (see ``_in_place``)."""
+        return self._in_place("add_", lambda x: x.add(other, alpha=alpha), other)
 
     def sub_(self, other: Operand, *, alpha: float = 1) -> Any:
         """x -= alpha * other, in place."""
-        value = self._computed("sub_", lambda: self.sub(other, alpha=alpha), other)
-        return self._write("sub_", value)
+        return self._in_place("sub_", lambda x: x.sub(other, alpha=alpha), other)
 
     def mul_(self, other: Operand) -> Any:
         """x *= other, in place."""
-        return self._write("mul_", self._computed("mul_", lambda: self * other, other))
+        return self._in_place("mul_", lambda x: x * other, other)
 
     def div_(self, other: Operand) -> Any:
         """x /= other, in place (an integer tensor cannot hold the quotient, as in torch)."""
-        return self._write("div_", self._computed("div_", lambda: self / other, other))
+        return self._in_place("div_", lambda x: x / other, other)
 
     def pow_(self, exponent: Operand) -> Any:
         """x **= exponent, in place."""
-        return self._write("pow_", self._computed("pow_", lambda: self**exponent, exponent))
+        return self._in_place("pow_", lambda x: x**exponent, exponent)
 
     def clamp_(self, min: float | None = None, max: float | None = None) -> Any:  # noqa: A002
         """x clamped into [min, max], in place."""
-        return self._write("clamp_", self._computed("clamp_", lambda: self.clamp(min, max)))
+        return self._in_place("clamp_", lambda x: x.clamp(min, max))
 
     def __iadd__(self, other: Operand) -> Any:
-        return self._write("+=", self._computed("+=", lambda: self + other, other))
+        return self._in_place("+=", lambda x: x + other, other)
 
     def __isub__(self, other: Operand) -> Any:
-        return self._write("-=", self._computed("-=", lambda: self - other, other))
+        return self._in_place("-=", lambda x: x - other, other)
 
     def __imul__(self, other: Operand) -> Any:
-        return self._write("*=", self._computed("*=", lambda: self * other, other))
+        return self._in_place("*=", lambda x: x * other, other)
 
     def __itruediv__(self, other: Operand) -> Any:
-        return self._write("/=", self._computed("/=", lambda: self / other, other))
+        return self._in_place("/=", lambda x: x / other, other)
 
     def zero_(self) -> Any:
-        """Every entry 0, in place."""
+        """Every entry 0, in place (in a graph: the gradient stops here, as torch's)."""
+        if self._records("zero_"):
+            return self._record("zero_", lambda x: x * 0)
         return self._write("zero_", np.zeros_like(self._value))
 
     def fill_(self, value: Any) -> Any:
-        """Every entry ``value``, in place."""
+        """Every entry ``value`` (a number, or a one-element Tensor), in place."""
+        if self._records("fill_", value):
+            return self._record("fill_", lambda x: x * 0 + value)
         value = value.item() if isinstance(value, autodiff.Node) else value
         return self._write("fill_", np.full_like(self._value, value))
 
     def copy_(self, src: Any) -> Any:
         """The entries of ``src`` (broadcast to this shape), in place, cast to this dtype."""
-        _no_graph_into("copy_", src)
+        if self._records("copy_", src):
+            return self._record("copy_", lambda x: x * 0 + src.to(x.dtype))
         src = src._value if isinstance(src, autodiff.Node) else np.asarray(src)
         try:
             value = np.broadcast_to(src, self.shape).astype(self._value.dtype)

@@ -14,10 +14,10 @@ import numpy as np
 
 from .. import reference
 from . import fast_kernels, rules
-from .rules import log_softmax, scatter_array, softmax, unpool_array
+from .rules import log_softmax, put, scatter_array, softmax, unpool_array
 
 __all__ = ["conv2d", "conv2d_input_grad", "conv2d_weight_grad", "log_softmax", "max_pool2d",
-           "np", "scatter_array", "softmax", "unpool_array"]
+           "np", "put", "scatter_array", "softmax", "unpool_array"]
 
 
 def conv2d(x: np.ndarray, w: np.ndarray, stride: tuple[int, int], padding: tuple[int, int],

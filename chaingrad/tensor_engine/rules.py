@@ -204,6 +204,15 @@ def GETITEM(xs, out, g, index):
     return (scatter(g, index, xs[0].shape),)
 
 
+@define("setitem", ("zeroed(out.grad, index)", "out.grad[index]"), array="put(x, index, y)",
+        params=("index",), saves=("", ""), torch=("Tensor.__setitem__", "Tensor.index_put_"))
+def SETITEM(xs, out, g, index):
+    """x with ``x[index] = y`` (an in-place write that the graph records, as torch records
+    one);  d/dx = 1 outside ``index``, 0 inside (overwritten); d/dy = 1 at ``index`` (g[index],
+    summed back where y was broadcast)."""
+    return zeroed(g, index), g[index]
+
+
 @define("scatter", ("out.grad[index]",), array="scatter_array(x, index, shape)",
         params=("index", "shape"), saves=("",))
 def SCATTER(xs, out, g, index, shape):
@@ -312,8 +321,8 @@ def UNPOOL(xs, out, g, picked, shape, overlap):
 
 PRIMITIVES: tuple[Primitive, ...] = (
     MATMUL, SCALE, SUM, MAX, MIN, SOFTMAX, LOG_SOFTMAX, CLIP, RESHAPE, TRANSPOSE, CAST,
-    BROADCAST_TO, GETITEM, SCATTER, CONCATENATE, STACK, WHERE, PAD, CONV2D, CONV2D_INPUT_GRAD,
-    CONV2D_WEIGHT_GRAD, MAX_POOL2D, UNPOOL)
+    BROADCAST_TO, GETITEM, SETITEM, SCATTER, CONCATENATE, STACK, WHERE, PAD, CONV2D,
+    CONV2D_INPUT_GRAD, CONV2D_WEIGHT_GRAD, MAX_POOL2D, UNPOOL)
 """Every primitive of the Tensor engine, beside those of ``chaingrad.rules``."""
 
 
@@ -374,6 +383,20 @@ def apply(rule: Any, *inputs: Any) -> Any:
     if isinstance(inputs[0], ARRAY_TYPES):
         return rule.primitive.on_arrays(*inputs, *rule.params)
     return inputs[0]._apply(rule, *inputs[1:])
+
+
+def zeroed(g: Any, index: Any) -> Any:
+    """g with zeros at ``index``; on a Tensor, a ``setitem`` node."""
+    if isinstance(g, ARRAY_TYPES):
+        return put(g, index, 0)
+    return apply(SETITEM.bind(index), g, g[index] * 0)
+
+
+def put(x: np.ndarray, index: Any, value: Any) -> np.ndarray:
+    """A copy of x with ``value`` written at ``index`` (setitem's forward)."""
+    out = x.copy()
+    out[index] = value
+    return out
 
 
 def scatter(g: Any, index: Any, shape: tuple[int, ...]) -> Any:

@@ -847,12 +847,15 @@ class Tensor(InPlace, Conversions, autodiff.Node):
             >>> x.grad.tolist()
             [2.0, 0.0, 1.0]
         """
-        index = check_index(index)
+        checked = check_index(index)
         try:
-            data = self._value[index]
+            data = self._value[checked]
         except IndexError as exc:
             raise IndexError(f"getitem: {exc} (tensor of shape {tuple(self.shape)})") from None
-        return make_node(data, (self,), GETITEM.bind(index))
+        out = make_node(data, (self,), GETITEM.bind(checked))
+        if np.may_share_memory(data, self._value):  # a view: written in place, it writes x
+            out._view_of = (self, index)
+        return out
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place (on a leaf); returns the tensor."""

@@ -614,18 +614,24 @@ def test_item_assignment() -> None:
     lambda t: t.add_(1), lambda t: t.__iadd__(1), lambda t: t.zero_(),
     lambda t: t.__setitem__(0, 5.0), lambda t: t.fill_(1)],
     ids=["add_", "+=", "zero_", "setitem", "fill_"])
-def test_in_place_on_a_leaf_that_requires_grad_needs_no_grad(change) -> None:
-    w = chaingrad.ones(2, requires_grad=True)
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in"
-                                           " an in-place operation"):
-        change(w)
-    y = w * 2
-    with pytest.raises(NotImplementedError, match="chaingrad has no in-place ops on a tensor "
-                                                  "computed in a graph yet"):
+def test_in_place_on_a_leaf_that_requires_grad_needs_no_grad(change, torch) -> None:
+    """A leaf that requires grad: refused while the graph is recorded, a plain write under
+    no_grad (it stays a leaf); a tensor an op made: recorded, with torch's gradient."""
+    grads = []
+    for lib in (chaingrad, torch):
+        w = lib.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being "
+                                               "used in an in-place operation"):
+            change(w)
+        y = w * 2
         change(y)
-    with chaingrad.no_grad():
-        change(w)
-    assert w.requires_grad and w.is_leaf
+        assert not y.is_leaf and y.requires_grad
+        (y * y).sum().backward()
+        grads.append(w.grad.tolist())
+        with lib.no_grad():
+            change(w)
+        assert w.requires_grad and w.is_leaf
+    assert grads[0] == grads[1]
 
 
 def test_in_place_results_must_fit() -> None:
@@ -936,14 +942,22 @@ def test_bool_tensors_refuse_minus_as_torch_does() -> None:
 @pytest.mark.parametrize("write", [
     lambda t, w: t.__setitem__(0, w[0]), lambda t, w: t.add_(w), lambda t, w: t.__imul__(w),
     lambda t, w: t.copy_(w)], ids=["setitem", "add_", "*=", "copy_"])
-def test_writing_a_tensor_that_requires_grad_into_another_is_refused_not_lost(write) -> None:
-    t, w = chaingrad.zeros(2), chaingrad.ones(2, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="chaingrad has no in-place op that takes a "
-                                                  "tensor requiring grad"):
-        write(t, w)
-    write(t, w.detach())  # the numbers only: fine
-    with chaingrad.no_grad():
-        write(t, w)
+def test_writing_a_tensor_that_requires_grad_into_another_is_recorded(write, torch) -> None:
+    """As torch: the tensor written into joins the graph, and the gradient reaches the value
+    written; the numbers only (detach, or under no_grad) join nothing."""
+    grads = []
+    for lib in (chaingrad, torch):
+        t, w = lib.zeros(2), lib.tensor([2.0, 3.0], requires_grad=True)
+        write(t, w * 1.5)
+        assert t.requires_grad and not t.is_leaf
+        (t * t).sum().backward()
+        grads.append((t.tolist(), w.grad.tolist()))
+        plain = lib.zeros(2)
+        write(plain, w.detach())  # the numbers only
+        with lib.no_grad():
+            write(plain, w)
+        assert not plain.requires_grad
+    assert grads[0] == grads[1]
 
 
 def test_iteration_gives_sub_tensors_and_refuses_a_0d_tensor() -> None:

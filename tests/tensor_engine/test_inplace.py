@@ -1,0 +1,179 @@
+"""chaingrad/tensor_engine/inplace.py: in-place ops on tensors in a graph are recorded as
+torch records them, and give torch's values and gradients; the cases below run the same code
+on both libraries (``lib`` is torch or chaingrad)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import chaingrad
+
+
+def _leaves(lib):
+    lib.manual_seed(0)
+    a = lib.randn(3, 4, dtype=lib.float64, requires_grad=True)
+    b = lib.randn(4, dtype=lib.float64, requires_grad=True)
+    return a, b
+
+
+def plus_equals(lib):
+    """makemore part 5's Linear: out = x @ w; out += bias."""
+    a, b = _leaves(lib)
+    out = a * 2
+    out += b
+    (out**2).sum().backward()
+    return out, a, b
+
+
+def made_before_the_write(lib):
+    """y was made from x before x.mul_(b): its gradient goes to x as it was."""
+    a, b = _leaves(lib)
+    x = a * 3
+    y = x * 2
+    x.mul_(b)
+    (x + y).sum().backward()
+    return x, a, b
+
+
+def index_minus_equals(lib):
+    """x[rows, cols] -= 1 (advanced indexing: a copy), then a loss of x."""
+    a, b = _leaves(lib)
+    x = a * b
+    x[range(3), [0, 2, 1]] -= 1
+    (x * x).sum().backward()
+    return x, a, b
+
+
+def view_plus_equals(lib):
+    """h = x[:, 0]; h += v writes x, through the view."""
+    a, b = _leaves(lib)
+    x = a * 1.0
+    h = x[:, 0]
+    h += b[0]
+    (x * x).sum().backward()
+    return x, a, b
+
+
+def slice_plus_equals(lib):
+    """x[1:, :2] += v, the augmented assignment on a slice."""
+    a, b = _leaves(lib)
+    x = a * 2
+    x[1:, :2] += b[:2] * 4
+    (x * x * x).sum().backward()
+    return x, a, b
+
+
+def accumulate_into_a_constant(lib):
+    """dC[ix] += g in a loop, as the manual-backprop exercise accumulates dC."""
+    a, b = _leaves(lib)
+    acc = lib.zeros(5, 4, dtype=lib.float64)
+    ix = lib.tensor([1, 3, 1])
+    for k in range(3):
+        acc[ix[k]] += a[k] * b
+    (acc**2).sum().backward()
+    return acc, a, b
+
+
+def setitem_a_slice(lib):
+    a, b = _leaves(lib)
+    x = a.clone()
+    x[1:, 2] = b[:2] * 5
+    (x.exp()).sum().backward()
+    return x, a, b
+
+
+def clamp_zero_fill(lib):
+    a, b = _leaves(lib)
+    x = a * 1.5
+    x.clamp_(-0.5, 0.5)
+    z = a * 2
+    z.zero_()
+    f = a * 1.0
+    f.fill_(b[1])
+    (x.sum() + z.sum() + (f * a).sum()).backward()
+    return x + f, a, b
+
+
+def twice_in_a_row(lib):
+    """Two writes: the versions chain, and a node made between them sees the first."""
+    a, b = _leaves(lib)
+    x = a * 1.0
+    x += b
+    middle = (x * 2).tanh()
+    x *= b
+    x[0] = b * 3
+    (x.sum() + middle.sum()).backward()
+    return x, a, b
+
+
+def retained_then_written(lib):
+    a, b = _leaves(lib)
+    h = a * 2
+    h.retain_grad()
+    h += b
+    (h * 3).sum().backward()
+    return h.grad, a, b
+
+
+CASES = [plus_equals, made_before_the_write, index_minus_equals, view_plus_equals,
+         slice_plus_equals, accumulate_into_a_constant, setitem_a_slice, clamp_zero_fill,
+         twice_in_a_row, retained_then_written]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__)
+def test_gives_torchs_values_and_gradients(case, torch) -> None:
+    ours = case(chaingrad)
+    theirs = case(torch)
+    for mine, its in zip(ours, theirs):
+        expected = its.detach().numpy() if mine is ours[0] else its.grad.numpy()
+        got = mine.detach().numpy() if mine is ours[0] else mine.grad.numpy()
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_the_written_tensor_is_the_ops_output_and_the_old_one_is_kept() -> None:
+    x = chaingrad.tensor([1.0, 2.0], requires_grad=True) * 3
+    before = x._rule
+    x += 1
+    assert x._op == "+" and x._rule is not before and x.grad_fn.name() == "AddBackward0"
+    old = x._prev[0]
+    assert old._rule is before and old.tolist() == [3.0, 6.0] and x.tolist() == [4.0, 7.0]
+
+
+def test_a_rule_that_needs_the_numbers_written_over_still_has_them() -> None:
+    """torch refuses this backward (softmax's output was changed in place, and its rule
+    reads it); chaingrad kept a copy for the rule, and gives the gradient of the same
+    computation done out of place."""
+    def loss(in_place: bool):
+        a = chaingrad.tensor([[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]], dtype=chaingrad.float64,
+                             requires_grad=True)
+        p = a.softmax(1)
+        if in_place:
+            p[[0, 1], [2, 0]] -= 1
+        else:
+            p = p - chaingrad.tensor([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]], dtype=chaingrad.float64)
+        (p * p).sum().backward()
+        return a.grad.numpy()
+
+    np.testing.assert_allclose(loss(True), loss(False), rtol=1e-14)
+
+
+def test_a_view_made_by_reshape_cannot_be_written_in_the_graph() -> None:
+    x = chaingrad.ones(2, 3, requires_grad=True) * 2
+    y = x.reshape(6)
+    with pytest.raises(NotImplementedError, match=r"\+=: this tensor shares its numbers with "
+                                                  "the tensor it was made from"):
+        y += 1
+
+
+def test_under_no_grad_a_write_is_plain_and_counted(torch) -> None:
+    """No graph is recorded; a rule that reads the numbers written over refuses, as
+    torch's version counter makes it."""
+    for lib in (chaingrad, torch):
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = w.exp()
+        with lib.no_grad():
+            y += 1
+        assert y.grad_fn is not None and y.grad_fn.name() == "ExpBackward0"
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
