@@ -26,11 +26,12 @@ NAMES = [
     "08_tensors",
     "09_compile",
     "10_three_ways",
+    "11_after_micrograd",
 ]
 # what a notebook may import: chaingrad, the standard library, and data/plot libraries
 ALLOWED_IMPORTS = {
     "chaingrad", "numpy", "matplotlib", "sklearn", "math", "random", "time", "gc", "inspect",
-    "difflib",
+    "difflib", "io",
 }
 # notebook 10 runs one program under chaingrad and under PyTorch, so it imports torch too
 EXTRA_IMPORTS = {"10_three_ways": {"torch"}}
@@ -49,7 +50,7 @@ def source(cell: dict) -> str:
     return text if isinstance(text, str) else "".join(text)
 
 
-def test_the_notebooks_are_exactly_the_ten_in_order() -> None:
+def test_the_notebooks_are_exactly_the_eleven_in_order() -> None:
     found = sorted(path.stem for path in TUTORIAL.glob("*.ipynb"))
     assert found == NAMES
 
@@ -100,7 +101,7 @@ def test_a_notebook_asserts_what_it_claims_and_imports_only_allowed_libraries(
     assert imported <= allowed, f"{name}: imports {imported - allowed}"
 
 
-@pytest.mark.parametrize("name", ["02_neuron_by_hand", "06_mlp_moons"])
+@pytest.mark.parametrize("name", ["02_neuron_by_hand", "06_mlp_moons", "11_after_micrograd"])
 def test_graphs_and_plots_are_saved_as_images(name: str) -> None:
     kinds = {
         kind

@@ -68,8 +68,10 @@ def to_dot(root: Any, rankdir: str = "LR", params: Any = None) -> str:
     Args:
         root: The Value (or Tensor) whose graph to draw.
         rankdir: Graphviz direction: 'LR' (left to right, the default), 'RL', 'TB', 'BT'.
-        params: A model whose parameters are named as in its ``state_dict()``
-            (``params=model``: ``0.weight[1, 0]``; see ``chaingrad.show.names``).
+        params: The parameters' names: a model (``params=model``: its ``state_dict()``
+            names, ``0.weight[1, 0]``), a dict (``params={"W1": W1}``) or pairs, or a
+            list of parameters (``params=[W1, b1]``: their labels; see
+            ``chaingrad.show.names``).
 
     Returns:
         DOT text: a record node ``name | data | grad`` per Value (numbers as in
@@ -167,8 +169,10 @@ def draw_dot(
         max_segments: The largest number of edge segments to lay out (see
             ``layout_segments``): a Value used by many ops far apart makes many, and
             Graphviz slow; a bigger graph raises ValueError at once.
-        params: A model whose parameters are named as in its ``state_dict()``
-            (``params=model``: ``0.weight[1, 0]``; see ``chaingrad.show.names``).
+        params: The parameters' names: a model (``params=model``: its ``state_dict()``
+            names, ``0.weight[1, 0]``), a dict (``params={"W1": W1}``) or pairs, or a
+            list of parameters (``params=[W1, b1]``: their labels; see
+            ``chaingrad.show.names``).
 
     Returns:
         A ``Drawing``: ``.source``, ``.render(filename)``, ``.pipe()``, and inline display

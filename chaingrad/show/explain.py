@@ -78,8 +78,10 @@ def explain(
             graphs only: ValueError on a Tensor).
         file: Where to print (default: standard output).
         grad: For a Tensor root with more than one element: d(loss)/d(root).
-        params: A model whose parameters are named as in its ``state_dict()``
-            (``params=model``: ``0.weight[1, 0]``; see ``chaingrad.show.names``).
+        params: The parameters' names: a model (``params=model``: its ``state_dict()``
+            names, ``0.weight[1, 0]``), a dict (``params={"W1": W1}``) or pairs, or a
+            list of parameters (``params=[W1, b1]``: their labels; see
+            ``chaingrad.show.names``).
 
     Returns:
         The printed text (an ``Explanation``, a str that does not echo itself).

@@ -7,9 +7,13 @@ nodes (inputs before outputs, first argument first): ``mul1``, ``add2``, ``tanh1
 ``leaf1`` (an unlabelled leaf, e.g. a constant).
 
 A node does not know the model it belongs to, so each tool takes ``params=``, as torchviz's
-``make_dot`` does: a model (``params=model``), or its ``named_parameters()`` as a dict or as
-pairs. Then an unlabelled parameter is named as in ``state_dict()``, a nested list of Values
-giving indexed names: ``0.weight[1, 0]`` is row 1, column 0 of layer 0's weight.
+``make_dot`` does: a model (``params=model``), its ``named_parameters()`` as a dict or as
+pairs, a dict of the learner's own (``params={"C": C, "W1": W1}``), or a plain list of
+parameters (``params=[C, W1]``). Then an unlabelled parameter is named as in
+``state_dict()`` or by its key, a nested list of Values giving indexed names:
+``0.weight[1, 0]`` is row 1, column 0 of layer 0's weight. A list gives no names, so its
+parameters show their labels (``C.label = "C"``), and an unlabelled one its place in the
+list: ``params[1]``.
 """
 
 from __future__ import annotations
@@ -151,13 +155,16 @@ def parameter_names(params: Any, where: str = "parameter_names") -> dict[int, st
 
     Args:
         params: A model (anything with ``named_parameters()``: a ``chaingrad.nn`` Module),
-            a dict ``{name: parameter}``, or ``(name, parameter)`` pairs. A parameter is a
-            Value, a Tensor, or a nested list of them, whose entries get indexed names.
-            A node met twice keeps its first name.
+            a dict ``{name: parameter}``, ``(name, parameter)`` pairs, or a list of
+            parameters, named ``params[0]``, ``params[1]``, ... by their place (a label,
+            which the tools show first, names them better). A parameter is a Value, a
+            Tensor, or a nested list of them, whose entries get indexed names. A node met
+            twice keeps its first name.
         where: The function to name in an error.
 
     Raises:
-        TypeError: When ``params`` is none of these, or a parameter is not a node.
+        TypeError: When ``params`` is none of these (a lone Tensor among them), or a
+            parameter is not a node.
 
     Example:
         >>> import random; random.seed(0)
@@ -166,28 +173,40 @@ def parameter_names(params: Any, where: str = "parameter_names") -> dict[int, st
         >>> names = parameter_names(model)
         >>> names[id(model.layers[0].neurons[1].w[0])], names[id(model.layers[1].neurons[0].b)]
         ('0.weight[1, 0]', '2.bias[0]')
+        >>> from chaingrad import Value
+        >>> w, b = Value(0.5), Value(0.1)
+        >>> sorted(parameter_names([w, b]).values())
+        ['params[0]', 'params[1]']
     """
+    if hasattr(params, "_prev"):  # iterating a Tensor would give its rows: new nodes
+        raise TypeError(f"{where}: params must be a model, a dict of name -> parameter, (name, "
+                        f"parameter) pairs or a list of parameters, got a "
+                        f"{type(params).__name__}: put it in a list (params=[x])")
     pairs = params.named_parameters() if hasattr(params, "named_parameters") else params
     if isinstance(pairs, Mapping):
         pairs = pairs.items()
     if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
-        raise TypeError(f"{where}: params must be a model, a dict of name -> parameter or "
-                        f"(name, parameter) pairs, got {type(params).__name__}")
+        raise TypeError(f"{where}: params must be a model, a dict of name -> parameter, (name, "
+                        f"parameter) pairs or a list of parameters, got "
+                        f"{type(params).__name__}")
     names: dict[int, str] = {}
-    for pair in pairs:
-        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)):
-            raise TypeError(f"{where}: params: expected (name, parameter) pairs, got "
-                            f"{pair!r:.60}")
-        stack = [(pair[0], (), pair[1])]
+    for place, entry in enumerate(pairs):
+        if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str):
+            stack = [(entry[0], (), entry[1])]
+        elif hasattr(entry, "_prev") or isinstance(entry, (list, tuple)):
+            stack = [("params", (place,), entry)]  # a parameter given without a name
+        else:
+            raise TypeError(f"{where}: params: expected a parameter (a Value or Tensor) or a "
+                            f"(name, parameter) pair, got {entry!r:.60}")
         while stack:
             name, index, item = stack.pop()
+            at = f"[{', '.join(map(str, index))}]" if index else ""
             if isinstance(item, (list, tuple)):
                 stack.extend((name, (*index, i), x) for i, x in reversed(list(enumerate(item))))
             elif hasattr(item, "_prev"):
-                at = f"[{', '.join(map(str, index))}]" if index else ""
                 names.setdefault(id(item), name + at)
             else:
-                raise TypeError(f"{where}: params: {name} holds a {type(item).__name__}, "
+                raise TypeError(f"{where}: params: {name}{at} holds a {type(item).__name__}, "
                                 "not a Value or Tensor")
     return names
 

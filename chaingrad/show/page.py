@@ -85,8 +85,10 @@ def to_html(
         max_nodes: The largest number of nodes to lay out (ValueError above it).
         title: The page title (default: "backward of <root name>").
         grad: For a Tensor root with more than one element: d(loss)/d(root).
-        params: A model whose parameters are named as in its ``state_dict()``
-            (``params=model``: ``0.weight[1, 0]``; see ``chaingrad.show.names``).
+        params: The parameters' names: a model (``params=model``: its ``state_dict()``
+            names, ``0.weight[1, 0]``), a dict (``params={"W1": W1}``) or pairs, or a
+            list of parameters (``params=[W1, b1]``: their labels; see
+            ``chaingrad.show.names``).
         layout: 'graphviz' (Graphviz's dot through a system ``dot`` or graphviz-pure),
             'builtin' (chaingrad's own, no dependency), or 'auto' (the default):
             Graphviz when a renderer is installed and the graph is quick to lay out

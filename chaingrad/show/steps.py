@@ -69,8 +69,9 @@ def backward_steps(root: Any, accumulate: bool = True, grad: Any = None,
             False leaves every ``.grad`` as it was.
         grad: For a Tensor root: d(loss)/d(root), of root's shape, as in
             ``Tensor.backward(grad)``; needed unless root has one element.
-        params: A model whose parameters get their ``state_dict()`` names
-            (``0.weight[1, 0]``), as ``chaingrad.show.names.parameter_names`` takes it.
+        params: The parameters' names: a model (its ``state_dict()`` names,
+            ``0.weight[1, 0]``), a dict, pairs or a list, as
+            ``chaingrad.show.names.parameter_names`` takes them.
 
     Returns:
         One ``Step`` per node whose ``_backward`` ran, in reverse topological order.
@@ -200,9 +201,17 @@ def _value(who: str, attr: str, inputs: dict, node: Any, upstream: Any, tensor: 
 
 
 def _param(value: Any, tensor: bool) -> str | None:
-    """A parameter's value as the numbers show it; None (keep its name) for an array."""
-    if hasattr(value, "shape") and getattr(value, "size", 2) > 1:
+    """A parameter's value as the numbers show it; None (keep its name) for an array, or
+    for an index holding one (``x[rows, targets]``: written out, the arrays of a batch
+    would fill the screen)."""
+    if _holds_array(value):
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool) and not tensor:
         return f"{value:g}"
     return repr(value.item() if hasattr(value, "item") else value)
+
+
+def _holds_array(value: Any) -> bool:
+    if isinstance(value, (tuple, list)):
+        return any(map(_holds_array, value))
+    return hasattr(value, "shape") and getattr(value, "size", 2) > 1

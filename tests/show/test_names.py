@@ -69,13 +69,14 @@ def test_a_tensor_model_names_whole_tensors():
 def test_bad_params_say_what_was_expected():
     y = Value(1.0) * 2
     with pytest.raises(TypeError, match="explain: params must be a model, a dict of name -> "
-                       "parameter or \\(name, parameter\\) pairs, got int"):
+                       "parameter, \\(name, parameter\\) pairs or a list of parameters, got "
+                       "int"):
         explain(y, file=io.StringIO(), params=3)
-    with pytest.raises(TypeError, match="to_dot: params: w holds a float, not a Value or "
-                       "Tensor"):
+    with pytest.raises(TypeError, match="to_dot: params: w\\[0\\] holds a float, not a Value "
+                       "or Tensor"):
         to_dot(y, params={"w": [1.0]})
-    with pytest.raises(TypeError, match="draw_dot: params: expected \\(name, parameter\\) "
-                       "pairs, got 'w'"):
+    with pytest.raises(TypeError, match="draw_dot: params: expected a parameter \\(a Value or "
+                       "Tensor\\) or a \\(name, parameter\\) pair, got 'w'"):
         draw_dot(y, params=["w"])
     with pytest.raises(TypeError, match="backward_steps: params must be a model"):
         backward_steps(y, params="weights")

@@ -244,7 +244,8 @@ def test_to_html_checks_its_input(tmp_path):
                        "builtin, got 'dot'"):
         to_html(y, str(tmp_path / "x.html"), layout="dot")
     with pytest.raises(TypeError, match="to_html: params must be a model, a dict of name -> "
-                       "parameter or \\(name, parameter\\) pairs, got int"):
+                       "parameter, \\(name, parameter\\) pairs or a list of parameters, got "
+                       "int"):
         to_html(y, str(tmp_path / "x.html"), params=3)
     assert not any(tmp_path.iterdir())
 
