@@ -45,8 +45,8 @@ TORCH = frozenset("""
     DisableTorchFunction DisableTorchFunctionSubclass DispatchKey DispatchKeySet dist
     distributed distributions divide DoubleStorage DoubleTensor dropout dropout_ dsmm dsplit
     dstack e eig einsum embedding embedding_bag embedding_renorm_ empty_permuted
-    empty_quantized empty_strided EnumType eq erf erf_ erfc erfc_ erfinv ErrorReport Event
-    ExcludeDispatchKeyGuard ExecutionPlan exp2 exp2_ exp_ expand_copy expm1 expm1_ export
+    empty_quantized empty_strided EnumType eq erf_ erfc erfc_ erfinv ErrorReport Event
+    ExcludeDispatchKeyGuard ExecutionPlan exp2 exp2_ exp_ expand_copy expm1_ export
     fake_quantize_per_channel_affine fake_quantize_per_tensor_affine FatalError
     fbgemm_linear_fp16_weight fbgemm_linear_fp16_weight_fp32_activation
     fbgemm_linear_int8_weight fbgemm_linear_int8_weight_fp32_activation
@@ -77,7 +77,7 @@ TORCH = frozenset("""
     isinf isnan isneginf isposinf isreal istft jagged jit JITException kaiser_window kl_div
     kron kthvalue layer_norm layout lcm lcm_ ldexp ldexp_ le legacy_contiguous_format lerp
     less less_equal lgamma library linalg ListType LiteScriptModule lobpcg LockingLogger
-    log10 log10_ log1p log1p_ log2 log2_ log_ logaddexp logaddexp2 logcumsumexp logdet
+    log10_ log1p_ log2_ log_ logaddexp logaddexp2 logcumsumexp logdet
     LoggerBase logical_and logical_not logical_or logical_xor logit logit_ logspace
     logsumexp LongStorage LongTensor lstm lstm_cell lstsq lt lu lu_solve lu_unpack
     margin_ranking_loss masked masked_fill masked_scatter masked_select math matrix_exp
@@ -159,7 +159,7 @@ TENSOR = frozenset("""
     cos_ cosh cosh_ count_nonzero cov cross crow_indices cummax cummin cumprod cumprod_
     cumsum cumsum_ data_ptr deg2rad deg2rad_ dense_dim dequantize det diag diag_embed
     diagflat diagonal diagonal_scatter diff digamma digamma_ dim_order dist divide divide_
-    dsplit eig eq_ erf erf_ erfc erfc_ erfinv erfinv_ exp2 exp2_ exp_ expm1 expm1_
+    dsplit eig eq_ erf_ erfc erfc_ erfinv erfinv_ exp2 exp2_ exp_ expm1_
     exponential_ fill_diagonal_ fix fix_ flip fliplr flipud float_power float_power_ floor
     floor_ floor_divide floor_divide_ fmax fmin fmod fmod_ frac frac_ frexp gather gcd gcd_
     ge_ geometric_ geqrf ger get_device grad_dtype greater greater_ greater_equal
@@ -171,8 +171,8 @@ TENSOR = frozenset("""
     is_mkldnn is_mps is_mtia is_neg is_nested is_nonzero is_pinned is_quantized is_same_size
     is_set_to is_shared is_signed is_sparse is_sparse_csr is_vulkan is_xla is_xpu isclose
     isfinite isinf isnan isneginf isposinf isreal istft itemsize kron kthvalue layout lcm
-    lcm_ ldexp ldexp_ le_ lerp lerp_ less less_ less_equal less_equal_ lgamma lgamma_ log10
-    log10_ log1p log1p_ log2 log2_ log_ log_normal_ logaddexp logaddexp2 logcumsumexp logdet
+    lcm_ ldexp ldexp_ le_ lerp lerp_ less less_ less_equal less_equal_ lgamma lgamma_
+    log10_ log1p_ log2_ log_ log_normal_ logaddexp logaddexp2 logcumsumexp logdet
     logical_and logical_and_ logical_not logical_not_ logical_or logical_or_ logical_xor
     logical_xor_ logit logit_ logsumexp lstsq lt_ lu lu_solve mH map2_ map_ masked_fill
     masked_fill_ masked_scatter masked_scatter_ masked_select matrix_exp matrix_power median
@@ -241,11 +241,11 @@ FUNCTIONAL = frozenset("""
     cosine_similarity ctc_loss dropout1d dropout2d dropout3d elu elu_ embedding
     embedding_bag feature_alpha_dropout fold fractional_max_pool2d
     fractional_max_pool2d_with_indices fractional_max_pool3d
-    fractional_max_pool3d_with_indices gaussian_nll_loss gelu glu grid_sample group_norm
+    fractional_max_pool3d_with_indices gaussian_nll_loss glu grid_sample group_norm
     grouped_mm gumbel_softmax handle_torch_function hardshrink hardsigmoid hardswish
     hardtanh hardtanh_ has_torch_function has_torch_function_unary
     has_torch_function_variadic hinge_embedding_loss huber_loss instance_norm interpolate
-    kl_div l1_loss layer_norm leaky_relu leaky_relu_ linear_cross_entropy
+    kl_div l1_loss layer_norm leaky_relu_ linear_cross_entropy
     local_response_norm log_sigmoid logsigmoid lp_pool1d lp_pool2d lp_pool3d
     margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d_with_indices
     max_pool3d max_pool3d_with_indices max_unpool1d max_unpool2d max_unpool3d mish
@@ -253,7 +253,7 @@ FUNCTIONAL = frozenset("""
     multilabel_soft_margin_loss native_channel_shuffle normalize one_hot pad
     pairwise_distance pdist pixel_shuffle pixel_unshuffle poisson_nll_loss prelu relu6 relu_
     rms_norm rrelu rrelu_ scaled_dot_product_attention scaled_grouped_mm scaled_mm
-    ScalingType selu selu_ silu smooth_l1_loss soft_margin_loss softmin softplus softshrink
+    ScalingType selu selu_ silu smooth_l1_loss soft_margin_loss softmin softshrink
     softsign SwizzleType tanhshrink threshold threshold_ triplet_margin_loss
     triplet_margin_with_distance_loss unfold upsample upsample_bilinear upsample_nearest
 """.split())  # noqa: SIM905 - a list to read

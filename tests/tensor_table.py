@@ -352,6 +352,10 @@ OPS: list[TensorOp] = [
     # the elementwise primitives, each from its row of ops_table (its domain, torch's function)
     *(TensorOp(name, _method(name), SCALAR_ROWS[name].torch_fn,
                _unary(SCALAR_ROWS[name].domains[0])) for name in FUNCTIONS),
+    # and with parameters other than their defaults
+    *(TensorOp(name, SCALAR_ROWS[name].fn, SCALAR_ROWS[name].torch_fn,
+               _unary(SCALAR_ROWS[name].domains[0]))
+      for name in ("leaky_relu_0.2", "softplus_beta_2")),
     TensorOp("clip", lambda x: x.clip(-1.0, 1.0), lambda x: x.clamp(-1.0, 1.0),
              _unary(CLIP_SAFE)),
     TensorOp("clip_min", lambda x: x.clip(min=-1.0), lambda x: x.clamp(min=-1.0),

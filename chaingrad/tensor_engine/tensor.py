@@ -43,18 +43,27 @@ from ..rules import (
     ABS,
     ADD,
     COS,
+    ERF,
     EXP,
+    EXPM1,
+    GELU,
+    LEAKY_RELU,
     LOG,
+    LOG1P,
+    LOG2,
+    LOG10,
     MUL,
     POW,
     POW_N,
     RELU,
     SIGMOID,
     SIN,
+    SOFTPLUS,
     SQRT,
     TANH,
     Bound,
     Primitive,
+    method,
 )
 from . import dtypes
 from .arrays import (
@@ -105,10 +114,16 @@ def elementwise(prim: Primitive) -> Callable[[Tensor], Tensor]:
     one). Where the op has a domain, a result that is not finite is a ``DomainError`` that
     says where (``log: got 0.0 at index (1,), needs x > 0``), as ``_apply`` checks.
 
+    An op with parameters (``x.leaky_relu(0.2)``, ``x.softplus(beta=2)``) takes them as its
+    declaration names them, those left out taking their defaults (``Primitive.called``),
+    and makes its node through ``_apply``.
+
     Example:
         >>> Tensor([0.0, 1.0]).tanh()
         tensor([0.0000, 0.7616])
     """
+    if prim.param_names:
+        return method(prim)  # x._apply(LEAKY_RELU.called(0.2)): not a hot path
     forward, floats, domain, name = prim.on_arrays, prim.floats, prim.domain, prim.method
 
     def apply(self: Tensor) -> Tensor:
@@ -424,6 +439,10 @@ class Tensor(InPlace, Conversions, autodiff.Node):
     relu, tanh, sigmoid = elementwise(RELU), elementwise(TANH), elementwise(SIGMOID)
     exp, log, sqrt = elementwise(EXP), elementwise(LOG), elementwise(SQRT)
     abs, sin, cos = elementwise(ABS), elementwise(SIN), elementwise(COS)
+    log1p, expm1 = elementwise(LOG1P), elementwise(EXPM1)
+    log10, log2, erf = elementwise(LOG10), elementwise(LOG2), elementwise(ERF)
+    # chaingrad's own methods (torch has them in F only): one rule for both engines
+    gelu, leaky_relu, softplus = elementwise(GELU), elementwise(LEAKY_RELU), elementwise(SOFTPLUS)
 
     def pow(self, exponent: Operand) -> Tensor:
         """x ** exponent (see ``__pow__``)."""
@@ -1155,7 +1174,7 @@ _GRAD_FN_NAMES = {
     "broadcast_to": "Expand", "getitem": "Index", "concatenate": "Cat", "log_softmax":
     "LogSoftmax", "conv2d": "Convolution", "max_pool2d": "MaxPool2DWithIndices",
     "to": "ToCopy", "max": "Amax", "min": "Amin", "neg": "Neg", "mean": "Mean", "-": "Sub",
-    "rsub": "RsubBackward1", "/": "Div",
+    "rsub": "RsubBackward1", "/": "Div", "log1p": "Log1P", "leaky_relu": "LeakyRelu",
 }
 
 # ---- making nodes ----
