@@ -680,7 +680,7 @@ def functions_in(namespace: str) -> dict[str, Primitive]:
 # ---- the functions the rules use: a primitive applied to a float, an array, a Value or a
 # Tensor (see ``Primitive.__call__``; ``chaingrad.generic`` has them all, for your own rules)
 
-exp, log, sin, cos, sigmoid, erf = EXP, LOG, SIN, COS, SIGMOID, ERF
+exp, log, log1p, sin, cos, sigmoid, erf = EXP, LOG, LOG1P, SIN, COS, SIGMOID, ERF
 
 
 def data(x: Any) -> Any:

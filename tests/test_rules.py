@@ -44,7 +44,9 @@ def tensor_graphs() -> list[Tensor]:
             a.to(np.float32),
             b.broadcast_to((2, 3)), a[np.array([0, 0, 1])], concatenate([a, e], axis=1),
             stack([a, e]), where(a > 1, a, e), pad(a, [(1, 0), (0, 2)]),
-            conv2d(image, kernel, stride=2, padding=1), max_pool2d(image, 2, 1)]
+            conv2d(image, kernel, stride=2, padding=1), max_pool2d(image, 2, 1),
+            a.cumsum(1), chaingrad.einsum("ij,jk->ik", a, w), chaingrad.einsum("ij->", a),
+            (a * 0.5)._apply(tensor_rules.BINARY_CROSS_ENTROPY, e - 0.5)]
     # the ops that only a gradient's graph holds: scatter, fold, unpool
     (g_index,) = chaingrad.grad((a[np.array([0, 0, 1])] ** 2).sum(), [a], create_graph=True)
     g_conv = chaingrad.grad((conv2d(image, kernel, stride=2) ** 2).sum(), [image, kernel],
