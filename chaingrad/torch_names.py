@@ -210,12 +210,12 @@ NN = frozenset("""
     ConvTranspose3d CosineEmbeddingLoss CosineSimilarity CrossEntropyLoss CrossMapLRN2d
     CTCLoss DataParallel Dropout1d Dropout2d Dropout3d ELU Embedding EmbeddingBag
     factory_kwargs FeatureAlphaDropout Fold FractionalMaxPool2d FractionalMaxPool3d
-    GaussianNLLLoss GELU GLU grad GroupNorm GRU GRUCell Hardshrink Hardsigmoid Hardswish
+    GaussianNLLLoss GLU grad GroupNorm GRU GRUCell Hardshrink Hardsigmoid Hardswish
     Hardtanh HingeEmbeddingLoss HuberLoss InstanceNorm1d InstanceNorm2d InstanceNorm3d
     intrinsic KLDivLoss L1Loss LayerNorm LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d
     LazyConv1d LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d
     LazyConvTranspose3d LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d LazyLinear
-    LeakyReLU LinearCrossEntropyLoss LinearCrossEntropyOptions LocalResponseNorm LogSigmoid
+    LinearCrossEntropyLoss LinearCrossEntropyOptions LocalResponseNorm LogSigmoid
     LPPool1d LPPool2d LPPool3d LSTM LSTMCell MarginRankingLoss MaxPool1d MaxPool3d
     MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish ModuleDict ModuleList modules
     MultiheadAttention MultiLabelMarginLoss MultiLabelSoftMarginLoss MultiMarginLoss
@@ -223,7 +223,7 @@ NN = frozenset("""
     PixelUnshuffle PoissonNLLLoss PReLU qat quantizable quantized ReflectionPad1d
     ReflectionPad2d ReflectionPad3d ReLU6 ReplicationPad1d ReplicationPad2d ReplicationPad3d
     RMSNorm RNN RNNBase RNNCell RNNCellBase RReLU SELU SiLU SmoothL1Loss SoftMarginLoss
-    Softmax2d Softmin Softplus Softshrink Softsign SyncBatchNorm Tanhshrink Threshold
+    Softmax2d Softmin Softshrink Softsign SyncBatchNorm Tanhshrink Threshold
     Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder
     TransformerEncoderLayer TripletMarginLoss TripletMarginWithDistanceLoss Unflatten Unfold
     UninitializedBuffer UninitializedParameter Upsample UpsamplingBilinear2d
@@ -236,7 +236,7 @@ FUNCTIONAL = frozenset("""
     adaptive_max_pool1d_with_indices adaptive_max_pool2d adaptive_max_pool2d_with_indices
     adaptive_max_pool3d adaptive_max_pool3d_with_indices affine_grid alpha_dropout
     assert_int_or_pair avg_pool1d avg_pool2d avg_pool3d batch_norm bilinear
-    binary_cross_entropy boolean_dispatch celu celu_ channel_shuffle conv1d conv3d conv_tbc
+    boolean_dispatch celu celu_ channel_shuffle conv1d conv3d conv_tbc
     conv_transpose1d conv_transpose2d conv_transpose3d cosine_embedding_loss
     cosine_similarity ctc_loss dropout1d dropout2d dropout3d elu elu_ embedding
     embedding_bag feature_alpha_dropout fold fractional_max_pool2d
@@ -250,7 +250,7 @@ FUNCTIONAL = frozenset("""
     margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d_with_indices
     max_pool3d max_pool3d_with_indices max_unpool1d max_unpool2d max_unpool3d mish
     multi_head_attention_forward multi_margin_loss multilabel_margin_loss
-    multilabel_soft_margin_loss native_channel_shuffle normalize one_hot pad
+    multilabel_soft_margin_loss native_channel_shuffle normalize pad
     pairwise_distance pdist pixel_shuffle pixel_unshuffle poisson_nll_loss prelu relu6 relu_
     rms_norm rrelu rrelu_ scaled_dot_product_attention scaled_grouped_mm scaled_mm
     ScalingType selu selu_ silu smooth_l1_loss soft_margin_loss softmin softshrink

@@ -397,6 +397,13 @@ def gather_cases(draw, scatter: bool = False):
     return Case(arrays, {"dim": dim, "index": index})
 
 
+@st.composite
+def probability_cases(draw):
+    """Probabilities away from 0 and 1 and targets in [0, 1], of one shape."""
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, **SMALL))
+    return Case((draw(_array(shape, ((0.05, 0.95),))), draw(_array(shape, ((0.0, 1.0),)))))
+
+
 def _weighted(pieces: Any, lib: Any, dim: int) -> Any:
     """The pieces of a split joined again, each scaled by its place (so that a gradient that
     reached the wrong piece would show)."""
@@ -572,6 +579,10 @@ OPS: list[TensorOp] = [
     TensorOp("scatter_add", lambda x, src, dim, index: chaingrad.scatter_add(x, dim, index, src),
              lambda x, src, dim, index: T.scatter_add(x, dim, T.as_tensor(index), src),
              lambda: gather_cases(scatter=True)),
+    TensorOp("binary_cross_entropy",
+             lambda x, t: chaingrad.nn.functional.binary_cross_entropy(x, t, reduction="none"),
+             lambda x, t: T.nn.functional.binary_cross_entropy(x, t, reduction="none"),
+             probability_cases),
     # the layers' ops, NCHW as torch.nn.functional
     TensorOp("conv2d", lambda x, w, *b, stride, padding: conv2d(
                  x, w, b[0] if b else None, stride, padding),

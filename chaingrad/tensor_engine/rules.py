@@ -168,7 +168,7 @@ def CUMSUM(xs, out, g, axis):
 
 
 @define("binary_cross_entropy",
-        ("out.grad * (x.data - y.data) / maximum((1 - x.data) * x.data, 1e-12)",
+        ("out.grad * (x.data - y.data) / maximum((1 - x.data) * x.data, 9.999999960041972e-13)",
          "out.grad * (maximum(log1p(-x.data), -100) - maximum(log(x.data), -100))"),
         array="(y - 1) * np.maximum(np.log1p(-x), -100) - y * np.maximum(np.log(x), -100)",
         domain="0 <= x <= 1", saves=("x y", "x"), floats=True,
@@ -176,10 +176,10 @@ def CUMSUM(xs, out, g, axis):
 def BINARY_CROSS_ENTROPY(xs, out, g):
     """-(t * log(x) + (1 - t) * log(1 - x)) for a probability x and its target t, each log
     at least -100 (torch's floor: x = 0 or 1 gives a number);  d/dx = (x - t) / (x * (1 - x)),
-    the denominator at least 1e-12 (torch's), d/dt = log(1 - x) - log(x), the logs floored
-    again (torch's are not: there it gives inf)."""
+    the denominator at least torch's 1e-12 (as a float32: 9.999999960041972e-13), d/dt =
+    log(1 - x) - log(x), the logs floored again (torch's are not: there it gives inf)."""
     x, t = xs
-    return (g * (x - t) / maximum((1 - x) * x, 1e-12),
+    return (g * (x - t) / maximum((1 - x) * x, 9.999999960041972e-13),
             g * (maximum(log1p(-x), -100) - maximum(log(x), -100)))
 
 
@@ -395,8 +395,9 @@ def expand(g: Any, axes: tuple[int, ...], shape: tuple[int, ...]) -> Any:
 
 
 def maximum(x: Any, floor: float) -> Any:
-    """x, but at least ``floor`` (a number), entry by entry: on an array or a Tensor."""
-    return np.maximum(x, floor) if isinstance(x, ARRAY_TYPES) else x.maximum(floor)
+    """x, but at least ``floor`` (a number), entry by entry: on an array (or a numpy
+    number) or a Tensor."""
+    return x.maximum(floor) if hasattr(x, "_prev") else np.maximum(x, floor)
 
 
 def flip(x: Any, axis: int) -> Any:
