@@ -104,9 +104,7 @@ def __getattr__(name: str) -> object:
         return value
     if name in _SUBMODULES:
         return _load(f"chaingrad.{name}", f"chaingrad.{name}")  # which sets the attribute
-    if name in torch_names.TORCH:  # one of torch's names
-        raise AttributeError(f"chaingrad has no {name!r} yet")
-    raise AttributeError(f"module 'chaingrad' has no attribute {name!r}")
+    raise torch_names.missing("chaingrad", name, torch_names.TORCH)  # torch's name, or a typo
 
 
 def _load(module: str, what: str) -> object:

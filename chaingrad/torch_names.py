@@ -319,17 +319,154 @@ SUMMARY_WRITER = frozenset("""
 """``torch.utils.tensorboard.SummaryWriter`` methods that chaingrad's lacks."""
 
 
+# ---- what to write instead, where chaingrad's ops compose it ----
+
+INSTEAD: dict[str, tuple[str, str]] = {
+    # torch's functions: "torch.<name>": (torch's call, chaingrad's composition)
+    "torch.erfc": ("torch.erfc(x)", "1 - torch.erf(x)"),
+    "torch.rsqrt": ("torch.rsqrt(x)", "x ** -0.5"),
+    "torch.reciprocal": ("torch.reciprocal(x)", "1 / x"),
+    "torch.exp2": ("torch.exp2(x)", "2 ** x"),
+    "torch.sinh": ("torch.sinh(x)", "(torch.exp(x) - torch.exp(-x)) / 2"),
+    "torch.cosh": ("torch.cosh(x)", "(torch.exp(x) + torch.exp(-x)) / 2"),
+    "torch.tan": ("torch.tan(x)", "torch.sin(x) / torch.cos(x)"),
+    "torch.sign": ("torch.sign(x)", "(x > 0).to(x.dtype) - (x < 0).to(x.dtype)"),
+    "torch.logit": ("torch.logit(x)", "torch.log(x / (1 - x))"),
+    "torch.xlogy": ("torch.xlogy(x, y)", "x * torch.log(y)"),
+    "torch.hypot": ("torch.hypot(x, y)", "torch.sqrt(x ** 2 + y ** 2)"),
+    "torch.logaddexp": ("torch.logaddexp(x, y)", "torch.logsumexp(torch.stack([x, y]), 0)"),
+    "torch.lerp": ("torch.lerp(x, y, 0.3)", "x + 0.3 * (y - x)"),
+    "torch.addcmul": ("torch.addcmul(x, y, y, value=0.5)", "x + 0.5 * y * y"),
+    "torch.addmm": ("torch.addmm(k, x, m)", "k + x @ m"),
+    "torch.mv": ("torch.mv(m, w)", "m @ w"),
+    "torch.outer": ("torch.outer(v, w)", "v[:, None] * w[None, :]"),
+    "torch.clamp_min": ("torch.clamp_min(x, 0.5)", "torch.clamp(x, min=0.5)"),
+    "torch.clamp_max": ("torch.clamp_max(x, 0.5)", "torch.clamp(x, max=0.5)"),
+    "torch.diff": ("torch.diff(x)", "x[..., 1:] - x[..., :-1]"),
+    "torch.flip": ("torch.flip(x, [0])", "x[torch.arange(x.shape[0] - 1, -1, -1)]"),
+    "torch.index_select": ("torch.index_select(x, 0, i)", "x[i]"),
+    "torch.narrow": ("torch.narrow(x, 1, 1, 2)", "x[:, 1:1 + 2]"),
+    "torch.select": ("torch.select(x, 1, 2)", "x[:, 2]"),
+    "torch.take_along_dim": ("torch.take_along_dim(x, j, 1)", "torch.gather(x, 1, j)"),
+    "torch.trace": ("torch.trace(x @ x.T)", "(x @ x.T * torch.eye(x.shape[0])).sum()"),
+    "torch.count_nonzero": ("torch.count_nonzero(x > 0.5)", "(x > 0.5).sum()"),
+    "torch.var_mean": ("torch.var_mean(x, 1)", "(x.var(1), x.mean(1))"),
+    "torch.std_mean": ("torch.std_mean(x, 1)", "(x.std(1), x.mean(1))"),
+    "torch.swapaxes": ("torch.swapaxes(x, 0, 1)", "torch.transpose(x, 0, 1)"),
+    "torch.swapdims": ("torch.swapdims(x, 0, 1)", "torch.transpose(x, 0, 1)"),
+    "torch.ravel": ("torch.ravel(x)", "x.reshape(-1)"),
+    "torch.clone": ("torch.clone(x)", "x.clone()"),
+    "torch.detach": ("torch.detach(x)", "x.detach()"),
+    "torch.tile": ("torch.tile(x, (2, 1))", "x.repeat(2, 1)"),
+    "torch.vstack": ("torch.vstack([x, y])", "torch.cat([x, y], 0)"),
+    "torch.hstack": ("torch.hstack([x, y])", "torch.cat([x, y], 1)"),
+    "torch.true_divide": ("torch.true_divide(x, y)", "x / y"),
+    "torch.divide": ("torch.divide(x, y)", "x / y"),
+    "torch.multiply": ("torch.multiply(x, y)", "x * y"),
+    "torch.subtract": ("torch.subtract(x, y)", "x - y"),
+    "torch.negative": ("torch.negative(x)", "-x"),
+    "torch.positive": ("torch.positive(x)", "x"),
+    "torch.eq": ("torch.eq(x, y)", "x == y"),
+    "torch.ne": ("torch.ne(x, y)", "x != y"),
+    "torch.gt": ("torch.gt(x, y)", "x > y"),
+    "torch.ge": ("torch.ge(x, y)", "x >= y"),
+    "torch.lt": ("torch.lt(x, y)", "x < y"),
+    "torch.le": ("torch.le(x, y)", "x <= y"),
+    "torch.greater": ("torch.greater(x, y)", "x > y"),
+    "torch.less": ("torch.less(x, y)", "x < y"),
+    "torch.logical_and": ("torch.logical_and(x > 0.5, y > 0.5)", "(x > 0.5) & (y > 0.5)"),
+    "torch.logical_or": ("torch.logical_or(x > 0.5, y > 0.5)", "(x > 0.5) | (y > 0.5)"),
+    "torch.logical_not": ("torch.logical_not(x > 0.5)", "~(x > 0.5)"),
+    # Tensor methods: "Tensor.<name>"
+    "Tensor.erfc": ("x.erfc()", "1 - x.erf()"),
+    "Tensor.rsqrt": ("x.rsqrt()", "x ** -0.5"),
+    "Tensor.reciprocal": ("x.reciprocal()", "1 / x"),
+    "Tensor.exp2": ("x.exp2()", "2 ** x"),
+    "Tensor.sinh": ("x.sinh()", "(x.exp() - (-x).exp()) / 2"),
+    "Tensor.cosh": ("x.cosh()", "(x.exp() + (-x).exp()) / 2"),
+    "Tensor.tan": ("x.tan()", "x.sin() / x.cos()"),
+    "Tensor.sign": ("x.sign()", "(x > 0).to(x.dtype) - (x < 0).to(x.dtype)"),
+    "Tensor.logit": ("x.logit()", "(x / (1 - x)).log()"),
+    "Tensor.lerp": ("x.lerp(y, 0.3)", "x + 0.3 * (y - x)"),
+    "Tensor.addmm": ("k.addmm(x, m)", "k + x @ m"),
+    "Tensor.mv": ("m.mv(w)", "m @ w"),
+    "Tensor.outer": ("v.outer(w)", "v[:, None] * w[None, :]"),
+    "Tensor.clamp_min": ("x.clamp_min(0.5)", "x.clamp(min=0.5)"),
+    "Tensor.clamp_max": ("x.clamp_max(0.5)", "x.clamp(max=0.5)"),
+    "Tensor.diff": ("x.diff()", "x[..., 1:] - x[..., :-1]"),
+    "Tensor.flip": ("x.flip(0)", "x[torch.arange(x.shape[0] - 1, -1, -1)]"),
+    "Tensor.index_select": ("x.index_select(0, i)", "x[i]"),
+    "Tensor.narrow": ("x.narrow(1, 1, 2)", "x[:, 1:1 + 2]"),
+    "Tensor.select": ("x.select(1, 2)", "x[:, 2]"),
+    "Tensor.take_along_dim": ("x.take_along_dim(j, 1)", "x.gather(1, j)"),
+    "Tensor.count_nonzero": ("(x > 0.5).count_nonzero()", "(x > 0.5).sum()"),
+    "Tensor.swapaxes": ("x.swapaxes(0, 1)", "x.transpose(0, 1)"),
+    "Tensor.swapdims": ("x.swapdims(0, 1)", "x.transpose(0, 1)"),
+    "Tensor.tile": ("x.tile((2, 1))", "x.repeat(2, 1)"),
+    "Tensor.true_divide": ("x.true_divide(y)", "x / y"),
+    "Tensor.divide": ("x.divide(y)", "x / y"),
+    "Tensor.multiply": ("x.multiply(y)", "x * y"),
+    "Tensor.subtract": ("x.subtract(y)", "x - y"),
+    "Tensor.negative": ("x.negative()", "-x"),
+    "Tensor.greater": ("x.greater(y)", "x > y"),
+    "Tensor.less": ("x.less(y)", "x < y"),
+    "Tensor.logical_and": ("(x > 0.5).logical_and(y > 0.5)", "(x > 0.5) & (y > 0.5)"),
+    "Tensor.logical_or": ("(x > 0.5).logical_or(y > 0.5)", "(x > 0.5) | (y > 0.5)"),
+    "Tensor.logical_not": ("(x > 0.5).logical_not()", "~(x > 0.5)"),
+    # torch.nn.functional: "F.<name>"
+    "F.silu": ("F.silu(x)", "x * torch.sigmoid(x)"),
+    "F.elu": ("F.elu(x)", "torch.where(x > 0, x, torch.exp(x) - 1)"),
+    "F.relu6": ("F.relu6(x)", "torch.clamp(x, 0, 6)"),
+    "F.hardtanh": ("F.hardtanh(x)", "torch.clamp(x, -1, 1)"),
+    "F.hardsigmoid": ("F.hardsigmoid(x)", "torch.clamp(x / 6 + 0.5, 0, 1)"),
+    "F.hardswish": ("F.hardswish(x)", "x * torch.clamp(x + 3, 0, 6) / 6"),
+    "F.logsigmoid": ("F.logsigmoid(x)", "-F.softplus(-x)"),
+    "F.softsign": ("F.softsign(x)", "x / (1 + x.abs())"),
+    "F.mish": ("F.mish(x)", "x * torch.tanh(F.softplus(x))"),
+    "F.softmin": ("F.softmin(x, dim=1)", "F.softmax(-x, dim=1)"),
+    "F.tanhshrink": ("F.tanhshrink(x)", "x - torch.tanh(x)"),
+    "F.glu": ("F.glu(x)", "x.chunk(2, -1)[0] * torch.sigmoid(x.chunk(2, -1)[1])"),
+    "F.normalize": ("F.normalize(x)", "x / torch.clamp(x.norm(dim=1, keepdim=True), min=1e-12)"),
+    "F.l1_loss": ("F.l1_loss(x, y)", "(x - y).abs().mean()"),
+    "F.embedding": ("F.embedding(i, m)", "m[i]"),
+    # torch.nn's modules: "nn.<name>", what their forward computes
+    "nn.SiLU": ("nn.SiLU()(x)", "x * torch.sigmoid(x)"),
+    "nn.ELU": ("nn.ELU()(x)", "torch.where(x > 0, x, torch.exp(x) - 1)"),
+    "nn.ReLU6": ("nn.ReLU6()(x)", "torch.clamp(x, 0, 6)"),
+    "nn.Hardtanh": ("nn.Hardtanh()(x)", "torch.clamp(x, -1, 1)"),
+    "nn.LogSigmoid": ("nn.LogSigmoid()(x)", "-F.softplus(-x)"),
+    "nn.Softsign": ("nn.Softsign()(x)", "x / (1 + x.abs())"),
+    "nn.Mish": ("nn.Mish()(x)", "x * torch.tanh(F.softplus(x))"),
+    "nn.L1Loss": ("nn.L1Loss()(x, y)", "(x - y).abs().mean()"),
+}
+"""For a torch name chaingrad lacks and its ops compose: torch's call, and what to write
+instead, with ``import chaingrad as torch`` and ``import chaingrad.nn.functional as F`` (the
+names ``x``, ``y``, ... stand for the call's tensors). ``missing`` puts it in the error;
+tests/test_torch_names.py runs each against torch's."""
+
+_TORCH_SPACE = {"chaingrad": "torch", "chaingrad.Tensor": "Tensor", "chaingrad.nn": "nn",
+                "chaingrad.nn.functional": "F"}
+"""The name of each chaingrad module in ``INSTEAD``'s keys: torch's, as code writes it."""
+
+
 def missing(module: str, name: str, lacks: frozenset[str]) -> AttributeError:
     """The error for ``module.name``, a name the module does not have: "chaingrad.nn has no
-    'LSTM' yet" for one of torch's names in ``lacks``, Python's usual message otherwise (a
-    typo). A module's ``__getattr__`` raises it.
+    'LSTM' yet" for one of torch's names in ``lacks``, followed by what to write instead
+    where chaingrad composes it (``INSTEAD``); Python's usual message otherwise (a typo). A
+    module's ``__getattr__`` raises it.
 
     Example:
         >>> missing("chaingrad.optim", "LBFGS", OPTIM)
         AttributeError("chaingrad.optim has no 'LBFGS' yet")
+        >>> missing("chaingrad", "rsqrt", TORCH)
+        AttributeError("chaingrad has no 'rsqrt' yet; for torch.rsqrt(x) write x ** -0.5")
         >>> missing("chaingrad.optim", "SDG", OPTIM)
         AttributeError("module 'chaingrad.optim' has no attribute 'SDG'")
     """
-    if name in lacks:
+    if name not in lacks:
+        return AttributeError(f"module {module!r} has no attribute {name!r}")
+    suggestion = INSTEAD.get(f"{_TORCH_SPACE.get(module, module)}.{name}")
+    if suggestion is None:
         return AttributeError(f"{module} has no {name!r} yet")
-    return AttributeError(f"module {module!r} has no attribute {name!r}")
+    call, instead = suggestion
+    return AttributeError(f"{module} has no {name!r} yet; for {call} write {instead}")

@@ -1640,7 +1640,7 @@ class _NotYet:
         self.name = name
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        raise AttributeError(f"chaingrad.Tensor has no {self.name!r} yet")
+        raise torch_names.missing("chaingrad.Tensor", self.name, torch_names.TENSOR)
 
 
 _NOT_YET = torch_names.TENSOR - set(dir(Tensor))
