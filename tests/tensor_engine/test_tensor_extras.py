@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import chaingrad
+import chaingrad.nn.functional as F
 from chaingrad import Tensor
 
 
@@ -135,7 +136,10 @@ def test_cumsum_of_integers_is_int64_as_torchs(torch) -> None:
     lambda x, y: chaingrad.einsum("ij,kj->ik", x, y).tanh().sum(),
     lambda x, y: chaingrad.einsum("ij->", x * y),
     lambda x, y: (x.masked_fill(x > 0, 0.0) * y).logsumexp(1).sum(),
-], ids=["cumsum", "einsum", "einsum_one_operand", "masked_fill_logsumexp"])
+    lambda x, y: F.binary_cross_entropy(x.sigmoid(), y.sigmoid()),
+    lambda x, y: (x.gelu() * y.leaky_relu(0.2) + x.softplus(beta=2) * y.erf()).sum(),
+], ids=["cumsum", "einsum", "einsum_one_operand", "masked_fill_logsumexp",
+        "binary_cross_entropy", "elementwise_with_parameters"])
 def test_the_new_primitives_compile_to_the_eager_bits(make) -> None:
     rng = np.random.default_rng(2)
     arrays = rng.normal(size=(2, 3, 4))
