@@ -44,6 +44,7 @@ _TENSOR_NAMES: dict[str, tuple[str, str]] = {
     name: (module, name)
     for module, names in {
         _ENGINE: ("Tensor", "cat", "concatenate", "stack", "where"),
+        f"{_ENGINE}.functions": ("einsum",),
         f"{_ENGINE}.conversions": ("Size",),
         f"{_ENGINE}.printing": ("set_printoptions",),
         f"{_ENGINE}.factories": (
@@ -57,7 +58,9 @@ _TENSOR_NAMES: dict[str, tuple[str, str]] = {
             "maximum", "minimum", "var", "std",
             "argmax", "argmin", "norm", "clamp", "softmax", "log_softmax", "flatten",
             "reshape", "squeeze", "unsqueeze", "transpose", "permute", "t", "allclose",
-            "equal", "numel", "is_tensor", "is_floating_point"),
+            "equal", "numel", "is_tensor", "is_floating_point", "logsumexp", "cumsum", "sort",
+            "argsort", "topk", "nonzero", "histc", "histogram", "tril", "triu", "masked_fill",
+            "split", "chunk", "unbind", "roll", "gather", "scatter_add", "bmm"),
         f"{_ENGINE}.dtypes": (
             "dtype", "float16", "float32", "float64", "uint8", "int8", "int16", "int32",
             "int64", "get_default_dtype", "set_default_dtype"),
@@ -101,9 +104,7 @@ def __getattr__(name: str) -> object:
         return value
     if name in _SUBMODULES:
         return _load(f"chaingrad.{name}", f"chaingrad.{name}")  # which sets the attribute
-    if name in torch_names.TORCH:  # one of torch's names
-        raise AttributeError(f"chaingrad has no {name!r} yet")
-    raise AttributeError(f"module 'chaingrad' has no attribute {name!r}")
+    raise torch_names.missing("chaingrad", name, torch_names.TORCH)  # torch's name, or a typo
 
 
 def _load(module: str, what: str) -> object:

@@ -335,10 +335,17 @@ FUNCTION = Primitive("function", _function_vjp, (GENERIC_FORMULA,),
 
 def gradcheck(
     fn: Callable[..., Any],
-    inputs: Sequence[Any],
+    inputs: Sequence[Any] | Any,
     eps: float = 1e-6,
     atol: float = 1e-5,
     rtol: float = 1e-3,
+    *,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    fast_mode: bool = False,
+    **unsupported: Any,
 ) -> bool:
     """Compare the engine's gradient with central finite differences, for every input.
 
@@ -350,10 +357,18 @@ def gradcheck(
 
     Args:
         fn: Takes one Value per input and returns a Value (or Tensors and a Tensor).
-        inputs: The point to check at: numbers or Values (or arrays or Tensors).
+        inputs: The point to check at: numbers or Values (or arrays or Tensors; one Tensor
+            alone too, as torch takes it).
+        raise_exception: False returns False where the check fails, instead of raising,
+            as torch's ``gradcheck``.
+        nondet_tol, check_undefined_grad, check_grad_dtypes, fast_mode: torch's, accepted:
+            chaingrad's backward is deterministic and always checks every entry. torch's
+            other options (``check_forward_ad=True``, batched checks, ``masked``) are not in
+            chaingrad yet; asking for them raises NotImplementedError.
 
     Returns:
-        True when every input passes.
+        True when every input passes (False where one fails, with
+        ``raise_exception=False``).
 
     Raises:
         GradcheckError: Naming the first input (and index) that fails, with both values,
@@ -362,7 +377,31 @@ def gradcheck(
     Example:
         >>> gradcheck(lambda x, y: (x * y).tanh(), [0.3, -1.2])
         True
+        >>> gradcheck(primitive(lambda x: x * x, lambda xs, out, g: (g,)), [3.0],
+        ...           raise_exception=False)
+        False
     """
+    off = {"check_batched_grad": False, "check_batched_forward_grad": False,
+           "check_forward_ad": False, "check_backward_ad": True, "masked": None}
+    for name, value in unsupported.items():
+        if name not in off:
+            raise TypeError(f"gradcheck() got an unexpected keyword argument {name!r}")
+        if value != off[name] and not (name == "masked" and value is False):
+            raise NotImplementedError(f"gradcheck with {name}={value!r} is not in chaingrad "
+                                      "yet")
+    if hasattr(inputs, "_prev") or (hasattr(inputs, "shape") and hasattr(inputs, "dtype")):
+        inputs = (inputs,)  # one Tensor (or array) alone
+    try:
+        return _gradcheck(fn, inputs, eps, atol, rtol)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+def _gradcheck(fn: Callable[..., Any], inputs: Sequence[Any], eps: float, atol: float,
+               rtol: float) -> bool:
+    """``gradcheck``'s check: True, or a GradcheckError naming the first input that fails."""
     if not (isinstance(eps, Real) and 0 < eps < math.inf):
         raise ValueError(f"gradcheck: eps must be a positive number, got {eps!r}")
     if any(hasattr(x, "shape") for x in inputs):

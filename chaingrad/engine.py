@@ -27,14 +27,22 @@ from .rules import (
     ABS,
     ADD,
     COS,
+    ERF,
     EXP,
+    EXPM1,
+    GELU,
+    LEAKY_RELU,
     LOG,
+    LOG1P,
+    LOG2,
+    LOG10,
     MUL,
     POW,
     POW_N,
     RELU,
     SIGMOID,
     SIN,
+    SOFTPLUS,
     SQRT,
     TANH,
     Bound,
@@ -128,6 +136,9 @@ class Value(autodiff.Node):
     relu, tanh, sigmoid = method(RELU), method(TANH), method(SIGMOID)
     exp, log, sqrt = method(EXP), method(LOG), method(SQRT)
     abs, sin, cos = method(ABS), method(SIN), method(COS)
+    log1p, expm1, log10, log2 = method(LOG1P), method(EXPM1), method(LOG10), method(LOG2)
+    erf, gelu = method(ERF), method(GELU)
+    leaky_relu, softplus = method(LEAKY_RELU), method(SOFTPLUS)  # x.leaky_relu(0.2)
 
     # ---- composites: built from the primitives, so they need no rule of their own ----
 

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import io
 import math
 import operator
@@ -56,6 +57,7 @@ from typing import Any
 from .errors import DomainError
 
 LOG_MAX = math.log(1.7976931348623157e308)  # exp(x) overflows a float beyond this
+SQRT1_2 = math.sqrt(0.5)  # 1 / sqrt(2): gelu's erf(x / sqrt(2)) is erf(x * SQRT1_2)
 
 GENERIC_FORMULA = "d(out)/d(x) * out.grad"
 """The formula of a primitive made with ``chaingrad.primitive``: its rule is the user's own
@@ -96,24 +98,31 @@ class Primitive:
         keeps_nan: Whether a nan or inf in ``g`` always reaches the rule's results (true
             of every rule here, which multiplies by ``g``; the backward pass checks ``g``
             before calling a rule that may drop it, such as a user's primitive).
+        defaults: The numbers that parameters take when a call leaves them out
+            (``leaky_relu``'s ``negative_slope=0.01``). An op of one input whose
+            parameters all have one is an elementwise primitive (``FUNCTIONS``): a method
+            of both engines (``x.leaky_relu()``, ``x.leaky_relu(0.2)``) and a function.
 
     A primitive is its own rule for a node when it has no parameters; ``bind`` gives the
     rule of a node whose op has some.
     """
 
     __slots__ = ("name", "vjp", "formulas", "forward", "array", "param_names", "domain",
-                 "saves", "torch", "floats", "exact", "keeps_nan", "primitive", "__dict__")
+                 "saves", "torch", "floats", "exact", "keeps_nan", "defaults", "primitive",
+                 "__dict__")
     params: tuple = ()  # the parameter values of this rule: none (see ``bind``)
 
     def __init__(self, name: str, vjp: Callable[..., tuple], formulas: tuple[str, ...],
                  forward: Callable[..., Any] | None = None, array: str | None = None,
                  params: tuple[str, ...] = (), domain: str = "",
                  saves: tuple[str, ...] | None = None, torch: tuple[str, ...] = (),
-                 floats: bool = False, exact: bool = True, keeps_nan: bool = True):
+                 floats: bool = False, exact: bool = True, keeps_nan: bool = True,
+                 defaults: dict[str, float] | None = None):
         self.name, self.vjp, self.formulas = name, vjp, formulas
         self.forward, self.array, self.param_names = forward, array, params
         self.domain, self.saves, self.torch = domain, saves, torch
         self.floats, self.exact, self.keeps_nan = floats, exact, keeps_nan
+        self.defaults = defaults or {}
         self.primitive = self  # as a rule, it is its own primitive (a Bound rule has one)
 
     @property
@@ -169,15 +178,52 @@ class Primitive:
         """
         return Bound(self, params, name)
 
-    def __call__(self, x: Any) -> Any:
+    def called(self, *args: Any, **kwargs: Any) -> Primitive | Bound:
+        """The rule of a call of this op that gave its parameters as ``args`` and
+        ``kwargs``, those left out taking their ``defaults``: the primitive itself, for an
+        op without parameters. Each must be a real number.
+
+        Example:
+            >>> LEAKY_RELU.called()
+            <primitive leaky_relu (negative_slope=0.01)>
+            >>> LEAKY_RELU.called(negative_slope=0.2).params
+            (0.2,)
+        """
+        if not self.param_names and not args and not kwargs:
+            return self
+        op, names = self.method, self.param_names
+        if len(args) > len(names):
+            raise TypeError(f"{op}: takes at most {len(names)} parameter(s) {names}, got "
+                            f"{len(args)}")
+        given = dict(zip(names, args))
+        for name, value in kwargs.items():
+            if name not in names:
+                raise TypeError(f"{op}: got an unexpected keyword argument {name!r} (its "
+                                f"parameters are {names})")
+            if name in given:
+                raise TypeError(f"{op}: got {name} twice")
+            given[name] = value
+        params = []
+        for name in names:
+            value = given.get(name, self.defaults.get(name))
+            if isinstance(value, bool) or not isinstance(value, Real) or value != value:
+                missing = name not in given and name not in self.defaults
+                raise TypeError(f"{op}: {name} must be a number, got "
+                                f"{'nothing' if missing else repr(value)}")
+            params.append(float(value))
+        return self.bind(*params)
+
+    def __call__(self, x: Any, *args: Any, **kwargs: Any) -> Any:
         """The op applied to one float, array, Value or Tensor (see ``cos``, ``log``, ...
-        below): a node's own method, the array forward or the float forward."""
+        below), with its parameters if it has any: a node's own method, the array forward
+        or the float forward."""
         if hasattr(x, "_prev"):  # a Value or a Tensor: its method makes the node
-            return getattr(x, self.method)()
+            return getattr(x, self.method)(*args, **kwargs)
+        rule = self.called(*args, **kwargs)
         if type(x).__module__ == "numpy" and not isinstance(x, (int, float)):
-            return self.on_arrays(x)  # an ndarray or a numpy scalar
+            return self.on_arrays(x, *rule.params)  # an ndarray or a numpy scalar
         if isinstance(x, Real):
-            return on_floats(self, float(x))
+            return on_floats(self, float(x), *rule.params)
         raise TypeError(f"{self.method or self.name}: needs a number, an array, a Value or a "
                         f"Tensor, got {type(x).__name__} {x!r}")
 
@@ -356,6 +402,21 @@ def sigmoid_forward(x: float) -> float:
     return e / (1.0 + e)
 
 
+def gelu_forward(x: float) -> float:
+    """x * Phi(x), Phi the standard normal's distribution function, 0.5 * (1 + erf(x / sqrt 2)),
+    in torch's order of operations."""
+    return x * 0.5 * (1.0 + math.erf(x * SQRT1_2))
+
+
+def softplus_forward(x: float, beta: float, threshold: float) -> float:
+    """log(1 + exp(beta * x)) / beta, written so that exp never overflows; x itself where
+    beta * x > threshold (torch's switch to the line it approaches)."""
+    z = x * beta
+    if z > threshold:
+        return x
+    return (max(z, 0.0) + math.log1p(math.exp(-abs(z)))) / beta
+
+
 def power(op: str, x: float, n: float) -> float:
     """x ** n on floats, with a DomainError where Python would fail or go complex."""
     if x == 0 and n < 0:
@@ -480,15 +541,94 @@ def COS(xs, out, g):
     return (-sin(xs[0]) * g,)
 
 
+@define("log1p", ("out.grad / (x.data + 1)",), forward=math.log1p, array="np.log1p(x)",
+        domain="x > -1", saves=("x",), floats=True, torch=("torch.log1p", "Tensor.log1p"))
+def LOG1P(xs, out, g):
+    """ln(1 + x), exact for small x;  d/dx = 1 / (1 + x)."""
+    return (g / (xs[0] + 1),)
+
+
+@define("expm1", ("(out.data + 1) * out.grad",), forward=math.expm1, array="np.expm1(x)",
+        domain="x <= {log_max:.4f} (overflow beyond)", saves=("out",), floats=True,
+        torch=("torch.expm1", "Tensor.expm1"))
+def EXPM1(xs, out, g):
+    """e ** x - 1, exact for small x;  d/dx = e ** x, the output plus 1."""
+    return ((out + 1) * g,)
+
+
+@define("log10", ("out.grad / (x.data * 2.302585092994046)",), forward=math.log10,
+        array="np.log10(x)", domain="x > 0", saves=("x",), floats=True,
+        torch=("torch.log10", "Tensor.log10"))
+def LOG10(xs, out, g):
+    """log10(x);  d/dx = 1 / (x * ln 10), ln 10 = 2.302585092994046."""
+    return (g / (xs[0] * 2.302585092994046),)
+
+
+@define("log2", ("out.grad / (x.data * 0.6931471805599453)",), forward=math.log2,
+        array="np.log2(x)", domain="x > 0", saves=("x",), floats=True,
+        torch=("torch.log2", "Tensor.log2"))
+def LOG2(xs, out, g):
+    """log2(x);  d/dx = 1 / (x * ln 2), ln 2 = 0.6931471805599453."""
+    return (g / (xs[0] * 0.6931471805599453),)
+
+
+@define("erf", ("1.1283791670955126 * exp(-(x.data * x.data)) * out.grad",), forward=math.erf,
+        array="erf(x)", saves=("x",), floats=True, torch=("torch.erf", "Tensor.erf"))
+def ERF(xs, out, g):
+    """The error function, 2 / sqrt(pi) times the integral of exp(-t**2) from 0 to x;
+    d/dx = 2 / sqrt(pi) * exp(-x**2), 2 / sqrt(pi) = 1.1283791670955126."""
+    x = xs[0]
+    return (1.1283791670955126 * exp(-(x * x)) * g,)
+
+
+@define("gelu", ("(0.5 * (1 + erf(x.data * 0.7071067811865476)) + x.data * 0.3989422804014327"
+                 " * exp(-0.5 * (x.data * x.data))) * out.grad",),
+        forward=gelu_forward, array="x * 0.5 * (1.0 + erf(x * 0.7071067811865476))",
+        saves=("x",), floats=True, torch=("F.gelu",))
+def GELU(xs, out, g):
+    """x * Phi(x), Phi(x) = 0.5 * (1 + erf(x / sqrt(2))) the standard normal's distribution
+    function (torch's exact GELU);  d/dx = Phi(x) + x * phi(x), its density
+    phi(x) = exp(-x**2 / 2) / sqrt(2 pi); 1 / sqrt(2) = 0.7071067811865476 and
+    1 / sqrt(2 pi) = 0.3989422804014327."""
+    x = xs[0]
+    return ((0.5 * (1 + erf(x * 0.7071067811865476))
+             + x * 0.3989422804014327 * exp(-0.5 * (x * x))) * g,)
+
+
+@define("leaky_relu", ("((x.data > 0) + (x.data <= 0) * negative_slope) * out.grad",),
+        forward=lambda x, negative_slope: x if x > 0 else x * negative_slope,
+        array="np.where(x > 0, x, x * negative_slope)", params=("negative_slope",),
+        defaults={"negative_slope": 0.01}, saves=("x",), floats=True, torch=("F.leaky_relu",))
+def LEAKY_RELU(xs, out, g, negative_slope):
+    """x where x > 0, else negative_slope * x;  d/dx = 1 where x > 0, else negative_slope."""
+    x = data(xs[0])
+    return (((x > 0) + (x <= 0) * negative_slope) * g,)
+
+
+@define("softplus", ("((x.data * beta > threshold) + (x.data * beta <= threshold)"
+                     " * sigmoid(x.data * beta)) * out.grad",),
+        forward=softplus_forward,
+        array="np.where(x * beta > threshold, x, np.logaddexp(0, x * beta) / beta)",
+        params=("beta", "threshold"), defaults={"beta": 1.0, "threshold": 20.0}, saves=("x",),
+        floats=True, torch=("F.softplus",))
+def SOFTPLUS(xs, out, g, beta, threshold):
+    """log(1 + exp(beta * x)) / beta, a smooth relu (x itself where beta * x > threshold, as
+    torch's);  d/dx = sigmoid(beta * x), 1 where beta * x > threshold."""
+    x, z = xs[0], data(xs[0]) * beta
+    return (((z > threshold) + (z <= threshold) * sigmoid(x * beta)) * g,)
+
+
 PRIMITIVES: tuple[Primitive, ...] = (ADD, MUL, POW_N, POW, RELU, TANH, SIGMOID, EXP, LOG, SQRT,
-                                     ABS, SIN, COS)
+                                     ABS, SIN, COS, LOG1P, EXPM1, LOG10, LOG2, ERF, GELU,
+                                     LEAKY_RELU, SOFTPLUS)
 """Every primitive of this module: the ops both engines differentiate."""
 
-FUNCTIONS: dict[str, Primitive] = {p.method: p for p in PRIMITIVES
-                                   if len(p.formulas) == 1 and not p.param_names}
+FUNCTIONS: dict[str, Primitive] = {p.method: p for p in PRIMITIVES if len(p.formulas) == 1
+                                   and set(p.param_names) <= set(p.defaults)}
 """The elementwise primitives: those of one input that are functions and methods
-(``tanh(x)``, ``x.tanh()``), by name. Each engine has them as methods (``method``), and so
-do the expressions of ``chaingrad graph``."""
+(``tanh(x)``, ``x.tanh()``; ``x.leaky_relu(0.2)`` for one with parameters, each of which
+has a default), by name. Each engine has them as methods (``method``), and so do the
+expressions of ``chaingrad graph``."""
 
 
 def method(prim: Primitive) -> Callable[[Any], Any]:
@@ -502,12 +642,27 @@ def method(prim: Primitive) -> Callable[[Any], Any]:
         True
     """
 
-    def apply(self: Any) -> Any:
-        return self._apply(prim)
+    if prim.param_names:
+        def apply(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return self._apply(prim.called(*args, **kwargs))
+
+        apply.__signature__ = signature(prim)
+    else:
+        def apply(self: Any) -> Any:
+            return self._apply(prim)
 
     apply.__name__ = apply.__qualname__ = prim.method
     apply.__doc__ = prim.doc
     return apply
+
+
+def signature(prim: Primitive, first: str = "self") -> inspect.Signature:
+    """How a method (or, with ``first="input"``, a function) of an elementwise primitive
+    with parameters is called: ``(self, negative_slope=0.01)``, for ``help``."""
+    return inspect.Signature(
+        [inspect.Parameter(first, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                             default=prim.defaults[name]) for name in prim.param_names])
 
 
 def functions_in(namespace: str) -> dict[str, Primitive]:
@@ -517,7 +672,7 @@ def functions_in(namespace: str) -> dict[str, Primitive]:
 
     Example:
         >>> sorted(functions_in("F"))
-        ['relu', 'sigmoid', 'tanh']
+        ['gelu', 'leaky_relu', 'relu', 'sigmoid', 'softplus', 'tanh']
     """
     return {name: p for name, p in FUNCTIONS.items() if f"{namespace}.{name}" in p.torch}
 
@@ -525,7 +680,7 @@ def functions_in(namespace: str) -> dict[str, Primitive]:
 # ---- the functions the rules use: a primitive applied to a float, an array, a Value or a
 # Tensor (see ``Primitive.__call__``; ``chaingrad.generic`` has them all, for your own rules)
 
-exp, log, sin, cos = EXP, LOG, SIN, COS
+exp, log, log1p, sin, cos, sigmoid, erf = EXP, LOG, LOG1P, SIN, COS, SIGMOID, ERF
 
 
 def data(x: Any) -> Any:

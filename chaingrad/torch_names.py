@@ -1,5 +1,5 @@
 """The public names of torch 2.13 that chaingrad lacks, so that asking for one raises
-"chaingrad has no 'fft' yet" or "chaingrad.Tensor has no 'masked_fill' yet", while any
+"chaingrad has no 'fft' yet" or "chaingrad.Tensor has no 'cummax' yet", while any
 other missing name (a typo) raises Python's usual AttributeError.
 
 Listed from ``dir(torch)`` and ``dir(torch.Tensor)`` (public names only) less what chaingrad
@@ -13,7 +13,7 @@ TORCH = frozenset("""
     affine_grid_generator AggregationType alias_copy AliasDb alpha_dropout alpha_dropout_
     aminmax amp angle AnyType ao arccos arccos_ arccosh arccosh_ arcsin arcsin_ arcsinh
     arcsinh_ arctan arctan2 arctan_ arctanh arctanh_ are_deterministic_algorithms_enabled
-    argsort Argument ArgumentSpec argwhere as_strided as_strided_ as_strided_copy
+    Argument ArgumentSpec argwhere as_strided as_strided_ as_strided_copy
     as_strided_scatter asarray asin asin_ asinh asinh_ atan atan2 atan_ atanh atanh_
     atleast_1d atleast_2d atleast_3d autocast autocast_decrement_nesting
     autocast_increment_nesting AVG avg_pool1d AwaitType backends baddbmm bartlett_window
@@ -23,11 +23,11 @@ TORCH = frozenset("""
     BFloat16Storage BFloat16Tensor bilinear binary_cross_entropy_with_logits bincount
     binomial bit bits16 bits1x8 bits2x4 bits4x2 bits8 bitwise_and bitwise_left_shift
     bitwise_not bitwise_or bitwise_right_shift bitwise_xor blackman_window Block block_diag
-    bmm BoolStorage BoolTensor BoolType broadcast_shapes broadcast_tensors broadcast_to
+    BoolStorage BoolTensor BoolType broadcast_shapes broadcast_tensors broadcast_to
     bucketize BufferDict ByteStorage ByteTensor CallStack can_cast Capsule cartesian_prod
     ccol_indices_copy cdist cdouble ceil ceil_ celu celu_ cfloat chain_matmul chalf
     channel_shuffle channels_last channels_last_3d CharStorage CharTensor cholesky
-    cholesky_inverse cholesky_solve choose_qparams_optimized chunk clamp_ clamp_max
+    cholesky_inverse cholesky_solve choose_qparams_optimized clamp_ clamp_max
     clamp_max_ clamp_min clamp_min_ classes classproperty ClassType clear_autocast_cache
     clip_ clone Code col_indices_copy column_stack combinations CompilationUnit
     compiled_with_cxx11_abi CompleteArgumentSpec complex complex128 complex32 complex64
@@ -39,14 +39,14 @@ TORCH = frozenset("""
     crow_indices_copy ctc_loss ctypes cudnn_affine_grid_generator cudnn_batch_norm
     cudnn_convolution cudnn_convolution_add_relu cudnn_convolution_relu
     cudnn_convolution_transpose cudnn_grid_sampler cudnn_is_acceptable cummax cummin cumprod
-    cumsum cumulative_trapezoid DeepCopyMemoTable default_generator deg2rad deg2rad_
+    cumulative_trapezoid DeepCopyMemoTable default_generator deg2rad deg2rad_
     dequantize DeserializationStorageContext det detach detach_ detach_copy DeviceObjType
     diag diag_embed diagflat diagonal diagonal_copy diagonal_scatter DictType diff digamma
     DisableTorchFunction DisableTorchFunctionSubclass DispatchKey DispatchKeySet dist
     distributed distributions divide DoubleStorage DoubleTensor dropout dropout_ dsmm dsplit
-    dstack e eig einsum embedding embedding_bag embedding_renorm_ empty_permuted
-    empty_quantized empty_strided EnumType eq erf erf_ erfc erfc_ erfinv ErrorReport Event
-    ExcludeDispatchKeyGuard ExecutionPlan exp2 exp2_ exp_ expand_copy expm1 expm1_ export
+    dstack e eig embedding embedding_bag embedding_renorm_ empty_permuted
+    empty_quantized empty_strided EnumType eq erf_ erfc erfc_ erfinv ErrorReport Event
+    ExcludeDispatchKeyGuard ExecutionPlan exp2 exp2_ exp_ expand_copy expm1_ export
     fake_quantize_per_channel_affine fake_quantize_per_tensor_affine FatalError
     fbgemm_linear_fp16_weight fbgemm_linear_fp16_weight_fp32_activation
     fbgemm_linear_int8_weight fbgemm_linear_int8_weight_fp32_activation
@@ -56,14 +56,14 @@ TORCH = frozenset("""
     float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu float_power FloatStorage
     FloatTensor FloatType floor floor_ floor_divide fmax fmin fmod fork frac frac_ frexp
     frobenius_norm from_dlpack from_file frombuffer func functional FunctionSchema functools
-    fused_moving_avg_obs_fake_quant Future futures FutureType fx gather gcd gcd_ ge
+    fused_moving_avg_obs_fake_quant Future futures FutureType fx gcd gcd_ ge
     Generator geqrf ger get_autocast_cpu_dtype get_autocast_dtype get_autocast_gpu_dtype
     get_autocast_ipu_dtype get_autocast_xla_dtype get_deterministic_debug_mode get_device
     get_device_module get_file_path get_float32_matmul_precision get_num_interop_threads
     get_num_threads glob Gradient gradient GradScaler Graph GraphExecutorState greater
     greater_equal grid_sampler grid_sampler_2d grid_sampler_3d group_norm gru gru_cell gt
     HalfStorage HalfTensor hamming_window hann_window hardshrink has_lapack has_mkl
-    has_openmp has_spectral hash_tensor heaviside hinge_embedding_loss histc histogram
+    has_openmp has_spectral hash_tensor heaviside hinge_embedding_loss
     histogramdd hsmm hsplit hspmm hstack hub hypot i0 i0_ igamma igammac iinfo imag
     import_ir_module import_ir_module_from_buffer index_add index_copy index_fill index_put
     index_put_ index_reduce index_select indices_copy inf InferredType
@@ -77,10 +77,10 @@ TORCH = frozenset("""
     isinf isnan isneginf isposinf isreal istft jagged jit JITException kaiser_window kl_div
     kron kthvalue layer_norm layout lcm lcm_ ldexp ldexp_ le legacy_contiguous_format lerp
     less less_equal lgamma library linalg ListType LiteScriptModule lobpcg LockingLogger
-    log10 log10_ log1p log1p_ log2 log2_ log_ logaddexp logaddexp2 logcumsumexp logdet
+    log10_ log1p_ log2_ log_ logaddexp logaddexp2 logcumsumexp logdet
     LoggerBase logical_and logical_not logical_or logical_xor logit logit_ logspace
-    logsumexp LongStorage LongTensor lstm lstm_cell lstsq lt lu lu_solve lu_unpack
-    margin_ranking_loss masked masked_fill masked_scatter masked_select math matrix_exp
+    LongStorage LongTensor lstm lstm_cell lstsq lt lu lu_solve lu_unpack
+    margin_ranking_loss masked masked_scatter masked_select math matrix_exp
     matrix_power matrix_rank max_pool1d max_pool1d_with_indices max_pool2d max_pool3d median
     memory_format merge_type_from_type_comment meshgrid miopen_batch_norm miopen_convolution
     miopen_convolution_add_relu miopen_convolution_relu miopen_convolution_transpose
@@ -90,7 +90,7 @@ TORCH = frozenset("""
     multiply multiprocessing mv mvlgamma nan nan_to_num nan_to_num_ nanmean nanmedian
     nanquantile nansum narrow narrow_copy native_batch_norm native_channel_shuffle
     native_dropout native_group_norm native_layer_norm native_norm nativert ne neg_ negative
-    negative_ nested newaxis nextafter Node NoneType nonzero nonzero_static NoopLogger
+    negative_ nested newaxis nextafter Node NoneType nonzero_static NoopLogger
     norm_except_dim normal not_equal nuclear_norm numa NumberType onnx OperatorInfo ops
     OptionalType orgqr ormqr os outer OutOfMemoryError overrides package pairwise_distance
     ParameterDict parse_ir parse_schema parse_type_comment pca_lowrank pdist
@@ -108,9 +108,9 @@ TORCH = frozenset("""
     quint2x4 QUInt2x4Storage quint4x2 QUInt4x2Storage quint8 QUInt8Storage rad2deg rad2deg_
     randint_like random range ravel real reciprocal reciprocal_ relu_ remainder renorm
     repeat_interleave resize_as_ resize_as_sparse_ resolve_conj resolve_neg result_type
-    return_types rms_norm rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell roll rot90 round
+    return_types rms_norm rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell rot90 round
     round_ row_indices_copy row_stack RRefType rrelu rrelu_ rsqrt rsqrt_ rsub saddmm
-    scalar_tensor scatter scatter_add scatter_reduce ScriptClass ScriptClassFunction
+    scalar_tensor scatter scatter_reduce ScriptClass ScriptClassFunction
     ScriptDict ScriptDictIterator ScriptDictKeyIterator ScriptFunction ScriptList
     ScriptListIterator ScriptMethod ScriptModule ScriptModuleSerializer ScriptObject
     ScriptObjectProperty searchsorted segment_reduce select select_copy select_scatter selu
@@ -121,20 +121,20 @@ TORCH = frozenset("""
     set_deterministic_debug_mode set_float32_matmul_precision set_flush_denormal
     set_num_interop_threads set_num_threads set_warn_always sgn
     ShortStorage ShortTensor sigmoid_ sign signal signbit sin_ sinc sinc_ sinh sinh_
-    slice_copy slice_inverse slice_scatter slogdet smm solve sort sparse sparse_bsc
+    slice_copy slice_inverse slice_scatter slogdet smm solve sparse sparse_bsc
     sparse_bsc_tensor sparse_bsr sparse_bsr_tensor sparse_compressed_tensor sparse_coo
     sparse_coo_tensor sparse_csc sparse_csc_tensor sparse_csr sparse_csr_tensor special
-    split split_copy split_with_sizes split_with_sizes_copy spmm sqrt_ square_ squeeze_copy
+    split_copy split_with_sizes split_with_sizes_copy spmm sqrt_ square_ squeeze_copy
     sspaddmm StaticModule std std_mean stft Storage storage StorageBase Stream StreamObjType
     strided StringType subtract SUM svd svd_lowrank swapaxes swapdims sym_constrain_range
     sym_constrain_range_for_size sym_float sym_fresh_size sym_int sym_ite sym_max sym_min
     sym_not sym_sqrt sym_sum SymBool SymBoolType symeig SymFloat SymInt SymIntType sys
     t_copy Tag take take_along_dim tan tan_ tanh_ tensor_split tensordot TensorType testing
     textwrap thread_safe_generator threading threshold threshold_ ThroughputBenchmark tile
-    to_dlpack topk torch torch_version trace TracingState transpose_copy trapezoid trapz
-    triangular_solve tril tril_indices triplet_margin_loss triu triu_indices true_divide
+    to_dlpack torch torch_version trace TracingState transpose_copy trapezoid trapz
+    triangular_solve tril_indices triplet_margin_loss triu_indices true_divide
     trunc trunc_ TupleType Type TYPE_CHECKING TypedStorage typename types uint1 uint16 uint2
-    uint3 uint32 uint4 uint5 uint6 uint64 uint7 unbind unbind_copy unflatten unfold_copy
+    uint3 uint32 uint4 uint5 uint6 uint64 uint7 unbind_copy unflatten unfold_copy
     unify_type_list UnionType unique unique_consecutive unravel_index unsafe_chunk
     unsafe_split unsafe_split_with_sizes unsqueeze_copy UntypedStorage Use
     use_deterministic_algorithms USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH
@@ -148,22 +148,22 @@ TENSOR = frozenset("""
     H abs_ absolute absolute_ acos acos_ acosh acosh_ addbmm addbmm_ addcdiv addcdiv_
     addcmul addcmul_ addmm addmm_ addmv addmv_ addr addr_ adjoint aminmax angle apply_
     arccos arccos_ arccosh arccosh_ arcsin arcsin_ arcsinh arcsinh_ arctan arctan2 arctan2_
-    arctan_ arctanh arctanh_ argsort argwhere as_strided as_strided_ as_strided_scatter
+    arctan_ arctanh arctanh_ argwhere as_strided as_strided_ as_strided_scatter
     as_subclass asin asin_ asinh asinh_ atan atan2 atan2_ atan_ atanh atanh_ baddbmm
     baddbmm_ bernoulli bernoulli_ bfloat16 bincount bitwise_and bitwise_and_
     bitwise_left_shift bitwise_left_shift_ bitwise_not bitwise_not_ bitwise_or bitwise_or_
-    bitwise_right_shift bitwise_right_shift_ bitwise_xor bitwise_xor_ bmm byte cauchy_
+    bitwise_right_shift bitwise_right_shift_ bitwise_xor bitwise_xor_ byte cauchy_
     ccol_indices cdouble ceil ceil_ cfloat chalf char cholesky cholesky_inverse
-    cholesky_solve chunk clamp_max clamp_max_ clamp_min clamp_min_ clip_ coalesce
+    cholesky_solve clamp_max clamp_max_ clamp_min clamp_min_ clip_ coalesce
     col_indices conj conj_physical conj_physical_ const_data_ptr copysign copysign_ corrcoef
     cos_ cosh cosh_ count_nonzero cov cross crow_indices cummax cummin cumprod cumprod_
-    cumsum cumsum_ data_ptr deg2rad deg2rad_ dense_dim dequantize det diag diag_embed
+    cumsum_ data_ptr deg2rad deg2rad_ dense_dim dequantize det diag diag_embed
     diagflat diagonal diagonal_scatter diff digamma digamma_ dim_order dist divide divide_
-    dsplit eig eq_ erf erf_ erfc erfc_ erfinv erfinv_ exp2 exp2_ exp_ expm1 expm1_
+    dsplit eig eq_ erf_ erfc erfc_ erfinv erfinv_ exp2 exp2_ exp_ expm1_
     exponential_ fill_diagonal_ fix fix_ flip fliplr flipud float_power float_power_ floor
-    floor_ floor_divide floor_divide_ fmax fmin fmod fmod_ frac frac_ frexp gather gcd gcd_
+    floor_ floor_divide floor_divide_ fmax fmin fmod fmod_ frac frac_ frexp gcd gcd_
     ge_ geometric_ geqrf ger get_device grad_dtype greater greater_ greater_equal
-    greater_equal_ gt_ hardshrink hash_tensor heaviside heaviside_ histc histogram hsplit
+    greater_equal_ gt_ hardshrink hash_tensor heaviside heaviside_ hsplit
     hypot hypot_ i0 i0_ igamma igamma_ igammac igammac_ imag index index_add index_add_
     index_copy index_copy_ index_fill index_fill_ index_put index_put_ index_reduce
     index_reduce_ index_select indices inner int_repr inverse ipu is_coalesced is_complex
@@ -171,30 +171,30 @@ TENSOR = frozenset("""
     is_mkldnn is_mps is_mtia is_neg is_nested is_nonzero is_pinned is_quantized is_same_size
     is_set_to is_shared is_signed is_sparse is_sparse_csr is_vulkan is_xla is_xpu isclose
     isfinite isinf isnan isneginf isposinf isreal istft itemsize kron kthvalue layout lcm
-    lcm_ ldexp ldexp_ le_ lerp lerp_ less less_ less_equal less_equal_ lgamma lgamma_ log10
-    log10_ log1p log1p_ log2 log2_ log_ log_normal_ logaddexp logaddexp2 logcumsumexp logdet
+    lcm_ ldexp ldexp_ le_ lerp lerp_ less less_ less_equal less_equal_ lgamma lgamma_
+    log10_ log1p_ log2_ log_ log_normal_ logaddexp logaddexp2 logcumsumexp logdet
     logical_and logical_and_ logical_not logical_not_ logical_or logical_or_ logical_xor
-    logical_xor_ logit logit_ logsumexp lstsq lt_ lu lu_solve mH map2_ map_ masked_fill
-    masked_fill_ masked_scatter masked_scatter_ masked_select matrix_exp matrix_power median
-    mode module_load moveaxis movedim msort mtia multinomial multiply multiply_ mv mvlgamma
+    logical_xor_ logit logit_ lstsq lt_ lu lu_solve mH map2_ map_
+    masked_scatter masked_scatter_ masked_select matrix_exp matrix_power median
+    mode module_load moveaxis movedim msort mtia multiply multiply_ mv mvlgamma
     mvlgamma_ name nan_to_num nan_to_num_ nanmean nanmedian nanquantile nansum narrow
     narrow_copy nbytes ne_ neg_ negative negative_ new new_empty_strided nextafter
-    nextafter_ nonzero nonzero_static not_equal not_equal_ orgqr ormqr outer output_nr
+    nextafter_ nonzero_static not_equal not_equal_ orgqr ormqr outer output_nr
     pin_memory pinverse polygamma polygamma_ positive prelu prod put put_ q_per_channel_axis
     q_per_channel_scales q_per_channel_zero_points q_scale q_zero_point qr qscheme quantile
     rad2deg rad2deg_ random_ real reciprocal reciprocal_ record_stream register_hook
     register_post_accumulate_grad_hook reinforce relu_ remainder remainder_ renorm renorm_
-    repeat repeat_interleave resize resize_ resize_as resize_as_ resize_as_sparse_
-    resolve_conj resolve_neg retains_grad roll rot90 round round_ row_indices rsqrt rsqrt_
-    scatter scatter_ scatter_add scatter_add_ scatter_reduce scatter_reduce_ select
+    repeat_interleave resize resize_ resize_as resize_as_ resize_as_sparse_
+    resolve_conj resolve_neg retains_grad rot90 round round_ row_indices rsqrt rsqrt_
+    scatter scatter_ scatter_add_ scatter_reduce scatter_reduce_ select
     select_scatter set_ sgn sgn_ share_memory_ short sigmoid_ sign sign_ signbit sin_ sinc
-    sinc_ sinh sinh_ slice_inverse slice_scatter slogdet smm solve sort sparse_dim
-    sparse_mask sparse_resize_ sparse_resize_and_clear_ split split_with_sizes sqrt_ square_
+    sinc_ sinh sinh_ slice_inverse slice_scatter slogdet smm solve sparse_dim
+    sparse_mask sparse_resize_ sparse_resize_and_clear_ split_with_sizes sqrt_ square_
     squeeze_ sspaddmm std stft storage storage_offset storage_type stride subtract subtract_
     sum_to_size svd swapaxes swapaxes_ swapdims swapdims_ symeig t_ take take_along_dim tan
     tan_ tanh_ tensor_split tile to_dense to_mkldnn to_padded_tensor to_sparse to_sparse_bsc
-    to_sparse_bsr to_sparse_coo to_sparse_csc to_sparse_csr topk trace transpose_
-    triangular_solve tril tril_ triu triu_ true_divide true_divide_ trunc trunc_ unbind
+    to_sparse_bsr to_sparse_coo to_sparse_csc to_sparse_csr trace transpose_
+    triangular_solve tril_ triu_ true_divide true_divide_ trunc trunc_
     unfold unique unique_consecutive unsafe_chunk unsafe_split unsafe_split_with_sizes
     unsqueeze_ untyped_storage values var vdot volatile vsplit where xlogy xlogy_ xpu
 """.split())  # noqa: SIM905 - a list to read
@@ -210,12 +210,12 @@ NN = frozenset("""
     ConvTranspose3d CosineEmbeddingLoss CosineSimilarity CrossEntropyLoss CrossMapLRN2d
     CTCLoss DataParallel Dropout1d Dropout2d Dropout3d ELU Embedding EmbeddingBag
     factory_kwargs FeatureAlphaDropout Fold FractionalMaxPool2d FractionalMaxPool3d
-    GaussianNLLLoss GELU GLU grad GroupNorm GRU GRUCell Hardshrink Hardsigmoid Hardswish
+    GaussianNLLLoss GLU grad GroupNorm GRU GRUCell Hardshrink Hardsigmoid Hardswish
     Hardtanh HingeEmbeddingLoss HuberLoss InstanceNorm1d InstanceNorm2d InstanceNorm3d
     intrinsic KLDivLoss L1Loss LayerNorm LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d
     LazyConv1d LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d
     LazyConvTranspose3d LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d LazyLinear
-    LeakyReLU LinearCrossEntropyLoss LinearCrossEntropyOptions LocalResponseNorm LogSigmoid
+    LinearCrossEntropyLoss LinearCrossEntropyOptions LocalResponseNorm LogSigmoid
     LPPool1d LPPool2d LPPool3d LSTM LSTMCell MarginRankingLoss MaxPool1d MaxPool3d
     MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish ModuleDict ModuleList modules
     MultiheadAttention MultiLabelMarginLoss MultiLabelSoftMarginLoss MultiMarginLoss
@@ -223,7 +223,7 @@ NN = frozenset("""
     PixelUnshuffle PoissonNLLLoss PReLU qat quantizable quantized ReflectionPad1d
     ReflectionPad2d ReflectionPad3d ReLU6 ReplicationPad1d ReplicationPad2d ReplicationPad3d
     RMSNorm RNN RNNBase RNNCell RNNCellBase RReLU SELU SiLU SmoothL1Loss SoftMarginLoss
-    Softmax2d Softmin Softplus Softshrink Softsign SyncBatchNorm Tanhshrink Threshold
+    Softmax2d Softmin Softshrink Softsign SyncBatchNorm Tanhshrink Threshold
     Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder
     TransformerEncoderLayer TripletMarginLoss TripletMarginWithDistanceLoss Unflatten Unfold
     UninitializedBuffer UninitializedParameter Upsample UpsamplingBilinear2d
@@ -236,24 +236,24 @@ FUNCTIONAL = frozenset("""
     adaptive_max_pool1d_with_indices adaptive_max_pool2d adaptive_max_pool2d_with_indices
     adaptive_max_pool3d adaptive_max_pool3d_with_indices affine_grid alpha_dropout
     assert_int_or_pair avg_pool1d avg_pool2d avg_pool3d batch_norm bilinear
-    binary_cross_entropy boolean_dispatch celu celu_ channel_shuffle conv1d conv3d conv_tbc
+    boolean_dispatch celu celu_ channel_shuffle conv1d conv3d conv_tbc
     conv_transpose1d conv_transpose2d conv_transpose3d cosine_embedding_loss
     cosine_similarity ctc_loss dropout1d dropout2d dropout3d elu elu_ embedding
     embedding_bag feature_alpha_dropout fold fractional_max_pool2d
     fractional_max_pool2d_with_indices fractional_max_pool3d
-    fractional_max_pool3d_with_indices gaussian_nll_loss gelu glu grid_sample group_norm
+    fractional_max_pool3d_with_indices gaussian_nll_loss glu grid_sample group_norm
     grouped_mm gumbel_softmax handle_torch_function hardshrink hardsigmoid hardswish
     hardtanh hardtanh_ has_torch_function has_torch_function_unary
     has_torch_function_variadic hinge_embedding_loss huber_loss instance_norm interpolate
-    kl_div l1_loss layer_norm leaky_relu leaky_relu_ linear_cross_entropy
+    kl_div l1_loss layer_norm leaky_relu_ linear_cross_entropy
     local_response_norm log_sigmoid logsigmoid lp_pool1d lp_pool2d lp_pool3d
     margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d_with_indices
     max_pool3d max_pool3d_with_indices max_unpool1d max_unpool2d max_unpool3d mish
     multi_head_attention_forward multi_margin_loss multilabel_margin_loss
-    multilabel_soft_margin_loss native_channel_shuffle normalize one_hot pad
+    multilabel_soft_margin_loss native_channel_shuffle normalize pad
     pairwise_distance pdist pixel_shuffle pixel_unshuffle poisson_nll_loss prelu relu6 relu_
     rms_norm rrelu rrelu_ scaled_dot_product_attention scaled_grouped_mm scaled_mm
-    ScalingType selu selu_ silu smooth_l1_loss soft_margin_loss softmin softplus softshrink
+    ScalingType selu selu_ silu smooth_l1_loss soft_margin_loss softmin softshrink
     softsign SwizzleType tanhshrink threshold threshold_ triplet_margin_loss
     triplet_margin_with_distance_loss unfold upsample upsample_bilinear upsample_nearest
 """.split())  # noqa: SIM905 - a list to read
@@ -319,17 +319,154 @@ SUMMARY_WRITER = frozenset("""
 """``torch.utils.tensorboard.SummaryWriter`` methods that chaingrad's lacks."""
 
 
+# ---- what to write instead, where chaingrad's ops compose it ----
+
+INSTEAD: dict[str, tuple[str, str]] = {
+    # torch's functions: "torch.<name>": (torch's call, chaingrad's composition)
+    "torch.erfc": ("torch.erfc(x)", "1 - torch.erf(x)"),
+    "torch.rsqrt": ("torch.rsqrt(x)", "x ** -0.5"),
+    "torch.reciprocal": ("torch.reciprocal(x)", "1 / x"),
+    "torch.exp2": ("torch.exp2(x)", "2 ** x"),
+    "torch.sinh": ("torch.sinh(x)", "(torch.exp(x) - torch.exp(-x)) / 2"),
+    "torch.cosh": ("torch.cosh(x)", "(torch.exp(x) + torch.exp(-x)) / 2"),
+    "torch.tan": ("torch.tan(x)", "torch.sin(x) / torch.cos(x)"),
+    "torch.sign": ("torch.sign(x)", "(x > 0).to(x.dtype) - (x < 0).to(x.dtype)"),
+    "torch.logit": ("torch.logit(x)", "torch.log(x / (1 - x))"),
+    "torch.xlogy": ("torch.xlogy(x, y)", "x * torch.log(y)"),
+    "torch.hypot": ("torch.hypot(x, y)", "torch.sqrt(x ** 2 + y ** 2)"),
+    "torch.logaddexp": ("torch.logaddexp(x, y)", "torch.logsumexp(torch.stack([x, y]), 0)"),
+    "torch.lerp": ("torch.lerp(x, y, 0.3)", "x + 0.3 * (y - x)"),
+    "torch.addcmul": ("torch.addcmul(x, y, y, value=0.5)", "x + 0.5 * y * y"),
+    "torch.addmm": ("torch.addmm(k, x, m)", "k + x @ m"),
+    "torch.mv": ("torch.mv(m, w)", "m @ w"),
+    "torch.outer": ("torch.outer(v, w)", "v[:, None] * w[None, :]"),
+    "torch.clamp_min": ("torch.clamp_min(x, 0.5)", "torch.clamp(x, min=0.5)"),
+    "torch.clamp_max": ("torch.clamp_max(x, 0.5)", "torch.clamp(x, max=0.5)"),
+    "torch.diff": ("torch.diff(x)", "x[..., 1:] - x[..., :-1]"),
+    "torch.flip": ("torch.flip(x, [0])", "x[torch.arange(x.shape[0] - 1, -1, -1)]"),
+    "torch.index_select": ("torch.index_select(x, 0, i)", "x[i]"),
+    "torch.narrow": ("torch.narrow(x, 1, 1, 2)", "x[:, 1:1 + 2]"),
+    "torch.select": ("torch.select(x, 1, 2)", "x[:, 2]"),
+    "torch.take_along_dim": ("torch.take_along_dim(x, j, 1)", "torch.gather(x, 1, j)"),
+    "torch.trace": ("torch.trace(x @ x.T)", "(x @ x.T * torch.eye(x.shape[0])).sum()"),
+    "torch.count_nonzero": ("torch.count_nonzero(x > 0.5)", "(x > 0.5).sum()"),
+    "torch.var_mean": ("torch.var_mean(x, 1)", "(x.var(1), x.mean(1))"),
+    "torch.std_mean": ("torch.std_mean(x, 1)", "(x.std(1), x.mean(1))"),
+    "torch.swapaxes": ("torch.swapaxes(x, 0, 1)", "torch.transpose(x, 0, 1)"),
+    "torch.swapdims": ("torch.swapdims(x, 0, 1)", "torch.transpose(x, 0, 1)"),
+    "torch.ravel": ("torch.ravel(x)", "x.reshape(-1)"),
+    "torch.clone": ("torch.clone(x)", "x.clone()"),
+    "torch.detach": ("torch.detach(x)", "x.detach()"),
+    "torch.tile": ("torch.tile(x, (2, 1))", "x.repeat(2, 1)"),
+    "torch.vstack": ("torch.vstack([x, y])", "torch.cat([x, y], 0)"),
+    "torch.hstack": ("torch.hstack([x, y])", "torch.cat([x, y], 1)"),
+    "torch.true_divide": ("torch.true_divide(x, y)", "x / y"),
+    "torch.divide": ("torch.divide(x, y)", "x / y"),
+    "torch.multiply": ("torch.multiply(x, y)", "x * y"),
+    "torch.subtract": ("torch.subtract(x, y)", "x - y"),
+    "torch.negative": ("torch.negative(x)", "-x"),
+    "torch.positive": ("torch.positive(x)", "x"),
+    "torch.eq": ("torch.eq(x, y)", "x == y"),
+    "torch.ne": ("torch.ne(x, y)", "x != y"),
+    "torch.gt": ("torch.gt(x, y)", "x > y"),
+    "torch.ge": ("torch.ge(x, y)", "x >= y"),
+    "torch.lt": ("torch.lt(x, y)", "x < y"),
+    "torch.le": ("torch.le(x, y)", "x <= y"),
+    "torch.greater": ("torch.greater(x, y)", "x > y"),
+    "torch.less": ("torch.less(x, y)", "x < y"),
+    "torch.logical_and": ("torch.logical_and(x > 0.5, y > 0.5)", "(x > 0.5) & (y > 0.5)"),
+    "torch.logical_or": ("torch.logical_or(x > 0.5, y > 0.5)", "(x > 0.5) | (y > 0.5)"),
+    "torch.logical_not": ("torch.logical_not(x > 0.5)", "~(x > 0.5)"),
+    # Tensor methods: "Tensor.<name>"
+    "Tensor.erfc": ("x.erfc()", "1 - x.erf()"),
+    "Tensor.rsqrt": ("x.rsqrt()", "x ** -0.5"),
+    "Tensor.reciprocal": ("x.reciprocal()", "1 / x"),
+    "Tensor.exp2": ("x.exp2()", "2 ** x"),
+    "Tensor.sinh": ("x.sinh()", "(x.exp() - (-x).exp()) / 2"),
+    "Tensor.cosh": ("x.cosh()", "(x.exp() + (-x).exp()) / 2"),
+    "Tensor.tan": ("x.tan()", "x.sin() / x.cos()"),
+    "Tensor.sign": ("x.sign()", "(x > 0).to(x.dtype) - (x < 0).to(x.dtype)"),
+    "Tensor.logit": ("x.logit()", "(x / (1 - x)).log()"),
+    "Tensor.lerp": ("x.lerp(y, 0.3)", "x + 0.3 * (y - x)"),
+    "Tensor.addmm": ("k.addmm(x, m)", "k + x @ m"),
+    "Tensor.mv": ("m.mv(w)", "m @ w"),
+    "Tensor.outer": ("v.outer(w)", "v[:, None] * w[None, :]"),
+    "Tensor.clamp_min": ("x.clamp_min(0.5)", "x.clamp(min=0.5)"),
+    "Tensor.clamp_max": ("x.clamp_max(0.5)", "x.clamp(max=0.5)"),
+    "Tensor.diff": ("x.diff()", "x[..., 1:] - x[..., :-1]"),
+    "Tensor.flip": ("x.flip(0)", "x[torch.arange(x.shape[0] - 1, -1, -1)]"),
+    "Tensor.index_select": ("x.index_select(0, i)", "x[i]"),
+    "Tensor.narrow": ("x.narrow(1, 1, 2)", "x[:, 1:1 + 2]"),
+    "Tensor.select": ("x.select(1, 2)", "x[:, 2]"),
+    "Tensor.take_along_dim": ("x.take_along_dim(j, 1)", "x.gather(1, j)"),
+    "Tensor.count_nonzero": ("(x > 0.5).count_nonzero()", "(x > 0.5).sum()"),
+    "Tensor.swapaxes": ("x.swapaxes(0, 1)", "x.transpose(0, 1)"),
+    "Tensor.swapdims": ("x.swapdims(0, 1)", "x.transpose(0, 1)"),
+    "Tensor.tile": ("x.tile((2, 1))", "x.repeat(2, 1)"),
+    "Tensor.true_divide": ("x.true_divide(y)", "x / y"),
+    "Tensor.divide": ("x.divide(y)", "x / y"),
+    "Tensor.multiply": ("x.multiply(y)", "x * y"),
+    "Tensor.subtract": ("x.subtract(y)", "x - y"),
+    "Tensor.negative": ("x.negative()", "-x"),
+    "Tensor.greater": ("x.greater(y)", "x > y"),
+    "Tensor.less": ("x.less(y)", "x < y"),
+    "Tensor.logical_and": ("(x > 0.5).logical_and(y > 0.5)", "(x > 0.5) & (y > 0.5)"),
+    "Tensor.logical_or": ("(x > 0.5).logical_or(y > 0.5)", "(x > 0.5) | (y > 0.5)"),
+    "Tensor.logical_not": ("(x > 0.5).logical_not()", "~(x > 0.5)"),
+    # torch.nn.functional: "F.<name>"
+    "F.silu": ("F.silu(x)", "x * torch.sigmoid(x)"),
+    "F.elu": ("F.elu(x)", "torch.where(x > 0, x, torch.exp(x) - 1)"),
+    "F.relu6": ("F.relu6(x)", "torch.clamp(x, 0, 6)"),
+    "F.hardtanh": ("F.hardtanh(x)", "torch.clamp(x, -1, 1)"),
+    "F.hardsigmoid": ("F.hardsigmoid(x)", "torch.clamp(x / 6 + 0.5, 0, 1)"),
+    "F.hardswish": ("F.hardswish(x)", "x * torch.clamp(x + 3, 0, 6) / 6"),
+    "F.logsigmoid": ("F.logsigmoid(x)", "-F.softplus(-x)"),
+    "F.softsign": ("F.softsign(x)", "x / (1 + x.abs())"),
+    "F.mish": ("F.mish(x)", "x * torch.tanh(F.softplus(x))"),
+    "F.softmin": ("F.softmin(x, dim=1)", "F.softmax(-x, dim=1)"),
+    "F.tanhshrink": ("F.tanhshrink(x)", "x - torch.tanh(x)"),
+    "F.glu": ("F.glu(x)", "x.chunk(2, -1)[0] * torch.sigmoid(x.chunk(2, -1)[1])"),
+    "F.normalize": ("F.normalize(x)", "x / torch.clamp(x.norm(dim=1, keepdim=True), min=1e-12)"),
+    "F.l1_loss": ("F.l1_loss(x, y)", "(x - y).abs().mean()"),
+    "F.embedding": ("F.embedding(i, m)", "m[i]"),
+    # torch.nn's modules: "nn.<name>", what their forward computes
+    "nn.SiLU": ("nn.SiLU()(x)", "x * torch.sigmoid(x)"),
+    "nn.ELU": ("nn.ELU()(x)", "torch.where(x > 0, x, torch.exp(x) - 1)"),
+    "nn.ReLU6": ("nn.ReLU6()(x)", "torch.clamp(x, 0, 6)"),
+    "nn.Hardtanh": ("nn.Hardtanh()(x)", "torch.clamp(x, -1, 1)"),
+    "nn.LogSigmoid": ("nn.LogSigmoid()(x)", "-F.softplus(-x)"),
+    "nn.Softsign": ("nn.Softsign()(x)", "x / (1 + x.abs())"),
+    "nn.Mish": ("nn.Mish()(x)", "x * torch.tanh(F.softplus(x))"),
+    "nn.L1Loss": ("nn.L1Loss()(x, y)", "(x - y).abs().mean()"),
+}
+"""For a torch name chaingrad lacks and its ops compose: torch's call, and what to write
+instead, with ``import chaingrad as torch`` and ``import chaingrad.nn.functional as F`` (the
+names ``x``, ``y``, ... stand for the call's tensors). ``missing`` puts it in the error;
+tests/test_torch_names.py runs each against torch's."""
+
+_TORCH_SPACE = {"chaingrad": "torch", "chaingrad.Tensor": "Tensor", "chaingrad.nn": "nn",
+                "chaingrad.nn.functional": "F"}
+"""The name of each chaingrad module in ``INSTEAD``'s keys: torch's, as code writes it."""
+
+
 def missing(module: str, name: str, lacks: frozenset[str]) -> AttributeError:
     """The error for ``module.name``, a name the module does not have: "chaingrad.nn has no
-    'LSTM' yet" for one of torch's names in ``lacks``, Python's usual message otherwise (a
-    typo). A module's ``__getattr__`` raises it.
+    'LSTM' yet" for one of torch's names in ``lacks``, followed by what to write instead
+    where chaingrad composes it (``INSTEAD``); Python's usual message otherwise (a typo). A
+    module's ``__getattr__`` raises it.
 
     Example:
         >>> missing("chaingrad.optim", "LBFGS", OPTIM)
         AttributeError("chaingrad.optim has no 'LBFGS' yet")
+        >>> missing("chaingrad", "rsqrt", TORCH)
+        AttributeError("chaingrad has no 'rsqrt' yet; for torch.rsqrt(x) write x ** -0.5")
         >>> missing("chaingrad.optim", "SDG", OPTIM)
         AttributeError("module 'chaingrad.optim' has no attribute 'SDG'")
     """
-    if name in lacks:
+    if name not in lacks:
+        return AttributeError(f"module {module!r} has no attribute {name!r}")
+    suggestion = INSTEAD.get(f"{_TORCH_SPACE.get(module, module)}.{name}")
+    if suggestion is None:
         return AttributeError(f"{module} has no {name!r} yet")
-    return AttributeError(f"module {module!r} has no attribute {name!r}")
+    call, instead = suggestion
+    return AttributeError(f"{module} has no {name!r} yet; for {call} write {instead}")

@@ -97,6 +97,21 @@ OPS: list[Op] = [
     _unary("builtin_abs", lambda x: abs(x), lambda x: T.abs(x), NONZERO),
     _unary("sin", lambda x: x.sin(), lambda x: T.sin(x), ((-6.0, 6.0),)),
     _unary("cos", lambda x: x.cos(), lambda x: T.cos(x), ((-6.0, 6.0),)),
+    _unary("log1p", lambda x: x.log1p(), lambda x: T.log1p(x), ((-0.9, 3.0),)),
+    _unary("expm1", lambda x: x.expm1(), lambda x: T.expm1(x)),
+    _unary("log10", lambda x: x.log10(), lambda x: T.log10(x), POSITIVE),
+    _unary("log2", lambda x: x.log2(), lambda x: T.log2(x), POSITIVE),
+    _unary("erf", lambda x: x.erf(), lambda x: T.erf(x)),
+    _unary("gelu", lambda x: x.gelu(), lambda x: T.nn.functional.gelu(x)),
+    _unary("leaky_relu", lambda x: x.leaky_relu(), lambda x: T.nn.functional.leaky_relu(x),
+           NONZERO),
+    _unary("leaky_relu_0.2", lambda x: x.leaky_relu(0.2),
+           lambda x: T.nn.functional.leaky_relu(x, 0.2), NONZERO),
+    _unary("softplus", lambda x: x.softplus(), lambda x: T.nn.functional.softplus(x)),
+    # beta * x > threshold is the line x itself: a kink at x = 1.5, kept away from
+    _unary("softplus_beta_2", lambda x: x.softplus(beta=2.0, threshold=3.0),
+           lambda x: T.nn.functional.softplus(x, beta=2.0, threshold=3.0),
+           ((-3.0, 1.4), (1.6, 3.0))),
 ]
 
 OP_IDS = [op.name for op in OPS]

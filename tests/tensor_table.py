@@ -298,6 +298,118 @@ def pool_cases(draw, tied: bool = False):
     return Case((x,), {"kernel_size": kernel, "stride": draw(stride)})
 
 
+@st.composite
+def einsum_cases(draw):
+    """An equation of one, two or three operands (products, batched and attention-shaped
+    products, sums, transposes, outer products, ``...``) and operands of its shapes."""
+    n, m, k, b = (draw(st.integers(1, 3)) for _ in range(4))
+    equation, shapes = draw(st.sampled_from([
+        ("ij,jk->ik", [(n, m), (m, k)]), ("bij,bjk->bik", [(b, n, m), (b, m, k)]),
+        ("i,i->", [(n,), (n,)]), ("ij->ji", [(n, m)]), ("ij->", [(n, m)]),
+        ("ij,ij->i", [(n, m), (n, m)]), ("i,j->ij", [(n,), (m,)]),
+        ("bhtd,bhsd->bhts", [(b, 2, n, m), (b, 2, k, m)]), ("...ij,jk->...ik", [(b, n, m), (m, k)]),
+        ("ij,jk,kl->il", [(n, m), (m, k), (k, b)]), ("ijk->kj", [(n, m, k)]),
+        ("ij,jk", [(n, m), (m, k)]), ("bi,bj->b", [(b, n), (b, n)][:1] + [(b, m)]),
+    ]))
+    return Case(tuple(draw(_array(s)) for s in shapes), {"equation": equation})
+
+
+@st.composite
+def bmm_cases(draw):
+    b, n, m, k = (draw(st.integers(1, 3)) for _ in range(4))
+    return Case((draw(_array((b, n, m))), draw(_array((b, m, k)))))
+
+
+@st.composite
+def sort_cases(draw):
+    """Distinct values (a sort has one order), a dim and a direction."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, **SMALL))
+    return Case((draw(_distinct(shape)),), {"dim": draw(st.integers(-len(shape), len(shape) - 1)),
+                                            "descending": draw(st.booleans())})
+
+
+@st.composite
+def topk_cases(draw):
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, **SMALL))
+    dim = draw(st.integers(-len(shape), len(shape) - 1))
+    return Case((draw(_distinct(shape)),), {"k": draw(st.integers(0, shape[dim])), "dim": dim,
+                                            "largest": draw(st.booleans())})
+
+
+@st.composite
+def triangle_cases(draw):
+    shape = draw(hnp.array_shapes(min_dims=2, max_dims=3, **SMALL))
+    return Case((draw(_array(shape)),), {"diagonal": draw(st.integers(-3, 3))})
+
+
+@st.composite
+def masked_fill_cases(draw):
+    """An array, a bool mask that broadcasts to it, and a number to put where it is True."""
+    shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=3,
+                                                    **SMALL))
+    shape = shapes.result_shape
+    mask_shape = shapes.input_shapes[1][-len(shape):] if shapes.input_shapes[1] else ()
+    return Case((draw(_array(shape)),), {"mask": draw(hnp.arrays(np.bool_, mask_shape)),
+                                         "value": draw(st.floats(-3, 3))})
+
+
+@st.composite
+def split_cases(draw):
+    """An array, a dim, and a piece size or a list of sizes that sum to that dim's."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=5))
+    dim = draw(st.integers(-len(shape), len(shape) - 1))
+    n = shape[dim]
+    if draw(st.booleans()):
+        sizes = draw(st.integers(1, n + 1))
+    else:
+        cuts = sorted(draw(st.lists(st.integers(0, n), max_size=3)))
+        sizes = [b - a for a, b in zip([0, *cuts], [*cuts, n])]
+    return Case((draw(_array(shape)),), {"sizes": sizes, "dim": dim})
+
+
+@st.composite
+def shift_cases(draw):
+    """An array, shifts (negative, larger than the dim) and their dims, or none: flattened."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, **SMALL))
+    dims = draw(st.none() | st.lists(st.integers(-len(shape), len(shape) - 1), min_size=1,
+                                     max_size=2).map(tuple))
+    shifts = tuple(draw(st.integers(-5, 5)) for _ in (dims or (0,)))
+    return Case((draw(_array(shape)),), {"shifts": shifts if dims else shifts[0], "dims": dims})
+
+
+@st.composite
+def repeat_cases(draw):
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=2, **SMALL))
+    sizes = tuple(draw(st.integers(1, 3)) for _ in range(len(shape) + draw(st.integers(0, 1))))
+    return Case((draw(_array(shape)),), {"sizes": sizes or (2,)})
+
+
+@st.composite
+def gather_cases(draw, scatter: bool = False):
+    """An array, a dim and an index of its number of dims (repeats allowed), no larger than
+    the array away from the dim; for scatter_add, a source of the index's shape too."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, **SMALL))
+    dim = draw(st.integers(-len(shape), len(shape) - 1))
+    index_shape = tuple(draw(st.integers(1, 4)) if i == dim % len(shape) else
+                        draw(st.integers(1, n)) for i, n in enumerate(shape))
+    index = draw(hnp.arrays(np.int64, index_shape, elements=st.integers(0, shape[dim] - 1)))
+    arrays = (draw(_array(shape)),) + ((draw(_array(index_shape)),) if scatter else ())
+    return Case(arrays, {"dim": dim, "index": index})
+
+
+@st.composite
+def probability_cases(draw):
+    """Probabilities away from 0 and 1 and targets in [0, 1], of one shape."""
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, **SMALL))
+    return Case((draw(_array(shape, ((0.05, 0.95),))), draw(_array(shape, ((0.0, 1.0),)))))
+
+
+def _weighted(pieces: Any, lib: Any, dim: int) -> Any:
+    """The pieces of a split joined again, each scaled by its place (so that a gradient that
+    reached the wrong piece would show)."""
+    return lib.cat([p * (i + 1) for i, p in enumerate(pieces)], dim)
+
+
 def _method(name: str) -> Callable[[Tensor], Tensor]:
     return lambda x: getattr(x, name)()
 
@@ -315,6 +427,11 @@ def _torch_index(index: Any) -> Any:
         return T.as_tensor(part) if isinstance(part, np.ndarray) else part
 
     return tuple(map(convert, index)) if isinstance(index, tuple) else convert(index)
+
+
+def _count(sizes: Any) -> int:
+    """A number of chunks, from a split case's sizes."""
+    return sizes if isinstance(sizes, int) else max(len(sizes), 1)
 
 
 def _dims(axis: Any, ndim: int) -> tuple[int, ...]:
@@ -352,6 +469,10 @@ OPS: list[TensorOp] = [
     # the elementwise primitives, each from its row of ops_table (its domain, torch's function)
     *(TensorOp(name, _method(name), SCALAR_ROWS[name].torch_fn,
                _unary(SCALAR_ROWS[name].domains[0])) for name in FUNCTIONS),
+    # and with parameters other than their defaults
+    *(TensorOp(name, SCALAR_ROWS[name].fn, SCALAR_ROWS[name].torch_fn,
+               _unary(SCALAR_ROWS[name].domains[0]))
+      for name in ("leaky_relu_0.2", "softplus_beta_2")),
     TensorOp("clip", lambda x: x.clip(-1.0, 1.0), lambda x: x.clamp(-1.0, 1.0),
              _unary(CLIP_SAFE)),
     TensorOp("clip_min", lambda x: x.clip(min=-1.0), lambda x: x.clamp(min=-1.0),
@@ -419,6 +540,49 @@ OPS: list[TensorOp] = [
              lambda *xs, axis: T.stack(list(xs), axis), lambda: join_cases(True)),
     TensorOp("where", lambda x, y, cond: where(cond, x, y),
              lambda x, y, cond: T.where(T.as_tensor(cond), x, y), where_cases),
+    # running sums, sorting, einsum and the shapes of attention
+    TensorOp("cumsum", lambda x, axis: x.cumsum(axis), lambda x, axis: x.cumsum(axis),
+             softmax_cases),
+    TensorOp("logsumexp", lambda x, axis, keepdims: x.logsumexp(_dims(axis, x.ndim), keepdims),
+             lambda x, axis, keepdims: x.logsumexp(_dims(axis, x.ndim), keepdims),
+             reduce_cases),
+    TensorOp("einsum", lambda *xs, equation: chaingrad.einsum(equation, *xs),
+             lambda *xs, equation: T.einsum(equation, *xs), einsum_cases),
+    TensorOp("bmm", lambda x, y: chaingrad.bmm(x, y), lambda x, y: T.bmm(x, y), bmm_cases),
+    TensorOp("sort", lambda x, dim, descending: x.sort(dim, descending).values,
+             lambda x, dim, descending: x.sort(dim, descending).values, sort_cases),
+    TensorOp("topk", lambda x, k, dim, largest: chaingrad.topk(x, k, dim, largest).values,
+             lambda x, k, dim, largest: T.topk(x, k, dim, largest).values, topk_cases),
+    TensorOp("tril", lambda x, diagonal: x.tril(diagonal), lambda x, diagonal: x.tril(diagonal),
+             triangle_cases),
+    TensorOp("triu", lambda x, diagonal: chaingrad.triu(x, diagonal),
+             lambda x, diagonal: T.triu(x, diagonal), triangle_cases),
+    TensorOp("masked_fill", lambda x, mask, value: x.masked_fill(Tensor._constant(mask), value),
+             lambda x, mask, value: x.masked_fill(T.as_tensor(mask), value),
+             masked_fill_cases),
+    TensorOp("split", lambda x, sizes, dim: _weighted(x.split(sizes, dim), chaingrad, dim),
+             lambda x, sizes, dim: _weighted(x.split(sizes, dim), T, dim), split_cases),
+    TensorOp("chunk", lambda x, sizes, dim: _weighted(chaingrad.chunk(x, _count(sizes), dim),
+                                                      chaingrad, dim),
+             lambda x, sizes, dim: _weighted(T.chunk(x, _count(sizes), dim), T, dim),
+             split_cases),
+    TensorOp("unbind", lambda x, axis: _weighted([t.unsqueeze(axis) for t in x.unbind(axis)],
+                                                 chaingrad, axis),
+             lambda x, axis: _weighted([t.unsqueeze(axis) for t in x.unbind(axis)], T, axis),
+             softmax_cases),
+    TensorOp("roll", lambda x, shifts, dims: x.roll(shifts, dims),
+             lambda x, shifts, dims: x.roll(shifts, dims), shift_cases),
+    TensorOp("repeat", lambda x, sizes: x.repeat(*sizes), lambda x, sizes: x.repeat(*sizes),
+             repeat_cases),
+    TensorOp("gather", lambda x, dim, index: x.gather(dim, index),
+             lambda x, dim, index: x.gather(dim, T.as_tensor(index)), gather_cases),
+    TensorOp("scatter_add", lambda x, src, dim, index: chaingrad.scatter_add(x, dim, index, src),
+             lambda x, src, dim, index: T.scatter_add(x, dim, T.as_tensor(index), src),
+             lambda: gather_cases(scatter=True)),
+    TensorOp("binary_cross_entropy",
+             lambda x, t: chaingrad.nn.functional.binary_cross_entropy(x, t, reduction="none"),
+             lambda x, t: T.nn.functional.binary_cross_entropy(x, t, reduction="none"),
+             probability_cases),
     # the layers' ops, NCHW as torch.nn.functional
     TensorOp("conv2d", lambda x, w, *b, stride, padding: conv2d(
                  x, w, b[0] if b else None, stride, padding),

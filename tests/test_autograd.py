@@ -371,6 +371,38 @@ def test_gradcheck_names_a_labelled_input() -> None:
         gradcheck(wrong, [Value(1.5, label="w")])
 
 
+def test_gradcheck_can_say_false_instead_of_raising_as_torchs(torch) -> None:
+    """The custom autograd.Function program: ``gradcheck(..., raise_exception=False)``."""
+    import numpy as np
+
+    wrong = primitive(square, lambda xs, out, g: (xs[0] * g,))
+    assert gradcheck(wrong, [1.5], raise_exception=False) is False
+    assert gradcheck(lambda x: x * x, [1.5], raise_exception=False) is True
+    legendre = _legendre(chaingrad.autograd.Function)
+    x = chaingrad.tensor(np.linspace(-1, 1, 5), dtype=chaingrad.float64, requires_grad=True)
+    assert chaingrad.autograd.gradcheck(legendre.apply, (x,), eps=1e-6, atol=1e-4,
+                                        raise_exception=False) is True
+    assert chaingrad.autograd.gradcheck(lambda t: legendre.apply(t) * 2, x, nondet_tol=0.0,
+                                        check_undefined_grad=True, fast_mode=True) is True
+    broken = primitive(lambda a: a * a, lambda xs, out, g: (g,))
+    assert gradcheck(lambda t: broken(t), x, raise_exception=False) is False
+    theirs = torch.autograd.gradcheck(lambda t: t * t, torch.ones(2, dtype=torch.float64,
+                                                                  requires_grad=True))
+    assert theirs is gradcheck(lambda t: t * t, chaingrad.ones(2, dtype=chaingrad.float64))
+
+
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    ({"check_forward_ad": True}, NotImplementedError,
+     "gradcheck with check_forward_ad=True is not in chaingrad yet"),
+    ({"check_batched_grad": True}, NotImplementedError, "check_batched_grad=True"),
+    ({"raise_exceptions": False}, TypeError,
+     r"gradcheck\(\) got an unexpected keyword argument 'raise_exceptions'"),
+])
+def test_gradcheck_names_the_options_it_lacks(kwargs, error, message) -> None:
+    with pytest.raises(error, match=message):
+        gradcheck(lambda x: x * x, [1.0], **kwargs)
+
+
 def test_errors_are_exported() -> None:
     assert issubclass(chaingrad.DomainError, ValueError)
     assert issubclass(chaingrad.GradcheckError, RuntimeError)

@@ -2,10 +2,11 @@
 chaingrad/tensor_engine/rules.py): every declared part holds, and everything made from the
 declarations has each primitive.
 
-An elementwise primitive (``rules.FUNCTIONS``) must run on both engines, differentiate
-(against finite differences), compile on both engines, parse in ``chaingrad graph``'s
-expressions and be where PyTorch has it (``chaingrad.tanh``, ``F.tanh``); its sample
-domain is its row of tests/ops_table.py. A new one fails here until it does all of that.
+An elementwise primitive (``rules.FUNCTIONS``, its parameters at their defaults) must run
+on both engines, differentiate (against finite differences), compile on both engines,
+parse in ``chaingrad graph``'s expressions and be where PyTorch has it (``chaingrad.tanh``,
+``F.tanh``); its sample domain is its row of tests/ops_table.py. A new one fails here
+until it does all of that.
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ def test_an_elementwise_primitive_runs_differentiates_compiles_and_parses(name) 
     def f(x):
         return getattr(x, name)()
 
-    # runs and differentiates, on floats
+    # runs and differentiates, on floats (a primitive's parameters at their defaults)
     value, (dx,) = engine_grads(f, [x0])
-    assert value == rules.on_floats(prim, x0)
+    assert value == rules.on_floats(prim, x0, *prim.called().params)
     assert agrees_with_numeric(dx, numeric_grads(f, [x0])[0])
     # on arrays, the same numbers and gradient, in float64
     t = Tensor(np.array([x0, x0]), requires_grad=True)

@@ -4,6 +4,7 @@ one rule serves floats and arrays alike."""
 
 from __future__ import annotations
 
+import inspect
 import math
 from types import SimpleNamespace
 
@@ -43,7 +44,9 @@ def tensor_graphs() -> list[Tensor]:
             a.to(np.float32),
             b.broadcast_to((2, 3)), a[np.array([0, 0, 1])], concatenate([a, e], axis=1),
             stack([a, e]), where(a > 1, a, e), pad(a, [(1, 0), (0, 2)]),
-            conv2d(image, kernel, stride=2, padding=1), max_pool2d(image, 2, 1)]
+            conv2d(image, kernel, stride=2, padding=1), max_pool2d(image, 2, 1),
+            a.cumsum(1), chaingrad.einsum("ij,jk->ik", a, w), chaingrad.einsum("ij->", a),
+            (a * 0.5)._apply(tensor_rules.BINARY_CROSS_ENTROPY, e - 0.5)]
     written = a * 1.0
     written[0, 1:] = e[0, 1:] * 2  # an in-place write in the graph: setitem
     outs.append(written)
@@ -110,7 +113,7 @@ def test_a_shared_rule_gives_on_arrays_what_it_gives_on_floats(prim: Primitive) 
     points = {"ADD": (0.7, -1.3), "MUL": (0.7, -1.3), "POW": (1.3, 0.7)}
     name = next(k for k, v in vars(rules).items() if v is prim)
     xs = points.get(name, (-0.6,) if prim.name in ("abs", "ReLU") else (1.7,))
-    params = (2.5,) if prim.param_names else ()
+    params = prim.called().params if prim.defaults else (2.5,) if prim.param_names else ()
     out = prim.forward(*xs, *params)
     on_floats = prim.vjp(xs, out, 0.3, *params)
     on_arrays = prim.vjp(tuple(np.array([x, x]) for x in xs), np.array([out, out]),
@@ -141,3 +144,34 @@ def test_an_op_finds_its_rule_in_one_hop() -> None:
     t = Tensor([[1.0, 2.0]], requires_grad=True)
     assert (t * t)._rule is rules.MUL and (t @ t.T)._rule.primitive is tensor_rules.MATMUL
     assert math.isclose(rules.TANH.forward(0.5), math.tanh(0.5))
+
+
+def test_a_call_binds_the_parameters_it_gives_and_the_defaults_of_the_others() -> None:
+    assert rules.LEAKY_RELU.called().params == (0.01,)
+    assert rules.SOFTPLUS.called(2).params == (2.0, 20.0)
+    assert rules.SOFTPLUS.called(threshold=5, beta=3).params == (3.0, 5.0)
+    assert rules.TANH.called() is rules.TANH
+    x = Value(-2.0)
+    assert x.leaky_relu(0.5).data == -1.0 and x.leaky_relu()._rule.params == (0.01,)
+    assert str(inspect.signature(Value.leaky_relu)) == "(self, negative_slope=0.01)"
+    assert str(inspect.signature(Tensor.softplus)) == "(self, beta=1.0, threshold=20.0)"
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda x: x.leaky_relu(slope=0.2), r"leaky_relu: got an unexpected keyword argument "
+                                         r"'slope' \(its parameters are \('negative_slope',\)\)"),
+    (lambda x: x.leaky_relu("0.2"), r"leaky_relu: negative_slope must be a number, got '0.2'"),
+    (lambda x: x.softplus(1, 2, 3), r"softplus: takes at most 2 parameter\(s\)"),
+    (lambda x: x.softplus(2, beta=2), r"softplus: got beta twice"),
+    (lambda x: x.leaky_relu(float("nan")), r"negative_slope must be a number, got nan"),
+])
+def test_a_parameter_that_is_not_one_is_refused_naming_the_op(call, message) -> None:
+    for x in (Value(1.0), Tensor([1.0])):
+        with pytest.raises(TypeError, match=message):
+            call(x)
+
+
+def test_a_primitive_applied_as_a_function_takes_its_parameters() -> None:
+    assert rules.LEAKY_RELU(-2.0, 0.5) == -1.0
+    assert rules.LEAKY_RELU(np.array([-2.0, 3.0])).tolist() == [-0.02, 3.0]
+    assert rules.LEAKY_RELU(Value(-2.0), negative_slope=0.5).data == -1.0

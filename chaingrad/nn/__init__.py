@@ -196,6 +196,7 @@ _TENSOR_NAMES = (
     "Identity", "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "NLLLoss", "Parameter", "ReLU",
     "Sequential", "Sigmoid", "Softmax", "Tanh", "get_rng_state", "manual_seed",
     "set_rng_state",
+    "GELU", "LeakyReLU", "Softplus",
 )
 
 

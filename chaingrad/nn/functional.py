@@ -36,13 +36,15 @@ from typing import Any
 import numpy as np
 
 from .. import torch_names
-from ..rules import Primitive, functions_in
+from ..rules import Primitive, functions_in, signature
 from ..tensor_engine import functions, sampling
+from ..tensor_engine.rules import BINARY_CROSS_ENTROPY
 from ..tensor_engine.tensor import Tensor
 
 __all__ = sorted({
-    "binary_cross_entropy_with_logits", "conv2d", "cross_entropy", "dropout", "linear",
-    "log_softmax", "max_pool2d", "mse_loss", "nll_loss", "relu", "softmax",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv2d", "cross_entropy",
+    "dropout", "gelu", "leaky_relu", "linear", "log_softmax", "max_pool2d", "mse_loss",
+    "nll_loss", "one_hot", "relu", "softmax",
 } | set(functions_in("F")))
 
 REDUCTIONS = ("none", "mean", "sum")
@@ -67,18 +69,22 @@ def _tensor(x: Any, where: str, arg: str = "input") -> Tensor:
 
 
 def _elementwise(name: str, prim: Primitive) -> Any:
-    """torch's ``F.name(input)`` for an elementwise primitive: the Tensor method."""
+    """torch's ``F.name(input, ...)`` for an elementwise primitive: the Tensor method, with
+    the primitive's parameters (``F.softplus(x, beta=2)``)."""
     method = prim.method
 
-    def function(input: Tensor) -> Tensor:  # noqa: A002 - torch's argument name
-        return getattr(_tensor(input, name), method)()
+    def function(input: Tensor, *params: Any, **named: Any) -> Tensor:  # noqa: A002
+        return getattr(_tensor(input, name), method)(*params, **named)
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"{prim.doc.splitlines()[0]} Elementwise (``Tensor.{method}``)."
+    if prim.param_names:
+        function.__signature__ = signature(prim, "input")
     return function
 
 
-# tanh, sigmoid (and relu, below): from the primitives' declarations in chaingrad/rules.py
+# tanh, sigmoid, softplus (and relu, gelu, leaky_relu, below): from the primitives'
+# declarations in chaingrad/rules.py
 for _name, _prim in functions_in("F").items():
     globals()[_name] = _elementwise(_name, _prim)
 del _name, _prim
@@ -92,6 +98,69 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - torch'
         [0.0, 2.0]
     """
     return _tensor(input, "relu").relu()
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
+    """x * Phi(x), Phi the standard normal's distribution function (``Tensor.gelu``); with
+    ``approximate='tanh'``, torch's tanh form 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x +
+    0.044715 * x**3))), composed of primitives.
+
+    Example:
+        >>> round(gelu(Tensor([1.0])).item(), 4), round(gelu(Tensor([1.0]), "tanh").item(), 4)
+        (0.8413, 0.8412)
+    """
+    x = _tensor(input, "gelu")
+    if approximate == "none":
+        return x.gelu()
+    if approximate != "tanh":
+        raise RuntimeError(f"gelu: approximate argument must be either none or tanh, got "
+                           f"{approximate!r}")
+    return 0.5 * x * (1 + (0.7978845608028654 * (x + 0.044715 * x**3)).tanh())
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01,  # noqa: A002
+               inplace: bool = False) -> Tensor:
+    """x where x > 0, else negative_slope * x (``Tensor.leaky_relu``; ``inplace=True`` is
+    accepted and computes out of place).
+
+    Example:
+        >>> leaky_relu(Tensor([-1.0, 2.0]), 0.1).tolist()
+        [-0.10000000149011612, 2.0]
+    """
+    return _tensor(input, "leaky_relu").leaky_relu(negative_slope)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """Class indices (an int64 tensor) as rows of zeros with a 1 at each index, as
+    torch.nn.functional.one_hot: shape (*, num_classes), int64; ``num_classes=-1`` is the
+    largest index plus 1.
+
+    Example:
+        >>> import chaingrad
+        >>> one_hot(chaingrad.tensor([0, 2]), 3).tolist()
+        [[1, 0, 0], [0, 0, 1]]
+    """
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"one_hot(): argument 'tensor' must be Tensor, not "
+                        f"{type(tensor).__name__}")
+    classes = tensor._value
+    if classes.dtype != np.int64:
+        raise RuntimeError(f"one_hot is only applicable to index tensor of type LongTensor, "
+                           f"got {tensor.dtype}")
+    if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)):
+        raise TypeError(f"one_hot: num_classes must be an int, got {num_classes!r}")
+    if num_classes == -1:
+        if classes.size == 0:
+            raise RuntimeError("one_hot: Can not infer total number of classes from empty "
+                               "tensor.")
+        num_classes = int(classes.max()) + 1
+    if classes.size and classes.min() < 0:
+        raise RuntimeError("one_hot: Class values must be non-negative.")
+    if classes.size and classes.max() >= num_classes:
+        raise RuntimeError(f"one_hot: Class values must be smaller than num_classes "
+                           f"({num_classes}), got {int(classes.max())}.")
+    rows = (classes[..., None] == np.arange(num_classes)).astype(np.int64)
+    return Tensor._constant(rows)
 
 
 def implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
@@ -584,6 +653,34 @@ def _soft_cross_entropy(logp: Tensor, target: Any, weight: Any, ignore_index: in
     losses = -terms.sum(axis)
     if reduction == "mean":  # over the examples (and positions), whatever the weights
         return losses.sum() / (int(np.prod(logp.shape)) // classes)
+    return _reduce(losses, reduction)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor,  # noqa: A002
+                         weight: Tensor | None = None, size_average: bool | None = None,
+                         reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """-weight * (t * log(x) + (1 - t) * log(1 - x)) for probabilities x in [0, 1], reduced,
+    as torch.nn.functional.binary_cross_entropy: each log at least -100 (x = 0 or 1 gives a
+    number), the gradient weight * (x - t) / (x * (1 - x)) with the denominator at least
+    1e-12, as torch's (``tensor_engine.rules.BINARY_CROSS_ENTROPY``).
+
+    Example:
+        >>> round(binary_cross_entropy(Tensor([0.8]), Tensor([1.0])).item(), 4)
+        0.2231
+    """
+    reduction = reduction_of(size_average, reduce, reduction)
+    x = _tensor(input, "binary_cross_entropy")
+    t = _tensor(target, "binary_cross_entropy", "target")
+    if tuple(t.shape) != tuple(x.shape):
+        raise ValueError(f"Using a target size ({_size(tuple(t.shape))}) that is different to "
+                         f"the input size ({_size(tuple(x.shape))}) is deprecated. Please ensure "
+                         "they have the same size.")
+    if ((x._value < 0) | (x._value > 1)).any():
+        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 "
+                           "and 1")
+    losses = x._apply(BINARY_CROSS_ENTROPY, t)
+    if weight is not None:
+        losses = losses * _tensor(weight, "binary_cross_entropy", "weight")
     return _reduce(losses, reduction)
 
 

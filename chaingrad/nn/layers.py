@@ -50,8 +50,9 @@ from .parameter import Parameter
 
 __all__ = [
     "BCEWithLogitsLoss", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten",
-    "Identity", "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "NLLLoss", "ReLU", "Sequential",
-    "Sigmoid", "Softmax", "Tanh", "get_rng_state", "manual_seed", "set_rng_state",
+    "GELU", "Identity", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "NLLLoss",
+    "ReLU", "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh", "get_rng_state",
+    "manual_seed", "set_rng_state",
 ]
 
 
@@ -279,6 +280,56 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class GELU(Module):
+    """x * Phi(x), Phi the standard normal's distribution function (``F.gelu``; torch's
+    tanh form with ``approximate='tanh'``).
+
+    Example:
+        >>> GELU()(Tensor([0.0, 1.0]))
+        tensor([0.0000, 0.8413])
+    """
+
+    def __init__(self, approximate: str = "none"):
+        if approximate not in ("none", "tanh"):
+            raise RuntimeError(f"GELU: approximate argument must be either none or tanh, got "
+                               f"{approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.gelu(_check_input(input, "GELU"), self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class LeakyReLU(Module):
+    """x where x > 0, else negative_slope * x (``F.leaky_relu``; ``inplace=True`` computes
+    out of place)."""
+
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
+        self.negative_slope, self.inplace = negative_slope, inplace
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.leaky_relu(_check_input(input, "LeakyReLU"), self.negative_slope)
+
+    def extra_repr(self) -> str:
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"negative_slope={self.negative_slope}{inplace}"
+
+
+class Softplus(Module):
+    """log(1 + exp(beta * x)) / beta, x itself where beta * x > threshold (``F.softplus``)."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.softplus(_check_input(input, "Softplus"), self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
 
 
 class Identity(Module):

@@ -66,27 +66,28 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     return leaf(ndarray, False, "from_numpy")
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
-    """A tensor of zeros of ``size`` (``zeros(2, 3)`` or ``zeros((2, 3))``).
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          **named: Any) -> Tensor:
+    """A tensor of zeros of ``size`` (``zeros(2, 3)``, ``zeros((2, 3))`` or
+    ``zeros(size=(2, 3))``).
 
     Example:
-        >>> zeros(2, 3).shape, zeros(2).dtype
-        (chaingrad.Size([2, 3]), chaingrad.float32)
+        >>> zeros(2, 3).shape, zeros(2).dtype, zeros(size=(1, 2)).shape
+        (chaingrad.Size([2, 3]), chaingrad.float32, chaingrad.Size([1, 2]))
     """
-    return _filled("zeros", size, 0, dtype, device, requires_grad)
+    return _filled("zeros", _sizes("zeros", size, named), 0, dtype, device, requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+         **named: Any) -> Tensor:
     """A tensor of ones of ``size``."""
-    return _filled("ones", size, 1, dtype, device, requires_grad)
+    return _filled("ones", _sizes("ones", size, named), 1, dtype, device, requires_grad)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          **named: Any) -> Tensor:
     """A tensor of ``size`` (chaingrad fills it with zeros; torch leaves it unset)."""
-    return _filled("empty", size, 0, dtype, device, requires_grad)
+    return _filled("empty", _sizes("empty", size, named), 0, dtype, device, requires_grad)
 
 
 def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
@@ -132,7 +133,7 @@ def full_like(input: Tensor, fill_value: Any, dtype: Any = None,  # noqa: A002
 
 
 def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+         requires_grad: bool = False, **named: Any) -> Tensor:
     """Numbers drawn uniformly from [0, 1), of ``size``: torch's numbers for the seed of
     ``generator`` (or of the default generator): u24 = (r32 mod 2**24) / 2**24 in float32,
     u53 = (r64 mod 2**53) / 2**53 in float64 (``sampling.uniform``).
@@ -142,13 +143,13 @@ def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = Non
         >>> rand(3, generator=chaingrad.Generator().manual_seed(2147483647))
         tensor([0.7081, 0.3542, 0.1054])
     """
-    shape, wanted = _shape_and_float("rand", size, dtype, device)
+    shape, wanted = _shape_and_float("rand", _sizes("rand", size, named), dtype, device)
     drawn = sampling.uniform(generator, shape, wanted, 0.0, 1.0, "rand")
     return leaf(drawn, requires_grad, "rand")
 
 
 def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
+          requires_grad: bool = False, **named: Any) -> Tensor:
     """Numbers drawn from the standard normal distribution, of ``size``: torch's numbers
     for the seed (the Box-Muller transform of ``sampling.normal``).
 
@@ -157,7 +158,7 @@ def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = No
         >>> randn(2, generator=chaingrad.Generator().manual_seed(0))
         tensor([ 1.5410, -0.2934])
     """
-    shape, wanted = _shape_and_float("randn", size, dtype, device)
+    shape, wanted = _shape_and_float("randn", _sizes("randn", size, named), dtype, device)
     drawn = sampling.normal(generator, shape, wanted, 0.0, 1.0, op="randn")
     return leaf(drawn, requires_grad, "randn")
 
@@ -176,28 +177,39 @@ def randn_like(input: Tensor, *, generator: Any = None, dtype: Any = None,  # no
                  dtype=dtype or input._value.dtype, device=device, requires_grad=requires_grad)
 
 
-def randint(*args: Any, size: Any = None, generator: Any = None, dtype: Any = None,
-            device: Any = None, requires_grad: bool = False) -> Tensor:
+def randint(*args: Any, low: Any = None, high: Any = None, size: Any = None,
+            generator: Any = None, dtype: Any = None, device: Any = None,
+            requires_grad: bool = False) -> Tensor:
     """Integers drawn uniformly from [low, high): ``randint(high, size)`` or
-    ``randint(low, high, size)``, int64 unless ``dtype`` says otherwise, as torch.randint:
-    low + (r32 mod (high - low)), or r64 for a span of 2**28 or more (``sampling.integers``).
+    ``randint(low, high, size)``, any of them by keyword too (``randint(high=10,
+    size=(3,))``; ``low`` is 0 if not given), int64 unless ``dtype`` says otherwise, as
+    torch.randint: low + (r32 mod (high - low)), or r64 for a span of 2**28 or more
+    (``sampling.integers``).
 
     Example:
         >>> import chaingrad
         >>> randint(3, 10, (4,), generator=chaingrad.Generator().manual_seed(0))
         tensor([7, 6, 3, 5])
     """
-    if size is not None:
-        args = (*args, size)
-    if len(args) == 2:
-        low, (high, size) = 0, args
-    elif len(args) == 3:
-        low, high, size = args
+    named = {"low": low, "high": high, "size": size}
+    # by position: (high, size) or (low, high, size); one or two with keywords for the rest
+    if len(args) == 3:
+        slots = ("low", "high", "size")
+    elif len(args) == 2:
+        slots = ("low", "high") if size is not None else ("high", "size")
     else:
+        slots = (("low",) if high is not None else ("high",))[:len(args)]
+    twice = [name for name in slots if named[name] is not None]
+    if len(args) > 3 or twice:
+        raise TypeError(f"randint: got {twice[0]} twice (by position and by keyword)" if twice
+                        else f"randint: takes at most 3 positional arguments, got {len(args)}")
+    named |= dict(zip(slots, args))
+    if named["high"] is None or named["size"] is None:
         raise TypeError("randint: expected randint(high, size) or randint(low, high, size), "
-                        f"got {len(args)} positional argument(s)")
-    shape = size_of((size,), "randint")
-    low, high = _plain(low, "randint"), _plain(high, "randint")
+                        f"missing {'high' if named['high'] is None else 'size'}")
+    shape = size_of((named["size"],), "randint")
+    low = 0 if named["low"] is None else _plain(named["low"], "randint")
+    high = _plain(named["high"], "randint")
     if not high > low:
         raise ValueError(f"randint: needs low < high, got low={low}, high={high}")
     check_device(device, "randint")
@@ -310,17 +322,23 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     drawn = sampling.multinomial(generator, probs, num_samples, bool(replacement))
     return leaf(drawn, False, "multinomial")
 
-def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
+def arange(start: Any = None, end: Any = None, step: Any = 1, *, dtype: Any = None,
            device: Any = None, requires_grad: bool = False) -> Tensor:
     """start, start + step, ... up to (not including) end; int64 when all three are ints,
-    else the default floating dtype, as torch.arange.
+    else the default floating dtype, as torch.arange (``arange(end)``, ``arange(start,
+    end)``, and by keyword: ``arange(end=3)``).
 
     Example:
         >>> arange(3), arange(0, 1, 0.25)
         (tensor([0, 1, 2]), tensor([0.0000, 0.2500, 0.5000, 0.7500]))
     """
     if end is None:
+        if start is None:
+            raise TypeError("arange: expected arange(end), arange(start, end) or "
+                            "arange(start, end, step), got no end")
         start, end = 0, start
+    elif start is None:
+        start = 0
     numbers = [_plain(v, "arange") for v in (start, end, step)]
     if numbers[2] == 0:
         raise ValueError("arange: step must be nonzero")
@@ -376,6 +394,19 @@ def _filled(op: str, size: tuple, value: Any, dtype: Any, device: Any,
     array = np.full(shape, value, dtype=wanted)
     _check_finite(array, op)
     return leaf(array, requires_grad, op)
+
+
+def _sizes(op: str, positional: tuple, named: dict[str, Any]) -> tuple:
+    """A factory's size: given by position (``zeros(2, 3)``, ``zeros((2, 3))``) or as
+    ``size=`` (``zeros(size=(2, 3))``), as torch takes it; any other keyword is refused."""
+    unknown = set(named) - {"size"}
+    if unknown:
+        raise TypeError(f"{op}() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    if "size" not in named:
+        return positional
+    if positional:
+        raise TypeError(f"{op}: got a size both by position and as size=")
+    return (named["size"],)
 
 
 def _shape_and_float(op: str, size: tuple, dtype: Any,

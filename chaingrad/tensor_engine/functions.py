@@ -1,5 +1,5 @@
-"""Functions of tensors: ``concatenate``, ``stack``, ``where``, ``pad``, and the nodes of
-convolution and pooling (``conv2d``, ``max_pool2d``), which ``chaingrad.nn.functional``'s
+"""Functions of tensors: ``concatenate``, ``stack``, ``where``, ``einsum``, ``pad``, and the
+nodes of convolution and pooling (``conv2d``, ``max_pool2d``), which ``chaingrad.nn.functional``'s
 functions of the same names, their one entry, check the arguments of and call.
 
 Convolution is a primitive, as in torch: its forward lays the windows a kernel sees out as
@@ -12,6 +12,7 @@ named in each function's docstring, beside the readable form of each forward.
 
 from __future__ import annotations
 
+import string
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +25,7 @@ from .promotion import cast, operands
 from .rules import (
     CONCATENATE,
     CONV2D,
+    EINSUM,
     MAX_POOL2D,
     PAD,
     STACK,
@@ -154,6 +156,115 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
         raise ValueError(f"where: shapes {cond.shape}, {tuple(x.shape)} and {tuple(y.shape)} "
                          "do not broadcast") from None
     return make_node(data.astype(both[2], copy=False), (x, y), WHERE.bind(cond))
+
+
+LETTERS = string.ascii_letters
+"""The letters that name axes in an einsum equation (torch's: a-z and A-Z)."""
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Sums of products of the operands' entries, their axes named by the letters of
+    ``equation``, as torch.einsum: ``"ij,jk->ik"`` is a matrix product, ``"bij,bjk->bik"``
+    a batched one, ``"i,i->"`` a dot product, ``"ij->ji"`` a transpose; ``...`` stands for
+    the dims no letter names (aligned on the right, as broadcasting aligns them); without
+    ``->`` the output has ``...`` and then each letter used once, in alphabetical order.
+
+    Each step is the ``einsum`` primitive of two operands, whose gradients are einsums
+    too (``rules.EINSUM``): one operand is paired with the number 1, three or more are
+    taken two at a time, left to right, each product keeping the letters still needed.
+    What chaingrad lacks is refused by name: a letter repeated within one operand (a
+    diagonal), a letter of size 1 in one operand and more in another (broadcasting), the
+    sublist form ``einsum(x, [0, 1], ...)``.
+
+    Example:
+        >>> x, y = Tensor(np.ones((2, 3))), Tensor(np.ones((3, 4)))
+        >>> einsum("ij,jk->ik", x, y).shape, einsum("ij->", x).item()
+        (chaingrad.Size([2, 4]), 6.0)
+    """
+    if not isinstance(equation, str):
+        raise NotImplementedError("einsum with the sublist format (einsum(x, [0, 1], ...)) is "
+                                  "not in chaingrad yet; write the equation as a string")
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    ts = _tensors(list(operands), "einsum")
+    subscripts, result = einsum_subscripts(equation, [t.ndim for t in ts])
+    sizes: dict[str, int] = {}
+    for t, letters in zip(ts, subscripts):
+        for letter, n in zip(letters, t.shape):
+            known = sizes.setdefault(letter, n)
+            if known != n:
+                if 1 in (known, n):
+                    raise NotImplementedError(
+                        f"einsum: {letter!r} is of size {known} in one operand and {n} in "
+                        "another; broadcasting a dim of size 1 in einsum is not in chaingrad "
+                        "yet (expand it first)")
+                raise ValueError(f"einsum: {letter!r} is of size {known} in one operand and "
+                                 f"{n} in another in {equation!r}")
+    if len(ts) == 1:  # x alone: its product with the number 1
+        ts.append(constant(np.ones((), dtype=ts[0]._value.dtype)))
+        subscripts.append("")
+    left, left_letters = ts[0], subscripts[0]
+    for i in range(1, len(ts)):
+        still_needed = set(result).union(*subscripts[i + 1:])
+        kept = result if i == len(ts) - 1 else "".join(dict.fromkeys(
+            c for c in left_letters + subscripts[i] if c in still_needed))
+        pair = f"{left_letters},{subscripts[i]}->{kept}"
+        data = np.einsum(pair, left._value, ts[i]._value, optimize=True)
+        if not all_finite(np.asarray(data)):
+            raise domain_error("einsum", np.asarray(data), (), None)
+        needs = (left.requires_grad, ts[i].requires_grad)
+        left = make_node(data, (left, ts[i]), EINSUM.bind(pair, needs))
+        left_letters = kept
+    return left
+
+
+def einsum_subscripts(equation: str, ndims: list[int]) -> tuple[list[str], str]:
+    """Each operand's letters and the output's, with ``...`` spelt out as letters the
+    equation does not use and the implicit output (no ``->``) made explicit.
+
+    Example:
+        >>> einsum_subscripts("...ij,jk", [3, 2])
+        (['aij', 'jk'], 'aik')
+    """
+    text = equation.replace(" ", "")
+    if text.count("->") > 1:
+        raise ValueError(f"einsum: {equation!r} has more than one '->'")
+    left, arrow, right = text.partition("->")
+    inputs = left.split(",")
+    if len(inputs) != len(ndims):
+        raise ValueError(f"einsum: {equation!r} names {len(inputs)} operand(s), got "
+                         f"{len(ndims)}")
+    for part in inputs + [right]:
+        if part.count("...") > 1 or any(c not in LETTERS for c in part.replace("...", "")):
+            raise ValueError(f"einsum: {part!r} in {equation!r}: subscripts are letters a-z, "
+                             "A-Z and at most one '...'")
+    free = [c for c in LETTERS if c not in text]
+    spans = []
+    for k, (part, ndim) in enumerate(zip(inputs, ndims)):
+        named = len(part.replace("...", ""))
+        span = ndim - named
+        if span < 0 or (span > 0 and "..." not in part):
+            raise ValueError(f"einsum: the subscripts {part!r} of operand {k} do not match "
+                             f"its {ndim} dim(s)")
+        spans.append(span if "..." in part else 0)
+    ellipsis = "".join(free[:max(spans, default=0)])
+    subscripts = [part.replace("...", ellipsis[len(ellipsis) - span:])
+                  for part, span in zip(inputs, spans)]
+    for k, letters in enumerate(subscripts):
+        if len(set(letters)) != len(letters):
+            raise NotImplementedError(
+                f"einsum: operand {k} repeats a letter ({inputs[k]!r}: a diagonal), which is "
+                "not in chaingrad yet")
+    everything = "".join(subscripts)
+    if arrow:
+        result = right.replace("...", ellipsis)
+    else:
+        result = ellipsis + "".join(sorted(c for c in set(everything) - set(ellipsis)
+                                           if everything.count(c) == 1))
+    if len(set(result)) != len(result) or any(c not in everything for c in result):
+        raise ValueError(f"einsum: the output {right!r} of {equation!r} must use each letter "
+                         "of the operands at most once")
+    return subscripts, result
 
 
 def pad(x: Tensor, pad_width: Sequence[tuple[int, int]]) -> Tensor:

@@ -8,6 +8,7 @@ primitives in ``rules.py``; the rest have one form.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -16,8 +17,21 @@ from .. import reference
 from . import fast_kernels, rules
 from .rules import log_softmax, put, scatter_array, softmax, unpool_array
 
-__all__ = ["conv2d", "conv2d_input_grad", "conv2d_weight_grad", "log_softmax", "max_pool2d",
-           "np", "put", "scatter_array", "softmax", "unpool_array"]
+__all__ = ["conv2d", "conv2d_input_grad", "conv2d_weight_grad", "erf", "log_softmax",
+           "max_pool2d", "np", "put", "scatter_array", "softmax", "unpool_array"]
+
+_erf_of_each = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """The error function of each entry, in x's dtype: ``math.erf`` entry by entry (numpy
+    has no erf), so an array's numbers are those of ``Value.erf`` (about 0.2 us an entry).
+
+    Example:
+        >>> erf(np.array([0.0, 0.5])).tolist()
+        [0.0, 0.5204998778130465]
+    """
+    return np.asarray(_erf_of_each(x), dtype=x.dtype)
 
 
 def conv2d(x: np.ndarray, w: np.ndarray, stride: tuple[int, int], padding: tuple[int, int],

@@ -249,6 +249,111 @@ def log_softmax(input: Any, dim: int, dtype: Any = None) -> Tensor:  # noqa: A00
     return (x if dtype is None else x.to(dtype)).log_softmax(dim)
 
 
+def logsumexp(input: Any, dim: Any, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """log(sum(exp(x))) over ``dim``, computed stably (see ``Tensor.logsumexp``)."""
+    return _tensor(input, "logsumexp").logsumexp(dim, keepdim)
+
+
+@_with_out
+def cumsum(input: Any, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    """The running sums along ``dim`` (see ``Tensor.cumsum``)."""
+    return _tensor(input, "cumsum").cumsum(dim, dtype=dtype)
+
+
+def sort(input: Any, dim: int = -1, descending: bool = False, *,  # noqa: A002
+         stable: bool = False) -> Any:
+    """``(values, indices)`` of the entries along ``dim`` in order (see ``Tensor.sort``)."""
+    return _tensor(input, "sort").sort(dim, descending, stable=stable)
+
+
+def argsort(input: Any, dim: int = -1, descending: bool = False, *,  # noqa: A002
+            stable: bool = False) -> Tensor:
+    """Where each entry of the sorted tensor comes from (see ``Tensor.argsort``)."""
+    return _tensor(input, "argsort").argsort(dim, descending, stable=stable)
+
+
+def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
+         sorted: bool = True) -> Any:  # noqa: A002
+    """``(values, indices)`` of the ``k`` largest entries along ``dim`` (see
+    ``Tensor.topk``)."""
+    return _tensor(input, "topk").topk(k, dim, largest, sorted)
+
+
+def nonzero(input: Any, *, as_tuple: bool = False) -> Any:  # noqa: A002
+    """The indices of the nonzero entries (see ``Tensor.nonzero``)."""
+    return _tensor(input, "nonzero").nonzero(as_tuple=as_tuple)
+
+
+def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
+    """How many entries fall in each of ``bins`` equal bins (see ``Tensor.histc``)."""
+    return _tensor(input, "histc").histc(bins, min, max)
+
+
+def histogram(input: Any, bins: Any = 100, *, range: Any = None,  # noqa: A002
+              weight: Any = None, density: bool = False) -> Any:
+    """``(hist, bin_edges)`` (see ``Tensor.histogram``)."""
+    return _tensor(input, "histogram").histogram(bins, range=range, weight=weight,
+                                                 density=density)
+
+
+def tril(input: Any, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """The entries on and below the ``diagonal``, zeros above (see ``Tensor.tril``).
+
+    Example:
+        >>> tril(Tensor(np.ones((2, 2)))).tolist()
+        [[1.0, 0.0], [1.0, 1.0]]
+    """
+    return _tensor(input, "tril").tril(diagonal)
+
+
+def triu(input: Any, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """The entries on and above the ``diagonal``, zeros below (see ``Tensor.triu``)."""
+    return _tensor(input, "triu").triu(diagonal)
+
+
+def masked_fill(input: Any, mask: Any, value: Any) -> Tensor:  # noqa: A002
+    """``value`` where ``mask`` is True, ``input`` elsewhere (see ``Tensor.masked_fill``)."""
+    return _tensor(input, "masked_fill").masked_fill(mask, value)
+
+
+def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Pieces along ``dim`` (see ``Tensor.split``)."""
+    return _tensor(tensor, "split").split(split_size_or_sections, dim)
+
+
+def chunk(input: Any, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """At most ``chunks`` pieces along ``dim`` (see ``Tensor.chunk``)."""
+    return _tensor(input, "chunk").chunk(chunks, dim)
+
+
+def unbind(input: Any, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """The slices along ``dim`` (see ``Tensor.unbind``)."""
+    return _tensor(input, "unbind").unbind(dim)
+
+
+def roll(input: Any, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
+    """The entries moved ``shifts`` places along ``dims``, wrapping round (see
+    ``Tensor.roll``)."""
+    return _tensor(input, "roll").roll(shifts, dims)
+
+
+def gather(input: Any, dim: int, index: Any) -> Tensor:  # noqa: A002
+    """The entries along ``dim`` at ``index`` (see ``Tensor.gather``)."""
+    return _tensor(input, "gather").gather(dim, index)
+
+
+def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Tensor:  # noqa: A002
+    """``input`` with ``src`` added along ``dim`` at ``index`` (see
+    ``Tensor.scatter_add``)."""
+    return _tensor(input, "scatter_add").scatter_add(dim, index, src)
+
+
+@_with_out
+def bmm(input: Any, mat2: Any) -> Tensor:  # noqa: A002
+    """The products of two batches of matrices (see ``Tensor.bmm``)."""
+    return _tensor(input, "bmm").bmm(_tensor(mat2, "bmm"))
+
+
 def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Tensor:  # noqa: A002
     """The dims from start_dim to end_dim merged into one."""
     return _tensor(input, "flatten").flatten(start_dim, end_dim)

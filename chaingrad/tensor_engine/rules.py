@@ -29,7 +29,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import reference
-from ..rules import Primitive, data, define, exp
+from ..rules import Primitive, data, define, exp, log, log1p
 from .arrays import ARRAY_TYPES
 
 # ---- matmul ----
@@ -158,6 +158,31 @@ def LOG_SOFTMAX(xs, out, g, axis):
     return (g - exp(out) * g.sum(axis=axis, keepdims=True),)
 
 
+@define("cumsum", ("flip(flip(out.grad, axis).cumsum(axis), axis)",),
+        array="np.cumsum(x, axis=axis)", params=("axis",), saves=("",),
+        torch=("torch.cumsum", "Tensor.cumsum"))
+def CUMSUM(xs, out, g, axis):
+    """The running sums along ``axis``, out[i] = x[0] + ... + x[i];  d/dx[i] = g[i] + g[i+1]
+    + ...: the running sums of g from the other end (flipped, summed, flipped back)."""
+    return (flip(flip(g, axis).cumsum(axis), axis),)
+
+
+@define("binary_cross_entropy",
+        ("out.grad * (x.data - y.data) / maximum((1 - x.data) * x.data, 9.999999960041972e-13)",
+         "out.grad * (maximum(log1p(-x.data), -100) - maximum(log(x.data), -100))"),
+        array="(y - 1) * np.maximum(np.log1p(-x), -100) - y * np.maximum(np.log(x), -100)",
+        domain="0 <= x <= 1", saves=("x y", "x"), floats=True,
+        torch=("F.binary_cross_entropy",))
+def BINARY_CROSS_ENTROPY(xs, out, g):
+    """-(t * log(x) + (1 - t) * log(1 - x)) for a probability x and its target t, each log
+    at least -100 (torch's floor: x = 0 or 1 gives a number);  d/dx = (x - t) / (x * (1 - x)),
+    the denominator at least torch's 1e-12 (as a float32: 9.999999960041972e-13), d/dt =
+    log(1 - x) - log(x), the logs floored again (torch's are not: there it gives inf)."""
+    x, t = xs
+    return (g * (x - t) / maximum((1 - x) * x, 9.999999960041972e-13),
+            g * (maximum(log1p(-x), -100) - maximum(log(x), -100)))
+
+
 @define("clip", ("between(x.data, low, high) * out.grad",), array="np.clip(x, low, high)",
         params=("low", "high"), saves=("x",), torch=("torch.clamp", "Tensor.clamp"))
 def CLIP(xs, out, g, low, high):
@@ -242,6 +267,21 @@ def WHERE(xs, out, g, condition):
     return g * condition, g * ~condition
 
 
+@define("einsum", ("einsum_grad(equation, 0, out.grad, y.data, x.shape)",
+                   "einsum_grad(equation, 1, out.grad, x.data, y.shape)"),
+        array="np.einsum(equation, x, y, optimize=True)", params=("equation", "needs"),
+        saves=("y", "x"), torch=("torch.einsum",))
+def EINSUM(xs, out, g, equation, needs):
+    """Sums of products of the entries of x and y, each axis named by a letter of
+    ``equation`` ("ij,jk->ik" is x @ y; a letter missing after "->" is summed over);
+    d/dx = einsum("ik,jk->ij", g, y) for that example: the rule of an einsum is an einsum
+    of g with the other input (``einsum_grad``). ``needs`` says which of x and y take a
+    gradient."""
+    x, y = xs
+    return (einsum_grad(equation, 0, g, y, x.shape) if needs[0] else None,
+            einsum_grad(equation, 1, g, x, y.shape) if needs[1] else None)
+
+
 @define("pad", ("out.grad[unpadded(widths, x.shape)]",), array="np.pad(x, widths)",
         params=("widths",), saves=("",))
 def PAD(xs, out, g, widths):
@@ -320,8 +360,9 @@ def UNPOOL(xs, out, g, picked, shape, overlap):
 
 
 PRIMITIVES: tuple[Primitive, ...] = (
-    MATMUL, SCALE, SUM, MAX, MIN, SOFTMAX, LOG_SOFTMAX, CLIP, RESHAPE, TRANSPOSE, CAST,
-    BROADCAST_TO, GETITEM, SETITEM, SCATTER, CONCATENATE, STACK, WHERE, PAD, CONV2D,
+    MATMUL, SCALE, SUM, MAX, MIN, SOFTMAX, LOG_SOFTMAX, CUMSUM, BINARY_CROSS_ENTROPY, CLIP,
+    RESHAPE, TRANSPOSE, CAST, BROADCAST_TO, GETITEM, SETITEM, SCATTER, CONCATENATE, STACK,
+    WHERE, EINSUM, PAD, CONV2D,
     CONV2D_INPUT_GRAD, CONV2D_WEIGHT_GRAD, MAX_POOL2D, UNPOOL)
 """Every primitive of the Tensor engine, beside those of ``chaingrad.rules``."""
 
@@ -360,6 +401,43 @@ def expand(g: Any, axes: tuple[int, ...], shape: tuple[int, ...]) -> Any:
     """g, reduced over ``axes`` of ``shape``, repeated back along them to ``shape``."""
     g = g.reshape(kept_shape(shape, axes))
     return np.broadcast_to(g, shape) if isinstance(g, ARRAY_TYPES) else g.broadcast_to(shape)
+
+
+def maximum(x: Any, floor: float) -> Any:
+    """x, but at least ``floor`` (a number), entry by entry: on an array (or a numpy
+    number) or a Tensor."""
+    return x.maximum(floor) if hasattr(x, "_prev") else np.maximum(x, floor)
+
+
+def flip(x: Any, axis: int) -> Any:
+    """x with its entries along ``axis`` in reverse order (a slice of step -1, on an array
+    or a Tensor)."""
+    return x[(slice(None),) * axis + (slice(None, None, -1),)]
+
+
+def einsum(equation: str, x: Any, y: Any) -> Any:
+    """The einsum of two operands: on arrays, its forward; on Tensors, an ``einsum`` node."""
+    needs = (getattr(x, "requires_grad", False), getattr(y, "requires_grad", False))
+    return apply(EINSUM.bind(equation, needs), x, y)
+
+
+def einsum_grad(equation: str, k: int, g: Any, other: Any, shape: tuple[int, ...]) -> Any:
+    """The gradient of operand ``k`` (0 or 1) of the two-operand ``equation``, of ``shape``,
+    from the output's gradient g and the other operand: the einsum of g and the other
+    operand into operand k's letters, repeated along those that only operand k has (the
+    forward summed them away, so each of their entries had the same share).
+
+    Example:
+        >>> g, y = np.ones((2, 4)), np.arange(12.0).reshape(3, 4)
+        >>> bool((einsum_grad("ij,jk->ik", 0, g, y, (2, 3)) == g @ y.T).all())
+        True
+    """
+    inputs, result = equation.split("->")
+    mine, theirs = inputs.split(",")[k], inputs.split(",")[1 - k]
+    kept = "".join(c for c in mine if c in result or c in theirs)
+    part = einsum(f"{result},{theirs}->{kept}", g, other)
+    summed_away = tuple(i for i, c in enumerate(mine) if c not in kept)
+    return expand(part, summed_away, shape) if summed_away else part
 
 
 def between(x: np.ndarray, low: float | None, high: float | None) -> np.ndarray:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 from collections.abc import Callable
+from fractions import Fraction
 from numbers import Real
 from operator import attrgetter
 from typing import Any, Union
@@ -43,20 +44,29 @@ from ..rules import (
     ABS,
     ADD,
     COS,
+    ERF,
     EXP,
+    EXPM1,
+    GELU,
+    LEAKY_RELU,
     LOG,
+    LOG1P,
+    LOG2,
+    LOG10,
     MUL,
     POW,
     POW_N,
     RELU,
     SIGMOID,
     SIN,
+    SOFTPLUS,
     SQRT,
     TANH,
     Bound,
     Primitive,
+    method,
 )
-from . import dtypes
+from . import dtypes, sampling
 from .arrays import (
     ARRAY_TYPES,
     all_finite,
@@ -75,6 +85,7 @@ from .promotion import floating, lift, number, operands
 from .rules import (
     BROADCAST_TO,
     CLIP,
+    CUMSUM,
     GETITEM,
     LOG_SOFTMAX,
     MATMUL,
@@ -82,6 +93,7 @@ from .rules import (
     MIN,
     RESHAPE,
     SCALE,
+    SCATTER,
     SOFTMAX,
     SUM,
     TRANSPOSE,
@@ -105,10 +117,16 @@ def elementwise(prim: Primitive) -> Callable[[Tensor], Tensor]:
     one). Where the op has a domain, a result that is not finite is a ``DomainError`` that
     says where (``log: got 0.0 at index (1,), needs x > 0``), as ``_apply`` checks.
 
+    An op with parameters (``x.leaky_relu(0.2)``, ``x.softplus(beta=2)``) takes them as its
+    declaration names them, those left out taking their defaults (``Primitive.called``),
+    and makes its node through ``_apply``.
+
     Example:
         >>> Tensor([0.0, 1.0]).tanh()
         tensor([0.0000, 0.7616])
     """
+    if prim.param_names:
+        return method(prim)  # x._apply(LEAKY_RELU.called(0.2)): not a hot path
     forward, floats, domain, name = prim.on_arrays, prim.floats, prim.domain, prim.method
 
     def apply(self: Tensor) -> Tensor:
@@ -131,7 +149,11 @@ def elementwise(prim: Primitive) -> Callable[[Tensor], Tensor]:
 
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
-"""What ``max(dim)`` and ``min(dim)`` return, as torch's ``torch.return_types.max``."""
+"""What ``max(dim)``, ``min(dim)``, ``sort`` and ``topk`` return, as torch's
+``torch.return_types.max`` (and ``sort``, ``topk``)."""
+
+histogram_result = namedtuple("histogram_result", ["hist", "bin_edges"])
+"""What ``histogram`` returns, as torch's ``torch.return_types.histogram``."""
 
 
 class Tensor(InPlace, Conversions, autodiff.Node):
@@ -270,6 +292,25 @@ class Tensor(InPlace, Conversions, autodiff.Node):
             raise RuntimeError(f"mm: expects two 2-D tensors, got shapes {tuple(self.shape)} "
                                f"and {tuple(getattr(mat2, 'shape', ()))} (use matmul)")
         return self @ mat2
+
+    def bmm(self, mat2: Tensor) -> Tensor:
+        """The products of two batches of matrices, (b, n, m) @ (b, m, p) -> (b, n, p), as
+        torch.bmm (a matmul, after torch's checks).
+
+        Example:
+            >>> Tensor(np.ones((2, 1, 3))).bmm(Tensor(np.ones((2, 3, 4)))).shape
+            chaingrad.Size([2, 1, 4])
+        """
+        other = lift(mat2, self, numbers=False)
+        if other is None:
+            raise TypeError(f"bmm: mat2 must be a Tensor, got {type(mat2).__name__}")
+        for name, t in (("batch1", self), ("batch2", other)):
+            if t.ndim != 3:
+                raise RuntimeError(f"bmm: {name} must be a 3D tensor, got shape {tuple(t.shape)}")
+        if self.shape[0] != other.shape[0] or self.shape[2] != other.shape[1]:
+            raise RuntimeError(f"bmm: shapes {tuple(self.shape)} and {tuple(other.shape)} do "
+                               "not match (b, n, m) and (b, m, p)")
+        return self @ other
 
     def dot(self, other: Tensor) -> Tensor:
         """The dot product of two 1-D tensors, as torch.dot."""
@@ -424,6 +465,10 @@ class Tensor(InPlace, Conversions, autodiff.Node):
     relu, tanh, sigmoid = elementwise(RELU), elementwise(TANH), elementwise(SIGMOID)
     exp, log, sqrt = elementwise(EXP), elementwise(LOG), elementwise(SQRT)
     abs, sin, cos = elementwise(ABS), elementwise(SIN), elementwise(COS)
+    log1p, expm1 = elementwise(LOG1P), elementwise(EXPM1)
+    log10, log2, erf = elementwise(LOG10), elementwise(LOG2), elementwise(ERF)
+    # chaingrad's own methods (torch has them in F only): one rule for both engines
+    gelu, leaky_relu, softplus = elementwise(GELU), elementwise(LEAKY_RELU), elementwise(SOFTPLUS)
 
     def pow(self, exponent: Operand) -> Tensor:
         """x ** exponent (see ``__pow__``)."""
@@ -684,6 +729,200 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         ax = normalize_axis(dim, max(x.ndim, 1), "log_softmax")
         return make_node(LOG_SOFTMAX.on_arrays(x._value, ax), (x,), LOG_SOFTMAX.bind(ax))
 
+    def logsumexp(self, dim: Dims, keepdim: bool = False) -> Tensor:
+        """log(sum(exp(x))) over ``dim``, computed stably as m + log(sum(exp(x - m))) with
+        m the largest entry (a constant: the gradient is softmax(x) either way); composed
+        of primitives.
+
+        Example:
+            >>> round(Tensor([0.0, 1000.0]).logsumexp(0).item(), 4)
+            1000.0
+        """
+        x = floating(self)
+        axes = normalize_axes(dim, x.ndim, "logsumexp")
+        if not axes and x.ndim:
+            raise RuntimeError("logsumexp: dim must name at least one dim (torch's dim=() "
+                               "reduces nothing)")
+        if any(x.shape[a] == 0 for a in axes):
+            raise ValueError(f"logsumexp: got an empty dim in shape {tuple(x.shape)}")
+        top = constant(x._value.max(axis=axes, keepdims=True))
+        total = (x - top).exp().sum(axes, keepdim=True).log() + top
+        return total if keepdim else total.squeeze(axes)
+
+    # ---- running sums, sorting and counting ----
+
+    def cumsum(self, dim: int, *, dtype: Any = None) -> Tensor:
+        """The running sums along ``dim``, out[i] = x[0] + ... + x[i]; integers and bools
+        sum to int64, as in torch;  d/dx[i] = g[i] + g[i+1] + ...
+        (``tensor_engine.rules.CUMSUM``).
+
+        Example:
+            >>> Tensor([1.0, 2.0, 3.0]).cumsum(0).tolist()
+            [1.0, 3.0, 6.0]
+        """
+        x = self if dtype is None else self.to(dtype)
+        if x._value.dtype.kind in "biu":
+            x = x.to(dtypes.int64)
+        ax = normalize_axis(dim, max(x.ndim, 1), "cumsum")
+        if x.ndim == 0:
+            return x.reshape(1).cumsum(0).reshape(())
+        data = CUMSUM.on_arrays(x._value, ax)
+        if not all_finite(data):
+            raise domain_error("cumsum", data, (), None)
+        return make_node(data, (x,), CUMSUM.bind(ax))
+
+    def sort(self, dim: int = -1, descending: bool = False, *,
+             stable: bool = False) -> values_indices:
+        """The entries along ``dim`` in order, and where each came from, as torch.sort:
+        ``(values, indices)``. Equal entries keep their order (a stable sort, which torch
+        gives with ``stable=True``); the gradient of ``values`` goes back to the entries
+        they came from (a ``getitem``).
+
+        Example:
+            >>> x = Tensor([3.0, 1.0, 2.0])
+            >>> x.sort().values.tolist(), x.sort(descending=True).indices.tolist()
+            ([1.0, 2.0, 3.0], [0, 2, 1])
+        """
+        indices = self.argsort(dim, descending, stable=stable)
+        return values_indices(self._take_along(indices._value, dim, "sort"), indices)
+
+    def argsort(self, dim: int = -1, descending: bool = False, *,
+                stable: bool = False) -> Tensor:
+        """Where each entry of ``sort(dim, descending)`` comes from, int64, as torch.argsort
+        (equal entries in their order)."""
+        if self.ndim == 0:
+            return constant(np.zeros((), dtype=np.int64))
+        ax = normalize_axis(dim, self.ndim, "sort")
+        x = self._value
+        if descending:  # stable: the last of equal entries of the flipped array comes first
+            n = x.shape[ax]
+            order = n - 1 - np.flip(np.argsort(np.flip(x, ax), axis=ax, kind="stable"), ax)
+        else:
+            order = np.argsort(x, axis=ax, kind="stable")
+        return constant(order.astype(np.int64))
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True,
+             sorted: bool = True) -> values_indices:  # noqa: A002 - torch's name
+        """The ``k`` largest entries along ``dim`` (the smallest with ``largest=False``),
+        best first, and where they came from, as torch.topk: ``(values, indices)``; the
+        gradient goes to the entries picked. Equal entries are taken in their order.
+
+        Example:
+            >>> x = Tensor([1.0, 5.0, 3.0], requires_grad=True)
+            >>> top = x.topk(2)
+            >>> top.values.sum().backward()
+            >>> top.indices.tolist(), x.grad.tolist()
+            ([1, 2], [0.0, 1.0, 1.0])
+        """
+        n = self.shape[normalize_axis(dim, self.ndim, "topk")] if self.ndim else 1
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+            raise TypeError(f"topk: k must be an int, got {k!r}")
+        if not 0 <= k <= n:
+            raise RuntimeError(f"topk: selected index k out of range (k={k}, the dim has {n} "
+                               "entries)")
+        order = self.argsort(dim, descending=largest)
+        if self.ndim:
+            ax = normalize_axis(dim, self.ndim, "topk")
+            order = constant(np.take(order._value, np.arange(k), axis=ax))
+        return values_indices(self._take_along(order._value, dim, "topk"), order)
+
+    def _take_along(self, indices: np.ndarray, dim: int, op: str) -> Tensor:
+        """The entries at ``indices`` along ``dim`` (numpy's take_along_axis), as a getitem
+        whose gradient goes back to them."""
+        if self.ndim == 0:
+            return self.reshape(())
+        ax = normalize_axis(dim, self.ndim, op)
+        grid = list(np.indices(indices.shape, sparse=True))
+        grid[ax] = indices
+        return self[tuple(grid)]
+
+    def nonzero(self, *, as_tuple: bool = False) -> Any:
+        """The indices of the nonzero entries, as torch.nonzero: an int64 tensor of one row
+        per entry, in row-major order, or (``as_tuple=True``) one 1-D tensor per dim. No
+        gradient.
+
+        Example:
+            >>> Tensor([[0.0, 2.0], [3.0, 0.0]]).nonzero().tolist()
+            [[0, 1], [1, 0]]
+        """
+        found = np.nonzero(self._value.reshape(self.shape or (1,)))
+        if as_tuple:
+            return tuple(constant(i.astype(np.int64)) for i in found)
+        if self.ndim == 0:
+            return constant(np.zeros((int(found[0].size), 0), dtype=np.int64))
+        return constant(np.stack(found, axis=1).astype(np.int64))
+
+    def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
+        """How many entries fall in each of ``bins`` equal bins from ``min`` to ``max`` (the
+        smallest and largest entry if both are 0), as torch.histc, in this tensor's dtype;
+        entries outside are not counted, one equal to ``max`` goes in the last bin. An entry
+        x goes in bin int((x - min) / (max - min) * bins), computed in x's dtype as torch
+        computes it. No gradient.
+
+        Example:
+            >>> Tensor([1.0, 2.0, 1.0]).histc(bins=4, min=0, max=3).tolist()
+            [0.0, 2.0, 1.0, 0.0]
+        """
+        if self._value.dtype.kind != "f":
+            raise RuntimeError(f"histc: \"histogram_cpu\" not implemented for "
+                               f"'{dtypes.of(self._value.dtype).name}' (use a floating tensor)")
+        if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
+            raise RuntimeError(f"histc: bins must be > 0, got {bins!r}")
+        x = self._value.reshape(-1)
+        dtype = x.dtype.type
+        low, high = dtype(min), dtype(max)
+        if low == high and x.size:
+            low, high = x.min(), x.max()
+        if low == high:
+            low, high = low - 1, high + 1
+        if low > high:
+            raise RuntimeError(f"histc: max must be larger than min, got min={min}, max={max}")
+        inside = x[(x >= low) & (x <= high)]
+        # torch's bin, in x's dtype: the right edge itself goes in the last bin
+        place = ((inside - low) / (high - low) * dtype(bins)).astype(np.int64)
+        counts = np.bincount(np.minimum(place, bins - 1), minlength=bins)
+        return constant(counts.astype(x.dtype))
+
+    def histogram(self, bins: Any = 100, *, range: Any = None,  # noqa: A002
+                  weight: Tensor | None = None, density: bool = False) -> histogram_result:
+        """A histogram, as torch.histogram: ``bins`` equal bins over ``range`` (the entries'
+        smallest and largest by default), or the bin edges as a 1-D tensor; ``weight``
+        counts each entry by its weight, ``density`` divides by the total times the bin
+        width. Returns ``(hist, bin_edges)``; no gradient.
+
+        Example:
+            >>> h = Tensor([1.0, 2.0, 1.0]).histogram(2, range=(0.0, 2.0))
+            >>> h.hist.tolist(), h.bin_edges.tolist()
+            ([0.0, 3.0], [0.0, 1.0, 2.0])
+        """
+        if self._value.dtype.kind != "f":
+            raise RuntimeError("histogram: needs a floating tensor, got "
+                               f"{dtypes.of(self._value.dtype).name}")
+        edges = bins._value if isinstance(bins, Tensor) else bins
+        if not (isinstance(edges, np.ndarray) and edges.ndim == 1 and edges.size > 1) and (
+                isinstance(edges, bool) or not isinstance(edges, (int, np.integer)) or edges < 1):
+            raise RuntimeError(f"histogram: bins must be an int > 0 or a 1-D tensor of edges, "
+                               f"got {bins!r}")
+        x, dtype = self._value.reshape(-1), self._value.dtype
+        if isinstance(edges, np.ndarray):
+            edges = edges.astype(dtype)
+        else:
+            low, high = (x.min(), x.max()) if range is None and x.size else \
+                (0, 0) if range is None else range
+            low, high = dtype.type(low), dtype.type(high)
+            if low == high:  # torch's: a bin of width 1 around the one value
+                low, high = low - dtype.type(0.5), high + dtype.type(0.5)
+            edges = _spaced(low, high, int(edges) + 1)
+        inside = (x >= edges[0]) & (x <= edges[-1])
+        bins = len(edges) - 1
+        place = np.minimum(np.searchsorted(edges, x[inside], side="right") - 1, bins - 1)
+        weights = None if weight is None else \
+            np.asarray(lift(weight, self)._value, dtype=dtype).reshape(-1)[inside]
+        counts = np.bincount(place, weights=weights, minlength=bins).astype(dtype)
+        if density:
+            counts = counts / (counts.sum() * np.diff(edges))
+        return histogram_result(constant(counts.astype(dtype)), constant(edges))
+
     # ---- shapes and indexing: entries move, and each rule moves the gradient back ----
 
     def reshape(self, *shape: Any) -> Tensor:
@@ -836,6 +1075,256 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         """Broadcast to ``other``'s shape."""
         return self.broadcast_to(other.shape)
 
+    def repeat(self, *sizes: Any) -> Tensor:
+        """The tensor tiled ``sizes`` times along each dim (new leading dims if there are
+        more sizes than dims), as torch.Tensor.repeat: a reshape, a broadcast_to and a
+        reshape, so the gradient is g summed over the copies.
+
+        Example:
+            >>> Tensor([1.0, 2.0]).repeat(2, 2).tolist()
+            [[1.0, 2.0, 1.0, 2.0], [1.0, 2.0, 1.0, 2.0]]
+        """
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+            sizes = tuple(sizes[0])
+        if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0
+                   for n in sizes):
+            raise TypeError(f"repeat: sizes must be ints >= 0, got {sizes!r}")
+        if len(sizes) < self.ndim:
+            raise RuntimeError(f"repeat: number of dimensions of repeat dims ({len(sizes)}) "
+                               f"can not be smaller than number of dimensions of tensor "
+                               f"({self.ndim})")
+        shape = (1,) * (len(sizes) - self.ndim) + tuple(self.shape)
+        spread = tuple(d for n in shape for d in (1, n))  # a 1 before each dim ...
+        copies = tuple(d for r, n in zip(sizes, shape) for d in (r, n))  # ... to repeat
+        return self.reshape(spread).broadcast_to(copies).reshape(
+            tuple(r * n for r, n in zip(sizes, shape)))
+
+    def tril(self, diagonal: int = 0) -> Tensor:
+        """The entries on and below the ``diagonal`` of the last two dims, zeros above, as
+        torch.tril (``diagonal`` > 0 keeps that many diagonals above too); composed of
+        ``where``, so the gradient is g on and below the diagonal.
+
+        Example:
+            >>> Tensor(np.ones((3, 3))).tril().tolist()
+            [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]
+        """
+        return self._triangle("tril", diagonal, lower=True)
+
+    def triu(self, diagonal: int = 0) -> Tensor:
+        """The entries on and above the ``diagonal`` of the last two dims, zeros below, as
+        torch.triu (see ``tril``)."""
+        return self._triangle("triu", diagonal, lower=False)
+
+    def _triangle(self, op: str, diagonal: int, lower: bool) -> Tensor:
+        if self.ndim < 2:
+            raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions, got shape "
+                               f"{tuple(self.shape)}")
+        if isinstance(diagonal, bool) or not isinstance(diagonal, (int, np.integer)):
+            raise TypeError(f"{op}: diagonal must be an int, got {diagonal!r}")
+        rows, cols = self.shape[-2:]
+        keep = np.tri(rows, cols, int(diagonal) if lower else int(diagonal) - 1, dtype=bool)
+        return self.masked_fill(keep if not lower else ~keep, 0)
+
+    def masked_fill(self, mask: Any, value: Any) -> Tensor:
+        """``value`` where ``mask`` is True, x elsewhere, as torch.masked_fill: a bool
+        ``mask`` broadcast to x's shape; ``value`` a number (inf and -inf too, as attention's
+        mask uses them) or a 0-d tensor, in x's dtype. Composed of ``where``: the gradient
+        is g where the mask is False (and, to a value that requires grad, the sum of g
+        where it is True).
+
+        Example:
+            >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]])
+            >>> x.masked_fill(Tensor(np.eye(2)) == 0, float("-inf"))
+            tensor([[1., -inf],
+                    [-inf, 4.]])
+        """
+        where_mask = self._mask("masked_fill", mask)
+        fill = self._fill_value("masked_fill", value)
+        return _where(where_mask, fill, self, self._value.dtype)
+
+    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        """``masked_fill`` in place (recorded in a graph as every in-place op: see
+        ``InPlace._in_place``)."""
+        self._mask("masked_fill_", mask)
+        self._fill_value("masked_fill_", value)
+        return self._in_place("masked_fill_", lambda x: x.masked_fill(mask, value), value)
+
+    def _mask(self, op: str, mask: Any) -> np.ndarray:
+        """A boolean mask (a Tensor or an array) broadcast to this tensor's shape."""
+        array = mask._value if isinstance(mask, Tensor) else np.asarray(mask)
+        if array.dtype != np.bool_:
+            raise RuntimeError(f"{op}: only supports boolean masks, but got mask with dtype "
+                               f"{array.dtype}")
+        try:
+            return np.broadcast_to(array, self._value.shape)
+        except ValueError:
+            raise RuntimeError(f"{op}: the mask of shape {array.shape} does not broadcast to "
+                               f"the tensor's shape {tuple(self.shape)}") from None
+
+    def _fill_value(self, op: str, value: Any) -> Tensor:
+        """masked_fill's value as a 0-d tensor of this tensor's dtype."""
+        if isinstance(value, Tensor):
+            if value.ndim != 0:
+                raise RuntimeError(f"{op}: only supports a 0-dimensional value tensor, but got "
+                                   f"tensor with {value.ndim} dimension(s)")
+            return value if value._value.dtype == self._value.dtype else value.to(self.dtype)
+        if isinstance(value, (Real, np.number)) and not isinstance(value, (bool, np.bool_)) \
+                or isinstance(value, (bool, np.bool_)):
+            if value != value:
+                raise ValueError(f"{op}: got value nan; chaingrad's tensors hold numbers "
+                                 "(inf and -inf are taken)")
+            with np.errstate(all="ignore"):
+                return constant(np.asarray(value).astype(self._value.dtype))
+        raise TypeError(f"{op}: value must be a number or a 0-d tensor, got "
+                        f"{type(value).__name__}")
+
+    def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+        """Pieces along ``dim``: of ``split_size_or_sections`` entries each (the last may be
+        smaller), or of the sizes in that list, as torch.split; each piece is a slice,
+        whose gradient goes back where it came from.
+
+        Example:
+            >>> [p.tolist() for p in Tensor([1.0, 2.0, 3.0]).split(2)]
+            [[1.0, 2.0], [3.0]]
+        """
+        ax = normalize_axis(dim, self.ndim, "split")
+        n = self.shape[ax]
+        sizes = split_size_or_sections
+        if isinstance(sizes, (int, np.integer)) and not isinstance(sizes, bool):
+            if sizes <= 0 and not (sizes == 0 and n == 0):
+                raise RuntimeError(f"split: split_size must be positive, got {sizes}")
+            sizes = [int(sizes)] * (n // sizes) + ([n % sizes] if n % sizes else []) \
+                if sizes else [0]
+        elif isinstance(sizes, (list, tuple)) and all(
+                isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0
+                for s in sizes):
+            if sum(sizes) != n:
+                raise RuntimeError(f"split: split_with_sizes expects split_sizes to sum exactly "
+                                   f"to {n} (input tensor's size at dimension {ax}), but got "
+                                   f"split_sizes={list(sizes)}")
+        else:
+            raise TypeError(f"split: expected an int or a list of ints >= 0, got "
+                            f"{split_size_or_sections!r}")
+        ends = np.cumsum(sizes).tolist()
+        return tuple(self[(slice(None),) * ax + (slice(end - size, end),)]
+                     for size, end in zip(sizes, ends))
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        """At most ``chunks`` pieces along ``dim``, each of ceil(n / chunks) entries (the
+        last may be smaller; fewer pieces when they run out), as torch.chunk.
+
+        Example:
+            >>> [p.shape[0] for p in Tensor(np.zeros(5)).chunk(3)]
+            [2, 2, 1]
+        """
+        if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks < 1:
+            raise RuntimeError(f"chunk: chunk expects `chunks` to be greater than 0, got: "
+                               f"{chunks!r}")
+        n = self.shape[normalize_axis(dim, self.ndim, "chunk")]
+        return self.split(max(-(-n // int(chunks)), 1), dim)
+
+    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+        """The slices along ``dim``, each without that dim, as torch.unbind.
+
+        Example:
+            >>> [t.tolist() for t in Tensor([[1.0, 2.0], [3.0, 4.0]]).unbind(1)]
+            [[1.0, 3.0], [2.0, 4.0]]
+        """
+        ax = normalize_axis(dim, self.ndim, "unbind")
+        return tuple(self[(slice(None),) * ax + (i,)] for i in range(self.shape[ax]))
+
+    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
+        """The entries moved ``shifts`` places along ``dims``, those pushed off one end
+        coming back at the other, as torch.roll (with no ``dims``, over the flattened
+        tensor): entry i of the result is x[(i - shift) mod n], a getitem.
+
+        Example:
+            >>> Tensor([1.0, 2.0, 3.0]).roll(1).tolist()
+            [3.0, 1.0, 2.0]
+        """
+        shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
+        if dims is None:
+            if len(shifts) != 1:
+                raise RuntimeError(f"roll: with no dims, give one shift, got {shifts}")
+            return self.reshape(-1).roll(shifts, 0).reshape(self.shape)
+        dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+        if len(shifts) != len(dims):
+            raise RuntimeError(f"roll: shifts and dimensions must align. shifts: "
+                               f"{len(shifts)}, dims:{len(dims)}")
+        out = self
+        for shift, dim in zip(shifts, dims):
+            if isinstance(shift, bool) or not isinstance(shift, (int, np.integer)):
+                raise TypeError(f"roll: shifts must be ints, got {shift!r}")
+            ax = normalize_axis(dim, self.ndim, "roll")
+            n = self.shape[ax]
+            if n:
+                out = out[(slice(None),) * ax + ((np.arange(n) - int(shift)) % n,)]
+        return out
+
+    def gather(self, dim: int, index: Any) -> Tensor:
+        """The entries along ``dim`` at ``index`` (an int64 tensor with this tensor's number
+        of dims), as torch.gather: out[i][j] = x[i][index[i][j]] for dim 1; a getitem,
+        whose gradient goes back to the entries picked.
+
+        Example:
+            >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]])
+            >>> x.gather(1, np.array([[1], [0]])).tolist()
+            [[2.0], [3.0]]
+        """
+        picks = self._index_along("gather", dim, index)
+        return self[picks]
+
+    def scatter_add(self, dim: int, index: Any, src: Tensor) -> Tensor:
+        """x with the entries of ``src`` added along ``dim`` at ``index``, as
+        torch.scatter_add (out of place): out[i][index[i][j]] += src[i][j] for dim 1. The
+        additions are a ``scatter`` node (entries that meet add up), whose gradient reads
+        g back at ``index``; x's gradient is g.
+
+        Example:
+            >>> x = Tensor(np.zeros(3))
+            >>> x.scatter_add(0, np.array([0, 0, 2]), Tensor([1.0, 2.0, 3.0])).tolist()
+            [3.0, 0.0, 3.0]
+        """
+        picks = self._index_along("scatter_add", dim, index)
+        source = lift(src, self, numbers=False)
+        if source is None:
+            raise TypeError(f"scatter_add: src must be a Tensor, got {type(src).__name__}")
+        shape = np.broadcast_shapes(*(np.shape(p) for p in picks))
+        if source.ndim != self.ndim or any(s < n for s, n in zip(source.shape, shape)):
+            raise RuntimeError(f"scatter_add: src of shape {tuple(source.shape)} is smaller than "
+                               f"index of shape {shape}")
+        part = source[tuple(slice(0, n) for n in shape)] if tuple(source.shape) != shape \
+            else source
+        if part._value.dtype != self._value.dtype:
+            part = part.to(self.dtype)
+        rule = SCATTER.bind(picks, tuple(self.shape))
+        return self + make_node(SCATTER.on_arrays(part._value, *rule.params), (part,), rule)
+
+    def _index_along(self, op: str, dim: int, index: Any) -> tuple:
+        """gather's and scatter_add's index: the full index that picks, for each entry of
+        ``index``, the entry of this tensor that it names along ``dim``."""
+        array = index._value if isinstance(index, Tensor) else np.asarray(index)
+        if self.ndim == 0:
+            raise RuntimeError(f"{op}: needs a tensor of at least one dim, got a 0-d tensor")
+        if array.dtype != np.int64:
+            raise RuntimeError(f"{op}: Expected dtype int64 for index, got {array.dtype}")
+        ax = normalize_axis(dim, self.ndim, op)
+        if array.ndim != self.ndim:
+            raise RuntimeError(f"{op}: Index tensor must have the same number of dimensions as "
+                               f"input tensor ({array.ndim} and {self.ndim})")
+        shape = self.shape
+        if any(m > n for i, (m, n) in enumerate(zip(array.shape, shape)) if i != ax):
+            raise RuntimeError(f"{op}: Size does not match at dimension {ax}: index "
+                               f"{array.shape} is larger than input {tuple(self.shape)} away "
+                               f"from dim {dim}")
+        outside = (array < -shape[ax]) | (array >= shape[ax])
+        if outside.any():
+            raise RuntimeError(f"{op}: index {int(array[outside].flat[0])} is out of bounds for "
+                               f"dimension {ax} with size {shape[ax]}")
+        grid = list(np.indices(array.shape, sparse=True))
+        grid[ax] = array
+        return tuple(grid)
+
     def __getitem__(self, index: Any) -> Tensor:
         """x[index] with ints, slices, None, ..., integer arrays or tensors, or boolean
         masks; the gradient is scattered back into zeros, an entry picked twice getting both
@@ -856,6 +1345,20 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         if np.may_share_memory(data, self._value):  # a view: written in place, it writes x
             out._view_of = (self, index)
         return out
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *,
+                    generator: Any = None) -> Tensor:
+        """``num_samples`` indices drawn per row of this tensor of weights, as
+        torch.multinomial (``chaingrad.multinomial``: torch's numbers for the seed).
+
+        Example:
+            >>> import chaingrad
+            >>> g = chaingrad.Generator().manual_seed(0)
+            >>> Tensor([0.0, 1.0]).multinomial(2, replacement=True, generator=g)
+            tensor([1, 1])
+        """
+        drawn = sampling.multinomial(generator, self._value, num_samples, bool(replacement))
+        return constant(drawn)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place (on a leaf); returns the tensor."""
@@ -1093,6 +1596,22 @@ def _checked(rule: Rule, inputs: tuple) -> np.ndarray:
     return data
 
 
+def _spaced(low: np.floating, high: np.floating, count: int) -> np.ndarray:
+    """``count`` evenly spaced numbers from low to high, both included, in their dtype, as
+    torch's linspace computes them (its kernel compiled with fused multiply-adds): low +
+    step * i for the first half, high - step * (count - 1 - i) for the rest, each product
+    and sum rounded once (computed exactly with fractions)."""
+    dtype = np.asarray(low).dtype
+    step = (high - low) / dtype.type(max(count - 1, 1))
+
+    def fused(a: float, k: int, c: float) -> float:
+        return float(Fraction(float(a)) * k + Fraction(float(c)))
+
+    half = count // 2
+    return np.array([fused(step, i, low) if i < half else fused(-step, count - 1 - i, high)
+                     for i in range(count)], dtype=dtype)
+
+
 def _not_finite(rule: Rule, data: np.ndarray, inputs: tuple) -> DomainError:
     """The error for an op whose result has a nan or inf: outside the domain its primitive
     declares, an overflow, or (a user's primitive) a forward that returned it."""
@@ -1109,7 +1628,7 @@ def _not_finite(rule: Rule, data: np.ndarray, inputs: tuple) -> DomainError:
 
 class _NotYet:
     """A torch Tensor attribute that chaingrad lacks: reading it raises an AttributeError
-    that says so (``chaingrad.Tensor has no 'masked_fill' yet``), never a different result.
+    that says so (``chaingrad.Tensor has no 'cummax' yet``), never a different result.
 
     These are class attributes rather than a ``__getattr__``: a class with ``__getattr__``
     makes Python look up every attribute of every tensor the slow way (25% of a tiny
@@ -1124,7 +1643,7 @@ class _NotYet:
         self.name = name
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        raise AttributeError(f"chaingrad.Tensor has no {self.name!r} yet")
+        raise torch_names.missing("chaingrad.Tensor", self.name, torch_names.TENSOR)
 
 
 _NOT_YET = torch_names.TENSOR - set(dir(Tensor))
@@ -1158,7 +1677,8 @@ _GRAD_FN_NAMES = {
     "broadcast_to": "Expand", "getitem": "Index", "concatenate": "Cat", "log_softmax":
     "LogSoftmax", "conv2d": "Convolution", "max_pool2d": "MaxPool2DWithIndices",
     "to": "ToCopy", "max": "Amax", "min": "Amin", "neg": "Neg", "mean": "Mean", "-": "Sub",
-    "rsub": "RsubBackward1", "/": "Div",
+    "rsub": "RsubBackward1", "/": "Div", "log1p": "Log1P", "leaky_relu": "LeakyRelu",
+    "binary_cross_entropy": "BinaryCrossEntropy",
 }
 
 # ---- making nodes ----

@@ -26,6 +26,10 @@ DETERMINISTIC = [
     ("linspace", (0, 1, 5), {}), ("linspace", (-math.pi, math.pi, 7), {}),
     ("linspace", (2, 3, 1), {}), ("linspace", (0, 1, 4), {"dtype": "float64"}),
     ("eye", (3,), {}), ("eye", (2, 3), {}), ("eye", (2,), {"dtype": "int64"}),
+    # torch's keyword forms
+    ("zeros", (), {"size": (2, 3)}), ("ones", (), {"size": [2]}),
+    ("arange", (), {"end": 4}), ("arange", (), {"start": 1, "end": 4}),
+    ("arange", (1,), {"end": 7, "step": 2}),
 ]
 
 
@@ -109,8 +113,32 @@ def test_one_generator_serves_factories_and_layers() -> None:
     assert chaingrad.equal(b, chaingrad.rand(2))
 
 
+@pytest.mark.parametrize(("args", "kwargs"), [
+    ((10, (5,)), {}), ((3, 10, (5,)), {}), ((), {"high": 10, "size": (5,)}),
+    ((), {"low": 3, "high": 10, "size": (2, 3)}), ((3,), {"high": 10, "size": (5,)}),
+    ((10,), {"size": (5,)}), ((3, 10), {"size": (5,)}), ((), {"size": [4], "high": 2}),
+])
+def test_randint_takes_torchs_keyword_forms_with_torchs_numbers(torch, args, kwargs) -> None:
+    mine = chaingrad.randint(*args, **kwargs, generator=chaingrad.Generator().manual_seed(3))
+    theirs = torch.randint(*args, **kwargs, generator=torch.Generator().manual_seed(3))
+    assert mine.tolist() == theirs.tolist()
+
+
+def test_random_factories_take_size_by_keyword(torch) -> None:
+    for name in ("rand", "randn"):
+        mine = getattr(chaingrad, name)(size=(2, 3), generator=chaingrad.Generator().manual_seed(1))
+        theirs = getattr(torch, name)(size=(2, 3), generator=torch.Generator().manual_seed(1))
+        assert mine.tolist() == theirs.tolist()
+
+
 @pytest.mark.parametrize(("call", "error", "message"), [
     (lambda: chaingrad.zeros(2, -1), TypeError, r"zeros: size must be ints >= 0"),
+    (lambda: chaingrad.zeros(2, size=(2,)), TypeError, "zeros: got a size both by position"),
+    (lambda: chaingrad.ones(sise=(2,)), TypeError,
+     r"ones\(\) got an unexpected keyword argument 'sise'"),
+    (lambda: chaingrad.arange(), TypeError, r"arange: expected arange\(end\)"),
+    (lambda: chaingrad.randint(2, 5, (3,), size=(3,)), TypeError, "randint: got size twice"),
+    (lambda: chaingrad.randint(1, 2, (3,), 4), TypeError, "randint: takes at most 3"),
     (lambda: chaingrad.ones("a"), TypeError, r"ones: size must be ints"),
     (lambda: chaingrad.arange(0, 1, 0), ValueError, "arange: step must be nonzero"),
     (lambda: chaingrad.linspace(0, 1, -1), TypeError, "linspace: steps must be an int"),
