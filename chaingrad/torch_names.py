@@ -217,9 +217,9 @@ NN = frozenset("""
     LazyConvTranspose3d LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d LazyLinear
     LeakyReLU LinearCrossEntropyLoss LinearCrossEntropyOptions LocalResponseNorm LogSigmoid
     LPPool1d LPPool2d LPPool3d LSTM LSTMCell MarginRankingLoss MaxPool1d MaxPool3d
-    MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish ModuleDict ModuleList modules
+    MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish modules
     MultiheadAttention MultiLabelMarginLoss MultiLabelSoftMarginLoss MultiMarginLoss
-    NLLLoss2d PairwiseDistance parallel ParameterDict ParameterList PixelShuffle
+    NLLLoss2d PairwiseDistance parallel PixelShuffle
     PixelUnshuffle PoissonNLLLoss PReLU qat quantizable quantized ReflectionPad1d
     ReflectionPad2d ReflectionPad3d ReLU6 ReplicationPad1d ReplicationPad2d ReplicationPad3d
     RMSNorm RNN RNNBase RNNCell RNNCellBase RReLU SELU SiLU SmoothL1Loss SoftMarginLoss
