@@ -204,7 +204,7 @@ TENSOR = frozenset("""
 NN = frozenset("""
     AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveLogSoftmaxWithLoss
     AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d AlphaDropout attention AvgPool1d
-    AvgPool2d AvgPool3d BatchNorm1d BatchNorm2d BatchNorm3d BCELoss Bilinear Buffer CELU
+    AvgPool2d AvgPool3d BatchNorm3d BCELoss Bilinear Buffer CELU
     ChannelShuffle CircularPad1d CircularPad2d CircularPad3d common_types ConstantPad1d
     ConstantPad2d ConstantPad3d Container Conv1d Conv3d ConvTranspose1d ConvTranspose2d
     ConvTranspose3d CosineEmbeddingLoss CosineSimilarity CrossEntropyLoss CrossMapLRN2d
@@ -212,7 +212,7 @@ NN = frozenset("""
     factory_kwargs FeatureAlphaDropout Fold FractionalMaxPool2d FractionalMaxPool3d
     GaussianNLLLoss GELU GLU grad GroupNorm GRU GRUCell Hardshrink Hardsigmoid Hardswish
     Hardtanh HingeEmbeddingLoss HuberLoss InstanceNorm1d InstanceNorm2d InstanceNorm3d
-    intrinsic KLDivLoss L1Loss LayerNorm LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d
+    intrinsic KLDivLoss L1Loss LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d
     LazyConv1d LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d
     LazyConvTranspose3d LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d LazyLinear
     LeakyReLU LinearCrossEntropyLoss LinearCrossEntropyOptions LocalResponseNorm LogSigmoid
@@ -235,7 +235,7 @@ FUNCTIONAL = frozenset("""
     adaptive_avg_pool1d adaptive_avg_pool2d adaptive_avg_pool3d adaptive_max_pool1d
     adaptive_max_pool1d_with_indices adaptive_max_pool2d adaptive_max_pool2d_with_indices
     adaptive_max_pool3d adaptive_max_pool3d_with_indices affine_grid alpha_dropout
-    assert_int_or_pair avg_pool1d avg_pool2d avg_pool3d batch_norm bilinear
+    assert_int_or_pair avg_pool1d avg_pool2d avg_pool3d bilinear
     binary_cross_entropy boolean_dispatch celu celu_ channel_shuffle conv1d conv3d conv_tbc
     conv_transpose1d conv_transpose2d conv_transpose3d cosine_embedding_loss
     cosine_similarity ctc_loss dropout1d dropout2d dropout3d elu elu_ embedding
@@ -245,7 +245,7 @@ FUNCTIONAL = frozenset("""
     grouped_mm gumbel_softmax handle_torch_function hardshrink hardsigmoid hardswish
     hardtanh hardtanh_ has_torch_function has_torch_function_unary
     has_torch_function_variadic hinge_embedding_loss huber_loss instance_norm interpolate
-    kl_div l1_loss layer_norm leaky_relu leaky_relu_ linear_cross_entropy
+    kl_div l1_loss leaky_relu leaky_relu_ linear_cross_entropy
     local_response_norm log_sigmoid logsigmoid lp_pool1d lp_pool2d lp_pool3d
     margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d_with_indices
     max_pool3d max_pool3d_with_indices max_unpool1d max_unpool2d max_unpool3d mish

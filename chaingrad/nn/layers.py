@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..tensor_engine.generator import get_rng_state, manual_seed, set_rng_state
-from ..tensor_engine.tensor import Tensor
+from ..tensor_engine.tensor import Tensor, constant
 from . import functional as F
 from . import init
 from .functional import not_yet
@@ -50,17 +50,23 @@ from .module import Module, _indent
 from .parameter import Parameter
 
 __all__ = [
-    "BCEWithLogitsLoss", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten",
-    "Identity", "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "ModuleDict", "ModuleList",
-    "NLLLoss", "ParameterDict", "ParameterList", "ReLU", "Sequential", "Sigmoid", "Softmax",
-    "Tanh", "get_rng_state", "manual_seed", "set_rng_state",
+    "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv2d", "CrossEntropyLoss", "Dropout",
+    "Embedding", "Flatten", "Identity", "LayerNorm", "Linear", "LogSoftmax", "MSELoss",
+    "MaxPool2d", "ModuleDict", "ModuleList", "NLLLoss", "ParameterDict", "ParameterList", "ReLU",
+    "Sequential", "Sigmoid", "Softmax", "Tanh", "get_rng_state", "manual_seed", "set_rng_state",
 ]
 
 
 def _empty(where: str, shape: tuple[int, ...], device: Any, dtype: Any) -> Parameter:
     """A Parameter of ``shape`` (its numbers set by the layer's ``reset_parameters``)."""
+    return Parameter(_zeros(where, shape, device, dtype))
+
+
+def _zeros(where: str, shape: tuple[int, ...], device: Any, dtype: Any) -> Tensor:
+    """A Tensor of zeros of ``shape``, float32 unless ``dtype`` says otherwise (a layer's
+    buffer, or a parameter's numbers)."""
     check_device(where, device)
-    return Parameter(np.zeros(shape, dtype=np.float32 if dtype is None else np.dtype(dtype)))
+    return constant(np.zeros(shape, dtype=np.float32 if dtype is None else np.dtype(dtype)))
 
 
 def check_device(where: str, device: Any) -> None:
@@ -372,6 +378,182 @@ class Embedding(Module):
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
         return text + ("" if self.padding_idx is None else f", padding_idx={self.padding_idx}")
+
+
+# ---- normalization ----
+
+
+class LayerNorm(Module):
+    """Each slice of the last axes (``normalized_shape``) normalized to mean 0 and variance
+    1, then scaled and shifted elementwise, as torch.nn.LayerNorm (through
+    ``F.layer_norm``).
+
+    Args:
+        normalized_shape: The shape of the trailing axes normalized (an int for the last).
+        eps: Added to the variance before its square root.
+        elementwise_affine: Whether to learn ``weight`` and ``bias``.
+        bias: Whether to learn ``bias`` (with ``elementwise_affine``).
+        device, dtype: As for ``Linear``.
+
+    Attributes:
+        weight: Of ``normalized_shape``, starting at 1 (or None).
+        bias: Of ``normalized_shape``, starting at 0 (or None).
+
+    Example:
+        >>> norm = LayerNorm(3)
+        >>> norm
+        LayerNorm((3,), eps=1e-05, elementwise_affine=True, bias=True)
+        >>> [round(v, 4) for v in norm(Tensor([[1.0, 2.0, 3.0]])).tolist()[0]]
+        [-1.2247, 0.0, 1.2247]
+    """
+
+    def __init__(self, normalized_shape: Any, eps: float = 1e-5, elementwise_affine: bool = True,
+                 bias: bool = True, device: Any = None, dtype: Any = None):
+        if isinstance(normalized_shape, (int, np.integer)):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(int(n) for n in normalized_shape)
+        _check_sizes("LayerNorm", **{f"normalized_shape[{i}]": n
+                                     for i, n in enumerate(self.normalized_shape)})
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = _empty("LayerNorm", self.normalized_shape, device, dtype)
+        else:
+            self.register_parameter("weight", None)
+        if elementwise_affine and bias:
+            self.bias = _empty("LayerNorm", self.normalized_shape, device, dtype)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """The weight back to ones, the bias to zeros (torch's start)."""
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine="
+                f"{self.elementwise_affine}, bias={self.bias is not None}")
+
+
+class _BatchNorm(Module):
+    """What BatchNorm1d and BatchNorm2d share (torch's ``_NormBase`` and ``_BatchNorm``):
+    the parameters, the running statistics as buffers, and ``forward``."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, device: Any = None,
+                 dtype: Any = None, *, bias: bool = True):
+        where = type(self).__name__
+        _check_sizes(where, num_features=num_features)
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = _empty(where, (num_features,), device, dtype)
+        else:
+            self.register_parameter("weight", None)
+        if affine and bias:
+            self.bias = _empty(where, (num_features,), device, dtype)
+        else:
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", _zeros(where, (num_features,), device, dtype))
+            self.register_buffer("running_var", _zeros(where, (num_features,), device, dtype))
+            self.register_buffer("num_batches_tracked", _zeros(where, (), device, np.int64))
+        else:
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
+        self.reset_parameters()
+
+    def reset_running_stats(self) -> None:
+        """The running mean back to 0, the variance to 1, the count of batches to 0."""
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        """The running statistics reset, the weight back to ones, the bias to zeros."""
+        self.reset_running_stats()
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def _check_input_dim(self, x: Tensor) -> None:
+        raise NotImplementedError
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        """In training, the batch's statistics (the running ones updated, and
+        ``num_batches_tracked`` counted); in evaluation, the running ones (the batch's if
+        there are none), as torch's. ``momentum=None`` makes the running statistics the
+        plain average of every batch so far."""
+        x = _check_input(input, type(self).__name__)
+        self._check_input_dim(x)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # the cumulative average
+                factor = 1.0 / float(self.num_batches_tracked.item())
+        use_batch = self.training or (self.running_mean is None and self.running_var is None)
+        keep = not self.training or self.track_running_stats
+        return F.batch_norm(x, self.running_mean if keep else None,
+                            self.running_var if keep else None, self.weight, self.bias,
+                            use_batch, factor, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalization of (N, C) or (N, C, L) input over the batch (and L), per
+    channel, as torch.nn.BatchNorm1d (through ``F.batch_norm``).
+
+    Args:
+        num_features: C, the channels.
+        eps: Added to the variance before its square root.
+        momentum: How far the running statistics move toward each batch's (None: their
+            cumulative average).
+        affine: Whether to learn ``weight`` (starting at 1) and ``bias`` (at 0).
+        track_running_stats: Whether to keep ``running_mean`` (starting at 0),
+            ``running_var`` (at 1) and ``num_batches_tracked`` (an int64 count) as buffers,
+            saved in ``state_dict()``; without them the batch's statistics serve in
+            evaluation too.
+        device, dtype: As for ``Linear``.
+        bias: Whether to learn ``bias`` (with ``affine``), keyword only.
+
+    Example:
+        >>> bn = BatchNorm1d(2)
+        >>> y = bn(Tensor([[1.0, 10.0], [3.0, 30.0]]))
+        >>> [[round(v, 3) for v in row] for row in y.tolist()]
+        [[-1.0, -1.0], [1.0, 1.0]]
+        >>> bn.running_mean, bn.num_batches_tracked
+        (tensor([0.2000, 2.0000]), tensor(1))
+    """
+
+    def _check_input_dim(self, x: Tensor) -> None:
+        if x.ndim not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {x.ndim}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalization of (N, C, H, W) input over the batch and the positions, per
+    channel, as torch.nn.BatchNorm2d (the arguments and buffers as ``BatchNorm1d``'s).
+
+    Example:
+        >>> bn = BatchNorm2d(3).eval()
+        >>> bn(Tensor(np.ones((2, 3, 4, 4)))).shape
+        chaingrad.Size([2, 3, 4, 4])
+    """
+
+    def _check_input_dim(self, x: Tensor) -> None:
+        if x.ndim != 4:
+            raise ValueError(f"expected 4D input (got {x.ndim}D input)")
 
 
 # ---- losses: torch's modules over chaingrad.nn.functional ----
