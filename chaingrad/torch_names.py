@@ -208,7 +208,7 @@ NN = frozenset("""
     ChannelShuffle CircularPad1d CircularPad2d CircularPad3d common_types ConstantPad1d
     ConstantPad2d ConstantPad3d Container Conv1d Conv3d ConvTranspose1d ConvTranspose2d
     ConvTranspose3d CosineEmbeddingLoss CosineSimilarity CrossEntropyLoss CrossMapLRN2d
-    CTCLoss DataParallel Dropout1d Dropout2d Dropout3d ELU Embedding EmbeddingBag
+    CTCLoss DataParallel Dropout1d Dropout2d Dropout3d ELU EmbeddingBag
     factory_kwargs FeatureAlphaDropout Fold FractionalMaxPool2d FractionalMaxPool3d
     GaussianNLLLoss GELU GLU grad GroupNorm GRU GRUCell Hardshrink Hardsigmoid Hardswish
     Hardtanh HingeEmbeddingLoss HuberLoss InstanceNorm1d InstanceNorm2d InstanceNorm3d
@@ -238,7 +238,7 @@ FUNCTIONAL = frozenset("""
     assert_int_or_pair avg_pool1d avg_pool2d avg_pool3d bilinear
     binary_cross_entropy boolean_dispatch celu celu_ channel_shuffle conv1d conv3d conv_tbc
     conv_transpose1d conv_transpose2d conv_transpose3d cosine_embedding_loss
-    cosine_similarity ctc_loss dropout1d dropout2d dropout3d elu elu_ embedding
+    cosine_similarity ctc_loss dropout1d dropout2d dropout3d elu elu_
     embedding_bag feature_alpha_dropout fold fractional_max_pool2d
     fractional_max_pool2d_with_indices fractional_max_pool3d
     fractional_max_pool3d_with_indices gaussian_nll_loss gelu glu grid_sample group_norm

@@ -42,8 +42,8 @@ from ..tensor_engine.tensor import Tensor
 
 __all__ = sorted({
     "batch_norm", "binary_cross_entropy_with_logits", "conv2d", "cross_entropy", "dropout",
-    "layer_norm", "linear", "log_softmax", "max_pool2d", "mse_loss", "nll_loss", "relu",
-    "softmax",
+    "embedding", "layer_norm", "linear", "log_softmax", "max_pool2d", "mse_loss", "nll_loss",
+    "relu", "softmax",
 } | set(functions_in("F")))
 
 REDUCTIONS = ("none", "mean", "sum")
@@ -345,7 +345,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
     return out.reshape(tuple(out.shape[1:])) if unbatched else out
 
 
-# ---- normalization: the one implementation of each, which the layers call ----
+# ---- normalization and embedding: the one implementation each, which the layers call ----
 
 
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
@@ -476,6 +476,63 @@ def _update_running(running_mean: Tensor, running_var: Tensor, mean: Tensor, var
     mean, unbiased = mean.detach().reshape(-1), var.detach().reshape(-1) * (n / (n - 1))
     running_mean.mul_(1 - momentum).add_(mean * momentum)
     running_var.mul_(1 - momentum).add_(unbiased * momentum)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # noqa: A002
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Row i of ``weight`` for each index i of ``input`` (int64 or int32 indices, each in
+    0 .. rows - 1), as torch.nn.functional.embedding: the output has the input's shape
+    plus the rows' length. Where an index is ``padding_idx`` (negative counts from the
+    end), the row is read but takes no gradient, as in torch. ``nn.Embedding`` calls it.
+
+    Example:
+        >>> w = Tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+        >>> out = embedding(np.array([[2, 0], [1, 0]]), w, padding_idx=0)
+        >>> out.tolist()
+        [[[4.0, 5.0], [0.0, 1.0]], [[2.0, 3.0], [0.0, 1.0]]]
+        >>> out.sum().backward()
+        >>> w.grad.tolist()
+        [[0.0, 0.0], [1.0, 1.0], [1.0, 1.0]]
+    """
+    for name, value, default in (("max_norm", max_norm, None),
+                                 ("scale_grad_by_freq", scale_grad_by_freq, False),
+                                 ("sparse", sparse, False)):
+        if value != default:
+            raise not_yet(f"embedding with {name}={value!r}")
+    w = _tensor(weight, "embedding", "weight")
+    if w.ndim != 2:
+        raise ValueError(f"embedding: weight must be 2-D (rows, length), got shape "
+                         f"{tuple(w.shape)}")
+    rows = w.shape[0]
+    indices = _indices("embedding", input, rows)
+    if padding_idx is not None:
+        if not -rows <= padding_idx < rows:
+            raise ValueError(f"embedding: padding_idx must be within num_embeddings "
+                             f"(-{rows} .. {rows - 1}), got {padding_idx}")
+        padding_idx %= rows
+    picked = w[indices]
+    padded = None if padding_idx is None else indices == padding_idx
+    if padded is None or not padded.any():
+        return picked
+    # the padding rows' numbers, detached: no gradient reaches the padding row
+    return functions.where(padded[..., None], picked.detach(), picked)
+
+
+def _indices(op: str, input: Any, rows: int) -> np.ndarray:  # noqa: A002
+    """``op``'s indices (a Tensor or an array of int64 or int32, as torch takes them), each
+    checked to be a row of a table of ``rows``: numpy would wrap a negative one around."""
+    array = input._value if isinstance(input, Tensor) else input
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if array.dtype not in (np.int64, np.int32):
+        raise TypeError(f"{op}: expected indices of dtype int64 or int32 (Long, Int), got "
+                        f"{_dtype_name(array.dtype)}")
+    if array.size and (array.min() < 0 or array.max() >= rows):
+        bad = array[(array < 0) | (array >= rows)].flat[0]
+        raise IndexError(f"{op}: index {bad} is out of range for {rows} rows (index out of "
+                         "range in self)")
+    return array
 
 
 # ---- losses ----
