@@ -109,7 +109,8 @@ class Linear(Module):
         _check_sizes("Linear", in_features=in_features, out_features=out_features)
         self.in_features, self.out_features = in_features, out_features
         self.weight = _empty("Linear", (out_features, in_features), device, dtype)
-        self.bias = _empty("Linear", (out_features,), device, dtype) if bias else None
+        self.register_parameter("bias", _empty("Linear", (out_features,), device, dtype)
+                                if bias else None)  # None: still the bias's slot, as in torch
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -170,7 +171,8 @@ class Conv2d(Module):
         self.groups, self.padding_mode = groups, padding_mode
         shape = (out_channels, in_channels) + self.kernel_size
         self.weight = _empty("Conv2d", shape, device, dtype)
-        self.bias = _empty("Conv2d", (out_channels,), device, dtype) if bias else None
+        self.register_parameter("bias", _empty("Conv2d", (out_channels,), device, dtype)
+                                if bias else None)
         self.reset_parameters()
 
     reset_parameters = Linear.reset_parameters
@@ -600,9 +602,17 @@ class BatchNorm2d(_BatchNorm):
 
 
 class _Loss(Module):
+    """A loss module: its ``reduction``; a class weight given to it is a buffer, saved in
+    ``state_dict()`` and converted by ``to()``, as torch's."""
+
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean"):
         self.reduction = F.reduction_of(size_average, reduce, reduction)
+
+
+def _buffer_of(weight: Any) -> Any:
+    """A loss's weight as its buffer: a Tensor (an array becomes one, sharing its data)."""
+    return Tensor(weight) if isinstance(weight, np.ndarray) else weight
 
 
 class MSELoss(_Loss):
@@ -624,8 +634,8 @@ class CrossEntropyLoss(_Loss):
                  ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
                  label_smoothing: float = 0.0):
         super().__init__(size_average, reduce, reduction)
-        self.weight, self.ignore_index, self.label_smoothing = weight, ignore_index, \
-            label_smoothing
+        self.register_buffer("weight", _buffer_of(weight))
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.cross_entropy(input, target, weight=self.weight,
@@ -639,7 +649,8 @@ class NLLLoss(_Loss):
     def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
                  ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean"):
         super().__init__(size_average, reduce, reduction)
-        self.weight, self.ignore_index = weight, ignore_index
+        self.register_buffer("weight", _buffer_of(weight))
+        self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
@@ -653,7 +664,8 @@ class BCEWithLogitsLoss(_Loss):
                  reduce: bool | None = None, reduction: str = "mean",
                  pos_weight: Tensor | None = None):
         super().__init__(size_average, reduce, reduction)
-        self.weight, self.pos_weight = weight, pos_weight
+        self.register_buffer("weight", _buffer_of(weight))
+        self.register_buffer("pos_weight", _buffer_of(pos_weight))
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.binary_cross_entropy_with_logits(input, target, self.weight,

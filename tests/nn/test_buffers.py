@@ -260,3 +260,40 @@ def test_get_submodule_parameter_and_buffer_as_torchs(sides, method, target) -> 
         except AttributeError as error:
             results.append(str(error))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("make", [lambda nn: nn.Linear(3, 2, bias=False),
+                                  lambda nn: nn.Conv2d(1, 2, 3, bias=False)])
+def test_a_layer_without_bias_keeps_the_slot_of_one(sides, make) -> None:
+    results = []
+    for side in sides.values():
+        layer = make(side.nn)
+        with pytest.raises(TypeError, match="cannot assign .* as parameter 'bias'"):
+            layer.bias = side.zeros(2)
+        layer.bias = side.param(2)
+        results.append([n for n, _ in layer.named_parameters()])
+    assert results[0] == results[1] == ["weight", "bias"]
+
+
+@pytest.mark.parametrize(("name", "kwargs"), [
+    ("CrossEntropyLoss", {"weight": 3}), ("NLLLoss", {"weight": 3}), ("NLLLoss", {}),
+    ("BCEWithLogitsLoss", {"weight": 2, "pos_weight": 2}), ("BCEWithLogitsLoss", {}),
+])
+def test_a_losss_weights_are_its_buffers_as_torchs(sides, name, kwargs) -> None:
+    results = []
+    for side in sides.values():
+        loss = getattr(side.nn, name)(**{k: side.zeros(n) + 1 for k, n in kwargs.items()})
+        loss.double()
+        results.append((list(loss.state_dict()), [str(b.dtype).split(".")[1]
+                                                   for b in loss.buffers()]))
+    assert results[0] == results[1]
+
+
+def test_a_losss_weight_may_be_an_array(torch) -> None:
+    weight = np.array([1.0, 3.0])
+    loss = cnn.CrossEntropyLoss(weight=weight)
+    assert isinstance(loss.weight, Tensor) and list(loss.state_dict()) == ["weight"]
+    value = loss(Tensor(np.array([[0.5, -0.5]])), np.array([1]))
+    expected = torch.nn.CrossEntropyLoss(weight=torch.from_numpy(weight))(
+        torch.tensor([[0.5, -0.5]], dtype=torch.float64), torch.tensor([1]))
+    assert value.item() == pytest.approx(expected.item())
