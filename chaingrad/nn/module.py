@@ -72,12 +72,13 @@ class IncompatibleKeys(NamedTuple):
 
 
 class Module:
-    """A network, or a part of one: parameters, children, and ``forward``.
+    """A network, or a part of one: parameters, buffers, children, and ``forward``.
 
-    Set a sub-module or a ``Parameter`` as an attribute and it is registered; call the
-    module to run ``forward``. A subclass need not call ``super().__init__()`` (micrograd's
-    never did). A micrograd-style subclass that defines only ``parameters()`` gets its
-    parameters named by position (``'0'``, ``'1'``, ...).
+    Set a sub-module or a ``Parameter`` as an attribute and it is registered (a Tensor is
+    registered as a buffer by ``register_buffer``); call the module to run ``forward``. A
+    subclass need not call ``super().__init__()`` (micrograd's never did). A
+    micrograd-style subclass that defines only ``parameters()`` gets its parameters named
+    by position (``'0'``, ``'1'``, ...).
     """
 
     training = True
@@ -92,12 +93,12 @@ class Module:
         A Module or Parameter set over an attribute of another kind (a plain one, a buffer,
         a child where a Parameter goes) is registered anew, after the others of its kind, as
         in torch."""
-        kind = _registered_kind(self, name)
-        new = _kind_of(value)
-        # torch's order of checks: a Parameter goes anywhere; then a parameter's slot takes
-        # None only (not even a Module); then a Module goes anywhere else
-        if value is not None and kind in (PARAMETER, MODULE) and new != PARAMETER and (
-                kind == PARAMETER or new != MODULE):
+        kind, new = _registered_kind(self, name), _kind_of(value)
+        # torch's order: a Parameter may go anywhere; a parameter's slot takes nothing else
+        # but None; a Module may go anywhere else; a child's slot takes nothing else but None
+        refused = value is not None and new != PARAMETER and (
+            kind == PARAMETER or (kind == MODULE and new != MODULE))
+        if refused:
             expected = "chaingrad.nn.Parameter" if kind == PARAMETER else "chaingrad.nn.Module"
             where = "parameter" if kind == PARAMETER else "child module"
             raise TypeError(f"{type(self).__name__}: cannot assign {type(value).__name__} as "
