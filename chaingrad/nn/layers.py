@@ -7,9 +7,12 @@ have (``Conv2d(dilation=2)``, ``MaxPool2d(ceil_mode=True)``, a device other than
 raises NotImplementedError when the layer is made, naming it. ``inplace=True`` is accepted
 and computes out of place.
 
-``Sequential`` names its children '0', '1', ... (or as an OrderedDict names them), so that
-``named_parameters()`` gives PyTorch's names ('0.weight', '2.bias', ...). The types that
-save and load rebuild are listed in ``chaingrad.nn.registry``.
+``Sequential`` and ``ModuleList`` name their children '0', '1', ... (a Sequential also as
+an OrderedDict names them), ``ModuleDict`` by their keys, so that ``named_parameters()``
+gives PyTorch's names ('0.weight', 'blocks.2.bias', ...). The norms keep their state that
+is not trained as buffers (BatchNorm's ``running_mean``, ``running_var`` and
+``num_batches_tracked``), which ``state_dict()`` holds. The types that save and load
+rebuild are listed in ``chaingrad.nn.registry``.
 
 Random numbers (initial weights, dropout masks) come from the default generator, the same
 as torch's: after ``manual_seed(n)`` a layer starts from the very weights torch's starts
