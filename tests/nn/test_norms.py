@@ -183,3 +183,16 @@ def test_train_and_eval_switch_a_batch_norm_inside_a_model(torch) -> None:
 def test_norm_errors_name_the_op_what_it_needs_and_what_it_got(call, error, message) -> None:
     with pytest.raises(error, match=message):
         call()
+
+
+def test_the_layers_call_the_one_function_of_each(monkeypatch) -> None:
+    """nn.LayerNorm, nn.BatchNorm1d/2d and nn.Embedding compute nothing of their own: they
+    call F.layer_norm, F.batch_norm and F.embedding."""
+    calls = []
+    for name in ("layer_norm", "batch_norm", "embedding"):
+        monkeypatch.setattr(F, name, lambda *args, name=name, **kw: calls.append(name))
+    cnn.LayerNorm(3)(Tensor(np.ones((2, 3))))
+    cnn.BatchNorm1d(3)(Tensor(np.ones((2, 3))))
+    cnn.BatchNorm2d(3).eval()(Tensor(np.ones((2, 3, 2, 2))))
+    cnn.Embedding(4, 3)(np.array([1, 2]))
+    assert calls == ["layer_norm", "batch_norm", "batch_norm", "embedding"]
