@@ -1,12 +1,15 @@
 """Keep a trained model: ``save`` to safetensors, ``load`` it back, ``to_torch`` to export.
 
 What is kept: a model of the types that ``chaingrad.nn.registry`` lists (the scalar
-``MLP``, or the Tensor layers: a ``Sequential`` of ``Linear``, ``Conv2d``, ``MaxPool2d``,
-``Flatten``, ``ReLU``, ``Tanh``, ``Sigmoid``, ``Dropout``, ``Identity``), or a state dict.
+``MLP``, or the Tensor layers: a ``Sequential``, ``ModuleList`` or ``ModuleDict`` of
+``Linear``, ``Conv2d``, ``MaxPool2d``, ``Embedding``, ``LayerNorm``, ``BatchNorm1d``,
+``BatchNorm2d``, ``Flatten``, the activations, ``Dropout``, ``Identity``), or a state dict.
 
-The file is a standard safetensors file: one float32 array per named parameter
-(``0.weight``, ``0.bias``, ... as PyTorch names an ``nn.Sequential``), so that PyTorch reads
-the weights directly, and two metadata keys: ``chaingrad``, the architecture as JSON (the
+The file is a standard safetensors file: one array per entry of the state dict, a float32
+one per parameter and floating buffer and an int64 one per integer buffer (BatchNorm's
+``num_batches_tracked``), named as PyTorch names them (``0.weight``, ``1.running_mean``,
+...), so that PyTorch reads the weights directly, and two metadata keys: ``chaingrad``, the
+architecture as JSON (the
 layer types and their constructor arguments), so that ``load`` can rebuild the model; and
 ``chaingrad.sha256``, the SHA-256 of the whole file as written with that value set to 64
 zeros. The checksum so covers every byte, the architecture included: ``load`` refuses a
@@ -17,6 +20,14 @@ chaingrad's metadata, such as PyTorch's, loads as a state dict::
     import safetensors.torch
     torch_model.load_state_dict(safetensors.torch.load_file("model.safetensors"))
     chaingrad_model.load_state_dict(chaingrad.load("torch_weights.safetensors"))
+
+Under ``import chaingrad as torch``, ``torch.save`` and ``torch.load`` are these two: the
+lectures' ``torch.save(model.state_dict(), path)`` then
+``model.load_state_dict(torch.load(path))`` run unchanged (``map_location`` may name the
+CPU, and ``weights_only`` is accepted: a safetensors file never runs code). What differs
+from torch's pickles: the file holds arrays only (a dict of other objects, or a model of a
+class of your own, is refused with a message saying what to save instead), floating ones
+in float32, and ``load`` gives a state dict's arrays as numpy arrays.
 
 Example:
     >>> import os, random, tempfile
@@ -53,12 +64,13 @@ METADATA_KEY = "chaingrad"
 CHECKSUM_KEY = "chaingrad.sha256"
 _UNSIGNED = "0" * 64  # the checksum's value while the checksum is computed
 _CHECKSUM_FIELD = re.compile(rb'"chaingrad\.sha256"\s*:\s*"([0-9a-f]{64})"')
-_DTYPES = ("F16", "F32", "F64")  # the safetensors dtypes that load reads
+_DTYPES = ("F16", "F32", "F64", "I32", "I64")  # the safetensors dtypes that load reads
 _MAX_HEADER = 100_000_000  # the largest header safetensors itself reads
 
 
 def save(model: Module | Mapping[str, Any], path: str | os.PathLike) -> None:
-    """Write ``model``'s weights (float32) and architecture to a safetensors file.
+    """Write ``model``'s weights (float32; integer buffers int64) and architecture to a
+    safetensors file.
 
     The file is written to a temporary file in the same folder and then renamed over
     ``path`` (see ``chaingrad.files.write_atomic``), so an interrupted save leaves either the
@@ -72,7 +84,8 @@ def save(model: Module | Mapping[str, Any], path: str | os.PathLike) -> None:
 
     Raises:
         TypeError: The model cannot describe its architecture (e.g. a layer of your own:
-            save its ``state_dict()`` instead).
+            save its ``state_dict()`` instead, as the message says), or a state dict holds
+            something else than arrays of numbers.
         ValueError: A weight does not fit in a float32, or layers nest too deeply.
         ModuleNotFoundError: numpy or safetensors is missing (the message says what to
             install).
@@ -89,7 +102,13 @@ def save(model: Module | Mapping[str, Any], path: str | os.PathLike) -> None:
     """
     np, safetensors_numpy = _dependencies("save")
     if isinstance(model, Module):
-        arch = dict(model.architecture(), format_version=FORMAT_VERSION)
+        try:
+            arch = dict(model.architecture(), format_version=FORMAT_VERSION)
+        except TypeError as exc:
+            name = type(model).__name__
+            raise TypeError(f"save: cannot save a {name} whole ({exc}); save its weights: "
+                            f"save(model.state_dict(), path), and load them into a new {name} "
+                            "with model.load_state_dict(load(path))") from exc
         state = model.state_dict()
     elif isinstance(model, Mapping):
         arch, state = None, dict(model)
@@ -99,8 +118,13 @@ def save(model: Module | Mapping[str, Any], path: str | os.PathLike) -> None:
     arrays = {}
     for name, value in state.items():
         array = _numbers(f"save: {name!r}", value, np)
-        with np.errstate(over="ignore"):  # safetensors 0.8 needs C order to write correctly
-            array32 = np.ascontiguousarray(array, dtype=np.float32)
+        # safetensors 0.8 needs C order to write correctly (np.asarray keeps a 0-d array
+        # 0-d, where np.ascontiguousarray makes it 1-d)
+        if array.dtype.kind in "iu":  # a count (num_batches_tracked): kept whole
+            arrays[name] = np.asarray(array, dtype=np.int64, order="C")
+            continue
+        with np.errstate(over="ignore"):
+            array32 = np.asarray(array, dtype=np.float32, order="C")
         if not np.isfinite(array32).all():
             raise ValueError(f"save: {name} has values too large for float32 "
                              f"(largest magnitude {np.abs(array).max():g})")
@@ -115,27 +139,34 @@ def save(model: Module | Mapping[str, Any], path: str | os.PathLike) -> None:
     write_atomic(path, unsigned[:8 + start] + signed + unsigned[8 + end:])
 
 
-def load(path: str | os.PathLike, model: Module | None = None) -> Any:
+def load(path: str | os.PathLike, model: Module | None = None, *, map_location: Any = None,
+         weights_only: bool | None = None) -> Any:
     """Rebuild the model saved at ``path``, or load its weights into ``model``.
 
     Only the bytes the file's header declares are read, after checking that the file is
     a regular one of the size the header says.
 
     Args:
-        path: A file written by ``save``, or any safetensors file of float weights (e.g.
-            one that ``safetensors.torch.save_file`` wrote from a PyTorch state dict).
+        path: A file written by ``save``, or any safetensors file of float (and integer)
+            weights (e.g. one that ``safetensors.torch.save_file`` wrote from a PyTorch
+            state dict).
         model: If given, a model whose weights are replaced (in place, and only once the
             whole file has been checked): of the file's architecture, or any model whose
             ``state_dict()`` has the file's names and shapes, for a file without one.
+        map_location: torch.load's: None or the CPU (``'cpu'``, ``device('cpu')``), where
+            everything is; another device is refused.
+        weights_only: torch.load's, accepted: the file holds weights only, whatever it says.
 
     Returns:
         ``model`` if given; else the model the file describes, or, for a file that holds
         no architecture (a state dict), ``{name: numpy array}`` for ``load_state_dict``.
 
     Raises:
-        ModelFileError: The file is not a safetensors file, is truncated or corrupt, fails
-            its checksum, or its weights do not match its architecture (or ``model``). No
-            model is changed.
+        ModelFileError: The file is not a safetensors file (one that ``torch.save``
+            wrote, say), is truncated or corrupt, fails its checksum, or its weights do not
+            match its architecture (or ``model``). No model is changed.
+        TypeError: ``model`` is not a Module.
+        NotImplementedError: ``map_location`` names a device other than the CPU.
         ModuleNotFoundError: numpy or safetensors is missing (the message says what to
             install).
         OSError: The file cannot be read (e.g. FileNotFoundError; NotARegularFileError for a
@@ -150,6 +181,13 @@ def load(path: str | os.PathLike, model: Module | None = None) -> Any:
         >>> load(path, model=other) is other   # its weights replaced by the file's
         True
     """
+    if model is not None and not isinstance(model, Module):
+        raise TypeError(f"load: model must be a chaingrad.nn.Module to fill, got "
+                        f"{type(model).__name__} (torch.load's map_location is a keyword "
+                        "here: load(path, map_location='cpu'))")
+    if map_location is not None and str(getattr(map_location, "type", map_location)) != "cpu":
+        raise NotImplementedError(f"load(map_location={map_location!r}): chaingrad has only "
+                                  "the CPU; a device other than it is not in chaingrad yet")
     _, safetensors_numpy = _dependencies("load")
     where = f"load: {os.fspath(path)!r}"
     with open_regular(path, "load") as (f, size):
@@ -212,7 +250,8 @@ def to_torch(model: Module, dtype: Any = None) -> Any:
     net = registry.build_torch(model.architecture(), torch.nn, dtype)
     net.train(model.training)
     target = torch.get_default_dtype() if dtype is None else dtype
-    state = {k: torch.tensor(v, dtype=target) for k, v in model.state_dict().items()}
+    state = {k: torch.tensor(v, dtype=target if v.dtype.kind == "f" else None)
+             for k, v in model.state_dict().items()}  # num_batches_tracked stays int64
     net.load_state_dict(state, strict=True)
     return net
 
@@ -240,6 +279,11 @@ def _read_header(f: Any, size: int, where: str) -> tuple[bytes, bytes, dict[str,
     prefix = f.read(8)
     if len(prefix) < 8:
         raise ModelFileError(f"{where} is not a safetensors file (only {size} bytes)")
+    if prefix.startswith((b"PK\x03\x04", b"\x80")):  # a zip archive, or a bare pickle
+        raise ModelFileError(f"{where} is a file of torch.save (a pickle), not a safetensors "
+                             "file: chaingrad.load reads what chaingrad.save writes; in "
+                             "PyTorch, write the weights with safetensors.torch.save_file("
+                             "model.state_dict(), path)")
     (header_size,) = struct.unpack("<Q", prefix)
     if header_size > size - 8:
         raise ModelFileError(f"{where} is truncated or not a safetensors file (its header "
@@ -389,7 +433,11 @@ def _numbers(where: str, value: Any, np: Any) -> Any:
     if hasattr(value, "detach"):  # a torch tensor or a chaingrad Tensor
         value = value.detach()
         value = value.numpy() if hasattr(value, "numpy") else value
-    array = np.asarray(value)
+    array = np.asarray(value) if not isinstance(value, (Mapping, str, bytes)) else None
+    if array is None or array.dtype == object:
+        raise TypeError(f"{where}: expected an array of real numbers, got "
+                        f"{type(value).__name__} (a file of chaingrad.save holds arrays only, "
+                        "where torch.save pickles any object: save a model's state_dict())")
     if array.dtype.kind not in "fiu":
         raise TypeError(f"{where}: expected real numbers (float or int), got "
                         f"{array.dtype.name}")

@@ -204,22 +204,22 @@ TENSOR = frozenset("""
 NN = frozenset("""
     AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveLogSoftmaxWithLoss
     AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d AlphaDropout attention AvgPool1d
-    AvgPool2d AvgPool3d BatchNorm1d BatchNorm2d BatchNorm3d BCELoss Bilinear Buffer CELU
+    AvgPool2d AvgPool3d BatchNorm3d BCELoss Bilinear Buffer CELU
     ChannelShuffle CircularPad1d CircularPad2d CircularPad3d common_types ConstantPad1d
     ConstantPad2d ConstantPad3d Container Conv1d Conv3d ConvTranspose1d ConvTranspose2d
-    ConvTranspose3d CosineEmbeddingLoss CosineSimilarity CrossEntropyLoss CrossMapLRN2d
-    CTCLoss DataParallel Dropout1d Dropout2d Dropout3d ELU Embedding EmbeddingBag
+    ConvTranspose3d CosineEmbeddingLoss CosineSimilarity CrossMapLRN2d
+    CTCLoss DataParallel Dropout1d Dropout2d Dropout3d ELU EmbeddingBag
     factory_kwargs FeatureAlphaDropout Fold FractionalMaxPool2d FractionalMaxPool3d
     GaussianNLLLoss GLU grad GroupNorm GRU GRUCell Hardshrink Hardsigmoid Hardswish
     Hardtanh HingeEmbeddingLoss HuberLoss InstanceNorm1d InstanceNorm2d InstanceNorm3d
-    intrinsic KLDivLoss L1Loss LayerNorm LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d
+    intrinsic KLDivLoss L1Loss LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d
     LazyConv1d LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d
     LazyConvTranspose3d LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d LazyLinear
     LinearCrossEntropyLoss LinearCrossEntropyOptions LocalResponseNorm LogSigmoid
     LPPool1d LPPool2d LPPool3d LSTM LSTMCell MarginRankingLoss MaxPool1d MaxPool3d
-    MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish ModuleDict ModuleList modules
+    MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish modules
     MultiheadAttention MultiLabelMarginLoss MultiLabelSoftMarginLoss MultiMarginLoss
-    NLLLoss2d PairwiseDistance parallel ParameterDict ParameterList PixelShuffle
+    NLLLoss2d PairwiseDistance parallel PixelShuffle
     PixelUnshuffle PoissonNLLLoss PReLU qat quantizable quantized ReflectionPad1d
     ReflectionPad2d ReflectionPad3d ReLU6 ReplicationPad1d ReplicationPad2d ReplicationPad3d
     RMSNorm RNN RNNBase RNNCell RNNCellBase RReLU SELU SiLU SmoothL1Loss SoftMarginLoss
@@ -235,17 +235,17 @@ FUNCTIONAL = frozenset("""
     adaptive_avg_pool1d adaptive_avg_pool2d adaptive_avg_pool3d adaptive_max_pool1d
     adaptive_max_pool1d_with_indices adaptive_max_pool2d adaptive_max_pool2d_with_indices
     adaptive_max_pool3d adaptive_max_pool3d_with_indices affine_grid alpha_dropout
-    assert_int_or_pair avg_pool1d avg_pool2d avg_pool3d batch_norm bilinear
+    assert_int_or_pair avg_pool1d avg_pool2d avg_pool3d bilinear
     boolean_dispatch celu celu_ channel_shuffle conv1d conv3d conv_tbc
     conv_transpose1d conv_transpose2d conv_transpose3d cosine_embedding_loss
-    cosine_similarity ctc_loss dropout1d dropout2d dropout3d elu elu_ embedding
+    cosine_similarity ctc_loss dropout1d dropout2d dropout3d elu elu_
     embedding_bag feature_alpha_dropout fold fractional_max_pool2d
     fractional_max_pool2d_with_indices fractional_max_pool3d
     fractional_max_pool3d_with_indices gaussian_nll_loss glu grid_sample group_norm
     grouped_mm gumbel_softmax handle_torch_function hardshrink hardsigmoid hardswish
     hardtanh hardtanh_ has_torch_function has_torch_function_unary
     has_torch_function_variadic hinge_embedding_loss huber_loss instance_norm interpolate
-    kl_div l1_loss layer_norm leaky_relu_ linear_cross_entropy
+    kl_div l1_loss leaky_relu_ linear_cross_entropy
     local_response_norm log_sigmoid logsigmoid lp_pool1d lp_pool2d lp_pool3d
     margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d_with_indices
     max_pool3d max_pool3d_with_indices max_unpool1d max_unpool2d max_unpool3d mish
@@ -292,7 +292,7 @@ NN_UTILS = frozenset("""
 UTILS = frozenset("""
     backcompat backend_registration checkpoint collect_env cpp_backtrace deterministic dlpack
     generate_methods_for_privateuse1_backend get_cpp_backtrace hooks
-    rename_privateuse1_backend set_module swap_tensors throughput_benchmark
+    rename_privateuse1_backend serialization set_module swap_tensors throughput_benchmark
     ThroughputBenchmark weak
 """.split())  # noqa: SIM905 - a list to read
 """``torch.utils.<name>``s that ``chaingrad.utils`` lacks."""
@@ -428,7 +428,6 @@ INSTEAD: dict[str, tuple[str, str]] = {
     "F.glu": ("F.glu(x)", "x.chunk(2, -1)[0] * torch.sigmoid(x.chunk(2, -1)[1])"),
     "F.normalize": ("F.normalize(x)", "x / torch.clamp(x.norm(dim=1, keepdim=True), min=1e-12)"),
     "F.l1_loss": ("F.l1_loss(x, y)", "(x - y).abs().mean()"),
-    "F.embedding": ("F.embedding(i, m)", "m[i]"),
     # torch.nn's modules: "nn.<name>", what their forward computes
     "nn.SiLU": ("nn.SiLU()(x)", "x * torch.sigmoid(x)"),
     "nn.ELU": ("nn.ELU()(x)", "torch.where(x > 0, x, torch.exp(x) - 1)"),

@@ -572,3 +572,134 @@ def test_a_model_nested_too_deep_to_save_says_so_and_writes_nothing(tmp_path) ->
         with pytest.raises(ValueError, match="layers nest more than 64 deep"):
             attempt()
     assert os.listdir(tmp_path) == []
+
+
+# ---- buffers, the containers and norms, and torch.save / torch.load's spelling ----
+
+
+def tensor_model():
+    """A model of the layer types that hold buffers or children by name, after a training
+    step (its running statistics moved)."""
+    import chaingrad.nn as cnn
+    from chaingrad import Tensor
+
+    cnn.manual_seed(3)
+    model = cnn.Sequential(
+        cnn.Embedding(6, 4, padding_idx=0), cnn.Flatten(), cnn.Linear(8, 5),
+        cnn.BatchNorm1d(5, momentum=0.3),
+        cnn.ModuleList([cnn.LayerNorm(5), cnn.Tanh()]),
+        cnn.ModuleDict({"head": cnn.Linear(5, 3), "norm": cnn.BatchNorm1d(3, affine=False)}))
+    batch = np.array([[1, 2], [3, 0], [5, 5]])
+    hidden = model[3](model[2](model[1](model[0](batch))))
+    model[5]["norm"](model[5]["head"](model[4][1](model[4][0](hidden))))
+    return model, Tensor
+
+
+def test_buffers_and_the_new_layer_types_save_and_load(tmp_path, model_files):
+    model, _ = tensor_model()
+    path = tmp_path / "model.safetensors"
+    save(model, path)
+    header = model_files.split(path.read_bytes())[0]
+    assert header["3.num_batches_tracked"]["dtype"] == "I64"  # a count stays an integer
+    assert header["3.running_var"]["dtype"] == "F32"
+    loaded = load(path)
+    assert loaded.architecture() == model.architecture() and repr(loaded) == repr(model)
+    for key, value in model.state_dict().items():
+        assert loaded.state_dict()[key].dtype == value.dtype
+        np.testing.assert_array_equal(loaded.state_dict()[key], value, err_msg=key)
+    assert int(loaded[5]["norm"].num_batches_tracked) == 1
+
+
+def test_to_torch_carries_the_buffers(torch):
+    model, Tensor = tensor_model()
+    model.eval()
+    net = to_torch(model)
+    assert not net.training and net[3].num_batches_tracked.dtype == torch.int64
+    x = np.array([[4, 1], [2, 2]])
+    hidden = model[3](model[2](model[1](model[0](x))))
+    theirs = net[3](net[2](net[1](net[0](torch.from_numpy(x)))))
+    np.testing.assert_allclose(hidden.detach().numpy(), theirs.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_torch_save_and_torch_load_of_a_state_dict_as_the_lectures_write_them(tmp_path):
+    """makemore's torch.save(model.state_dict(), path), then
+    model.load_state_dict(torch.load(path)), under import chaingrad as torch."""
+    import chaingrad as torch
+
+    model, _ = tensor_model()
+    path = str(tmp_path / "model.pt")
+    torch.save(model.state_dict(), path)
+    fresh, _ = tensor_model()
+    fresh[2].weight.data.zero_()
+    for state in (torch.load(path), torch.load(path, map_location="cpu", weights_only=True),
+                  torch.load(path, map_location=torch.device("cpu"))):
+        assert fresh.load_state_dict(state).missing_keys == []
+        for key, value in model.state_dict().items():
+            np.testing.assert_array_equal(fresh.state_dict()[key], value, err_msg=key)
+    with pytest.raises(NotImplementedError, match=r"load\(map_location='cuda'\): chaingrad has "
+                                                  "only the CPU"):
+        torch.load(path, map_location="cuda")
+    with pytest.raises(TypeError, match="load: model must be a chaingrad.nn.Module to fill, got "
+                                        "str .*map_location='cpu'"):
+        torch.load(path, "cpu")
+
+
+def test_saving_a_model_of_ones_own_class_says_to_save_its_state_dict(tmp_path):
+    class Net(Module):
+        pass
+
+    with pytest.raises(TypeError, match=r"save: cannot save a Net whole \(.*\); save its "
+                                        r"weights: save\(model.state_dict\(\), path\)"):
+        save(Net(), tmp_path / "net.pt")
+    with pytest.raises(TypeError, match="save: 'config': expected an array of real numbers, "
+                                        "got dict .*torch.save pickles any object"):
+        save({"config": {"lr": 0.1}}, tmp_path / "checkpoint.pt")
+    assert not os.path.exists(tmp_path / "net.pt")
+
+
+def test_a_file_of_torch_save_is_named_as_one(tmp_path, torch):
+    path = tmp_path / "torch.pt"
+    torch.save(torch.nn.Linear(2, 2).state_dict(), path)
+    with pytest.raises(ModelFileError, match="is a file of torch.save .*safetensors.torch"
+                                             r".save_file\(model.state_dict\(\), path\)"):
+        load(path)
+    torch.save(torch.nn.Linear(2, 2).state_dict(), path, _use_new_zipfile_serialization=False)
+    with pytest.raises(ModelFileError, match="is a file of torch.save"):
+        load(path)
+
+
+def test_a_torch_batch_norms_safetensors_loads_with_its_int64_count(tmp_path, torch):
+    import chaingrad.nn as cnn
+
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    theirs = torch.nn.BatchNorm1d(3)
+    theirs(torch.randn(4, 3))
+    path = tmp_path / "bn.safetensors"
+    safetensors_torch.save_file(theirs.state_dict(), str(path))
+    ours = load(path, model=cnn.BatchNorm1d(3))
+    assert int(ours.num_batches_tracked) == 1
+    np.testing.assert_array_equal(ours.running_mean.numpy(), theirs.running_mean.numpy())
+
+
+def test_a_scalar_parameter_keeps_its_shape(tmp_path):
+    """A 0-d weight (a Module of scalar Parameters, as PyTorch's polynomial example) comes
+    back 0-d: it came back of shape (1,), which its model refused."""
+    path = tmp_path / "scalars.safetensors"
+    save({"a": np.float64(0.5), "b": np.array(2.0, dtype=np.float32)}, path)
+    state = load(path)
+    assert state["a"].shape == state["b"].shape == () and state["a"] == 0.5
+
+
+def test_the_parametrised_activations_save_load_and_go_to_torch(tmp_path, torch):
+    from chaingrad import nn
+
+    model = nn.Sequential(nn.Linear(3, 4), nn.GELU(approximate="tanh"), nn.LeakyReLU(0.2),
+                          nn.Softplus(beta=2.0, threshold=5.0), nn.Linear(4, 1))
+    save(model, tmp_path / "act.safetensors")
+    loaded = load(tmp_path / "act.safetensors")
+    assert repr(loaded) == repr(model)
+    x = np.linspace(-2, 2, 15, dtype=np.float32).reshape(5, 3)
+    np.testing.assert_array_equal(loaded(x).detach().numpy(), model(x).detach().numpy())
+    theirs = to_torch(model)(torch.from_numpy(x)).detach().numpy()
+    np.testing.assert_allclose(theirs, model(x).detach().numpy(), rtol=1e-5, atol=1e-6)

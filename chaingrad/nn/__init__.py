@@ -192,11 +192,11 @@ def _check_size(where: str, name: str, n: object, least: int = 0) -> None:
 
 # The names of chaingrad/nn/layers.py, which needs numpy: each loads on first use.
 _TENSOR_NAMES = (
-    "BCEWithLogitsLoss", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten",
-    "Identity", "Linear", "LogSoftmax", "MSELoss", "MaxPool2d", "NLLLoss", "Parameter", "ReLU",
-    "Sequential", "Sigmoid", "Softmax", "Tanh", "get_rng_state", "manual_seed",
-    "set_rng_state",
-    "GELU", "LeakyReLU", "Softplus",
+    "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv2d", "CrossEntropyLoss", "Dropout",
+    "Embedding", "Flatten", "GELU", "Identity", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax",
+    "MSELoss", "MaxPool2d", "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "ParameterDict",
+    "ParameterList", "ReLU", "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh",
+    "get_rng_state", "manual_seed", "set_rng_state",
 )
 
 

@@ -42,9 +42,9 @@ from ..tensor_engine.rules import BINARY_CROSS_ENTROPY
 from ..tensor_engine.tensor import Tensor
 
 __all__ = sorted({
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv2d", "cross_entropy",
-    "dropout", "gelu", "leaky_relu", "linear", "log_softmax", "max_pool2d", "mse_loss",
-    "nll_loss", "one_hot", "relu", "softmax",
+    "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv2d",
+    "cross_entropy", "dropout", "embedding", "gelu", "layer_norm", "leaky_relu", "linear",
+    "log_softmax", "max_pool2d", "mse_loss", "nll_loss", "one_hot", "relu", "softmax",
 } | set(functions_in("F")))
 
 REDUCTIONS = ("none", "mean", "sum")
@@ -411,6 +411,196 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
                          f"{tuple(x.shape[2:])}")
     out = functions.max_pool2d(x, kernel, stride)
     return out.reshape(tuple(out.shape[1:])) if unbatched else out
+
+
+# ---- normalization and embedding: the one implementation each, which the layers call ----
+
+
+def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Each slice of the last ``len(normalized_shape)`` axes normalized to mean 0 and
+    variance 1, then scaled by ``weight`` and shifted by ``bias`` (both of
+    ``normalized_shape``), as torch.nn.functional.layer_norm::
+
+        y = (x - mean) / sqrt(var + eps) * weight + bias
+
+    with the mean and the (biased) variance over those axes. ``nn.LayerNorm`` calls it.
+    Made of the Tensor's ops (mean, -, *, sqrt, /), so its gradient is theirs.
+
+    Example:
+        >>> y = layer_norm(Tensor([[1.0, 2.0, 3.0]]), (3,))
+        >>> [round(v, 4) for v in y.tolist()[0]]
+        [-1.2247, 0.0, 1.2247]
+    """
+    x = _tensor(input, "layer_norm")
+    if isinstance(normalized_shape, (int, np.integer)) and not isinstance(normalized_shape, bool):
+        raise TypeError("layer_norm(): argument 'normalized_shape' must be a tuple of ints, "
+                        f"not int (write ({normalized_shape},))")
+    shape = tuple(int(n) for n in normalized_shape)
+    if not shape or tuple(x.shape[x.ndim - len(shape):]) != shape or x.ndim < len(shape):
+        raise ValueError(f"layer_norm: given normalized_shape={list(shape)}, expected input "
+                         f"with shape [*, {', '.join(map(str, shape))}], but got input of "
+                         f"size {list(x.shape)}")
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    centred = x - x.mean(axes, keepdim=True)
+    y = centred / ((centred * centred).mean(axes, keepdim=True) + eps).sqrt()
+    for name, given in (("weight", weight), ("bias", bias)):
+        if given is not None:
+            affine = _tensor(given, "layer_norm", name)
+            if tuple(affine.shape) != shape:
+                raise ValueError(f"layer_norm: expected {name} to be of same shape as "
+                                 f"normalized_shape, but got {name} of shape "
+                                 f"{list(affine.shape)} and normalized_shape = {list(shape)}")
+            y = y * affine if name == "weight" else y + affine
+    return y
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None,  # noqa: A002
+               running_var: Tensor | None, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Tensor:
+    """Each channel (axis 1) normalized over the batch and any axes after the channels,
+    then scaled by ``weight`` and shifted by ``bias`` (one per channel), as
+    torch.nn.functional.batch_norm::
+
+        y = (x - mean) / sqrt(var + eps) * weight + bias
+
+    In training, ``mean`` and ``var`` are the batch's (the biased variance), the gradient
+    flowing through them, and the running statistics, if given, move toward the batch's in
+    place (no gradient), with the unbiased variance of the n values per channel::
+
+        running_mean = (1 - momentum) * running_mean + momentum * mean
+        running_var = (1 - momentum) * running_var + momentum * var * n / (n - 1)
+
+    Otherwise ``mean`` and ``var`` are the running statistics. ``nn.BatchNorm1d`` and
+    ``nn.BatchNorm2d`` call it; it is made of the Tensor's ops.
+
+    Example:
+        >>> x = Tensor(np.array([[1.0, 10.0], [3.0, 30.0]]))
+        >>> mean, var = Tensor(np.zeros(2)), Tensor(np.ones(2))
+        >>> [[round(v, 3) for v in row] for row in batch_norm(x, mean, var, training=True).tolist()]
+        [[-1.0, -1.0], [1.0, 1.0]]
+        >>> mean.tolist(), var.tolist()
+        ([0.2, 2.0], [1.1, 20.9])
+    """
+    x = _tensor(input, "batch_norm")
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: expected an input (N, C, ...) with a channel axis, got "
+                         f"shape {tuple(x.shape)}")
+    channels = x.shape[1]
+    if training and x.numel() == channels:  # one value per channel: no variance
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {_size(tuple(x.shape))}")
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither "
+                         "be None")
+    stats = [_per_channel("batch_norm", name, given, channels) for name, given in
+             (("running_mean", running_mean), ("running_var", running_var))]
+    affine = [_per_channel("batch_norm", name, given, channels) for name, given in
+              (("weight", weight), ("bias", bias))]
+    along = (1, channels) + (1,) * (x.ndim - 2)  # a per-channel vector against x
+    if training:
+        axes = (0, *range(2, x.ndim))
+        mean = x.mean(axes, keepdim=True)
+        centred = x - mean
+        var = (centred * centred).mean(axes, keepdim=True)
+        if running_mean is not None:
+            _update_running(running_mean, running_var, mean, var, x.numel() // channels,
+                            momentum)
+    elif running_mean is None:
+        raise ValueError("batch_norm: running_mean and running_var must be given in "
+                         "evaluation mode (training=False)")
+    else:
+        centred = x - stats[0].reshape(along)
+        var = stats[1].reshape(along)
+    y = centred / (var + eps).sqrt()
+    if affine[0] is not None:
+        y = y * affine[0].reshape(along)
+    if affine[1] is not None:
+        y = y + affine[1].reshape(along)
+    return y
+
+
+def _per_channel(op: str, name: str, given: Any, channels: int) -> Tensor | None:
+    """A per-channel argument of ``op`` as a Tensor of shape (channels,), or None."""
+    if given is None:
+        return None
+    t = _tensor(given, op, name)
+    if tuple(t.shape) != (channels,):
+        raise ValueError(f"{op}: {name} should contain {channels} elements (one per channel), "
+                         f"not shape {tuple(t.shape)}")
+    return t
+
+
+def _update_running(running_mean: Tensor, running_var: Tensor, mean: Tensor, var: Tensor,
+                    n: int, momentum: float) -> None:
+    """Move the running statistics toward the batch's ``mean`` and biased ``var`` (of
+    ``n`` values per channel), in place and outside the graph: ``batch_norm``'s formulas,
+    each product rounded as torch rounds it."""
+    mean, unbiased = mean.detach().reshape(-1), var.detach().reshape(-1) * (n / (n - 1))
+    running_mean.mul_(1 - momentum).add_(mean * momentum)
+    running_var.mul_(1 - momentum).add_(unbiased * momentum)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # noqa: A002
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Row i of ``weight`` for each index i of ``input`` (int64 or int32 indices, each in
+    0 .. rows - 1), as torch.nn.functional.embedding: the output has the input's shape
+    plus the rows' length. Where an index is ``padding_idx`` (negative counts from the
+    end), the row is read but takes no gradient, as in torch. ``nn.Embedding`` calls it.
+
+    Example:
+        >>> w = Tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+        >>> out = embedding(np.array([[2, 0], [1, 0]]), w, padding_idx=0)
+        >>> out.tolist()
+        [[[4.0, 5.0], [0.0, 1.0]], [[2.0, 3.0], [0.0, 1.0]]]
+        >>> out.sum().backward()
+        >>> w.grad.tolist()
+        [[0.0, 0.0], [1.0, 1.0], [1.0, 1.0]]
+    """
+    for name, value, default in (("max_norm", max_norm, None),
+                                 ("scale_grad_by_freq", scale_grad_by_freq, False),
+                                 ("sparse", sparse, False)):
+        if value != default:
+            raise not_yet(f"embedding with {name}={value!r}")
+    w = _tensor(weight, "embedding", "weight")
+    if w.ndim != 2:
+        raise ValueError(f"embedding: weight must be 2-D (rows, length), got shape "
+                         f"{tuple(w.shape)}")
+    rows = w.shape[0]
+    indices = _indices("embedding", input, rows)
+    if padding_idx is not None:
+        if not -rows <= padding_idx < rows:
+            raise ValueError(f"embedding: padding_idx must be within num_embeddings "
+                             f"(-{rows} .. {rows - 1}), got {padding_idx}")
+        padding_idx %= rows
+    picked = w[indices]
+    padded = None if padding_idx is None else indices == padding_idx
+    if padded is None or not padded.any():
+        return picked
+    # the padding rows' numbers, detached: no gradient reaches the padding row
+    return functions.where(padded[..., None], picked.detach(), picked)
+
+
+def _indices(op: str, input: Any, rows: int) -> np.ndarray:  # noqa: A002
+    """``op``'s indices (a Tensor or an array of int64 or int32, as torch takes them), each
+    checked to be a row of a table of ``rows``: numpy would wrap a negative one around."""
+    array = input._value if isinstance(input, Tensor) else input
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if array.dtype not in (np.int64, np.int32):
+        raise TypeError(f"{op}: expected indices of dtype int64 or int32 (Long, Int), got "
+                        f"{_dtype_name(array.dtype)}")
+    if array.size and (array.min() < 0 or array.max() >= rows):
+        bad = array[(array < 0) | (array >= rows)].flat[0]
+        raise IndexError(f"{op}: index {bad} is out of range for {rows} rows (index out of "
+                         "range in self)")
+    return array
 
 
 # ---- losses ----

@@ -1,11 +1,20 @@
 """Module: the one base of every network, of Values (micrograd's) or of Tensors (PyTorch's).
 
 A Module finds its parts as ``torch.nn.Module`` does: an attribute that is a Module is a
-child, and an attribute that is a ``Parameter`` is a parameter, both in the order they were
-set. ``named_parameters()``, ``state_dict()``, ``load_state_dict()``, ``zero_grad()``,
-``train()``/``eval()``, ``children()``/``modules()`` and the printed form all walk those.
+child, an attribute that is a ``Parameter`` is a parameter, and a Tensor given to
+``register_buffer`` is a buffer (state that is not trained, such as BatchNorm's running
+mean), each in the order it was registered. ``named_parameters()``, ``named_buffers()``,
+``state_dict()``, ``load_state_dict()``, ``zero_grad()``, ``train()``/``eval()``,
+``children()``/``modules()``, ``apply()`` and the printed form all walk those.
 micrograd's classes (``Neuron``, ``Layer``, ``MLP``) keep their Values in lists and name
 them themselves, by overriding ``parameters()`` and ``named_parameters()``.
+
+The parts live in the instance's ``__dict__``, as plain attributes: reading ``self.weight``
+costs what reading any attribute costs. What torch keeps in its three dictionaries
+(``_parameters``, ``_modules``, ``_buffers``) is here one record, ``_kinds``: each
+registered name and its kind, so that a slot set to None stays a parameter's, a child's or
+a buffer's slot (``layer.bias = None``, then only a Parameter or None may go there again),
+as in torch.
 
 ``Parameter`` is a Tensor, and a Tensor needs numpy, which the scalar side must not: so this
 module cannot import it. Instead ``Parameter`` inherits the empty class ``ParameterMark``
@@ -25,14 +34,21 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
+from ..autodiff import Node
 from ..engine import Value
 from . import registry
 
 # A named parameter: a Parameter, a Value, or a (nested) list of Values shaped like a tensor.
 Nested = Any
+
+# The kinds of registered attribute (``Module._kinds``): torch's _parameters, _modules, and
+# _buffers with its _non_persistent_buffers_set.
+PARAMETER, MODULE, BUFFER, NON_PERSISTENT = ("parameter", "module", "buffer",
+                                             "non-persistent buffer")
+BUFFERS = (BUFFER, NON_PERSISTENT)
 
 
 class ParameterMark:
@@ -56,31 +72,52 @@ class IncompatibleKeys(NamedTuple):
 
 
 class Module:
-    """A network, or a part of one: parameters, children, and ``forward``.
+    """A network, or a part of one: parameters, buffers, children, and ``forward``.
 
-    Set a sub-module or a ``Parameter`` as an attribute and it is registered; call the
-    module to run ``forward``. A subclass need not call ``super().__init__()`` (micrograd's
-    never did). A micrograd-style subclass that defines only ``parameters()`` gets its
-    parameters named by position (``'0'``, ``'1'``, ...).
+    Set a sub-module or a ``Parameter`` as an attribute and it is registered (a Tensor is
+    registered as a buffer by ``register_buffer``); call the module to run ``forward``. A
+    subclass need not call ``super().__init__()`` (micrograd's never did). A
+    micrograd-style subclass that defines only ``parameters()`` gets its parameters named
+    by position (``'0'``, ``'1'``, ...).
     """
 
     training = True
     """Training mode (True) or evaluation mode (False); set by ``train()`` and ``eval()``."""
 
     def __setattr__(self, name: str, value: Any) -> None:
-        """Refuse to replace a parameter or a child by something else (None is allowed), as
-        torch does: a silently unregistered weight would stop training without a word."""
-        old = self.__dict__.get(name)
-        if value is not None:
-            if isinstance(old, ParameterMark) and not isinstance(value, ParameterMark):
-                raise TypeError(f"{type(self).__name__}: cannot assign "
-                                f"{type(value).__name__} as parameter {name!r} "
-                                f"(chaingrad.nn.Parameter or None expected)")
-            if isinstance(old, Module) and not isinstance(value, Module):
-                raise TypeError(f"{type(self).__name__}: cannot assign "
-                                f"{type(value).__name__} as child module {name!r} "
-                                f"(chaingrad.nn.Module or None expected)")
+        """Register a Module or a ``Parameter`` as torch does, and refuse to put anything
+        else than None where a parameter is registered (a Parameter aside), than a Module or
+        None where a child is, and than a Tensor or None where a buffer is: a silently
+        unregistered weight would stop training without a word.
+
+        A Module or Parameter set over an attribute of another kind (a plain one, a buffer,
+        a child where a Parameter goes) is registered anew, after the others of its kind, as
+        in torch."""
+        kind, new = _registered_kind(self, name), _kind_of(value)
+        # torch's order: a Parameter may go anywhere; a parameter's slot takes nothing else
+        # but None; a Module may go anywhere else; a child's slot takes nothing else but None
+        refused = value is not None and new != PARAMETER and (
+            kind == PARAMETER or (kind == MODULE and new != MODULE))
+        if refused:
+            expected = "chaingrad.nn.Parameter" if kind == PARAMETER else "chaingrad.nn.Module"
+            where = "parameter" if kind == PARAMETER else "child module"
+            raise TypeError(f"{type(self).__name__}: cannot assign {type(value).__name__} as "
+                            f"{where} {name!r} ({expected} or None expected)")
+        if new is not None:
+            if kind != new:  # registered anew: last of its kind, as in torch's dictionaries
+                self.__dict__.pop(name, None)
+                self.__dict__.get("_kinds", {}).pop(name, None)
+            _kinds(self)[name] = new
+        elif value is not None and kind in BUFFERS and not _is_tensor(value):
+            raise TypeError(f"{type(self).__name__}: cannot assign {type(value).__name__} as "
+                            f"buffer {name!r} (chaingrad.Tensor or None expected)")
         object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        """Remove an attribute, and with it the registration of a parameter, a child or a
+        buffer of that name."""
+        object.__delattr__(self, name)
+        self.__dict__.get("_kinds", {}).pop(name, None)
 
     # ---- calling ----
 
@@ -106,51 +143,120 @@ class Module:
         for _, module in self.named_children():
             yield module
 
-    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+    def named_modules(self, memo: set[Module] | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
         """``(name, module)`` for this module (named ``prefix``) and every one below it,
-        depth first, each once (walked with a stack: any depth of nesting is fine)."""
-        seen: set[int] = set()
-        stack = [(prefix, self)]
+        depth first, as torch's: each once, unless ``remove_duplicate`` is False (then a
+        module reached by two paths is listed under each). ``memo``, a set, holds the
+        modules already listed (they are skipped, and those listed are added). Walked
+        with a stack: any depth of nesting is fine, and a module that contains itself is
+        not entered again."""
+        memo = set() if memo is None else memo
+        stack: list[tuple[str, Module, frozenset[int]]] = [(prefix, self, frozenset())]
         while stack:
-            name, module = stack.pop()
-            if id(module) in seen:
+            name, module, above = stack.pop()
+            if module in memo or id(module) in above:
                 continue
-            seen.add(id(module))
+            if remove_duplicate:
+                memo.add(module)
             yield name, module
-            below = [(f"{name}.{child}" if name else child, m)
+            path = above | {id(module)}
+            below = [(f"{name}.{child}" if name else child, m, path)
                      for child, m in module.named_children()]
             stack.extend(reversed(below))
 
-    def modules(self) -> Iterator[Module]:
-        """This module and every one below it."""
-        for _, module in self.named_modules():
+    def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
+        """This module and every one below it (``named_modules``' order)."""
+        for _, module in self.named_modules(remove_duplicate=remove_duplicate):
             yield module
+
+    def get_submodule(self, target: str) -> Module:
+        """The module at ``target``, a dotted path of child names (``'blocks.0.ln'``; ``''``
+        is this module), as torch's.
+
+        Raises:
+            AttributeError: A name on the path is not there, or is not a Module.
+
+        Example:
+            >>> outer = Module(); outer.inner = Module(); outer.inner.leaf = Module()
+            >>> outer.get_submodule("inner.leaf") is outer.inner.leaf
+            True
+        """
+        if target == "":
+            return self
+        module = self
+        for name in target.split("."):
+            if not hasattr(module, name):
+                raise AttributeError(f"{type(module).__name__} has no attribute `{name}`")
+            module = getattr(module, name)
+            if not isinstance(module, Module):
+                raise AttributeError(f"`{name}` is not an nn.Module")
+        return module
+
+    def get_parameter(self, target: str) -> Any:
+        """The parameter at ``target`` (``'blocks.0.ln.weight'``), as torch's.
+
+        Raises:
+            AttributeError: The path is not there, or does not end at a Parameter.
+        """
+        module, name = self._owner(target)
+        value = getattr(module, name)
+        if not isinstance(value, ParameterMark):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return value
+
+    def get_buffer(self, target: str) -> Any:
+        """The buffer at ``target`` (``'bn.running_mean'``), as torch's.
+
+        Raises:
+            AttributeError: The path is not there, or does not end at a buffer.
+        """
+        module, name = self._owner(target)
+        if module.__dict__.get("_kinds", {}).get(name) not in BUFFERS:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(module, name)
+
+    def _owner(self, target: str) -> tuple[Module, str]:
+        """The module that holds the last name of ``target``, and that name."""
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{type(module).__name__} has no attribute `{name}`")
+        return module, name
 
     # ---- parameters ----
 
-    def named_parameters(self) -> list[tuple[str, Nested]]:
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> list[tuple[str, Nested]]:
         """``(name, parameter)`` pairs with PyTorch's names (``'0.weight'``, ``'fc.bias'``):
         each module's own parameters, then its children's; one shared by two modules is
-        listed once, under its first name.
+        listed once, under its first name (each time, if ``remove_duplicate`` is False).
+        ``prefix`` starts every name; ``recurse=False`` lists this module's own only.
 
         A module that names its parameters itself (micrograd's classes name nested lists of
         Values, see ``Neuron``) is asked for them; a subclass that defines only
         ``parameters()`` is named by position.
         """
         if type(self).parameters is not Module.parameters:  # defined, and named_parameters not
-            return [(str(i), p) for i, p in enumerate(self.parameters())]
-        return self._walk_parameters(unique=True)
+            named = [(str(i), p) for i, p in enumerate(self.parameters())]
+        else:
+            named = self._walk(remove_duplicate, parameters=True, buffers=(), recurse=recurse)
+        return _prefixed(prefix, named)
 
     def _state_items(self) -> list[tuple[str, Nested]]:
-        """The ``(key, parameter)`` pairs of ``state_dict()``: every name of each one."""
+        """The ``(key, tensor)`` pairs of ``state_dict()``: every name of each parameter and
+        persistent buffer."""
         if _names_its_own(type(self)):
             return self.named_parameters()
-        return self._walk_parameters(unique=False)
+        return self._walk(unique=False, parameters=True, buffers=(BUFFER,))
 
-    def _walk_parameters(self, unique: bool) -> list[tuple[str, Nested]]:
-        """The parameters of this module and those below, in PyTorch's order; with
-        ``unique`` False a shared parameter (or module) is listed under each of its names,
-        as ``state_dict()`` keys it. Walked with a stack: any depth of nesting is fine."""
+    def _walk(self, unique: bool, parameters: bool, buffers: tuple[str, ...],
+              recurse: bool = True) -> list[tuple[str, Nested]]:
+        """The parameters (if ``parameters``) and the buffers of the kinds ``buffers`` of
+        this module and those below, in PyTorch's order: each module's own parameters, then
+        its own buffers, then its children's, depth first. With ``unique`` False a shared
+        tensor (or module) is listed under each of its names, as ``state_dict()`` keys it.
+        Walked with a stack: any depth of nesting is fine."""
         named, seen = [], set()
         stack: list[tuple[str, Module, frozenset[int]]] = [("", self, frozenset())]
         while stack:
@@ -159,25 +265,31 @@ class Module:
                 continue  # a module that contains itself, or one already walked
             seen.add(id(module))
             if module is not self and _names_its_own(type(module)):
-                own, below = module.named_parameters(), []
+                own = module.named_parameters() if parameters else []
+                below = []
             else:
                 own = [(name, value) for name, value in vars(module).items()
-                       if isinstance(value, ParameterMark)]
+                       if parameters and isinstance(value, ParameterMark)]
+                kinds = module.__dict__.get("_kinds", {})
+                own += [(name, value) for name, value in vars(module).items()
+                        if value is not None and kinds.get(name) in buffers]
                 below = [(name, value) for name, value in vars(module).items()
-                         if isinstance(value, Module)]
-            for name, p in own:
-                if not unique or id(p) not in seen:
-                    seen.add(id(p))
-                    named.append((f"{prefix}.{name}" if prefix else name, p))
+                         if recurse and isinstance(value, Module)]
+            for name, tensor in own:
+                if not unique or id(tensor) not in seen:
+                    seen.add(id(tensor))
+                    named.append((f"{prefix}.{name}" if prefix else name, tensor))
             path = above | {id(module)}
             stack.extend((f"{prefix}.{name}" if prefix else name, child, path)
                          for name, child in reversed(below))
         return named
 
-    def parameters(self) -> list[Any]:
+    def parameters(self, recurse: bool = True) -> list[Any]:
         """Every parameter, in ``named_parameters()``'s order (none for a bare Module); the
-        Values of a micrograd module inside, one by one."""
-        return [v for _, p in self.named_parameters() for v in _flatten(p)]
+        Values of a micrograd module inside, one by one. ``recurse=False``: this module's
+        own only."""
+        named = self.named_parameters() if recurse else self.named_parameters(recurse=False)
+        return [v for _, p in named for v in _flatten(p)]
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients before the next ``backward()``: a Value's ``.grad`` becomes
@@ -188,34 +300,86 @@ class Module:
 
     def register_parameter(self, name: str, param: Any) -> None:
         """Add ``param`` (a ``Parameter``, or None) as parameter ``name``, as torch's."""
-        _check_name("register_parameter", self, name, "parameter")
+        _check_name(self, name, PARAMETER)
         if param is not None and not isinstance(param, ParameterMark):
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
                             f"'{name}' (chaingrad.nn.Parameter or None required)")
+        _kinds(self)[name] = PARAMETER
         object.__setattr__(self, name, param)
 
     def add_module(self, name: str, module: Module | None) -> None:
         """Add ``module`` (or None) as child ``name``, as torch's."""
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
-        _check_name("add_module", self, name, "module")
+        _check_name(self, name, MODULE)
+        _kinds(self)[name] = MODULE
         object.__setattr__(self, name, module)
 
     register_module = add_module
 
-    def apply(self, fn: Any) -> Module:
-        """``fn(module)`` for every module below this one and then for this one (children
-        first, as torch's); returns self.
+    # ---- buffers ----
+
+    def register_buffer(self, name: str, tensor: Any, persistent: bool = True) -> None:
+        """Add ``tensor`` (a Tensor, or None) as buffer ``name``: state that is not trained
+        (BatchNorm's running mean, a causal mask), reached as ``self.name``, listed by
+        ``buffers()``, converted by ``to(dtype)`` and, if ``persistent``, kept in
+        ``state_dict()``; as torch's.
 
         Example:
-            >>> seen = []
-            >>> _ = Module().apply(lambda m: seen.append(type(m).__name__))
-            >>> seen
-            ['Module']
+            >>> import numpy as np
+            >>> from chaingrad import Tensor
+            >>> m = Module()
+            >>> m.register_buffer("mask", Tensor(np.ones(3)), persistent=False)
+            >>> m.register_buffer("count", Tensor(np.zeros(1)))
+            >>> [name for name, _ in m.named_buffers()], list(m.state_dict())
+            (['mask', 'count'], ['count'])
         """
-        order = [m for _, m in self.named_modules()]
-        for module in reversed(order):  # a module after everything below it
-            fn(module)
+        _check_name(self, name, BUFFER)
+        if tensor is not None and not _is_tensor(tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
+                            f"'{name}' (chaingrad.Tensor or None required)")
+        _kinds(self)[name] = BUFFER if persistent else NON_PERSISTENT
+        object.__setattr__(self, name, tensor)
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Any]]:
+        """``(name, buffer)`` pairs with torch's names (``'bn.running_mean'``), persistent
+        or not, in torch's order (each module's own, then its children's); a buffer of two
+        modules once, under its first name (unless ``remove_duplicate`` is False)."""
+        yield from _prefixed(prefix, self._walk(remove_duplicate, parameters=False,
+                                                buffers=BUFFERS, recurse=recurse))
+
+    def buffers(self, recurse: bool = True) -> Iterator[Any]:
+        """Every buffer, in ``named_buffers()``' order."""
+        for _, tensor in self.named_buffers(recurse=recurse):
+            yield tensor
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """``fn(module)`` for every module below this one and then for this one, in torch's
+        order: each child in turn, its whole subtree first (children before their parent);
+        a module held by two parents is visited under each, as torch's. Returns self.
+
+        Example:
+            >>> outer = Module(); outer.a = Module(); outer.a.inner = Module(); outer.b = Module()
+            >>> for name, m in outer.named_modules():
+            ...     m.label = name or "outer"
+            >>> seen = []
+            >>> _ = outer.apply(lambda m: seen.append(m.label))
+            >>> seen
+            ['a.inner', 'a', 'b', 'outer']
+        """
+        # a stack of (module, its ancestors, whether its children are done): torch's
+        # recursion, without its depth limit; a module that contains itself is not re-entered
+        stack: list[tuple[Module, frozenset[int], bool]] = [(self, frozenset(), False)]
+        while stack:
+            module, above, done = stack.pop()
+            if done:
+                fn(module)
+                continue
+            stack.append((module, above, True))
+            path = above | {id(module)}
+            stack.extend((child, path, False) for child in reversed(list(module.children()))
+                         if id(child) not in path)
         return self
 
     def requires_grad_(self, requires_grad: bool = True) -> Module:
@@ -228,8 +392,9 @@ class Module:
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
         """``to('cpu')``, ``to(device)``, ``to(dtype)`` or ``to(device, dtype)``: the CPU
-        is the only device; a dtype converts the floating parameters in place (each stays
-        the same object, as in torch). Returns self."""
+        is the only device; a dtype converts the floating parameters and buffers in place
+        (each stays the same object; an integer buffer, such as BatchNorm's
+        ``num_batches_tracked``, keeps its dtype, as in torch). Returns self."""
         given = list(args) + [kwargs.pop(k) for k in ("device", "dtype") if k in kwargs]
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
@@ -250,11 +415,11 @@ class Module:
         return self
 
     def float(self) -> Module:
-        """Floating parameters converted to float32, in place; returns self."""
+        """Floating parameters and buffers converted to float32, in place; returns self."""
         return self._cast("float32")
 
     def double(self) -> Module:
-        """Floating parameters converted to float64, in place; returns self."""
+        """Floating parameters and buffers converted to float64, in place; returns self."""
         return self._cast("float64")
 
     def _cast(self, dtype: Any) -> Module:
@@ -267,7 +432,7 @@ class Module:
         if target.kind != "f":
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
                             f"desired dtype={dtype}")
-        for p in self.parameters():
+        for p in [*self.parameters(), *self.buffers()]:
             if not isinstance(p, Value) and p._value.dtype.kind == "f":
                 p._value = p._value.astype(target)
                 if hasattr(p.grad, "_prev"):  # a Tensor gradient: its numbers too
@@ -299,8 +464,9 @@ class Module:
     # ---- state ----
 
     def state_dict(self) -> dict[str, Any]:
-        """``{name: numpy array}``: a copy of every named parameter's data, in its own
-        dtype (float64 for Values), under PyTorch's names.
+        """``{name: numpy array}``: a copy of the data of every named parameter and
+        persistent buffer, in its own dtype (float64 for Values), under PyTorch's names and
+        in its order (each module's parameters, then its buffers, then its children's).
 
         Example:
             >>> import random; random.seed(0)
@@ -321,7 +487,7 @@ class Module:
 
     def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> IncompatibleKeys:
         """Copy ``state``'s numbers (numpy arrays, Tensors, torch tensors, lists) into the
-        parameters, in place.
+        parameters and persistent buffers, in place.
 
         Everything is checked before anything changes: a missing or unexpected key (if
         ``strict``), a shape that differs, a value that is not real numbers (complex,
@@ -403,9 +569,9 @@ class Module:
 
 
 _TORCH_MODULE_NAMES = frozenset((
-    "register_buffer", "buffers", "named_buffers", "register_forward_hook",
+    "register_forward_hook",
     "register_forward_pre_hook", "register_full_backward_hook", "register_backward_hook",
-    "get_submodule", "get_parameter", "get_buffer", "half", "bfloat16", "share_memory",
+    "half", "bfloat16", "share_memory",
     "to_empty", "ipu", "xpu", "mtia", "compile", "set_extra_state", "get_extra_state",
     "register_state_dict_pre_hook", "register_load_state_dict_post_hook", "type",
 ))
@@ -426,17 +592,53 @@ def zero_grad_of(p: Any, set_to_none: bool = True) -> None:
         p.grad[...] = 0
 
 
-def _check_name(where: str, module: Module, name: Any, kind: str) -> None:
-    """A child's or parameter's name as torch accepts it."""
+def _check_name(module: Module, name: Any, kind: str) -> None:
+    """A parameter's, child's or buffer's name as torch accepts it: a string without dots,
+    not the name of another attribute (a method, a plain attribute, or a part of another
+    kind); a part of the same kind may be replaced."""
     if not isinstance(name, str):
         raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
     if "." in name:
         raise KeyError(f"{kind} name can't contain \".\", got: {name}")
     if name == "":
         raise KeyError(f"{kind} name can't be empty string \"\"")
-    if name in vars(type(module)) or (name in vars(module) and not isinstance(
-            vars(module)[name], (Module, ParameterMark, type(None)))):
+    registered = _registered_kind(module, name)
+    same = registered in BUFFERS if kind == BUFFER else registered == kind
+    if not same and hasattr(module, name):
         raise KeyError(f"attribute '{name}' already exists")
+
+
+def _kinds(module: Module) -> dict[str, str]:
+    """The module's record of its registered names and their kinds (made on first use: a
+    subclass need not call ``super().__init__()``)."""
+    kinds = module.__dict__.get("_kinds")
+    if kinds is None:
+        kinds = module.__dict__["_kinds"] = {}
+    return kinds
+
+
+def _registered_kind(module: Module, name: str) -> str | None:
+    """What ``name`` is registered as (a None slot included), else what its value makes it
+    (for an attribute set past ``__setattr__``); None for a plain attribute."""
+    return module.__dict__.get("_kinds", {}).get(name) or _kind_of(module.__dict__.get(name))
+
+
+def _kind_of(value: Any) -> str | None:
+    """PARAMETER for a Parameter, MODULE for a Module: what setting it registers."""
+    if isinstance(value, ParameterMark):
+        return PARAMETER
+    return MODULE if isinstance(value, Module) else None
+
+
+def _is_tensor(value: Any) -> bool:
+    """Whether ``value`` is a chaingrad Tensor (a graph node that is not a Value; this
+    module cannot import the class, which needs numpy)."""
+    return isinstance(value, Node) and not isinstance(value, Value)
+
+
+def _prefixed(prefix: str, named: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """The pairs with ``prefix.`` before each name (none for an empty prefix)."""
+    return [(f"{prefix}.{name}", v) for name, v in named] if prefix else named
 
 
 def _indent(text: str) -> str:

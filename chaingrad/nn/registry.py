@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import reprlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -61,14 +62,26 @@ PADDING = Kind("a pair of integers >= 0, 'same' or 'valid'",
                lambda v: v if isinstance(v, str) else PAIR.read(v))
 OPTIONAL_INT = Kind("an integer or null", lambda v: v is None or _is_int(v),
                     lambda v: v if v is None else int(v))
+OPTIONAL_NUMBER = Kind("a number or null", lambda v: v is None or NUMBER.accepts(v),
+                       lambda v: v if v is None else float(v))
+BOOL = Kind("true or false", lambda v: isinstance(v, bool), bool)
 # bias=True/False in the constructor; the layer's ``bias`` is then a Parameter or None
 PRESENT = Kind("true or false", lambda v: isinstance(v, bool), lambda v: v is not None)
 SIZES = Kind("a non-empty list of positive integers",
              lambda v: isinstance(v, list) and bool(v) and all(SIZE.accepts(n) for n in v),
              lambda v: [int(n) for n in v])
 ACTIVATION = Kind(f"one of {ACTIVATIONS}", lambda v: v in ACTIVATIONS, str)
+APPROXIMATE = Kind("'none' or 'tanh'", lambda v: v in ("none", "tanh"), str)  # GELU's
 # a Sequential's children, given to the constructor positionally: read from its children
 LAYERS = Kind("a list of layers", lambda v: isinstance(v, list), lambda v: v)
+# a ModuleList's children, given to the constructor as one list
+LAYER_LIST = Kind("a list of layers", lambda v: isinstance(v, list), lambda v: v)
+# a ModuleDict's children, given to the constructor as one map from their names
+LAYER_MAP = Kind("a map from names to layers",
+                 lambda v: isinstance(v, dict) and all(isinstance(k, str) for k in v),
+                 lambda v: v)
+NESTING = (LAYERS, LAYER_LIST, LAYER_MAP)
+"""The kinds of argument that hold layers (read from the children, built first)."""
 
 
 @dataclass(frozen=True)
@@ -79,8 +92,9 @@ class LayerType:
         home: The module that defines the class: only that class, not a subclass of it or
             another class of the same name, is described and rebuilt.
         arguments: Constructor argument -> its kind, in the constructor's order.
-        weights: How many numbers its parameters hold, from its arguments (None for a type
-            without parameters: then ``build`` passes it no dtype).
+        weights: How many numbers its ``state_dict()`` holds (its parameters and persistent
+            buffers), from its arguments (None for a type without them: then ``build``
+            passes it no dtype).
         in_torch: Builds the ``torch.nn`` module where that is not
             ``torch.nn.<type>(**arguments)``.
         defaults: The value of an argument that older files do not hold (one added later).
@@ -115,6 +129,16 @@ def _mlp_in_torch(arch: dict[str, Any], nn: Any, dtype: Any) -> Any:
     return nn.Sequential(*layers)
 
 
+def _batch_norm_weights(arch: dict[str, Any]) -> int:
+    """weight and bias (if affine), running_mean, running_var and num_batches_tracked (if
+    tracked)."""
+    c = arch["num_features"]
+    return c * arch["affine"] * (1 + arch["bias"]) + arch["track_running_stats"] * (2 * c + 1)
+
+
+_BATCH_NORM = {"num_features": SIZE, "eps": NUMBER, "momentum": OPTIONAL_NUMBER,
+               "affine": BOOL, "track_running_stats": BOOL, "bias": PRESENT}
+
 _TENSOR = "chaingrad.nn.layers"
 
 LAYER_TYPES: dict[str, LayerType] = {
@@ -135,9 +159,23 @@ LAYER_TYPES: dict[str, LayerType] = {
     "ReLU": LayerType(_TENSOR),
     "Tanh": LayerType(_TENSOR),
     "Sigmoid": LayerType(_TENSOR),
+    "GELU": LayerType(_TENSOR, {"approximate": APPROXIMATE}),
+    "LeakyReLU": LayerType(_TENSOR, {"negative_slope": NUMBER}),
+    "Softplus": LayerType(_TENSOR, {"beta": NUMBER, "threshold": NUMBER}),
     "Identity": LayerType(_TENSOR),
     "Softmax": LayerType(_TENSOR, {"dim": OPTIONAL_INT}),
     "LogSoftmax": LayerType(_TENSOR, {"dim": OPTIONAL_INT}),
+    "Embedding": LayerType(_TENSOR, {"num_embeddings": SIZE, "embedding_dim": SIZE,
+                                     "padding_idx": OPTIONAL_INT},
+                           weights=lambda a: a["num_embeddings"] * a["embedding_dim"]),
+    "LayerNorm": LayerType(_TENSOR, {"normalized_shape": SIZES, "eps": NUMBER,
+                                     "elementwise_affine": BOOL, "bias": PRESENT},
+                           weights=lambda a: math.prod(a["normalized_shape"])
+                           * a["elementwise_affine"] * (1 + a["bias"])),
+    "BatchNorm1d": LayerType(_TENSOR, _BATCH_NORM, weights=_batch_norm_weights),
+    "BatchNorm2d": LayerType(_TENSOR, _BATCH_NORM, weights=_batch_norm_weights),
+    "ModuleList": LayerType(_TENSOR, {"modules": LAYER_LIST}),
+    "ModuleDict": LayerType(_TENSOR, {"modules": LAYER_MAP}),
 }
 
 
@@ -163,15 +201,18 @@ def architecture(module: Any, depth: int = 0) -> dict[str, Any]:
                          f"file holds at most {MAX_DEPTH} levels")
     arch: dict[str, Any] = {"type": name}
     for argument, kind in LAYER_TYPES[name].arguments.items():
-        if kind is LAYERS:  # the layers in order (a Sequential iterates over them)
-            for i, child in enumerate(module):
-                if not describable(child):
-                    raise TypeError(f"architecture: {name} layer {i} is a "
-                                    f"{type(child).__name__}; save and load rebuild only "
-                                    f"{', '.join(LAYER_TYPES)}")
-            arch[argument] = [architecture(child, depth + 1) for child in module]
-        else:
+        if kind not in NESTING:
             arch[argument] = kind.read(getattr(module, argument))
+            continue
+        # the layers in order (a Sequential or a ModuleList iterates over them), or by name
+        children = dict(module.items()) if kind is LAYER_MAP else dict(enumerate(module))
+        for label, child in children.items():
+            if not describable(child):
+                raise TypeError(f"architecture: {name} layer {label!r} is a "
+                                f"{type(child).__name__}; save and load rebuild only "
+                                f"{', '.join(LAYER_TYPES)}")
+        described = {label: architecture(child, depth + 1) for label, child in children.items()}
+        arch[argument] = described if kind is LAYER_MAP else list(described.values())
     return arch
 
 
@@ -200,9 +241,11 @@ def check(arch: Any, at: str = "", depth: int = 0) -> None:
         if not argument.accepts(arch[name]):
             raise ValueError(f"{where} has {name}={_short(arch[name])}, expected "
                              f"{argument.expected}")
-        if argument is LAYERS:
-            for i, layer in enumerate(arch[name]):
-                check(layer, f"{at}.{name}[{i}]" if at else f"{name}[{i}]", depth + 1)
+        if argument in NESTING:
+            layers = arch[name] if argument is LAYER_MAP else dict(enumerate(arch[name]))
+            for label, layer in layers.items():
+                where = f"{name}[{label!r}]"
+                check(layer, f"{at}.{where}" if at else where, depth + 1)
 
 
 def weight_count(arch: dict[str, Any]) -> int:
@@ -211,10 +254,17 @@ def weight_count(arch: dict[str, Any]) -> int:
     stack = [arch]
     while stack:
         layer = stack.pop()
-        weights = LAYER_TYPES[layer["type"]].weights
-        count += weights(layer) if weights is not None else 0
-        stack.extend(layer.get("layers", ()))
+        kind = LAYER_TYPES[layer["type"]]
+        count += kind.weights(layer) if kind.weights is not None else 0
+        stack.extend(child for layer_kind, children in _nested(kind, layer)
+                     for child in (children.values() if layer_kind is LAYER_MAP else children))
     return count
+
+
+def _nested(kind: LayerType, arch: dict[str, Any]) -> list[tuple[Kind, Any]]:
+    """The (kind, layers) of each of ``arch``'s arguments that holds layers."""
+    return [(argument, arch[name]) for name, argument in kind.arguments.items()
+            if argument in NESTING]
 
 
 def build(arch: dict[str, Any], namespace: Any, dtype: Any = None) -> Any:
@@ -239,8 +289,13 @@ def _build(arch: dict[str, Any], namespace: Any, dtype: Any, in_torch: bool) -> 
         return kind.in_torch(arch, namespace, dtype)
     children, arguments = [], {}
     for name, argument in kind.arguments.items():
-        if argument is LAYERS:
+        if argument is LAYERS:  # Sequential's, given one by one
             children = [_build(layer, namespace, dtype, in_torch) for layer in arch[name]]
+        elif argument is LAYER_LIST:
+            arguments[name] = [_build(layer, namespace, dtype, in_torch) for layer in arch[name]]
+        elif argument is LAYER_MAP:
+            arguments[name] = {label: _build(layer, namespace, dtype, in_torch)
+                               for label, layer in arch[name].items()}
         else:  # a pair as a tuple, as the constructors store it
             value = arch.get(name, kind.defaults.get(name))
             arguments[name] = tuple(value) if isinstance(value, list) else value
@@ -253,9 +308,12 @@ def summary(arch: Any) -> str:
     """A constructor-like line: ``MLP(nin=2, nouts=[16, 1], activation='relu')``."""
     if not isinstance(arch, dict):
         return _short(arch)
-    layers = arch.get("layers")
-    if arch.get("type") == "Sequential" and isinstance(layers, list):
-        return f"Sequential({', '.join(summary(layer) for layer in layers)})"
+    layers = arch.get("layers", arch.get("modules"))
+    if arch.get("type") in ("Sequential", "ModuleList") and isinstance(layers, list):
+        return f"{arch['type']}({', '.join(summary(layer) for layer in layers)})"
+    if arch.get("type") == "ModuleDict" and isinstance(layers, dict):
+        named = ", ".join(f"{label}={summary(layer)}" for label, layer in layers.items())
+        return f"ModuleDict({named})"
     args = ", ".join(f"{k}={v!r}" for k, v in arch.items() if k not in ("type",
                                                                         "format_version"))
     return f"{arch.get('type')}({args})"

@@ -1441,7 +1441,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
     @property
     def grad_fn(self) -> GradFn | None:
         """The op that made this tensor (None for a leaf), named as torch names it."""
-        return None if self._rule is None else GradFn(self._rule)
+        return None if self._rule is None else GradFn(self)
 
     @property
     def is_leaf(self) -> bool:
@@ -1654,21 +1654,87 @@ del _name
 
 class GradFn:
     """``tensor.grad_fn``: the op that made a tensor, named as torch names it
-    (``<MulBackward0>``)."""
+    (``<MulBackward0>``), and ``next_functions``, the functions that made its inputs, to
+    walk the graph backward as torch's tutorials do
+    (``loss.grad_fn.next_functions[0][0]``).
 
-    __slots__ = ("rule",)
+    torch gives the same object at each ``y.grad_fn``; chaingrad makes one on each
+    access, and two made for the same tensor are equal (``==``, and hash alike).
+    """
 
-    def __init__(self, rule: Rule) -> None:
-        self.rule = rule
+    __slots__ = ("node",)
+
+    def __init__(self, node: Tensor) -> None:
+        self.node = node
+
+    @property
+    def rule(self) -> Rule:
+        """The op's rule: its primitive (and the parameters it was bound to)."""
+        return self.node._rule
 
     def name(self) -> str:
-        op = self.rule.primitive.name if self.rule.primitive is not None else ""
-        base = (_GRAD_FN_NAMES.get(self.rule.name) or _GRAD_FN_NAMES.get(op)
+        rule = self.rule
+        op = rule.primitive.name if rule.primitive is not None else ""
+        base = (_GRAD_FN_NAMES.get(rule.name) or _GRAD_FN_NAMES.get(op)
                 or (op[:1].upper() + op[1:] if op.isidentifier() else "Function"))
         return base if base.endswith(("Backward0", "Backward1")) else base + "Backward0"
 
+    @property
+    def next_functions(self) -> tuple[tuple[GradFn | None, int], ...]:
+        """For each input of the op, in order, as torch's: ``(its grad_fn, 0)`` if an op
+        made it, ``(AccumulateGrad, 0)`` for a leaf that requires grad (where its ``.grad``
+        is added up), ``(None, 0)`` for one that takes no gradient (a constant).
+
+        Example:
+            >>> x = Tensor([1.0, 2.0], requires_grad=True)
+            >>> y = (x * 2).sum()
+            >>> y.grad_fn.name(), y.grad_fn.next_functions[0][0].name()
+            ('SumBackward0', 'MulBackward0')
+            >>> mul = y.grad_fn.next_functions[0][0]
+            >>> mul.next_functions[0][0].variable is x, mul.next_functions[1]
+            (True, (None, 0))
+        """
+        return tuple((GradFn.of_input(t), 0) for t in self.node._prev)
+
+    @staticmethod
+    def of_input(tensor: Tensor) -> GradFn | None:
+        """What ``next_functions`` names for ``tensor``: its grad_fn, an AccumulateGrad
+        for a leaf that requires grad, or None."""
+        if not tensor.requires_grad:
+            return None
+        return AccumulateGrad(tensor) if tensor._rule is None else GradFn(tensor)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.node is self.node
+
+    def __hash__(self) -> int:
+        return hash((type(self), id(self.node)))
+
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
+
+
+class AccumulateGrad(GradFn):
+    """Where a leaf's gradient is added up (its ``.grad``): the end of each path that
+    ``next_functions`` walks, as torch's; ``variable`` is the leaf."""
+
+    __slots__ = ()
+
+    @property
+    def variable(self) -> Tensor:
+        """The leaf whose gradient this adds up."""
+        return self.node
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    @property
+    def next_functions(self) -> tuple[tuple[GradFn | None, int], ...]:
+        """None: a leaf was made by no op."""
+        return ()
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self):#x}>"
 
 
 _GRAD_FN_NAMES = {

@@ -22,7 +22,16 @@ SAMPLES = {  # one instance of each type, with arguments away from their default
     "Dropout": lambda: nn.Dropout(0.25),
     "Softmax": lambda: nn.Softmax(dim=0),
     "LogSoftmax": lambda: nn.LogSoftmax(),
+    "GELU": lambda: nn.GELU(approximate="tanh"),
+    "LeakyReLU": lambda: nn.LeakyReLU(0.25),
+    "Softplus": lambda: nn.Softplus(beta=2.0, threshold=4.0),
     "ReLU": nn.ReLU, "Tanh": nn.Tanh, "Sigmoid": nn.Sigmoid, "Identity": nn.Identity,
+    "Embedding": lambda: nn.Embedding(7, 3, padding_idx=2),
+    "LayerNorm": lambda: nn.LayerNorm((2, 3), eps=1e-3, bias=False),
+    "BatchNorm1d": lambda: nn.BatchNorm1d(4, momentum=None, affine=False),
+    "BatchNorm2d": lambda: nn.BatchNorm2d(3, eps=0.5, track_running_stats=False, bias=False),
+    "ModuleList": lambda: nn.ModuleList([nn.Linear(2, 2), nn.ModuleList([nn.Tanh()])]),
+    "ModuleDict": lambda: nn.ModuleDict({"b": nn.LayerNorm(2), "a": nn.Sequential(nn.ReLU())}),
 }
 
 
@@ -70,7 +79,8 @@ def test_each_type_has_the_same_parameters_in_torch(torch, name) -> None:
     net = registry.build_torch(model.architecture(), torch.nn, torch.float64)
     assert {k: v.shape for k, v in model.state_dict().items()} == {
         k: tuple(v.shape) for k, v in net.state_dict().items()}
-    assert all(v.dtype == torch.float64 for v in net.state_dict().values())
+    assert all(v.dtype == torch.float64 for v in net.state_dict().values()
+               if v.is_floating_point())  # num_batches_tracked stays int64
 
 
 def test_a_subclass_or_a_namesake_is_not_described() -> None:
@@ -88,7 +98,9 @@ def test_a_subclass_or_a_namesake_is_not_described() -> None:
 
 @pytest.mark.parametrize(("arch", "message"), [
     ([1, 2], r"the architecture is \[1, 2\], expected a map with a type in MLP"),
-    ({"type": "GELU"}, "the architecture is {'type': 'GELU'}, expected a map"),
+    ({"type": "ELU"}, "the architecture is {'type': 'ELU'}, expected a map"),
+    ({"type": "GELU", "approximate": "fast"},
+     "GELU has approximate='fast', expected 'none' or 'tanh'"),
     ({"type": "Linear", "in_features": 2, "out_features": 3},
      r"Linear has arguments \['in_features', 'out_features'\], expected \['bias', "),
     ({"type": "Linear", "in_features": True, "out_features": 3, "bias": True},
@@ -99,6 +111,15 @@ def test_a_subclass_or_a_namesake_is_not_described() -> None:
     ({"type": "MLP", "nin": 2, "nouts": [], "activation": "relu"},
      "MLP has nouts=\\[\\], expected a non-empty list of positive integers"),
     ({"type": "Dropout", "p": "x" * 10**6}, r"Dropout has p='x{10,30}\.\.\.x{10,30}', expected"),
+    ({"type": "ModuleDict", "modules": [{"type": "ReLU"}]},
+     r"ModuleDict has modules=\[\{'type': 'ReLU'\}\], expected a map from names to layers"),
+    ({"type": "ModuleList", "modules": [{"type": "ModuleDict", "modules": {"a": {"type": 1}}}]},
+     r"layer modules\[0\]\.modules\['a'\] is \{'type': 1\}, expected a map"),
+    ({"type": "BatchNorm1d", "num_features": 2, "eps": 1e-5, "momentum": "x", "affine": True,
+      "track_running_stats": True, "bias": True}, "BatchNorm1d has momentum='x', expected a "
+                                                  "number or null"),
+    ({"type": "LayerNorm", "normalized_shape": [2], "eps": 1e-5, "elementwise_affine": 1,
+      "bias": True}, "LayerNorm has elementwise_affine=1, expected true or false"),
 ])
 def test_check_names_the_layer_the_argument_and_what_it_must_be(arch, message) -> None:
     with pytest.raises(ValueError, match=message):
