@@ -13,6 +13,7 @@ import pytest
 CONFTEST = Path(__file__).with_name("conftest.py")
 
 
+@pytest.mark.slow  # runs pytest in a fresh process
 @pytest.mark.parametrize(("no_skips", "exit_code"), [(None, 0), ("1", 1)])
 def test_a_skip_fails_the_run_only_under_no_skips(tmp_path, no_skips, exit_code):
     shutil.copy(CONFTEST, tmp_path / "conftest.py")
@@ -34,6 +35,7 @@ def test_a_skip_fails_the_run_only_under_no_skips(tmp_path, no_skips, exit_code)
         assert "CHAINGRAD_NO_SKIPS=1: 1 test(s) were skipped" in result.stdout
 
 
+@pytest.mark.slow  # runs pytest in a fresh process
 @pytest.mark.parametrize(("marks", "quick"), [([], False), (["-m", "not slow"], True)])
 def test_the_quick_loop_draws_a_fifth_of_the_examples(tmp_path, marks, quick):
     """``pytest -m "not slow"`` sets numerics.QUICK: examples(50) draws 10 there, 50 in the

@@ -59,6 +59,7 @@ def _train(value_cls, mlp_cls, steps: int = STEPS) -> list[tuple[float, float]]:
     return history
 
 
+@pytest.mark.slow  # the demo's whole training, on both
 def test_demo_training_matches_micrograd() -> None:
     # micrograd's closures make every node a reference cycle, and the cyclic collector
     # then spends ~80% of its step walking the graph: pause it (the numbers are the same)

@@ -180,6 +180,7 @@ def test_an_output_that_is_a_folder_exits_2_naming_it(tmp_path, capsys):
     assert list(folder.iterdir()) == []
 
 
+@pytest.mark.slow  # lays out 900 values for the html page: ~7 s
 def test_a_graph_too_slow_to_lay_out_can_still_be_written_as_dot_or_html(tmp_path):
     for name in ("g.dot", "g.html"):
         assert main(graph(REUSED_300, "--set", "x=1", "-o", str(tmp_path / name))) == 0

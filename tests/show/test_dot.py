@@ -197,6 +197,7 @@ def test_a_system_dot_is_preferred_to_graphviz_pure(tmp_path, monkeypatch, graph
     assert draw_dot(neuron()).pipe() == b"<svg>from system dot</svg>\n"
 
 
+@pytest.mark.slow  # waits out the timeout
 def test_a_renderer_that_hangs_is_stopped_with_a_clear_error(tmp_path, neuron):
     hanging = tmp_path / "slow-dot"
     hanging.write_text("#!/bin/sh\nexec sleep 600\n")  # exec: the timeout kills sleep itself

@@ -376,6 +376,7 @@ def part_5_first_loss(lib):
     return lib.nn.functional.cross_entropy(x @ last, Ytr[ix]).item()
 
 
+@pytest.mark.slow  # the lectures' first steps, on the names file
 @pytest.mark.parametrize(("part", "video"), [(part_3_first_loss, "3.3239"),
                                              (part_5_first_loss, "3.3167")])
 def test_makemore_parts_3_and_5_start_from_the_videos_loss(torch, part, video) -> None:
@@ -548,6 +549,7 @@ json.dump(x.view(np.int32).tolist(), sys.stdout)
 """
 
 
+@pytest.mark.slow  # a fresh interpreter that imports torch
 def test_without_avx2_the_float_normals_are_torchs_libm_kernels_within_a_few_ulps(
         torch, run_python, monkeypatch) -> None:
     """Where torch runs no AVX2 kernel (ARM, older x86; here ATEN_CPU_CAPABILITY=default),

@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from numerics import examples
 
 import chaingrad
 from chaingrad.tensor_engine import printing
@@ -101,7 +102,7 @@ def arrays(draw: Any) -> np.ndarray:
         return array.astype(dtype)  # what float16 cannot hold becomes inf, or 0
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(array=arrays(), options=options, default_dtype=st.sampled_from(["float32", "float64"]),
        grad=st.sampled_from(["none", "requires_grad", "grad_fn"]))
 def test_any_tensor_prints_as_torch_under_any_options(torch, array, options, default_dtype,

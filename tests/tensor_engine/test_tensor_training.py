@@ -286,7 +286,7 @@ def layer(i, **changes):
 
 
 BAD_FILES = {
-    "unknown layer": (layer(1, type="GELU"), r"layer layers\[1\] is .*GELU"),
+    "unknown layer": (layer(1, type="ELU"), r"layer layers\[1\] is .*ELU"),
     "extra argument": (layer(0, dilation=2), r"Conv2d layers\[0\] has arguments .*dilation"),
     "missing argument": (lambda a: a["layers"][7].pop("bias"), r"expected \['bias', 'in_fea"),
     "bad argument": (layer(7, in_features="48"), r"in_features='48', expected a positive"),

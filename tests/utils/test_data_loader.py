@@ -211,6 +211,7 @@ def test_in_order_false_gives_every_batch(torch):
     assert ids == list(range(20))
 
 
+@pytest.mark.slow  # starts fresh interpreters
 def test_spawned_workers_give_the_same_batches():
     chaingrad.manual_seed(3)
     data = cdata.TensorDataset(chaingrad.arange(12).reshape(6, 2), chaingrad.arange(6))
@@ -262,6 +263,7 @@ def test_a_worker_that_dies_is_reported():
     assert issubclass(DataLoaderWorkerError, RuntimeError)
 
 
+@pytest.mark.slow  # waits out the timeout
 def test_a_worker_that_sends_nothing_within_the_timeout_is_reported():
     class Stuck(cdata.Dataset):
         def __len__(self):
