@@ -14,6 +14,7 @@ from ops_table import OP_IDS, OPS, Op
 
 import chaingrad
 from chaingrad import CompileCheckError, DomainError, Value, no_grad, primitive
+from chaingrad.compiler import chunks, line_table, tracing
 from chaingrad.nn import MLP
 
 
@@ -263,8 +264,8 @@ def test_an_overflow_is_reported_as_the_eager_function_reports_it() -> None:
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Graphs of more than 40 nodes written in chunks of 7 nodes."""
-    monkeypatch.setattr(chaingrad.compiler, "LOCALS_LIMIT", 40)
-    monkeypatch.setattr(chaingrad.compiler, "CHUNK", 7)
+    monkeypatch.setattr(chunks, "LOCALS_LIMIT", 40)
+    monkeypatch.setattr(chunks, "CHUNK", 7)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -289,13 +290,13 @@ def test_a_graph_in_chunks_is_let_go_before_its_code_is_compiled(small_chunks,
         gc.collect()
         return sum(type(o) is Value for o in gc.get_objects())
 
-    build, seen = chaingrad.compiler._build, []
+    build, seen = tracing.build, []
 
-    def counting_build(lines, texts):
+    def counting_build(writer, texts):
         seen.append(alive())  # when the code starts to be compiled
-        return build(lines, texts)
+        return build(writer, texts)
 
-    monkeypatch.setattr(chaingrad.compiler, "_build", counting_build)
+    monkeypatch.setattr(tracing, "build", counting_build)
     w = Value(0.5)
 
     def chain(x):
@@ -304,14 +305,14 @@ def test_a_graph_in_chunks_is_let_go_before_its_code_is_compiled(small_chunks,
             y = (y * w).tanh()
         return y
 
-    chunk, while_written = chaingrad.compiler._Lines._chunk, []
+    chunk, while_written = chunks.write_chunk, []
 
-    def counting_chunk(self, start, kind):
+    def counting_chunk(writer, start, kind):
         if kind == "backward":
             while_written.append(alive())
-        return chunk(self, start, kind)
+        return chunk(writer, start, kind)
 
-    monkeypatch.setattr(chaingrad.compiler._Lines, "_chunk", counting_chunk)
+    monkeypatch.setattr(chunks, "write_chunk", counting_chunk)
     step = chaingrad.compile(chain)
     before = alive()
     out = step(0.3)
@@ -334,8 +335,8 @@ def test_a_chunk_without_column_positions_runs_and_still_tracebacks(small_chunks
             y = (y * 1.0001).log() + 2.0
         return y
 
-    code = chaingrad.compiler._without_positions(logs.__code__)
-    if sys.version_info[:2] in chaingrad.compiler._KNOWN_LOCATION_TABLES:
+    code = line_table.without_positions(logs.__code__)
+    if sys.version_info[:2] in line_table.KNOWN_LOCATION_TABLES:
         assert len(code.co_linetable) < len(logs.__code__.co_linetable) / 2
     step = chaingrad.compile(logs)
     assert step(3.0).data == logs(3.0).data
