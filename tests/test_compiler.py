@@ -224,6 +224,16 @@ def test_a_users_primitive_is_called_by_name() -> None:
     assert x.grad == 13.0 and "cube1 = cube(x)" in step.source
 
 
+def test_a_node_named_as_a_users_primitive_does_not_hide_its_function() -> None:
+    cube = primitive(lambda x: x**3, lambda xs, out, g: (3 * xs[0] ** 2 * g,), name="cube")
+    x = Value(2.0, label="cube")
+    step = chaingrad.compile(lambda: cube(x) + x)
+    out = step()
+    out.backward()
+    assert (out.data, x.grad) == (10.0, 13.0)
+    assert "cube1 = cube_(cube)" in step.source
+
+
 def test_what_cannot_be_compiled_says_so() -> None:
     x = Value(3.0)
 
@@ -469,3 +479,21 @@ def test_a_compiled_tensor_graph_refuses_backward_after_any_parameter_changed_in
         w2 += 1.0  # the second parameter: its rule (compile's own) may read any input
     with pytest.raises(RuntimeError, match="modified by an inplace operation: its input 1"):
         out.backward()
+
+
+def test_a_tensor_named_as_what_the_code_uses_gets_a_name_of_its_own():
+    import numpy as np
+
+    from chaingrad import Tensor
+
+    w = Tensor(np.ones((3, 2)), requires_grad=True, label="np")
+    k = Tensor(np.full((3, 2), 0.5), requires_grad=True, label="K")
+    fn = lambda x: (Tensor(x) @ (w * k + np.arange(2.0))).tanh().sum()  # noqa: E731
+    fn(np.ones((4, 3))).backward()
+    eager = [w.grad.clone(), k.grad.clone()]
+    w.grad = k.grad = None
+    step = chaingrad.compile(fn)
+    step(np.ones((4, 3))).backward()
+    assert np.array_equal(w.grad, eager[0]) and np.array_equal(k.grad, eager[1])
+    assert "(_np, _K) = params" in step.source and "K[0]" in step.source
+

@@ -124,7 +124,7 @@ class Trace:
             self.needs_grad = _needing_gradients(self)
             self.output_places = {out._mark: k for k, out in enumerate(self.outputs)}
             self.names = {} if self.chunked else variables(self.outputs, self.order,
-                                                           VALUES.namespace)
+                                                           self.engine.namespace)
             self.writer = CodeWriter(self, self.engine)
             self.text = None if self.chunked else self.writer.source()
             texts = (chunks.write_in_chunks(self.writer, let_go) if self.chunked

@@ -35,8 +35,9 @@ from ..rules import GENERIC_FORMULA, POW_N, Primitive, any_true, fill_in, identi
 from ..show.names import node_names, reading_order
 from .line_table import without_positions
 
-RESERVED = frozenset({"inputs", "params", "seeds", "V", "G"})
-"""The names the code itself uses, besides what it calls: no node's variable takes them."""
+RESERVED = frozenset({"inputs", "params", "args", "seeds", "K", "V", "G"})
+"""The names the code itself uses, besides what it calls: no variable or function of the
+code takes them."""
 
 
 def always(anything: Any) -> bool:
@@ -109,6 +110,7 @@ class CodeWriter:
         self.stored: list[Any] = []  # K[i]: the constants not written as their repr
         self.used_args: set[int] = set()  # arguments the code reads as they are (arrays)
         self.shapes = None if engine.gradient_shapes is None else engine.gradient_shapes(trace)
+        self.variables = {v for name in trace.names.values() for v in (name, f"{name}_grad")}
 
     def constant_or(self, name: Callable[[Any], str]) -> Callable[[Any], str]:
         """``name``, but a constant of the trace is written as its value."""
@@ -237,8 +239,10 @@ class CodeWriter:
         return self.engine.layout(node, shares, value, grad)
 
     def function(self, name: str, fn: Callable[..., Any]) -> str:
-        """A name for the code to call ``fn`` by."""
-        while (name in self.extra and self.extra[name] is not fn) or name in self.namespace:
+        """A name for the code to call ``fn`` by: none of what else it calls, nor a
+        variable's."""
+        while (name in self.extra and self.extra[name] is not fn) or name in self.namespace \
+                or name in self.variables or name in RESERVED:
             name += "_"
         self.extra[name] = fn
         return name
