@@ -497,3 +497,15 @@ def test_a_tensor_named_as_what_the_code_uses_gets_a_name_of_its_own():
     assert np.array_equal(w.grad, eager[0]) and np.array_equal(k.grad, eager[1])
     assert "(_np, _K) = params" in step.source and "K[0]" in step.source
 
+
+def test_a_vector_times_a_transposed_matrix_compiles():
+    import numpy as np
+
+    from chaingrad import Tensor
+
+    weight = Tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    fn = lambda x: (Tensor(x) @ weight.T).sum()  # noqa: E731  (1-D @ 2-D: a row, to the rule)
+    fn(np.ones(3)).backward()
+    eager, weight.grad = weight.grad.clone(), None
+    chaingrad.compile(fn)(np.ones(3)).backward()
+    assert np.array_equal(weight.grad, eager)

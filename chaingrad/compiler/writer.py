@@ -70,8 +70,9 @@ class Engine:
         user_forward: How a user's primitive's forward is called: ``{call}`` is the call.
         formula_holds: Whether the node's formulas compute what its rule does (else the
             code calls the rule), beyond what the primitive declares (``exact``).
-        layout: The shares of a node as its rule computes them where it departs from its
-            formula (the layout of a gradient).
+        layout: The shares of a node whose formulas hold, as its rule computes them where
+            it departs from its formula (the layout of a gradient); a rule that is called
+            computes its own.
         gradient_shapes: The shape of what each node's rule gives each input, by
             ``(id(node), k)``, for the code to sum back a broadcast gradient; None where
             gradients are never broadcast.
@@ -228,15 +229,15 @@ class CodeWriter:
                 formulas[min(k, len(formulas) - 1)], node_text,
                 lambda p, k=k: str(k) if p == "k" else param_text(p)), node, k))
                 for k in wanted]
-        else:  # the rule itself, called: a user's, or one whose formula is not exact
-            call = f"vjp_{identifier(prim.name)}"
-            if self.namespace.get(call) is not prim.vjp:
-                call = self.function(call, prim.vjp)
-            xs = ", ".join(value(x) for x in inputs)
-            args = "".join(f", {self.constant(p)}" for p in rule.params)
-            whole = f"{call}(({xs},), {value(node)}, {grad(node)}{args})"
-            shares = [(inputs[k], self.summed(f"{whole}[{k}]", node, k)) for k in wanted]
-        return self.engine.layout(node, shares, value, grad)
+            return self.engine.layout(node, shares, value, grad)
+        # the rule itself, called: a user's, or one whose formula is not exact
+        call = f"vjp_{identifier(prim.name)}"
+        if self.namespace.get(call) is not prim.vjp:
+            call = self.function(call, prim.vjp)
+        xs = ", ".join(value(x) for x in inputs)
+        args = "".join(f", {self.constant(p)}" for p in rule.params)
+        whole = f"{call}(({xs},), {value(node)}, {grad(node)}{args})"
+        return [(inputs[k], self.summed(f"{whole}[{k}]", node, k)) for k in wanted]
 
     def function(self, name: str, fn: Callable[..., Any]) -> str:
         """A name for the code to call ``fn`` by: none of what else it calls, nor a
