@@ -114,7 +114,7 @@ def tensors() -> Engine:
     )
 
 
-def tensor_rules() -> Any:
+def _tensor_rules() -> Any:
     """``chaingrad.tensor_engine.rules``, the Tensor's own primitives (matmul, sum, ...)."""
     from ..tensor_engine import rules  # the Tensor engine needs numpy: loaded for Tensors
 
@@ -143,7 +143,7 @@ def array_forward(prim: Primitive, inputs: list[str], params: list[str]) -> str 
 def matmul_of_matrices(node: Any) -> bool:
     """Whether a Tensor node's formulas hold beyond what its primitive declares: matmul's
     hold for matrices only (a 1-D input is a row or a column to its rule)."""
-    return not (node._rule.primitive is tensor_rules().MATMUL
+    return not (node._rule.primitive is _tensor_rules().MATMUL
                 and any(x._value.ndim < 2 for x in node._prev))
 
 
@@ -151,7 +151,7 @@ def transposed_weight_gradient(node: Any, shares: list[tuple[Any, str]], value: 
                                grad: Any) -> list[tuple[Any, str]]:
     """The shares of a Tensor node, with the gradient of a matmul's y that is a transposed
     matrix (``W.T``) in y's layout, as the rule computes it (``matmul_y_grad_transposed``)."""
-    rules = tensor_rules()
+    rules = _tensor_rules()
     x, y = node._prev[0], node._prev[-1]
     if (node._rule.primitive is rules.MATMUL and x is not y
             and rules.is_transposed_matrix(y._value)):
@@ -165,7 +165,7 @@ def _array_namespace() -> dict[str, Any]:
     ``np``, ``rules.array_namespace``), the Tensor rules' helpers and the elementwise
     primitives' forwards on arrays for the formulas (``cos``, ``exp``), numpy's ``asarray``
     and ``sign``, and the rules whose formulas are not exact."""
-    space = {name: value for name, value in vars(tensor_rules()).items()
+    space = {name: value for name, value in vars(_tensor_rules()).items()
              if not name.startswith("_")}
     space |= {name: prim.on_arrays for name, prim in FUNCTIONS.items()}
     space |= array_namespace()
