@@ -13,8 +13,8 @@ writer (``writer.py``) is given for each.
   as the rule computes them.
 
 Example:
-    >>> VALUES.forward(FUNCTIONS["tanh"], ["add2"], []), VALUES.add.format(grad="g", share="s")
-    ('tanh(add2)', 'g += s')
+    >>> VALUES.forward(FUNCTIONS["tanh"], ["add2"], []), VALUES.in_place
+    ('tanh(add2)', True)
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def _float_namespace() -> dict[str, Any]:
 VALUES = Engine(
     name="Values",
     namespace=_float_namespace(),
-    add="{grad} += {share}",
+    in_place=True,
     literal=always,  # a float (or a rule's number) is its repr
     forward=float_forward,
     user_forward="{call}",
@@ -98,13 +98,13 @@ def tensors() -> Engine:
     """The code of a Tensor graph: arrays (made on first use: the Tensor engine needs numpy).
 
     Example:
-        >>> tensors().add.format(grad="a_grad", share="b")
-        'a_grad = a_grad + b'
+        >>> tensors().forward(FUNCTIONS["tanh"], ["add2"], []), tensors().in_place
+        ('np.tanh(add2)', False)
     """
     return Engine(
         name="Tensors",
         namespace=_array_namespace(),
-        add="{grad} = {grad} + {share}",
+        in_place=False,  # one array may be the gradient of several nodes
         literal=array_literal,
         forward=array_forward,
         user_forward="asarray({call})",

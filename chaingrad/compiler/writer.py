@@ -59,8 +59,8 @@ class Engine:
     Attributes:
         name: The engine's graphs, for messages ("Values", "Tensors").
         namespace: What the code calls, by name (``tanh``, ``np``, ``vjp_pow``).
-        add: The line that adds a share into a gradient, ``{grad}`` and ``{share}``
-            filled in.
+        in_place: Whether a share is added into a gradient in place (``g += share``), or
+            the gradient made anew (``g = g + share``).
         literal: Whether a constant (a leaf's value, a rule's parameter) is written as its
             ``repr``; one that is not is read from the list ``K`` (or, an argument of the
             call itself, from ``args``).
@@ -80,7 +80,7 @@ class Engine:
 
     name: str
     namespace: Mapping[str, Any]
-    add: str
+    in_place: bool
     literal: Callable[[Any], bool]
     forward: Callable[[Primitive, list[str], list[str]], str | None]
     user_forward: str
@@ -163,7 +163,7 @@ class CodeWriter:
                 continue
             prim = rule.primitive
             inputs = [value(x) for x in node._prev]
-            params = [self.constant(p) for p in rule.params]
+            params = list(map(self.constant, rule.params))
             text = engine.forward(prim, inputs, params)
             if text is None:
                 if prim.forward is None:
@@ -183,12 +183,14 @@ class CodeWriter:
         ``assign_first``, the first gradient to reach a node is assigned (=) and the next
         ones added, as ``backward()`` adds them; else every one is added."""
         trace, reached, nodes = self.trace, set(), list(nodes)
-        add_line = self.engine.add
+        in_place = self.engine.in_place
 
         def add(x: Any, text: str) -> str:
             first = assign_first and id(x) not in reached
             reached.add(id(x))
-            return f"{grad(x)} = {text}" if first else add_line.format(grad=grad(x), share=text)
+            if first:
+                return f"{grad(x)} = {text}"
+            return f"{grad(x)} += {text}" if in_place else f"{grad(x)} = {grad(x)} + {text}"
 
         outputs = trace.output_places
         for node in nodes:
