@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import builtins
+import functools
 import keyword
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -41,15 +42,8 @@ code takes them."""
 
 
 def always(anything: Any) -> bool:
-    """True, whatever it is asked of (a node whose formulas hold, a constant written as its
-    repr): where an engine has no exception to make."""
+    """True, whatever it is asked of: an engine that writes every constant as its repr."""
     return True
-
-
-def as_they_are(node: Any, shares: list[tuple[Any, str]], value: Callable[[Any], str],
-                grad: Callable[[Any], str]) -> list[tuple[Any, str]]:
-    """The shares unchanged: the formulas are what the rules compute."""
-    return shares
 
 
 @dataclass(frozen=True)
@@ -69,10 +63,11 @@ class Engine:
             own.
         user_forward: How a user's primitive's forward is called: ``{call}`` is the call.
         formula_holds: Whether the node's formulas compute what its rule does (else the
-            code calls the rule), beyond what the primitive declares (``exact``).
+            code calls the rule), beyond what the primitive declares (``exact``); None:
+            wherever the primitive declares it.
         layout: The shares of a node whose formulas hold, as its rule computes them where
-            it departs from its formula (the layout of a gradient); a rule that is called
-            computes its own.
+            it departs from its formula (the layout of a gradient; a rule that is called
+            computes its own); None: the formulas are what the rules compute.
         gradient_shapes: The shape of what each node's rule gives each input, by
             ``(id(node), k)``, for the code to sum back a broadcast gradient; None where
             gradients are never broadcast.
@@ -84,8 +79,8 @@ class Engine:
     literal: Callable[[Any], bool]
     forward: Callable[[Primitive, list[str], list[str]], str | None]
     user_forward: str
-    formula_holds: Callable[[Any], bool] = always
-    layout: Callable[..., list[tuple[Any, str]]] = as_they_are
+    formula_holds: Callable[[Any], bool] | None = None
+    layout: Callable[..., list[tuple[Any, str]]] | None = None
     gradient_shapes: Callable[[Any], dict[tuple[int, int], tuple | None]] | None = None
 
 
@@ -111,7 +106,6 @@ class CodeWriter:
         self.stored: list[Any] = []  # K[i]: the constants not written as their repr
         self.used_args: set[int] = set()  # arguments the code reads as they are (arrays)
         self.shapes = None if engine.gradient_shapes is None else engine.gradient_shapes(trace)
-        self.variables = {v for name in trace.names.values() for v in (name, f"{name}_grad")}
 
     def constant_or(self, name: Callable[[Any], str]) -> Callable[[Any], str]:
         """``name``, but a constant of the trace is written as its value."""
@@ -138,10 +132,10 @@ class CodeWriter:
     def exact(self, node: Any) -> bool:
         """Whether the node's formula computes exactly what its rule does (else the rule
         is called)."""
-        prim = node._rule.primitive
+        prim, holds = node._rule.primitive, self.engine.formula_holds
         return prim.exact and prim.formulas != (GENERIC_FORMULA,) and not (
-            prim is POW_N and not any_true(node._rule.params[0] != 0)) and \
-            self.engine.formula_holds(node)
+            prim is POW_N and not any_true(node._rule.params[0] != 0)) and (
+            holds is None or holds(node))
 
     def summed(self, text: str, node: Any, k: int) -> str:
         """``text``, input k's gradient, summed back to the input's shape if broadcast."""
@@ -163,7 +157,7 @@ class CodeWriter:
                 continue
             prim = rule.primitive
             inputs = [value(x) for x in node._prev]
-            params = list(map(self.constant, rule.params))
+            params = list(map(self.constant, rule.params)) if rule.params else []
             text = engine.forward(prim, inputs, params)
             if text is None:
                 if prim.forward is None:
@@ -231,7 +225,8 @@ class CodeWriter:
                 formulas[min(k, len(formulas) - 1)], node_text,
                 lambda p, k=k: str(k) if p == "k" else param_text(p)), node, k))
                 for k in wanted]
-            return self.engine.layout(node, shares, value, grad)
+            layout = self.engine.layout
+            return shares if layout is None else layout(node, shares, value, grad)
         # the rule itself, called: a user's, or one whose formula is not exact
         call = f"vjp_{identifier(prim.name)}"
         if self.namespace.get(call) is not prim.vjp:
@@ -240,6 +235,11 @@ class CodeWriter:
         args = "".join(f", {self.constant(p)}" for p in rule.params)
         whole = f"{call}(({xs},), {value(node)}, {grad(node)}{args})"
         return [(inputs[k], self.summed(f"{whole}[{k}]", node, k)) for k in wanted]
+
+    @functools.cached_property
+    def variables(self) -> set[str]:
+        """The names of the code's variables: the nodes' and their gradients'."""
+        return {v for name in self.trace.names.values() for v in (name, f"{name}_grad")}
 
     def function(self, name: str, fn: Callable[..., Any]) -> str:
         """A name for the code to call ``fn`` by: none of what else it calls, nor a
