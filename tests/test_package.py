@@ -16,7 +16,7 @@ OPTIONAL = {"numpy", "matplotlib", "graphviz_pure", "safetensors", "tqdm", "skle
             "playwright"}
 # The Tensor engine needs numpy, which the scalar engine must not: these three modules reach
 # it only when a Tensor is in play (each says so where it imports).
-LAZY_OWN = {"chaingrad.autograd", "chaingrad.compiler", "chaingrad.losses"}
+LAZY_OWN = {"chaingrad.autograd", "chaingrad.compiler.engines", "chaingrad.losses"}
 
 
 def _modules() -> dict[str, ast.Module]:

@@ -15,6 +15,7 @@ from ops_table import OP_IDS, OPS, Op
 
 import chaingrad
 from chaingrad import CompileCheckError, DomainError, Value, no_grad, primitive
+from chaingrad.compiler import chunks, line_table, tracing
 from chaingrad.nn import MLP
 
 
@@ -224,6 +225,16 @@ def test_a_users_primitive_is_called_by_name() -> None:
     assert x.grad == 13.0 and "cube1 = cube(x)" in step.source
 
 
+def test_a_node_named_as_a_users_primitive_does_not_hide_its_function() -> None:
+    cube = primitive(lambda x: x**3, lambda xs, out, g: (3 * xs[0] ** 2 * g,), name="cube")
+    x = Value(2.0, label="cube")
+    step = chaingrad.compile(lambda: cube(x) + x)
+    out = step()
+    out.backward()
+    assert (out.data, x.grad) == (10.0, 13.0)
+    assert "cube1 = cube_(cube)" in step.source
+
+
 def test_what_cannot_be_compiled_says_so() -> None:
     x = Value(3.0)
 
@@ -264,8 +275,8 @@ def test_an_overflow_is_reported_as_the_eager_function_reports_it() -> None:
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Graphs of more than 40 nodes written in chunks of 7 nodes."""
-    monkeypatch.setattr(chaingrad.compiler, "LOCALS_LIMIT", 40)
-    monkeypatch.setattr(chaingrad.compiler, "CHUNK", 7)
+    monkeypatch.setattr(chunks, "LOCALS_LIMIT", 40)
+    monkeypatch.setattr(chunks, "CHUNK", 7)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -290,13 +301,13 @@ def test_a_graph_in_chunks_is_let_go_before_its_code_is_compiled(
         gc.collect()
         return sum(type(o) is Value for o in gc.get_objects())
 
-    build, seen = chaingrad.compiler._build, []
+    build, seen = tracing.build, []
 
-    def counting_build(lines, texts):
+    def counting_build(writer, texts):
         seen.append(alive())  # when the code starts to be compiled
-        return build(lines, texts)
+        return build(writer, texts)
 
-    monkeypatch.setattr(chaingrad.compiler, "_build", counting_build)
+    monkeypatch.setattr(tracing, "build", counting_build)
     w = Value(0.5)
 
     def chain(x):
@@ -305,14 +316,14 @@ def test_a_graph_in_chunks_is_let_go_before_its_code_is_compiled(
             y = (y * w).tanh()
         return y
 
-    chunk, while_written = chaingrad.compiler._Lines._chunk, []
+    chunk, while_written = chunks.write_chunk, []
 
-    def counting_chunk(self, start, kind):
+    def counting_chunk(writer, start, kind):
         if kind == "backward":
             while_written.append(alive())
-        return chunk(self, start, kind)
+        return chunk(writer, start, kind)
 
-    monkeypatch.setattr(chaingrad.compiler._Lines, "_chunk", counting_chunk)
+    monkeypatch.setattr(chunks, "write_chunk", counting_chunk)
     step = chaingrad.compile(chain)
     before = alive()
     out = step(0.3)
@@ -335,8 +346,8 @@ def test_a_chunk_without_column_positions_runs_and_still_tracebacks(small_chunks
             y = (y * 1.0001).log() + 2.0
         return y
 
-    code = chaingrad.compiler._without_positions(logs.__code__)
-    if sys.version_info[:2] in chaingrad.compiler._KNOWN_LOCATION_TABLES:
+    code = line_table.without_positions(logs.__code__)
+    if sys.version_info[:2] in line_table.KNOWN_LOCATION_TABLES:
         assert len(code.co_linetable) < len(logs.__code__.co_linetable) / 2
     step = chaingrad.compile(logs)
     assert step(3.0).data == logs(3.0).data
@@ -469,3 +480,33 @@ def test_a_compiled_tensor_graph_refuses_backward_after_any_parameter_changed_in
         w2 += 1.0  # the second parameter: its rule (compile's own) may read any input
     with pytest.raises(RuntimeError, match="modified by an inplace operation: its input 1"):
         out.backward()
+
+
+def test_a_tensor_named_as_what_the_code_uses_gets_a_name_of_its_own():
+    import numpy as np
+
+    from chaingrad import Tensor
+
+    w = Tensor(np.ones((3, 2)), requires_grad=True, label="np")
+    k = Tensor(np.full((3, 2), 0.5), requires_grad=True, label="K")
+    fn = lambda x: (Tensor(x) @ (w * k + np.arange(2.0))).tanh().sum()  # noqa: E731
+    fn(np.ones((4, 3))).backward()
+    eager = [w.grad.clone(), k.grad.clone()]
+    w.grad = k.grad = None
+    step = chaingrad.compile(fn)
+    step(np.ones((4, 3))).backward()
+    assert np.array_equal(w.grad, eager[0]) and np.array_equal(k.grad, eager[1])
+    assert "(_np, _K) = params" in step.source and "K[0]" in step.source
+
+
+def test_a_vector_times_a_transposed_matrix_compiles():
+    import numpy as np
+
+    from chaingrad import Tensor
+
+    weight = Tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    fn = lambda x: (Tensor(x) @ weight.T).sum()  # noqa: E731  (1-D @ 2-D: a row, to the rule)
+    fn(np.ones(3)).backward()
+    eager, weight.grad = weight.grad.clone(), None
+    chaingrad.compile(fn)(np.ones(3)).backward()
+    assert np.array_equal(weight.grad, eager)
