@@ -69,10 +69,24 @@ def _usage_error(scripts: dict[Path, Any], capsys: pytest.CaptureFixture, script
     return err.splitlines()
 
 
+def _hide(tmp_path: Path, *packages: str) -> dict[str, str]:
+    """An environment in which ``packages`` fail to import, as if not installed: a package
+    of that name that raises ImportError, ahead of the real one on PYTHONPATH."""
+    for missing in packages:
+        fake = tmp_path / missing
+        fake.mkdir(parents=True)
+        (fake / "__init__.py").write_text("raise ImportError('not installed (test)')\n")
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
+
+
 @pytest.mark.slow
 def test_quick_run_reports_every_workload(tmp_path):
+    """Every workload, each scalar engine in its own worker, S3's memory probes; torch is
+    hidden here (importing it costs 2.5 s in each of six processes): its contestants run
+    in the next test, in this process."""
     out, md = tmp_path / "results.json", tmp_path / "RESULTS.md"
-    done = _run("--quick", "--repeats", "1", "--json", str(out), "--markdown", str(md))
+    done = _run("--quick", "--repeats", "1", "--json", str(out), "--markdown", str(md),
+                env=_hide(tmp_path / "hidden", "torch"))
     assert done.returncode == 0, done.stderr
     payload = json.loads(out.read_text())
     machine = payload["machine"]
@@ -80,26 +94,62 @@ def test_quick_run_reports_every_workload(tmp_path):
     assert {"cpu", "versions", "env", "load_average_start", "load_average_end"} <= set(machine)
     assert machine["env"]["OMP_NUM_THREADS"] == "1"
     rows = {(r["workload"], r["engine"]): r for r in payload["results"]}
-    for workload in ("S1", "S2", "S3", "T1/8", "T1/16", "T2", "T3"):
-        row = rows[(workload, "chaingrad")]
-        assert row["status"] == "ok", row
-        for name, metric in row["metrics"].items():
-            if name == "rss B/node" and metric["median"] == 0:
-                continue  # a tiny graph can fit in pages the process already had
-            assert metric["median"] > 0
+    for workload in ("S1", "S2", "S2c", "S3", "T1/8", "T1/16", "T2", "T3"):
+        engines_run = ["chaingrad"] + (["micrograd"] if workload[0] == "S" else [])
+        for engine in engines_run + (["numpy"] if workload[:2] == "T1" else []):
+            row = rows[(workload, engine)]
+            assert row["status"] == "ok", row
+            for name, metric in row["metrics"].items():
+                if name == "rss B/node" and metric["median"] == 0:
+                    continue  # a tiny graph can fit in pages the process already had
+                assert metric["median"] > 0
+        for metric in rows[(workload, "chaingrad")]["metrics"].values():
             assert metric["ratio_to_chaingrad"] == pytest.approx(1.0)
     assert set(rows["S3", "chaingrad"]["metrics"]) >= {"ns/node", "tracemalloc B/node"}
+    assert set(rows["S3", "micrograd"]["metrics"]) >= {"ns/node", "tracemalloc B/node"}
     assert "python benchmarks/run.py --quick" in md.read_text()
     assert "S3: deep scalar MLP" in done.stdout
 
 
+@pytest.mark.parametrize("workload", ["S1", "S2", "S3", "T1", "T2", "T3"])
+def test_every_workload_runs_a_block_on_torch(workload):
+    """torch's contestants, as run.py builds them (scalar ones in a worker, from the same
+    classes), each timing one block of the quick sizes."""
+    pytest.importorskip("torch")
+    sizes = suite.SIZES["quick"]
+    if workload[0] == "T":
+        from workloads import tensor
+
+        _, batch, steps = suite.tensor_runs(workload, sizes)[0]
+        work, label, _ = tensor.make("torch", workload, batch=batch, steps=steps,
+                                     n_ops=sizes["t3_ops"])
+    else:
+        engine = engines.make("torch")
+        if workload == "S1":
+            work = scalar.ChainS1(engine, sizes["s1_ops"])
+        elif workload == "S2":
+            import numpy as np
+
+            rng = np.random.default_rng(0)
+            points = sizes["s2_points"]
+            X, y = rng.standard_normal((points, 2)), rng.choice([-1, 1], points)
+            work = scalar.MoonsStepS2(engine, X, y, sizes["s2_steps"])
+        else:
+            work = scalar.DeepMlpS3(engine, sizes["s3_width"], sizes["s3_depth"])
+        label = engine.label
+    assert label.startswith("torch")
+    metrics = work.block()
+    assert set(metrics) == set(suite.METRICS[workload]) - {"tracemalloc B/node", "rss B/node"}
+    assert min(metrics.values()) > 0
+    if workload == "S3":
+        peak = scalar.peak_memory(engines.make("torch"), sizes["s3_width"],
+                                  sizes["s3_depth"], "tracemalloc")
+        assert peak["tracemalloc B/node"] > 0
+
+
 @pytest.mark.slow
 def test_missing_competitors_are_skipped_with_the_install_command(tmp_path):
-    for missing in ("micrograd", "torch"):  # packages that fail to import, ahead of the real
-        fake = tmp_path / missing
-        fake.mkdir()
-        (fake / "__init__.py").write_text("raise ImportError('not installed (test)')\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
+    env = _hide(tmp_path, "micrograd", "torch")
     done = _run("--quick", "--only", "S2", "--repeats", "1",
                 "--worker", f"micrograd-viz={tmp_path / 'no-such-python'}", env=env)
     assert done.returncode == 0, done.stderr
@@ -260,8 +310,11 @@ def test_a_worker_imports_chaingrad_from_the_tree_it_is_given(micrograd_tree):
 @pytest.mark.slow
 def test_versions_quick_run_compares_both_trees(tmp_path):
     out, md = tmp_path / "versions.json", tmp_path / "versions.md"
+    # a workload of each kind: moons data sent to the workers and compiled there, S3's
+    # memory probes, the digits sent to a tensor worker (run.py's quick run has them all)
     done = _run("--before", str(ROOT), "--after", ".", "--quick", "--repeats", "2",
-                "--processes", "2", "--json", str(out), "--markdown", str(md), script=VERSIONS)
+                "--processes", "2", "--only", "S2c,S3,T2", "--json", str(out),
+                "--markdown", str(md), script=VERSIONS)
     assert done.returncode == 0, done.stderr
     payload = json.loads(out.read_text())
     assert (payload["repeats"], payload["processes"], payload["clock"]) == (2, 2, "cpu")
@@ -271,10 +324,10 @@ def test_versions_quick_run_compares_both_trees(tmp_path):
         assert payload["trees"][side]["chaingrad_files"] == [package]
         assert f"{side}: chaingrad imported from {package}" in done.stdout
     sizes = suite.SIZES["quick"]
-    keys = ["S1", "S2", "S3"] + [key for wid in ("T1", "T2", "T3")
-                                 for key, _, _ in suite.tensor_runs(wid, sizes)]
+    keys = ["S2c", "S3"] + [key for key, _, _ in suite.tensor_runs("T2", sizes)]
     results = {(r["workload"], r["metric"]): r for r in payload["results"]}
-    assert list(results) == [(key, m) for key in keys for m in suite.METRICS[key[:2]]]
+    assert list(results) == [(key, m) for key in keys
+                             for m in suite.METRICS[key if key == "S2c" else key[:2]]]
     titles = suite.titles(sizes)
     for (key, metric), result in results.items():
         for side in ("before", "after"):

@@ -38,7 +38,7 @@ def default_run(request, tmp_path_factory):
     this module's first test and trains on the other core while the module's tests run;
     the tests at the end of the module read it (if none of them is selected, it does not
     start)."""
-    if not any(item.module is request.module
+    if not any(getattr(item, "module", None) is request.module  # notebooks have none
                and "default_run" in inspect.signature(item.function).parameters
                for item in request.session.items):
         yield None
