@@ -34,11 +34,11 @@ model = DynamicNet(random.Random(0))
 
 criterion = torch.nn.MSELoss(reduction="sum")
 optimizer = torch.optim.SGD(model.parameters(), lr=1e-8, momentum=0.9)
-for t in range(2000):
+for t in range(600):
     y_pred = model(x)
 
     loss = criterion(y_pred, y)
-    if t % 500 == 499:
+    if t % 150 == 149:
         print("loss", t, loss.item())
 
     optimizer.zero_grad()

@@ -16,11 +16,11 @@ d = torch.full((), 0.3, dtype=dtype, device=device, requires_grad=True)
 print("leaf", a.is_leaf, a.requires_grad, a.grad is None)
 
 learning_rate = 1e-6
-for t in range(2000):
+for t in range(600):
     y_pred = a + b * x + c * x ** 2 + d * x ** 3
 
     loss = (y_pred - y).pow(2).sum()
-    if t % 500 == 499:
+    if t % 150 == 149:
         print("loss", t, loss.item())
 
     loss.backward()

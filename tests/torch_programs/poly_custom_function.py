@@ -38,13 +38,13 @@ print("dP3", p.grad.tolist())
 print("P3 grad_fn", q.grad_fn is not None, q.requires_grad)
 
 learning_rate = 5e-6
-for t in range(2000):
+for t in range(600):
     P3 = LegendrePolynomial3.apply
 
     y_pred = a + b * P3(c + d * x)
 
     loss = (y_pred - y).pow(2).sum()
-    if t % 500 == 499:
+    if t % 150 == 149:
         print("loss", t, loss.item())
 
     loss.backward()

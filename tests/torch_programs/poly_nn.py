@@ -25,11 +25,11 @@ with torch.no_grad():
 loss_fn = torch.nn.MSELoss(reduction="sum")
 
 learning_rate = 1e-6
-for t in range(2000):
+for t in range(600):
     y_pred = model(xx)
 
     loss = loss_fn(y_pred, y)
-    if t % 500 == 499:
+    if t % 150 == 149:
         print("loss", t, loss.item())
 
     model.zero_grad()

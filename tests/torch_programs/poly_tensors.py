@@ -16,11 +16,11 @@ c = torch.tensor(0.05, device=device, dtype=dtype)
 d = torch.tensor(0.3, device=device, dtype=dtype)
 
 learning_rate = 1e-6
-for t in range(2000):
+for t in range(600):
     y_pred = a + b * x + c * x ** 2 + d * x ** 3
 
     loss = (y_pred - y).pow(2).sum().item()
-    if t % 500 == 499:
+    if t % 150 == 149:
         print("loss", t, loss)
 
     grad_y_pred = 2.0 * (y_pred - y)
