@@ -247,3 +247,20 @@ def test_ops_md_holds_the_table_of_every_primitive() -> None:
     shown = text.split(START + "\n", 1)[1].split(END, 1)[0]
     assert shown == op_table(), "docs/ops.md is stale: run python docs/make_ops_table.py"
     assert "| `softsign`" not in shown and "| `tanh` |" in shown
+
+
+def test_the_readme_says_what_the_test_command_costs_and_how_to_loop_quickly() -> None:
+    """The test command's length, and the quick loop beside it (issue 22, item 2); the
+    suite spreads over the cores by pyproject.toml's own options, not a flag to remember."""
+    import tomllib
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Two commands\n")[1].split("\n## ")[0]
+    assert "python -m pytest\n```" in section
+    assert re.search(r"in about [\d ½]+\s+minutes on a quiet 2-core machine", section)
+    assert re.search(r'`python -m pytest -m "not slow"`.*\s+.*under a minute', section)
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]
+    assert "-n auto" in options["ini_options"]["addopts"]
+    assert any(dep.startswith("pytest-xdist") for dep in
+               tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+               ["optional-dependencies"]["test"])
