@@ -259,8 +259,7 @@ def test_the_readme_says_what_the_test_command_costs_and_how_to_loop_quickly() -
     assert "python -m pytest\n```" in section
     assert re.search(r"in about [\d ½]+\s+minutes on a quiet 2-core machine", section)
     assert re.search(r'`python -m pytest -m "not slow"`.*\s+.*under a minute', section)
-    options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]
-    assert "-n auto" in options["ini_options"]["addopts"]
-    assert any(dep.startswith("pytest-xdist") for dep in
-               tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-               ["optional-dependencies"]["test"])
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "-n auto" in project["tool"]["pytest"]["ini_options"]["addopts"]
+    test_extra = project["project"]["optional-dependencies"]["test"]
+    assert any(dep.startswith("pytest-xdist") for dep in test_extra)

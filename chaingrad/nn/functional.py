@@ -738,7 +738,11 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
     x = _tensor(input, "nll_loss")
     if x.ndim == 0:
         raise ValueError("nll_loss: the input needs a class axis, got a 0-d tensor")
-    t = _class_targets("nll_loss", target, x)
+    return _nll(x, _class_targets("nll_loss", target, x), weight, ignore_index, reduction)
+
+
+def _nll(x: Tensor, t: np.ndarray, weight: Any, ignore_index: int, reduction: str) -> Tensor:
+    """``nll_loss`` of a checked input ``x`` and its checked class indices ``t``."""
     classes = x.shape[1] if x.ndim > 1 else x.shape[0]
     counted = t != ignore_index
     outside = counted & ((t < 0) | (t >= classes))
@@ -796,7 +800,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
         return _soft_cross_entropy(logp, target, weight, ignore_index, reduction,
                                    label_smoothing, axis)
     t = _class_targets("cross_entropy", target, x)
-    nll = nll_loss(logp, t, weight, ignore_index=ignore_index, reduction=reduction)
+    nll = _nll(logp, t, weight, ignore_index, reduction)
     if label_smoothing == 0:
         return nll
     counted = (t != ignore_index).astype(x.dtype)
