@@ -236,7 +236,7 @@ class SummaryWriter:
         """The writer of ``log_dir`` (a new file if the writer was closed)."""
         if self._writers is None:
             writer = self._new_writer(self.log_dir)
-            self._writers = {writer.get_logdir(): writer}
+            self._writers = {self.log_dir: writer}
             if self.purge_step is not None:  # TensorBoard drops the later steps it has
                 writer.add_event(Event(step=self.purge_step, wall_time=time.time(),
                                        file_version="brain.Event:2"))
@@ -244,7 +244,7 @@ class SummaryWriter:
                                        session_log=SessionLog(status=SessionLog.START)))
                 self.purge_step = None
             return writer
-        return self._writers[next(iter(self._writers))]
+        return self._writers[self.log_dir]
 
     def _new_writer(self, folder: str) -> EventFileWriter:
         return EventFileWriter(folder, self.max_queue, self.flush_secs, self.filename_suffix)

@@ -1004,9 +1004,7 @@ class _LoaderIterator:
         """Begin the next pass with the same (persistent) workers: each starts its copy of
         the dataset again, and what the last pass left unread is dropped."""
         self.indices = iter(self.loader._index_sampler)
-        if self.workers is None:
-            return
-        for tasks in self.workers.tasks:
+        for tasks in self.workers.tasks:  # type: ignore[union-attr] (persistent: there are)
             tasks.put(_Resume())
         waiting = self.loader.num_workers
         while waiting:  # until every worker has answered the _Resume (the rest is stale)
@@ -1020,7 +1018,6 @@ class _LoaderIterator:
         n = self.loader.num_workers
         self.sent = self.received = 0  # tasks sent; the next task to hand out
         self.tasks: dict[int, tuple] = {}  # number -> (worker,) or (worker, answer)
-        self.outstanding = 0
         self.alive = [True] * n  # False: the worker's iterable dataset has ended
         self.load = [0] * n  # tasks each worker holds
         self.turns = itertools.cycle(range(n))
@@ -1045,7 +1042,6 @@ class _LoaderIterator:
         self.workers.tasks[worker].put((self.sent, index))  # type: ignore[union-attr]
         self.tasks[self.sent] = (worker,)
         self.load[worker] += 1
-        self.outstanding += 1
         self.sent += 1
 
     def _next_from_workers(self) -> Any:
@@ -1065,7 +1061,6 @@ class _LoaderIterator:
                 self.received += 1
                 return self._hand_out(answer, worker)
             number, answer = self.workers.get(self.loader.timeout, self.alive)  # type: ignore
-            self.outstanding -= 1
             if isinstance(answer, _Exhausted):
                 self._retire(answer.worker_id)
                 self._send_next()
