@@ -546,6 +546,15 @@ def _update_running(running_mean: Tensor, running_var: Tensor, mean: Tensor, var
     running_var.mul_(1 - momentum).add_(unbiased * momentum)
 
 
+
+def embedding_options(op: str, max_norm: Any, scale_grad_by_freq: bool, sparse: bool) -> None:
+    """Refuse, naming ``op``, the options of torch's embedding that chaingrad lacks."""
+    for name, value, default in (("max_norm", max_norm, None),
+                                 ("scale_grad_by_freq", scale_grad_by_freq, False),
+                                 ("sparse", sparse, False)):
+        if value != default:
+            raise not_yet(f"{op} with {name}={value!r}")
+
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # noqa: A002
               max_norm: float | None = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
@@ -563,11 +572,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
         >>> w.grad.tolist()
         [[0.0, 0.0], [1.0, 1.0], [1.0, 1.0]]
     """
-    for name, value, default in (("max_norm", max_norm, None),
-                                 ("scale_grad_by_freq", scale_grad_by_freq, False),
-                                 ("sparse", sparse, False)):
-        if value != default:
-            raise not_yet(f"embedding with {name}={value!r}")
+    embedding_options("embedding", max_norm, scale_grad_by_freq, sparse)
     w = _tensor(weight, "embedding", "weight")
     if w.ndim != 2:
         raise ValueError(f"embedding: weight must be 2-D (rows, length), got shape "

@@ -411,11 +411,7 @@ class Embedding(Module):
                  _weight: Tensor | None = None, _freeze: bool = False,
                  device: Any = None, dtype: Any = None):
         _check_sizes("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
-        for name, value, default in (("max_norm", max_norm, None),
-                                     ("scale_grad_by_freq", scale_grad_by_freq, False),
-                                     ("sparse", sparse, False)):
-            if value != default:
-                raise not_yet(f"Embedding with {name}={value!r}")
+        F.embedding_options("Embedding", max_norm, scale_grad_by_freq, sparse)
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise ValueError("Padding_idx must be within num_embeddings")

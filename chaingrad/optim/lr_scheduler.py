@@ -468,7 +468,6 @@ class OneCycleLR(LRScheduler):
                  final_div_factor: float = 1e4, three_phase: bool = False,
                  last_epoch: int = -1) -> None:
         _check_optimizer("OneCycleLR", optimizer)
-        self.optimizer = optimizer
         if total_steps is not None:
             self.total_steps = _whole("OneCycleLR", "total_steps", total_steps, least=1)
         elif epochs is not None and steps_per_epoch is not None:
@@ -531,21 +530,19 @@ class OneCycleLR(LRScheduler):
             raise ValueError(f"OneCycleLR: stepped {step} times, but total_steps is "
                              f"{self.total_steps}")
         anneal = cosine_anneal if self._anneal_func_type == "cos" else linear_anneal
+        start = 0.0  # the phase that step is in (the last one past its end), and how far in
+        for phase in self._schedule_phases:
+            end = phase["end_step"]
+            if step <= end or phase is self._schedule_phases[-1]:
+                break
+            start = end
+        fraction = (step - start) / (end - start)
         rates = []
         for group in self.optimizer.param_groups:
-            start = 0.0
-            for i, phase in enumerate(self._schedule_phases):
-                end = phase["end_step"]
-                if step <= end or i == len(self._schedule_phases) - 1:
-                    fraction = (step - start) / (end - start)
-                    rates.append(anneal(group[phase["start_lr"]], group[phase["end_lr"]],
-                                        fraction, 1))
-                    if self.cycle_momentum:
-                        self._set_momentum(group, anneal(group[phase["start_momentum"]],
-                                                         group[phase["end_momentum"]],
-                                                         fraction, 1))
-                    break
-                start = end
+            rates.append(anneal(group[phase["start_lr"]], group[phase["end_lr"]], fraction, 1))
+            if self.cycle_momentum:
+                self._set_momentum(group, anneal(group[phase["start_momentum"]],
+                                                 group[phase["end_momentum"]], fraction, 1))
         return rates
 
 
