@@ -100,6 +100,11 @@ def clip_grads_with_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float
     _check_foreach("clip_grads_with_norm_", foreach)
     grads = _grads(_tensors("clip_grads_with_norm_", "parameters", parameters),
                    "clip_grads_with_norm_")
+    _scale(grads, max_norm, total_norm)
+
+
+def _scale(grads: list[Tensor], max_norm: float, total_norm: Tensor | float) -> None:
+    """``clip_grads_with_norm_`` on gradients and a ``max_norm`` already checked."""
     if not grads:
         return
     norm = total_norm._value if isinstance(total_norm, Tensor) else np.asarray(total_norm)
@@ -159,10 +164,9 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
             warnings.warn("clip_grad_norm_: parameters is an empty generator: nothing to "
                           "clip (was model.parameters() used up by an earlier loop?)",
                           stacklevel=3)
-    parameters = _tensors("clip_grad_norm_", "parameters", parameters)
-    total = get_total_norm(_grads(parameters, "clip_grad_norm_"), norm_type,
-                           error_if_nonfinite, foreach)
-    clip_grads_with_norm_(parameters, max_norm, total, foreach)
+    grads = _grads(_tensors("clip_grad_norm_", "parameters", parameters), "clip_grad_norm_")
+    total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
+    _scale(grads, max_norm, total)
     return total
 
 
