@@ -96,7 +96,8 @@ class InPlace:
         view = value.__dict__.get("_view_of") if isinstance(value, autodiff.Node) else None
         if view is not None and view[0] is self and view[1] is index:
             return  # x[i] += v wrote x through the view x[i] already (see _record)
-        if not isinstance(value, (autodiff.Node, Real, np.ndarray, np.generic, list, tuple)):
+        if isinstance(value, autodiff.Node) and not isinstance(value, InPlace) or \
+                not isinstance(value, (autodiff.Node, Real, np.ndarray, np.generic, list, tuple)):
             raise TypeError(f"setitem: the value must be a number, a Tensor or an array, got "
                             f"{type(value).__name__}")
         checked = check_index(index)
@@ -128,10 +129,14 @@ class InPlace:
         its place in the graph); this tensor takes the result's numbers (in its own array,
         which its views share) and becomes its node. A view ``x[index]`` writes its base
         instead, at its index, and becomes the view of the new base."""
+        view = self.__dict__.get("_view_of")
+        if view is not None and view[0].requires_grad and view[0]._rule is None:
+            raise RuntimeError(f"{op}: a view of a leaf Variable that requires grad is being "
+                               "used in an in-place operation. (Do it under "
+                               "chaingrad.no_grad().)")
         old = self._as_it_was()
         new = compute(old)
         _made_from(new, self, old)
-        view = self.__dict__.get("_view_of")
         if view is not None:
             base, index = view
             base._record(op, lambda x: x._put(check_index(index), new))
@@ -187,6 +192,11 @@ class InPlace:
         if self.requires_grad and self._rule is None and gradmode.is_grad_enabled():
             raise RuntimeError(f"{op}: a leaf Variable that requires grad is being used in an "
                                "in-place operation. (Do it under chaingrad.no_grad().)")
+        if self._rule is not None and gradmode.is_grad_enabled():  # not recorded: refused
+            raise NotImplementedError(  # rather than give a wrong gradient
+                f"{op}: chaingrad does not record this in-place op in a graph, and this "
+                "tensor was computed in one; write y = y ... (a new tensor) instead, or do "
+                "it under chaingrad.no_grad()")
         if not self._value.flags.writeable:
             raise RuntimeError(f"{op}: this tensor's data is a read-only view (of a "
                                "broadcast, say); make a copy with .clone() first")

@@ -37,8 +37,8 @@ def number(x: object) -> float | None:
 def lift(x: object, like: Any, numbers: bool = True) -> Any:
     """``x`` as a constant Tensor: a number takes ``like``'s dtype (as in ``x * 2``), an
     array keeps its own; None for anything else (the operator then refuses)."""
-    if isinstance(x, autodiff.Node):
-        return x
+    if isinstance(x, autodiff.Node):  # a Tensor; a Value (a float's node) is refused
+        return x if isinstance(x._value, np.ndarray) else None
     if numbers and number(x) is not None:
         return like._constant(np.asarray(x, dtype=like._value.dtype))
     if isinstance(x, ARRAY_TYPES):  # arrays, and numpy scalars such as np.bool_

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import chaingrad
+from chaingrad import Tensor
 
 
 def _leaves(lib):
@@ -177,3 +178,36 @@ def test_under_no_grad_a_write_is_plain_and_counted(torch) -> None:
         assert y.grad_fn is not None and y.grad_fn.name() == "ExpBackward0"
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             y.sum().backward()
+
+
+def test_a_write_through_a_view_of_a_leaf_that_requires_grad_is_refused_as_torch_refuses():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        x[0:1] += 1
+    assert x.is_leaf and x.tolist() == [1.0, 2.0]  # nothing written, still a leaf
+
+
+@pytest.mark.parametrize("write", [
+    lambda y: y.uniform_(),
+    lambda y: y.normal_(),
+    lambda y: y.bernoulli_(0.5),
+    lambda y: chaingrad.add(Tensor(np.ones(2)), 1.0, out=y),
+])
+def test_an_in_place_write_not_recorded_in_the_graph_is_refused_there(write):
+    """A tensor an op made, written by an op chaingrad does not record: refused (its
+    gradient would be wrong), and allowed under no_grad(), as a plain write."""
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    y = x * 3
+    with pytest.raises(NotImplementedError, match="does not record this in-place op"):
+        write(y)
+    assert y.tolist() == [3.0, 6.0]
+    with chaingrad.no_grad():
+        write(y)
+
+
+def test_a_value_is_not_a_tensor_operand_nor_a_value_to_write():
+    t = Tensor(np.array([1.0, 2.0]))
+    with pytest.raises(TypeError, match="unsupported operand"):
+        t * chaingrad.Value(2.0)
+    with pytest.raises(TypeError, match="got Value"):
+        t[0] = chaingrad.Value(1.0)
