@@ -312,20 +312,20 @@ class InPlace:
     def zero_(self) -> Any:
         """Every entry 0, in place (in a graph: the gradient stops here, as torch's)."""
         if self._records("zero_"):
-            return self._record("zero_", lambda x: x * 0)
+            return self._record("zero_", lambda x: x._put(Ellipsis, 0))
         return self._write("zero_", np.zeros_like(self._value))
 
     def fill_(self, value: Any) -> Any:
         """Every entry ``value`` (a number, or a one-element Tensor), in place."""
         if self._records("fill_", value):
-            return self._record("fill_", lambda x: x * 0 + value)
+            return self._record("fill_", lambda x: x._put(Ellipsis, value))
         value = value.item() if isinstance(value, autodiff.Node) else value
         return self._write("fill_", np.full_like(self._value, value))
 
     def copy_(self, src: Any) -> Any:
         """The entries of ``src`` (broadcast to this shape), in place, cast to this dtype."""
         if self._records("copy_", src):
-            return self._record("copy_", lambda x: x * 0 + src.to(x.dtype))
+            return self._record("copy_", lambda x: x._put(Ellipsis, src))
         src = src._value if isinstance(src, autodiff.Node) else np.asarray(src)
         try:
             value = np.broadcast_to(src, self.shape).astype(self._value.dtype)

@@ -211,3 +211,15 @@ def test_a_value_is_not_a_tensor_operand_nor_a_value_to_write():
         t * chaingrad.Value(2.0)
     with pytest.raises(TypeError, match="got Value"):
         t[0] = chaingrad.Value(1.0)
+
+
+def test_zero_fill_and_copy_in_a_graph_write_over_infinities_and_pass_torchs_gradients():
+    x = Tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+    v = Tensor(np.array([5.0]), requires_grad=True)
+    y = (x * 1).masked_fill(np.array([True, False, True]), -np.inf)
+    y.zero_()  # as x * 0 it was nan, and refused
+    assert y.tolist() == [0.0, 0.0, 0.0]
+    z = x * 2
+    z.fill_(v[0])
+    (z * x).sum().backward()
+    assert x.grad.tolist() == [5.0, 5.0, 5.0] and v.grad.tolist() == [6.0]  # torch's
