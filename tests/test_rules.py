@@ -13,7 +13,7 @@ import pytest
 
 import chaingrad
 from chaingrad import Tensor, Value, autodiff, rules
-from chaingrad.nn.functional import conv2d, max_pool2d
+from chaingrad.nn.functional import conv2d, cross_entropy, max_pool2d, nll_loss
 from chaingrad.rules import GENERIC_FORMULA, PRIMITIVES, Bound, Primitive
 from chaingrad.tensor_engine import concatenate, pad, stack, where
 from chaingrad.tensor_engine import rules as tensor_rules
@@ -46,7 +46,8 @@ def tensor_graphs() -> list[Tensor]:
             stack([a, e]), where(a > 1, a, e), pad(a, [(1, 0), (0, 2)]),
             conv2d(image, kernel, stride=2, padding=1), max_pool2d(image, 2, 1),
             a.cumsum(1), chaingrad.einsum("ij,jk->ik", a, w), chaingrad.einsum("ij->", a),
-            (a * 0.5)._apply(tensor_rules.BINARY_CROSS_ENTROPY, e - 0.5)]
+            (a * 0.5)._apply(tensor_rules.BINARY_CROSS_ENTROPY, e - 0.5),
+            cross_entropy(a, np.array([2, 0])), nll_loss(a, np.array([1, -100]), b.detach())]
     written = a * 1.0
     written[0, 1:] = e[0, 1:] * 2  # an in-place write in the graph: setitem
     outs.append(written)

@@ -36,9 +36,10 @@ from typing import Any
 import numpy as np
 
 from .. import torch_names
+from ..gradmode import is_grad_enabled
 from ..rules import Primitive, functions_in, signature
 from ..tensor_engine import functions, sampling
-from ..tensor_engine.rules import BINARY_CROSS_ENTROPY
+from ..tensor_engine.rules import BINARY_CROSS_ENTROPY, NLL_LOSS
 from ..tensor_engine.tensor import Tensor
 
 __all__ = sorted({
@@ -747,27 +748,30 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
 
 
 def _nll(x: Tensor, t: np.ndarray, weight: Any, ignore_index: int, reduction: str) -> Tensor:
-    """``nll_loss`` of a checked input ``x`` and its checked class indices ``t``."""
+    """``nll_loss`` of a checked input ``x`` and its checked class indices ``t``: a mean or
+    a sum is one ``nll_loss`` node (``tensor_engine.rules.NLL_LOSS``), as torch's."""
     classes = x.shape[1] if x.ndim > 1 else x.shape[0]
+    low, high = (int(t.min()), int(t.max())) if t.size else (0, -1)
+    if weight is None and reduction != "none" and t.size and low >= 0 and high < classes \
+            and not low <= ignore_index <= high:  # every target counts, once: the plain mean
+        divisor = t.size if reduction == "mean" else 1
+        return x._apply(NLL_LOSS.bind(_at_classes(x.ndim, t), 1.0, divisor))
     counted = t != ignore_index
     outside = counted & ((t < 0) | (t >= classes))
     if outside.any():
         raise IndexError(f"Target {t[outside].flat[0]} is out of bounds.")
-    if weight is None and counted.size and counted.all():  # each counts once: the plain mean
-        return _reduce(-x[_at_classes(x.ndim, t)], reduction)
     safe = np.where(counted, t, 0)
-    mask = counted.astype(x.dtype)
-    w = mask if weight is None else _class_weights("nll_loss", weight, classes)[safe] * mask
-    losses = -(x[_at_classes(x.ndim, safe)] * w)
+    w = counted.astype(x.dtype)
+    if weight is not None:
+        w = _class_weights("nll_loss", weight, classes)._value[safe] * w
+    at = _at_classes(x.ndim, safe)
     if reduction == "none":
-        return losses
-    if reduction == "sum":
-        return losses.sum()
-    total = w.sum()
-    if float(np.asarray(total._value if isinstance(total, Tensor) else total)) == 0:
+        return -(x[at] * w)
+    total = w.sum() if reduction == "mean" else 1
+    if total == 0:
         raise ValueError("nll_loss: every target is ignore_index or has weight 0, so the "
                          "mean is 0 / 0 (torch returns nan); use reduction='sum'")
-    return losses.sum() / total
+    return x._apply(NLL_LOSS.bind(at, w, total))
 
 
 def _class_weights(where: str, weight: Any, classes: int) -> Any:
@@ -775,6 +779,10 @@ def _class_weights(where: str, weight: Any, classes: int) -> Any:
     if tuple(w.shape) != (classes,):
         raise ValueError(f"{where}: weight has shape {tuple(w.shape)}, expected one weight "
                          f"per class ({classes},)")
+    if w.requires_grad and is_grad_enabled():  # torch's nll_loss takes no gradient for it
+        raise RuntimeError("The function 'nll_loss_forward' is not differentiable with "
+                           "respect to argument 'weight'. This input cannot have "
+                           "requires_grad True.")
     return w
 
 

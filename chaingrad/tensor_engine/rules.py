@@ -158,6 +158,16 @@ def LOG_SOFTMAX(xs, out, g, axis):
     return (g - exp(out) * g.sum(axis=axis, keepdims=True),)
 
 
+@define("nll_loss", ("scatter(out.grad * (-w / d), at, x.shape)",), array="-(x[at] * w).sum() / d",
+        params=("at", "w", "d"), saves=("",), torch=("F.nll_loss",))
+def NLL_LOSS(xs, out, g, at, w, d):
+    """The negative log-likelihood -sum_i w_i x[at_i] / d of log-probabilities x, at each
+    target's entry ``at`` (an index), weighed by ``w`` (1, or per target: its class's weight,
+    0 where ignored) and divided by ``d`` (the weights' sum for a mean, 1 for a sum), as
+    torch's ``nll_loss``;  d/dx = -w_i / d at each picked entry, 0 elsewhere."""
+    return (scatter(g * (-w / d), at, xs[0].shape),)
+
+
 @define("cumsum", ("flip(flip(out.grad, axis).cumsum(axis), axis)",),
         array="np.cumsum(x, axis=axis)", params=("axis",), saves=("",),
         torch=("torch.cumsum", "Tensor.cumsum"))
@@ -360,8 +370,8 @@ def UNPOOL(xs, out, g, picked, shape, overlap):
 
 
 PRIMITIVES: tuple[Primitive, ...] = (
-    MATMUL, SCALE, SUM, MAX, MIN, SOFTMAX, LOG_SOFTMAX, CUMSUM, BINARY_CROSS_ENTROPY, CLIP,
-    RESHAPE, TRANSPOSE, CAST, BROADCAST_TO, GETITEM, SETITEM, SCATTER, CONCATENATE, STACK,
+    MATMUL, SCALE, SUM, MAX, MIN, SOFTMAX, LOG_SOFTMAX, NLL_LOSS, CUMSUM, BINARY_CROSS_ENTROPY,
+    CLIP, RESHAPE, TRANSPOSE, CAST, BROADCAST_TO, GETITEM, SETITEM, SCATTER, CONCATENATE, STACK,
     WHERE, EINSUM, PAD, CONV2D,
     CONV2D_INPUT_GRAD, CONV2D_WEIGHT_GRAD, MAX_POOL2D, UNPOOL)
 """Every primitive of the Tensor engine, beside those of ``chaingrad.rules``."""

@@ -1744,7 +1744,7 @@ _GRAD_FN_NAMES = {
     "LogSoftmax", "conv2d": "Convolution", "max_pool2d": "MaxPool2DWithIndices",
     "to": "ToCopy", "max": "Amax", "min": "Amin", "neg": "Neg", "mean": "Mean", "-": "Sub",
     "rsub": "RsubBackward1", "/": "Div", "log1p": "Log1P", "leaky_relu": "LeakyRelu",
-    "binary_cross_entropy": "BinaryCrossEntropy",
+    "binary_cross_entropy": "BinaryCrossEntropy", "nll_loss": "NllLoss",
 }
 
 # ---- making nodes ----

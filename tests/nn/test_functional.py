@@ -9,7 +9,7 @@ import pytest
 
 import chaingrad
 import chaingrad.nn.functional as F
-from chaingrad import gradcheck
+from chaingrad import gradcheck, no_grad
 from chaingrad.nn import manual_seed
 from chaingrad.tensor_engine import Tensor
 
@@ -110,11 +110,11 @@ def test_agrees_with_torch(agrees_with_torch, call, args):
 
 # The functions made here of several ops, checked against central finite differences.
 GRADCHECKS = [
-    ("cross_entropy smoothing weight", lambda x, w: F.cross_entropy(
-        x, IGNORED, w, label_smoothing=0.3), (X, WEIGHT)),
+    ("cross_entropy smoothing weight", lambda x: F.cross_entropy(  # weight: no gradient
+        x, IGNORED, Tensor(WEIGHT), label_smoothing=0.3), (X,)),
     ("cross_entropy probabilities", lambda x, p: F.cross_entropy(x, p, label_smoothing=0.1),
      (X, PROBS)),
-    ("nll_loss weight", lambda x, w: F.nll_loss(x, IGNORED, w), (X, WEIGHT)),
+    ("nll_loss weight", lambda x: F.nll_loss(x, IGNORED, Tensor(WEIGHT)), (X,)),
     ("bce_with_logits pos_weight", lambda x, t, pw: F.binary_cross_entropy_with_logits(
         x, t, pos_weight=pw), (X, UNIT, WEIGHT)),
     ("mse_loss weight", lambda x, t, w: F.mse_loss(x, t, weight=w), (X, UNIT, UNIT + 0.5)),
@@ -128,6 +128,20 @@ GRADCHECKS = [
                          ids=[c[0] for c in GRADCHECKS])
 def test_gradients_match_finite_differences(fn, args):
     assert gradcheck(fn, list(args), eps=1e-6, atol=1e-7, rtol=1e-5)
+
+
+@pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy"])
+def test_a_class_weight_that_requires_grad_is_refused_as_torch_refuses_it(torch, loss):
+    x, t, w = np.log(UNIT), np.array([0, 1, 3, 4]), WEIGHT
+    with pytest.raises(RuntimeError, match="^The function 'nll_loss_forward' is not "
+                       "differentiable with respect to argument 'weight'") as ours:
+        getattr(F, loss)(Tensor(x), t, Tensor(w, requires_grad=True))
+    with pytest.raises(RuntimeError) as theirs:
+        getattr(torch.nn.functional, loss)(torch.tensor(x), torch.tensor(t),
+                                           torch.tensor(w, requires_grad=True))
+    assert str(ours.value).startswith(str(theirs.value))
+    with no_grad():  # nothing is recorded: accepted, as torch accepts it
+        getattr(F, loss)(Tensor(x), t, Tensor(w, requires_grad=True))
 
 
 def test_softmax_without_dim_takes_torchs_implicit_choice_and_warns(torch):
@@ -277,3 +291,20 @@ def test_a_torch_function_chaingrad_lacks_is_named():
         F.silu  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'no_such_thing'"):
         F.no_such_thing  # noqa: B018
+
+
+def test_cross_entropy_is_torchs_two_nodes(torch):
+    """nll_loss of log_softmax, as torch records it: a learner walking grad_fn sees the same
+    two steps (and the page and explain show the gradient -1/n at each target)."""
+    def walk(loss):  # the names of the nodes down the first inputs, to the leaf
+        fn, names = loss.grad_fn, []
+        while fn is not None:
+            names.append(repr(fn).split()[0].lstrip("<"))
+            fn = fn.next_functions[0][0] if fn.next_functions else None
+        return names
+
+    t = np.array([0, 2, 1, 4])
+    ours = walk(F.cross_entropy(Tensor(X, requires_grad=True), t))
+    theirs = walk(torch.nn.functional.cross_entropy(torch.tensor(X, requires_grad=True),
+                                                    torch.tensor(t)))
+    assert ours == theirs == ["NllLossBackward0", "LogSoftmaxBackward0", "AccumulateGrad"]

@@ -80,7 +80,7 @@ def module_mlp() -> tuple:
 def test_the_drawing_shows_shapes_at_makemores_size():
     loss, _, params = raw_mlp()
     order = reading_order(loss)
-    assert len(order) == 17  # 5 parameters and 12 ops: one per step of explain below
+    assert len(order) == 14  # 5 parameters and 9 ops: one per step of explain below
     text = to_dot(loss, params=params)
     for expected in ("{ C | data (27, 10) float32 | grad None }",
                      "{ getitem1 | data (32, 3, 10) float32 | grad None }",
@@ -144,13 +144,15 @@ def test_the_module_s_parameters_get_their_state_dict_names():
 
 
 def test_an_index_array_is_named_not_printed():
-    """getitem's parameter is the index: at a batch of 32 the arrays would fill the screen
-    (and the page's formula), so the filled-in formula keeps the word ``index``."""
+    """getitem's and nll_loss's parameters are indices: at a batch of 32 the arrays would
+    fill the screen (and the page's formula), so the filled-in formula keeps the words
+    ``index`` and ``at``."""
     loss, _, params = raw_mlp()
     text = explain(loss, file=io.StringIO(), params=params)
     assert "array(" not in text
-    assert ("getitem : log_softmax1.grad += scatter(out.grad, index, log_softmax1.shape)\n"
-            "            (32, 27) = scatter((32,), index, (32, 27))") in text
+    assert ("nll_loss : log_softmax1.grad += scatter(out.grad * (-w / d), at, "
+            "log_softmax1.shape)\n"
+            "             (32, 27) = scatter(() * (-1.0 / 32), at, (32, 27))") in text
     assert "(27, 10) = scatter((32, 3, 10), index, (27, 10))" in text
     small = chaingrad.Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True, label="x")
     steps = backward_steps(small[1].sum())  # a small index is still shown as it is
@@ -169,11 +171,11 @@ def test_the_gradient_reaching_the_logits_is_softmax_minus_onehot_over_n():
     onehot = np.eye(LETTERS, dtype=np.float32)[Y.numpy()]
     expected = (F.softmax(logits, dim=1).detach().numpy() - onehot) / BATCH
     np.testing.assert_allclose(logits.grad.numpy(), expected, atol=1e-8)
-    # the steps from loss to logits are the primitives cross_entropy is made of
+    # the steps from loss to logits are the primitives cross_entropy is made of, torch's
+    # two (NllLossBackward0, LogSoftmaxBackward0)
     upto = [s.name for s in steps].index("log_softmax1") + 1
     assert [(s.op, [u.name for u in s.updates]) for s in steps[:upto]] == [
-        ("mean", ["sum1"]), ("sum", ["neg1"]), ("neg", ["getitem2"]),
-        ("getitem", ["log_softmax1"]), ("log_softmax", ["logits"])]
+        ("nll_loss", ["log_softmax1"]), ("log_softmax", ["logits"])]
     assert steps[upto - 1].updates[0].formula == (
         "out.grad - exp(out.data) * out.grad.sum(axis=axis, keepdims=True)")
     # the formula, evaluated: what reaches log_softmax is -onehot / n; exp(log_softmax) is
@@ -228,7 +230,7 @@ def test_the_page_opens_and_steps_through_the_makemore_loss(tmp_path, browser):
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     try:
         page.goto(Path(path).as_uri())
-        assert page.get_attribute("#status", "data-steps") == str(len(steps)) == "12"
+        assert page.get_attribute("#status", "data-steps") == str(len(steps)) == "9"
         for done, step in enumerate(steps, start=1):
             page.keyboard.press("ArrowRight")
             assert page.get_attribute("#status", "data-step") == str(done)
