@@ -441,10 +441,11 @@ def bernoulli(generator: Any, shape: tuple[int, ...], dtype: np.dtype, p: Any,
     One draw per entry, in order; an array p is broadcast to ``shape``."""
     stream, n = stream_of(generator, op), math.prod(shape)
     single = isinstance(p, np.ndarray) and p.dtype != np.float64
-    chances = np.broadcast_to(np.asarray(p, dtype=np.float32 if single else np.float64),
-                              shape).ravel()
+    chances = np.asarray(p, dtype=np.float32 if single else np.float64)
     if not ((chances >= 0) & (chances <= 1)).all():
         raise RuntimeError(f"{op}: bernoulli_ expects p to be in [0, 1], but got p={p}")
+    if chances.ndim:  # one chance per entry
+        chances = np.broadcast_to(chances, shape).ravel()
     drawn = u24(stream, n) if single else u53(stream, n)
     return (drawn < chances).astype(dtype).reshape(shape)
 
