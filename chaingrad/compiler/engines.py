@@ -142,9 +142,12 @@ def array_forward(prim: Primitive, inputs: list[str], params: list[str]) -> str 
 
 def matmul_of_matrices(node: Any) -> bool:
     """Whether a Tensor node's formulas hold beyond what its primitive declares: matmul's
-    hold for matrices only (a 1-D input is a row or a column to its rule)."""
-    return not (node._rule.primitive is _tensor_rules().MATMUL
-                and any(x._value.ndim < 2 for x in node._prev))
+    hold for matrices and batches of them only (a 1-D input is a row or a column to its
+    rule, and a batch against one matrix is one product of rows)."""
+    if node._rule.primitive is not _tensor_rules().MATMUL:
+        return True
+    x, y = (n._value.ndim for n in (node._prev[0], node._prev[-1]))
+    return x >= 2 and y >= 2 and not (x > 2 and y == 2)
 
 
 def transposed_weight_gradient(node: Any, shares: list[tuple[Any, str]], value: Any,

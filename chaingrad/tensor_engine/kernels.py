@@ -15,10 +15,10 @@ import numpy as np
 
 from .. import reference
 from . import fast_kernels, rules
-from .rules import log_softmax, put, scatter_array, softmax, unpool_array
+from .rules import log_softmax, matmul, put, scatter_array, softmax, unpool_array
 
 __all__ = ["conv2d", "conv2d_input_grad", "conv2d_weight_grad", "erf", "log_softmax",
-           "max_pool2d", "np", "put", "scatter_array", "softmax", "unpool_array"]
+           "matmul", "max_pool2d", "np", "put", "scatter_array", "softmax", "unpool_array"]
 
 _erf_of_each = np.frompyfunc(math.erf, 1, 1)
 

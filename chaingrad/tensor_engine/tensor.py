@@ -272,14 +272,14 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         if ka != kb:
             raise ValueError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} do not align "
                              f"({ka} != {kb})")
+        needs = (self.requires_grad, other.requires_grad)
         try:
-            data = np.matmul(a, b)
+            data = MATMUL.on_arrays(a, b, needs)
         except ValueError:
             raise ValueError(f"matmul: the batch dimensions of shapes {a.shape} and {b.shape} "
                              "do not broadcast") from None
         if not all_finite(data):
             raise domain_error("matmul", data, (), None)
-        needs = (self.requires_grad, other.requires_grad)
         return make_node(data, (self, other), MATMUL.bind(needs))
 
     def matmul(self, other: Any) -> Tensor:

@@ -507,6 +507,27 @@ def test_a_tensor_named_as_what_the_code_uses_gets_a_name_of_its_own():
     assert "(_np, _K) = params" in step.source and "K[0]" in step.source
 
 
+@pytest.mark.parametrize("transposed", [True, False])
+def test_a_batch_of_rows_times_one_matrix_compiles_to_the_eager_bits(transposed):
+    """(B, T, n) @ W: the rule makes one product of all the rows (as torch does), and
+    the compiled code runs that rule, not the formula of one matrix per batch entry."""
+    import numpy as np
+
+    from chaingrad import Tensor
+
+    rng = np.random.default_rng(0)
+    weight = Tensor(rng.normal(size=(3, 4)).astype(np.float32), requires_grad=True)
+    fn = lambda x: (Tensor(x) @ (weight.T if transposed else weight.reshape(4, 3))).tanh().sum()  # noqa: E731
+    x = rng.normal(size=(2, 5, 4)).astype(np.float32)
+    fn(x).backward()
+    eager, weight.grad = weight.grad.clone(), None
+    step = chaingrad.compile(fn)
+    for _ in range(2):
+        step(x).backward()
+        assert np.array_equal(weight.grad, eager)
+        weight.grad = None
+
+
 def test_a_vector_times_a_transposed_matrix_compiles():
     import numpy as np
 
