@@ -4,7 +4,8 @@ a slice of names, as makemore.py builds, trains, evaluates, saves and samples th
 A CharDataset(Dataset) of names, each a row of letters after a 0 start token with the
 targets past a name's end masked as -1 (cross_entropy's ignore_index=-1); its split with
 randperm; a ModelConfig dataclass; an InfiniteDataLoader drawing batches through a
-RandomSampler(replacement=True, num_samples=int(1e10)). The models: a Bigram of one
+RandomSampler(replacement=True, num_samples=int(1e10)), fetched by two worker processes.
+The models: a Bigram of one
 nn.Parameter(torch.zeros((n, n))); an MLP whose context window rolls the token indices
 (torch.roll and a blank token past the vocabulary); an RNN and a GRU written out as cells
 (torch.cat([xt, hprev], dim=1), F.tanh, F.sigmoid, a learned start state expanded over the
@@ -12,10 +13,12 @@ batch, torch.stack(hiddens, 1)); a BoW of causal averaging (a tril buffer, -inf 
 future, softmax); a Transformer (nn.ModuleDict(wte, wpe, h=nn.ModuleList, ln_f),
 CausalSelfAttention with a registered tril().view(1, 1, n, n) buffer, c_attn split into
 q, k, v, transpose(1, 2), masked_fill(== 0, -inf), contiguous().view, a tanh GELU written
-with math.sqrt(2.0 / math.pi) and torch.pow, lm_head with bias=False). Each trains with
+with math.sqrt(2.0 / math.pi) and torch.pow, the MLP's forward a lambda attribute over the
+ModuleDict, lm_head with bias=False). Each trains with
 AdamW(weight_decay=0.01, betas=(0.9, 0.99), eps=1e-8) and zero_grad(set_to_none=True)
 (the first step's gradient norms printed: AdamW's steps would hide a gradient's scale), is
-evaluated in eval mode over a shuffled DataLoader(num_workers=0), the best so far saved with
+evaluated in eval mode over a shuffled DataLoader(num_workers=0), the losses logged with
+SummaryWriter's add_scalar and flush, the best so far saved with
 torch.save of its state_dict and loaded back with torch.load, and samples names with a
 @torch.no_grad() generate (idx_cond, temperature, top_k by torch.topk, F.softmax,
 torch.multinomial, or torch.topk(probs, k=1) for the greedy name)."""
@@ -29,6 +32,7 @@ import torch.nn as nn
 from torch.nn import functional as F
 from torch.utils.data import Dataset
 from torch.utils.data.dataloader import DataLoader
+from torch.utils.tensorboard import SummaryWriter
 
 # -----------------------------------------------------------------------------
 # the data: one name a row, as makemore.py reads its input file
@@ -175,11 +179,12 @@ class Block(nn.Module):
             c_proj=nn.Linear(4 * config.n_embd, config.n_embd),
             act=NewGELU(),
         ))
+        m = self.mlp
+        self.mlpf = lambda x: m.c_proj(m.act(m.c_fc(x)))  # a plain attribute, not a module
 
     def forward(self, x):
-        m = self.mlp
         x = x + self.attn(self.ln_1(x))
-        x = x + m.c_proj(m.act(m.c_fc(self.ln_2(x))))
+        x = x + self.mlpf(self.ln_2(x))
         return x
 
 
@@ -195,6 +200,8 @@ class Transformer(nn.Module):
             ln_f=nn.LayerNorm(config.n_embd),
         ))
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        n_params = sum(p.numel() for p in self.transformer.parameters())  # lm_head aside
+        print(f"number of parameters: {n_params / 1e6:.4f}M")
 
     def get_block_size(self):
         return self.block_size
@@ -391,10 +398,10 @@ def generate(model, idx, max_new_tokens, temperature=1.0, do_sample=False, top_k
 
 
 def sample_names(model, dataset, num, do_sample=True, temperature=1.0, top_k=None):
-    X_init = torch.zeros(num, 1, dtype=torch.long)
+    X_init = torch.zeros(num, 1, dtype=torch.long).to(device)
     steps = dataset.get_output_length() - 1  # the first 0 is given
     X_samp = generate(model, X_init, steps, temperature=temperature, do_sample=do_sample,
-                      top_k=top_k)
+                      top_k=top_k).to("cpu")
     names = []
     for i in range(X_samp.size(0)):
         row = X_samp[i, 1:].tolist()
@@ -438,6 +445,7 @@ device = "cpu"
 torch.manual_seed(3407)
 torch.cuda.manual_seed_all(3407)
 work_dir = tempfile.mkdtemp()
+writer = SummaryWriter(log_dir=work_dir)
 
 names_path = os.path.join("..", "data", "names.txt")  # run from tests/torch_programs
 train_dataset, test_dataset = create_datasets(names_path, every=100)
@@ -455,7 +463,7 @@ for model_type in ["bigram", "mlp", "rnn", "gru", "bow", "transformer"]:
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01,
                                   betas=(0.9, 0.99), eps=1e-8)
     batch_loader = InfiniteDataLoader(train_dataset, batch_size=16, pin_memory=True,
-                                      num_workers=0)
+                                      num_workers=2)
     out_path = os.path.join(work_dir, f"{model_type}.pt")
     best_loss = None
     for step in range(30):
@@ -474,6 +482,9 @@ for model_type in ["bigram", "mlp", "rnn", "gru", "bow", "transformer"]:
         if step % 15 == 14:  # evaluate, and keep the best model so far
             train_loss = evaluate(model, train_dataset, batch_size=50, max_batches=2)
             test_loss = evaluate(model, test_dataset, batch_size=50, max_batches=2)
+            writer.add_scalar(f"{model_type}/train", train_loss, step)
+            writer.add_scalar(f"{model_type}/test", test_loss, step)
+            writer.flush()
             print(f"step {step} train loss: {train_loss:.4f} test loss: {test_loss:.4f}")
             if best_loss is None or test_loss < best_loss:
                 print(f"test loss {test_loss:.4f} is the best so far, saving model")
