@@ -167,7 +167,9 @@ for line in sys.stdin:
         os._exit(code)
     print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
 """
-PRELOADS = {"torch": "torch",  # what each runner imports once, before any program
+# What each runner imports once, before any program. torch's first optimizer imports
+# torch._dynamo (some 2 s of CPU), which would otherwise be paid again in every child.
+PRELOADS = {"torch": "torch, torch._dynamo",
             "chaingrad": "chaingrad, chaingrad.nn, chaingrad.nn.functional, chaingrad.optim"}
 
 
@@ -213,8 +215,11 @@ def runners(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Runn
     """A runner for torch and one for chaingrad, shared by the programs of this module."""
     # the chaingrad that this test imported, not whichever one the interpreter would find
     root = pathlib.Path(chaingrad.__file__).resolve().parents[1]
+    # one thread each (the two runs go side by side, a core each): torch's intra-op threads
+    # on a busy machine wait for each other at every small op, ten times slower or worse
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        filter(None, [str(root), os.environ.get("PYTHONPATH")])), PYTHONHASHSEED="0")
+        filter(None, [str(root), os.environ.get("PYTHONPATH")])), PYTHONHASHSEED="0",
+        OMP_NUM_THREADS="1")
     started = {name: Runner(preload, env, tmp_path_factory.mktemp(f"{name}-runner"))
                for name, preload in PRELOADS.items()}
     yield started
