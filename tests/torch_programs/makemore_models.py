@@ -5,20 +5,21 @@ A CharDataset(Dataset) of names, each a row of letters after a 0 start token wit
 targets past a name's end masked as -1 (cross_entropy's ignore_index=-1); its split with
 randperm; a ModelConfig dataclass; an InfiniteDataLoader drawing batches through a
 RandomSampler(replacement=True, num_samples=int(1e10)), fetched by two worker processes.
-The models: a Bigram of one
-nn.Parameter(torch.zeros((n, n))); an MLP whose context window rolls the token indices
-(torch.roll and a blank token past the vocabulary); an RNN and a GRU written out as cells
-(torch.cat([xt, hprev], dim=1), F.tanh, F.sigmoid, a learned start state expanded over the
-batch, torch.stack(hiddens, 1)); a BoW of causal averaging (a tril buffer, -inf over the
-future, softmax); a Transformer (nn.ModuleDict(wte, wpe, h=nn.ModuleList, ln_f),
-CausalSelfAttention with a registered tril().view(1, 1, n, n) buffer, c_attn split into
-q, k, v, transpose(1, 2), masked_fill(== 0, -inf), contiguous().view, a tanh GELU written
-with math.sqrt(2.0 / math.pi) and torch.pow, the MLP's forward a lambda attribute over the
-ModuleDict, lm_head with bias=False). Each trains with
-AdamW(weight_decay=0.01, betas=(0.9, 0.99), eps=1e-8) and zero_grad(set_to_none=True)
-(the first step's gradient norms printed: AdamW's steps would hide a gradient's scale), is
-evaluated in eval mode over a shuffled DataLoader(num_workers=0), the losses logged with
-SummaryWriter's add_scalar and flush, the best so far saved with
+
+The models: a Bigram of one nn.Parameter(torch.zeros((n, n))); an MLP whose context window
+rolls the token indices (torch.roll and a blank token past the vocabulary); an RNN and a GRU
+written out as cells (torch.cat([xt, hprev], dim=1), F.tanh, F.sigmoid, a learned start
+state expanded over the batch, torch.stack(hiddens, 1)); a BoW of causal averaging (a tril
+buffer, -inf over the future, softmax); a Transformer (nn.ModuleDict(wte, wpe,
+h=nn.ModuleList, ln_f), CausalSelfAttention with a registered tril().view(1, 1, n, n)
+buffer, c_attn split into q, k, v, transpose(1, 2), masked_fill(== 0, -inf),
+contiguous().view, a tanh GELU written with math.sqrt(2.0 / math.pi) and torch.pow, the
+block's MLP called through a lambda attribute over its ModuleDict, lm_head with bias=False).
+
+Each trains with AdamW(weight_decay=0.01, betas=(0.9, 0.99), eps=1e-8) and
+zero_grad(set_to_none=True) (the first step's gradient norms printed: AdamW's steps would
+hide a gradient's scale), is evaluated in eval mode over a shuffled DataLoader(num_workers=0),
+the losses logged with SummaryWriter's add_scalar and flush, the best so far saved with
 torch.save of its state_dict and loaded back with torch.load, and samples names with a
 @torch.no_grad() generate (idx_cond, temperature, top_k by torch.topk, F.softmax,
 torch.multinomial, or torch.topk(probs, k=1) for the greedy name)."""
