@@ -39,8 +39,12 @@ IMPORT_MAP = {
     "import torch.nn.functional as F": "import chaingrad.nn.functional as F",
     "import torch.optim as optim": "import chaingrad.optim as optim",
     "from torch import nn": "from chaingrad import nn",
+    "from torch.nn import functional as F": "from chaingrad.nn import functional as F",
+    "from torch.utils.data import Dataset": "from chaingrad.utils.data import Dataset",
     "from torch.utils.data import DataLoader, Dataset":
         "from chaingrad.utils.data import DataLoader, Dataset",
+    "from torch.utils.data.dataloader import DataLoader":
+        "from chaingrad.utils.data.dataloader import DataLoader",
     "from torch.utils.tensorboard import SummaryWriter":
         "from chaingrad.utils.tensorboard import SummaryWriter",
 }
@@ -131,8 +135,9 @@ COMPARISONS = {"backprop_by_hand": compare_by_hand}
 
 
 # The runner's code: import a library once, then for each program path it is sent, fork a
-# child that runs the program as `python PATH` would (its folder first on sys.path and as
-# the working directory, its output to the files named, no stdin) and reply its exit code.
+# child that runs the program as `python PATH` would (its folder first on sys.path, its
+# output to the files named, no stdin) from the working directory named, and reply its exit
+# code.
 RUNNER = """
 import json, os, runpy, signal, sys, traceback
 import {preload}
@@ -145,9 +150,8 @@ for line in sys.stdin:
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         for fd, name in ((1, job["stdout"]), (2, job["stderr"])):
             os.dup2(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
-        folder = os.path.dirname(job["path"])
-        os.chdir(folder)
-        sys.path[0], sys.argv = folder, [job["path"]]
+        os.chdir(job["cwd"])
+        sys.path[0], sys.argv = os.path.dirname(job["path"]), [job["path"]]
         code = 0
         try:
             runpy.run_path(job["path"], run_name="__main__")
@@ -163,13 +167,17 @@ for line in sys.stdin:
         os._exit(code)
     print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
 """
-PRELOADS = {"torch": "torch",  # what each runner imports once, before any program
+# What each runner imports once, before any program. torch's first optimizer imports
+# torch._dynamo (some 2 s of CPU), which would otherwise be paid again in every child.
+PRELOADS = {"torch": "torch, torch._dynamo",
             "chaingrad": "chaingrad, chaingrad.nn, chaingrad.nn.functional, chaingrad.optim"}
 
 
 class Runner:
     """A process that has imported one library (``PRELOADS``) and runs programs one at a
-    time, each in a child forked from it: ``start(path)``, then ``finish()``."""
+    time, each in a child forked from it: ``start(path)``, then ``finish()``. Each runs in
+    PROGRAMS_DIR, the mapped copy of a program too, so that both runs of a program find
+    the test data by the same relative path (``../data/names.txt``)."""
 
     def __init__(self, preload: str, env: dict[str, str], folder: pathlib.Path):
         self.folder, self.log = folder, folder / "runner.log"
@@ -179,8 +187,8 @@ class Runner:
                 stdout=subprocess.PIPE, stderr=log, text=True, env=env)
 
     def start(self, path: pathlib.Path) -> None:
-        job = {"path": str(path), "timeout": TIMEOUT, "stdout": str(self.folder / "out.txt"),
-               "stderr": str(self.folder / "err.txt")}
+        job = {"path": str(path), "cwd": str(PROGRAMS_DIR), "timeout": TIMEOUT,
+               "stdout": str(self.folder / "out.txt"), "stderr": str(self.folder / "err.txt")}
         with contextlib.suppress(BrokenPipeError):  # a runner that died: finish() says so
             self.process.stdin.write(json.dumps(job) + "\n")
             self.process.stdin.flush()
@@ -207,8 +215,11 @@ def runners(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Runn
     """A runner for torch and one for chaingrad, shared by the programs of this module."""
     # the chaingrad that this test imported, not whichever one the interpreter would find
     root = pathlib.Path(chaingrad.__file__).resolve().parents[1]
+    # one thread each (the two runs go side by side, a core each): torch's intra-op threads
+    # on a busy machine wait for each other at every small op, ten times slower or worse
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        filter(None, [str(root), os.environ.get("PYTHONPATH")])), PYTHONHASHSEED="0")
+        filter(None, [str(root), os.environ.get("PYTHONPATH")])), PYTHONHASHSEED="0",
+        OMP_NUM_THREADS="1")
     started = {name: Runner(preload, env, tmp_path_factory.mktemp(f"{name}-runner"))
                for name, preload in PRELOADS.items()}
     yield started
