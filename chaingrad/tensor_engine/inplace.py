@@ -205,10 +205,11 @@ class InPlace:
         """Put ``value`` (computed out of place) into this tensor's own array: a plain write,
         counted (see ``_check_in_place``)."""
         self._check_in_place(op)
-        if value.shape != self.shape:
+        if value.shape != self._value.shape:
             raise RuntimeError(f"{op}: output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(value.shape)}")
-        if not np.can_cast(value.dtype, self._value.dtype, "same_kind"):
+        if value.dtype != self._value.dtype and not np.can_cast(value.dtype, self._value.dtype,
+                                                                 "same_kind"):
             raise RuntimeError(f"{op}: result type {dtypes.of(value.dtype).name} can't be cast "
                                f"to the desired output type {self.dtype.name}")
         self._value[...] = value
@@ -227,12 +228,11 @@ class InPlace:
 
     def _in_place(self, op: str, compute: Callable[[Any], Any], operand: Any = None) -> Any:
         """``op`` done in place: recorded in the graph (``_record``), or a plain write of
-        ``compute``'s numbers, computed without a graph."""
+        ``compute``'s numbers (then neither this tensor nor the operand takes a gradient,
+        or grad mode is off: computing them makes no graph)."""
         if self._records(op, operand):
             return self._record(op, compute)
-        with gradmode.no_grad():
-            value = compute(self)._value
-        return self._write(op, value)
+        return self._write(op, compute(self)._value)
 
     def _reroute(self) -> None:
         """An input of this node that was written in place (the write recorded) after this
