@@ -105,7 +105,7 @@ def all_finite(a: np.ndarray) -> bool:
     """True when every entry of ``a`` is finite (no nan, no inf)."""
     if a.size == 1:  # the one-element case is hot (losses, tiny graphs): skip the ufunc
         return math.isfinite(a.item())
-    return bool(np.isfinite(a).all())
+    return bool(np.logical_and.reduce(np.isfinite(a), axis=None))  # .all(), one call less
 
 
 def first_non_finite(a: np.ndarray) -> tuple[int, ...]:
