@@ -39,6 +39,7 @@ IMPORT_MAP = {
     "import torch.nn.functional as F": "import chaingrad.nn.functional as F",
     "import torch.optim as optim": "import chaingrad.optim as optim",
     "from torch import nn": "from chaingrad import nn",
+    "from torch.nn import functional as F": "from chaingrad.nn import functional as F",
     "from torch.utils.data import DataLoader, Dataset":
         "from chaingrad.utils.data import DataLoader, Dataset",
     "from torch.utils.tensorboard import SummaryWriter":

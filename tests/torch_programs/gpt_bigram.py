@@ -1,0 +1,196 @@
+"""A bigram language model of characters in the style of the GPT lecture's first script: a
+character vocabulary from a text, encode/decode lambdas, the text as one long int64 tensor
+split 90/10 into train and val, get_batch built on torch.randint and torch.stack, a
+BigramLanguageModel holding one nn.Embedding(vocab, vocab) whose forward returns
+(logits, loss) through logits.view(B*T, C) and F.cross_entropy, and whose generate samples
+with softmax and torch.multinomial and grows the context with torch.cat; an estimate_loss
+decorated with @torch.no_grad() that switches eval()/train() and averages into
+torch.zeros(eval_iters); AdamW with zero_grad(set_to_none=True); the device chosen by
+torch.cuda.is_available() and everything moved .to(device)."""
+import torch
+import torch.nn as nn
+from torch.nn import functional as F
+
+# hyperparameters
+batch_size = 16  # how many sequences in a batch
+block_size = 8  # the longest context a prediction sees
+max_iters = 60
+eval_interval = 20
+learning_rate = 1e-3
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+eval_iters = 10
+# ------------
+
+torch.manual_seed(1337)
+
+# a short text of our own to learn from
+text = """On the hill above the harbour stands a lamp that nobody lights.
+The keeper left it forty winters ago, when the boats stopped coming,
+and the gulls have had the tower since. At dusk the fog rolls in
+from the bay and settles on the stones like wool on a fence,
+and the children of the village say the lamp remembers the ships.
+
+Every spring the baker climbs the path with a loaf under each arm.
+She leaves one on the step for the keeper, who is not there,
+and one on the wall for the gulls, who are. Then she sits
+on the warm rock and counts the sails on the far side of the water:
+seven on a good day, two on a poor one, none when the wind is wrong.
+
+The lamp is made of brass and glass and a little patience.
+Its lens was ground by hand in a town that no map keeps any more,
+and when the sun goes down behind the island the glass catches
+the last of the light and throws it back across the bay,
+so that for a minute or two the old tower shines again.
+"""
+
+# here are all the unique characters that occur in this text
+chars = sorted(list(set(text)))
+vocab_size = len(chars)
+print(''.join(chars))
+print(vocab_size)
+# create a mapping from characters to integers
+stoi = {ch: i for i, ch in enumerate(chars)}
+itos = {i: ch for i, ch in enumerate(chars)}
+encode = lambda s: [stoi[c] for c in s]  # noqa: E731 - encoder: take a string, output a list of integers
+decode = lambda l: ''.join([itos[i] for i in l])  # noqa: E731, E741 - decoder: take a list of integers, output a string
+print(encode("the lamp"))
+print(decode(encode("the lamp")))
+
+# train and test splits
+data = torch.tensor(encode(text), dtype=torch.long)
+print(data.shape, data.dtype)
+print(data[:24])
+n = int(0.9 * len(data))  # first 90% will be train, rest val
+train_data = data[:n]
+val_data = data[n:]
+print(len(train_data), len(val_data))
+
+x = train_data[:block_size]
+y = train_data[1:block_size + 1]
+for t in range(3):
+    context = x[:t + 1]
+    target = y[t]
+    print(f"when input is {context} the target: {target}")
+
+
+# data loading
+def get_batch(split):
+    # generate a small batch of data of inputs x and targets y
+    data = train_data if split == 'train' else val_data
+    ix = torch.randint(len(data) - block_size, (batch_size,))
+    x = torch.stack([data[i:i + block_size] for i in ix])
+    y = torch.stack([data[i + 1:i + block_size + 1] for i in ix])
+    x, y = x.to(device), y.to(device)
+    return x, y
+
+
+xb, yb = get_batch('train')
+print('inputs:')
+print(xb.shape)
+print(xb[:2])
+print('targets:')
+print(yb.shape)
+print(yb[:2])
+
+
+@torch.no_grad()
+def estimate_loss():
+    out = {}
+    model.eval()
+    for split in ['train', 'val']:
+        losses = torch.zeros(eval_iters)
+        for k in range(eval_iters):
+            X, Y = get_batch(split)
+            logits, loss = model(X, Y)
+            losses[k] = loss.item()
+        out[split] = losses.mean()
+    model.train()
+    return out
+
+
+# super simple bigram model
+class BigramLanguageModel(nn.Module):
+
+    def __init__(self, vocab_size):
+        super().__init__()
+        # each token directly reads off the logits for the next token from a lookup table
+        self.token_embedding_table = nn.Embedding(vocab_size, vocab_size)
+
+    def forward(self, idx, targets=None):
+
+        # idx and targets are both (B,T) tensor of integers
+        logits = self.token_embedding_table(idx)  # (B,T,C)
+
+        if targets is None:
+            loss = None
+        else:
+            B, T, C = logits.shape
+            logits = logits.view(B * T, C)
+            targets = targets.view(B * T)
+            loss = F.cross_entropy(logits, targets)
+
+        return logits, loss
+
+    def generate(self, idx, max_new_tokens):
+        # idx is (B, T) array of indices in the current context
+        for _ in range(max_new_tokens):
+            # get the predictions
+            logits, loss = self(idx)
+            # focus only on the last time step
+            logits = logits[:, -1, :]  # becomes (B, C)
+            # apply softmax to get probabilities
+            probs = F.softmax(logits, dim=-1)  # (B, C)
+            # sample from the distribution
+            idx_next = torch.multinomial(probs, num_samples=1)  # (B, 1)
+            # append sampled index to the running sequence
+            idx = torch.cat((idx, idx_next), dim=1)  # (B, T+1)
+        return idx
+
+
+model = BigramLanguageModel(vocab_size)
+m = model.to(device)
+logits, loss = m(xb, yb)
+print(logits.shape)
+print(f"{loss.item():.4f}")
+print(m.training, m.token_embedding_table.weight.device)
+
+idx = torch.zeros((1, 1), dtype=torch.long, device=device)
+print(decode(m.generate(idx, max_new_tokens=40)[0].tolist()))
+
+# create a PyTorch optimizer
+optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+
+for iter in range(max_iters):
+
+    # every once in a while evaluate the loss on train and val sets
+    if iter % eval_interval == 0 or iter == max_iters - 1:
+        losses = estimate_loss()
+        print(f"step {iter}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
+
+    # sample a batch of data
+    xb, yb = get_batch('train')
+
+    # evaluate the loss
+    logits, loss = model(xb, yb)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+
+print(f"last batch loss {loss.item():.4f}", m.training)
+print([p.grad is None for p in m.parameters()])
+print(f"{m.token_embedding_table.weight.grad.abs().sum().item():.5f}")
+
+# a bigger step size, as the lecture turns it up to see the loss fall
+for g in optimizer.param_groups:
+    g['lr'] = 1e-1
+for _ in range(40):
+    xb, yb = get_batch('train')
+    logits, loss = m(xb, yb)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+print(f"{loss.item():.4f}")
+
+# generate from the model
+context = torch.zeros((1, 1), dtype=torch.long, device=device)
+print(decode(m.generate(context, max_new_tokens=200)[0].tolist()))
