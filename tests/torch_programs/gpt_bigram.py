@@ -11,19 +11,18 @@ import torch
 import torch.nn as nn
 from torch.nn import functional as F
 
-# hyperparameters
-batch_size = 16  # how many sequences in a batch
-block_size = 8  # the longest context a prediction sees
+# settings, kept small so that the run takes a second or two
+batch_size = 16  # rows per batch
+block_size = 8  # characters per row
 max_iters = 60
 eval_interval = 20
 learning_rate = 1e-3
 device = 'cuda' if torch.cuda.is_available() else 'cpu'
 eval_iters = 10
-# ------------
 
 torch.manual_seed(1337)
 
-# a short text of our own to learn from
+# the text to learn from: a few paragraphs written for this test
 text = """On the hill above the harbour stands a lamp that nobody lights.
 The keeper left it forty winters ago, when the boats stopped coming,
 and the gulls have had the tower since. At dusk the fog rolls in
@@ -43,24 +42,24 @@ the last of the light and throws it back across the bay,
 so that for a minute or two the old tower shines again.
 """
 
-# here are all the unique characters that occur in this text
+# the vocabulary: every character of the text, sorted
 chars = sorted(list(set(text)))
 vocab_size = len(chars)
 print(''.join(chars))
 print(vocab_size)
-# create a mapping from characters to integers
+# character <-> integer
 stoi = {ch: i for i, ch in enumerate(chars)}
 itos = {i: ch for i, ch in enumerate(chars)}
-encode = lambda s: [stoi[c] for c in s]  # noqa: E731 - encoder: take a string, output a list of integers
-decode = lambda l: ''.join([itos[i] for i in l])  # noqa: E731, E741 - decoder: take a list of integers, output a string
+encode = lambda s: [stoi[c] for c in s]  # noqa: E731 - text to ids
+decode = lambda l: ''.join([itos[i] for i in l])  # noqa: E731, E741 - ids to text
 print(encode("the lamp"))
 print(decode(encode("the lamp")))
 
-# train and test splits
+# the whole text as one tensor of ids, split 90/10
 data = torch.tensor(encode(text), dtype=torch.long)
 print(data.shape, data.dtype)
 print(data[:24])
-n = int(0.9 * len(data))  # first 90% will be train, rest val
+n = int(0.9 * len(data))
 train_data = data[:n]
 val_data = data[n:]
 print(len(train_data), len(val_data))
@@ -70,12 +69,11 @@ y = train_data[1:block_size + 1]
 for t in range(3):
     context = x[:t + 1]
     target = y[t]
-    print(f"when input is {context} the target: {target}")
+    print(f"after {context} comes {target}")
 
 
-# data loading
 def get_batch(split):
-    # generate a small batch of data of inputs x and targets y
+    # batch_size random windows of the split; the targets are the windows shifted by one
     data = train_data if split == 'train' else val_data
     ix = torch.randint(len(data) - block_size, (batch_size,))
     x = torch.stack([data[i:i + block_size] for i in ix])
@@ -108,17 +106,15 @@ def estimate_loss():
     return out
 
 
-# super simple bigram model
 class BigramLanguageModel(nn.Module):
 
     def __init__(self, vocab_size):
         super().__init__()
-        # each token directly reads off the logits for the next token from a lookup table
+        # row i of the table: the scores of the character that follows character i
         self.token_embedding_table = nn.Embedding(vocab_size, vocab_size)
 
     def forward(self, idx, targets=None):
 
-        # idx and targets are both (B,T) tensor of integers
         logits = self.token_embedding_table(idx)  # (B,T,C)
 
         if targets is None:
@@ -132,17 +128,12 @@ class BigramLanguageModel(nn.Module):
         return logits, loss
 
     def generate(self, idx, max_new_tokens):
-        # idx is (B, T) array of indices in the current context
+        # idx: (B, T) ids; each step appends one sampled id to every row
         for _ in range(max_new_tokens):
-            # get the predictions
             logits, loss = self(idx)
-            # focus only on the last time step
-            logits = logits[:, -1, :]  # becomes (B, C)
-            # apply softmax to get probabilities
+            logits = logits[:, -1, :]  # the scores after the last character: (B, C)
             probs = F.softmax(logits, dim=-1)  # (B, C)
-            # sample from the distribution
             idx_next = torch.multinomial(probs, num_samples=1)  # (B, 1)
-            # append sampled index to the running sequence
             idx = torch.cat((idx, idx_next), dim=1)  # (B, T+1)
         return idx
 
@@ -154,33 +145,30 @@ print(logits.shape)
 print(f"{loss.item():.4f}")
 print(m.training, m.token_embedding_table.weight.device)
 
-idx = torch.zeros((1, 1), dtype=torch.long, device=device)
-print(decode(m.generate(idx, max_new_tokens=40)[0].tolist()))
+print(decode(m.generate(idx=torch.zeros((1, 1), dtype=torch.long), max_new_tokens=40)[0].tolist()))
 
-# create a PyTorch optimizer
 optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
 
 for iter in range(max_iters):
 
-    # every once in a while evaluate the loss on train and val sets
+    # the averaged losses now and then, and after the last step
     if iter % eval_interval == 0 or iter == max_iters - 1:
         losses = estimate_loss()
-        print(f"step {iter}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
+        print(f"step {iter}: estimated loss, train {losses['train']:.4f}, val {losses['val']:.4f}")
 
-    # sample a batch of data
     xb, yb = get_batch('train')
 
-    # evaluate the loss
     logits, loss = model(xb, yb)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()
 
-print(f"last batch loss {loss.item():.4f}", m.training)
-print([p.grad is None for p in m.parameters()])
+print(f"last batch loss {loss.item():.4f}", m.training, losses['val'].requires_grad)
 print(f"{m.token_embedding_table.weight.grad.abs().sum().item():.5f}")
+optimizer.zero_grad(set_to_none=True)
+print([p.grad is None for p in m.parameters()])
 
-# a bigger step size, as the lecture turns it up to see the loss fall
+# 1e-3 hardly moves a bigram table in 60 steps: 40 more at 0.1
 for g in optimizer.param_groups:
     g['lr'] = 1e-1
 for _ in range(40):
@@ -191,6 +179,6 @@ for _ in range(40):
     optimizer.step()
 print(f"{loss.item():.4f}")
 
-# generate from the model
+# a sample from the trained table
 context = torch.zeros((1, 1), dtype=torch.long, device=device)
 print(decode(m.generate(context, max_new_tokens=200)[0].tolist()))
