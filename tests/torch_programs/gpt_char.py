@@ -55,6 +55,10 @@ xbow3 = wei @ x
 print(torch.allclose(xbow, xbow2, atol=1e-6), torch.allclose(xbow, xbow3, atol=1e-6))
 print(xbow[0, :3].tolist())
 print(wei[2])
+a = torch.tril(torch.ones(3, 3))
+a = a / torch.sum(a, 1, keepdim=True)
+b = torch.randint(0, 10, (3, 2)).float()
+print(a @ b)
 
 # one head of attention over random inputs, its weights from the default init
 B, T, C = 4, 8, 32
@@ -72,6 +76,33 @@ out = wei @ value(x)
 print(out.shape)
 print([f"{w:.4f}" for w in wei[0, 3].tolist()])
 print(f"{k.var().item():.4f} {q.var().item():.4f} {wei.var().item():.4f}")
+# why the scores are scaled: large scores make softmax pick one position
+scores = torch.tensor([0.1, -0.2, 0.3, -0.2, 0.5])
+print(F.softmax(scores, dim=-1), F.softmax(scores * 8, dim=-1))
+
+
+class LayerNorm1d:
+    """Each row normalised to mean 0 and variance 1, then scaled and shifted."""
+
+    def __init__(self, dim, eps=1e-5):
+        self.eps = eps
+        self.gamma = torch.ones(dim)
+        self.beta = torch.zeros(dim)
+
+    def __call__(self, x):
+        xmean = x.mean(1, keepdim=True)
+        xvar = x.var(1, keepdim=True)
+        xhat = (x - xmean) / torch.sqrt(xvar + self.eps)
+        self.out = self.gamma * xhat + self.beta
+        return self.out
+
+    def parameters(self):
+        return [self.gamma, self.beta]
+
+
+x = LayerNorm1d(100)(torch.randn(32, 100))
+print(f"{x[:, 0].mean().item():.4f} {x[:, 0].std().item():.4f} "
+      f"{x[0, :].mean().item():.4f} {x[0, :].std().item():.4f}")
 
 # the text to learn from: a few paragraphs written for this test
 text = """Mira kept a garden on the roof of the old print works, between the chimney
