@@ -312,6 +312,8 @@ for iter in range(max_iters):
     logits, loss = model(xb, yb)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
+    if iter == 0:  # the first gradients of a block, each parameter's norm
+        print(' '.join(f"{p.grad.norm().item():.4e}" for p in m.blocks[0].parameters()))
     optimizer.step()
 
 print(f"last loss {loss.item():.4f}")
