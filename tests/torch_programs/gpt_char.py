@@ -78,7 +78,7 @@ print([f"{w:.4f}" for w in wei[0, 3].tolist()])
 print(f"{k.var().item():.4f} {q.var().item():.4f} {wei.var().item():.4f}")
 # why the scores are scaled: large scores make softmax pick one position
 scores = torch.tensor([0.1, -0.2, 0.3, -0.2, 0.5])
-print(F.softmax(scores, dim=-1), F.softmax(scores * 8, dim=-1))
+print(torch.softmax(scores, dim=-1), torch.softmax(scores * 8, dim=-1))
 
 
 class LayerNorm1d:
