@@ -182,3 +182,7 @@ print(f"{loss.item():.4f}")
 # a sample from the trained table
 context = torch.zeros((1, 1), dtype=torch.long, device=device)
 print(decode(m.generate(context, max_new_tokens=200)[0].tolist()))
+# generate works on a batch: three rows sampled side by side, each from its own start
+starts = torch.tensor([[stoi['T']], [stoi['s']], [stoi['\n']]], device=device)
+for row in m.generate(starts, max_new_tokens=30).tolist():
+    print(repr(decode(row)))
