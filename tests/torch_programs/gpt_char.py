@@ -34,31 +34,25 @@ dropout = 0.2
 
 torch.manual_seed(1337)
 
-# warm-up: every position takes the mean of itself and the positions before it, three ways
+# warm-up: position t of each row replaced by the mean of positions 0..t, three ways
 B, T, C = 4, 8, 2
 x = torch.randn(B, T, C)
-xbow = torch.zeros((B, T, C))
+by_loop = torch.zeros((B, T, C))
 for b in range(B):
     for t in range(T):
-        xprev = x[b, :t + 1]
-        xbow[b, t] = torch.mean(xprev, 0)
-wei = torch.tril(torch.ones(T, T))
-wei = wei / wei.sum(1, keepdim=True)
-xbow2 = wei @ x  # (T, T) broadcast against (B, T, C)
+        by_loop[b, t] = torch.mean(x[b, :t + 1], 0)
 tril = torch.tril(torch.ones(T, T))
-wei = torch.zeros((T, T))
-wei = wei.masked_fill(tril == 0, float('-inf'))
-wei = F.softmax(wei, dim=-1)
-xbow3 = wei @ x
+by_matrix = (tril / tril.sum(1, keepdim=True)) @ x  # (T, T) broadcast against (B, T, C)
+wei = F.softmax(torch.zeros((T, T)).masked_fill(tril == 0, float('-inf')), dim=-1)
+by_softmax = wei @ x
 # the sums run in another order (torch's own two differ by 3e-8 where a mean is 0.002):
 # equal within float32 rounding, so within a tolerance above it
-print(torch.allclose(xbow, xbow2, atol=1e-6), torch.allclose(xbow, xbow3, atol=1e-6))
-print(xbow[0, :3].tolist())
+print(torch.allclose(by_loop, by_matrix, atol=1e-6), torch.allclose(by_loop, by_softmax, atol=1e-6))
+print(by_loop[0, :3].tolist())
 print(wei[2])
-a = torch.tril(torch.ones(3, 3))
-a = a / torch.sum(a, 1, keepdim=True)
-b = torch.randint(0, 10, (3, 2)).float()
-print(a @ b)
+weights = torch.tril(torch.ones(4, 4))
+weights = weights / torch.sum(weights, 1, keepdim=True)
+print(weights @ torch.randint(0, 10, (4, 3)).float())
 
 # one head of attention over random inputs, its weights from the default init
 B, T, C = 4, 8, 32
@@ -81,28 +75,18 @@ scores = torch.tensor([0.1, -0.2, 0.3, -0.2, 0.5])
 print(torch.softmax(scores, dim=-1), torch.softmax(scores * 8, dim=-1))
 
 
-class LayerNorm1d:
-    """Each row normalised to mean 0 and variance 1, then scaled and shifted."""
-
-    def __init__(self, dim, eps=1e-5):
-        self.eps = eps
-        self.gamma = torch.ones(dim)
-        self.beta = torch.zeros(dim)
-
-    def __call__(self, x):
-        xmean = x.mean(1, keepdim=True)
-        xvar = x.var(1, keepdim=True)
-        xhat = (x - xmean) / torch.sqrt(xvar + self.eps)
-        self.out = self.gamma * xhat + self.beta
-        return self.out
-
-    def parameters(self):
-        return [self.gamma, self.beta]
+def normalise_rows(x, eps=1e-5):
+    """Each row brought to mean 0 and variance 1: what nn.LayerNorm does before its gain
+    and bias (its variance divides by n, not n - 1)."""
+    centred = x - x.mean(1, keepdim=True)
+    return centred / torch.sqrt(centred.pow(2).mean(1, keepdim=True) + eps)
 
 
-x = LayerNorm1d(100)(torch.randn(32, 100))
+rows = torch.randn(32, 100) * 3 + 1
+x = normalise_rows(rows)
+print(torch.allclose(x, F.layer_norm(rows, (100,)), atol=1e-5), x.var(1, keepdim=True).shape)
 print(f"{x[:, 0].mean().item():.4f} {x[:, 0].std().item():.4f} "
-      f"{x[0, :].mean().item():.4f} {x[0, :].std().item():.4f}")
+      f"{x[0, :].mean().item():.4f} {x[0, :].std(unbiased=False).item():.4f}")
 
 # the text to learn from: a few paragraphs written for this test
 text = """Mira kept a garden on the roof of the old print works, between the chimney
