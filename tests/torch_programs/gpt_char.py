@@ -1,7 +1,8 @@
 """A small character GPT in the style of the GPT lecture's second script. First the
 lecture's warm-up: a bag of words averaged over the past with a loop, with a tril matrix of
-weights, with masked_fill(-inf) and softmax, checked equal by allclose, and one head of
-self-attention on random numbers. Then the model: a Head with key/query/value
+weights, with masked_fill(-inf) and softmax, checked equal by allclose; one head of
+self-attention on random numbers; softmax of sharpened scores; rows normalised by hand and
+compared with F.layer_norm. Then the model: a Head with key/query/value
 nn.Linear(n_embd, head_size, bias=False), a registered tril buffer, scores scaled by
 k.shape[-1]**-0.5 and masked with masked_fill(tril[:T, :T] == 0, -inf), softmax and
 dropout; MultiHeadAttention over an nn.ModuleList of heads joined by torch.cat(dim=-1), a
@@ -9,7 +10,8 @@ projection and dropout; FeedFoward as nn.Sequential(Linear, ReLU, Linear, Dropou
 with two LayerNorms and residual additions, stacked in nn.Sequential(*[...]); token and
 position embeddings (torch.arange(T, device=device)); weights set by self.apply of an
 _init_weights that calls torch.nn.init.normal_(mean=0.0, std=0.02) and zeros_; dropout 0.2
-with the generator's masks; AdamW; an estimate_loss under @torch.no_grad() in eval mode;
+with the generator's masks; AdamW, the first gradients' norms printed; an estimate_loss
+under @torch.no_grad() in eval mode;
 generate cropping idx[:, -block_size:]; the state dict saved with torch.save and loaded
 into a new model with torch.load."""
 import os
