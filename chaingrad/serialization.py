@@ -279,19 +279,21 @@ def _read_header(f: Any, size: int, where: str) -> tuple[bytes, bytes, dict[str,
     prefix = f.read(8)
     if len(prefix) < 8:
         raise ModelFileError(f"{where} is not a safetensors file (only {size} bytes)")
-    if prefix.startswith((b"PK\x03\x04", b"\x80")):  # a zip archive, or a bare pickle
+    (header_size,) = struct.unpack("<Q", prefix)
+    raw = f.read(header_size) if header_size <= min(size - 8, _MAX_HEADER) else b""
+    # a zip archive, or a bare pickle; a header 128 mod 256 bytes long makes a safetensors
+    # file start with 0x80 too, but that header opens with "{", as safetensors requires
+    if prefix.startswith((b"PK\x03\x04", b"\x80")) and not raw.startswith(b"{"):
         raise ModelFileError(f"{where} is a file of torch.save (a pickle), not a safetensors "
                              "file: chaingrad.load reads what chaingrad.save writes; in "
                              "PyTorch, write the weights with safetensors.torch.save_file("
                              "model.state_dict(), path)")
-    (header_size,) = struct.unpack("<Q", prefix)
     if header_size > size - 8:
         raise ModelFileError(f"{where} is truncated or not a safetensors file (its header "
                              f"claims {header_size} bytes, the file has {size - 8} more)")
     if header_size > _MAX_HEADER:
         raise ModelFileError(f"{where} is not a safetensors file (a header of {header_size} "
                              f"bytes; safetensors allows {_MAX_HEADER})")
-    raw = f.read(header_size)
     try:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:

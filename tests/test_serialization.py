@@ -669,6 +669,19 @@ def test_a_file_of_torch_save_is_named_as_one(tmp_path, torch):
         load(path)
 
 
+def test_a_file_whose_header_length_starts_with_a_pickles_byte_loads(tmp_path):
+    """A safetensors file starts with its header's length, little-endian: a length of 128
+    mod 256 makes its first byte 0x80, a pickle's first byte. Such a file (a GPT's state
+    dict, say) was refused as a file of torch.save."""
+    path = tmp_path / "state.pt"
+    for length in range(1, 300):  # a key long enough to bring the header to 128 mod 256
+        save({"w" * length: np.arange(3.0)}, path)
+        if path.read_bytes()[0] == 0x80:
+            break
+    assert path.read_bytes()[:1] == b"\x80"
+    np.testing.assert_array_equal(load(path)["w" * length], np.arange(3.0))
+
+
 def test_a_torch_batch_norms_safetensors_loads_with_its_int64_count(tmp_path, torch):
     import chaingrad.nn as cnn
 

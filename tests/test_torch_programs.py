@@ -53,6 +53,10 @@ TORCH_IMPORT = re.compile(r"\s*(import|from)\s+torch\b")
 RTOL, ATOL = 1e-4, 1e-6  # float32
 NUMBER = re.compile(r"(?<![\w.])[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|nan)(?!\w)")
 TIMEOUT = 300  # seconds per run: a hang fails instead of blocking CI
+# one thread for each run's maths: the torch and chaingrad runs go side by side, one core
+# each, and torch's second thread, spinning for a core that the other run holds, made a
+# program of small ops (a GPT's forward) ten times slower on a busy 2-core machine
+THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def to_chaingrad(source: str) -> str:
@@ -219,7 +223,7 @@ def runners(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Runn
     # on a busy machine wait for each other at every small op, ten times slower or worse
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         filter(None, [str(root), os.environ.get("PYTHONPATH")])), PYTHONHASHSEED="0",
-        OMP_NUM_THREADS="1")
+        **dict.fromkeys(THREADS, "1"))
     started = {name: Runner(preload, env, tmp_path_factory.mktemp(f"{name}-runner"))
                for name, preload in PRELOADS.items()}
     yield started
@@ -302,6 +306,16 @@ def test_docs_list_every_program():
     listed = set(re.findall(r"^\| `(\w+)` \|", (PROGRAMS_DIR.parents[1] / "docs" / "pytorch.md")
                             .read_text(), flags=re.MULTILINE))
     assert listed >= set(PROGRAMS), f"docs/pytorch.md does not list {set(PROGRAMS) - listed}"
+
+
+@pytest.mark.slow
+def test_each_run_computes_on_one_thread(tmp_path, runners):
+    """The torch and chaingrad runs go side by side, one core each (``THREADS``)."""
+    program = tmp_path / "threads.py"
+    program.write_text("import torch\nprint(torch.get_num_threads())\n")
+    runners["torch"].start(program)
+    code, out, err = runners["torch"].finish()
+    assert (code, out) == (0, "1\n"), err
 
 
 # ---- the programs ----
