@@ -1675,8 +1675,11 @@ class GradFn:
     def name(self) -> str:
         rule = self.rule
         op = rule.primitive.name if rule.primitive is not None else ""
-        base = (_GRAD_FN_NAMES.get(rule.name) or _GRAD_FN_NAMES.get(op)
-                or (op[:1].upper() + op[1:] if op.isidentifier() else "Function"))
+        if op == "getitem":
+            base = _getitem_grad_fn(rule.params[0], self.node._prev[0].shape)
+        else:
+            base = (_GRAD_FN_NAMES.get(rule.name) or _GRAD_FN_NAMES.get(op)
+                    or (op[:1].upper() + op[1:] if op.isidentifier() else "Function"))
         return base if base.endswith(("Backward0", "Backward1")) else base + "Backward0"
 
     @property
@@ -1740,12 +1743,48 @@ class AccumulateGrad(GradFn):
 _GRAD_FN_NAMES = {
     "+": "Add", "*": "Mul", "**n": "Pow", "**": "PowBackward1", "ReLU": "Relu",
     "matmul": "Mm", "clip": "Clamp", "reshape": "View", "transpose": "Permute",
-    "broadcast_to": "Expand", "getitem": "Index", "concatenate": "Cat", "log_softmax":
+    "broadcast_to": "Expand", "concatenate": "Cat", "log_softmax":
     "LogSoftmax", "conv2d": "Convolution", "max_pool2d": "MaxPool2DWithIndices",
     "to": "ToCopy", "max": "Amax", "min": "Amin", "neg": "Neg", "mean": "Mean", "-": "Sub",
     "rsub": "RsubBackward1", "/": "Div", "log1p": "Log1P", "leaky_relu": "LeakyRelu",
     "binary_cross_entropy": "BinaryCrossEntropy",
 }
+
+
+def _getitem_grad_fn(index: Any, shape: tuple[int, ...]) -> str:
+    """The name torch gives the grad_fn of ``x[index]`` (``x`` of ``shape``; ``index`` as
+    ``check_index`` gave it): ``Index`` for an advanced index (an array, a list, a bool);
+    otherwise the last of the views torch applies from left to right, ``Select`` for an
+    int, ``Slice`` for a slice, ``Unsqueeze`` for None, where a slice of a whole dimension
+    within a tuple applies none; ``Alias`` where none is applied (``x[...]``, ``x[:, :]``).
+
+    Example:
+        >>> x0_to_3, x0_all = (0, slice(None, 3)), (0, slice(None))
+        >>> _getitem_grad_fn(x0_to_3, (4, 5)), _getitem_grad_fn(x0_all, (4, 5))
+        ('Slice', 'Select')
+    """
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(part, (bool, np.bool_)) or (
+            isinstance(part, np.ndarray) and (part.ndim or part.dtype == np.bool_))
+           for part in parts):
+        return "Index"
+    dims_indexed = sum(part is not None and part is not Ellipsis for part in parts)
+    dim, name = 0, "Alias"
+    for part in parts:
+        if part is Ellipsis:
+            dim += len(shape) - dims_indexed
+        elif part is None:
+            name = "Unsqueeze"
+        elif isinstance(part, slice):
+            whole = (part.start in (None, 0) and part.step in (None, 1)
+                     and (part.stop is None or part.stop >= shape[dim]))
+            if not (whole and isinstance(index, tuple)):  # x[:] alone is torch's Slice
+                name = "Slice"
+            dim += 1
+        else:  # an int, or a 0-d integer array
+            name = "Select"
+            dim += 1
+    return name
 
 # ---- making nodes ----
 
