@@ -131,8 +131,8 @@ COMPARISONS = {"backprop_by_hand": compare_by_hand}
 
 
 # The runner's code: import a library once, then for each program path it is sent, fork a
-# child that runs the program as `python PATH` would (its folder first on sys.path and as
-# the working directory, its output to the files named, no stdin) and reply its exit code.
+# child that runs the program as `cd CWD && python PATH` would (its folder first on sys.path,
+# its output to the files named, no stdin) and reply its exit code.
 RUNNER = """
 import json, os, runpy, signal, sys, traceback
 import {preload}
@@ -145,9 +145,8 @@ for line in sys.stdin:
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         for fd, name in ((1, job["stdout"]), (2, job["stderr"])):
             os.dup2(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
-        folder = os.path.dirname(job["path"])
-        os.chdir(folder)
-        sys.path[0], sys.argv = folder, [job["path"]]
+        os.chdir(job["cwd"])
+        sys.path[0], sys.argv = os.path.dirname(job["path"]), [job["path"]]
         code = 0
         try:
             runpy.run_path(job["path"], run_name="__main__")
@@ -169,7 +168,7 @@ PRELOADS = {"torch": "torch",  # what each runner imports once, before any progr
 
 class Runner:
     """A process that has imported one library (``PRELOADS``) and runs programs one at a
-    time, each in a child forked from it: ``start(path)``, then ``finish()``."""
+    time, each in a child forked from it: ``start(path, cwd)``, then ``finish()``."""
 
     def __init__(self, preload: str, env: dict[str, str], folder: pathlib.Path):
         self.folder, self.log = folder, folder / "runner.log"
@@ -178,9 +177,10 @@ class Runner:
                 [sys.executable, "-c", RUNNER.format(preload=preload)], stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE, stderr=log, text=True, env=env)
 
-    def start(self, path: pathlib.Path) -> None:
-        job = {"path": str(path), "timeout": TIMEOUT, "stdout": str(self.folder / "out.txt"),
-               "stderr": str(self.folder / "err.txt")}
+    def start(self, path: pathlib.Path, cwd: pathlib.Path) -> None:
+        """Run the program ``path`` in the working directory ``cwd``."""
+        job = {"path": str(path), "cwd": str(cwd), "timeout": TIMEOUT,
+               "stdout": str(self.folder / "out.txt"), "stderr": str(self.folder / "err.txt")}
         with contextlib.suppress(BrokenPipeError):  # a runner that died: finish() says so
             self.process.stdin.write(json.dumps(job) + "\n")
             self.process.stdin.flush()
@@ -302,9 +302,10 @@ def test_program_gives_torch_results_under_chaingrad(name, tmp_path, runners):
     source = (PROGRAMS_DIR / f"{name}.py").read_text()
     mapped = tmp_path / f"{name}.py"
     mapped.write_text(to_chaingrad(source))
-    # the two runs side by side: one core each
-    runners["torch"].start(PROGRAMS_DIR / f"{name}.py")
-    runners["chaingrad"].start(mapped)
+    # the two runs side by side: one core each, both in the programs' folder, where a
+    # program opens its data as "../data/names.txt"
+    runners["torch"].start(PROGRAMS_DIR / f"{name}.py", PROGRAMS_DIR)
+    runners["chaingrad"].start(mapped, PROGRAMS_DIR)
     torch_code, torch_out, torch_err = runners["torch"].finish()
     chaingrad_code, chaingrad_out, chaingrad_err = runners["chaingrad"].finish()
     assert torch_code == 0, (f"{name} fails under torch (torch is a test dependency: "
