@@ -207,8 +207,11 @@ def runners(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Runn
     """A runner for torch and one for chaingrad, shared by the programs of this module."""
     # the chaingrad that this test imported, not whichever one the interpreter would find
     root = pathlib.Path(chaingrad.__file__).resolve().parents[1]
+    # one thread each: torch's and OpenBLAS's second thread spins against the other run (and
+    # the other pytest worker), which made torch's backward passes ten times slower or more
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        filter(None, [str(root), os.environ.get("PYTHONPATH")])), PYTHONHASHSEED="0")
+        filter(None, [str(root), os.environ.get("PYTHONPATH")])), PYTHONHASHSEED="0",
+        OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     started = {name: Runner(preload, env, tmp_path_factory.mktemp(f"{name}-runner"))
                for name, preload in PRELOADS.items()}
     yield started
