@@ -1138,19 +1138,21 @@ class Tensor(InPlace, Conversions, autodiff.Node):
             tensor([[1., -inf],
                     [-inf, 4.]])
         """
-        where_mask = self._mask("masked_fill", mask)
-        fill = self._fill_value("masked_fill", value)
+        where_mask = self._broadcast_mask("masked_fill", mask)
+        fill = self._fill_tensor("masked_fill", value)
         return _where(where_mask, fill, self, self._value.dtype)
 
     def masked_fill_(self, mask: Any, value: Any) -> Tensor:
         """``masked_fill`` in place (recorded in a graph as every in-place op: see
         ``InPlace._in_place``)."""
-        self._mask("masked_fill_", mask)
-        self._fill_value("masked_fill_", value)
+        self._broadcast_mask("masked_fill_", mask)
+        self._fill_tensor("masked_fill_", value)
         return self._in_place("masked_fill_", lambda x: x.masked_fill(mask, value), value)
 
-    def _mask(self, op: str, mask: Any) -> np.ndarray:
-        """A boolean mask (a Tensor or an array) broadcast to this tensor's shape."""
+    def _broadcast_mask(self, op: str, mask: Any) -> np.ndarray:
+        """A boolean mask (a Tensor or an array) broadcast to this tensor's shape. (Not
+        named ``_mask``, nor the next ``_fill_value``: numpy's masked arrays, which
+        matplotlib makes of a Tensor, read those attributes of any object.)"""
         array = mask._value if isinstance(mask, Tensor) else np.asarray(mask)
         if array.dtype != np.bool_:
             raise RuntimeError(f"{op}: only supports boolean masks, but got mask with dtype "
@@ -1161,7 +1163,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
             raise RuntimeError(f"{op}: the mask of shape {array.shape} does not broadcast to "
                                f"the tensor's shape {tuple(self.shape)}") from None
 
-    def _fill_value(self, op: str, value: Any) -> Tensor:
+    def _fill_tensor(self, op: str, value: Any) -> Tensor:
         """masked_fill's value as a 0-d tensor of this tensor's dtype."""
         if isinstance(value, Tensor):
             if value.ndim != 0:
