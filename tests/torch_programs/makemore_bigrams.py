@@ -64,6 +64,12 @@ P /= P.sum(1, keepdims=True)
 print("P", P.shape, P.sum(1, keepdims=True).shape, f"{P[0].sum().item():.4f}",
       f"{P[5].sum().item():.4f}", f"{P[stoi['q'], stoi['u']].item():.4f}")
 
+# without keepdims the (27,) sums broadcast as a row: each column is divided, not each row
+Q = (N + 1).float()
+Q = Q / Q.sum(1)
+print("columns divided", f"{Q[0].sum().item():.6f}", f"{Q[:, 0].sum().item():.6f}",
+      torch.allclose(Q, P), Q.sum(0).shape)
+
 g = torch.Generator().manual_seed(2147483647)
 for _ in range(5):
     out = []
