@@ -10,7 +10,8 @@ out (bngain, bnbias, hpreact.mean(0, keepdim=True), .std(0, keepdim=True), runni
 statistics under torch.no_grad()), plt.hist of the activations, plt.imshow(h.abs() > 0.99),
 the losses averaged with torch.tensor(lossi).view(-1, 10).mean(1), an @torch.no_grad()
 split_loss over 'train'/'val'/'test'; then the lecture's own Linear, BatchNorm1d and Tanh
-classes keeping .out, layer.out.retain_grad(), the activation and gradient statistics with
+classes keeping .out (a network without batch normalisation first, its biases added in
+place), layer.out.retain_grad(), the activation and gradient statistics with
 torch.histogram(t, density=True) plotted, the update-to-data ratios, and names sampled in
 eval mode with F.softmax and torch.multinomial."""
 import random
@@ -315,6 +316,35 @@ class Tanh:
 
 n_embd, n_hidden = 10, 64
 g = torch.Generator().manual_seed(2147483647)
+
+# first without batch normalisation: the biases are added in place, self.out += self.bias
+C = torch.randn((vocab_size, n_embd), generator=g)
+layers = [Linear(n_embd * block_size, n_hidden), Tanh(), Linear(n_hidden, n_hidden), Tanh(),
+          Linear(n_hidden, vocab_size)]
+with torch.no_grad():
+    layers[-1].weight *= 0.1
+    for layer in layers[:-1]:
+        if isinstance(layer, Linear):
+            layer.weight *= 5 / 3
+parameters = [C] + [p for layer in layers for p in layer.parameters()]
+for p in parameters:
+    p.requires_grad = True
+for i in range(10):
+    ix = torch.randint(0, Xtr.shape[0], (batch_size,), generator=g)
+    x = C[Xtr[ix]].view(batch_size, -1)
+    for layer in layers:
+        x = layer(x)
+    loss = F.cross_entropy(x, Ytr[ix])
+    for p in parameters:
+        p.grad = None
+    loss.backward()
+    for p in parameters:
+        p.data += -0.1 * p.grad
+    if i % 3 == 0:
+        print(f"no batch norm {i}: {loss.item():.4f}", layers[0].out.grad_fn.name(),
+              f"{layers[-1].bias.grad.abs().sum().item():.6f}",
+              f"{layers[1].out.std().item():.6f}")
+
 C = torch.randn((vocab_size, n_embd), generator=g)
 layers = [
     Linear(n_embd * block_size, n_hidden, bias=False), BatchNorm1d(n_hidden), Tanh(),
