@@ -2,7 +2,7 @@
 shuffled by Python's random.seed(42) and split 80/10/10 by build_dataset (a context of
 three letters). Part 2: an embedding table C indexed by the contexts (emb = C[X]), the
 embeddings joined by torch.cat(torch.unbind(emb, 1), 1) and by emb.view(-1, 30), the
-cross-entropy written out and through F.cross_entropy, minibatches from torch.randint with
+cross-entropy written out and through F.cross_entropy, minibatches drawn by torch.randint with
 a seeded Generator, the learning-rate search over 10**torch.linspace(-3, 0, 1000) plotted
 with plt.plot(lri, lossi), the update p.data += -lr * p.grad, the embedding drawn with
 plt.scatter and plt.text. Part 3: W1 scaled by (5/3) / 30**0.5, batch normalisation written
