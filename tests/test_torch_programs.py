@@ -327,7 +327,8 @@ def test_program_gives_torch_results_under_chaingrad(name, tmp_path, runners):
     source = (PROGRAMS_DIR / f"{name}.py").read_text()
     mapped = tmp_path / f"{name}.py"
     mapped.write_text(to_chaingrad(source))
-    # the two runs side by side: one core each
+    # the two runs side by side: one core each, both in the programs' folder, where a
+    # program opens its data as "../data/names.txt"
     runners["torch"].start(PROGRAMS_DIR / f"{name}.py")
     runners["chaingrad"].start(mapped)
     torch_code, torch_out, torch_err = runners["torch"].finish()

@@ -1138,19 +1138,21 @@ class Tensor(InPlace, Conversions, autodiff.Node):
             tensor([[1., -inf],
                     [-inf, 4.]])
         """
-        where_mask = self._mask("masked_fill", mask)
-        fill = self._fill_value("masked_fill", value)
+        where_mask = self._broadcast_mask("masked_fill", mask)
+        fill = self._fill_tensor("masked_fill", value)
         return _where(where_mask, fill, self, self._value.dtype)
 
     def masked_fill_(self, mask: Any, value: Any) -> Tensor:
         """``masked_fill`` in place (recorded in a graph as every in-place op: see
         ``InPlace._in_place``)."""
-        self._mask("masked_fill_", mask)
-        self._fill_value("masked_fill_", value)
+        self._broadcast_mask("masked_fill_", mask)
+        self._fill_tensor("masked_fill_", value)
         return self._in_place("masked_fill_", lambda x: x.masked_fill(mask, value), value)
 
-    def _mask(self, op: str, mask: Any) -> np.ndarray:
-        """A boolean mask (a Tensor or an array) broadcast to this tensor's shape."""
+    def _broadcast_mask(self, op: str, mask: Any) -> np.ndarray:
+        """A boolean mask (a Tensor or an array) broadcast to this tensor's shape. (Not
+        named ``_mask``, nor the next ``_fill_value``: numpy's masked arrays, which
+        matplotlib makes of a Tensor, read those attributes of any object.)"""
         array = mask._value if isinstance(mask, Tensor) else np.asarray(mask)
         if array.dtype != np.bool_:
             raise RuntimeError(f"{op}: only supports boolean masks, but got mask with dtype "
@@ -1161,7 +1163,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
             raise RuntimeError(f"{op}: the mask of shape {array.shape} does not broadcast to "
                                f"the tensor's shape {tuple(self.shape)}") from None
 
-    def _fill_value(self, op: str, value: Any) -> Tensor:
+    def _fill_tensor(self, op: str, value: Any) -> Tensor:
         """masked_fill's value as a 0-d tensor of this tensor's dtype."""
         if isinstance(value, Tensor):
             if value.ndim != 0:
@@ -1675,8 +1677,11 @@ class GradFn:
     def name(self) -> str:
         rule = self.rule
         op = rule.primitive.name if rule.primitive is not None else ""
-        base = (_GRAD_FN_NAMES.get(rule.name) or _GRAD_FN_NAMES.get(op)
-                or (op[:1].upper() + op[1:] if op.isidentifier() else "Function"))
+        if op == "getitem":
+            base = _getitem_grad_fn(rule.params[0], self.node._prev[0].shape)
+        else:
+            base = (_GRAD_FN_NAMES.get(rule.name) or _GRAD_FN_NAMES.get(op)
+                    or (op[:1].upper() + op[1:] if op.isidentifier() else "Function"))
         return base if base.endswith(("Backward0", "Backward1")) else base + "Backward0"
 
     @property
@@ -1740,12 +1745,48 @@ class AccumulateGrad(GradFn):
 _GRAD_FN_NAMES = {
     "+": "Add", "*": "Mul", "**n": "Pow", "**": "PowBackward1", "ReLU": "Relu",
     "matmul": "Mm", "clip": "Clamp", "reshape": "View", "transpose": "Permute",
-    "broadcast_to": "Expand", "getitem": "Index", "concatenate": "Cat", "log_softmax":
+    "broadcast_to": "Expand", "concatenate": "Cat", "log_softmax":
     "LogSoftmax", "conv2d": "Convolution", "max_pool2d": "MaxPool2DWithIndices",
     "to": "ToCopy", "max": "Amax", "min": "Amin", "neg": "Neg", "mean": "Mean", "-": "Sub",
     "rsub": "RsubBackward1", "/": "Div", "log1p": "Log1P", "leaky_relu": "LeakyRelu",
     "binary_cross_entropy": "BinaryCrossEntropy", "nll_loss": "NllLoss",
 }
+
+
+def _getitem_grad_fn(index: Any, shape: tuple[int, ...]) -> str:
+    """The name torch gives the grad_fn of ``x[index]`` (``x`` of ``shape``; ``index`` as
+    ``check_index`` gave it): ``Index`` for an advanced index (an array, a list, a bool);
+    otherwise the last of the views torch applies from left to right, ``Select`` for an
+    int, ``Slice`` for a slice, ``Unsqueeze`` for None, where a slice of a whole dimension
+    within a tuple applies none; ``Alias`` where none is applied (``x[...]``, ``x[:, :]``).
+
+    Example:
+        >>> x0_to_3, x0_all = (0, slice(None, 3)), (0, slice(None))
+        >>> _getitem_grad_fn(x0_to_3, (4, 5)), _getitem_grad_fn(x0_all, (4, 5))
+        ('Slice', 'Select')
+    """
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(part, (bool, np.bool_)) or (
+            isinstance(part, np.ndarray) and (part.ndim or part.dtype == np.bool_))
+           for part in parts):
+        return "Index"
+    dims_indexed = sum(part is not None and part is not Ellipsis for part in parts)
+    dim, name = 0, "Alias"
+    for part in parts:
+        if part is Ellipsis:
+            dim += len(shape) - dims_indexed
+        elif part is None:
+            name = "Unsqueeze"
+        elif isinstance(part, slice):
+            whole = (part.start in (None, 0) and part.step in (None, 1)
+                     and (part.stop is None or part.stop >= shape[dim]))
+            if not (whole and isinstance(index, tuple)):  # x[:] alone is torch's Slice
+                name = "Slice"
+            dim += 1
+        else:  # an int, or a 0-d integer array
+            name = "Select"
+            dim += 1
+    return name
 
 # ---- making nodes ----
 

@@ -42,6 +42,26 @@ def test_next_functions_walk_the_graph_as_torchs(torch, name) -> None:
     assert walks[0] == walks[1]
 
 
+INDICES = {  # x[...] of a (4, 5, 6) tensor, as source text: the same for both libraries
+    "0", "-1", "lib.tensor(1)", "0, 1", "0, 0, 0", ":, 0", ":3, 0", "0, :", "0, :3", "0, :, 1",
+    ":", "0:4", ":10", ":, :", ":, 0:5", ":, :10", ":, 0:5:1", "0, -5:", ":, :-1", "0, 0, ::2",
+    "...", "()", "..., 0", "0, ...", "..., 0:6", "None", "0, None", "None, 0", "..., None, 0",
+    "0, ..., None", ":, :, :, None", "[0, 1]", "[0, 1], 0", "0, 1:3, [1]", "x > 0", "True",
+    "lib.tensor(True)", "lib.tensor([2, 0])",
+}
+
+
+@pytest.mark.parametrize("index", sorted(INDICES))
+def test_grad_fn_of_indexing_names_the_view_torch_applies_last(torch, index) -> None:
+    """Select for an int, Slice for a slice (one over a whole dim, in a tuple, is no view),
+    Unsqueeze for None, Alias for none of them, Index for an advanced index."""
+    names = []
+    for lib in (chaingrad, torch):
+        x = lib.ones(4, 5, 6, requires_grad=True)
+        names.append(eval(f"x[{index}]", {"lib": lib, "x": x}).grad_fn.name())
+    assert names[0] == names[1]
+
+
 def test_a_grad_fn_is_the_same_at_each_access_and_a_leaf_has_none() -> None:
     x = chaingrad.tensor([1.0, 2.0], requires_grad=True)
     y = x.exp()

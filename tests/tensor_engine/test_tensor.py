@@ -91,6 +91,18 @@ def test_properties() -> None:
     assert np.asarray(x).shape == (2, 3)
 
 
+def test_numpys_masked_arrays_take_a_tensor_as_they_take_torchs(torch) -> None:
+    """matplotlib's scatter and hist make masked arrays of what they are given: numpy.ma
+    reads an object's ``_mask`` and ``_fill_value``, which a Tensor must not offer."""
+    arrays = []
+    for lib in (chaingrad, torch):
+        x = lib.tensor([[1.0, -2.0], [3.0, 4.0]])
+        masked = np.ma.asanyarray(x)
+        arrays.append((masked.data.tolist(), masked.mask.tolist(), masked.fill_value,
+                       np.ma.masked_invalid(x).sum()))
+    assert arrays[0] == arrays[1]
+
+
 # ---- which nodes record a graph ----
 
 
