@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+import chaingrad
+
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "benchmarks" / "run.py"
 VERSIONS = ROOT / "benchmarks" / "versions.py"
@@ -94,7 +96,7 @@ def test_quick_run_reports_every_workload(tmp_path):
     assert {"cpu", "versions", "env", "load_average_start", "load_average_end"} <= set(machine)
     assert machine["env"]["OMP_NUM_THREADS"] == "1"
     rows = {(r["workload"], r["engine"]): r for r in payload["results"]}
-    for workload in ("S1", "S2", "S2c", "S3", "T1/8", "T1/16", "T2", "T3"):
+    for workload in ("S1", "S2", "S2c", "S3", "T1/8", "T1/16", "T2", "T3", "T4", "T5"):
         engines_run = ["chaingrad"] + (["micrograd"] if workload[0] == "S" else [])
         for engine in engines_run + (["numpy"] if workload[:2] == "T1" else []):
             row = rows[(workload, engine)]
@@ -111,7 +113,7 @@ def test_quick_run_reports_every_workload(tmp_path):
     assert "S3: deep scalar MLP" in done.stdout
 
 
-@pytest.mark.parametrize("workload", ["S1", "S2", "S3", "T1", "T2", "T3"])
+@pytest.mark.parametrize("workload", ["S1", "S2", "S3", "T1", "T2", "T3", "T4", "T5"])
 def test_every_workload_runs_a_block_on_torch(workload):
     """torch's contestants, as run.py builds them (scalar ones in a worker, from the same
     classes), each timing one block of the quick sizes."""
@@ -292,6 +294,23 @@ def test_s2_computes_the_same_losses_on_chaingrad_and_torch():
         work.block()
         losses[name] = work.last_loss
     assert losses["chaingrad"] == pytest.approx(losses["torch"], rel=1e-12)
+
+
+@pytest.mark.parametrize("workload", ["T4", "T5"])
+def test_the_lectures_steps_compute_the_same_losses_on_chaingrad_and_torch(workload):
+    """One code, two modules: the same seeds give the same data, weights, dropout masks
+    and so the same losses (float32: within rounding)."""
+    pytest.importorskip("torch")
+    from workloads import lectures, tensor
+
+    make_step = lectures.MlpStepT4 if workload == "T4" else lectures.GptIterationT5
+    losses = {}
+    for name, module in (("chaingrad", chaingrad), ("torch", tensor.torch_module())):
+        work = make_step(module, batch=4)
+        for _ in range(3):
+            work.step()
+        losses[name] = work.loss.item()
+    assert losses["chaingrad"] == pytest.approx(losses["torch"], rel=1e-5)
 
 
 def test_a_worker_imports_chaingrad_from_the_tree_it_is_given(micrograd_tree):

@@ -11,19 +11,22 @@ from typing import Any
 
 from . import engines, scalar
 
-WORKLOADS = ("S1", "S2", "S2c", "S3", "T1", "T2", "T3")
+WORKLOADS = ("S1", "S2", "S2c", "S3", "T1", "T2", "T3", "T4", "T5")
 SIZES = {
     "full": {"s1_ops": 100_002, "s2_points": 100, "s2_steps": 3, "s3_width": 32,
              "s3_depth": 319, "s3_max_repeats": 3, "t1_batches": (128, 1024),
-             "t1_steps": (10, 3), "t2_batch": 64, "t2_steps": 5, "t3_ops": 10_002},
+             "t1_steps": (10, 3), "t2_batch": 64, "t2_steps": 5, "t3_ops": 10_002,
+             "t4_batch": 32, "t4_steps": 100, "t5_batch": 16, "t5_steps": 3},
     "quick": {"s1_ops": 300, "s2_points": 10, "s2_steps": 1, "s3_width": 4, "s3_depth": 3,
               "s3_max_repeats": 1, "t1_batches": (8, 16), "t1_steps": (1, 1), "t2_batch": 8,
-              "t2_steps": 1, "t3_ops": 30},
+              "t2_steps": 1, "t3_ops": 30, "t4_batch": 4, "t4_steps": 1, "t5_batch": 2,
+              "t5_steps": 1},
 }
 METRICS = {"S1": ("fwd ns/op", "bwd ns/op"), "S2": ("ms/step",),
            "S2c": ("ms/step", "compile ms", "ms/step incl. compile/100"),
            "S3": ("ns/node", "fwd ms", "bwd ms", "tracemalloc B/node", "rss B/node"),
-           "T1": ("ms/step",), "T2": ("ms/step",), "T3": ("fwd ns/op", "bwd ns/op")}
+           "T1": ("ms/step",), "T2": ("ms/step",), "T3": ("fwd ns/op", "bwd ns/op"),
+           "T4": ("ms/step",), "T5": ("ms/step",)}
 """Per workload, the metrics a row reports (S3's last two come from ``worker.py probe``)."""
 
 
@@ -45,7 +48,9 @@ def tensor_runs(wid: str, sizes: dict[str, Any]) -> list[tuple[str, int, int]]:
     if wid == "T1":
         return [(f"T1/{batch}", batch, steps)
                 for batch, steps in zip(sizes["t1_batches"], sizes["t1_steps"])]
-    return [(wid, sizes["t2_batch"], sizes["t2_steps"])]
+    if wid == "T3":  # one chain of t3_ops per block
+        return [(wid, 1, 1)]
+    return [(wid, sizes[f"{wid.lower()}_batch"], sizes[f"{wid.lower()}_steps"])]
 
 
 def titles(sizes: dict[str, Any]) -> dict[str, str]:
@@ -62,7 +67,11 @@ def titles(sizes: dict[str, Any]) -> dict[str, str]:
          "T2": f"T2: digits CNN step (conv8-pool-conv16-pool-linear), batch "
                f"{sizes['t2_batch']}, float32, SGD",
          "T3": f"T3: chain of {sizes['t3_ops']:,} 1-element float32 tensor ops, "
-               "y = relu(y * w + b); ns per op"}
+               "y = relu(y * w + b); ns per op",
+         "T4": f"T4: makemore part 2's MLP step (context 3, embedding 10, tanh 200, 27 "
+               f"classes, cross-entropy, p.data += -lr * p.grad), batch {sizes['t4_batch']}",
+         "T5": f"T5: the GPT lecture's training iteration (block 32, n_embd 64, 4 heads, 2 "
+               f"layers, dropout 0.2, AdamW), batch {sizes['t5_batch']}"}
     for batch in sizes["t1_batches"]:
         t[f"T1/{batch}"] = (f"T1: MLP 784-128-10 step (ReLU, cross-entropy, SGD), batch "
                             f"{batch}, float32")

@@ -3,6 +3,7 @@
 T1: a training step of an MLP 784-128-10 (ReLU, softmax cross-entropy, SGD lr 0.01) on
 random float32 data; T2: a training step of a small CNN on scikit-learn's 8x8 digits;
 T3: a chain of 1-element tensor ops, forward and backward per op (the per-op overhead).
+T4 and T5: the makemore MLP step and the GPT iteration (``lectures``), on chaingrad and torch.
 
 The caller sets one BLAS/OpenMP thread (environment, before numpy is imported) and
 ``torch.set_num_threads(1)``. ``make(name, workload, **sizes)`` raises ``engines.MissingError``
@@ -15,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from . import lectures
 from .engines import MissingError, version_of
 from .scalar import CLOCKS
 
@@ -205,6 +207,26 @@ class TinyOpsT3:
                 "bwd ns/op": (done - built) * 1e9 / self.n_ops}
 
 
+def _lecture(engine: str, workload: str, batch: int, steps: int) -> tuple[Any, str, str]:
+    """T4 or T5 (``lectures``), the same code on torch's module or chaingrad's."""
+    if engine == "torch":
+        module = torch_module()
+        label = f"torch {module.__version__}"
+    elif engine == "chaingrad":
+        import chaingrad as module
+
+        label = f"chaingrad {version_of('chaingrad')}"
+    else:
+        raise MissingError(f"{engine}: no {workload} workload")
+    make_step = lectures.MlpStepT4 if workload == "T4" else lectures.GptIterationT5
+    try:
+        work = make_step(module, batch)
+    except AttributeError as exc:  # an older chaingrad (versions.py) without torch's names
+        raise MissingError(f"{engine}: the names {workload} needs are not there ({exc})") \
+            from None
+    return StepBlock(work.step, steps), label, ""
+
+
 def torch_module() -> Any:
     try:
         import torch
@@ -230,6 +252,8 @@ def make(engine: str, workload: str, batch: int = 128, steps: int = 3,
         torch = torch_module()
         leaf = lambda x: torch.tensor([x], requires_grad=True)  # noqa: E731
         return TinyOpsT3(leaf, n_ops), f"torch {torch.__version__} (float32)", ""
+    if workload in ("T4", "T5"):
+        return _lecture(engine, workload, batch, steps)
     if workload == "T1":
         X, labels = mlp_data(batch)
     elif digits is not None:
