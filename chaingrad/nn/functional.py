@@ -703,8 +703,9 @@ def _class_targets(where: str, target: Any, x: Tensor) -> np.ndarray:
     if array.dtype.kind not in "iu":  # bool is refused, as torch refuses it
         raise TypeError(f"{where}: expected target dtype to be Long or Byte, but got "
                         f"{_dtype_name(array.dtype)}")
-    expected = tuple(x.shape[:1] + x.shape[2:]) if x.ndim > 1 else ()
-    if x.ndim > 1 and array.ndim > 0 and array.shape[0] != x.shape[0]:
+    shape = x._value.shape
+    expected = shape[:1] + shape[2:] if len(shape) > 1 else ()
+    if len(shape) > 1 and array.ndim > 0 and array.shape[0] != shape[0]:
         raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target "
                          f"batch_size ({array.shape[0]}).")
     if array.shape != expected:
@@ -724,6 +725,8 @@ def _at_classes(ndim: int, classes: np.ndarray) -> tuple:
     entry of each class in ``classes``."""
     if ndim == 1:
         return (int(classes),)
+    if ndim == 2:  # a batch of rows: row i, column classes[i]
+        return (np.arange(len(classes)), classes)
     grid = np.indices(classes.shape, sparse=True)
     return (grid[0], classes, *grid[1:])
 

@@ -219,7 +219,9 @@ def test_tensor_formulas_compute_the_update(name):
         for u in step.updates:
             if u.formula.startswith(("rule(", "expand(")):
                 continue
-            value = eval(u.formula, {"__builtins__": {}}, scope)  # our own formula text
+            value = np.asarray(eval(u.formula, {"__builtins__": {}}, scope))  # our own text
+            if value.ndim > u.added.ndim:  # matmul of a batch of rows and one matrix: its
+                value = sum_to_shape(value, u.added.shape)  # rule sums the batch as it goes
             np.testing.assert_allclose(np.broadcast_to(value, u.added.shape), u.added,
                                        rtol=1e-12, err_msg=u.text(step.op))
             checked += 1
