@@ -3,9 +3,11 @@ learning rates) and chaingrad/cli/plots.py (the figures)."""
 
 from __future__ import annotations
 
+import gc
 import io
 import math
 import sys
+import weakref
 
 import pytest
 
@@ -108,6 +110,31 @@ def test_train_logs_each_round_and_keeps_the_history(capsys):
         "step 1/3  loss 18.6667  accuracy   0.0%  lr 0.1",  # the lr each step starts with
         "step 2/3  loss 0.0830  accuracy 100.0%  lr 0.07",
         "step 3/3  loss 0.0100  accuracy 100.0%  lr 0.04"]
+
+
+def test_each_step_runs_with_the_cyclic_collector_paused_and_drops_its_graph(capsys):
+    """A step's graph has no cycles: the collector, paused for the step, has nothing to
+    find in it, and the graph is gone before it runs again (it would walk the graph)."""
+    seen, graphs = [], []
+
+    class Tag:
+        pass
+
+    class Watched(Line):
+        def loss(self, batch):
+            seen.append(gc.isenabled())
+            loss, right, count = super().loss(batch)
+            loss.kept_by = Tag()  # a Value takes no weak reference: its attribute does
+            graphs.append(weakref.ref(loss.kept_by))
+            return loss, right, count
+
+    task = Watched()
+    optimizer = optim.SGD([task.model.w], lr=0.1)
+    assert gc.isenabled()
+    training.train(task, optimizer, optim.LinearLR(optimizer, 0.1, 0.01, steps=3), 3, {})
+    assert seen == [False, False, False] and gc.isenabled()
+    assert [graph() for graph in graphs] == [None, None, None]  # freed with each step
+    capsys.readouterr()
 
 
 def test_the_learning_rates_named_are_the_first_and_last_steps():
