@@ -361,11 +361,11 @@ def _same_line(ours: str, theirs: str) -> bool:
 
 @pytest.mark.slow  # micrograd's whole demo notebook, trained
 def test_micrograds_demo_notebook_runs_unchanged(collector_sees_this_test_only) -> None:
-    ours = _demo_output(_renamed(MICROGRAD_DEMO))
     steps = 3  # micrograd is slow: compare the head of the run, then the end with the record
     was_enabled = gc.isenabled()
-    gc.disable()
+    gc.disable()  # what is compared is the output: the collector would walk each step's graph
     try:
+        ours = _demo_output(_renamed(MICROGRAD_DEMO))
         theirs = _demo_output(MICROGRAD_DEMO.replace("range(100)", f"range({steps})"))
     finally:
         if was_enabled:
