@@ -58,6 +58,28 @@ class ParameterMark:
     __slots__ = ()
 
 
+class GeneratorList(list):
+    """What ``parameters()`` and ``named_parameters()`` return: a list, as micrograd's
+    ``parameters()`` is (indexed, added to, measured with ``len``), that ``next()`` also
+    walks, as it walks torch's generators: ``next(model.parameters())`` is the first
+    parameter. A ``for`` loop or ``list()`` starts from the first each time, as on a list.
+
+    Example:
+        >>> items = GeneratorList(["w", "b"])
+        >>> next(items), next(items), len(items), items + ["c"]
+        ('w', 'b', 2, ['w', 'b', 'c'])
+    """
+
+    __slots__ = ("_taken",)
+
+    def __next__(self) -> Any:
+        taken = getattr(self, "_taken", 0)
+        if taken >= len(self):
+            raise StopIteration
+        self._taken = taken + 1
+        return self[taken]
+
+
 class IncompatibleKeys(NamedTuple):
     """What ``load_state_dict`` returns, as torch's: the keys it missed and did not know."""
 
@@ -227,7 +249,7 @@ class Module:
     # ---- parameters ----
 
     def named_parameters(self, prefix: str = "", recurse: bool = True,
-                         remove_duplicate: bool = True) -> list[tuple[str, Nested]]:
+                         remove_duplicate: bool = True) -> GeneratorList:
         """``(name, parameter)`` pairs with PyTorch's names (``'0.weight'``, ``'fc.bias'``):
         each module's own parameters, then its children's; one shared by two modules is
         listed once, under its first name (each time, if ``remove_duplicate`` is False).
@@ -241,7 +263,7 @@ class Module:
             named = [(str(i), p) for i, p in enumerate(self.parameters())]
         else:
             named = self._walk(remove_duplicate, parameters=True, buffers=(), recurse=recurse)
-        return _prefixed(prefix, named)
+        return GeneratorList(_prefixed(prefix, named))
 
     def _state_items(self) -> list[tuple[str, Nested]]:
         """The ``(key, tensor)`` pairs of ``state_dict()``: every name of each parameter and
@@ -284,12 +306,12 @@ class Module:
                          for name, child in reversed(below))
         return named
 
-    def parameters(self, recurse: bool = True) -> list[Any]:
+    def parameters(self, recurse: bool = True) -> GeneratorList:
         """Every parameter, in ``named_parameters()``'s order (none for a bare Module); the
         Values of a micrograd module inside, one by one. ``recurse=False``: this module's
-        own only."""
+        own only. A list that ``next()`` walks too (``GeneratorList``)."""
         named = self.named_parameters() if recurse else self.named_parameters(recurse=False)
-        return [v for _, p in named for v in _flatten(p)]
+        return GeneratorList(v for _, p in named for v in _flatten(p))
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients before the next ``backward()``: a Value's ``.grad`` becomes

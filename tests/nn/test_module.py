@@ -11,7 +11,7 @@ import random
 import numpy as np
 import pytest
 
-from chaingrad import Tensor
+from chaingrad import Tensor, nn
 from chaingrad.nn import (
     MLP,
     Dropout,
@@ -173,6 +173,21 @@ def test_parameter_is_a_tensor_that_asks_for_gradients() -> None:
     assert Parameter().shape == (0,)
     for twin in (copy.deepcopy(p), pickle.loads(pickle.dumps(p))):
         assert type(twin) is Parameter and twin.requires_grad and twin.tolist() == [0, 1, 2]
+
+
+def test_next_walks_the_parameters_as_torchs_generator_and_they_stay_a_list(torch) -> None:
+    ours, theirs = (m.Sequential(m.Linear(2, 3), m.Linear(3, 1)) for m in (nn, torch.nn))
+    first, second = next(iter(ours.parameters())), ours.parameters()[1]
+    assert next(ours.parameters()) is first  # each call starts again, as torch's does
+    walked = ours.parameters()
+    assert [next(walked) for _ in range(4)] == list(ours.parameters())
+    with pytest.raises(StopIteration):
+        next(walked)
+    assert next(ours.named_parameters())[0] == next(theirs.named_parameters())[0] == "0.weight"
+    assert tuple(next(ours.parameters()).shape) == tuple(next(theirs.parameters()).shape)
+    params = ours.parameters()  # micrograd's list: indexed, measured, added to, iterated
+    assert params[1] is second and len(params) == 4 and len(params + [1]) == 5
+    assert list(params) == list(params)
 
 
 def test_the_bare_module_and_its_errors() -> None:
