@@ -47,7 +47,8 @@ def tensor_graphs() -> list[Tensor]:
             conv2d(image, kernel, stride=2, padding=1), max_pool2d(image, 2, 1),
             a.cumsum(1), chaingrad.einsum("ij,jk->ik", a, w), chaingrad.einsum("ij->", a),
             (a * 0.5)._apply(tensor_rules.BINARY_CROSS_ENTROPY, e - 0.5),
-            cross_entropy(a, np.array([2, 0])), nll_loss(a, np.array([1, -100]), b.detach())]
+            cross_entropy(a, np.array([2, 0])), nll_loss(a, np.array([1, -100]), b.detach()),
+            a / e, a / 2.0]
     written = a * 1.0
     written[0, 1:] = e[0, 1:] * 2  # an in-place write in the graph: setitem
     outs.append(written)

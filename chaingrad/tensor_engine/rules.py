@@ -101,6 +101,15 @@ def matmul_y_grad_transposed(a: np.ndarray, g: np.ndarray) -> np.ndarray:
 # ---- scaling by a number ----
 
 
+@define("/", ("out.grad / y.data", "-out.grad * (x.data / y.data / y.data)"), array="x / y",
+        saves=("y", "x y"), torch=("torch.div", "Tensor.div", "torch.true_divide"))
+def DIV(xs, out, g):
+    """x / y, rounded once, as torch divides (``Value`` keeps micrograd's x * y**-1);
+    d/dx = 1 / y, d/dy = -x / y**2, computed as torch computes it, x / y / y."""
+    x, y = xs
+    return g / y, -g * (x / y / y)
+
+
 @define("scale", ("c * out.grad",), array="x * c", params=("c",), saves=("",))
 def SCALE(xs, out, g, c):
     """x * c for a number c fixed when the node is made (``-x``, a mean);  d/dx = c.
@@ -387,7 +396,7 @@ def UNPOOL(xs, out, g, picked, shape, overlap):
 
 
 PRIMITIVES: tuple[Primitive, ...] = (
-    MATMUL, SCALE, SUM, MAX, MIN, SOFTMAX, LOG_SOFTMAX, NLL_LOSS, CUMSUM, BINARY_CROSS_ENTROPY,
+    MATMUL, DIV, SCALE, SUM, MAX, MIN, SOFTMAX, LOG_SOFTMAX, NLL_LOSS, CUMSUM, BINARY_CROSS_ENTROPY,
     CLIP, RESHAPE, TRANSPOSE, CAST, BROADCAST_TO, GETITEM, SETITEM, SCATTER, CONCATENATE, STACK,
     WHERE, EINSUM, PAD, CONV2D,
     CONV2D_INPUT_GRAD, CONV2D_WEIGHT_GRAD, MAX_POOL2D, UNPOOL)

@@ -86,6 +86,7 @@ from .rules import (
     BROADCAST_TO,
     CLIP,
     CUMSUM,
+    DIV,
     GETITEM,
     LOG_SOFTMAX,
     MATMUL,
@@ -344,23 +345,22 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         return _named(x + (-y), "-")
 
     def __truediv__(self, other: Operand) -> Tensor:
-        """x / y, as x * y**-1 (x * (1/y) for a number y); integers divide into the
-        default floating dtype, as in torch."""
+        """x / y, rounded once, as torch divides;  d/dx = 1 / y, d/dy = -x / y**2
+        (``tensor_engine.rules.DIV``). Integers divide into the default floating dtype, as
+        in torch."""
         both = operands("/", self, other, floating=True)
         if both is NotImplemented:
             return both
-        x, y, _ = both
+        x, y, dtype = both
         n = number(other)
-        if n is not None:
-            if n == 0:
-                raise DomainError(f"/: division by zero (a tensor of shape "
-                                  f"{tuple(self.shape)} / {n})")
-            return _named(x * (1.0 / n), "/")
+        if n is not None and n == 0:
+            raise DomainError(f"/: division by zero (a tensor of shape "
+                              f"{tuple(self.shape)} / {n})")
         _broadcast_shape("/", x, y)
-        if not y._value.all():
+        if n is None and not y._value.all():
             index = tuple(int(i) for i in np.argwhere(y._value == 0)[0])
             raise DomainError(f"/: division by zero (the divisor is 0.0 at index {index})")
-        return _named(x * y**-1, "/")
+        return make_node(_broadcasting("/", np.divide, x, y, dtype), (x, y), DIV)
 
     def __radd__(self, other: Operand) -> Tensor:  # other + self
         return self + other

@@ -1053,3 +1053,32 @@ def test_an_in_place_change_after_the_forward_pass_is_refused_exactly_where_torc
             ours()
     else:
         assert ours().grad.tolist() == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("divisor", ["tensor", "number", "broadcast"])
+def test_division_is_torchs_bit_for_bit(torch, divisor) -> None:
+    """x / y rounds once, as torch divides (x * (1 / y) rounds twice, and differed from
+    torch's in the last bit for a third of the entries), and both gradients are torch's
+    bits: g / y and -g * (x / y / y) (a broadcast y's summed in numpy's order)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((50, 40)).astype(np.float32)
+    y = {"tensor": rng.uniform(0.5, 2.0, (50, 40)), "number": 3.0,
+         "broadcast": rng.uniform(0.5, 2.0, (40,))}[divisor]
+    y = np.float32(y) if divisor == "number" else y.astype(np.float32)
+    g = rng.standard_normal((50, 40)).astype(np.float32)
+    ours = {"x": Tensor(x, requires_grad=True)}
+    theirs = {"x": torch.tensor(x, requires_grad=True)}
+    if divisor == "number":
+        ours["y"], theirs["y"] = float(y), float(y)
+    else:
+        ours["y"] = Tensor(y, requires_grad=True)
+        theirs["y"] = torch.tensor(y, requires_grad=True)
+    out, expected = ours["x"] / ours["y"], theirs["x"] / theirs["y"]
+    assert np.array_equal(out.detach().numpy(), expected.detach().numpy())
+    out.backward(Tensor(g))
+    expected.backward(torch.tensor(g))
+    assert np.array_equal(ours["x"].grad.numpy(), theirs["x"].grad.numpy())
+    if divisor == "tensor":
+        assert np.array_equal(ours["y"].grad.numpy(), theirs["y"].grad.numpy())
+    elif divisor == "broadcast":  # summed over the rows: in numpy's order, not torch's
+        np.testing.assert_allclose(ours["y"].grad.numpy(), theirs["y"].grad.numpy(), rtol=1e-5)
