@@ -257,7 +257,7 @@ def test_the_readme_says_what_the_test_command_costs_and_how_to_loop_quickly() -
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Two commands\n")[1].split("\n## ")[0]
     assert "python -m pytest\n```" in section
-    assert re.search(r"in about [\d ½]+\s+minutes on a quiet 2-core machine", section)
+    assert re.search(r"in about [\d ½¼¾]+\s+minutes on a quiet 2-core machine", section)
     assert re.search(r'`python -m pytest -m "not slow"`.*\s+.*under a minute', section)
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "-n auto" in project["tool"]["pytest"]["ini_options"]["addopts"]
