@@ -61,67 +61,63 @@ class MlpStepT4:
 
 
 def gpt_model(torch: ModuleType, c: dict[str, Any]) -> Any:
-    """The GPT lecture's model at the sizes ``c``, built from ``torch.nn``'s layers."""
+    """A character GPT of the GPT lecture's shape at the sizes ``c``, from ``torch.nn``'s
+    layers: per-head linear keys, queries and values over a causal mask, a feed-forward
+    layer four times as wide, each after a LayerNorm and added back, dropout throughout."""
     nn, F = torch.nn, torch.nn.functional
-    head_size = c["n_embd"] // c["heads"]
+    width, heads, block = c["n_embd"], c["heads"], c["block"]
 
-    class Head(nn.Module):
+    class CausalHead(nn.Module):
+        """Each position mixes the values of itself and of the positions before it."""
+
         def __init__(self) -> None:
             super().__init__()
-            self.key = nn.Linear(c["n_embd"], head_size, bias=False)
-            self.query = nn.Linear(c["n_embd"], head_size, bias=False)
-            self.value = nn.Linear(c["n_embd"], head_size, bias=False)
-            self.register_buffer("tril", torch.tril(torch.ones(c["block"], c["block"])))
-            self.dropout = nn.Dropout(c["dropout"])
+            size = width // heads
+            self.k, self.q, self.v = (nn.Linear(width, size, bias=False) for _ in range(3))
+            self.register_buffer("mask", torch.tril(torch.ones(block, block)))
+            self.drop = nn.Dropout(c["dropout"])
 
         def forward(self, x: Any) -> Any:
-            T = x.shape[1]
-            k, q = self.key(x), self.query(x)
-            wei = q @ k.transpose(-2, -1) * k.shape[-1] ** -0.5
-            wei = wei.masked_fill(self.tril[:T, :T] == 0, float("-inf"))
-            wei = self.dropout(F.softmax(wei, dim=-1))
-            return wei @ self.value(x)
+            n = x.shape[1]
+            keys = self.k(x)
+            scores = self.q(x) @ keys.transpose(-2, -1) * keys.shape[-1] ** -0.5
+            scores = scores.masked_fill(self.mask[:n, :n] == 0, float("-inf"))
+            return self.drop(F.softmax(scores, dim=-1)) @ self.v(x)
 
-    class MultiHead(nn.Module):
+    class Layer(nn.Module):
+        """The heads side by side, then a feed-forward network, each on a normalised input
+        and added back to it."""
+
         def __init__(self) -> None:
             super().__init__()
-            self.heads = nn.ModuleList([Head() for _ in range(c["heads"])])
-            self.proj = nn.Linear(c["n_embd"], c["n_embd"])
-            self.dropout = nn.Dropout(c["dropout"])
+            self.norm_a, self.norm_f = nn.LayerNorm(width), nn.LayerNorm(width)
+            self.heads = nn.ModuleList([CausalHead() for _ in range(heads)])
+            self.mix = nn.Linear(width, width)
+            self.drop = nn.Dropout(c["dropout"])
+            self.feed = nn.Sequential(nn.Linear(width, 4 * width), nn.ReLU(),
+                                      nn.Linear(4 * width, width), nn.Dropout(c["dropout"]))
 
         def forward(self, x: Any) -> Any:
-            return self.dropout(self.proj(torch.cat([h(x) for h in self.heads], dim=-1)))
+            seen = self.norm_a(x)
+            x = x + self.drop(self.mix(torch.cat([head(seen) for head in self.heads], dim=-1)))
+            return x + self.feed(self.norm_f(x))
 
-    class Block(nn.Module):
+    class CharacterGPT(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            n = c["n_embd"]
-            self.sa = MultiHead()
-            self.ffwd = nn.Sequential(nn.Linear(n, 4 * n), nn.ReLU(), nn.Linear(4 * n, n),
-                                      nn.Dropout(c["dropout"]))
-            self.ln1, self.ln2 = nn.LayerNorm(n), nn.LayerNorm(n)
-
-        def forward(self, x: Any) -> Any:
-            x = x + self.sa(self.ln1(x))
-            return x + self.ffwd(self.ln2(x))
-
-    class GPTLanguageModel(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.token_embedding = nn.Embedding(c["vocab"], c["n_embd"])
-            self.position_embedding = nn.Embedding(c["block"], c["n_embd"])
-            self.blocks = nn.Sequential(*[Block() for _ in range(c["layers"])])
-            self.ln_f = nn.LayerNorm(c["n_embd"])
-            self.lm_head = nn.Linear(c["n_embd"], c["vocab"])
+            self.tokens = nn.Embedding(c["vocab"], width)
+            self.places = nn.Embedding(block, width)
+            self.layers = nn.Sequential(*[Layer() for _ in range(c["layers"])])
+            self.norm = nn.LayerNorm(width)
+            self.out = nn.Linear(width, c["vocab"])
 
         def forward(self, idx: Any, targets: Any) -> tuple[Any, Any]:
-            B, T = idx.shape
-            x = self.token_embedding(idx) + self.position_embedding(torch.arange(T))
-            logits = self.lm_head(self.ln_f(self.blocks(x)))
-            loss = F.cross_entropy(logits.view(B * T, -1), targets.view(B * T))
-            return logits, loss
+            x = self.tokens(idx) + self.places(torch.arange(idx.shape[1]))
+            logits = self.out(self.norm(self.layers(x)))
+            flat = logits.view(-1, logits.shape[-1])
+            return logits, F.cross_entropy(flat, targets.view(-1))
 
-    return GPTLanguageModel()
+    return CharacterGPT()
 
 
 class GptIterationT5:
