@@ -1,29 +1,31 @@
-"""A bigram language model of characters in the style of the GPT lecture's first script: a
-character vocabulary from a text, encode/decode lambdas, the text as one long int64 tensor
-split 90/10 into train and val, get_batch built on torch.randint and torch.stack, a
-BigramLanguageModel holding one nn.Embedding(vocab, vocab) whose forward returns
-(logits, loss) through logits.view(B*T, C) and F.cross_entropy, and whose generate samples
-with softmax and torch.multinomial and grows the context with torch.cat; an estimate_loss
-decorated with @torch.no_grad() that switches eval()/train() and averages into
-torch.zeros(eval_iters); AdamW with zero_grad(set_to_none=True); the device chosen by
-torch.cuda.is_available() and everything moved .to(device)."""
+"""A next-character table: the smallest language model, the one the GPT lecture starts from,
+written here as our own program. A Corpus turns a short story into one int64 tensor of ids,
+cut 90/10 into a training and a held-out part, and deals random windows of it
+(torch.randint, torch.stack, .to(device) with the device from torch.cuda.is_available()). The
+model, NextCharTable, is one nn.Embedding(alphabet, alphabet): the row of a character holds
+the scores of the character after it; its forward gives (scores, loss), the loss from
+F.cross_entropy over scores.view(rows * width, alphabet), or None without targets.
+continue_text samples with F.softmax of the last position's scores and torch.multinomial and
+appends with torch.cat(dim=1). held_out_losses, under @torch.no_grad(), switches eval() and
+train() around means of torch.zeros(n) tallies. fit runs AdamW with
+zero_grad(set_to_none=True); a second round raises the learning rate through param_groups."""
 import torch
 import torch.nn as nn
 from torch.nn import functional as F
 
-# settings, kept small so that the run takes a second or two
-batch_size = 16  # rows per batch
-block_size = 8  # characters per row
-max_iters = 60
-eval_interval = 20
-learning_rate = 1e-3
+# sizes, small enough for a second or two of training
+ROWS = 16  # windows in a batch
+WIDTH = 8  # characters in a window
+STEPS = 60
+REPORT_EVERY = 20
+LEARNING_RATE = 1e-3
+TALLY = 10  # batches averaged into each reported loss
 device = 'cuda' if torch.cuda.is_available() else 'cpu'
-eval_iters = 10
 
 torch.manual_seed(1337)
 
-# the text to learn from: a few paragraphs written for this test
-text = """On the hill above the harbour stands a lamp that nobody lights.
+# a few paragraphs written for this test
+STORY = """On the hill above the harbour stands a lamp that nobody lights.
 The keeper left it forty winters ago, when the boats stopped coming,
 and the gulls have had the tower since. At dusk the fog rolls in
 from the bay and settles on the stones like wool on a fence,
@@ -42,147 +44,129 @@ the last of the light and throws it back across the bay,
 so that for a minute or two the old tower shines again.
 """
 
-# the vocabulary: every character of the text, sorted
-chars = sorted(list(set(text)))
-vocab_size = len(chars)
-print(''.join(chars))
-print(vocab_size)
-# character <-> integer
-stoi = {ch: i for i, ch in enumerate(chars)}
-itos = {i: ch for i, ch in enumerate(chars)}
-encode = lambda s: [stoi[c] for c in s]  # noqa: E731 - text to ids
-decode = lambda l: ''.join([itos[i] for i in l])  # noqa: E731, E741 - ids to text
-print(encode("the lamp"))
-print(decode(encode("the lamp")))
 
-# the whole text as one tensor of ids, split 90/10
-data = torch.tensor(encode(text), dtype=torch.long)
-print(data.shape, data.dtype)
-print(data[:24])
-n = int(0.9 * len(data))
-train_data = data[:n]
-val_data = data[n:]
-print(len(train_data), len(val_data))
+class Corpus:
+    """A text as a tensor of character ids: its alphabet, the conversions both ways, and
+    two parts, 'fit' (the first 90%) and 'held' (the rest), to draw windows from."""
 
-x = train_data[:block_size]
-y = train_data[1:block_size + 1]
-for t in range(3):
-    context = x[:t + 1]
-    target = y[t]
-    print(f"after {context} comes {target}")
+    def __init__(self, story: str, fit_share: float = 0.9):
+        self.alphabet = sorted(set(story))
+        self.position = {char: number for number, char in enumerate(self.alphabet)}
+        self.ids = torch.tensor(self.to_ids(story), dtype=torch.long)
+        cut = int(fit_share * len(self.ids))
+        self.parts = {'fit': self.ids[:cut], 'held': self.ids[cut:]}
+
+    def to_ids(self, text):
+        return [self.position[char] for char in text]
+
+    def to_text(self, ids):
+        return ''.join(self.alphabet[number] for number in ids)
+
+    def windows(self, part):
+        """ROWS windows at random starts in one part, and the characters that follow each
+        window's characters (the same windows, one character on)."""
+        ids = self.parts[part]
+        starts = torch.randint(len(ids) - WIDTH, (ROWS,))
+        seen = torch.stack([ids[start:start + WIDTH] for start in starts])
+        after = torch.stack([ids[start + 1:start + 1 + WIDTH] for start in starts])
+        return seen.to(device), after.to(device)
 
 
-def get_batch(split):
-    # batch_size random windows of the split; the targets are the windows shifted by one
-    data = train_data if split == 'train' else val_data
-    ix = torch.randint(len(data) - block_size, (batch_size,))
-    x = torch.stack([data[i:i + block_size] for i in ix])
-    y = torch.stack([data[i + 1:i + block_size + 1] for i in ix])
-    x, y = x.to(device), y.to(device)
-    return x, y
+class NextCharTable(nn.Module):
+    """Scores for the next character that depend on the current character alone."""
+
+    def __init__(self, alphabet_size):
+        super().__init__()
+        self.rows = nn.Embedding(alphabet_size, alphabet_size)
+
+    def forward(self, ids, next_ids=None):
+        scores = self.rows(ids)  # (rows, width, alphabet): a table lookup per character
+        if next_ids is None:
+            return scores, None
+        rows, width, size = scores.shape
+        # cross_entropy wants one row of scores per prediction: flatten rows and positions
+        loss = F.cross_entropy(scores.view(rows * width, size), next_ids.view(rows * width))
+        return scores, loss
 
 
-xb, yb = get_batch('train')
-print('inputs:')
-print(xb.shape)
-print(xb[:2])
-print('targets:')
-print(yb.shape)
-print(yb[:2])
+def continue_text(model, ids, extra):
+    """``ids`` (rows, length) with ``extra`` sampled ids appended to every row."""
+    for _ in range(extra):
+        scores, _ = model(ids)
+        chances = F.softmax(scores[:, -1, :], dim=-1)  # only the last position predicts
+        picked = torch.multinomial(chances, num_samples=1)  # (rows, 1)
+        ids = torch.cat((ids, picked), dim=1)
+    return ids
 
 
 @torch.no_grad()
-def estimate_loss():
-    out = {}
+def held_out_losses(model, corpus):
+    """The mean loss of TALLY fresh batches from each part, in eval mode, graph-free."""
     model.eval()
-    for split in ['train', 'val']:
-        losses = torch.zeros(eval_iters)
-        for k in range(eval_iters):
-            X, Y = get_batch(split)
-            logits, loss = model(X, Y)
-            losses[k] = loss.item()
-        out[split] = losses.mean()
+    means = []
+    for part in ('held', 'fit'):
+        tally = torch.zeros(TALLY)
+        for slot in range(TALLY):
+            tally[slot] = model(*corpus.windows(part))[1].item()
+        means.append(tally.mean())
     model.train()
-    return out
+    return means
 
 
-class BigramLanguageModel(nn.Module):
-
-    def __init__(self, vocab_size):
-        super().__init__()
-        # row i of the table: the scores of the character that follows character i
-        self.token_embedding_table = nn.Embedding(vocab_size, vocab_size)
-
-    def forward(self, idx, targets=None):
-
-        logits = self.token_embedding_table(idx)  # (B,T,C)
-
-        if targets is None:
-            loss = None
-        else:
-            B, T, C = logits.shape
-            logits = logits.view(B * T, C)
-            targets = targets.view(B * T)
-            loss = F.cross_entropy(logits, targets)
-
-        return logits, loss
-
-    def generate(self, idx, max_new_tokens):
-        # idx: (B, T) ids; each step appends one sampled id to every row
-        for _ in range(max_new_tokens):
-            logits, loss = self(idx)
-            logits = logits[:, -1, :]  # the scores after the last character: (B, C)
-            probs = F.softmax(logits, dim=-1)  # (B, C)
-            idx_next = torch.multinomial(probs, num_samples=1)  # (B, 1)
-            idx = torch.cat((idx, idx_next), dim=1)  # (B, T+1)
-        return idx
+def fit(model, optimizer, corpus, steps, report_every=0):
+    """``steps`` AdamW updates on batches of the 'fit' part; the held-out losses every
+    ``report_every`` steps. Returns the last batch's loss."""
+    for step in range(1, steps + 1):
+        seen, after = corpus.windows('fit')
+        optimizer.zero_grad(set_to_none=True)
+        _, loss = model(seen, after)
+        loss.backward()
+        optimizer.step()
+        if report_every and step % report_every == 0:
+            held, fitted = held_out_losses(model, corpus)
+            print(f"{step:3d} updates | held-out {held:.4f} | fit part {fitted:.4f}")
+    return loss
 
 
-model = BigramLanguageModel(vocab_size)
-m = model.to(device)
-logits, loss = m(xb, yb)
-print(logits.shape)
-print(f"{loss.item():.4f}")
-print(m.training, m.token_embedding_table.weight.device)
+corpus = Corpus(STORY)
+print(repr(''.join(corpus.alphabet)), len(corpus.alphabet))
+round_trip = corpus.to_ids("the lamp")
+print(round_trip, corpus.to_text(round_trip))
+print(corpus.ids.dtype, corpus.ids.shape, corpus.ids[-20:])
+print({part: len(ids) for part, ids in corpus.parts.items()})
 
-print(decode(m.generate(idx=torch.zeros((1, 1), dtype=torch.long), max_new_tokens=40)[0].tolist()))
+# one batch: what the table sees, and what it should predict at each position
+seen, after = corpus.windows('fit')
+print(seen.shape, after.shape)
+print(seen[:2], after[:2], sep='\n')
+for width in (1, 2, 5):
+    print(f"given {corpus.to_text(seen[0, :width].tolist())!r} predict "
+          f"{corpus.to_text([after[0, width - 1].item()])!r}: ids {seen[0, :width]} -> "
+          f"{after[0, width - 1]}")
 
-optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+table = NextCharTable(len(corpus.alphabet)).to(device)
+scores, loss = table(seen, after)
+print(scores.shape, table(seen)[1], f"untrained loss {loss.item():.4f}")
+print(table.training, table.rows.weight.device)
+start = torch.zeros((1, 1), dtype=torch.long)
+print(repr(corpus.to_text(continue_text(table, start, 40)[0].tolist())))
 
-for iter in range(max_iters):
-
-    # the averaged losses now and then, and after the last step
-    if iter % eval_interval == 0 or iter == max_iters - 1:
-        losses = estimate_loss()
-        print(f"step {iter}: estimated loss, train {losses['train']:.4f}, val {losses['val']:.4f}")
-
-    xb, yb = get_batch('train')
-
-    logits, loss = model(xb, yb)
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    optimizer.step()
-
-print(f"last batch loss {loss.item():.4f}", m.training, losses['val'].requires_grad)
-print(f"{m.token_embedding_table.weight.grad.abs().sum().item():.5f}")
+optimizer = torch.optim.AdamW(table.parameters(), lr=LEARNING_RATE)
+loss = fit(table, optimizer, corpus, STEPS, REPORT_EVERY)
+held, _ = held_out_losses(table, corpus)
+print(f"last batch {loss.item():.4f}", table.training, held.requires_grad)
+print(f"gradient mass {table.rows.weight.grad.abs().sum().item():.5f}")
 optimizer.zero_grad(set_to_none=True)
-print([p.grad is None for p in m.parameters()])
+print(all(p.grad is None for p in table.parameters()))
 
-# 1e-3 hardly moves a bigram table in 60 steps: 40 more at 0.1
-for g in optimizer.param_groups:
-    g['lr'] = 1e-1
-for _ in range(40):
-    xb, yb = get_batch('train')
-    logits, loss = m(xb, yb)
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    optimizer.step()
-print(f"{loss.item():.4f}")
+# a learning rate of 1e-3 barely moves a lookup table: a second round at 0.1
+for group in optimizer.param_groups:
+    group['lr'] = 0.1
+print(f"after 40 faster updates {fit(table, optimizer, corpus, 40).item():.4f}")
 
-# a sample from the trained table
-context = torch.zeros((1, 1), dtype=torch.long, device=device)
-print(decode(m.generate(context, max_new_tokens=200)[0].tolist()))
-# generate works on a batch: three rows sampled side by side, each from its own start
-starts = torch.tensor([[stoi['T']], [stoi['s']], [stoi['\n']]], device=device)
-for row in m.generate(starts, max_new_tokens=30).tolist():
-    print(repr(decode(row)))
+start = torch.zeros((1, 1), dtype=torch.long, device=device)
+print(corpus.to_text(continue_text(table, start, 200)[0].tolist()))
+# three rows sampled side by side, each from its own first character
+firsts = torch.tensor([[corpus.position[char]] for char in 'Tw\n'], device=device)
+for row in continue_text(table, firsts, 30).tolist():
+    print(repr(corpus.to_text(row)))

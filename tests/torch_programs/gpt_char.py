@@ -1,19 +1,17 @@
-"""A small character GPT in the style of the GPT lecture's second script. First the
-lecture's warm-up: a bag of words averaged over the past with a loop, with a tril matrix of
-weights, with masked_fill(-inf) and softmax, checked equal by allclose; one head of
-self-attention on random numbers; softmax of sharpened scores; rows normalised by hand and
-compared with F.layer_norm. Then the model: a Head with key/query/value
-nn.Linear(n_embd, head_size, bias=False), a registered tril buffer, scores scaled by
-k.shape[-1]**-0.5 and masked with masked_fill(tril[:T, :T] == 0, -inf), softmax and
-dropout; MultiHeadAttention over an nn.ModuleList of heads joined by torch.cat(dim=-1), a
-projection and dropout; FeedFoward as nn.Sequential(Linear, ReLU, Linear, Dropout); Blocks
-with two LayerNorms and residual additions, stacked in nn.Sequential(*[...]); token and
-position embeddings (torch.arange(T, device=device)); weights set by self.apply of an
-_init_weights that calls torch.nn.init.normal_(mean=0.0, std=0.02) and zeros_; dropout 0.2
-with the generator's masks; AdamW, the first gradients' norms printed; an estimate_loss
-under @torch.no_grad() in eval mode;
-generate cropping idx[:, -block_size:]; the state dict saved with torch.save and loaded
-into a new model with torch.load."""
+"""A character-level transformer, the model of the GPT lecture's second script, written here
+as our own program. Part one checks the ideas attention is built from: the mean of the past
+three ways (a loop, a row-normalised torch.tril matrix under @, masked_fill(-inf) and
+softmax), one causal head over random inputs and the variances that motivate its
+k.shape[-1]**-0.5 scale, softmax of sharpened scores, and rows standardised by hand against
+F.layer_norm. Part two trains CharGPT: AttentionHead modules (query/key/value
+nn.Linear(bias=False), a registered tril buffer, masked_fill(... == 0, -inf), softmax,
+dropout) gathered in an nn.ModuleList and joined with torch.cat(dim=-1); the per-position
+MLP built by a function as nn.Sequential(Linear, ReLU, Linear, Dropout); DecoderLayers with
+two LayerNorms and residual sums, stacked by nn.Sequential(*layers); character and place
+embeddings (torch.arange(T, device=device)); weights reset by self.apply(small_init) with
+nn.init.normal_ and zeros_. AdamW trains it for a few seconds; mean_loss measures under
+@torch.no_grad() in eval mode; sample crops its context to the last CONTEXT ids; the state
+dict goes through torch.save and torch.load into a fresh model."""
 import os
 import tempfile
 
@@ -21,77 +19,78 @@ import torch
 import torch.nn as nn
 from torch.nn import functional as F
 
-# settings: a model of some 28 thousand weights, trained for a few seconds
-batch_size = 12  # rows per batch
-block_size = 16  # characters of context at most
-max_iters = 40
-eval_interval = 10
-learning_rate = 1e-3
+# sizes: some 28 thousand weights, a few seconds of training
+ROWS = 12  # windows per batch
+CONTEXT = 16  # the longest stretch of text the model sees
+WIDTH = 32  # the vector each position carries
+HEADS = 4
+DEPTH = 2  # decoder layers
+DROPOUT = 0.2
+STEPS = 40
+REPORT_EVERY = 10
+LEARNING_RATE = 1e-3
+TALLY = 4  # batches averaged into each reported loss
 device = 'cuda' if torch.cuda.is_available() else 'cpu'
-eval_iters = 4
-n_embd = 32
-n_head = 4
-n_layer = 2
-dropout = 0.2
 
 torch.manual_seed(1337)
 
-# warm-up: position t of each row replaced by the mean of positions 0..t, three ways
-B, T, C = 4, 8, 2
-x = torch.randn(B, T, C)
-by_loop = torch.zeros((B, T, C))
-for b in range(B):
-    for t in range(T):
-        by_loop[b, t] = torch.mean(x[b, :t + 1], 0)
-tril = torch.tril(torch.ones(T, T))
-by_matrix = (tril / tril.sum(1, keepdim=True)) @ x  # (T, T) broadcast against (B, T, C)
-wei = F.softmax(torch.zeros((T, T)).masked_fill(tril == 0, float('-inf')), dim=-1)
-by_softmax = wei @ x
-# the sums run in another order (torch's own two differ by 3e-8 where a mean is 0.002):
-# equal within float32 rounding, so within a tolerance above it
-print(torch.allclose(by_loop, by_matrix, atol=1e-6), torch.allclose(by_loop, by_softmax, atol=1e-6))
-print(by_loop[0, :3].tolist())
-print(wei[2])
-weights = torch.tril(torch.ones(4, 4))
-weights = weights / torch.sum(weights, 1, keepdim=True)
-print(weights @ torch.randint(0, 10, (4, 3)).float())
+# ---- part one: the pieces of attention, on small random tensors ----
 
-# one head of attention over random inputs, its weights from the default init
-B, T, C = 4, 8, 32
-x = torch.randn(B, T, C)
-head_size = 16
-key = nn.Linear(C, head_size, bias=False)
-query = nn.Linear(C, head_size, bias=False)
-value = nn.Linear(C, head_size, bias=False)
-k = key(x)
-q = query(x)
-wei = q @ k.transpose(-2, -1) * head_size**-0.5  # (B, T, T)
-wei = wei.masked_fill(tril == 0, float('-inf'))
-wei = F.softmax(wei, dim=-1)
-out = wei @ value(x)
-print(out.shape)
-print([f"{w:.4f}" for w in wei[0, 3].tolist()])
-print(f"{k.var().item():.4f} {q.var().item():.4f} {wei.var().item():.4f}")
-# why the scores are scaled: large scores make softmax pick one position
-scores = torch.tensor([0.1, -0.2, 0.3, -0.2, 0.5])
-print(torch.softmax(scores, dim=-1), torch.softmax(scores * 8, dim=-1))
+# every position replaced by the mean of itself and all positions before it
+batches, length, channels = 4, 8, 2
+series = torch.randn(batches, length, channels)
+lower = torch.tril(torch.ones(length, length))
+looped = torch.zeros((batches, length, channels))
+for t in range(length):  # all batches at once, one position at a time
+    looped[:, t] = torch.mean(series[:, :t + 1], 1)
+averaging = lower / lower.sum(1, keepdim=True)  # each row of the triangle sums to one
+# softmax turns zeros into equal shares; -inf above the diagonal turns the future off
+shares = F.softmax(torch.zeros((length, length)).masked_fill(lower == 0, float('-inf')), dim=-1)
+# three orders of summation: equal up to float32 rounding, hence the tolerance
+print('mean of the past, matrix and softmax agree with the loop:',
+      torch.allclose(averaging @ series, looped, atol=1e-6),
+      torch.allclose(shares @ series, looped, atol=1e-6))
+print(shares[3], looped[1, :2].tolist())
+counts = torch.randint(0, 10, (4, 3)).float()
+triangle = torch.tril(torch.ones(4, 4))
+print((triangle / torch.sum(triangle, 1, keepdim=True)) @ counts)
+
+# one head over random vectors: queries meet keys, the past's values are mixed
+batches, length, channels, head_width = 4, 8, 32, 16
+tokens = torch.randn(batches, length, channels)
+to_query, to_key, to_value = (nn.Linear(channels, head_width, bias=False) for _ in range(3))
+q, k = to_query(tokens), to_key(tokens)
+affinity = q @ k.transpose(-2, -1) * head_width**-0.5  # (batches, length, length)
+weights = F.softmax(affinity.masked_fill(lower == 0, float('-inf')), dim=-1)
+mixed = weights @ to_value(tokens)
+print('head output', mixed.shape)
+print(' '.join(f"{w:.4f}" for w in weights[1, 4].tolist()))
+print(f"variance of queries {q.var().item():.4f}, keys {k.var().item():.4f}, "
+      f"weights {weights.var().item():.4f}")
+# unscaled scores grow with the width, and softmax of large scores is nearly one-hot
+logits = torch.tensor([0.4, -0.1, 0.2, 0.0, -0.3])
+print(torch.softmax(logits, dim=-1), torch.softmax(logits * 8, dim=-1))
 
 
-def normalise_rows(x, eps=1e-5):
-    """Each row brought to mean 0 and variance 1: what nn.LayerNorm does before its gain
-    and bias (its variance divides by n, not n - 1)."""
-    centred = x - x.mean(1, keepdim=True)
-    return centred / torch.sqrt(centred.pow(2).mean(1, keepdim=True) + eps)
+def standardise(table, eps=1e-5):
+    """Each row shifted to mean 0 and scaled to variance 1, the variance divided by n: what
+    F.layer_norm does before any gain or bias."""
+    shifted = table - table.mean(1, keepdim=True)
+    spread = torch.sqrt(shifted.pow(2).mean(1, keepdim=True) + eps)
+    return shifted / spread
 
 
-rows = torch.randn(32, 100) * 3 + 1
-x = normalise_rows(rows)
-print(torch.allclose(x, F.layer_norm(rows, (100,)), atol=1e-5), x.var(1, keepdim=True).shape)
-print(f"{x[:, 0].mean().item():.4f} {x[:, 0].std().item():.4f} "
-      f"{x[0, :].mean().item():.4f} {x[0, :].std(unbiased=False).item():.4f}")
+raw = torch.randn(32, 100) * 2 - 0.5
+even = standardise(raw)
+print('by hand equals F.layer_norm:', torch.allclose(even, F.layer_norm(raw, (100,)), atol=1e-5))
+print(f"row 0: mean {even[0].mean().item():.4f}, std {even[0].std(unbiased=False).item():.4f}; "
+      f"column 0: mean {even[:, 0].mean().item():.4f}, std {even[:, 0].std().item():.4f}",
+      even.var(1, keepdim=True).shape)
 
-# the text to learn from: a few paragraphs written for this test
-text = """Mira kept a garden on the roof of the old print works, between the chimney
+# ---- part two: a small GPT over a story ----
+
+# a few paragraphs written for this test
+STORY = """Mira kept a garden on the roof of the old print works, between the chimney
 and the water tank. She grew beans up the railings and tomatoes in paint tins,
 and in the corner where the sun stayed longest she kept a fig tree in a barrel.
 The pigeons came for the peas, the sparrows for the seed heads, and once a year
@@ -109,214 +108,182 @@ Now there are figs in barrels on four roofs along the street, and every autumn
 the neighbours climb each other's stairs to count them.
 """
 
-# the vocabulary and the two directions of the mapping
-chars = sorted(list(set(text)))
-vocab_size = len(chars)
-stoi = {ch: i for i, ch in enumerate(chars)}
-itos = {i: ch for i, ch in enumerate(chars)}
-encode = lambda s: [stoi[c] for c in s]  # noqa: E731 - text to ids
-decode = lambda l: ''.join([itos[i] for i in l])  # noqa: E731, E741 - ids to text
-
-# 90% to train on, 10% to validate
-data = torch.tensor(encode(text), dtype=torch.long)
-n = int(0.9 * len(data))
-train_data = data[:n]
-val_data = data[n:]
-print(vocab_size, len(train_data), len(val_data))
+alphabet = sorted(set(STORY))
+number_of = {char: number for number, char in enumerate(alphabet)}
 
 
-def get_batch(split):
-    # random windows of the split, and the same windows one character later
-    data = train_data if split == 'train' else val_data
-    ix = torch.randint(len(data) - block_size, (batch_size,))
-    x = torch.stack([data[i:i + block_size] for i in ix])
-    y = torch.stack([data[i + 1:i + block_size + 1] for i in ix])
-    x, y = x.to(device), y.to(device)
-    return x, y
+def as_text(ids):
+    return ''.join(alphabet[number] for number in ids)
+
+
+story_ids = torch.tensor([number_of[char] for char in STORY], dtype=torch.long)
+cut = int(len(story_ids) * 0.9)
+parts = {'learn': story_ids[:cut], 'check': story_ids[cut:]}  # 90% to train on, 10% to check
+print(len(alphabet), {name: len(ids) for name, ids in parts.items()})
+
+
+def windows(part):
+    """ROWS windows of CONTEXT ids at random starts, and each shifted one id on: the
+    character every position should predict."""
+    ids = parts[part]
+    starts = torch.randint(len(ids) - CONTEXT, (ROWS,))
+    seen = torch.stack([ids[s:s + CONTEXT] for s in starts])
+    after = torch.stack([ids[s + 1:s + 1 + CONTEXT] for s in starts])
+    return seen.to(device), after.to(device)
+
+
+class AttentionHead(nn.Module):
+    """Causal self-attention of one head: each position takes a weighted mean of the values
+    at itself and before it, weighted by softmax of its query against their keys."""
+
+    def __init__(self, width, head_width, context):
+        super().__init__()
+        self.to_query = nn.Linear(width, head_width, bias=False)
+        self.to_key = nn.Linear(width, head_width, bias=False)
+        self.to_value = nn.Linear(width, head_width, bias=False)
+        # a buffer: saved in the state dict and moved by .to(), never trained
+        self.register_buffer('past', torch.tril(torch.ones(context, context)))
+        self.drop = nn.Dropout(DROPOUT)
+
+    def forward(self, x):
+        length = x.shape[1]
+        q, k = self.to_query(x), self.to_key(x)
+        # scaled so that the scores' variance stays near 1 whatever the head's width
+        scores = q @ k.transpose(-2, -1) * k.shape[-1]**-0.5
+        scores = scores.masked_fill(self.past[:length, :length] == 0, float('-inf'))
+        return self.drop(F.softmax(scores, dim=-1)) @ self.to_value(x)
+
+
+class HeadGroup(nn.Module):
+    """Heads side by side on the same input; their outputs, concatenated, are mixed back to
+    the model's width by one Linear."""
+
+    def __init__(self, width, heads, context):
+        super().__init__()
+        self.members = nn.ModuleList([AttentionHead(width, width // heads, context)
+                                      for _ in range(heads)])
+        self.merge = nn.Linear(width, width)
+        self.drop = nn.Dropout(DROPOUT)
+
+    def forward(self, x):
+        joined = torch.cat([head(x) for head in self.members], dim=-1)
+        return self.drop(self.merge(joined))
+
+
+def position_mlp(width):
+    """The same small MLP at every position: four times wider inside."""
+    return nn.Sequential(nn.Linear(width, 4 * width), nn.ReLU(),
+                         nn.Linear(4 * width, width), nn.Dropout(DROPOUT))
+
+
+class DecoderLayer(nn.Module):
+    """Positions talk (attention), then each thinks alone (the MLP); both read a normalised
+    copy of the stream and add their result back to it."""
+
+    def __init__(self, width, heads, context):
+        super().__init__()
+        self.norm_before_talk = nn.LayerNorm(width)
+        self.talk = HeadGroup(width, heads, context)
+        self.norm_before_think = nn.LayerNorm(width)
+        self.think = position_mlp(width)
+
+    def forward(self, stream):
+        stream = stream + self.talk(self.norm_before_talk(stream))
+        return stream + self.think(self.norm_before_think(stream))
+
+
+def small_init(module):
+    """Weights drawn from N(0, 0.02) and zero biases, in place of each layer's default."""
+    if isinstance(module, (nn.Linear, nn.Embedding)):
+        nn.init.normal_(module.weight, mean=0.0, std=0.02)
+    if isinstance(module, nn.Linear) and module.bias is not None:
+        nn.init.zeros_(module.bias)
+
+
+class CharGPT(nn.Module):
+    """Next-character scores from what a character is and where it stands in the window."""
+
+    def __init__(self, alphabet_size, width=WIDTH, heads=HEADS, depth=DEPTH, context=CONTEXT):
+        super().__init__()
+        self.context = context
+        self.char_vectors = nn.Embedding(alphabet_size, width)
+        self.place_vectors = nn.Embedding(context, width)
+        self.layers = nn.Sequential(*[DecoderLayer(width, heads, context) for _ in range(depth)])
+        self.last_norm = nn.LayerNorm(width)
+        self.readout = nn.Linear(width, alphabet_size)
+        self.apply(small_init)
+
+    def forward(self, ids, next_ids=None):
+        places = torch.arange(ids.shape[1], device=device)
+        stream = self.char_vectors(ids) + self.place_vectors(places)  # (rows, T, width)
+        scores = self.readout(self.last_norm(self.layers(stream)))  # (rows, T, alphabet)
+        if next_ids is None:
+            return scores, None
+        rows, length, size = scores.shape
+        loss = F.cross_entropy(scores.view(rows * length, size), next_ids.view(rows * length))
+        return scores, loss
 
 
 @torch.no_grad()
-def estimate_loss():
-    out = {}
+def mean_loss(model, part):
+    """The loss averaged over TALLY batches of a part, dropout off; the model's mode as
+    it was afterwards."""
+    was_training = model.training
     model.eval()
-    for split in ['train', 'val']:
-        losses = torch.zeros(eval_iters)
-        for k in range(eval_iters):
-            X, Y = get_batch(split)
-            logits, loss = model(X, Y)
-            losses[k] = loss.item()
-        out[split] = losses.mean()
-    model.train()
-    return out
+    tally = torch.zeros(TALLY)
+    for slot in range(TALLY):
+        tally[slot] = model(*windows(part))[1].item()
+    model.train(was_training)
+    return tally.mean().item()
 
 
-class Head(nn.Module):
-    """Causal self-attention with one set of keys, queries and values."""
-
-    def __init__(self, head_size):
-        super().__init__()
-        self.key = nn.Linear(n_embd, head_size, bias=False)
-        self.query = nn.Linear(n_embd, head_size, bias=False)
-        self.value = nn.Linear(n_embd, head_size, bias=False)
-        self.register_buffer('tril', torch.tril(torch.ones(block_size, block_size)))
-
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, x):
-        B, T, C = x.shape
-        k = self.key(x)
-        q = self.query(x)
-        # how much each position attends to each earlier one, scaled to keep softmax soft
-        wei = q @ k.transpose(-2, -1) * k.shape[-1]**-0.5
-        wei = wei.masked_fill(self.tril[:T, :T] == 0, float('-inf'))  # no looking ahead
-        wei = F.softmax(wei, dim=-1)
-        wei = self.dropout(wei)
-        v = self.value(x)
-        out = wei @ v  # (B, T, head_size)
-        return out
+@torch.no_grad()
+def sample(model, ids, extra):
+    """``ids`` with ``extra`` sampled ids appended to each row; the model sees at most its
+    last ``model.context`` ids, as many as it has place vectors for."""
+    for _ in range(extra):
+        scores, _ = model(ids[:, -model.context:])
+        chances = F.softmax(scores[:, -1, :], dim=-1)
+        ids = torch.cat((ids, torch.multinomial(chances, num_samples=1)), dim=1)
+    return ids
 
 
-class MultiHeadAttention(nn.Module):
-    """Several heads side by side, their outputs concatenated and projected."""
+gpt = CharGPT(len(alphabet)).to(device)
+print(f"{sum(p.numel() for p in gpt.parameters()) / 1e6} million weights")
+print(f"readout std {gpt.readout.weight.std().item():.5f}, "
+      f"bias {gpt.readout.bias.abs().sum().item()}, "
+      f"gain {gpt.layers[1].norm_before_think.weight.sum().item()}")
+names = list(gpt.state_dict())
+print(len(names), names[2:9])
 
-    def __init__(self, num_heads, head_size):
-        super().__init__()
-        self.heads = nn.ModuleList([Head(head_size) for _ in range(num_heads)])
-        self.proj = nn.Linear(head_size * num_heads, n_embd)
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, x):
-        out = torch.cat([h(x) for h in self.heads], dim=-1)
-        out = self.dropout(self.proj(out))
-        return out
-
-
-class FeedFoward(nn.Module):
-    """Per-position MLP, four times wider inside."""
-
-    def __init__(self, n_embd):
-        super().__init__()
-        self.net = nn.Sequential(
-            nn.Linear(n_embd, 4 * n_embd),
-            nn.ReLU(),
-            nn.Linear(4 * n_embd, n_embd),
-            nn.Dropout(dropout),
-        )
-
-    def forward(self, x):
-        return self.net(x)
-
-
-class Block(nn.Module):
-    """Attention, then the MLP, each on a layer-normed input and added back."""
-
-    def __init__(self, n_embd, n_head):
-        super().__init__()
-        head_size = n_embd // n_head
-        self.sa = MultiHeadAttention(n_head, head_size)
-        self.ffwd = FeedFoward(n_embd)
-        self.ln1 = nn.LayerNorm(n_embd)
-        self.ln2 = nn.LayerNorm(n_embd)
-
-    def forward(self, x):
-        x = x + self.sa(self.ln1(x))
-        x = x + self.ffwd(self.ln2(x))
-        return x
-
-
-class GPTLanguageModel(nn.Module):
-
-    def __init__(self):
-        super().__init__()
-        self.token_embedding_table = nn.Embedding(vocab_size, n_embd)
-        self.position_embedding_table = nn.Embedding(block_size, n_embd)
-        self.blocks = nn.Sequential(*[Block(n_embd, n_head=n_head) for _ in range(n_layer)])
-        self.ln_f = nn.LayerNorm(n_embd)
-        self.lm_head = nn.Linear(n_embd, vocab_size)
-
-        # small normal weights and zero biases instead of the layers' defaults
-        self.apply(self._init_weights)
-
-    def _init_weights(self, module):
-        if isinstance(module, nn.Linear):
-            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
-            if module.bias is not None:
-                torch.nn.init.zeros_(module.bias)
-        elif isinstance(module, nn.Embedding):
-            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
-
-    def forward(self, idx, targets=None):
-        B, T = idx.shape
-
-        tok_emb = self.token_embedding_table(idx)  # (B, T, n_embd)
-        pos_emb = self.position_embedding_table(torch.arange(T, device=device))  # (T, n_embd)
-        x = tok_emb + pos_emb
-        x = self.blocks(x)
-        x = self.ln_f(x)
-        logits = self.lm_head(x)  # (B, T, vocab_size)
-
-        if targets is None:
-            loss = None
-        else:
-            B, T, C = logits.shape
-            logits = logits.view(B * T, C)
-            targets = targets.view(B * T)
-            loss = F.cross_entropy(logits, targets)
-
-        return logits, loss
-
-    def generate(self, idx, max_new_tokens):
-        for _ in range(max_new_tokens):
-            # the position table has block_size rows: look at the last block_size ids only
-            idx_cond = idx[:, -block_size:]
-            logits, loss = self(idx_cond)
-            probs = F.softmax(logits[:, -1, :], dim=-1)
-            idx_next = torch.multinomial(probs, num_samples=1)
-            idx = torch.cat((idx, idx_next), dim=1)
-        return idx
-
-
-model = GPTLanguageModel()
-m = model.to(device)
-print(sum(p.numel() for p in m.parameters())/1e6, 'M parameters')
-print(f"{m.lm_head.weight.std().item():.5f}", m.lm_head.bias.abs().sum().item(),
-      m.blocks[1].ln2.weight.sum().item())
-state = m.state_dict()
-print(len(state), list(state)[:8])
-
-optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
-
-for iter in range(max_iters):
-
-    # the averaged losses now and then, and after the last step
-    if iter % eval_interval == 0 or iter == max_iters - 1:
-        losses = estimate_loss()
-        print(f"step {iter}: estimated loss, train {losses['train']:.4f}, val {losses['val']:.4f}")
-
-    xb, yb = get_batch('train')
-
-    logits, loss = model(xb, yb)
+optimizer = torch.optim.AdamW(gpt.parameters(), lr=LEARNING_RATE)
+print(f"untrained: learn {mean_loss(gpt, 'learn'):.4f}, check {mean_loss(gpt, 'check'):.4f}")
+for step in range(1, STEPS + 1):
+    seen, after = windows('learn')
     optimizer.zero_grad(set_to_none=True)
+    _, loss = gpt(seen, after)
     loss.backward()
-    if iter == 0:  # the first gradients of a block, each parameter's norm
-        print(' '.join(f"{p.grad.norm().item():.4e}" for p in m.blocks[0].parameters()))
+    if step == 1:  # the first gradients, one norm per parameter of the first layer
+        print(' '.join(f"{p.grad.norm().item():.4e}" for p in gpt.layers[0].parameters()))
     optimizer.step()
+    if step % REPORT_EVERY == 0:
+        print(f"step {step}: batch {loss.item():.4f}, learn {mean_loss(gpt, 'learn'):.4f}, "
+              f"check {mean_loss(gpt, 'check'):.4f}", gpt.training)
 
-print(f"last loss {loss.item():.4f}")
-grad = m.blocks[0].sa.heads[1].query.weight.grad
-print(f"{grad.norm().item():.4e} {m.position_embedding_table.weight.grad.abs().sum().item():.6f}")
+grad = gpt.layers[0].talk.members[2].to_key.weight.grad
+print(f"{grad.norm().item():.4e} {gpt.place_vectors.weight.grad.abs().sum().item():.6f}")
 
-# a sample, then the weights saved and loaded into a fresh model
-context = torch.zeros((1, 1), dtype=torch.long, device=device)
-print(repr(decode(m.generate(context, max_new_tokens=40)[0].tolist())))
+gpt.eval()
+first = torch.full((1, 1), number_of['T'], dtype=torch.long, device=device)
+print(repr(as_text(sample(gpt, first, 40)[0].tolist())))
 
-path = os.path.join(tempfile.mkdtemp(), 'gpt.pt')
-torch.save(m.state_dict(), path)
-copy = GPTLanguageModel().to(device)
-print(copy.load_state_dict(torch.load(path, map_location=device)))
-copy.eval()
-m.eval()
+# the weights through a file and into a model built afresh
+path = os.path.join(tempfile.mkdtemp(), 'char_gpt.pt')
+torch.save(gpt.state_dict(), path)
+twin = CharGPT(len(alphabet)).to(device)
+print(twin.load_state_dict(torch.load(path, map_location=device)))
+twin.eval()
 with torch.no_grad():
-    xb, yb = get_batch('val')
-    print(f"{m(xb, yb)[1].item():.4f} {copy(xb, yb)[1].item():.4f}")
-print(torch.equal(copy.blocks[1].sa.heads[3].tril, m.blocks[1].sa.heads[3].tril))
+    seen, after = windows('check')
+    print(f"{gpt(seen, after)[1].item():.4f} {twin(seen, after)[1].item():.4f}")
+print(torch.equal(twin.layers[0].talk.members[1].past, gpt.layers[0].talk.members[1].past))
