@@ -1,28 +1,23 @@
-"""Every model of makemore.py (its --type: bigram, mlp, rnn, gru, bow, transformer) trained on
-a slice of names, as makemore.py builds, trains, evaluates, saves and samples them.
+"""Six next-letter models of names, one after another, each trained, scored, saved, reloaded
+and asked for new names: the ideas of makemore.py's --type choices (a letter-pair table, a
+window of embeddings into an MLP, a tanh recurrence, a gated recurrence, a running average,
+a small causal transformer), written for this project.
 
-A CharDataset(Dataset) of names, each a row of letters after a 0 start token with the
-targets past a name's end masked as -1 (cross_entropy's ignore_index=-1); its split with
-randperm; a ModelConfig dataclass; an InfiniteDataLoader drawing batches through a
-RandomSampler(replacement=True, num_samples=int(1e10)), fetched by two worker processes.
+The data: names padded to a common width, the inputs opening with a 0 token and the targets
+masked with -1 past a name's closing 0 (cross_entropy's ignore_index=-1), split with
+randperm; training batches come endlessly from a RandomSampler(replacement=True,
+num_samples=int(1e10)) fetched by two worker processes; scoring uses a shuffled
+DataLoader(num_workers=0) under torch.inference_mode() in eval() mode.
 
-The models: a Bigram of one nn.Parameter(torch.zeros((n, n))); an MLP whose context window
-rolls the token indices (torch.roll and a blank token past the vocabulary); an RNN and a GRU
-written out as cells (torch.cat([xt, hprev], dim=1), F.tanh, F.sigmoid, a learned start
-state expanded over the batch, torch.stack(hiddens, 1)); a BoW of causal averaging (a tril
-buffer, -inf over the future, softmax); a Transformer (nn.ModuleDict(wte, wpe,
-h=nn.ModuleList, ln_f), CausalSelfAttention with a registered tril().view(1, 1, n, n)
-buffer, c_attn split into q, k, v, transpose(1, 2), masked_fill(== 0, -inf),
-contiguous().view, a tanh GELU written with math.sqrt(2.0 / math.pi) and torch.pow, the
-block's MLP called through a lambda attribute over its ModuleDict, lm_head with bias=False).
-
-Each trains with AdamW(weight_decay=0.01, betas=(0.9, 0.99), eps=1e-8) and
-zero_grad(set_to_none=True) (the first step's gradient norms printed: AdamW's steps would
-hide a gradient's scale), is evaluated in eval mode over a shuffled DataLoader(num_workers=0),
-the losses logged with SummaryWriter's add_scalar and flush, the best so far saved with
-torch.save of its state_dict and loaded back with torch.load, and samples names with a
-@torch.no_grad() generate (idx_cond, temperature, top_k by torch.topk, F.softmax,
-torch.multinomial, or torch.topk(probs, k=1) for the greedy name)."""
+The torch names it leans on: nn.Parameter(torch.zeros(...)) indexed by tokens;
+torch.roll, nn.Embedding with one spare row, nn.Sequential(*layers); torch.cat on dim 1,
+F.tanh, F.sigmoid, a learned first state .expand((b, -1)), torch.stack(states, 1);
+register_buffer of a torch.tril of ones, masked_fill(== 0, float("-inf")), F.softmax;
+nn.ModuleDict(dict(...)) holding an nn.ModuleList, nn.LayerNorm, Linear(...).split,
+view / transpose(1, 2) / contiguous(), torch.pow, a lambda stored on a module, Linear with
+bias=False; AdamW(weight_decay, betas, eps), zero_grad(set_to_none=True), SummaryWriter's
+add_scalar and flush, torch.save / torch.load of a state_dict, and sampling with
+torch.topk, boolean-mask assignment, torch.multinomial and a @torch.no_grad() decorator."""
 import math
 import os
 import tempfile
@@ -35,477 +30,429 @@ from torch.utils.data import Dataset
 from torch.utils.data.dataloader import DataLoader
 from torch.utils.tensorboard import SummaryWriter
 
-# -----------------------------------------------------------------------------
-# the data: one name a row, as makemore.py reads its input file
+STEPS = 30
+REPORT_EVERY = 6
+SCORE_EVERY = 15
+SCORE_BATCHES = 3
 
 
-class CharDataset(Dataset):
+# ---- names as rows of token ids ----------------------------------------------------------
 
-    def __init__(self, words, chars, max_word_length):
-        self.words = words
-        self.chars = chars
-        self.max_word_length = max_word_length
-        self.stoi = {ch: i + 1 for i, ch in enumerate(chars)}  # 0 starts and ends a name
-        self.itos = {i: s for s, i in self.stoi.items()}
+class NameRows(Dataset):
+    """Name i as (inputs, targets): inputs are 0 then the letters, targets the letters then 0,
+    both padded to the longest name plus one; targets past the closing 0 are -1 (ignored)."""
+
+    def __init__(self, names, alphabet, longest):
+        self.names = names
+        self.longest = longest
+        self.id_of = {letter: number for number, letter in enumerate(alphabet, start=1)}
+        self.letter_of = {number: letter for letter, number in self.id_of.items()}
 
     def __len__(self):
-        return len(self.words)
+        return len(self.names)
 
-    def contains(self, word):
-        return word in self.words
+    def __getitem__(self, i):
+        ids = self.to_ids(self.names[i])
+        gap = self.longest - len(ids)
+        zero = torch.zeros(1, dtype=torch.long)
+        inputs = torch.cat([zero, ids, torch.zeros(gap, dtype=torch.long)])
+        targets = torch.cat([ids, zero, torch.full((gap,), -1, dtype=torch.long)])
+        return inputs, targets
 
-    def get_vocab_size(self):
-        return len(self.chars) + 1
+    def row_length(self):
+        return self.longest + 1
 
-    def get_output_length(self):
-        return self.max_word_length + 1  # the letters and the 0 that ends them
+    def has(self, name):
+        return name in self.names
 
-    def encode(self, word):
-        return torch.tensor([self.stoi[w] for w in word], dtype=torch.long)
+    def to_ids(self, name):
+        return torch.tensor([self.id_of[letter] for letter in name], dtype=torch.long)
 
-    def decode(self, ix):
-        return "".join(self.itos[i] for i in ix)
-
-    def __getitem__(self, idx):
-        ix = self.encode(self.words[idx])
-        x = torch.zeros(self.max_word_length + 1, dtype=torch.long)
-        y = torch.zeros(self.max_word_length + 1, dtype=torch.long)
-        x[1:1 + len(ix)] = ix  # x starts with the 0 token
-        y[:len(ix)] = ix  # y is x shifted by one: the next letter at each place
-        y[len(ix) + 1:] = -1  # past the closing 0 there is nothing to predict
-        return x, y
+    def to_name(self, ids):
+        return "".join(self.letter_of[number] for number in ids)
 
 
-def create_datasets(path, every):
-    with open(path) as f:
-        words = f.read().splitlines()
-    words = [w.strip() for w in words][::every]  # a slice of the names, to stay quick
-    words = [w for w in words if w]
-    chars = sorted(list(set("".join(words))))
-    max_word_length = max(len(w) for w in words)
-    print(f"number of examples: {len(words)}, max word length: {max_word_length}")
-    print(f"vocabulary ({len(chars)}): {''.join(chars)}")
-    test_set_size = min(1000, int(len(words) * 0.1))
-    rp = torch.randperm(len(words)).tolist()
-    train_words = [words[i] for i in rp[:-test_set_size]]
-    test_words = [words[i] for i in rp[-test_set_size:]]
-    print(f"split: {len(train_words)} train, {len(test_words)} test, first {train_words[:3]}")
-    return (CharDataset(train_words, chars, max_word_length),
-            CharDataset(test_words, chars, max_word_length))
+def load_names(path, stride):
+    """Every stride-th non-blank line of the file."""
+    with open(path) as handle:
+        lines = [line.strip() for line in handle.read().splitlines()]
+    return [name for name in lines[::stride] if name]
 
 
-class InfiniteDataLoader:
-    """Batches for ever: a sampler drawing with replacement, restarted should it run dry."""
-
-    def __init__(self, dataset, **kwargs):
-        sampler = torch.utils.data.RandomSampler(dataset, replacement=True,
-                                                 num_samples=int(1e10))
-        self.train_loader = DataLoader(dataset, sampler=sampler, **kwargs)
-        self.data_iter = iter(self.train_loader)
-
-    def next(self):
-        try:
-            batch = next(self.data_iter)
-        except StopIteration:
-            self.data_iter = iter(self.train_loader)
-            batch = next(self.data_iter)
-        return batch
+def train_and_held_out(names):
+    """Two NameRows sharing one alphabet: a tenth of the names (at most 1000) held out."""
+    alphabet = sorted(set("".join(names)))
+    longest = max(map(len, names))
+    held = min(1000, len(names) // 10)
+    order = torch.randperm(len(names)).tolist()
+    fit_names = [names[i] for i in order[held:]]
+    held_names = [names[i] for i in order[:held]]
+    print(f"{len(names)} names, the longest {longest} letters; alphabet of {len(alphabet)}: "
+          f"{''.join(alphabet)}")
+    print(f"{len(fit_names)} to fit, {len(held_names)} held out; the first to fit "
+          f"{fit_names[:3]}")
+    return NameRows(fit_names, alphabet, longest), NameRows(held_names, alphabet, longest)
 
 
-# -----------------------------------------------------------------------------
-# the models: each maps (B, T) indices to (B, T, vocab_size) logits, and a loss if given
-# targets
+def endless_batches(rows, batch_size, workers):
+    """Batches drawn with replacement, for as long as they are asked for."""
+    sampler = torch.utils.data.RandomSampler(rows, replacement=True, num_samples=int(1e10))
+    loader = DataLoader(rows, batch_size=batch_size, sampler=sampler, num_workers=workers)
+    while True:
+        yield from loader
 
+
+# ---- the models: (B, T) ids -> (B, T, vocab) logits ----------------------------------------
 
 @dataclass
-class ModelConfig:
-    block_size: int = None  # the length of a row of letters
-    vocab_size: int = None  # 0 and the letters
-    n_layer: int = 2
-    n_embd: int = 16
-    n_embd2: int = 24
-    n_head: int = 2
+class Sizes:
+    row: int  # tokens in a row: the longest name and its closing 0
+    vocab: int  # 0 and the letters
+    embed: int = 16
+    hidden: int = 24
+    layers: int = 2
+    heads: int = 2
 
 
-def masked_loss(logits, targets):
-    if targets is None:
-        return None
-    return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+def next_letter_loss(logits, targets):
+    """Mean cross-entropy over the places whose target is not -1."""
+    flat = logits.view(-1, logits.size(-1))
+    return F.cross_entropy(flat, targets.view(-1), ignore_index=-1)
 
 
-class NewGELU(nn.Module):
-    """GELU with tanh's approximation, written out as in BERT and GPT."""
+class PairTable(nn.Module):
+    """A learned table: row a holds the logits of the letter that follows a."""
+
+    def __init__(self, sizes):
+        super().__init__()
+        self.context = 1
+        self.table = nn.Parameter(torch.zeros((sizes.vocab, sizes.vocab)))
+
+    def forward(self, ids):
+        return self.table[ids]
+
+
+class WindowMLP(nn.Module):
+    """The embeddings of a letter and the letters before it, laid end to end, into a hidden
+    tanh layer; places before the row's start read a blank token (id vocab)."""
+
+    def __init__(self, sizes):
+        super().__init__()
+        self.context = sizes.row
+        self.blank = sizes.vocab
+        self.embedding = nn.Embedding(sizes.vocab + 1, sizes.embed)
+        layers = [nn.Linear(sizes.row * sizes.embed, sizes.hidden), nn.Tanh(),
+                  nn.Linear(sizes.hidden, sizes.vocab)]
+        self.head = nn.Sequential(*layers)
+
+    def forward(self, ids):
+        looking_back = [ids]
+        for _ in range(self.context - 1):
+            earlier = torch.roll(looking_back[-1], 1, 1)
+            earlier[:, 0] = self.blank  # what rolled round from the end is not a letter
+            looking_back.append(earlier)
+        window = torch.cat([self.embedding(shifted) for shifted in looking_back], -1)
+        return self.head(window)
+
+
+class TanhStep(nn.Module):
+    """state' = tanh(W [letter, state] + b)."""
+
+    def __init__(self, sizes):
+        super().__init__()
+        self.mix = nn.Linear(sizes.embed + sizes.hidden, sizes.hidden)
+
+    def forward(self, letter, state):
+        return F.tanh(self.mix(torch.cat([letter, state], dim=1)))
+
+
+class GatedStep(nn.Module):
+    """A GRU step: a reset gate picks what of the state the proposal sees, an update gate how
+    far the state moves towards the proposal."""
+
+    def __init__(self, sizes):
+        super().__init__()
+        both = sizes.embed + sizes.hidden
+        self.reset_gate = nn.Linear(both, sizes.hidden)
+        self.update_gate = nn.Linear(both, sizes.hidden)
+        self.proposal = nn.Linear(both, sizes.hidden)
+
+    def forward(self, letter, state):
+        seen = torch.cat([letter, state], dim=1)
+        keep = F.sigmoid(self.reset_gate(seen))
+        move = F.sigmoid(self.update_gate(seen))
+        proposed = F.tanh(self.proposal(torch.cat([letter, keep * state], dim=1)))
+        return state + move * (proposed - state)
+
+
+class Recurrent(nn.Module):
+    """One step module run along the row from a learned first state."""
+
+    def __init__(self, sizes, step):
+        super().__init__()
+        self.context = sizes.row
+        self.embedding = nn.Embedding(sizes.vocab, sizes.embed)
+        self.first_state = nn.Parameter(torch.zeros(1, sizes.hidden))
+        self.step = step
+        self.readout = nn.Linear(sizes.hidden, sizes.vocab)
+
+    def forward(self, ids):
+        letters = self.embedding(ids)
+        state = self.first_state.expand((ids.size(0), -1))
+        states = []
+        for place in range(ids.size(1)):
+            state = self.step(letters[:, place, :], state)
+            states.append(state)
+        return self.readout(torch.stack(states, 1))
+
+
+def causal_mask(n, leading):
+    """Ones on and below the diagonal of an n x n square, with `leading` axes of size 1."""
+    return torch.tril(torch.ones(n, n)).view(*([1] * leading), n, n)
+
+
+class RunningAverage(nn.Module):
+    """Place t becomes the mean of places 0..t: softmax of zeros with the future at -inf."""
+
+    def __init__(self, sizes):
+        super().__init__()
+        self.register_buffer("allowed", causal_mask(sizes.row, 1))
 
     def forward(self, x):
-        inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))
-        return 0.5 * x * (1.0 + torch.tanh(inner))
+        batch, places, _ = x.size()
+        scores = torch.zeros((batch, places, places))
+        scores = scores.masked_fill(self.allowed[:, :places, :places] == 0, float("-inf"))
+        return F.softmax(scores, dim=-1) @ x
 
 
-class CausalSelfAttention(nn.Module):
+class AveragingModel(nn.Module):
+    """Letter and place embeddings, a residual running average, a residual tanh layer."""
 
-    def __init__(self, config):
+    def __init__(self, sizes):
         super().__init__()
-        assert config.n_embd % config.n_head == 0
-        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)  # q, k, v for every head
-        self.c_proj = nn.Linear(config.n_embd, config.n_embd)
-        n = config.block_size
-        self.register_buffer("bias", torch.tril(torch.ones(n, n)).view(1, 1, n, n))
-        self.n_head = config.n_head
-        self.n_embd = config.n_embd
+        self.context = sizes.row
+        self.letters = nn.Embedding(sizes.vocab, sizes.embed)
+        self.places = nn.Embedding(sizes.row, sizes.embed)
+        self.average = RunningAverage(sizes)
+        self.up = nn.Linear(sizes.embed, sizes.hidden)
+        self.down = nn.Linear(sizes.hidden, sizes.embed)
+        self.readout = nn.Linear(sizes.embed, sizes.vocab)
+
+    def forward(self, ids):
+        where = torch.arange(0, ids.size(1), dtype=torch.long).unsqueeze(0)
+        h = self.letters(ids) + self.places(where)
+        h = h + self.average(h)
+        h = h + self.down(F.tanh(self.up(h)))
+        return self.readout(h)
+
+
+class TanhGELU(nn.Module):
+    """GELU by its tanh approximation: x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
 
     def forward(self, x):
-        B, T, C = x.size()
-        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
-        hs = C // self.n_head
-        q = q.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
-        k = k.view(B, T, self.n_head, hs).transpose(1, 2)
-        v = v.view(B, T, self.n_head, hs).transpose(1, 2)
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))  # (B, nh, T, T)
-        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
-        att = F.softmax(att, dim=-1)
-        y = att @ v  # (B, nh, T, hs)
-        y = y.transpose(1, 2).contiguous().view(B, T, C)  # the heads side by side again
-        return self.c_proj(y)
+        cubic = x + 0.044715 * torch.pow(x, 3.0)
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * cubic))
 
 
-class Block(nn.Module):
+class MaskedHeads(nn.Module):
+    """Multi-head self-attention in which a place sees only itself and earlier places."""
 
-    def __init__(self, config):
+    def __init__(self, sizes):
         super().__init__()
-        self.ln_1 = nn.LayerNorm(config.n_embd)
-        self.attn = CausalSelfAttention(config)
-        self.ln_2 = nn.LayerNorm(config.n_embd)
-        self.mlp = nn.ModuleDict(dict(
-            c_fc=nn.Linear(config.n_embd, 4 * config.n_embd),
-            c_proj=nn.Linear(4 * config.n_embd, config.n_embd),
-            act=NewGELU(),
+        if sizes.embed % sizes.heads:
+            raise ValueError(f"MaskedHeads: embed {sizes.embed} must divide by heads "
+                             f"{sizes.heads}")
+        self.heads = sizes.heads
+        self.to_qkv = nn.Linear(sizes.embed, 3 * sizes.embed)
+        self.merge = nn.Linear(sizes.embed, sizes.embed)
+        self.register_buffer("allowed", causal_mask(sizes.row, 2))
+
+    def split_heads(self, x):
+        batch, places, width = x.size()
+        return x.view(batch, places, self.heads, width // self.heads).transpose(1, 2)
+
+    def forward(self, x):
+        batch, places, width = x.size()
+        query, key, value = map(self.split_heads, self.to_qkv(x).split(width, dim=2))
+        scores = query @ key.transpose(-2, -1) / math.sqrt(key.size(-1))
+        scores = scores.masked_fill(self.allowed[:, :, :places, :places] == 0, float("-inf"))
+        mixed = F.softmax(scores, dim=-1) @ value  # (batch, heads, places, width / heads)
+        return self.merge(mixed.transpose(1, 2).contiguous().view(batch, places, width))
+
+
+class DecoderLayer(nn.Module):
+    """Pre-norm residual layer: attention, then a 4x-wide GELU feed-forward."""
+
+    def __init__(self, sizes):
+        super().__init__()
+        self.norm_before_attention = nn.LayerNorm(sizes.embed)
+        self.attention = MaskedHeads(sizes)
+        self.norm_before_ff = nn.LayerNorm(sizes.embed)
+        self.ff = nn.ModuleDict(dict(
+            widen=nn.Linear(sizes.embed, 4 * sizes.embed),
+            gelu=TanhGELU(),
+            narrow=nn.Linear(4 * sizes.embed, sizes.embed),
         ))
-        m = self.mlp
-        self.mlpf = lambda x: m.c_proj(m.act(m.c_fc(x)))  # a plain attribute, not a module
+        ff = self.ff
+        # a bare function on a module: torch keeps it as a plain attribute, no submodule
+        self.feed_forward = lambda h: ff.narrow(ff.gelu(ff.widen(h)))
 
-    def forward(self, x):
-        x = x + self.attn(self.ln_1(x))
-        x = x + self.mlpf(self.ln_2(x))
-        return x
+    def forward(self, h):
+        h = h + self.attention(self.norm_before_attention(h))
+        return h + self.feed_forward(self.norm_before_ff(h))
 
 
-class Transformer(nn.Module):
+class SmallTransformer(nn.Module):
+    """Letter and place embeddings, DecoderLayers, a final LayerNorm, a bias-free readout."""
 
-    def __init__(self, config):
+    def __init__(self, sizes):
         super().__init__()
-        self.block_size = config.block_size
-        self.transformer = nn.ModuleDict(dict(
-            wte=nn.Embedding(config.vocab_size, config.n_embd),
-            wpe=nn.Embedding(config.block_size, config.n_embd),
-            h=nn.ModuleList([Block(config) for _ in range(config.n_layer)]),
-            ln_f=nn.LayerNorm(config.n_embd),
+        self.context = sizes.row
+        self.body = nn.ModuleDict(dict(
+            letters=nn.Embedding(sizes.vocab, sizes.embed),
+            places=nn.Embedding(sizes.row, sizes.embed),
+            layers=nn.ModuleList([DecoderLayer(sizes) for _ in range(sizes.layers)]),
+            norm=nn.LayerNorm(sizes.embed),
         ))
-        self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
-        n_params = sum(p.numel() for p in self.transformer.parameters())  # lm_head aside
-        print(f"number of parameters: {n_params / 1e6:.4f}M")
+        self.readout = nn.Linear(sizes.embed, sizes.vocab, bias=False)
+        body_count = sum(p.numel() for p in self.body.parameters())
+        print(f"transformer body: {body_count / 1e6:.4f}M parameters, readout aside")
 
-    def get_block_size(self):
-        return self.block_size
-
-    def forward(self, idx, targets=None):
-        device = idx.device
-        b, t = idx.size()
-        assert t <= self.block_size, f"a row of {t} is longer than the block, {self.block_size}"
-        pos = torch.arange(0, t, dtype=torch.long, device=device).unsqueeze(0)  # (1, t)
-        x = self.transformer.wte(idx) + self.transformer.wpe(pos)
-        for block in self.transformer.h:
-            x = block(x)
-        logits = self.lm_head(self.transformer.ln_f(x))
-        return logits, masked_loss(logits, targets)
+    def forward(self, ids):
+        if ids.size(1) > self.context:
+            raise ValueError(f"SmallTransformer: rows of at most {self.context} ids, "
+                             f"got {ids.size(1)}")
+        where = torch.arange(0, ids.size(1), dtype=torch.long).unsqueeze(0)
+        h = self.body.letters(ids) + self.body.places(where)
+        for layer in self.body.layers:
+            h = layer(h)
+        return self.readout(self.body.norm(h))
 
 
-class CausalBoW(nn.Module):
-    """Each place gets the average of itself and the places before it."""
-
-    def __init__(self, config):
-        super().__init__()
-        self.block_size = config.block_size
-        n = config.block_size
-        self.register_buffer("bias", torch.tril(torch.ones(n, n)).view(1, n, n))
-
-    def forward(self, x):
-        B, T, C = x.size()
-        att = torch.zeros((B, T, T), device=x.device)
-        att = att.masked_fill(self.bias[:, :T, :T] == 0, float("-inf"))
-        att = F.softmax(att, dim=-1)  # 1/k over the k places so far
-        return att @ x
+MAKERS = {
+    "pairs": PairTable,
+    "window": WindowMLP,
+    "tanh-rnn": lambda sizes: Recurrent(sizes, TanhStep(sizes)),
+    "gru": lambda sizes: Recurrent(sizes, GatedStep(sizes)),
+    "average": AveragingModel,
+    "transformer": SmallTransformer,
+}
 
 
-class BoWBlock(nn.Module):
+# ---- scoring and sampling ------------------------------------------------------------------
 
-    def __init__(self, config):
-        super().__init__()
-        self.cbow = CausalBoW(config)
-        self.mlp = nn.ModuleDict(dict(
-            c_fc=nn.Linear(config.n_embd, config.n_embd2),
-            c_proj=nn.Linear(config.n_embd2, config.n_embd),
-        ))
-
-    def forward(self, x):
-        x = x + self.cbow(x)
-        x = x + self.mlp.c_proj(F.tanh(self.mlp.c_fc(x)))
-        return x
-
-
-class BoW(nn.Module):
-
-    def __init__(self, config):
-        super().__init__()
-        self.block_size = config.block_size
-        self.vocab_size = config.vocab_size
-        self.wte = nn.Embedding(config.vocab_size, config.n_embd)
-        self.wpe = nn.Embedding(config.block_size, config.n_embd)
-        self.context_block = BoWBlock(config)
-        self.lm_head = nn.Linear(config.n_embd, self.vocab_size)
-
-    def get_block_size(self):
-        return self.block_size
-
-    def forward(self, idx, targets=None):
-        b, t = idx.size()
-        pos = torch.arange(0, t, dtype=torch.long, device=idx.device).unsqueeze(0)
-        x = self.context_block(self.wte(idx) + self.wpe(pos))
-        logits = self.lm_head(x)
-        return logits, masked_loss(logits, targets)
-
-
-class RNNCell(nn.Module):
-    """The plain recurrence: h_t = tanh(W [x_t, h_{t-1}] + b)."""
-
-    def __init__(self, config):
-        super().__init__()
-        self.xh_to_h = nn.Linear(config.n_embd + config.n_embd2, config.n_embd2)
-
-    def forward(self, xt, hprev):
-        xh = torch.cat([xt, hprev], dim=1)
-        return F.tanh(self.xh_to_h(xh))
-
-
-class GRUCell(nn.Module):
-    """A gated recurrence: a reset gate r, an update gate z, a candidate hbar."""
-
-    def __init__(self, config):
-        super().__init__()
-        self.xh_to_z = nn.Linear(config.n_embd + config.n_embd2, config.n_embd2)
-        self.xh_to_r = nn.Linear(config.n_embd + config.n_embd2, config.n_embd2)
-        self.xh_to_hbar = nn.Linear(config.n_embd + config.n_embd2, config.n_embd2)
-
-    def forward(self, xt, hprev):
-        xh = torch.cat([xt, hprev], dim=1)
-        r = F.sigmoid(self.xh_to_r(xh))
-        xhr = torch.cat([xt, r * hprev], dim=1)
-        hbar = F.tanh(self.xh_to_hbar(xhr))
-        z = F.sigmoid(self.xh_to_z(xh))
-        return (1 - z) * hprev + z * hbar
-
-
-class RNN(nn.Module):
-
-    def __init__(self, config, cell_type):
-        super().__init__()
-        self.block_size = config.block_size
-        self.vocab_size = config.vocab_size
-        self.start = nn.Parameter(torch.zeros(1, config.n_embd2))  # the state before t = 0
-        self.wte = nn.Embedding(config.vocab_size, config.n_embd)
-        self.cell = RNNCell(config) if cell_type == "rnn" else GRUCell(config)
-        self.lm_head = nn.Linear(config.n_embd2, self.vocab_size)
-
-    def get_block_size(self):
-        return self.block_size
-
-    def forward(self, idx, targets=None):
-        b, t = idx.size()
-        emb = self.wte(idx)  # (b, t, n_embd)
-        hprev = self.start.expand((b, -1))
-        hiddens = []
-        for i in range(t):
-            hprev = self.cell(emb[:, i, :], hprev)
-            hiddens.append(hprev)
-        hidden = torch.stack(hiddens, 1)  # (b, t, n_embd2)
-        logits = self.lm_head(hidden)
-        return logits, masked_loss(logits, targets)
-
-
-class MLP(nn.Module):
-    """Bengio et al. 2003: the last block_size letters' embeddings, side by side, into an MLP."""
-
-    def __init__(self, config):
-        super().__init__()
-        self.block_size = config.block_size
-        self.vocab_size = config.vocab_size
-        self.wte = nn.Embedding(config.vocab_size + 1, config.n_embd)  # + a blank token
-        self.mlp = nn.Sequential(
-            nn.Linear(self.block_size * config.n_embd, config.n_embd2),
-            nn.Tanh(),
-            nn.Linear(config.n_embd2, self.vocab_size),
-        )
-
-    def get_block_size(self):
-        return self.block_size
-
-    def forward(self, idx, targets=None):
-        embs = []
-        for _ in range(self.block_size):
-            embs.append(self.wte(idx))  # this letter, then the one before, ...
-            idx = torch.roll(idx, 1, 1)
-            idx[:, 0] = self.vocab_size  # before the start: the blank token
-        x = torch.cat(embs, -1)  # (b, t, n_embd * block_size)
-        logits = self.mlp(x)
-        return logits, masked_loss(logits, targets)
-
-
-class Bigram(nn.Module):
-    """The next letter from this one alone: a table of logits."""
-
-    def __init__(self, config):
-        super().__init__()
-        n = config.vocab_size
-        self.logits = nn.Parameter(torch.zeros((n, n)))
-
-    def get_block_size(self):
-        return 1
-
-    def forward(self, idx, targets=None):
-        logits = self.logits[idx]
-        return logits, masked_loss(logits, targets)
-
-
-# -----------------------------------------------------------------------------
-# training, evaluating, sampling
+@torch.inference_mode()
+def mean_loss(model, rows, batches):
+    """The mean loss over the first `batches` shuffled batches of 40, in eval mode."""
+    model.eval()
+    total, seen = 0.0, 0
+    for inputs, targets in DataLoader(rows, batch_size=40, shuffle=True, num_workers=0):
+        total += next_letter_loss(model(inputs), targets).item()
+        seen += 1
+        if seen == batches:
+            break
+    model.train()
+    return total / seen
 
 
 @torch.no_grad()
-def generate(model, idx, max_new_tokens, temperature=1.0, do_sample=False, top_k=None):
-    block_size = model.get_block_size()
-    for _ in range(max_new_tokens):
-        idx_cond = idx if idx.size(1) <= block_size else idx[:, -block_size:]
-        logits, _ = model(idx_cond)
-        logits = logits[:, -1, :] / temperature
+def extend(model, ids, count, temperature=1.0, sample=True, top_k=None):
+    """`ids` with `count` more tokens, each from the model's last logits over the most recent
+    `model.context` tokens: drawn at `temperature` among the `top_k` best, or the best."""
+    for _ in range(count):
+        window = ids[:, -model.context:]
+        last = model(window)[:, -1, :] / temperature
         if top_k is not None:
-            v, _ = torch.topk(logits, top_k)
-            logits[logits < v[:, [-1]]] = -float("Inf")
-        probs = F.softmax(logits, dim=-1)
-        if do_sample:
-            idx_next = torch.multinomial(probs, num_samples=1)
+            best, _ = torch.topk(last, top_k)
+            last[last < best[:, [-1]]] = -float("Inf")
+        chances = F.softmax(last, dim=-1)
+        if sample:
+            chosen = torch.multinomial(chances, num_samples=1)
         else:
-            _, idx_next = torch.topk(probs, k=1, dim=-1)
-        idx = torch.cat((idx, idx_next), dim=1)
-    return idx
+            chosen = torch.topk(chances, k=1, dim=-1).indices
+        ids = torch.cat((ids, chosen), dim=1)
+    return ids
 
 
-def sample_names(model, dataset, num, do_sample=True, temperature=1.0, top_k=None):
-    X_init = torch.zeros(num, 1, dtype=torch.long).to(device)
-    steps = dataset.get_output_length() - 1  # the first 0 is given
-    X_samp = generate(model, X_init, steps, temperature=temperature, do_sample=do_sample,
-                      top_k=top_k).to("cpu")
+def invent(model, rows, how_many, **options):
+    """`how_many` names, each read up to its first 0."""
+    starts = torch.zeros(how_many, 1, dtype=torch.long)
+    made = extend(model, starts, rows.row_length() - 1, **options)
     names = []
-    for i in range(X_samp.size(0)):
-        row = X_samp[i, 1:].tolist()
-        crop_index = row.index(0) if 0 in row else len(row)
-        names.append(dataset.decode(row[:crop_index]))
+    for row in made[:, 1:].tolist():
+        end = row.index(0) if 0 in row else len(row)
+        names.append(rows.to_name(row[:end]))
     return names
 
 
-@torch.inference_mode()
-def evaluate(model, dataset, batch_size=50, max_batches=None):
-    model.eval()
-    loader = DataLoader(dataset, shuffle=True, batch_size=batch_size, num_workers=0)
-    losses = []
-    for i, batch in enumerate(loader):
-        batch = [t.to(device) for t in batch]
-        X, Y = batch
-        logits, loss = model(X, Y)
-        losses.append(loss.item())
-        if max_batches is not None and i >= max_batches:
-            break
-    mean_loss = torch.tensor(losses).mean().item()
-    model.train()
-    return mean_loss
+# ---- one model's run -------------------------------------------------------------------------
+
+def gradient_norms(model):
+    return " ".join(f"{p.grad.norm().item():.6g}" for p in model.parameters())
 
 
-def build(model_type, config):
-    if model_type == "transformer":
-        return Transformer(config)
-    if model_type == "bigram":
-        return Bigram(config)
-    if model_type == "mlp":
-        return MLP(config)
-    if model_type in ("rnn", "gru"):
-        return RNN(config, cell_type=model_type)
-    if model_type == "bow":
-        return BoW(config)
-    raise ValueError(f"model type {model_type} is not recognized")
-
-
-device = "cpu"
-torch.manual_seed(3407)
-torch.cuda.manual_seed_all(3407)
-work_dir = tempfile.mkdtemp()
-writer = SummaryWriter(log_dir=work_dir)
-
-names_path = os.path.join("..", "data", "names.txt")  # run from tests/torch_programs
-train_dataset, test_dataset = create_datasets(names_path, every=100)
-vocab_size = train_dataset.get_vocab_size()
-block_size = train_dataset.get_output_length()
-x, y = train_dataset[0]
-print(f"first example: {train_dataset.words[0]} x {x.tolist()} y {y.tolist()}")
-
-for model_type in ["bigram", "mlp", "rnn", "gru", "bow", "transformer"]:
-    print(f"--- {model_type}")
-    config = ModelConfig(vocab_size=vocab_size, block_size=block_size)
-    model = build(model_type, config)
-    model.to(device)
-    print(f"model #params: {sum(p.numel() for p in model.parameters())}")
+def run(kind, sizes, fit_rows, held_rows, log, folder):
+    """Train a `kind` model, keep its best state on disk, reload it and sample from it."""
+    model = MAKERS[kind](sizes)
+    print(f"[{kind}] {sum(p.numel() for p in model.parameters())} parameters")
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01,
                                   betas=(0.9, 0.99), eps=1e-8)
-    batch_loader = InfiniteDataLoader(train_dataset, batch_size=16, pin_memory=True,
-                                      num_workers=2)
-    out_path = os.path.join(work_dir, f"{model_type}.pt")
-    best_loss = None
-    for step in range(30):
-        batch = batch_loader.next()
-        batch = [t.to(device) for t in batch]
-        X, Y = batch
-        logits, loss = model(X, Y)
+    batches = endless_batches(fit_rows, batch_size=16, workers=2)
+    checkpoint = os.path.join(folder, f"{kind}.pt")
+    lowest = math.inf
+    for step in range(1, STEPS + 1):
+        inputs, targets = next(batches)
+        logits = model(inputs)
+        loss = next_letter_loss(logits, targets)
         model.zero_grad(set_to_none=True)
         loss.backward()
-        if step == 0:  # before AdamW, whose steps hide a gradient's scale
-            norms = [f"{p.grad.norm().item():.6g}" for p in model.parameters()]
-            print(f"first gradients' norms: {' '.join(norms)}")
+        if step == 1:  # printed before any update: Adam's steps would hide a wrong scale
+            print(f"[{kind}] gradient norms at the start: {gradient_norms(model)}")
         optimizer.step()
-        if step % 6 == 0:
-            print(f"step {step} | loss {loss.item():.4f}")
-        if step % 15 == 14:  # evaluate, and keep the best model so far
-            train_loss = evaluate(model, train_dataset, batch_size=50, max_batches=2)
-            test_loss = evaluate(model, test_dataset, batch_size=50, max_batches=2)
-            writer.add_scalar(f"{model_type}/train", train_loss, step)
-            writer.add_scalar(f"{model_type}/test", test_loss, step)
-            writer.flush()
-            print(f"step {step} train loss: {train_loss:.4f} test loss: {test_loss:.4f}")
-            if best_loss is None or test_loss < best_loss:
-                print(f"test loss {test_loss:.4f} is the best so far, saving model")
-                torch.save(model.state_dict(), out_path)
-                best_loss = test_loss
+        if step % REPORT_EVERY == 1:
+            print(f"[{kind}] step {step}: batch loss {loss.item():.4f}")
+        if step % SCORE_EVERY == 0:
+            fit_loss = mean_loss(model, fit_rows, SCORE_BATCHES)
+            held = mean_loss(model, held_rows, SCORE_BATCHES)
+            log.add_scalar(f"loss/{kind}/fit", fit_loss, step)
+            log.add_scalar(f"loss/{kind}/held", held, step)
+            log.flush()
+            improved = held < lowest
+            print(f"[{kind}] step {step}: fit {fit_loss:.4f}, held out {held:.4f}"
+                  f"{' (lowest yet, saved)' if improved else ''}")
+            if improved:
+                torch.save(model.state_dict(), checkpoint)
+                lowest = held
     model.zero_grad(set_to_none=True)
-    print(f"logits {tuple(logits.shape)}, grads after zero_grad: "
-          f"{[p.grad for p in model.parameters()][:2]}, training {model.training}")
+    grads = [p.grad for p in model.parameters()]
+    print(f"[{kind}] logits {tuple(logits.shape)}; after zero_grad {grads[:2]}; "
+          f"training mode {model.training}")
 
-    reloaded = build(model_type, config)
-    reloaded.load_state_dict(torch.load(out_path))
-    print(f"state {list(reloaded.state_dict())[:4]}")
-    print(f"reloaded test loss {evaluate(reloaded, test_dataset, batch_size=50, max_batches=2):.4f}"
-          f" best {best_loss:.4f}")
+    restored = MAKERS[kind](sizes)
+    restored.load_state_dict(torch.load(checkpoint))
+    print(f"[{kind}] restored {list(restored.state_dict())[:4]}: held out "
+          f"{mean_loss(restored, held_rows, SCORE_BATCHES):.4f} (saved at {lowest:.4f})")
+    drawn = invent(restored, fit_rows, 6)
+    where = ["seen" if fit_rows.has(name) else "held" if held_rows.has(name) else "new"
+             for name in drawn]
+    print(f"[{kind}] drawn {list(zip(drawn, where))}")
+    print(f"[{kind}] most likely {invent(restored, fit_rows, 1, sample=False)}; "
+          f"top 3 at 0.8 {invent(restored, fit_rows, 3, temperature=0.8, top_k=3)}")
 
-    samples = sample_names(reloaded, train_dataset, num=6)
-    greedy = sample_names(reloaded, train_dataset, num=1, do_sample=False)
-    top3 = sample_names(reloaded, train_dataset, num=3, temperature=0.8, top_k=3)
-    kinds = ["train" if train_dataset.contains(w) else "test" if test_dataset.contains(w)
-             else "new" for w in samples]
-    print(f"samples {samples} {kinds}")
-    print(f"greedy {greedy} top-3 at temperature 0.8 {top3}")
-print(f"after the run {torch.rand(2).tolist()}")
+
+def main():
+    torch.manual_seed(1234)
+    folder = tempfile.mkdtemp()
+    log = SummaryWriter(log_dir=folder)
+    names = load_names(os.path.join("..", "data", "names.txt"), stride=100)  # cwd: this folder
+    fit_rows, held_rows = train_and_held_out(names)
+    inputs, targets = fit_rows[0]
+    print(f"{fit_rows.names[0]!r} as inputs {inputs.tolist()} and targets {targets.tolist()}")
+    sizes = Sizes(row=fit_rows.row_length(), vocab=len(fit_rows.id_of) + 1)
+    for kind in MAKERS:
+        run(kind, sizes, fit_rows, held_rows, log, folder)
+    print(f"the generator's next draws {torch.rand(2).tolist()}")
+
+
+if __name__ == "__main__":
+    main()
