@@ -2,9 +2,9 @@
 3, on 800 names of names.txt shuffled by Python's random.seed(42) and cut 80/10/10 into
 train, validation and test. Part 2: a table of letter vectors indexed by whole windows at
 once, the vectors joined by torch.cat(torch.unbind(..., 1), 1) and by view(-1, 30), the
-cross-entropy written out beside F.cross_entropy, minibatches from torch.randint with a
+cross-entropy written out beside F.cross_entropy, minibatches drawn by torch.randint with a
 seeded Generator, a sweep of learning rates over 10**torch.linspace(-3, 0, 1000) plotted
-as a list of 0-d tensors, the update p.data += -lr * p.grad, and the letter vectors drawn
+as a list of 0-d tensors, the update t.data += -rate * t.grad, and the letter vectors drawn
 with plt.scatter and plt.text. Part 3: the first layer scaled for tanh, batch normalisation
 written out (a gain and a shift, mean and std over the batch with keepdim, running
 statistics under torch.no_grad()), histograms and a picture of the saturated units, the
