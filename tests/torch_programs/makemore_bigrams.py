@@ -1,12 +1,13 @@
-"""A bigram model of names in the style of makemore part 1, on a slice of names.txt. First
-counted: an int32 count matrix filled one bigram at a time by N[ix1, ix2] += 1, drawn with
-plt.imshow and plt.text, a row turned into probabilities and sampled with torch.multinomial
-from a seeded torch.Generator, the smoothed matrix P = (N + 1).float() normalised in place
-by broadcasting its row sums, names sampled from it and the average negative log likelihood.
-Then learned: the same model as one linear layer on F.one_hot inputs, logits exponentiated
-and normalised by hand, the loss picked out with probs[torch.arange(num), ys] plus a weight
-penalty, W.grad = None, loss.backward() and W.data += -50 * W.grad, and names sampled from
-the trained network."""
+"""Which letter follows which: a bigram model of names, the subject of makemore part 1, on
+the first 350 names of names.txt. Counted first: an int32 table of letter pairs filled one
+pair at a time by indexed +=, drawn with plt.imshow and plt.text, a row normalised into
+probabilities and drawn from with torch.multinomial and a seeded torch.Generator; the
+table smoothed by one, its rows normalised in place by broadcasting (and, without
+keepdims, the columns divided by mistake); names drawn from it and the negative log
+likelihood of some names. Then learned: the same model as a 27 x 27 weight matrix on
+F.one_hot codes, the softmax done by hand, the likelihood picked out by fancy indexing plus
+a weight penalty, trained by hand with weight.grad = None, backward() and weight.data +=;
+names drawn from the network."""
 import matplotlib
 import torch
 import torch.nn.functional as F
@@ -14,160 +15,150 @@ import torch.nn.functional as F
 matplotlib.use("Agg")  # no window: the figures are made, their contents printed, then closed
 import matplotlib.pyplot as plt  # noqa: E402
 
-with open("../data/names.txt") as f:  # run from tests/torch_programs, as the test runs it
-    words = f.read().splitlines()
-print("words", len(words), words[:5], min(len(w) for w in words), max(len(w) for w in words))
+SEED = 2147483647
+BOUNDARY = "."  # code 0: before a name's first letter and after its last
 
-chars = sorted(list(set("".join(words))))
-stoi = {s: i + 1 for i, s in enumerate(chars)}
-stoi["."] = 0
-itos = {i: s for s, i in stoi.items()}
-words = words[:350]  # a slice: every += below is an op
+with open("../data/names.txt") as source:  # run from tests/torch_programs, as the test does
+    all_names = source.read().splitlines()
+print("names", len(all_names), all_names[:5], min(map(len, all_names)), max(map(len, all_names)))
 
-# ---- counting ----
-N = torch.zeros((27, 27), dtype=torch.int32)
-for w in words:
-    chs = ["."] + list(w) + ["."]
-    for ch1, ch2 in zip(chs, chs[1:]):
-        ix1 = stoi[ch1]
-        ix2 = stoi[ch2]
-        N[ix1, ix2] += 1
-print("N", N.dtype, N.shape, "total", N.sum().item(), "biggest", N.max().item())
-print(N[0, 1], N[stoi["a"], 0], N[stoi["n"]].tolist())
+letter_of = [BOUNDARY] + sorted(set("".join(all_names)))
+code_of = {letter: code for code, letter in enumerate(letter_of)}
+size = len(letter_of)
+names = all_names[:350]  # every += below is an op of its own: a slice keeps it quick
+
+
+def pairs(some_names):
+    """(code, next code) for every pair of neighbours, the boundary at both ends."""
+    for name in some_names:
+        padded = [BOUNDARY, *name, BOUNDARY]
+        for left, right in zip(padded, padded[1:]):
+            yield code_of[left], code_of[right]
+
+
+def sample_names(distribution_after, how_many=5):
+    """Names drawn letter by letter from a fresh generator, each next letter from the
+    distribution `distribution_after(code)` gives, until the boundary is drawn."""
+    rng = torch.Generator().manual_seed(SEED)
+    for _ in range(how_many):
+        code, letters = 0, ""
+        while True:
+            code = torch.multinomial(distribution_after(code), num_samples=1, replacement=True,
+                                     generator=rng).item()
+            letters += letter_of[code]
+            if code == 0:
+                break
+        print("drawn:", letters)
+
+
+# ---- counting pairs ----
+tally = torch.zeros((size, size), dtype=torch.int32)
+for first, second in pairs(names):
+    tally[first, second] += 1
+print("tally", tally.dtype, tally.shape, "pairs", tally.sum().item(), "most", tally.max().item())
+print(tally[0, 1], tally[code_of["a"], 0], tally[code_of["n"]].tolist())
 
 plt.figure(figsize=(8, 8))
-image = plt.imshow(N, cmap="Blues")
-for i in range(3):
-    for j in range(27):
-        chstr = itos[i] + itos[j]
-        plt.text(j, i, chstr, ha="center", va="bottom", color="gray")
-        plt.text(j, i, N[i, j].item(), ha="center", va="top", color="gray")
+picture = plt.imshow(tally, cmap="Blues")
+for row in range(3):  # the first rows' labels: enough to count the texts
+    for column in range(size):
+        plt.text(column, row, letter_of[row] + letter_of[column], ha="center", va="bottom",
+                 color="gray")
+        plt.text(column, row, tally[row, column].item(), ha="center", va="top", color="gray")
 plt.axis("off")
-print("imshow", image.get_array().shape, image.get_array().sum(), image.get_array().dtype)
-print("texts", len(plt.gca().texts), [t.get_text() for t in plt.gca().texts[:6]])
+pixels = picture.get_array()
+print("picture", pixels.shape, pixels.sum(), pixels.dtype)
+print("labels", len(plt.gca().texts), [label.get_text() for label in plt.gca().texts[:6]])
 plt.close()
 
-p = N[0].float()
-p = p / p.sum()
-print("p", p.dtype, f"{p.sum().item():.4f}", [round(v, 4) for v in p[:6].tolist()])
+starts = tally[0].float()
+starts = starts / starts.sum()
+print("first letters", starts.dtype, f"{starts.sum().item():.4f}",
+      [round(v, 4) for v in starts[:6].tolist()])
 
-g = torch.Generator().manual_seed(2147483647)
-p3 = torch.rand(3, generator=g)
-p3 = p3 / p3.sum()
-print("p3", p3)
-print("draws", torch.multinomial(p3, num_samples=20, replacement=True, generator=g))
-ix = torch.multinomial(p, num_samples=1, replacement=True, generator=g).item()
-print("first letter", ix, itos[ix])
+rng = torch.Generator().manual_seed(SEED)
+weights3 = torch.rand(3, generator=rng)
+weights3 = weights3 / weights3.sum()
+print("three outcomes", weights3)
+print("twenty draws", torch.multinomial(weights3, num_samples=20, replacement=True, generator=rng))
+code = torch.multinomial(starts, num_samples=1, replacement=True, generator=rng).item()
+print("a first letter", code, letter_of[code])
 
-P = (N + 1).float()
-P /= P.sum(1, keepdims=True)
-print("P", P.shape, P.sum(1, keepdims=True).shape, f"{P[0].sum().item():.4f}",
-      f"{P[5].sum().item():.4f}", f"{P[stoi['q'], stoi['u']].item():.4f}")
+# add-one smoothing, then every row divided by its own total
+smoothed = (tally + 1).float()
+smoothed /= smoothed.sum(1, keepdims=True)
+print("smoothed", smoothed.shape, smoothed.sum(1, keepdims=True).shape,
+      f"{smoothed[0].sum().item():.4f}", f"{smoothed[5].sum().item():.4f}",
+      f"{smoothed[code_of['q'], code_of['u']].item():.4f}")
 
-# without keepdims the (27,) sums broadcast as a row: each column is divided, not each row
-Q = (N + 1).float()
-Q = Q / Q.sum(1)
-print("columns divided", f"{Q[0].sum().item():.6f}", f"{Q[:, 0].sum().item():.6f}",
-      torch.allclose(Q, P), Q.sum(0).shape)
+# a (27,) vector of totals broadcasts as a row, so this divides each column instead
+wrong = (tally + 1).float()
+wrong = wrong / wrong.sum(1)
+print("keepdims forgotten", f"{wrong[0].sum().item():.6f}", f"{wrong[:, 0].sum().item():.6f}",
+      torch.allclose(wrong, smoothed), wrong.sum(0).shape)
 
-g = torch.Generator().manual_seed(2147483647)
-for _ in range(5):
-    out = []
-    ix = 0
-    while True:
-        p = P[ix]
-        ix = torch.multinomial(p, num_samples=1, replacement=True, generator=g).item()
-        out.append(itos[ix])
-        if ix == 0:
-            break
-    print("".join(out))
+sample_names(lambda code: smoothed[code])
 
-log_likelihood = 0.0
-n = 0
-for w in words[:40]:
-    chs = ["."] + list(w) + ["."]
-    for ch1, ch2 in zip(chs, chs[1:]):
-        ix1 = stoi[ch1]
-        ix2 = stoi[ch2]
-        prob = P[ix1, ix2]
-        logprob = torch.log(prob)
-        log_likelihood += logprob
-        n += 1
-        if n <= 4:
-            print(f"{ch1}{ch2}: {prob:.4f} {logprob:.4f}")
-print(f"{log_likelihood=}")
-nll = -log_likelihood
-print(f"{nll=}")
-print(f"{nll / n}")
+# how surprised the counts are by the first 40 names: a sum of 0-d tensors
+total_log_prob, seen = 0.0, 0
+for first, second in pairs(names[:40]):
+    chance = smoothed[first, second]
+    surprise = torch.log(chance)
+    total_log_prob += surprise
+    seen += 1
+    if seen <= 4:
+        print(f"{letter_of[first]}{letter_of[second]}: {chance:.4f} {surprise:.4f}")
+print(f"{total_log_prob=}")
+negative = -total_log_prob
+print(f"{negative=}")
+print(f"{negative / seen}")
 
-# ---- the neural network ----
-xs, ys = [], []
-for w in words:
-    chs = ["."] + list(w) + ["."]
-    for ch1, ch2 in zip(chs, chs[1:]):
-        xs.append(stoi[ch1])
-        ys.append(stoi[ch2])
-xs = torch.tensor(xs)
-ys = torch.tensor(ys)
-num = xs.nelement()
-print("number of examples:", num, xs[:5], ys[:5])
+# ---- the same model learned by gradient descent ----
+inputs, targets = (torch.tensor(column) for column in zip(*pairs(names)))
+count = inputs.nelement()
+print("training pairs:", count, inputs[:5], targets[:5])
 
-xenc = F.one_hot(xs, num_classes=27).float()
-print("xenc", xenc.shape, xenc.dtype, xenc[:3].argmax(1))
-plt.imshow(xenc[:20])
-print("one-hot image", plt.gci().get_array().shape, plt.gci().get_array().sum())
+encoded = F.one_hot(inputs, num_classes=size).float()
+print("encoded", encoded.shape, encoded.dtype, encoded[:3].argmax(1))
+plt.imshow(encoded[:20])
+print("one-hot picture", plt.gci().get_array().shape, plt.gci().get_array().sum())
 plt.close()
 
-g = torch.Generator().manual_seed(2147483647)
-W = torch.randn((27, 27), generator=g, requires_grad=True)
-print("W", W[0, :3], W.is_leaf)
+rng = torch.Generator().manual_seed(SEED)
+weight = torch.randn((size, size), generator=rng, requires_grad=True)
+print("weight", weight[0, :3], weight.is_leaf)
 
-# the first five examples, one by one, as the lecture walks through them
-nlls = torch.zeros(5)
+
+def next_letter_probs(one_hot):
+    """The network's softmax, by hand: a row of weights per code, exponentiated, normalised."""
+    exps = (one_hot @ weight).exp()
+    return exps / exps.sum(1, keepdims=True)
+
+
+# the untrained network's view of the first five pairs, one at a time
+losses5 = torch.zeros(5)
 with torch.no_grad():
-    logits = xenc @ W
-    counts = logits.exp()
-    probs = counts / counts.sum(1, keepdims=True)
-    for i in range(5):
-        x = xs[i].item()
-        y = ys[i].item()
-        p = probs[i, y]
-        logp = torch.log(p)
-        nlls[i] = -logp
-        print(f"{itos[x]}{itos[y]}: prob {p.item():.4f} nll {-logp.item():.4f}")
-print("average nll", f"{nlls.mean().item():.4f}")
+    table = next_letter_probs(encoded)
+    for k in range(5):
+        before, after = inputs[k].item(), targets[k].item()
+        chance = table[k, after]
+        surprise = torch.log(chance)
+        losses5[k] = -surprise
+        print(f"{letter_of[before]}{letter_of[after]}: chance {chance.item():.4f} "
+              f"surprise {-surprise.item():.4f}")
+print("mean surprise", f"{losses5.mean().item():.4f}")
 
-for k in range(30):
-    # forward pass
-    xenc = F.one_hot(xs, num_classes=27).float()
-    logits = xenc @ W
-    counts = logits.exp()
-    probs = counts / counts.sum(1, keepdims=True)
-    loss = -probs[torch.arange(num), ys].log().mean() + 0.01 * (W**2).mean()
-    if k % 5 == 0 or k == 29:
-        print("step", k, f"loss {loss.item():.4f}")
-
-    # backward pass
-    W.grad = None
+for epoch in range(30):
+    table = next_letter_probs(F.one_hot(inputs, num_classes=size).float())
+    loss = -table[torch.arange(count), targets].log().mean() + 0.01 * (weight**2).mean()
+    if epoch % 5 == 0 or epoch == 29:
+        print("epoch", epoch, f"loss {loss.item():.4f}")
+    weight.grad = None
     loss.backward()
-    if k == 0:
-        print("grad", W.grad.shape, f"{W.grad.abs().sum().item():.6f}",
-              [round(v, 6) for v in W.grad[0, :4].tolist()])
+    if epoch == 0:
+        print("gradient", weight.grad.shape, f"{weight.grad.abs().sum().item():.6f}",
+              [round(v, 6) for v in weight.grad[0, :4].tolist()])
+    weight.data += -50 * weight.grad  # a large step: the loss is smooth and the model one layer
 
-    # update
-    W.data += -50 * W.grad
-
-g = torch.Generator().manual_seed(2147483647)
-for _ in range(5):
-    out = []
-    ix = 0
-    while True:
-        xenc = F.one_hot(torch.tensor([ix]), num_classes=27).float()
-        logits = xenc @ W
-        counts = logits.exp()
-        p = counts / counts.sum(1, keepdims=True)
-        ix = torch.multinomial(p, num_samples=1, replacement=True, generator=g).item()
-        out.append(itos[ix])
-        if ix == 0:
-            break
-    print("".join(out))
+sample_names(lambda code: next_letter_probs(
+    F.one_hot(torch.tensor([code]), num_classes=size).float()))

@@ -1,19 +1,18 @@
-"""A character MLP of names in the style of makemore parts 2 and 3, on a slice of names.txt
-shuffled by Python's random.seed(42) and split 80/10/10 by build_dataset (a context of
-three letters). Part 2: an embedding table C indexed by the contexts (emb = C[X]), the
-embeddings joined by torch.cat(torch.unbind(emb, 1), 1) and by emb.view(-1, 30), the
-cross-entropy written out and through F.cross_entropy, minibatches drawn by torch.randint with
-a seeded Generator, the learning-rate search over 10**torch.linspace(-3, 0, 1000) plotted
-with plt.plot(lri, lossi), the update p.data += -lr * p.grad, the embedding drawn with
-plt.scatter and plt.text. Part 3: W1 scaled by (5/3) / 30**0.5, batch normalisation written
-out (bngain, bnbias, hpreact.mean(0, keepdim=True), .std(0, keepdim=True), running
-statistics under torch.no_grad()), plt.hist of the activations, plt.imshow(h.abs() > 0.99),
-the losses averaged with torch.tensor(lossi).view(-1, 10).mean(1), an @torch.no_grad()
-split_loss over 'train'/'val'/'test'; then the lecture's own Linear, BatchNorm1d and Tanh
-classes keeping .out (a network without batch normalisation first, its biases added in
-place), layer.out.retain_grad(), the activation and gradient statistics with
-torch.histogram(t, density=True) plotted, the update-to-data ratios, and names sampled in
-eval mode with F.softmax and torch.multinomial."""
+"""Names from a window of three letters: the multi-layer perceptron of makemore parts 2 and
+3, on 800 names of names.txt shuffled by Python's random.seed(42) and cut 80/10/10 into
+train, validation and test. Part 2: a table of letter vectors indexed by whole windows at
+once, the vectors joined by torch.cat(torch.unbind(..., 1), 1) and by view(-1, 30), the
+cross-entropy written out beside F.cross_entropy, minibatches drawn by torch.randint with a
+seeded Generator, a sweep of learning rates over 10**torch.linspace(-3, 0, 1000) plotted
+as a list of 0-d tensors, the update t.data += -rate * t.grad, and the letter vectors drawn
+with plt.scatter and plt.text. Part 3: the first layer scaled for tanh, batch normalisation
+written out (a gain and a shift, mean and std over the batch with keepdim, running
+statistics under torch.no_grad()), histograms and a picture of the saturated units, the
+log losses averaged ten at a time, an @torch.no_grad() loss per split; then small layer
+classes of our own that keep their last output (a network without batch normalisation,
+its bias added in place, then one with it), retain_grad() on those outputs, the
+activations' and gradients' statistics with torch.histogram(t, density=True), the ratios of
+update to data, and names drawn in evaluation mode with F.softmax and torch.multinomial."""
 import random
 
 import matplotlib
@@ -23,6 +22,11 @@ import torch.nn.functional as F
 matplotlib.use("Agg")  # no window: the figures are made, their contents printed, then closed
 import matplotlib.pyplot as plt  # noqa: E402
 
+SEED = 2147483647
+WINDOW = 3  # letters the model sees before guessing the next
+WIDTH = 10  # numbers per letter vector
+FLAT = WIDTH * WINDOW
+
 
 def line_summary(line):
     """A plotted line as numbers: how many points, the first and last x, the y's sum."""
@@ -30,413 +34,378 @@ def line_summary(line):
     return f"{len(x)} points, x {float(x[0]):.6f}..{float(x[-1]):.6f}, y sum {float(sum(y)):.6f}"
 
 
-with open("../data/names.txt") as f:  # run from tests/torch_programs, as the test runs it
-    words = f.read().splitlines()
-chars = sorted(list(set("".join(words))))
-stoi = {s: i + 1 for i, s in enumerate(chars)}
-stoi["."] = 0
-itos = {i: s for s, i in stoi.items()}
-vocab_size = len(itos)
-print("vocab_size", vocab_size)
+with open("../data/names.txt") as source:  # run from tests/torch_programs, as the test does
+    names = source.read().splitlines()
+letter_of = ["."] + sorted(set("".join(names)))  # '.' pads a window and ends a name
+code_of = {letter: code for code, letter in enumerate(letter_of)}
+n_codes = len(letter_of)
+print("letters and end", n_codes)
 
 random.seed(42)
-random.shuffle(words)
-words = words[:800]  # a slice, so that the program stays quick
-block_size = 3  # letters of context
+random.shuffle(names)
+names = names[:800]  # a slice, so that the program stays quick
 
 
-def build_dataset(words):
-    X, Y = [], []
-    for w in words:
-        context = [0] * block_size
-        for ch in w + ".":
-            ix = stoi[ch]
-            X.append(context)
-            Y.append(ix)
-            context = context[1:] + [ix]
-    X = torch.tensor(X)
-    Y = torch.tensor(Y)
-    print(X.shape, Y.shape, X.dtype)
-    return X, Y
+def windows_and_next(some_names):
+    """Every window of WINDOW codes over each name (zeros before it) and the code after it."""
+    windows, nexts = [], []
+    for name in some_names:
+        codes = [0] * WINDOW + [code_of[letter] for letter in name] + [0]
+        for end in range(WINDOW, len(codes)):
+            windows.append(codes[end - WINDOW:end])
+            nexts.append(codes[end])
+    inputs, targets = torch.tensor(windows), torch.tensor(nexts)
+    print("split", inputs.shape, targets.shape, inputs.dtype)
+    return inputs, targets
 
 
-n1 = int(0.8 * len(words))
-n2 = int(0.9 * len(words))
-Xtr, Ytr = build_dataset(words[:n1])
-Xdev, Ydev = build_dataset(words[n1:n2])
-Xte, Yte = build_dataset(words[n2:])
-for x, y in zip(Xtr[:4], Ytr[:4]):
-    print("".join(itos[ix.item()] for ix in x), "--->", itos[y.item()])
+cut_val, cut_test = int(0.8 * len(names)), int(0.9 * len(names))
+splits = {"train": windows_and_next(names[:cut_val]),
+          "val": windows_and_next(names[cut_val:cut_test]),
+          "test": windows_and_next(names[cut_test:])}
+train_in, train_out = splits["train"]
+for window, code in zip(train_in[:4].tolist(), train_out[:4].tolist()):
+    print("".join(letter_of[c] for c in window), "then", letter_of[code])
 
-# ---- part 2: the MLP ----
-g = torch.Generator().manual_seed(2147483647)
-C = torch.randn((27, 10), generator=g)
-emb = C[Xtr]
-print("emb", emb.shape, C[5], F.one_hot(torch.tensor(5), num_classes=27).float() @ C)
-joined = torch.cat(torch.unbind(emb, 1), 1)
-print("cat of unbind", joined.shape, (joined == emb.view(-1, 30)).all().item())
-W1 = torch.randn((30, 200), generator=g)
-b1 = torch.randn(200, generator=g)
-W2 = torch.randn((200, 27), generator=g)
-b2 = torch.randn(27, generator=g)
-parameters = [C, W1, b1, W2, b2]
-print("parameters", sum(p.nelement() for p in parameters))
-for p in parameters:
-    p.requires_grad = True
 
-# the cross-entropy written out, then F.cross_entropy
-emb = C[Xtr[:32]]
-h = torch.tanh(emb.view(-1, 30) @ W1 + b1)
-logits = h @ W2 + b2
-counts = logits.exp()
-prob = counts / counts.sum(1, keepdims=True)
-loss = -prob[torch.arange(32), Ytr[:32]].log().mean()
-print(f"by hand {loss.item():.4f}, F.cross_entropy {F.cross_entropy(logits, Ytr[:32]).item():.4f}")
-print("h saturated", f"{(h.abs() > 0.99).float().mean().item():.6f}")
+def draw_mlp(rng, hidden):
+    """The letter table, then the hidden and the output layer's weights and biases, drawn
+    from `rng` in that order."""
+    return [torch.randn((n_codes, WIDTH), generator=rng),
+            torch.randn((FLAT, hidden), generator=rng), torch.randn(hidden, generator=rng),
+            torch.randn((hidden, n_codes), generator=rng), torch.randn(n_codes, generator=rng)]
 
-# the learning-rate search
-lre = torch.linspace(-3, 0, 1000)
-lrs = 10**lre
-lri, lossi = [], []
-for i in range(0, 800, 20):  # up to lr 0.22: beyond it the loss jumps, and float32 noise with it
-    ix = torch.randint(0, Xtr.shape[0], (32,), generator=g)
-    emb = C[Xtr[ix]]
-    h = torch.tanh(emb.view(-1, 30) @ W1 + b1)
-    logits = h @ W2 + b2
-    loss = F.cross_entropy(logits, Ytr[ix])
-    for p in parameters:
-        p.grad = None
+
+def learnable(tensors):
+    for t in tensors:
+        t.requires_grad = True
+    return tensors
+
+
+def descend(tensors, loss, rate):
+    """One step of plain gradient descent on `loss`, by hand."""
+    for t in tensors:
+        t.grad = None
     loss.backward()
-    lr = lrs[i]
-    for p in parameters:
-        p.data += -lr * p.grad
-    lri.append(lre[i])
-    lossi.append(loss.item())
-(line,) = plt.plot(lri, lossi)
-print("lr search:", line_summary(line))
-print("last lr", f"{lr.item():.6f}", f"loss {lossi[-1]:.4f}")
+    for t in tensors:
+        t.data += -rate * t.grad
+
+
+def mlp_scores(table, w_hidden, b_hidden, w_out, b_out, inputs):
+    hidden = torch.tanh(table[inputs].view(-1, FLAT) @ w_hidden + b_hidden)
+    return hidden @ w_out + b_out
+
+
+def batch_of(rng, size=32):
+    return torch.randint(0, train_in.shape[0], (size,), generator=rng)
+
+
+# ---- part 2: the perceptron ----
+rng = torch.Generator().manual_seed(SEED)
+mlp = draw_mlp(rng, 200)
+table = mlp[0]
+looked_up = table[train_in]
+print("looked up", looked_up.shape, table[5],
+      F.one_hot(torch.tensor(5), num_classes=n_codes).float() @ table)
+side_by_side = torch.cat(torch.unbind(looked_up, 1), 1)
+print("cat of unbind", side_by_side.shape, (side_by_side == looked_up.view(-1, FLAT)).all().item())
+print("parameters", sum(t.nelement() for t in mlp))
+learnable(mlp)
+
+# the loss by hand, then by F.cross_entropy, on the first 32 windows
+table, w_hidden, b_hidden, w_out, b_out = mlp
+hidden = torch.tanh(table[train_in[:32]].view(-1, FLAT) @ w_hidden + b_hidden)
+scores = hidden @ w_out + b_out
+exps = scores.exp()
+softmax = exps / exps.sum(1, keepdims=True)
+by_hand = -softmax[torch.arange(32), train_out[:32]].log().mean()
+print(f"written out {by_hand.item():.4f}, "
+      f"F.cross_entropy {F.cross_entropy(scores, train_out[:32]).item():.4f}")
+print("near +-1", f"{(hidden.abs() > 0.99).float().mean().item():.6f}")
+
+# which learning rate? one step at each of a rising sequence of rates
+exponents = torch.linspace(-3, 0, 1000)
+rates = 10**exponents
+tried, losses = [], []
+for k in range(0, 800, 20):  # up to 0.22: beyond it the loss jumps, float32 noise with it
+    picked = batch_of(rng)
+    loss = F.cross_entropy(mlp_scores(*mlp, train_in[picked]), train_out[picked])
+    descend(mlp, loss, rates[k])
+    tried.append(exponents[k])  # 0-d tensors, plotted as they are
+    losses.append(loss.item())
+(curve,) = plt.plot(tried, losses)
+print("rate sweep:", line_summary(curve))
+print("last rate", f"{rates[k].item():.6f}", f"loss {losses[-1]:.4f}")
 plt.close()
 
-g = torch.Generator().manual_seed(2147483647)  # a fresh start, trained at the rate found
-C = torch.randn((27, 10), generator=g)
-W1 = torch.randn((30, 200), generator=g)
-b1 = torch.randn(200, generator=g)
-W2 = torch.randn((200, 27), generator=g)
-b2 = torch.randn(27, generator=g)
-parameters = [C, W1, b1, W2, b2]
-for p in parameters:
-    p.requires_grad = True
-stepi, lossi = [], []
-for i in range(40):
-    ix = torch.randint(0, Xtr.shape[0], (32,), generator=g)
-    emb = C[Xtr[ix]]
-    h = torch.tanh(emb.view(-1, 30) @ W1 + b1)
-    logits = h @ W2 + b2
-    loss = F.cross_entropy(logits, Ytr[ix])
-    for p in parameters:
-        p.grad = None
-    loss.backward()
-    lr = 0.1 if i < 30 else 0.01
-    for p in parameters:
-        p.data += -lr * p.grad
-    stepi.append(i)
-    lossi.append(loss.log10().item())
-(line,) = plt.plot(stepi, lossi)
-print("training:", line_summary(line))
+rng = torch.Generator().manual_seed(SEED)  # the same start again, trained at a fixed rate
+mlp = learnable(draw_mlp(rng, 200))
+steps, log_losses = [], []
+for k in range(40):
+    picked = batch_of(rng)
+    loss = F.cross_entropy(mlp_scores(*mlp, train_in[picked]), train_out[picked])
+    descend(mlp, loss, 0.1 if k < 30 else 0.01)
+    steps.append(k)
+    log_losses.append(loss.log10().item())
+(curve,) = plt.plot(steps, log_losses)
+print("fixed rate:", line_summary(curve))
 plt.close()
-for X, Y in [(Xtr, Ytr), (Xdev, Ydev)]:
-    emb = C[X]
-    h = torch.tanh(emb.view(-1, 30) @ W1 + b1)
-    print(f"split loss {F.cross_entropy(h @ W2 + b2, Y).item():.4f}")
+for split in ("train", "val"):
+    inputs, targets = splits[split]
+    print(split, f"loss {F.cross_entropy(mlp_scores(*mlp, inputs), targets).item():.4f}")
 
+table = mlp[0]
 plt.figure(figsize=(8, 8))
-dots = plt.scatter(C[:, 0].data, C[:, 1].data, s=200)
-for i in range(C.shape[0]):
-    plt.text(C[i, 0].item(), C[i, 1].item(), itos[i], ha="center", va="center", color="white")
+dots = plt.scatter(table[:, 0].data, table[:, 1].data, s=200)
+for code in range(table.shape[0]):
+    plt.text(table[code, 0].item(), table[code, 1].item(), letter_of[code], ha="center",
+             va="center", color="white")
 plt.grid("minor")
-print("scatter", dots.get_offsets().shape, f"{dots.get_offsets().sum():.4f}",
+print("letter map", dots.get_offsets().shape, f"{dots.get_offsets().sum():.4f}",
       plt.gca().texts[1].get_position())
 plt.close()
 
-# ---- part 3: initialisation and batch normalisation written out ----
-print("expected first loss", f"{-torch.tensor(1 / 27.0).log().item():.4f}")
-x = torch.randn(1000, 10, generator=g)
-w = torch.randn(10, 200, generator=g) / 10**0.5
-y = x @ w
-print(f"x std {x.std().item():.6f}, y std {y.std().item():.6f}")
+# ---- part 3: a sensible start, and batch normalisation written out ----
+print("loss of a uniform guess", f"{-torch.tensor(1 / 27.0).log().item():.4f}")
+samples = torch.randn(1000, 10, generator=rng)
+projected = samples @ (torch.randn(10, 200, generator=rng) / 10**0.5)  # std kept near 1
+print(f"std in {samples.std().item():.6f}, std out {projected.std().item():.6f}")
 
-n_embd, n_hidden = 10, 200
-g = torch.Generator().manual_seed(2147483647)
-C = torch.randn((vocab_size, n_embd), generator=g)
-W1 = torch.randn((n_embd * block_size, n_hidden), generator=g) * (5 / 3) / (30**0.5)
-b1 = torch.randn(n_hidden, generator=g) * 0.01  # drawn, not used: bnbias replaces it
-W2 = torch.randn((n_hidden, vocab_size), generator=g) * 0.01
-b2 = torch.randn(vocab_size, generator=g) * 0
-bngain = torch.ones((1, n_hidden))
-bnbias = torch.zeros((1, n_hidden))
-bnmean_running = torch.zeros((1, n_hidden))
-bnstd_running = torch.ones((1, n_hidden))
-parameters = [C, W1, W2, b2, bngain, bnbias]
-print("parameters", sum(p.nelement() for p in parameters))
-for p in parameters:
-    p.requires_grad = True
+hidden_size, batch_size = 200, 32
+rng = torch.Generator().manual_seed(SEED)
+table, w_hidden, unused_bias, w_out, b_out = draw_mlp(rng, hidden_size)
+w_hidden = w_hidden * (5 / 3) / (30**0.5)  # tanh's gain over the square root of fan-in
+w_out = w_out * 0.01  # near-uniform first guesses
+b_out = b_out * 0
+gain, shift = torch.ones((1, hidden_size)), torch.zeros((1, hidden_size))
+mean_seen, std_seen = torch.zeros((1, hidden_size)), torch.ones((1, hidden_size))
+normed_mlp = learnable([table, w_hidden, w_out, b_out, gain, shift])  # no hidden bias
+print("parameters", sum(t.nelement() for t in normed_mlp))
 
-max_steps, batch_size = 30, 32
-lossi = []
-for i in range(max_steps):
-    ix = torch.randint(0, Xtr.shape[0], (batch_size,), generator=g)
-    Xb, Yb = Xtr[ix], Ytr[ix]
-    emb = C[Xb]
-    embcat = emb.view(emb.shape[0], -1)
-    hpreact = embcat @ W1
-    bnmeani = hpreact.mean(0, keepdim=True)
-    bnstdi = hpreact.std(0, keepdim=True)
-    hpreact = bngain * (hpreact - bnmeani) / bnstdi + bnbias
-    with torch.no_grad():
-        bnmean_running = 0.999 * bnmean_running + 0.001 * bnmeani
-        bnstd_running = 0.999 * bnstd_running + 0.001 * bnstdi
-    h = torch.tanh(hpreact)
-    logits = h @ W2 + b2
-    loss = F.cross_entropy(logits, Yb)
-    for p in parameters:
-        p.grad = None
-    loss.backward()
-    lr = 0.1 if i < 20 else 0.01
-    for p in parameters:
-        p.data += -lr * p.grad
-    if i % 10 == 0:
-        print(f"{i:7d}/{max_steps:7d}: {loss.item():.4f}")
-    if i == 0:
-        counts, bins, patches = plt.hist(h.view(-1).tolist(), 50)
-        print("hist", len(patches), counts.sum(), counts[:5].tolist(), f"{bins[0]:.6f}")
-        plt.close()
-        counts, bins, patches = plt.hist(hpreact.view(-1).tolist(), 50)
-        print("hpreact hist", counts.max(), f"{bins[0]:.6f} {bins[-1]:.6f}")
-        plt.close()
-        plt.figure(figsize=(20, 10))
-        image = plt.imshow(h.abs() > 0.99, cmap="gray", interpolation="nearest")
-        print("saturated", image.get_array().shape, image.get_array().sum())
-        plt.close()
-        print("grads", f"{bngain.grad.abs().sum().item():.6f}", f"{W1.grad.std().item():.6f}",
-              f"{C.grad.abs().sum().item():.6f}")
-    lossi.append(loss.log10().item())
-(line,) = plt.plot(torch.tensor(lossi).view(-1, 10).mean(1))
-print("averaged:", line_summary(line))
+
+def show_first_batch(hidden, pre_activation):
+    counts, edges, bars = plt.hist(hidden.view(-1).tolist(), 50)
+    print("tanh histogram", len(bars), counts.sum(), counts[:5].tolist(), f"{edges[0]:.6f}")
+    plt.close()
+    counts, edges, bars = plt.hist(pre_activation.view(-1).tolist(), 50)
+    print("before tanh", counts.max(), f"{edges[0]:.6f} {edges[-1]:.6f}")
+    plt.close()
+    plt.figure(figsize=(20, 10))
+    picture = plt.imshow(hidden.abs() > 0.99, cmap="gray", interpolation="nearest")
+    print("saturated units", picture.get_array().shape, picture.get_array().sum())
+    plt.close()
+    print("gradients", f"{gain.grad.abs().sum().item():.6f}", f"{w_hidden.grad.std().item():.6f}",
+          f"{table.grad.abs().sum().item():.6f}")
+
+
+n_steps, log_losses = 30, []
+for k in range(n_steps):
+    picked = batch_of(rng, batch_size)
+    flat = table[train_in[picked]]
+    flat = flat.view(flat.shape[0], -1)
+    before = flat @ w_hidden
+    batch_mean, batch_std = before.mean(0, keepdim=True), before.std(0, keepdim=True)
+    pre_activation = gain * (before - batch_mean) / batch_std + shift
+    with torch.no_grad():  # a slow average for use after training
+        mean_seen = 0.999 * mean_seen + 0.001 * batch_mean
+        std_seen = 0.999 * std_seen + 0.001 * batch_std
+    hidden = torch.tanh(pre_activation)
+    loss = F.cross_entropy(hidden @ w_out + b_out, train_out[picked])
+    descend(normed_mlp, loss, 0.1 if k < 20 else 0.01)
+    if k % 10 == 0:
+        print(f"step {k:3d} of {n_steps}: {loss.item():.4f}")
+    if k == 0:
+        show_first_batch(hidden, pre_activation)
+    log_losses.append(loss.log10().item())
+(curve,) = plt.plot(torch.tensor(log_losses).view(-1, 10).mean(1))
+print("tens averaged:", line_summary(curve))
 plt.close()
-print("running", f"{bnmean_running.mean().item():.6f}", f"{bnstd_running.mean().item():.6f}")
+print("kept while training", f"{mean_seen.mean().item():.6f}", f"{std_seen.mean().item():.6f}")
 
-# the batch statistics of the whole training set, as the lecture calibrates them
+# the same statistics measured once over the whole training split
 with torch.no_grad():
-    emb = C[Xtr]
-    embcat = emb.view(emb.shape[0], -1)
-    hpreact = embcat @ W1
-    bnmean = hpreact.mean(0, keepdim=True)
-    bnstd = hpreact.std(0, keepdim=True)
-print("calibrated", f"{bnmean.abs().mean().item():.6f}", f"{bnstd.mean().item():.6f}")
+    flat = table[train_in]
+    before = flat.view(flat.shape[0], -1) @ w_hidden
+    whole_mean, whole_std = before.mean(0, keepdim=True), before.std(0, keepdim=True)
+print("over the whole split", f"{whole_mean.abs().mean().item():.6f}",
+      f"{whole_std.mean().item():.6f}")
 
 
 @torch.no_grad()
-def split_loss(split):
-    x, y = {
-        "train": (Xtr, Ytr),
-        "val": (Xdev, Ydev),
-        "test": (Xte, Yte),
-    }[split]
-    emb = C[x]
-    embcat = emb.view(emb.shape[0], -1)
-    hpreact = embcat @ W1
-    hpreact = bngain * (hpreact - bnmean_running) / bnstd_running + bnbias
-    h = torch.tanh(hpreact)
-    logits = h @ W2 + b2
-    loss = F.cross_entropy(logits, y)
+def report_split(split):
+    inputs, targets = splits[split]
+    flat = table[inputs]
+    before = flat.view(flat.shape[0], -1) @ w_hidden
+    hidden = torch.tanh(gain * (before - mean_seen) / std_seen + shift)
+    loss = F.cross_entropy(hidden @ w_out + b_out, targets)
     print(split, f"{loss.item():.4f}", loss.requires_grad)
 
 
-split_loss("train")
-split_loss("val")
-split_loss("test")
-
-# ---- part 3: the layers as classes ----
+for split in splits:
+    report_split(split)
 
 
-class Linear:
-
-    def __init__(self, fan_in, fan_out, bias=True):
-        self.weight = torch.randn((fan_in, fan_out), generator=g) / fan_in**0.5
-        self.bias = torch.zeros(fan_out) if bias else None
-
-    def __call__(self, x):
-        self.out = x @ self.weight
-        if self.bias is not None:
-            self.out += self.bias
-        return self.out
-
-    def parameters(self):
-        return [self.weight] + ([] if self.bias is None else [self.bias])
+# ---- part 3 again: layers as small classes that remember their output ----
 
 
-class BatchNorm1d:
+class Layer:
+    """Calls `compute` and keeps its result in `self.output`, for the statistics below."""
 
-    def __init__(self, dim, eps=1e-5, momentum=0.1):
-        self.eps = eps
-        self.momentum = momentum
-        self.training = True
-        self.gamma = torch.ones(dim)
-        self.beta = torch.zeros(dim)
-        self.running_mean = torch.zeros(dim)
-        self.running_var = torch.ones(dim)
+    training = True
 
     def __call__(self, x):
-        if self.training:
-            xmean = x.mean(0, keepdim=True)
-            xvar = x.var(0, keepdim=True)
-        else:
-            xmean = self.running_mean
-            xvar = self.running_var
-        xhat = (x - xmean) / torch.sqrt(xvar + self.eps)
-        self.out = self.gamma * xhat + self.beta
-        if self.training:
-            with torch.no_grad():
-                self.running_mean = (1 - self.momentum) * self.running_mean + self.momentum * xmean
-                self.running_var = (1 - self.momentum) * self.running_var + self.momentum * xvar
-        return self.out
+        self.output = self.compute(x)
+        return self.output
 
-    def parameters(self):
-        return [self.gamma, self.beta]
-
-
-class Tanh:
-    def __call__(self, x):
-        self.out = torch.tanh(x)
-        return self.out
-
-    def parameters(self):
+    def params(self):
         return []
 
 
-n_embd, n_hidden = 10, 64
-g = torch.Generator().manual_seed(2147483647)
+class Dense(Layer):
+    def __init__(self, n_in, n_out, rng, bias=True):
+        self.weight = torch.randn((n_in, n_out), generator=rng) / n_in**0.5
+        self.bias = torch.zeros(n_out) if bias else None
 
-# first without batch normalisation: the biases are added in place, self.out += self.bias
-C = torch.randn((vocab_size, n_embd), generator=g)
-layers = [Linear(n_embd * block_size, n_hidden), Tanh(), Linear(n_hidden, n_hidden), Tanh(),
-          Linear(n_hidden, vocab_size)]
-with torch.no_grad():
-    layers[-1].weight *= 0.1
-    for layer in layers[:-1]:
-        if isinstance(layer, Linear):
-            layer.weight *= 5 / 3
-parameters = [C] + [p for layer in layers for p in layer.parameters()]
-for p in parameters:
-    p.requires_grad = True
-for i in range(10):
-    ix = torch.randint(0, Xtr.shape[0], (batch_size,), generator=g)
-    x = C[Xtr[ix]].view(batch_size, -1)
-    for layer in layers:
+    def compute(self, x):
+        y = x @ self.weight
+        if self.bias is not None:
+            y += self.bias  # in place, on a tensor in the graph
+        return y
+
+    def params(self):
+        return [self.weight] + ([] if self.bias is None else [self.bias])
+
+
+class Normalise(Layer):
+    """Batch normalisation over dimension 0, with averages kept for evaluation."""
+
+    def __init__(self, size, eps=1e-5, momentum=0.1):
+        self.eps, self.momentum = eps, momentum
+        self.scale, self.offset = torch.ones(size), torch.zeros(size)
+        self.mean, self.variance = torch.zeros(size), torch.ones(size)
+
+    def compute(self, x):
+        if not self.training:
+            return self.scale * ((x - self.mean) / torch.sqrt(self.variance + self.eps)) \
+                + self.offset
+        mean, variance = x.mean(0, keepdim=True), x.var(0, keepdim=True)
+        y = self.scale * ((x - mean) / torch.sqrt(variance + self.eps)) + self.offset
+        with torch.no_grad():
+            keep = 1 - self.momentum
+            self.mean = keep * self.mean + self.momentum * mean
+            self.variance = keep * self.variance + self.momentum * variance
+        return y
+
+    def params(self):
+        return [self.scale, self.offset]
+
+
+class Squash(Layer):
+    def compute(self, x):
+        return torch.tanh(x)
+
+
+def everything(table, net):
+    return learnable([table] + [t for layer in net for t in layer.params()])
+
+
+def run(table, net, inputs):
+    x = table[inputs].view(inputs.shape[0], -1)
+    for layer in net:
         x = layer(x)
-    loss = F.cross_entropy(x, Ytr[ix])
-    for p in parameters:
-        p.grad = None
-    loss.backward()
-    for p in parameters:
-        p.data += -0.1 * p.grad
-    if i % 3 == 0:
-        print(f"no batch norm {i}: {loss.item():.4f}", layers[0].out.grad_fn.name(),
-              f"{layers[-1].bias.grad.abs().sum().item():.6f}",
-              f"{layers[1].out.std().item():.6f}")
+    return x
 
-C = torch.randn((vocab_size, n_embd), generator=g)
-layers = [
-    Linear(n_embd * block_size, n_hidden, bias=False), BatchNorm1d(n_hidden), Tanh(),
-    Linear(n_hidden, n_hidden, bias=False), BatchNorm1d(n_hidden), Tanh(),
-    Linear(n_hidden, n_hidden, bias=False), BatchNorm1d(n_hidden), Tanh(),
-    Linear(n_hidden, vocab_size, bias=False), BatchNorm1d(vocab_size),
-]
+
+hidden_size = 64
+rng = torch.Generator().manual_seed(SEED)
+
+# no normalisation yet: Dense adds its bias in place
+table = torch.randn((n_codes, WIDTH), generator=rng)
+net = [Dense(FLAT, hidden_size, rng), Squash(), Dense(hidden_size, hidden_size, rng), Squash(),
+       Dense(hidden_size, n_codes, rng)]
 with torch.no_grad():
-    layers[-1].gamma *= 0.1  # a less confident first guess
-    for layer in layers[:-1]:  # tanh's gain
-        if isinstance(layer, Linear):
+    net[-1].weight *= 0.1
+    for layer in net[:-1]:
+        if isinstance(layer, Dense):
             layer.weight *= 5 / 3
-parameters = [C] + [p for layer in layers for p in layer.parameters()]
-print("parameters", sum(p.nelement() for p in parameters))
-for p in parameters:
-    p.requires_grad = True
+weights = everything(table, net)
+for k in range(10):
+    picked = batch_of(rng, batch_size)
+    loss = F.cross_entropy(run(table, net, train_in[picked]), train_out[picked])
+    descend(weights, loss, 0.1)
+    if k % 3 == 0:
+        print(f"plain net, step {k}: {loss.item():.4f}", net[0].output.grad_fn.name(),
+              f"{net[-1].bias.grad.abs().sum().item():.6f}", f"{net[1].output.std().item():.6f}")
 
-max_steps = 20
-lossi, ud = [], []
-for i in range(max_steps):
-    ix = torch.randint(0, Xtr.shape[0], (batch_size,), generator=g)
-    Xb, Yb = Xtr[ix], Ytr[ix]
-    emb = C[Xb]
-    x = emb.view(emb.shape[0], -1)
-    for layer in layers:
-        x = layer(x)
-    loss = F.cross_entropy(x, Yb)
-    for layer in layers:
-        layer.out.retain_grad()
-    for p in parameters:
-        p.grad = None
-    loss.backward()
-    lr = 1.0 if i < 10 else 0.1
-    for p in parameters:
-        p.data += -lr * p.grad
-    if i % 5 == 0:
-        print(f"{i:7d}/{max_steps:7d}: {loss.item():.4f}")
-    lossi.append(loss.log10().item())
-    with torch.no_grad():
-        ud.append([((lr * p.grad).std() / p.data.std()).log10().item() for p in parameters])
+table = torch.randn((n_codes, WIDTH), generator=rng)
+net = [Dense(FLAT, hidden_size, rng, bias=False), Normalise(hidden_size), Squash()]
+for _ in range(2):
+    net += [Dense(hidden_size, hidden_size, rng, bias=False), Normalise(hidden_size), Squash()]
+net += [Dense(hidden_size, n_codes, rng, bias=False), Normalise(n_codes)]
+with torch.no_grad():
+    net[-1].scale *= 0.1  # less sure of its first guesses
+    for layer in net[:-1]:
+        if isinstance(layer, Dense):
+            layer.weight *= 5 / 3
+weights = everything(table, net)
+print("parameters", sum(t.nelement() for t in weights))
 
-# the activations' and their gradients' statistics, layer by layer
-for attribute in ("out", "grad"):
+n_steps, ratios = 20, []
+for k in range(n_steps):
+    picked = batch_of(rng, batch_size)
+    loss = F.cross_entropy(run(table, net, train_in[picked]), train_out[picked])
+    for layer in net:
+        layer.output.retain_grad()
+    rate = 1.0 if k < 10 else 0.1
+    descend(weights, loss, rate)
+    if k % 5 == 0:
+        print(f"step {k:3d} of {n_steps}: {loss.item():.4f}")
+    with torch.no_grad():  # how big each step is beside what it changes, as a log10
+        ratios.append([((rate * t.grad).std() / t.data.std()).log10().item() for t in weights])
+
+# each tanh layer's outputs, then their gradients: summary and density
+for what in ("output", "gradient"):
     plt.figure(figsize=(20, 4))
-    legends = []
-    for i, layer in enumerate(layers[:-1]):
-        if isinstance(layer, Tanh):
-            t = layer.out if attribute == "out" else layer.out.grad
-            print("layer %d (%10s): mean %+.6f, std %.6e, saturated: %.4f%%" % (  # noqa: UP031
-                i, layer.__class__.__name__, t.mean(), t.std(),
-                (t.abs() > 0.97).float().mean() * 100))
-            hy, hx = torch.histogram(t, density=True)
-            plt.plot(hx[:-1].detach(), hy.detach())
-            legends.append(f"layer {i} ({layer.__class__.__name__})")
-    plt.legend(legends)
-    for line in plt.gca().get_lines():
-        print(attribute, "density:", line_summary(line))
+    labels = []
+    for position, layer in enumerate(net[:-1]):
+        if isinstance(layer, Squash):
+            t = layer.output if what == "output" else layer.output.grad
+            print("%s of layer %d: mean %+.6f, std %.6e, beyond 0.97: %.4f%%" % (  # noqa: UP031
+                what, position, t.mean(), t.std(), (t.abs() > 0.97).float().mean() * 100))
+            density, edges = torch.histogram(t, density=True)
+            plt.plot(edges[:-1].detach(), density.detach())
+            labels.append(f"layer {position}")
+    plt.legend(labels)
+    for curve in plt.gca().get_lines():
+        print(what, "density:", line_summary(curve))
     plt.close()
 
-for p in parameters:
-    t = p.grad
-    if p.ndim == 2:
-        print("weight %10s | mean %+e | std %e | grad:data ratio %e" % (  # noqa: UP031
-            tuple(p.shape), t.mean(), t.std(), t.std() / p.std()))
+for t in weights:
+    if t.ndim == 2:
+        print("%-10s gradient mean %+e, std %e, std over the weights' %e" % (  # noqa: UP031
+            tuple(t.shape), t.grad.mean(), t.grad.std(), t.grad.std() / t.std()))
 
 plt.figure(figsize=(20, 4))
-for i, p in enumerate(parameters):
-    if p.ndim == 2:
-        plt.plot([ud[j][i] for j in range(len(ud))])
-plt.plot([0, len(ud)], [-3, -3], "k")
-for line in plt.gca().get_lines()[:-1]:
-    print("update:data", line_summary(line))
+for position, t in enumerate(weights):
+    if t.ndim == 2:
+        plt.plot([row[position] for row in ratios])
+plt.plot([0, len(ratios)], [-3, -3], "k")  # 1e-3, a rule of thumb
+for curve in plt.gca().get_lines()[:-1]:
+    print("step size over data:", line_summary(curve))
 plt.close()
-print("last ratios", [round(r, 4) for r in ud[-1]])
+print("last step's ratios", [round(r, 4) for r in ratios[-1]])
 
-# sample from the model, its batch norms in eval mode
-for layer in layers:
+# names from the trained net, its normalisation using the kept averages
+for layer in net:
     layer.training = False
-g = torch.Generator().manual_seed(2147483647 + 10)
+rng = torch.Generator().manual_seed(SEED + 10)
 for _ in range(5):
-    out = []
-    context = [0] * block_size
+    window, drawn = [0] * WINDOW, []
     while True:
-        emb = C[torch.tensor([context])]
-        x = emb.view(emb.shape[0], -1)
-        for layer in layers:
-            x = layer(x)
-        logits = x
-        probs = F.softmax(logits, dim=1)
-        ix = torch.multinomial(probs, num_samples=1, generator=g).item()
-        context = context[1:] + [ix]
-        out.append(ix)
-        if ix == 0:
+        chances = F.softmax(run(table, net, torch.tensor([window])), dim=1)
+        code = torch.multinomial(chances, num_samples=1, generator=rng).item()
+        window = window[1:] + [code]
+        drawn.append(code)
+        if code == 0:
             break
-    print("".join(itos[i] for i in out))
+    print("drawn:", "".join(letter_of[c] for c in drawn))

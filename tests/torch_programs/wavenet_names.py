@@ -1,10 +1,11 @@
-"""A hierarchical character model of names in the style of makemore part 5 (the WaveNet
-lecture): eight letters of context embedded, then fused two by two over three levels
-(Linear, BatchNorm1d, tanh), a LayerNorm and a linear head. The levels are held in a
-ModuleList, the weights set by model.apply(init), a buffer counts the steps; trained with
-minibatches and a hand-written update, the graph walked back from the loss through
-grad_fn.next_functions, evaluated in eval mode, saved with torch.save and loaded back with
-torch.load."""
+"""Names predicted by a tree of layers, the idea of makemore part 5 (after WaveNet): a
+window of eight letters is embedded, then neighbouring positions are fused pairwise, three
+times over (Linear, BatchNorm1d, tanh at each level), down to one vector that a LayerNorm
+and a linear read-out turn into scores. The levels sit in a ModuleList, model.apply(init)
+draws the weights, a registered buffer counts the updates. Trained on random minibatches by
+a hand-written update; then the graph is walked from the loss through
+grad_fn.next_functions, the model evaluated in eval mode, saved with torch.save and read
+back with torch.load."""
 import os
 import tempfile
 
@@ -15,32 +16,35 @@ import torch.nn.functional as F
 NAMES = """ada alma anouk arlo bea bodhi cleo corin dara eli elowen fenna finn gus hana ines
 ivo jora juno kai lena lior mara milo nell noa odin orla pim quinn rafe rosa sami tova ulla
 vera wren xan yara zeno""".split()  # noqa: SIM905 - a list to read
-BLOCK = 8  # letters of context: three levels of fusing two by two
-letters = sorted(set("".join(NAMES)))
-stoi = {ch: i + 1 for i, ch in enumerate(letters)}  # 0 is '.', the start and the end
-vocab_size = len(letters) + 1
-
-xs, ys = [], []
-for name in NAMES:
-    context = [0] * BLOCK
-    for ch in name + ".":
-        xs.append(context)
-        ys.append(stoi.get(ch, 0))
-        context = context[1:] + [ys[-1]]
-X, Y = torch.tensor(xs), torch.tensor(ys)
-print("examples", X.shape, Y.shape, X.dtype)
+WINDOW = 8  # letters seen at once: halved three times, 8 -> 4 -> 2 -> 1
+alphabet = sorted(set("".join(NAMES)))
+code_of = {letter: code for code, letter in enumerate(alphabet, start=1)}  # 0: '.', both ends
+n_codes = len(alphabet) + 1
 
 
-class FlattenConsecutive(nn.Module):
-    """(B, T, C) -> (B, T / n, C * n): n neighbours side by side."""
+def examples(names):
+    """Every window of WINDOW codes over a name padded with zeros in front and one zero
+    behind, with the code that comes after it."""
+    windows, nexts = [], []
+    for name in names:
+        padded = [0] * WINDOW + [code_of[letter] for letter in name] + [0]
+        for start in range(len(padded) - WINDOW):
+            windows.append(padded[start:start + WINDOW])
+            nexts.append(padded[start + WINDOW])
+    return torch.tensor(windows), torch.tensor(nexts)
 
-    def __init__(self, n):
-        super().__init__()
-        self.n = n
+
+contexts, answers = examples(NAMES)
+print("examples", contexts.shape, answers.shape, contexts.dtype)
+
+
+class PairUp(nn.Module):
+    """Neighbouring positions side by side: (batch, length, width) -> (batch, length / 2,
+    width * 2), so that the next linear layer sees two of them at once."""
 
     def forward(self, x):
-        B, T, C = x.shape
-        return x.reshape(B, T // self.n, C * self.n)
+        batch, length, width = x.shape
+        return x.reshape(batch, length // 2, width * 2)
 
 
 class Level(nn.Module):
@@ -48,31 +52,34 @@ class Level(nn.Module):
 
     def __init__(self, n_in, n_hidden):
         super().__init__()
-        self.flatten = FlattenConsecutive(2)
-        self.linear = nn.Linear(n_in * 2, n_hidden, bias=False)
-        self.bn = nn.BatchNorm1d(n_hidden)
+        self.pair = PairUp()
+        self.linear = nn.Linear(n_in * 2, n_hidden, bias=False)  # the norm's shift is the bias
+        self.norm = nn.BatchNorm1d(n_hidden)
 
     def forward(self, x):
-        x = self.linear(self.flatten(x))  # (B, T/2, H)
-        x = self.bn(x.transpose(1, 2)).transpose(1, 2)  # BatchNorm1d takes (B, H, T/2)
-        return torch.tanh(x)
+        fused = self.linear(self.pair(x))  # (batch, length / 2, hidden)
+        # BatchNorm1d normalises dimension 1 of a 3-d input: the channels go there and back
+        return torch.tanh(self.norm(fused.transpose(1, 2)).transpose(1, 2))
 
 
-class WaveNet(nn.Module):
-    def __init__(self, n_embd, n_hidden):
+class Tree(nn.Module):
+    """Codes embedded, then fused up a binary tree of Levels to one vector per window,
+    normalised and read out as scores for the next code. `updates` counts training steps."""
+
+    def __init__(self, width, hidden):
         super().__init__()
-        self.wte = nn.Embedding(vocab_size, n_embd)
-        self.levels = nn.ModuleList([Level(n_embd, n_hidden)]
-                                    + [Level(n_hidden, n_hidden) for _ in range(2)])
-        self.ln = nn.LayerNorm(n_hidden)
-        self.head = nn.Linear(n_hidden, vocab_size)
-        self.register_buffer("steps", torch.zeros((), dtype=torch.long))
+        self.embed = nn.Embedding(n_codes, width)
+        sizes = [width, hidden, hidden]
+        self.levels = nn.ModuleList([Level(size, hidden) for size in sizes])
+        self.norm = nn.LayerNorm(hidden)
+        self.readout = nn.Linear(hidden, n_codes)
+        self.register_buffer("updates", torch.zeros((), dtype=torch.long))
 
-    def forward(self, idx):
-        x = self.wte(idx)
+    def forward(self, codes):
+        x = self.embed(codes)
         for level in self.levels:
             x = level(x)
-        return self.head(self.ln(x.squeeze(1)))
+        return self.readout(self.norm(x.squeeze(1)))  # the length is down to 1
 
 
 visited = []
@@ -90,58 +97,58 @@ def init_weights(module):
 
 
 torch.manual_seed(42)
-model = WaveNet(n_embd=6, n_hidden=24)
+model = Tree(width=6, hidden=24)
 model.apply(init_weights)
 print("apply visited", visited)
 print(model)
 print("parameters", sum(p.numel() for p in model.parameters()))
 print("buffers", [name for name, _ in model.named_buffers()])
 print("state", list(model.state_dict()))
-print("first weights", model.levels[2].linear.weight[0, :4].tolist(), model.ln.weight[:3].tolist())
+print("first weights", model.levels[2].linear.weight[0, :4].tolist(),
+      model.norm.weight[:3].tolist())
 
 for step in range(15):
-    ix = torch.randint(0, X.shape[0], (32,))
-    logits = model(X[ix])
-    loss = F.cross_entropy(logits, Y[ix])
+    rows = torch.randint(0, contexts.shape[0], (32,))
+    loss = F.cross_entropy(model(contexts[rows]), answers[rows])
     for p in model.parameters():
         p.grad = None
     loss.backward()
-    lr = 0.1 if step < 10 else 0.01
+    rate = 0.1 if step < 10 else 0.01  # a tenth for the last five steps
     for p in model.parameters():
-        p.data += -lr * p.grad
-    model.steps += 1
+        p.data += -rate * p.grad
+    model.updates += 1  # a buffer: saved in the state, never given a gradient
     if step % 3 == 0 or step == 14:
         print("step", step, "loss", loss.item())
 
-# the blitz's walk down loss.grad_fn.next_functions, to the parameters' AccumulateGrad
-seen, stack, reached = set(), [loss.grad_fn], set()
-while stack:
-    fn = stack.pop()
-    if fn in seen:
+# from the loss down grad_fn.next_functions to the leaves' AccumulateGrad nodes
+visited_nodes, to_visit, leaves = set(), [loss.grad_fn], set()
+while to_visit:
+    node = to_visit.pop()
+    if node in visited_nodes:
         continue
-    seen.add(fn)
-    if hasattr(fn, "variable"):
-        reached.add(id(fn.variable))
-    stack.extend(f for f, _ in fn.next_functions if f is not None)
-print("the walk from the loss reaches", len(reached), "of", len(list(model.parameters())),
+    visited_nodes.add(node)
+    if hasattr(node, "variable"):  # an AccumulateGrad: the leaf it adds into
+        leaves.add(id(node.variable))
+    to_visit.extend(parent for parent, _ in node.next_functions if parent is not None)
+print("the walk from the loss reaches", len(leaves), "of", len(list(model.parameters())),
       "parameters")
 
-bn = model.get_submodule("levels.1.bn")
-print("running mean's size", bn.running_mean.abs().mean().item(),
-      "running variance", bn.running_var.mean().item())
-print("batches tracked", bn.num_batches_tracked.item(), "steps", model.steps.item())
+middle = model.get_submodule("levels.1.norm")
+print("running mean's size", middle.running_mean.abs().mean().item(),
+      "running variance", middle.running_var.mean().item())
+print("batches tracked", middle.num_batches_tracked.item(), "steps", model.updates.item())
 
 model.eval()
 with torch.no_grad():
-    eval_loss = F.cross_entropy(model(X), Y)
-print("eval loss", eval_loss.item(), "training", model.training, model.levels[0].bn.training)
+    eval_loss = F.cross_entropy(model(contexts), answers)
+print("eval loss", eval_loss.item(), "training", model.training, model.levels[0].norm.training)
 
-path = os.path.join(tempfile.mkdtemp(), "wavenet.pt")
+path = os.path.join(tempfile.mkdtemp(), "tree.pt")
 torch.save(model.state_dict(), path)
-copy = WaveNet(n_embd=6, n_hidden=24)
+copy = Tree(width=6, hidden=24)
 print("load", copy.load_state_dict(torch.load(path)))
 copy.eval()
 with torch.no_grad():
-    print("copy's eval loss", F.cross_entropy(copy(X), Y).item())
-print("copy's count", copy.levels[1].bn.num_batches_tracked.item(), copy.steps.item())
+    print("copy's eval loss", F.cross_entropy(copy(contexts), answers).item())
+print("copy's count", copy.levels[1].norm.num_batches_tracked.item(), copy.updates.item())
 print("after the run", torch.rand(2).tolist())
