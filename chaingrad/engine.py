@@ -232,9 +232,11 @@ class Value(autodiff.Node):
         """The node of ``rule`` (a primitive, or one bound to its parameters) applied to this
         Value and ``others``: its forward on their numbers (``rules.on_floats``: outside
         the op's domain, a ``DomainError`` that names it)."""
-        data = on_floats(rule.primitive, self.data, *(x.data for x in others), *rule.params)
-        if len(others) < 2:
-            return make_node(data, self, others[0] if others else None, rule)
+        if not others:  # x.relu(), x.tanh(), x.leaky_relu(0.2): most calls
+            return make_node(on_floats(rule.primitive, self.data, *rule.params), self, None, rule)
+        data = on_floats(rule.primitive, self.data, *[x.data for x in others], *rule.params)
+        if len(others) == 1:
+            return make_node(data, self, others[0], rule)
         return make_node(data, *autodiff.split((self, *others)), rule)
 
     def _seed(self, grad: object, create_graph: bool, where: str) -> float | Value:
