@@ -98,7 +98,7 @@ def matmul_y_grad_transposed(a: np.ndarray, g: np.ndarray) -> np.ndarray:
     return swap_last(swap_last(g) @ a)
 
 
-# ---- scaling by a number ----
+# ---- division ----
 
 
 @define("/", ("out.grad / y.data", "-out.grad * (x.data / y.data / y.data)"), array="x / y",
@@ -108,6 +108,9 @@ def DIV(xs, out, g):
     d/dx = 1 / y, d/dy = -x / y**2, computed as torch computes it, x / y / y."""
     x, y = xs
     return g / y, -g * (x / y / y)
+
+
+# ---- scaling by a number ----
 
 
 @define("scale", ("c * out.grad",), array="x * c", params=("c",), saves=("",))

@@ -353,13 +353,15 @@ class Tensor(InPlace, Conversions, autodiff.Node):
             return both
         x, y, dtype = both
         n = number(other)
-        if n is not None and n == 0:
-            raise DomainError(f"/: division by zero (a tensor of shape "
-                              f"{tuple(self.shape)} / {n})")
-        _broadcast_shape("/", x, y)
-        if n is None and not y._value.all():
-            index = tuple(int(i) for i in np.argwhere(y._value == 0)[0])
-            raise DomainError(f"/: division by zero (the divisor is 0.0 at index {index})")
+        if n is not None:
+            if n == 0:
+                raise DomainError(f"/: division by zero (a tensor of shape "
+                                  f"{tuple(self.shape)} / {n})")
+        else:  # a tensor: shapes first, then where it is zero
+            _broadcast_shape("/", x, y)
+            if not y._value.all():
+                index = tuple(int(i) for i in np.argwhere(y._value == 0)[0])
+                raise DomainError(f"/: division by zero (the divisor is 0.0 at index {index})")
         return make_node(_broadcasting("/", np.divide, x, y, dtype), (x, y), DIV)
 
     def __radd__(self, other: Operand) -> Tensor:  # other + self
