@@ -413,26 +413,45 @@ def test_html_page_for_a_tensor_graph(tmp_path, tensor_mlp):
 # ---- the page in Chromium ----
 
 
+@pytest.fixture(scope="module")
+def tab(browser):
+    """One browser tab that the module's tests take turns on: each opens its page in it
+    (a new document each time), rather than start a tab of its own (a quarter of a second
+    of Chromium's time each)."""
+    page = browser.new_page()
+    yield page
+    page.close()
+
+
 @pytest.fixture
-def open_page(browser):
-    """Open a page file at a window size; at the end, no script error, no console error
-    and no request but for the file itself."""
+def open_page(tab, browser):
+    """Open a page file at a window size (the first in the module's ``tab``, any other in a
+    tab of its own); at the end, no script error, no console error and no request but for
+    the file itself."""
     opened = []
 
     def _open(path, size=(1280, 800)):
-        page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+        page = tab if not opened else browser.new_page()
+        page.set_viewport_size({"width": size[0], "height": size[1]})
         requests: list[str] = []
         errors: list[str] = []
-        page.on("request", lambda request: requests.append(request.url))
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        listeners = {"request": lambda request: requests.append(request.url),
+                     "pageerror": lambda error: errors.append(str(error)),
+                     "console": lambda m: errors.append(m.text) if m.type == "error" else None}
+        for event, listener in listeners.items():
+            page.on(event, listener)
         page.goto(Path(path).as_uri())
-        opened.append((page, requests, errors))
+        opened.append((page, listeners, requests, errors))
         return page
 
     yield _open
-    for page, requests, errors in opened:
-        page.close()
+    for page, listeners, requests, errors in opened:
+        for event, listener in listeners.items():
+            page.remove_listener(event, listener)
+        if page is tab:
+            page.goto("about:blank")  # the next test starts from an empty document
+        else:
+            page.close()
         assert errors == []
         assert requests and [url for url in requests if not url.startswith("file://")] == []
 
