@@ -392,3 +392,12 @@ def collector_sees_this_test_only() -> Any:
         yield
     finally:
         gc.unfreeze()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Set aside what collection left alive (torch's, matplotlib's, hypothesis's and every
+    test module's objects: a few hundred thousand), as ``collector_sees_this_test_only``
+    does for one test, here once for the whole run: Python's collector then stops walking
+    them again in every full pass, which the tests that build large graphs paid for."""
+    gc.collect()
+    gc.freeze()
