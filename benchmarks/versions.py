@@ -39,6 +39,9 @@ SIDES = ("before", "after")
 DEFAULT_REPEATS = 25
 DEFAULT_PROCESSES = 5
 S3_MAX_REPEATS = 6  # its blocks take seconds
+# glibc's malloc, with fixed thresholds: it keeps the memory a step frees for the next step
+# rather than return it to the system and fault it back in, page by page (--steady-heap)
+STEADY_HEAP = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(2**30)}
 LEGEND = ("after/before = after's median / before's median: below 1, after is faster "
           "(or smaller); spread = (max - min) / median over one version's repeats: a ratio "
           "that differs from 1 by less than the spreads is within the machine's noise")
@@ -69,6 +72,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="what a block times: the worker's CPU time (default), which "
                              "leaves out waiting for a core on a busy machine, or elapsed "
                              "time, as run.py does")
+    parser.add_argument("--steady-heap", action="store_true",
+                        help="run the timing workers with glibc malloc's thresholds fixed "
+                             "(MALLOC_MMAP_THRESHOLD_=32 MiB, MALLOC_TRIM_THRESHOLD_=1 GiB): "
+                             "by default, whether a step's freed arrays go back to the system "
+                             "and are faulted back in at the next step follows from the heap's "
+                             "layout, which an unrelated change can flip either way")
     args = parser.parse_args(argv)
     by_name = {w.upper(): w for w in WORKLOADS}  # s2c, S2C and S2c alike
     args.only = [by_name.get(w.strip().upper(), w.strip()) for w in args.only.split(",")
@@ -128,7 +137,7 @@ class Trees:
 
 
 def start(trees: Trees, rows: dict[str, report.Row], workload: str, sizes: dict[str, Any],
-          X: Any, y: Any, clock: str) -> list:
+          X: Any, y: Any, clock: str, env: dict[str, str] | None = None) -> list:
     """(row, worker or None) of both versions, each in a fresh worker of its own."""
     entries = []
     for side in SIDES:
@@ -136,7 +145,7 @@ def start(trees: Trees, rows: dict[str, report.Row], workload: str, sizes: dict[
         if row.status == "ok":
             try:
                 worker = Remote(sys.executable, "chaingrad", False, workload, sizes, X, y,
-                                path=trees.dirs[side], clock=clock)
+                                path=trees.dirs[side], clock=clock, env=env)
             except (engines.MissingError, BlockError) as exc:
                 row.status = f"not run: {exc}"
         entries.append((row, worker))
@@ -232,7 +241,8 @@ def run(args: argparse.Namespace, trees: Trees, sizes: dict[str, Any]) -> tuple[
         for pair, rounds in enumerate(rounds_per_process(repeats, args.processes)):
             entries = []
             for key, run_sizes in runs:
-                entries += start(trees, rows[key], wid, run_sizes, X, y, args.clock)
+                entries += start(trees, rows[key], wid, run_sizes, X, y, args.clock,
+                                 STEADY_HEAP if args.steady_heap else None)
             # every other pair of workers starts its rounds in the other order
             run_entries(entries[::-1] if pair % 2 else entries, rounds, warmup=wid != "S3")
         if wid == "S3":
@@ -252,10 +262,13 @@ def main(argv: list[str] | None = None) -> int:
     info = report.machine()
     info["versions"].pop("chaingrad")  # the installed one is neither tree: see "trees"
     s3 = f" (S3: {min(args.repeats, S3_MAX_REPEATS)})" if "S3" in args.only else ""
+    heap = ("glibc malloc thresholds fixed (--steady-heap)" if args.steady_heap else
+            "default malloc settings")
     print(f"{info['cpu']}, {info['cores']} cores, python {info['python']}, "
           f"load average {info['load_average_start'][0]:.2f}; one BLAS thread; "
           f"{args.repeats} repeats{s3} over {args.processes} worker processes per version; "
-          f"default gc settings; timing {'elapsed' if args.clock == 'wall' else 'CPU'} time",
+          f"default gc settings; {heap}; "
+          f"timing {'elapsed' if args.clock == 'wall' else 'CPU'} time",
           flush=True)
     print("\n".join(trees.lines()), flush=True)
     try:
@@ -271,14 +284,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         report.write_json(args.json, {"command": command, "machine": info, "sizes": sizes,
                                       "repeats": args.repeats, "processes": args.processes,
-                                      "clock": args.clock, "trees": tree_info,
+                                      "clock": args.clock, "steady_heap": args.steady_heap,
+                                      "trees": tree_info,
                                       "results": results})
     if args.markdown:
         extra = tuple(f"- {side}: `{trees.dirs[side]}` ({trees.commits[side]}), chaingrad "
                       f"imported from `{', '.join(trees.files[side])}`" for side in SIDES)
         extra += (f"- Timing: {'CPU' if args.clock == 'cpu' else 'elapsed'} time; "
                   f"{args.repeats} blocks per version over {args.processes} fresh worker "
-                  "processes each, taking turns",)
+                  "processes each, taking turns" + (
+                      "; glibc malloc's thresholds fixed (--steady-heap)" if args.steady_heap
+                      else ""),)
         report.write_markdown(args.markdown, command, info, texts, LEGEND, [],
                               title="chaingrad before and after", extra=extra)
     return 0

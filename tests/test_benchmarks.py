@@ -313,6 +313,23 @@ def test_the_lectures_steps_compute_the_same_losses_on_chaingrad_and_torch(workl
     assert losses["chaingrad"] == pytest.approx(losses["torch"], rel=1e-5)
 
 
+def test_steady_heap_fixes_mallocs_thresholds_in_the_timing_workers_only():
+    import versions
+
+    remote = contest.Remote(sys.executable, "chaingrad", False, "S1", QUICK, None, None,
+                            env=versions.STEADY_HEAP)
+    try:
+        environ = Path(f"/proc/{remote.proc.pid}/environ").read_bytes().split(b"\0")
+    finally:
+        remote.close()
+    for name, value in versions.STEADY_HEAP.items():
+        assert f"{name}={value}".encode() in environ
+        assert name not in os.environ  # this process's own malloc is left as it was
+    assert versions.parse_args(["--before", str(ROOT), "--after", str(ROOT),
+                                "--steady-heap"]).steady_heap
+    assert not versions.parse_args(["--before", str(ROOT), "--after", str(ROOT)]).steady_heap
+
+
 def test_a_worker_imports_chaingrad_from_the_tree_it_is_given(micrograd_tree):
     remote = contest.Remote(sys.executable, "chaingrad", False, "S1", QUICK, None, None,
                             path=str(micrograd_tree), clock="cpu")

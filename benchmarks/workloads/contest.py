@@ -36,18 +36,19 @@ class Remote:
 
     def __init__(self, python: str, engine: str, raise_limit: bool, workload: str,
                  sizes: dict[str, Any], X: Any, y: Any, path: str | None = None,
-                 clock: str = "wall"):
+                 clock: str = "wall", env: dict[str, str] | None = None):
         """Start the worker and set the workload up in it.
 
         ``path`` (a source tree holding a ``chaingrad/`` package) goes first on the
         worker's ``sys.path``, so that it imports that tree rather than the installed one;
         ``self.file`` is the engine's module file as the worker imported it. ``clock``
-        ('wall' or 'cpu', ``scalar.CLOCKS``) is what the worker's blocks time.
+        ('wall' or 'cpu', ``scalar.CLOCKS``) is what the worker's blocks time; ``env``, any
+        environment variables to set in the worker, over this process's.
         """
         try:
             self.proc = subprocess.Popen([python, WORKER, "serve", *_path_option(path)],
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         text=True)
+                                         text=True, env={**os.environ, **(env or {})})
         except OSError as exc:
             raise engines.MissingError(f"{engine}: cannot start {python} ({exc}); install: "
                                   f"{engines.EXTERNAL.get(engine, '')}") from None
