@@ -322,8 +322,8 @@ def backward_pass(order: list[Any], seeds: list | None = None, create_graph: boo
         if out._rule is None or out.grad is None:
             continue  # a leaf, or a node no gradient reached: nothing to pass on
         g, before = out.grad, None if trace is None else [guards.copy(x.grad) for x in out._prev]
-        shares = guards.local_gradients(out, create_graph, check)  # its rule
-        for x, gx in zip(out._prev, shares):
+        inputs, shares = guards.local_gradients(out, create_graph, check)  # its rule
+        for x, gx in zip(inputs, shares):
             if gx is None or not x.requires_grad:
                 continue  # a constant: it takes no gradient
             if type(x._value) is not float and gx.shape != x._value.shape:
@@ -332,7 +332,7 @@ def backward_pass(order: list[Any], seeds: list | None = None, create_graph: boo
             if check:
                 guards.check_finite(out, x, gx)
         if trace is not None:
-            trace.append((out, g, before, [x.grad for x in out._prev]))
+            trace.append((out, g, before, [x.grad for x in inputs]))
 
 
 def add(old: Any, new: Any) -> Any:

@@ -34,11 +34,15 @@ has freed (see ``free``): below any count of writes."""
 # ---- a node's rule, called ----
 
 
-def local_gradients(out: Any, create_graph: bool, check: bool) -> tuple:
+def local_gradients(out: Any, create_graph: bool, check: bool) -> tuple[tuple, tuple]:
     """What ``out``'s rule gives each input: ``g * d(out)/d(x)``, where ``g`` is
     ``out.grad``, the gradient that reached it. The rule gets the inputs' and the output's
     numbers (``_value``), or with ``create_graph`` the nodes themselves, and the node's
     parameters.
+
+    Returns:
+        The inputs (``out._prev``, read after torch's guards, which may point them at the
+        versions ``out`` was made from) and one gradient for each.
 
     Raises:
         DomainError: The rule divided by zero or overflowed (the derivative is unbounded
@@ -46,15 +50,16 @@ def local_gradients(out: Any, create_graph: bool, check: bool) -> tuple:
         RuntimeError: ``out.grad`` is None (nothing reached it), or one of torch's guards
             refused the step (``check_kept``).
     """
-    rule, g, inputs = out._rule, out.grad, out._prev
+    rule, g = out._rule, out.grad
     if type(rule) is ClosureRule:
-        return rule.run(out, create_graph, check)
+        return out._prev, rule.run(out, create_graph, check)
     if g is None:
         raise no_gradient_yet(out)
     if out._made_at != writes[0] and out._made_at is not None:  # freed, or a tensor written
         check_kept(out)
     if not check and not rule.primitive.keeps_nan and not is_finite(g):
         raise NotFiniteYetError  # this rule might drop it: let the checked pass name its source
+    inputs = out._prev
     try:
         if create_graph:
             grads = rule.vjp(inputs, out, g, *rule.params)
@@ -65,7 +70,7 @@ def local_gradients(out: Any, create_graph: bool, check: bool) -> tuple:
     if len(grads) != len(inputs):
         raise ValueError(f"{out._op}: its rule returned {len(grads)} gradient(s) for "
                          f"{len(inputs)} input(s)")
-    return grads
+    return inputs, grads
 
 
 def no_gradient_yet(out: Any) -> RuntimeError:
