@@ -385,6 +385,9 @@ def collector_sees_this_test_only() -> Any:
     that counts objects with ``gc.collect()`` and ``gc.get_objects()``, pays for that over
     and over. ``gc.freeze()`` moves them to the collector's permanent generation, which it
     neither walks nor lists; the collector stays on and still frees this test's cycles.
+    Afterwards, what is set aside is again what the run sets aside after collection
+    (``pytest_collection_finish``) and what is still alive: ``gc.unfreeze()`` returns every
+    object set aside, those too.
     """
     gc.collect()
     gc.freeze()
@@ -392,6 +395,8 @@ def collector_sees_this_test_only() -> Any:
         yield
     finally:
         gc.unfreeze()
+        gc.collect()  # this test's cycles, before the rest is set aside again
+        gc.freeze()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
