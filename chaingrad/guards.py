@@ -142,14 +142,19 @@ def check_finite(out: Any, x: Any, gx: Any) -> None:
 
 
 def is_finite(g: Any) -> bool:
-    """True when a number, an array or a node's data has no nan or inf.
+    """True when a number, an array or a node's data has no nan or inf: the one finiteness
+    check of both engines (each Tensor op's result, each gradient of a backward pass).
 
-    An array of floats is read once, by its dot product with itself: a sum of squares is
-    nan or inf if an entry is (a square is never negative, so no inf - inf can hide one),
-    and otherwise finite unless it overflows, when each entry is looked at. Two to four
-    times as fast as a sum, or as ``np.isfinite(g).all()``, which makes an array of
-    booleans first. numpy warns when that sum overflows: the callers (the backward pass,
-    an optimizer's step, a compiled forward) run with its warnings off.
+    An array of floats is read once, by ``np.vdot(g, g)``, the sum of its squares: nan or
+    inf if an entry is (a square is never negative, so no inf - inf can hide one), and
+    otherwise finite unless the sum overflows, when each entry is looked at. Two to three
+    times as fast as ``np.isfinite(g).all()``, which makes an array of booleans first;
+    and ``vdot``, unlike ``dot`` or ``sum``, does not warn when it overflows.
+
+    Example:
+        >>> import numpy as np
+        >>> is_finite(np.array([1.0, 2.0])), is_finite(np.array([1.0, np.nan]))
+        (True, False)
     """
     if type(g) is float:
         return g - g == 0  # nan - nan and inf - inf are nan
@@ -161,14 +166,11 @@ def is_finite(g: Any) -> bool:
         return g - g == 0  # a number of another type
     if g.dtype.kind in "biu":
         return True  # booleans and integers are finite
-    if g.dtype.kind == "f":  # float16 has no BLAS dot (and would warn when it overflows)
-        if g.size == 1:  # one entry (a loss): no call into numpy's loops
-            return math.isfinite(g.item())
-        if g.itemsize >= 4:
-            flat = g.ravel("K")  # a view, unless the array is not one block of memory
-            if math.isfinite(flat.dot(flat)):
-                return True
-    return bool(((g == g) & (abs(g) != math.inf)).all())  # entry by entry: no nan, no inf
+    if g.size == 1:  # one entry (a loss): no call into numpy's loops
+        return math.isfinite(g.item())
+    import numpy as np  # (loaded already: g is an array; Values never come here)
+
+    return math.isfinite(np.vdot(g, g)) or bool(np.isfinite(g).all())
 
 
 def non_finite(node: Any, x: Any = None, g: Any = None) -> DomainError:
@@ -216,9 +218,8 @@ def _unravel(i: int, shape: tuple) -> list[int]:
 
 def quiet_numpy(nodes: Iterable[Any]) -> Any:
     """A context with numpy's floating-point warnings off where a node holds an array (a
-    nan or inf is reported as a DomainError, which names the op, and an overflowing sum
-    of squares in ``is_finite`` is no error at all); for Values, which need no numpy, a
-    context that changes nothing."""
+    nan or inf is reported as a DomainError, which names the op); for Values, which need
+    no numpy, a context that changes nothing."""
     if not any(hasattr(node._value, "dtype") for node in nodes):
         return as_it_is()
     import numpy as np

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import sys
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -144,17 +145,22 @@ def test_sum_to_shape_refuses_a_gradient_that_cannot_be_the_inputs() -> None:
         autodiff.sum_to_shape(np.ones(3), (2,))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_is_finite_reads_overflowing_squares_entry_by_entry(dtype) -> None:
-    """The check sums squares; where that sum overflows, each entry is looked at (the
-    optimizers run it with numpy's warnings off, as here)."""
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_is_finite_reads_overflowing_squares_entry_by_entry_without_a_warning(dtype) -> None:
+    """The check sums squares; where that sum overflows, each entry is looked at, and numpy
+    warns of nothing (each Tensor op runs the check on its result, in the user's numpy
+    error state: an overflow warning there would be about huge but finite numbers)."""
     big = np.full(10, np.finfo(dtype).max / 2, dtype=dtype)
-    with np.errstate(over="ignore"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         assert guards.is_finite(big) and guards.is_finite(big.reshape(2, 5).T)
+        assert guards.is_finite(big[::3])
         for bad in (np.nan, np.inf, -np.inf):
             worse = big.copy()
             worse[3] = bad
             assert not guards.is_finite(worse)
+        if dtype is np.float32:  # a Tensor op whose finite result squares past float32
+            assert (Tensor(np.full(4, 1e20, dtype=dtype)) * 1e10).shape == (4,)
     assert guards.is_finite(np.arange(5)) and guards.is_finite(np.float32(1.0))
     assert guards.is_finite(np.array([True])) and guards.is_finite(np.zeros((0, 3)))
     assert not guards.is_finite(float("nan")) and not guards.is_finite(np.float64("inf"))

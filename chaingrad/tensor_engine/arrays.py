@@ -5,7 +5,6 @@ Nothing here builds a graph; these are the checks and conversions every Tensor o
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -99,13 +98,6 @@ def _convert(data: Any, dtype: np.dtype, where: str) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{where}: cannot make a {dtype} array from {type(data).__name__} "
                         f"({exc})") from None
-
-
-def all_finite(a: np.ndarray) -> bool:
-    """True when every entry of ``a`` is finite (no nan, no inf)."""
-    if a.size == 1:  # the one-element case is hot (losses, tiny graphs): skip the ufunc
-        return math.isfinite(a.item())
-    return bool(np.logical_and.reduce(np.isfinite(a), axis=None))  # .all(), one call less
 
 
 def first_non_finite(a: np.ndarray) -> tuple[int, ...]:

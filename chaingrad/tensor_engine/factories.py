@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from ..guards import is_finite
 from . import dtypes, sampling
-from .arrays import all_finite, size_of, to_array
+from .arrays import size_of, to_array
 from .devices import check_device
 from .tensor import Tensor, leaf
 
@@ -440,5 +441,5 @@ def _plain(value: Any, op: str) -> int | float:
 
 
 def _check_finite(array: np.ndarray, op: str) -> None:
-    if array.dtype.kind == "f" and array.size and not all_finite(array):
+    if array.dtype.kind == "f" and array.size and not is_finite(array):
         raise ValueError(f"{op}: got nan or inf; chaingrad's tensors hold finite numbers")
