@@ -124,6 +124,8 @@ def normalize_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
     """``axis`` (an int, a tuple or list of ints, or None for all) as sorted axes >= 0."""
     if axis is None:
         return tuple(range(ndim))
+    if type(axis) is int and -ndim <= axis < ndim:  # one axis, in range: most calls
+        return (axis % ndim,)
     items = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     axes = []
     for a in items:
@@ -183,6 +185,8 @@ def size_of(size: tuple, op: str) -> tuple[int, ...]:
     """``f(2, 3)``'s or ``f((2, 3))``'s size as a tuple of ints >= 0."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
+    if all(type(n) is int and n >= 0 for n in size):  # plain ints: most calls
+        return size
     if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0
                for n in size):
         raise TypeError(f"{op}: size must be ints >= 0 (as {op}(2, 3) or {op}((2, 3))), got "

@@ -413,8 +413,10 @@ def integers(generator: Any, shape: tuple[int, ...], dtype: np.dtype, low: int, 
                            f"from={low} >= to={high}")
     stream, n, span = stream_of(generator, op), math.prod(shape), high - low
     drawn = stream.random64(n) if span >= 2**28 else stream.random32(n)
-    values = (drawn % np.uint64(span)).astype(np.int64) + np.int64(low)
-    return values.astype(dtype).reshape(shape)
+    values = (drawn % np.uint64(span)).astype(np.int64)
+    if low:
+        values += low
+    return values.astype(dtype, copy=False).reshape(shape)
 
 
 def random_bits(generator: Any, shape: tuple[int, ...], dtype: np.dtype,
