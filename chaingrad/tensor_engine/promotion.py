@@ -61,6 +61,8 @@ def operands(op: str, x: Any, other: object, floating: bool = False) -> Any:
     xd = x._value.dtype
     if type(other) is type(x) and other._value.dtype is xd and (not floating or xd.kind == "f"):
         return x, other, xd  # the common case, first
+    if type(other) is float and xd.kind == "f":  # x * 0.5: the number takes x's dtype
+        return x, x._constant(np.asarray(other, dtype=xd)), xd
     n = number(other)
     if n is not None:
         nd = dtypes.number_dtype(n)
