@@ -167,7 +167,8 @@ def softmax(x: np.ndarray, axis: int) -> np.ndarray:
 def log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
     """x - log(sum(exp(x))) along ``axis``, with the largest entry subtracted first."""
     z = x - x.max(axis=axis, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
+    z -= np.log(np.exp(z).sum(axis=axis, keepdims=True))  # (in place: one array less)
+    return z
 
 
 @define("softmax",
