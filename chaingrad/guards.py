@@ -6,7 +6,7 @@
   pass: the graph was freed by a ``backward()`` without ``retain_graph``, or one of those
   numbers was changed in place since (``writes``, its version counter);
 - ``check_finite`` and ``is_finite``: a gradient that is not finite (nan, inf), named at
-  the step that made it;
+  the step that made it (``is_finite`` also checks each Tensor op's result);
 - ``restore`` and ``keep``: after a failed pass every ``.grad`` is put back as it was; after
   a good one each kept gradient becomes an array of its own, added to what ``.grad`` held;
 - ``ClosureRule``: a micrograd-style ``_backward`` closure assigned by hand, run as a rule.
