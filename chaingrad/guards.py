@@ -5,8 +5,9 @@
 - ``check_kept``: PyTorch's two refusals of a step whose rule reads numbers of the forward
   pass: the graph was freed by a ``backward()`` without ``retain_graph``, or one of those
   numbers was changed in place since (``writes``, its version counter);
-- ``check_finite`` and ``is_finite``: a gradient that is not finite (nan, inf), named at
-  the step that made it (``is_finite`` also checks each Tensor op's result);
+- ``check_finite``, ``is_finite`` and ``all_finite``: a gradient that is not finite (nan,
+  inf), named at the step that made it (``all_finite`` also checks each Tensor op's
+  result);
 - ``restore`` and ``keep``: after a failed pass every ``.grad`` is put back as it was; after
   a good one each kept gradient becomes an array of its own, added to what ``.grad`` held;
 - ``ClosureRule``: a micrograd-style ``_backward`` closure assigned by hand, run as a rule.
@@ -142,19 +143,12 @@ def check_finite(out: Any, x: Any, gx: Any) -> None:
 
 
 def is_finite(g: Any) -> bool:
-    """True when a number, an array or a node's data has no nan or inf: the one finiteness
-    check of both engines (each Tensor op's result, each gradient of a backward pass).
-
-    An array of floats is read once, by ``np.vdot(g, g)``, the sum of its squares: nan or
-    inf if an entry is (a square is never negative, so no inf - inf can hide one), and
-    otherwise finite unless the sum overflows, when each entry is looked at. Two to three
-    times as fast as ``np.isfinite(g).all()``, which makes an array of booleans first;
-    and ``vdot``, unlike ``dot`` or ``sum``, does not warn when it overflows.
+    """True when a number, an array or a node's data has no nan or inf (an array:
+    ``all_finite``).
 
     Example:
-        >>> import numpy as np
-        >>> is_finite(np.array([1.0, 2.0])), is_finite(np.array([1.0, np.nan]))
-        (True, False)
+        >>> is_finite(1.5), is_finite(float("inf")), is_finite(None)
+        (True, False, True)
     """
     if type(g) is float:
         return g - g == 0  # nan - nan and inf - inf are nan
@@ -164,13 +158,31 @@ def is_finite(g: Any) -> bool:
         g = g._value
     if not hasattr(g, "dtype"):
         return g - g == 0  # a number of another type
-    if g.dtype.kind in "biu":
-        return True  # booleans and integers are finite
-    if g.size == 1:  # one entry (a loss): no call into numpy's loops
-        return math.isfinite(g.item())
-    import numpy as np  # (loaded already: g is an array; Values never come here)
+    return all_finite(g)
 
-    return math.isfinite(np.vdot(g, g)) or bool(np.isfinite(g).all())
+
+def all_finite(a: Any) -> bool:
+    """True when a numpy array (or numpy scalar) has no nan or inf: the one finiteness
+    check of both engines' arrays (each Tensor op's result, each gradient of a pass).
+
+    An array of floats is read once, by ``np.vdot(a, a)``, the sum of its squares: nan or
+    inf if an entry is (a square is never negative, so no inf - inf can hide one), and
+    otherwise finite unless the sum overflows, when each entry is looked at. Two to three
+    times as fast as ``np.isfinite(a).all()``, which makes an array of booleans first;
+    and ``vdot``, unlike ``dot`` or ``sum``, does not warn when it overflows.
+
+    Example:
+        >>> import numpy as np
+        >>> all_finite(np.array([1.0, 2.0])), all_finite(np.array([1.0, np.nan]))
+        (True, False)
+    """
+    if a.size == 1:  # one entry (a loss, a tiny graph's node): no call into numpy's loops
+        return math.isfinite(a.item())
+    if a.dtype.kind in "biu":
+        return True  # booleans and integers are finite
+    import numpy as np  # (loaded already: ``a`` is an array; Values never come here)
+
+    return math.isfinite(np.vdot(a, a)) or bool(np.isfinite(a).all())
 
 
 def non_finite(node: Any, x: Any = None, g: Any = None) -> DomainError:

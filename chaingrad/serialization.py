@@ -54,7 +54,7 @@ from typing import Any
 from . import nn
 from .errors import ModelFileError
 from .files import open_regular, write_atomic
-from .guards import is_finite
+from .guards import all_finite
 from .nn import Module, registry
 
 __all__ = ["CHECKSUM_KEY", "FORMAT_VERSION", "METADATA_KEY", "ModelFileError", "load", "save",
@@ -126,7 +126,7 @@ def save(model: Module | Mapping[str, Any], path: str | os.PathLike) -> None:
             continue
         with np.errstate(over="ignore"):
             array32 = np.asarray(array, dtype=np.float32, order="C")
-        if not is_finite(array32):
+        if not all_finite(array32):
             raise ValueError(f"save: {name} has values too large for float32 "
                              f"(largest magnitude {np.abs(array).max():g})")
         arrays[name] = array32

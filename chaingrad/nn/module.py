@@ -39,7 +39,7 @@ from typing import Any, NamedTuple
 
 from ..autodiff import Node
 from ..engine import Value
-from ..guards import is_finite
+from ..guards import all_finite
 from . import registry
 
 # A named parameter: a Parameter, a Value, or a (nested) list of Values shaped like a tensor.
@@ -718,7 +718,7 @@ def _as_numbers(name: str, value: Any, p: Nested, np: Any) -> tuple[Any, str]:
     dtype = np.dtype(np.float64) if _is_scalar(p) else p._value.dtype
     with np.errstate(all="ignore"):
         array = array.astype(dtype)
-    if not is_finite(array):
+    if not all_finite(array):
         return None, f"{name} holds non-finite values (nan or inf, or too large for {dtype})"
     return array, ""
 

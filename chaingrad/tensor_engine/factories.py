@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..guards import is_finite
+from ..guards import all_finite
 from . import dtypes, sampling
 from .arrays import size_of, to_array
 from .devices import check_device
@@ -441,5 +441,5 @@ def _plain(value: Any, op: str) -> int | float:
 
 
 def _check_finite(array: np.ndarray, op: str) -> None:
-    if array.dtype.kind == "f" and array.size and not is_finite(array):
+    if array.dtype.kind == "f" and array.size and not all_finite(array):
         raise ValueError(f"{op}: got nan or inf; chaingrad's tensors hold finite numbers")

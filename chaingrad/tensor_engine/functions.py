@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..gradmode import is_grad_enabled
-from ..guards import is_finite
+from ..guards import all_finite
 from . import dtypes, kernels
 from .arrays import domain_error, normalize_axis, to_array
 from .promotion import cast, operands
@@ -211,7 +211,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
             c for c in left_letters + subscripts[i] if c in still_needed))
         pair = f"{left_letters},{subscripts[i]}->{kept}"
         data = np.einsum(pair, left._value, ts[i]._value, optimize=True)
-        if not is_finite(np.asarray(data)):
+        if not all_finite(np.asarray(data)):
             raise domain_error("einsum", np.asarray(data), (), None)
         needs = (left.requires_grad, ts[i].requires_grad)
         left = make_node(data, (left, ts[i]), EINSUM.bind(pair, needs))
@@ -301,7 +301,7 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple[int, in
     """
     data = kernels.conv2d(x._value, weight._value, stride, padding,
                           None if bias is None else bias._value)
-    if not is_finite(data):
+    if not all_finite(data):
         raise domain_error("conv2d", data, (), None)
     needs = (x.requires_grad, weight.requires_grad)
     inputs = (x, weight) if bias is None else (x, weight, bias)

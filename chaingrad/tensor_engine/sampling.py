@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..guards import is_finite
+from ..guards import all_finite
 from . import dtypes
 
 # ---- the stream: torch's CPUGeneratorImpl ----
@@ -550,7 +550,7 @@ def multinomial_exponential(generator: Any, rows: np.ndarray, num_samples: int,
                             op: str) -> np.ndarray:
     """argmax (one sample) or the top ``num_samples`` (best first) of p / q per row, with
     q ~ Exp(1) drawn for all entries in row-major order."""
-    if not (is_finite(rows) and (rows >= 0).all()):
+    if not (all_finite(rows) and (rows >= 0).all()):
         raise RuntimeError(f"{op}: probability tensor contains either `inf`, `nan` or "
                            "element < 0")
     if (rows.sum(axis=1) == 0).any():

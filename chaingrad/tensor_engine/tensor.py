@@ -40,7 +40,7 @@ import numpy as np
 
 from .. import autodiff, gradmode, guards, torch_names
 from ..errors import DomainError
-from ..guards import is_finite
+from ..guards import all_finite
 from ..rules import (
     ABS,
     ADD,
@@ -140,7 +140,7 @@ def elementwise(prim: Primitive) -> Callable[[Tensor], Tensor]:
             return make_node(forward(x._value), (x,), prim)
         with np.errstate(all="ignore"):  # outside the domain: a DomainError, not a warning
             data = forward(x._value)
-        if not is_finite(data):
+        if not all_finite(data):
             raise _not_finite(prim, data, (x,))
         return make_node(data, (x,), prim)
 
@@ -198,7 +198,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
                             "uninitialized tensor of that size, which chaingrad has not; use "
                             "chaingrad.zeros(...) (or Tensor(2.0) for the number 2)")
         self._value = as_array(data, dtype, "Tensor")
-        if not is_finite(self._value):
+        if not all_finite(self._value):
             index = first_non_finite(self._value)
             raise ValueError(f"Tensor: got {self._value[index]} at index {index}, "
                              "needs finite numbers")
@@ -240,14 +240,14 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         if n is None:
             with np.errstate(all="ignore"):
                 data = _broadcasting("**", np.power, x, y, dtype, check=False)
-            if not is_finite(data):
+            if not all_finite(data):
                 raise pow_error("**", data, x._value, y._value)
             if y.requires_grad:
                 return make_node(data, (x, y), POW)
             return make_node(data, (x,), POW_N.bind(y._value, name="**"))
         with np.errstate(all="ignore"):
             data = x._value**y._value
-        if not is_finite(data):
+        if not all_finite(data):
             raise pow_error(f"**{other}", data, x._value, n)
         return make_node(data, (x,), POW_N.bind(n, name=f"**{other}"))
 
@@ -279,7 +279,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         except ValueError:
             raise ValueError(f"matmul: the batch dimensions of shapes {a.shape} and {b.shape} "
                              "do not broadcast") from None
-        if not is_finite(data):
+        if not all_finite(data):
             raise domain_error("matmul", data, (), None)
         return make_node(data, (self, other), MATMUL.bind(needs))
 
@@ -539,7 +539,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
             x = x.to(dtypes.int64)
         axes = normalize_axes(dim, x.ndim, "sum")
         data = SUM.on_arrays(x._value, axes, keepdim)
-        if not is_finite(np.asarray(data)):
+        if not all_finite(np.asarray(data)):
             raise domain_error("sum", np.asarray(data), (), None)
         return make_node(data, (x,), SUM.bind(axes, keepdim))
 
@@ -769,7 +769,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         if x.ndim == 0:
             return x.reshape(1).cumsum(0).reshape(())
         data = CUMSUM.on_arrays(x._value, ax)
-        if not is_finite(data):
+        if not all_finite(data):
             raise domain_error("cumsum", data, (), None)
         return make_node(data, (x,), CUMSUM.bind(ax))
 
@@ -1432,7 +1432,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
             if seed.shape != self.shape:
                 raise ValueError(f"{where}: grad has shape {seed.shape}, the output has "
                                  f"shape {tuple(self.shape)}")
-            if not is_finite(seed):
+            if not all_finite(seed):
                 raise ValueError(f"{where}: grad holds nan or inf, needs finite numbers")
         return constant(seed.copy()) if create_graph else seed
 
@@ -1595,7 +1595,7 @@ def _checked(rule: Rule, inputs: tuple) -> np.ndarray:
                           f"{exc}") from exc
     if type(data) is not np.ndarray:
         data = as_array(data, None, rule.name)
-    if not is_finite(data):
+    if not all_finite(data):
         raise _not_finite(rule, data, inputs)
     return data
 
@@ -1922,7 +1922,7 @@ def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, dtype: np.dtype | N
                          "broadcast") from None
     if dtype is not None and data.dtype is not dtype and data.dtype != dtype:
         data = data.astype(dtype)  # (``is`` first: numpy's built-in dtypes are singletons)
-    if check and not is_finite(data):
+    if check and not all_finite(data):
         raise domain_error(op, np.asarray(data), (a._value, b._value), None)
     return data
 
