@@ -19,6 +19,7 @@ still hands you the closure to call by hand.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from numbers import Real
 
 from . import _fast, autodiff, gradmode, reference
@@ -54,6 +55,38 @@ from .rules import (
 Number = int | float
 
 _new = object.__new__
+
+
+def elementwise(prim: Primitive) -> Callable[[Value], Value]:
+    """An elementwise primitive as a Value's method: ``tanh = elementwise(TANH)`` in the
+    class gives ``x.tanh()``, the primitive's forward on x's number and its node, documented
+    by its rule. Outside the op's domain (``math.log(0.0)`` raises), ``rules.on_floats``
+    raises the ``DomainError`` that names the op. An op with parameters
+    (``x.leaky_relu(0.2)``) takes them as its declaration names them and makes its node
+    through ``Value._apply`` (``rules.method``).
+
+    Example:
+        >>> Value(0.0).tanh().data, Value.tanh.__doc__ == TANH.doc
+        (0.0, True)
+    """
+    if prim.param_names:
+        return method(prim)
+    forward = prim.forward  # the rule's forward on numbers, called directly: a neuron's
+    # relu or tanh is one node in every few dozen, and Value(x).relu() cost twice as much
+    # through _apply's general path (S2, S3 in benchmarks/versions.py)
+
+    def apply(self: Value) -> Value:
+        try:
+            data = forward(self.data)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            data = None  # outside the domain: on_floats raises the error that names the op
+        if type(data) is not float:
+            data = on_floats(prim, self.data)
+        return make_node(data, self, None, prim)
+
+    apply.__name__ = apply.__qualname__ = prim.method
+    apply.__doc__ = prim.doc
+    return apply
 
 
 class Value(autodiff.Node):
@@ -132,13 +165,14 @@ class Value(autodiff.Node):
             raise ValueError(f"**: got exponent {n}, needs a finite number")
         return self._apply(POW_N.bind(n, name=f"**{other}"))
 
-    # the elementwise primitives: x.tanh() is TANH's forward and rule (rules.method)
-    relu, tanh, sigmoid = method(RELU), method(TANH), method(SIGMOID)
-    exp, log, sqrt = method(EXP), method(LOG), method(SQRT)
-    abs, sin, cos = method(ABS), method(SIN), method(COS)
-    log1p, expm1, log10, log2 = method(LOG1P), method(EXPM1), method(LOG10), method(LOG2)
-    erf, gelu = method(ERF), method(GELU)
-    leaky_relu, softplus = method(LEAKY_RELU), method(SOFTPLUS)  # x.leaky_relu(0.2)
+    # the elementwise primitives: x.tanh() is TANH's forward and rule (``elementwise``)
+    relu, tanh, sigmoid = elementwise(RELU), elementwise(TANH), elementwise(SIGMOID)
+    exp, log, sqrt = elementwise(EXP), elementwise(LOG), elementwise(SQRT)
+    abs, sin, cos = elementwise(ABS), elementwise(SIN), elementwise(COS)
+    log1p, expm1 = elementwise(LOG1P), elementwise(EXPM1)
+    log10, log2 = elementwise(LOG10), elementwise(LOG2)
+    erf, gelu = elementwise(ERF), elementwise(GELU)
+    leaky_relu, softplus = elementwise(LEAKY_RELU), elementwise(SOFTPLUS)  # x.leaky_relu(0.2)
 
     # ---- composites: built from the primitives, so they need no rule of their own ----
 

@@ -627,18 +627,19 @@ FUNCTIONS: dict[str, Primitive] = {p.method: p for p in PRIMITIVES if len(p.form
                                    and set(p.param_names) <= set(p.defaults)}
 """The elementwise primitives: those of one input that are functions and methods
 (``tanh(x)``, ``x.tanh()``; ``x.leaky_relu(0.2)`` for one with parameters, each of which
-has a default), by name. Each engine has them as methods (``method``), and so do the
+has a default), by name. Each engine has them as methods (``elementwise``), and so do the
 expressions of ``chaingrad graph``."""
 
 
 def method(prim: Primitive) -> Callable[[Any], Any]:
-    """An elementwise primitive as a Value's or a Tensor's method: ``tanh = method(TANH)``
-    in the class gives ``x.tanh()``, the node its engine's ``_apply`` makes, documented by
-    the rule.
+    """An elementwise primitive as a method of either engine, the node made by the
+    engine's ``_apply``, documented by the rule: what each engine's ``elementwise`` gives an
+    op with parameters (``x.leaky_relu(0.2)``, which takes them as the declaration names
+    them); an op without calls its forward directly there.
 
     Example:
         >>> from chaingrad import Value
-        >>> Value.tanh.__doc__ == TANH.doc
+        >>> Value.leaky_relu.__doc__ == LEAKY_RELU.doc
         True
     """
 
