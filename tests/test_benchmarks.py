@@ -437,6 +437,21 @@ def test_medians_of_runs_take_the_middle_time_and_ratio() -> None:
     assert "spread 184%" in line and "17.00x (16.00-18.00)" in line and "runs 3" in line
 
 
+def test_medians_of_version_runs_take_the_middle_ratio_and_show_each() -> None:
+    import medians
+
+    def run(before: float, after: float) -> dict:
+        return {"trees": {}, "results": [
+            {"workload": "S2", "metric": "ms/step", "before": {"median": before},
+             "after": {"median": after}, "ratio": after / before}]}
+
+    header, line = medians.version_medians([run(100.0, 110.0), run(100.0, 95.0),
+                                            run(120.0, 120.0)])
+    assert header.split()[:4] == ["workload", "metric", "before", "after"]
+    assert line.split()[:5] == ["S2", "ms/step", "100", "110", "1.000"]
+    assert "(runs: 1.100, 0.950, 1.000)" in line
+
+
 @pytest.mark.slow
 def test_profile_s2_splits_a_step_into_its_phases():
     """The README's `python benchmarks/profile_s2.py`, one step: each phase has a figure."""
