@@ -643,15 +643,10 @@ def method(prim: Primitive) -> Callable[[Any], Any]:
         True
     """
 
-    if prim.param_names:
-        def apply(self: Any, *args: Any, **kwargs: Any) -> Any:
-            return self._apply(prim.called(*args, **kwargs))
+    def apply(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return self._apply(prim.called(*args, **kwargs))
 
-        apply.__signature__ = signature(prim)
-    else:
-        def apply(self: Any) -> Any:
-            return self._apply(prim)
-
+    apply.__signature__ = signature(prim)
     apply.__name__ = apply.__qualname__ = prim.method
     apply.__doc__ = prim.doc
     return apply
