@@ -266,7 +266,7 @@ class Value(autodiff.Node):
         """The node of ``rule`` (a primitive, or one bound to its parameters) applied to this
         Value and ``others``: its forward on their numbers (``rules.on_floats``: outside
         the op's domain, a ``DomainError`` that names it)."""
-        if not others:  # x.relu(), x.tanh(), x.leaky_relu(0.2): most calls
+        if not others:  # x ** 2, x.leaky_relu(0.2): one input, most calls
             return make_node(on_floats(rule.primitive, self.data, *rule.params), self, None, rule)
         data = on_floats(rule.primitive, self.data, *[x.data for x in others], *rule.params)
         if len(others) == 1:

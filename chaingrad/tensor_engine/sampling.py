@@ -570,7 +570,7 @@ def multinomial_cdf(generator: Any, rows: np.ndarray, num_samples: int, op: str)
     if not (rows >= 0).all():  # nan too, as in torch
         raise RuntimeError(f"{op}: invalid multinomial distribution (encountering "
                            "probability entry < 0)")
-    if not np.all(np.isfinite(rows)):
+    if not all_finite(rows):
         raise RuntimeError(f"{op}: invalid multinomial distribution (encountering "
                            "probability entry = infinity or NaN)")
     exact = np.float32 if rows.dtype == np.float16 else rows.dtype
