@@ -106,6 +106,9 @@ def test_quick_run_reports_every_workload(tmp_path):
                     continue  # a tiny graph can fit in pages the process already had
                 assert metric["median"] > 0
         for metric in rows[(workload, "chaingrad")]["metrics"].values():
+            if metric["median"] == 0:  # the rss probe above: no ratio to a zero
+                assert metric["ratio_to_chaingrad"] is None
+                continue
             assert metric["ratio_to_chaingrad"] == pytest.approx(1.0)
     assert set(rows["S3", "chaingrad"]["metrics"]) >= {"ns/node", "tracemalloc B/node"}
     assert set(rows["S3", "micrograd"]["metrics"]) >= {"ns/node", "tracemalloc B/node"}
@@ -229,6 +232,17 @@ def test_a_tables_columns_never_run_together(workload):
         assert re.split(r"\s{2,}", line.strip()) == [row.label] + [
             f"{report.number(row.median(m))} ({row.median(m) / 123_456_789.0:.2f}x)"
             for m in metrics]
+
+
+def test_no_ratio_is_given_to_a_zero_median():
+    """An rss probe can read 0 B/node (the graph fit in pages already mapped): no engine
+    gets a ratio to it, and the table shows the medians alone."""
+    rows = [report.Row("S1", "chaingrad 0.1.0", "chaingrad"),
+            report.Row("S1", "micrograd 0.1.0", "micrograd")]
+    for row, value in zip(rows, (0.0, 96.0)):
+        row.add({"rss B/node": value})
+    assert report.ratios(rows, "rss B/node") == {}
+    assert "x)" not in report.table("title", rows, ["rss B/node"])
 
 
 @pytest.mark.parametrize("value, shown", [(1.0012, "1.00"), (0.98, "0.980"), (12.0, "12.0"),
