@@ -1,7 +1,7 @@
 """One switch: run chaingrad's readable reference code everywhere, and no fast twin.
 
 A few hot paths have a fast twin beside their reference, tested to compute the same
-numbers: the float backward pass of Values (``chaingrad/_fast.py``, twin of
+numbers: the float backward pass of Values (``chaingrad/fast_backward.py``, twin of
 ``autodiff.backward_pass``), the convolution and pooling forwards
 (``tensor_engine/fast_kernels.py``, twins of the references in ``tensor_engine/rules.py``)
 and matmul's weight gradient (``tensor_engine.rules.matmul_y_grad_transposed``). With the

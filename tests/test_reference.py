@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import chaingrad
-from chaingrad import Tensor, Value, _fast, autodiff, reference
+from chaingrad import Tensor, Value, autodiff, fast_backward, reference
 from chaingrad.nn import MLP, Conv2d, manual_seed
 from chaingrad.tensor_engine import fast_kernels
 
@@ -29,7 +29,7 @@ def _refuse(*args, **kwargs):
 
 
 def test_value_backward_runs_the_reference_pass(reference_only, monkeypatch) -> None:
-    monkeypatch.setattr(_fast, "backward_from", _refuse)
+    monkeypatch.setattr(fast_backward, "backward_from", _refuse)
     passes = []
     real = autodiff.backward_pass
     monkeypatch.setattr(autodiff, "backward_pass",

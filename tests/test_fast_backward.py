@@ -1,4 +1,4 @@
-"""chaingrad/_fast.py, the float twin of autodiff.backward: the same gradients, bit for bit,
+"""chaingrad/fast_backward.py, the float twin of autodiff.backward: the same gradients, bit for bit,
 over every op of the table and over random graphs; the same errors."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from numerics import examples
 from ops_table import OP_IDS, OPS, Op
 
-from chaingrad import DomainError, Value, _fast, autodiff, primitive
+from chaingrad import DomainError, Value, autodiff, fast_backward, primitive
 from chaingrad.nn import MLP
 
 
@@ -29,7 +29,7 @@ def both_ways(build, accumulate: bool = True) -> tuple[list, list]:
         root = build()
         order = autodiff.topological_order(root)
         if fast:
-            found = _fast.backward(order, 1.0, accumulate)
+            found = fast_backward.backward(order, 1.0, accumulate)
         else:
             found = autodiff.backward([root], [1.0], accumulate=accumulate)
         grads.append([bits(n.grad) for n in order] if accumulate else
