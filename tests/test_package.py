@@ -1,5 +1,5 @@
 """The package's shape: no import cycles (lazy imports included), few function-level imports
-of its own modules, no module named after a standard-library one, every exception in
+of its own modules, no private name used across modules, no module named after a standard-library one, every exception in
 errors.py, `import chaingrad` without numpy, and what the README shows: its files exist, its
 "One network, three ways" runs."""
 
@@ -114,6 +114,33 @@ def test_no_import_cycle_not_even_through_lazy_imports() -> None:
 def test_function_level_imports_of_the_package_only_where_documented() -> None:
     lazy = {module for module, tree in MODULES.items() if _imports(module, tree)[1]}
     assert lazy <= LAZY_OWN, f"function-level imports of chaingrad's own modules: {lazy - LAZY_OWN}"
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    """What one module uses of another is a public name of the module that owns it: no
+    ``from .x import _y``, no ``x._y`` on an imported module. (A node's protocol, its
+    ``_value``, ``_backward`` and the like, are attributes of objects, as in micrograd.)"""
+    found = []
+    for module, tree in MODULES.items():
+        modules_here = set()  # local names bound to one of the package's modules
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and _resolve(module, node):
+                found += [f"{module}: from {node.module or '.'} import {a.name}"
+                          for a in node.names if _private(a.name)]
+                package = _resolve(module, node)[-1]
+                modules_here |= {a.asname or a.name for a in node.names
+                                 if f"{package}.{a.name}" in MODULES}
+            elif isinstance(node, ast.Import):
+                modules_here |= {a.asname or a.name.partition(".")[0] for a in node.names
+                                 if a.name.startswith("chaingrad")}
+        found += [f"{module}: {node.value.id}.{node.attr}" for node in ast.walk(tree)
+                  if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                  and node.value.id in modules_here and _private(node.attr)]
+    assert not found, found
 
 
 def test_no_module_is_named_after_a_standard_library_module() -> None:

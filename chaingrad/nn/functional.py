@@ -40,7 +40,7 @@ from ..gradmode import is_grad_enabled
 from ..rules import Primitive, functions_in, signature
 from ..tensor_engine import functions, sampling
 from ..tensor_engine.rules import BINARY_CROSS_ENTROPY, NLL_LOSS
-from ..tensor_engine.tensor import Tensor
+from ..tensor_engine.tensor import Tensor, constant
 
 __all__ = sorted({
     "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv2d",
@@ -161,7 +161,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise RuntimeError(f"one_hot: Class values must be smaller than num_classes "
                            f"({num_classes}), got {int(classes.max())}.")
     rows = (classes[..., None] == np.arange(num_classes)).astype(np.int64)
-    return Tensor._constant(rows)
+    return constant(rows)
 
 
 def implicit_dim(name: str, ndim: int, stacklevel: int) -> int:

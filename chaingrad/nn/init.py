@@ -62,9 +62,15 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
 
 
-def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+def fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     """(fan_in, fan_out): the inputs and outputs of one unit, as torch counts them for a
-    weight (out, in, *kernel)."""
+    weight (out, in, *kernel); torch calls it ``init._calculate_fan_in_and_fan_out``.
+
+    Example:
+        >>> import chaingrad
+        >>> fan_in_and_fan_out(chaingrad.zeros(8, 3, 5, 5))  # conv: 3 channels of 5 x 5 in
+        (75, 200)
+    """
     shape = tuple(_checked(tensor, "fan").shape)
     if len(shape) < 2:
         raise ValueError("Fan in and fan out can not be computed for tensor with fewer than "
@@ -73,10 +79,13 @@ def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     return shape[1] * receptive, shape[0] * receptive
 
 
+_calculate_fan_in_and_fan_out = fan_in_and_fan_out  # torch's name, which torch code calls
+
+
 def _fan(tensor: Tensor, mode: str) -> int:
     if mode not in ("fan_in", "fan_out"):
         raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
-    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    fan_in, fan_out = fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
 
 
@@ -132,14 +141,14 @@ def zeros_(tensor: Tensor) -> Tensor:
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
     """Glorot's uniform: U(-b, b) with b = gain * sqrt(6 / (fan_in + fan_out))."""
-    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    fan_in, fan_out = fan_in_and_fan_out(tensor)
     bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
     return uniform_(tensor, -bound, bound, generator)
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
     """Glorot's normal: N(0, std**2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
-    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    fan_in, fan_out = fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     return normal_(tensor, 0.0, std, generator)
 

@@ -49,7 +49,7 @@ from ..tensor_engine.tensor import Tensor, constant
 from . import functional as F
 from . import init
 from .functional import not_yet
-from .module import Module, _indent
+from .module import Module, indent
 from .parameter import Parameter
 
 __all__ = [
@@ -121,7 +121,7 @@ class Linear(Module):
         """Draw the weights and the bias afresh (torch's distribution)."""
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            fan_in, _ = init.fan_in_and_fan_out(self.weight)
             bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
             init.uniform_(self.bias, -bound, bound)
 
@@ -904,7 +904,7 @@ class ModuleList(_Numbered):
                 runs.append([i, i, text])
         if not runs:
             return "ModuleList()"
-        lines = [_indent(f"({a}): {text}" if a == b else f"({a}-{b}): {b - a + 1} x {text}")
+        lines = [indent(f"({a}): {text}" if a == b else f"({a}-{b}): {b - a + 1} x {text}")
                  for a, b, text in runs]
         return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
 

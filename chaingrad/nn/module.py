@@ -583,7 +583,7 @@ class Module:
     def __repr__(self) -> str:
         """``Name(extra)``, or PyTorch's indented list of children ``(name): child``."""
         lines = self.extra_repr().split("\n") if self.extra_repr() else []
-        children = [f"({name}): {_indent(repr(module))}" for name, module in
+        children = [f"({name}): {indent(repr(module))}" for name, module in
                     self.named_children()]
         if not children and len(lines) <= 1:
             return f"{type(self).__name__}({''.join(lines)})"
@@ -664,7 +664,13 @@ def _prefixed(prefix: str, named: list[tuple[str, Any]]) -> list[tuple[str, Any]
     return [(f"{prefix}.{name}", v) for name, v in named] if prefix else named
 
 
-def _indent(text: str) -> str:
+def indent(text: str) -> str:
+    r"""``text`` with every line but the first indented two spaces, as torch nests a repr.
+
+    Example:
+        >>> indent("ModuleList(\n  (0): Tanh()\n)")
+        'ModuleList(\n    (0): Tanh()\n  )'
+    """
     return text.replace("\n", "\n  ")
 
 
