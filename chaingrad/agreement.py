@@ -26,11 +26,10 @@ import numpy as np
 
 from .autodiff import topological_order
 from .engine import Value
-from .nn import MLP, Module
-from .nn.layers import Identity, Linear, ReLU, Sequential, Sigmoid, Tanh
+from .nn import MLP, Module, layers
+from .nn.layers import Linear, Sequential
+from .nn.registry import ACTIVATION_MODULES
 from .tensor_engine.tensor import Tensor
-
-ACTIVATION_MODULES = {"relu": ReLU, "tanh": Tanh, "sigmoid": Sigmoid, "linear": Identity}
 
 
 @dataclass
@@ -192,7 +191,7 @@ def tensor_copy(model: MLP) -> Sequential:
         linear.bias._value[...] = [n.b.data for n in layer.neurons]
         modules.append(linear)
         if i < len(model.layers) - 1:
-            modules.append(ACTIVATION_MODULES[layer.neurons[0].activation]())
+            modules.append(getattr(layers, ACTIVATION_MODULES[layer.neurons[0].activation])())
     return Sequential(*modules)
 
 

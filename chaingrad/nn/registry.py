@@ -21,8 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-ACTIVATIONS = ("relu", "tanh", "sigmoid", "linear")
-"""The activations of micrograd's ``Neuron`` (and so of ``MLP``)."""
+ACTIVATION_MODULES = {"relu": "ReLU", "tanh": "Tanh", "sigmoid": "Sigmoid", "linear": "Identity"}
+"""The activations of micrograd's ``Neuron`` (and so of ``MLP``), each with the ``nn`` module
+(torch's and chaingrad's name) that applies it between two ``Linear`` layers."""
+ACTIVATIONS = tuple(ACTIVATION_MODULES)
 
 MAX_DEPTH = 64
 """How deeply layers may nest (a Sequential in a Sequential ...) in a file: deeper ones are
@@ -118,8 +120,7 @@ def _mlp_weights(arch: dict[str, Any]) -> int:
 def _mlp_in_torch(arch: dict[str, Any], nn: Any, dtype: Any) -> Any:
     """``Sequential(Linear, act, Linear, ..., Linear)``: the names 0, 2, 4, ... of an MLP's
     parameters (an Identity stands between the layers of a linear MLP)."""
-    activation = {"relu": "ReLU", "tanh": "Tanh", "sigmoid": "Sigmoid",
-                  "linear": "Identity"}[arch["activation"]]
+    activation = ACTIVATION_MODULES[arch["activation"]]
     sizes = [arch["nin"], *arch["nouts"]]
     layers: list[Any] = []
     for i in range(len(arch["nouts"])):
