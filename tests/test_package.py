@@ -1,7 +1,7 @@
 """The package's shape: no import cycles (lazy imports included), few function-level imports
-of its own modules, no private name used across modules, no module named after a standard-library one, every exception in
-errors.py, `import chaingrad` without numpy, and what the README shows: its files exist, its
-"One network, three ways" runs."""
+of its own modules, no private name used across modules, no module named after a
+standard-library one, every exception in errors.py, `import chaingrad` without numpy, and
+what the README shows: its files exist, its "One network, three ways" runs."""
 
 from __future__ import annotations
 

@@ -80,6 +80,15 @@ def test_an_elementwise_primitive_is_where_torch_has_it(name) -> None:
     assert chaingrad.generic.__dict__[name] is prim  # for a user's own rules
 
 
+@pytest.mark.parametrize("module", [rules, tensor_rules], ids=lambda m: m.__name__)
+def test_every_primitive_a_rules_module_declares_is_in_its_table(module) -> None:
+    """``PRIMITIVES`` is what the tables, the guards above and the docs read: a declaration
+    left out of it would be an op that nothing checks."""
+    declared = [name for name, v in vars(module).items()
+                if isinstance(v, rules.Primitive) and v not in ALL]
+    assert not declared, f"add {declared} to {module.__name__}.PRIMITIVES"
+
+
 @pytest.mark.parametrize("prim", ALL, ids=[p.name for p in ALL])
 def test_every_declaration_is_complete(prim) -> None:
     """One formula and one ``saves`` entry per input (or one for all); saves name only what
