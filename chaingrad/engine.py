@@ -22,30 +22,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from numbers import Real
 
-from . import autodiff, fast_backward, gradmode, reference
+from . import autodiff, fast_backward, gradmode, reference, rules
 from .errors import DomainError
 from .rules import (
-    ABS,
     ADD,
-    COS,
-    ERF,
-    EXP,
-    EXPM1,
-    GELU,
-    LEAKY_RELU,
-    LOG,
-    LOG1P,
-    LOG2,
-    LOG10,
     MUL,
     POW,
     POW_N,
-    RELU,
-    SIGMOID,
-    SIN,
-    SOFTPLUS,
-    SQRT,
-    TANH,
     Bound,
     Primitive,
     method,
@@ -58,7 +41,7 @@ _new = object.__new__
 
 
 def elementwise(prim: Primitive) -> Callable[[Value], Value]:
-    """An elementwise primitive as a Value's method: ``tanh = elementwise(TANH)`` in the
+    """An elementwise primitive as a Value's method: ``tanh = elementwise(rules.TANH)`` in the
     class gives ``x.tanh()``, the primitive's forward on x's number and its node, documented
     by its rule. Outside the op's domain (``math.log(0.0)`` raises), ``rules.on_floats``
     raises the ``DomainError`` that names the op. An op with parameters
@@ -66,7 +49,7 @@ def elementwise(prim: Primitive) -> Callable[[Value], Value]:
     through ``Value._apply`` (``rules.method``).
 
     Example:
-        >>> Value(0.0).tanh().data, Value.tanh.__doc__ == TANH.doc
+        >>> Value(0.0).tanh().data, Value.tanh.__doc__ == rules.TANH.doc
         (0.0, True)
     """
     if prim.param_names:
@@ -165,14 +148,24 @@ class Value(autodiff.Node):
             raise ValueError(f"**: got exponent {n}, needs a finite number")
         return self._apply(POW_N.bind(n, name=f"**{other}"))
 
-    # the elementwise primitives: x.tanh() is TANH's forward and rule (``elementwise``)
-    relu, tanh, sigmoid = elementwise(RELU), elementwise(TANH), elementwise(SIGMOID)
-    exp, log, sqrt = elementwise(EXP), elementwise(LOG), elementwise(SQRT)
-    abs, sin, cos = elementwise(ABS), elementwise(SIN), elementwise(COS)
-    log1p, expm1 = elementwise(LOG1P), elementwise(EXPM1)
-    log10, log2 = elementwise(LOG10), elementwise(LOG2)
-    erf, gelu = elementwise(ERF), elementwise(GELU)
-    leaky_relu, softplus = elementwise(LEAKY_RELU), elementwise(SOFTPLUS)  # x.leaky_relu(0.2)
+    # the elementwise primitives, one line each: x.tanh() is rules.TANH's forward and rule
+    relu = elementwise(rules.RELU)
+    tanh = elementwise(rules.TANH)
+    sigmoid = elementwise(rules.SIGMOID)
+    exp = elementwise(rules.EXP)
+    log = elementwise(rules.LOG)
+    sqrt = elementwise(rules.SQRT)
+    abs = elementwise(rules.ABS)
+    sin = elementwise(rules.SIN)
+    cos = elementwise(rules.COS)
+    log1p = elementwise(rules.LOG1P)
+    expm1 = elementwise(rules.EXPM1)
+    log10 = elementwise(rules.LOG10)
+    log2 = elementwise(rules.LOG2)
+    erf = elementwise(rules.ERF)
+    gelu = elementwise(rules.GELU)
+    leaky_relu = elementwise(rules.LEAKY_RELU)  # with parameters, as torch's: x.leaky_relu(0.2)
+    softplus = elementwise(rules.SOFTPLUS)
 
     # ---- composites: built from the primitives, so they need no rule of their own ----
 

@@ -38,31 +38,16 @@ from typing import Any, Union
 
 import numpy as np
 
-from .. import autodiff, gradmode, guards, torch_names
+# rules: chaingrad/rules.py, the primitives both engines share (this folder's rules.py
+# declares the Tensor's own)
+from .. import autodiff, gradmode, guards, rules, torch_names
 from ..errors import DomainError
 from ..guards import all_finite
 from ..rules import (
-    ABS,
     ADD,
-    COS,
-    ERF,
-    EXP,
-    EXPM1,
-    GELU,
-    LEAKY_RELU,
-    LOG,
-    LOG1P,
-    LOG2,
-    LOG10,
     MUL,
     POW,
     POW_N,
-    RELU,
-    SIGMOID,
-    SIN,
-    SOFTPLUS,
-    SQRT,
-    TANH,
     Bound,
     Primitive,
     method,
@@ -111,7 +96,7 @@ Rule = Primitive | Bound
 
 
 def elementwise(prim: Primitive) -> Callable[[Tensor], Tensor]:
-    """An elementwise primitive as a Tensor's method: ``tanh = elementwise(TANH)`` in the
+    """An elementwise primitive as a Tensor's method: ``tanh = elementwise(rules.TANH)`` in the
     class gives ``x.tanh()``, its forward on x's array (``Primitive.on_arrays``), an integer
     or bool x first made the default float dtype where the op computes in floats (as
     torch's ``exp``), a bool x refused by the others (torch's ``relu`` and ``abs`` refuse
@@ -463,14 +448,25 @@ class Tensor(InPlace, Conversions, autodiff.Node):
 
     # ---- elementwise functions: the forward with numpy, the rule from chaingrad.rules ----
 
-    # the elementwise primitives: x.tanh() is TANH's forward and rule (``elementwise``)
-    relu, tanh, sigmoid = elementwise(RELU), elementwise(TANH), elementwise(SIGMOID)
-    exp, log, sqrt = elementwise(EXP), elementwise(LOG), elementwise(SQRT)
-    abs, sin, cos = elementwise(ABS), elementwise(SIN), elementwise(COS)
-    log1p, expm1 = elementwise(LOG1P), elementwise(EXPM1)
-    log10, log2, erf = elementwise(LOG10), elementwise(LOG2), elementwise(ERF)
+    # the elementwise primitives, one line each: x.tanh() is rules.TANH's forward and rule
+    relu = elementwise(rules.RELU)
+    tanh = elementwise(rules.TANH)
+    sigmoid = elementwise(rules.SIGMOID)
+    exp = elementwise(rules.EXP)
+    log = elementwise(rules.LOG)
+    sqrt = elementwise(rules.SQRT)
+    abs = elementwise(rules.ABS)
+    sin = elementwise(rules.SIN)
+    cos = elementwise(rules.COS)
+    log1p = elementwise(rules.LOG1P)
+    expm1 = elementwise(rules.EXPM1)
+    log10 = elementwise(rules.LOG10)
+    log2 = elementwise(rules.LOG2)
+    erf = elementwise(rules.ERF)
     # chaingrad's own methods (torch has them in F only): one rule for both engines
-    gelu, leaky_relu, softplus = elementwise(GELU), elementwise(LEAKY_RELU), elementwise(SOFTPLUS)
+    gelu = elementwise(rules.GELU)
+    leaky_relu = elementwise(rules.LEAKY_RELU)  # with parameters, as torch's: x.leaky_relu(0.2)
+    softplus = elementwise(rules.SOFTPLUS)
 
     def pow(self, exponent: Operand) -> Tensor:
         """x ** exponent (see ``__pow__``)."""
