@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))  # make_reference.py, beside this file
 
-import chaingrad  # noqa: E402
 import make_reference  # noqa: E402
+
 from chaingrad import torch_names  # noqa: E402
 
 START = "<!-- coverage table: made by python docs/make_coverage_table.py -->"
