@@ -251,6 +251,20 @@ def test_ops_md_holds_the_table_of_every_primitive() -> None:
                                          "adds: now that chaingrad has it, pick another there")
 
 
+def test_coverage_md_holds_the_table_of_torchs_names(torch) -> None:
+    """docs/coverage.md's table is made from torch and chaingrad
+    (docs/make_coverage_table.py): a name chaingrad gains or loses makes it stale."""
+    sys.path.insert(0, str(ROOT / "docs"))
+    from make_coverage_table import END, START, coverage_table
+
+    text = (ROOT / "docs" / "coverage.md").read_text(encoding="utf-8")
+    shown = text.split(START + "\n", 1)[1].split(END, 1)[0]
+    assert shown == coverage_table(), ("docs/coverage.md is stale: run "
+                                       "python docs/make_coverage_table.py")
+    assert "| [`torch.zeros`][chaingrad.tensor_engine.factories.zeros] | yes |  |" in shown
+    assert "| `torch.rsqrt` | not yet | for `torch.rsqrt(x)` write `x ** -0.5` |" in shown
+
+
 def test_the_readme_says_what_the_test_command_costs_and_how_to_loop_quickly() -> None:
     """The test command's length, and the quick loop beside it (issue 22, item 2); the
     suite spreads over the cores by pyproject.toml's own options, not a flag to remember."""

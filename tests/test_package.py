@@ -167,21 +167,31 @@ def test_import_chaingrad_needs_only_the_standard_library() -> None:
     assert out.stdout.strip() == "[]"
 
 
+RAW_FILES = "https://raw.githubusercontent.com/chaingrad/chaingrad/main/"  # the project's files
+
+
 def test_every_file_the_readme_shows_or_links_exists() -> None:
+    """The README's links to the repository's files lead somewhere; its images are absolute
+    addresses of files in the repository (a relative one breaks on PyPI's page)."""
     root = PACKAGE.parent
     readme = (root / "README.md").read_text(encoding="utf-8")
     targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
     local = [t for t in targets if not t.startswith(("http://", "https://", "mailto:"))]
-    assert any(t.endswith("page_mlp_1280.png") for t in local)  # the page's screenshots
     missing = [t for t in local if not (root / t).exists()]
     assert not missing, f"README.md shows or links files that are not there: {missing}"
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", readme)
+    assert any(i.endswith("page_mlp_1280.png") for i in images)  # the page's screenshot
+    relative = [i for i in images if not i.startswith(RAW_FILES)]
+    assert not relative, f"README.md's images must be {RAW_FILES}<path>: {relative}"
+    absent = [i for i in images if not (root / i.removeprefix(RAW_FILES)).exists()]
+    assert not absent, f"README.md shows images that are not in the repository: {absent}"
 
 
 def test_the_readme_shows_one_network_three_ways_that_run(torch) -> None:
     """The README's 'One network, three ways': its micrograd-style and chaingrad blocks run,
     and so does the chaingrad block with its diff applied (the import lines swapped for
     torch's), giving a torch model: the two differ in their import lines only."""
-    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    readme = (PACKAGE.parent / "docs" / "tensors.md").read_text(encoding="utf-8")
     section = readme.split("## One network, three ways\n")[1].split("\n## ")[0]
     values_code, tensor_code = re.findall(r"```python\n(.*?)```", section, re.S)
     (diff,) = re.findall(r"```diff\n(.*?)```", section, re.S)

@@ -1263,7 +1263,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
 
     def gather(self, dim: int, index: Any) -> Tensor:
         """The entries along ``dim`` at ``index`` (an int64 tensor with this tensor's number
-        of dims), as torch.gather: out[i][j] = x[i][index[i][j]] for dim 1; a getitem,
+        of dims), as torch.gather: ``out[i][j] = x[i][index[i][j]]`` for dim 1; a getitem,
         whose gradient goes back to the entries picked.
 
         Example:
@@ -1276,7 +1276,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
 
     def scatter_add(self, dim: int, index: Any, src: Tensor) -> Tensor:
         """x with the entries of ``src`` added along ``dim`` at ``index``, as
-        torch.scatter_add (out of place): out[i][index[i][j]] += src[i][j] for dim 1. The
+        torch.scatter_add (out of place): ``out[i][index[i][j]] += src[i][j]`` for dim 1. The
         additions are a ``scatter`` node (entries that meet add up), whose gradient reads
         g back at ``index``; x's gradient is g.
 

@@ -260,7 +260,7 @@ def test_a_learning_rate_whose_loss_spikes_and_recovers_is_not_divergence(tmp_pa
 def test_the_readme_states_the_divergence_criterion_the_code_uses():
     from chaingrad.cli.training import DIVERGENCE_FACTOR, DIVERGENCE_STEPS
 
-    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
+    readme = " ".join((Path(__file__).parents[2] / "docs" / "training.md").read_text().split())
     assert (f"the loss has been more than {DIVERGENCE_FACTOR:g} times the first step's loss "
             f"for {DIVERGENCE_STEPS} optimizer steps in a row") in readme
 
@@ -351,7 +351,7 @@ def test_default_digits_models_reach_their_targets_on_held_out_digits(default_di
 
 
 def test_the_readme_shows_what_the_digits_demo_prints(default_digits_runs):
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parents[2] / "docs" / "training.md").read_text(encoding="utf-8")
     after = readme.split("A Tensor model trains for real: `chaingrad demo digits`", 1)[1]
     shown = re.search(r"^```\n(.*?)^```$", after, re.M | re.S)[1]
     printed = "".join(f"{line}\n" for model in ("mlp", "cnn")
@@ -418,7 +418,7 @@ def test_python_dash_m_chaingrad_demo_with_the_defaults_reaches_full_accuracy(de
 
 
 def test_the_readme_shows_what_the_demo_prints(default_run):
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parents[2] / "docs" / "training.md").read_text(encoding="utf-8")
     after = readme.split("## Train something: `chaingrad demo`", 1)[1]
     shown = re.search(r"^```\n(.*?)^```$", after, re.M | re.S)[1].splitlines()
 
@@ -429,5 +429,5 @@ def test_the_readme_shows_what_the_demo_prints(default_run):
     in_order = iter(printed)
     for line in untimed(shown):  # the log lines it leaves out are "..."
         assert line == "..." or line in in_order, (
-            f"README.md's demo block shows {line!r}, which chaingrad demo does not print")
+            f"docs/training.md's demo block shows {line!r}, which chaingrad demo does not print")
     assert untimed(shown)[-5:] == printed[-5:]  # the whole summary

@@ -208,9 +208,9 @@ def test_an_expression_may_start_with_a_minus(tmp_path, expression, python):
 
 
 def readme_graph_command() -> list[str]:
-    """The arguments of the README's ``chaingrad graph ...`` command (its bash block: lines
-    joined at their backslashes, comments dropped), without the program's name."""
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    """The arguments of the ``chaingrad graph ...`` command of docs/backprop.md (its bash
+    block: lines joined at their backslashes, comments dropped), without the program's name."""
+    readme = (Path(__file__).parents[2] / "docs" / "backprop.md").read_text(encoding="utf-8")
     block = next(b for b in re.findall(r"```bash\n(.*?)```", readme, re.S)
                  if "chaingrad graph" in b)
     command = next(line for line in block.replace("\\\n", " ").splitlines()

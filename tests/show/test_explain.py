@@ -146,13 +146,13 @@ def fenced_blocks(markdown: str) -> list[str]:
 
 
 def test_readme_shows_what_explain_prints(neuron):
-    readme = (GOLDEN.parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (GOLDEN.parent.parent / "docs" / "backprop.md").read_text(encoding="utf-8")
     after = readme.split("chaingrad.explain(o)", 1)
-    assert len(after) == 2, "README.md no longer shows chaingrad.explain(o)"
+    assert len(after) == 2, "docs/backprop.md no longer shows chaingrad.explain(o)"
     shown = fenced_blocks(after[1])[0]
     assert shown.startswith("Backward of tanh1, step by step"), "not explain's output"
     text = explain(neuron(), file=io.StringIO())
-    assert shown == text, "README.md's copy of explain(o) is stale: paste " \
+    assert shown == text, "docs/backprop.md's copy of explain(o) is stale: paste " \
         "tests/golden/neuron_explain.txt into it"
 
 

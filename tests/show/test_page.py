@@ -33,7 +33,7 @@ from chaingrad.show.steps import backward_steps
 
 pytestmark = pytest.mark.slow  # a real browser, every step of four graphs at two sizes
 
-README = Path(__file__).parents[2] / "README.md"
+README = Path(__file__).parents[2] / "docs" / "backprop.md"  # the page's guide
 MONOSPACE_14PX = 8.43  # the advance of a 14px DejaVu Sans Mono character, the widest usual
 SIZES = {"1280": (1280, 800), "800": (800, 600)}
 
@@ -86,7 +86,7 @@ def readme_snippet() -> str:
     """The code of the README's section "The step-by-step page", which writes loss.html:
     the page of the README's screenshot."""
     readme = README.read_text(encoding="utf-8")
-    section = readme.split("### The step-by-step page\n")[1].split("\n## ")[0]
+    section = readme.split("## The step-by-step page\n")[1].split("\n## ")[0]
     (code,) = re.findall(r"```python\n(.*?)```", section, re.S)
     return code
 
