@@ -31,6 +31,7 @@ from ..show.dot import (
 )
 from ..show.explain import explain
 from ..show.page import to_html
+from . import unknown
 from .expr import METHODS, parse_expression, python_name, shorten
 from .folders import output_folder
 
@@ -169,6 +170,5 @@ def _output_format(output: str | None) -> str:
                          f"-o {os.path.join(output, 'graph.svg')}")
     suffix = os.path.splitext(output)[1].lower()
     if suffix not in SUFFIXES:
-        raise UsageError(f"-o {output}: unknown file type {suffix or '(none)'!r}; use one of "
-                         f"{', '.join(SUFFIXES)}")
+        raise UsageError(f"-o {output}: {unknown('file type', suffix or '(none)', list(SUFFIXES))}")
     return SUFFIXES[suffix]
