@@ -50,7 +50,7 @@ from .render import find_renderer
 from .steps import Step, backward_steps, seed_of
 
 LAYOUTS = ("auto", "graphviz", "builtin")
-FONT_PX = 14  # every text of the drawing; the page never zooms it below 10 px
+FONT_PX = 14  # every text of the drawing; the page never zooms it below 10 px, "fit" neither
 CHAR_W = 8.45  # a 14px monospace character's advance (DejaVu Sans Mono 8.43, Courier 8.4)
 PAD = 12  # room around a field's text
 ROW_H = 24  # a record's rows: data above grad
@@ -73,8 +73,9 @@ def to_html(
     """Write a self-contained page that steps through ``root``'s backward; return the path.
 
     The page steps forward and back (buttons, arrow keys, space to play, Home/End), plays
-    at a chosen speed, goes to any step, zooms (text never below 10 px, but for "fit",
-    which shows the whole graph however wide), can run the forward pass first, and can
+    at a chosen speed, goes to any step, zooms (text never below 10 px; "fit" shows the
+    whole graph as large as the window holds it, a graph too big for 10 px text at 10 px,
+    scrolling), can run the forward pass first, and can
     replay the naive recursive backward instead of the topological one (on Values or
     Tensors), so that its wrong gradients show on the graph. The gradients are computed
     with ``backward_steps(root, accumulate=False)``: every ``.grad`` is left as it was.
