@@ -231,8 +231,8 @@ def test_main_takes_its_arguments_and_returns_the_exit_code(capsys):
         (["demo", "--model", "rnn"], "chaingrad demo: error: argument --model: unknown choice "
                                      "'rnn'; choose from: mlp, cnn (see chaingrad demo --help)"),
         (["graph", "x", "--rankdir", "up"], "chaingrad graph: error: argument --rankdir: "
-                                            "unknown choice 'up'; choose from: LR, RL, TB, BT "
-                                            "(see chaingrad graph --help)"),
+                                            "unknown choice 'up'; choose from: auto, LR, RL, "
+                                            "TB, BT (see chaingrad graph --help)"),
         (["demo", "digts"], "chaingrad demo: error: unknown demo 'digts' (did you mean "
                             "'digits'?); choose from: moons, digits"),
         # mnist and moons: a ratio of 0.6, which difflib's default cutoff takes as close

@@ -369,7 +369,7 @@ def test_the_layout_is_graphviz_s_when_installed_else_the_builtin(tmp_path, grap
     assert 'data-layout="builtin"' in Path(builtin).read_text()
     monkeypatch.setattr(page_module, "find_renderer", lambda: "dot")
 
-    def failing(graph, timeout):
+    def failing(graph, timeout, rankdir):
         raise RuntimeError("dot -Tplain did not finish within 20 s")
 
     monkeypatch.setattr(page_module, "graphviz_layout", failing)
@@ -380,6 +380,27 @@ def test_the_layout_is_graphviz_s_when_installed_else_the_builtin(tmp_path, grap
     monkeypatch.setattr("chaingrad.show.layout.find_renderer", lambda: None)
     with pytest.raises(RendererNotFoundError, match="layout='graphviz' needs a Graphviz"):
         to_html(graphs["neuron"](), path, layout="graphviz")
+
+
+@pytest.mark.parametrize("name", ["neuron", "reuse", "mlp", "tensor"])
+def test_rankdir_auto_takes_the_direction_that_fits_the_frame(tmp_path, teaching_graphs, name):
+    """TB if the drawing top to bottom, fitted whole to the page's frame, is 1.25 times as
+    large as left to right (the small Tensor graph), else LR; sizes as laid out."""
+    root, params = teaching_graphs[name]()
+    scale, drawn = {}, {}
+    for rankdir in ("LR", "TB", "auto"):
+        text = Path(to_html(root, tmp_path / f"{rankdir}.html", params=params,
+                            rankdir=rankdir)).read_text()
+        svg = re.search(r'<svg [^>]*width="(\d+)" height="(\d+)"[^>]*data-rankdir="(\w+)"',
+                        text)
+        scale[rankdir] = min(page_module.FRAME[0] / float(svg[1]),
+                             page_module.FRAME[1] / float(svg[2]))
+        drawn[rankdir] = svg[3]
+    assert drawn["auto"] == ("TB" if scale["TB"] >= 1.25 * scale["LR"] else "LR")
+    assert drawn["auto"] == {"tensor": "TB"}.get(name, "LR")
+    with pytest.raises(ValueError, match="to_html: rankdir must be one of auto, LR, TB, RL, "
+                                         "BT, got 'up'"):
+        to_html(root, tmp_path / "up.html", rankdir="up")
 
 
 def test_a_graph_of_a_thousand_nodes_gets_a_page(tmp_path):
@@ -519,20 +540,28 @@ def screenshot(page, tmp_path, name: str) -> None:
 SHOT_AT = {"neuron": 2, "reuse": 2, "mlp": 9, "tensor": 2}
 
 
-@pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("name", ["neuron", "reuse", "mlp", "tensor"])
+# Top to bottom, the MLP's input x0 feeds three neurons across the drawing: its steps are
+# wider than an 800 px window holds at 10 px text (tests/show/test_layout.py)
+DIRECTED = [(name, rankdir, size) for rankdir in ("auto", "LR", "TB")
+            for name in ["neuron", "reuse", "mlp", "tensor"] for size in SIZES
+            if (name, rankdir, size) != ("mlp", "TB", "800")]
+
+
+@pytest.mark.parametrize(("name", "rankdir", "size"), DIRECTED, ids="-".join)
 def test_every_step_is_in_view_and_right(tmp_path, monkeypatch, teaching_graphs, open_page,
-                                         name, size):
+                                         name, rankdir, size):
     """At every step: the controls, "step k of N", the running node, its op, each input it
     updates and the formula with before -> after on screen, the page neither wider nor
-    taller than the window, text of 10 px or more, every gradient the engine's. The MLP's
-    page is the one the README's snippet writes, run as written: the README's screenshot."""
-    if name == "mlp":
+    taller than the window, text of 10 px or more, every gradient the engine's; drawn in
+    the direction rankdir='auto' chooses, left to right, and top to bottom. The MLP's
+    'auto' page is the one the README's snippet writes, run as written: the README's
+    screenshot."""
+    if name == "mlp" and rankdir == "auto":
         made = run_readme_snippet(tmp_path, monkeypatch)
         root, params, path = made["loss"], made["model"], tmp_path / "loss.html"
     else:
         root, params = teaching_graphs[name]()
-        path = to_html(root, tmp_path / f"{name}.html", params=params)
+        path = to_html(root, tmp_path / f"{name}.html", params=params, rankdir=rankdir)
     page = open_page(path, SIZES[size])
     steps = backward_steps(root, accumulate=False, params=params)
     total = len(steps)
@@ -554,7 +583,8 @@ def test_every_step_is_in_view_and_right(tmp_path, monkeypatch, teaching_graphs,
             position = [id(n) for n in reading_order(root)].index(id(step.node))
             assert shown["running"] == [f"n{position}"]
         if done == SHOT_AT[name]:
-            screenshot(page, tmp_path, f"{name}_{size}")
+            screenshot(page, tmp_path, f"{name}_{size}" + ("" if rankdir == "auto" else
+                                                          f"_{rankdir}"))
     assert page.is_disabled("#step")
     if not hasattr(root._value, "shape"):
         root.backward()  # the page left every .grad as it was
