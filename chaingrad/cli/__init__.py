@@ -1,4 +1,4 @@
-"""The ``chaingrad`` command line: ``chaingrad demo`` and ``chaingrad graph``.
+"""The ``chaingrad`` command line: ``chaingrad demo``, ``chaingrad graph`` and ``chaingrad help``.
 
 Each subcommand lives in ``chaingrad/cli/<name>.py`` and provides
 ``add_arguments(parser)`` and ``run(args) -> int``; ``args.started`` is when ``main``
@@ -10,9 +10,14 @@ However a run ends, it prints at most one line on stderr, never a traceback: a b
 line exits 2, Ctrl-C 130, a failure 1; a standard output closed early (``| head``) ends
 the run quietly with 141, the status of a program stopped by SIGPIPE.
 
-A mistyped command, option or choice is answered as git and pip answer it: ``chaingrad
-dmeo`` says "did you mean 'demo'?" (``difflib``'s close matches; argparse's own
-suggestions need Python 3.14). A choice is taken in any case: ``--optimizer SGD`` is
+As with git and pip, ``chaingrad help [COMMAND]`` prints what ``chaingrad [COMMAND]
+--help`` prints, and ``chaingrad -V`` (``--version``) the version.
+
+A mistyped command, option or choice is answered with the list of what there is, and, as
+git and pip do, with the nearest name when one is near (``difflib``'s ratio of at least
+``NEAR``; argparse's own suggestions need Python 3.14): ``chaingrad dmeo`` says "unknown
+command 'dmeo' (did you mean 'demo'?); choose from: demo, graph, help", ``chaingrad demo
+mnist`` only lists the demos. A choice is taken in any case: ``--optimizer SGD`` is
 ``sgd``, ``--rankdir tb`` is ``TB``.
 """
 
@@ -33,16 +38,20 @@ from ..errors import UsageError
 COMMANDS = {
     "demo": "train a small network and write plots and weights",
     "graph": "draw the graph of an expression (svg, png, dot or html)",
+    "help": "show the help of chaingrad or of a command (as COMMAND --help does)",
 }
 EXTRAS = {"demo": "demo", "graph": "viz"}  # the extra that installs what each one needs
 OPTIONAL = ("numpy", "matplotlib", "sklearn", "tqdm", "safetensors")  # what extras bring
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 CLOSED_PIPE = 141  # 128 + SIGPIPE
+# how alike a mistyped name and a real one must be for "did you mean" (difflib's ratio):
+# at 0.75 a swap of two letters in four is near (dmeo: demo), mnist is not moons (0.6)
+NEAR = 0.75
 
 
 class Choice:
     """An argparse ``type`` that takes one of ``names`` in any case and gives it as written
-    in ``names``; anything else is an error that suggests the closest name.
+    in ``names``; anything else is an error that lists the names (see ``unknown``).
 
     Example:
         >>> Choice(["LR", "TB"])("tb")
@@ -70,26 +79,24 @@ def match(text: str, names: Iterable[str]) -> str | None:
 
 
 def unknown(what: str, text: str, names: Sequence[str]) -> str:
-    """The message for a ``text`` that is none of ``names``: the closest name, case aside,
-    if one is close, else the list.
+    """The message for a ``text`` that is none of ``names``: every name, and before them
+    the nearest one, case aside, if one is near (a ratio of ``NEAR`` or more).
 
     Example:
+        >>> unknown("demo", "mnist", ["moons", "digits"])
+        "unknown demo 'mnist'; choose from: moons, digits"
         >>> unknown("command", "dmeo", ["demo", "graph"])
-        "unknown command 'dmeo' (did you mean 'demo'?)"
-        >>> unknown("dataset", "cifar", ["moons", "digits"])
-        "unknown dataset 'cifar': choose moons or digits"
+        "unknown command 'dmeo' (did you mean 'demo'?); choose from: demo, graph"
     """
     close = _closest(text, names)
-    if close is not None:
-        return f"unknown {what} {text!r} (did you mean {close!r}?)"
-    listed = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
-    return f"unknown {what} {text!r}: choose {listed}"
+    near = f" (did you mean {close!r}?)" if close is not None else ""
+    return f"unknown {what} {text!r}{near}; choose from: {', '.join(names)}"
 
 
 def _closest(text: str, names: Iterable[str]) -> str | None:
-    """The one of ``names`` closest to ``text`` (compared case-folded), if any is close."""
+    """The one of ``names`` nearest to ``text`` (compared case-folded), if any is near."""
     folded = {name.casefold(): name for name in names}
-    close = difflib.get_close_matches(text.casefold(), folded, n=1)
+    close = difflib.get_close_matches(text.casefold(), folded, n=1, cutoff=NEAR)
     return folded[close[0]] if close else None
 
 
@@ -126,13 +133,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         ModuleNotFoundError: ``command`` needs an optional dependency that is missing.
     """
     parser = _Parser(prog="chaingrad", description="chaingrad command line")
-    parser.add_argument("--version", action="version", version=f"chaingrad {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"chaingrad {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
         subparser = sub.add_parser(name, help=help_text, description=help_text)
-        if name == command:
+        if name == "help":
+            # checked in _run, as demo's dataset is: the message lists the commands
+            subparser.add_argument("topic", nargs="?", metavar="COMMAND",
+                                   help=f"the command to show: {', '.join(COMMANDS)}")
+        elif name == command:
             importlib.import_module(f"chaingrad.cli.{name}").add_arguments(subparser)
-            parser.options += subparser.options
+        parser.options += subparser.options
     return parser
 
 
@@ -176,13 +187,21 @@ def _run(argv: list[str], command: str | None, prog: str, started: float) -> int
         _check_utf8(position, arg)
     if command is not None and command not in COMMANDS:
         raise UsageError(unknown("command", command, list(COMMANDS)))
+    topic = None  # chaingrad help COMMAND: the command whose help to print
+    if command == "help":
+        after = argv[argv.index("help") + 1:]
+        given = next((arg for arg in after if not arg.startswith("-")), None)
+        topic = None if given is None else match(given, COMMANDS)
+        if given is not None and topic is None:
+            raise UsageError(unknown("command", given, list(COMMANDS)))
+    loaded = topic or command
     try:
-        parser = build_parser(command)
+        parser = build_parser(loaded)
     except ModuleNotFoundError as exc:
         if (exc.name or "").partition(".")[0] not in OPTIONAL:
             raise
-        print(f"{prog}: error: {exc.name} is missing; install the {EXTRAS[command]} extra: "
-              f"pip install 'chaingrad[{EXTRAS[command]}]'", file=sys.stderr)
+        print(f"{prog}: error: {exc.name} is missing; install the {EXTRAS[loaded]} extra: "
+              f"pip install 'chaingrad[{EXTRAS[loaded]}]'", file=sys.stderr)
         return 1
     args, extra = parser.parse_known_args(argv)
     if extra:
@@ -190,6 +209,9 @@ def _run(argv: list[str], command: str | None, prog: str, started: float) -> int
     if args.command is None:
         parser.print_help()
         return 2
+    if args.command == "help":  # what --help prints; argparse exits 0 (SystemExit)
+        parser.parse_args([topic, "--help"] if topic else ["--help"])
+        return 0
     args.started = started
     return importlib.import_module(f"chaingrad.cli.{args.command}").run(args)
 

@@ -67,7 +67,7 @@ def _check_options(args: argparse.Namespace) -> None:
     < 1, a bad seed or lr (``--out`` is checked as it is made: ``folders.py``)."""
     dataset = match(args.dataset, DATASETS)
     if dataset is None:
-        raise UsageError(unknown("dataset", args.dataset, list(DATASETS)))
+        raise UsageError(unknown("demo", args.dataset, list(DATASETS)))
     args.dataset = dataset
     for dataset, names in OWN_OPTIONS.items():
         for name in names:

@@ -7,7 +7,10 @@ The expression is parsed by ``chaingrad/cli/expr.py`` (never ``eval``-ed). The b
 run first, so the drawing shows the gradients. The output format follows the suffix of
 ``-o``: ``.svg`` and ``.png`` (rendered by ``dot`` or ``graphviz-pure``), ``.dot`` (the DOT
 text), ``.html`` (the interactive step-by-step page). Without ``-o`` the DOT text is printed.
-A folder of ``-o`` that does not exist is made, as ``chaingrad demo --out`` makes its own
+Without ``--rankdir`` a drawing goes top to bottom if that shows it 1.25 times as large
+fitted whole to a screen, else left to right (``chaingrad.show.dot.fitting_rankdir``; for
+the page, ``chaingrad.to_html``'s ``rankdir="auto"``): a long chain top to bottom. A folder of
+``-o`` that does not exist is made, as ``chaingrad demo --out`` makes its own
 (``chaingrad/cli/folders.py``).
 """
 
@@ -31,6 +34,7 @@ from ..show.dot import (
 )
 from ..show.explain import explain
 from ..show.page import to_html
+from . import unknown
 from .expr import METHODS, parse_expression, python_name, shorten
 from .folders import output_folder
 
@@ -48,8 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default=None,
                         help="file to write: .svg, .png, .dot or .html; its folder is made "
                              "if missing (default: print the DOT text)")
-    parser.add_argument("--rankdir", default=None, choices=["LR", "RL", "TB", "BT"],
-                        help="direction of the drawing (default: LR; .html is always LR)")
+    parser.add_argument("--rankdir", default="auto", choices=["auto", "LR", "RL", "TB", "BT"],
+                        help="direction of the drawing: left to right (LR), top to bottom "
+                             "(TB), or mirrored (RL, BT); auto (the default) is TB if that "
+                             "shows the whole drawing 1.25 times as large on a 16:10 screen "
+                             "(for .html, in the page's frame), else LR: a long chain top to "
+                             "bottom")
     parser.add_argument("--no-backward", action="store_true",
                         help="draw the gradients before backward (all 0); not with --explain")
     parser.add_argument("--explain", action="store_true",
@@ -82,8 +90,6 @@ def run(args: argparse.Namespace) -> int:
     if not (args.timeout > 0 and math.isfinite(args.timeout)):  # also rejects nan and inf
         raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout}")
     fmt = _output_format(args.output)
-    if fmt == "html" and args.rankdir not in (None, "LR"):
-        raise UsageError(f"--rankdir {args.rankdir}: the .html page is always drawn LR")
     if args.naive and not args.explain:
         raise UsageError("--naive needs --explain")
     if args.explain and args.no_backward:
@@ -113,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
             root.backward()
     except DomainError as exc:
         raise UsageError(f"backward: {exc}") from None
-    rankdir = args.rankdir or "LR"
+    rankdir = args.rankdir
     if args.output is None:
         sys.stdout.write(to_dot(root, rankdir=rankdir))
         return 0
@@ -126,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
                             timeout=args.timeout, max_segments=args.max_segments).pipe()
         with output_folder(os.path.dirname(args.output), f"-o {args.output}"):
             if fmt == "html":
-                to_html(root, args.output, max_nodes=args.max_nodes)
+                to_html(root, args.output, max_nodes=args.max_nodes, rankdir=rankdir)
             else:
                 write_atomic(args.output, data)
     except OSError as exc:  # a write the system refused: say why, not its errno
@@ -169,6 +175,5 @@ def _output_format(output: str | None) -> str:
                          f"-o {os.path.join(output, 'graph.svg')}")
     suffix = os.path.splitext(output)[1].lower()
     if suffix not in SUFFIXES:
-        raise UsageError(f"-o {output}: unknown file type {suffix or '(none)'!r}; use one of "
-                         f"{', '.join(SUFFIXES)}")
+        raise UsageError(f"-o {output}: {unknown('file type', suffix or '(none)', list(SUFFIXES))}")
     return SUFFIXES[suffix]

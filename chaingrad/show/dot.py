@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .layout import Graph, drawing_size, screen_rankdir
 from .names import array_text, check_root, format_number, is_tensor, node_names, reading_order
 from .render import (
     DEFAULT_TIMEOUT,
@@ -47,6 +48,17 @@ DEFAULT_MAX_SEGMENTS = 5000
 # Graphviz's default Times falls back to a wider serif font where Times is missing.
 NODE_STYLE = 'shape=record, fontname="Courier"'
 
+# What Graphviz's dot makes of to_dot's nodes, in points, to choose rankdir="auto" (see
+# _dot_sizes): a 14 pt Courier character's advance; the padding of a record field; a
+# record's height with its fields in a row (LR) and one field's height in a stack (TB);
+# an ellipse's least size; dot's default gaps between nodes and ranks, and margin.
+COURIER_ADVANCE = 8.4
+FIELD_PAD = 16.0
+ROW_HEIGHT = 37.0
+STACKED_HEIGHT = 25.13
+OP_SIZE = (54.0, 36.0)
+DOT_GAPS = {"node_gap": 18.0, "rank_gap": 36.0, "margins": (4.0, 4.0)}
+
 
 
 def record_fields(node: Any) -> tuple[str, str]:
@@ -67,7 +79,9 @@ def to_dot(root: Any, rankdir: str = "LR", params: Any = None) -> str:
 
     Args:
         root: The Value (or Tensor) whose graph to draw.
-        rankdir: Graphviz direction: 'LR' (left to right, the default), 'RL', 'TB', 'BT'.
+        rankdir: Graphviz direction: 'LR' (left to right, micrograd's and the default),
+            'RL', 'TB', 'BT', or 'auto': the one of LR and TB in which the drawing,
+            fitted whole to a 16:10 screen, is drawn larger (``fitting_rankdir``).
         params: The parameters' names: a model (``params=model``: its ``state_dict()``
             names, ``0.weight[1, 0]``), a dict (``params={"W1": W1}``) or pairs, or a
             list of parameters (``params=[W1, b1]``: their labels; see
@@ -94,13 +108,73 @@ def to_dot(root: Any, rankdir: str = "LR", params: Any = None) -> str:
         }
     """
     check_root(root, "to_dot")
-    if rankdir not in RANKDIRS:
-        raise ValueError(f"to_dot: rankdir must be one of {', '.join(RANKDIRS)}, got {rankdir!r}")
+    _check_rankdir(rankdir, "to_dot")
     order = reading_order(root)
     return _dot_text(order, rankdir, node_names(order, params, "to_dot"))
 
 
+def _check_rankdir(rankdir: str, where: str) -> None:
+    if rankdir != "auto" and rankdir not in RANKDIRS:
+        raise ValueError(f"{where}: rankdir must be one of {', '.join(RANKDIRS)} or auto, "
+                         f"got {rankdir!r}")
+
+
+def fitting_rankdir(root: Any, params: Any = None) -> str:
+    """The direction ``rankdir="auto"`` draws ``root``'s graph in: "TB" if Graphviz's
+    drawing top to bottom, fitted whole to a 16:10 screen, is drawn at least 1.25 times as
+    large as the one left to right, else "LR" (``chaingrad.show.layout.screen_rankdir``).
+    The drawings' sizes are estimated from the nodes' sizes as dot measures them, without
+    running it.
+
+    Example:
+        >>> from chaingrad import Value
+        >>> x = Value(0.5, label="x")
+        >>> fitting_rankdir(x.tanh().tanh().tanh())  # a chain: a strip left to right
+        'TB'
+        >>> layer = [Value(float(i), label=f"x{i}") for i in range(16)]
+        >>> while len(layer) > 1:  # a product of 16 in a balanced tree: 16 leaves abreast
+        ...     layer = [a * b for a, b in zip(layer[::2], layer[1::2])]
+        >>> fitting_rankdir(layer[0])
+        'LR'
+    """
+    check_root(root, "fitting_rankdir")
+    order = reading_order(root)
+    return _fitting_rankdir(order, node_names(order, params, "fitting_rankdir"))
+
+
+def _fitting_rankdir(order: list[Any], names: dict[int, str]) -> str:
+    sizes = {rankdir: drawing_size(_dot_sizes(order, names, rankdir), rankdir, **DOT_GAPS)
+             for rankdir in ("LR", "TB")}
+    return screen_rankdir(sizes["LR"], sizes["TB"])
+
+
+def _dot_sizes(order: list[Any], names: dict[int, str], rankdir: str) -> Graph:
+    """The nodes of ``_dot_text``'s graph with the sizes dot gives them for ``rankdir``:
+    a record's fields side by side in LR (``{ a | b | c }`` turns with the direction),
+    stacked in TB."""
+    ids = {id(node): f"n{i}" for i, node in enumerate(order)}
+    keys, sizes, ops, edges = [], {}, set(), []
+    for node in order:
+        key = ids[id(node)]
+        widths = [COURIER_ADVANCE * len(text) + FIELD_PAD
+                  for text in (names[id(node)], *record_fields(node))]
+        if node._prev:
+            op = key + "_op"
+            keys.append(op)
+            ops.add(op)
+            sizes[op] = (max(OP_SIZE[0], COURIER_ADVANCE * len(node._op) + FIELD_PAD),
+                         OP_SIZE[1])
+            edges += [(ids[id(child)], op) for child in node._prev]
+            edges.append((op, key))
+        keys.append(key)
+        sizes[key] = ((sum(widths), ROW_HEIGHT) if rankdir == "LR"
+                      else (max(widths), STACKED_HEIGHT * len(widths)))
+    return Graph(keys, sizes, frozenset(ops), edges)
+
+
 def _dot_text(order: list[Any], rankdir: str, names: dict[int, str]) -> str:
+    if rankdir == "auto":
+        rankdir = _fitting_rankdir(order, names)
     ids = {id(node): f"n{i}" for i, node in enumerate(order)}
     lines = ["digraph chaingrad {", f"  graph [rankdir={rankdir}];", f"  node [{NODE_STYLE}];"]
     for node in order:
@@ -159,7 +233,8 @@ def draw_dot(
     Args:
         root: The Value (or Tensor) whose graph to draw.
         format: Output format of ``render()``/``pipe()``: 'svg', 'png' or 'dot'.
-        rankdir: Graphviz direction: 'LR', 'RL', 'TB' or 'BT'.
+        rankdir: Graphviz direction: 'LR' (micrograd's, the default), 'RL', 'TB', 'BT',
+            or 'auto' (LR or TB, whichever fits a 16:10 screen better: ``to_dot``).
         max_nodes: The largest number of Values to lay out; a bigger graph raises
             ValueError at once instead of a layout that runs for minutes.
         renderer: The name or path of a dot-compatible program (default: a system
@@ -194,10 +269,7 @@ def draw_dot(
     """
     check_root(root, "draw_dot")
     check_format(format, "draw_dot")
-    if rankdir not in RANKDIRS:
-        raise ValueError(
-            f"draw_dot: rankdir must be one of {', '.join(RANKDIRS)}, got {rankdir!r}"
-        )
+    _check_rankdir(rankdir, "draw_dot")
     check_timeout(timeout, "draw_dot")
     order = reading_order(root)
     check_size(len(order), max_nodes, "draw_dot")

@@ -1,8 +1,10 @@
 """Where the page draws each node: Graphviz's layout, or a built-in one of the same kind.
 
-The page (``chaingrad.show.page``) draws a graph as micrograd's picture does, left to right:
-a box per value, an ellipse per op, an arrow from each input to its op and from the op to
-its value. It measures every shape itself and asks a layout only where to put them:
+The page (``chaingrad.show.page``) draws a graph as micrograd's picture does: a box per
+value, an ellipse per op, an arrow from each input to its op and from the op to its value,
+left to right (``rankdir="LR"``, micrograd's), top to bottom (``"TB"``), or mirrored
+(``"RL"``, ``"BT"``). It measures every shape itself and asks a layout only where to put
+them:
 
 - ``graphviz_layout`` runs Graphviz's ``dot`` (a system ``dot``, else the ``graphviz-pure``
   program of ``pip install 'chaingrad[viz]'``, found as ``draw_dot`` finds it) on boxes of
@@ -11,24 +13,31 @@ its value. It measures every shape itself and asks a layout only where to put th
   in the column just left of its first consumer, the order within a column chosen to avoid
   crossings, and each node moved as near its neighbours as the others in its column let it.
 
-Both take a ``Graph`` and return a ``Layout``: centres, and each edge as a cubic Bezier
-curve that stops ``ARROW`` short of its head, where the arrowhead goes.
+Both take a ``Graph`` and a direction and return a ``Layout``: centres, and each edge as a
+cubic Bezier curve that stops ``ARROW`` short of its head, where the arrowhead goes.
+
+``screen_rankdir`` chooses the direction for a drawing whose direction is not given: the
+one in which the whole drawing, fitted to a 16:10 screen, is drawn larger (see its
+docstring for the rule, and ``drawing_size`` for the estimate it uses).
 """
 
 from __future__ import annotations
 
 import math
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import RendererNotFoundError
 from .render import find_renderer
 
+RANKDIRS = ("LR", "TB", "RL", "BT")  # Graphviz's directions; LR and TB first: RL, BT mirror them
+SCREEN = (16.0, 10.0)  # the shape of the screen a drawing of no given direction is fitted to
+TB_GAIN = 1.25  # how much larger a drawing must be top to bottom to be drawn so (screen_rankdir)
 ARROW = 10.0  # the arrowhead's length: an edge's curve stops this far short of its head
 MARGIN_X = 8.0  # left and right of the drawing
 MARGIN_Y = 24.0  # above and below it (room for a node's badge above it)
-NODE_GAP = 24.0  # between two nodes of one column (room for a badge)
-RANK_GAP = 22.0  # between two columns
+NODE_GAP = 24.0  # between two nodes of one rank (a column in LR: room for a badge)
+RANK_GAP = 22.0  # between two ranks (in TB: room for the badge above a box)
 LABEL_PX = 14  # an edge label's font size
 LABEL_GAP = 2 * LABEL_PX  # what a gap between columns gains to hold an edge label
 POINTS_PER_INCH = 72.0
@@ -69,25 +78,35 @@ class Layout:
     curves: list[list[Point]]
     labels: dict[int, Point]
     engine: str  # "graphviz" or "builtin"
+    rankdir: str = "LR"  # which way the edges go: "LR", "TB", "RL" or "BT"
 
 
 # ---- Graphviz ----
 
 
 def graphviz_layout(graph: Graph, renderer: str | None = None,
-                    timeout: float | None = 60.0) -> Layout:
+                    timeout: float | None = 60.0, rankdir: str = "LR") -> Layout:
     """Graphviz's ``dot`` layout of ``graph`` (shapes of fixed size), read from ``-Tplain``.
+
+    Args:
+        graph: The shapes and edges to place.
+        renderer: A dot-compatible program (default: as ``draw_dot`` finds one).
+        timeout: Seconds the layout may take (None: no limit).
+        rankdir: Which way the edges go: 'LR', 'TB', 'RL' or 'BT'.
 
     Raises:
         RendererNotFoundError: When neither ``dot`` nor ``graphviz-pure`` is found.
         RuntimeError: When the renderer fails or takes longer than ``timeout`` seconds.
+        ValueError: When ``rankdir`` is none of those four.
     """
+    _check_rankdir(rankdir, "graphviz_layout")
     program = renderer or find_renderer()
     if program is None:
         raise RendererNotFoundError("to_html: layout='graphviz' needs a Graphviz renderer "
                                     "(pip install 'chaingrad[viz]')")
     try:
-        result = subprocess.run([program, "-Tplain"], input=_layout_dot(graph).encode(),
+        result = subprocess.run([program, "-Tplain"],
+                                input=_layout_dot(graph, rankdir).encode(),
                                 capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"to_html: {program} -Tplain did not finish within {timeout:g} s"
@@ -96,13 +115,19 @@ def graphviz_layout(graph: Graph, renderer: str | None = None,
         message = result.stderr.decode("utf-8", "replace").strip()
         raise RuntimeError(f"to_html: {program} -Tplain failed (exit {result.returncode}): "
                            f"{message.splitlines()[0] if message else 'no message'}")
-    return _read_plain(graph, result.stdout.decode("utf-8"))
+    return _read_plain(graph, result.stdout.decode("utf-8"), rankdir)
 
 
-def _layout_dot(graph: Graph) -> str:
+def _check_rankdir(rankdir: str, where: str) -> None:
+    if rankdir not in RANKDIRS:
+        raise ValueError(f"{where}: rankdir must be one of {', '.join(RANKDIRS)}, got "
+                         f"{rankdir!r}")
+
+
+def _layout_dot(graph: Graph, rankdir: str = "LR") -> str:
     """DOT text asking for the shapes' own sizes (in inches) and nothing drawn inside."""
     lines = ["digraph layout {",
-             f"  graph [rankdir=LR, nodesep={NODE_GAP / POINTS_PER_INCH:.3f}, "
+             f"  graph [rankdir={rankdir}, nodesep={NODE_GAP / POINTS_PER_INCH:.3f}, "
              f"ranksep={RANK_GAP / POINTS_PER_INCH:.3f}, margin=0];",
              '  node [shape=box, fixedsize=true, label=""];']
     for key in graph.keys:
@@ -116,7 +141,7 @@ def _layout_dot(graph: Graph) -> str:
     return "\n".join(lines + ["}"]) + "\n"
 
 
-def _read_plain(graph: Graph, text: str) -> Layout:
+def _read_plain(graph: Graph, text: str, rankdir: str = "LR") -> Layout:
     """Centres and curves from Graphviz's plain output (inches, y upwards)."""
     height = 0.0
     centres: dict[str, Point] = {}
@@ -149,14 +174,83 @@ def _read_plain(graph: Graph, text: str) -> Layout:
         if label is not None:
             labels[i] = label
     return Layout(width + 2 * MARGIN_X, height + 2 * MARGIN_Y, centres, curves, labels,
-                  "graphviz")
+                  "graphviz", rankdir)
+
+
+# ---- the direction that fits a screen ----
+
+
+def drawing_size(graph: Graph, rankdir: str = "LR", rank_gap: float = RANK_GAP,
+                 node_gap: float = NODE_GAP,
+                 margins: tuple[float, float] = (MARGIN_X, MARGIN_Y)) -> tuple[float, float]:
+    """About how wide and how high a layered drawing of ``graph`` is, before laying it out.
+
+    The nodes are put in ranks as ``builtin_layout`` puts them (``_columns``, much as
+    Graphviz's ``dot`` does); along the edges' direction the drawing is each rank's
+    longest shape plus ``rank_gap`` between ranks, across it the widest rank's shapes
+    side by side with ``node_gap`` between them; plus the ``margins`` (left and right,
+    above and below). The gaps and margins are the page's unless given.
+
+    Example:
+        >>> graph = Graph(["x", "op", "y"], {"x": (60, 20), "op": (30, 20), "y": (60, 20)},
+        ...               frozenset({"op"}), [("x", "op"), ("op", "y")])
+        >>> drawing_size(graph, "LR"), drawing_size(graph, "TB")
+        ((210.0, 68.0), (76.0, 152.0))
+    """
+    _check_rankdir(rankdir, "drawing_size")
+    along = 0 if rankdir in ("LR", "RL") else 1  # the index of a size along the edges
+    ranks: dict[int, list[tuple[float, float]]] = {}
+    for key, rank in _columns(graph).items():
+        ranks.setdefault(rank, []).append(graph.sizes[key])
+    length = sum(max(size[along] for size in sizes) for sizes in ranks.values())
+    length += rank_gap * (len(ranks) - 1)
+    breadth = max(sum(size[1 - along] for size in sizes) + node_gap * (len(sizes) - 1)
+                  for sizes in ranks.values())
+    if along == 0:
+        return length + 2 * margins[0], breadth + 2 * margins[1]
+    return breadth + 2 * margins[0], length + 2 * margins[1]
+
+
+def screen_scale(size: tuple[float, float], screen: tuple[float, float] = SCREEN) -> float:
+    """How large a drawing of this ``(width, height)`` is drawn when fitted whole to a
+    screen of that shape (16:10 unless given; relative to one unit of the screen per unit
+    of drawing)."""
+    return min(screen[0] / size[0], screen[1] / size[1])
+
+
+def screen_rankdir(left_to_right: tuple[float, float], top_to_bottom: tuple[float, float],
+                   screen: tuple[float, float] = SCREEN) -> str:
+    """The direction for a drawing whose direction is not given: "TB" if its top-to-bottom
+    drawing, fitted whole to the screen (16:10 unless given), is drawn at least
+    ``TB_GAIN`` (1.25) times as large as its left-to-right one (its text that much
+    larger), else "LR" (micrograd's). So a long chain, a strip left to right, is drawn top
+    to bottom, and a wide layer left to right; where the two are about as good, micrograd's
+    picture wins.
+
+    Args:
+        left_to_right: The ``(width, height)`` of the drawing left to right.
+        top_to_bottom: Those of the drawing top to bottom.
+        screen: The shape of what the drawing is fitted to (its width and height).
+
+    Example:
+        >>> screen_rankdir((2500, 280), (560, 1100)), screen_rankdir((900, 800), (1400, 500))
+        ('TB', 'LR')
+    """
+    if screen_scale(top_to_bottom, screen) >= TB_GAIN * screen_scale(left_to_right, screen):
+        return "TB"
+    return "LR"
 
 
 # ---- the built-in layout ----
 
 
-def builtin_layout(graph: Graph) -> Layout:
-    """A layered left-to-right layout of ``graph``, in the manner of Graphviz's ``dot``.
+def builtin_layout(graph: Graph, rankdir: str = "LR") -> Layout:
+    """A layered layout of ``graph``, in the manner of Graphviz's ``dot``.
+
+    Left to right (``rankdir="LR"``) as below; top to bottom (``"TB"``) as left to right
+    on the shapes' sizes swapped (width for height), every point then reflected across the
+    diagonal (x for y), so that ranks are rows and argument order runs left to right;
+    ``"RL"`` and ``"BT"`` mirror those.
 
     1. Columns: the root is rightmost and every other node starts one column left of its
        leftmost consumer, so a value is drawn next to the op that uses it; then a group of
@@ -174,7 +268,52 @@ def builtin_layout(graph: Graph) -> Layout:
         >>> layout = builtin_layout(graph)
         >>> [round(layout.centres[k][0]) for k in graph.keys]
         [38, 105, 172]
+        >>> [round(builtin_layout(graph, "TB").centres[k][1]) for k in graph.keys]
+        [34, 76, 118]
+
+    Raises:
+        ValueError: When ``rankdir`` is not 'LR', 'TB', 'RL' or 'BT'.
     """
+    _check_rankdir(rankdir, "builtin_layout")
+    if rankdir in ("LR", "RL"):
+        layout = _left_to_right(graph, MARGIN_X, MARGIN_Y, LABEL_PX * 0.7)
+    else:  # a label beside its edge's end, to its left, rather than above it
+        swapped = Graph(graph.keys, {key: (h, w) for key, (w, h) in graph.sizes.items()},
+                        graph.ops, graph.edges, graph.labels)
+        layout = _reflected(_left_to_right(swapped, MARGIN_Y, MARGIN_X, LABEL_PX))
+    if rankdir in ("RL", "BT"):
+        layout = _mirrored(layout, rankdir == "RL")
+    return replace(layout, rankdir=rankdir)
+
+
+def _reflected(layout: Layout) -> Layout:
+    """``layout`` reflected across its diagonal: every (x, y) is (y, x)."""
+    def flip(point: Point) -> Point:
+        return point[1], point[0]
+
+    return Layout(layout.height, layout.width,
+                  {key: flip(p) for key, p in layout.centres.items()},
+                  [[flip(p) for p in curve] for curve in layout.curves],
+                  {i: flip(p) for i, p in layout.labels.items()}, layout.engine)
+
+
+def _mirrored(layout: Layout, horizontally: bool) -> Layout:
+    """``layout`` mirrored left to right (``horizontally``) or top to bottom."""
+    def mirror(point: Point) -> Point:
+        if horizontally:
+            return layout.width - point[0], point[1]
+        return point[0], layout.height - point[1]
+
+    return Layout(layout.width, layout.height,
+                  {key: mirror(p) for key, p in layout.centres.items()},
+                  [[mirror(p) for p in curve] for curve in layout.curves],
+                  {i: mirror(p) for i, p in layout.labels.items()}, layout.engine)
+
+
+def _left_to_right(graph: Graph, margin_x: float, margin_y: float,
+                   label_lift: float) -> Layout:
+    """``builtin_layout``'s left-to-right layout, with these margins, each edge label
+    ``label_lift`` above its edge's end."""
     column = _columns(graph)
     columns: list[list[str]] = [[] for _ in range(max(column.values()) + 1)]
     # the chains of points that carry each edge across the columns it spans
@@ -199,13 +338,13 @@ def builtin_layout(graph: Graph) -> Layout:
     widths = [max((graph.sizes[k][0] for k in keys if k in graph.sizes), default=0.0)
               for keys in columns]
     labelled = {column[graph.edges[i][1]] for i in graph.labels}  # gaps holding a label
-    lefts, x = [], MARGIN_X - RANK_GAP
+    lefts, x = [], margin_x - RANK_GAP
     for c, width in enumerate(widths):
         x += RANK_GAP + (LABEL_GAP if c in labelled else 0)
         lefts.append(x)
         x += width
     top = min(y[k] - heights[k] / 2 for k in column)
-    centres = {k: (lefts[column[k]] + widths[column[k]] / 2, y[k] - top + MARGIN_Y)
+    centres = {k: (lefts[column[k]] + widths[column[k]] / 2, y[k] - top + margin_y)
                for k in column}
     bottom = max(centres[k][1] + heights[k] / 2 for k in column)
     ends = _entries(graph)
@@ -215,8 +354,8 @@ def builtin_layout(graph: Graph) -> Layout:
     for i in graph.labels:  # in the gap before the head, above the edge's end
         c = column[graph.edges[i][1]]
         labels[i] = ((lefts[c] + lefts[c - 1] + widths[c - 1]) / 2,
-                     curves[i][-1][1] - LABEL_PX * 0.7)
-    return Layout(x + MARGIN_X, bottom + MARGIN_Y, {k: centres[k] for k in graph.keys},
+                     curves[i][-1][1] - label_lift)
+    return Layout(x + margin_x, bottom + margin_y, {k: centres[k] for k in graph.keys},
                   curves, labels, "builtin")
 
 

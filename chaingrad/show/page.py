@@ -35,7 +35,15 @@ from .dot import (
     record_fields,
     reuse_marks,
 )
-from .layout import Graph, Layout, builtin_layout, graphviz_layout
+from .layout import (
+    RANKDIRS,
+    Graph,
+    Layout,
+    builtin_layout,
+    drawing_size,
+    graphviz_layout,
+    screen_rankdir,
+)
 from .naive import naive_steps, same_grad
 from .names import (
     check_root,
@@ -50,7 +58,7 @@ from .render import find_renderer
 from .steps import Step, backward_steps, seed_of
 
 LAYOUTS = ("auto", "graphviz", "builtin")
-FONT_PX = 14  # every text of the drawing; the page never zooms it below 10 px
+FONT_PX = 14  # every text of the drawing; the page never zooms it below 10 px, "fit" neither
 CHAR_W = 8.45  # a 14px monospace character's advance (DejaVu Sans Mono 8.43, Courier 8.4)
 PAD = 12  # room around a field's text
 ROW_H = 24  # a record's rows: data above grad
@@ -59,6 +67,9 @@ NAIVE_CALLS = 1000  # the naive walk shown on the page stops after this many cal
 NAIVE_CALLS_PER_STEP = 4  # and on a Tensor graph after this many per topological step (each
 # call's arrays are kept for the page: a long walk over large weights would fill the memory)
 AUTO_TIMEOUT = 20.0  # seconds Graphviz may take for layout='auto' (1000 nodes: about 1 s)
+# the frame the page shows the graph in, in a 1280x800 window (CSS px, as Chromium lays it
+# out): what rankdir='auto' fits the drawing to (at 800x600: 774x400, the same shape)
+FRAME = (1254.0, 605.0)
 
 
 def to_html(
@@ -69,12 +80,14 @@ def to_html(
     grad: Any = None,
     params: Any = None,
     layout: str = "auto",
+    rankdir: str = "auto",
 ) -> str:
     """Write a self-contained page that steps through ``root``'s backward; return the path.
 
     The page steps forward and back (buttons, arrow keys, space to play, Home/End), plays
-    at a chosen speed, goes to any step, zooms (text never below 10 px, but for "fit",
-    which shows the whole graph however wide), can run the forward pass first, and can
+    at a chosen speed, goes to any step, zooms (text never below 10 px; "fit" shows the
+    whole graph as large as the window holds it, a graph too big for 10 px text at 10 px,
+    scrolling), can run the forward pass first, and can
     replay the naive recursive backward instead of the topological one (on Values or
     Tensors), so that its wrong gradients show on the graph. The gradients are computed
     with ``backward_steps(root, accumulate=False)``: every ``.grad`` is left as it was.
@@ -94,14 +107,19 @@ def to_html(
             Graphviz when a renderer is installed and the graph is quick to lay out
             (see ``chaingrad.show.dot.layout_segments``), else (or if Graphviz fails)
             the built-in one. The page's ``<svg data-layout=...>`` says which.
+        rankdir: Which way the arrows go: 'LR' (left to right, as micrograd draws),
+            'TB' (top to bottom), 'RL', 'BT', or 'auto' (the default): the one of LR and
+            TB in which the whole graph, fitted to the page's frame (about 2:1), is drawn
+            larger, TB only if 1.25 times as large (``chaingrad.show.layout.screen_rankdir``):
+            a long chain top to bottom. The page's ``<svg data-rankdir=...>`` says which.
 
     Returns:
         ``path``.
 
     Raises:
         TypeError: When ``root`` is not a Value or Tensor, or ``params`` is not a model.
-        ValueError: When the graph has more than ``max_nodes`` nodes, or ``layout`` is
-            unknown.
+        ValueError: When the graph has more than ``max_nodes`` nodes, or ``layout`` or
+            ``rankdir`` is unknown.
         RendererNotFoundError: For ``layout='graphviz'`` without a renderer.
 
     Example:
@@ -116,13 +134,18 @@ def to_html(
     if layout not in LAYOUTS:
         raise ValueError(f"to_html: layout must be one of {', '.join(LAYOUTS)}, got "
                          f"{layout!r}")
+    if rankdir not in ("auto", *RANKDIRS):
+        raise ValueError(f"to_html: rankdir must be one of auto, {', '.join(RANKDIRS)}, got "
+                         f"{rankdir!r}")
     path = os.fspath(path)
     order = reading_order(root)
     check_size(len(order), max_nodes, "to_html")
     ids, names, payload = _prepare(root, order, grad, params, "to_html")
     graph, fields = _shapes(order, ids, names, payload)
+    if rankdir == "auto":
+        rankdir = screen_rankdir(drawing_size(graph, "LR"), drawing_size(graph, "TB"), FRAME)
     drawing = _svg(order, ids, names, payload, graph, fields,
-                   _choose_layout(layout, order)(graph))
+                   _choose_layout(layout, order)(graph, rankdir))
     heading = title or f"backward of {names[id(root)]}"
     page = _asset("page.html").format(
         title=html.escape(heading),
@@ -317,21 +340,21 @@ def _entries(g: Any, most: int = 6) -> str:
 
 
 def _choose_layout(layout: str, order: list) -> Any:
-    """The layout function to use: Graphviz's, the built-in one, or for 'auto' Graphviz's
-    when a renderer is found and the graph is quick to lay out, falling back on the
-    built-in one if Graphviz fails."""
+    """The layout function to use, called as ``f(graph, rankdir)``: Graphviz's, the
+    built-in one, or for 'auto' Graphviz's when a renderer is found and the graph is quick
+    to lay out, falling back on the built-in one if Graphviz fails."""
     if layout == "builtin":
         return builtin_layout
     if layout == "graphviz":
-        return graphviz_layout
+        return lambda graph, rankdir: graphviz_layout(graph, rankdir=rankdir)
     if layout_segments(order)[0] > DEFAULT_MAX_SEGMENTS or find_renderer() is None:
         return builtin_layout
 
-    def graphviz_or_builtin(graph: Graph) -> Layout:
+    def graphviz_or_builtin(graph: Graph, rankdir: str) -> Layout:
         try:
-            return graphviz_layout(graph, timeout=AUTO_TIMEOUT)
+            return graphviz_layout(graph, timeout=AUTO_TIMEOUT, rankdir=rankdir)
         except (RuntimeError, OSError):  # stopped, or failed: the page needs no Graphviz
-            return builtin_layout(graph)
+            return builtin_layout(graph, rankdir)
 
     return graphviz_or_builtin
 
@@ -399,7 +422,8 @@ def _svg(order: list, ids: dict[int, str], names: dict[int, str], payload: dict,
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" id="graph" width="{layout.width:.0f}" '
         f'height="{layout.height:.0f}" viewBox="0 0 {layout.width:.0f} {layout.height:.0f}" '
-        f'data-layout="{layout.engine}" role="group" aria-label="the graph: '
+        f'data-layout="{layout.engine}" data-rankdir="{layout.rankdir}" role="group" '
+        f'aria-label="the graph: '
         f'{len(order)} values">' + "\n".join(parts) + "</svg>"
     )
 

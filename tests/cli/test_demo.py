@@ -276,9 +276,9 @@ def test_the_readme_states_the_divergence_criterion_the_code_uses():
         (["demo", "digits", "--modle", "cnn"], "chaingrad demo: error: unrecognized "
                                                "arguments: --modle cnn (did you mean "
                                                "--model?)"),
-        (["demo", "digits-that-do-not-exist"], "chaingrad demo: error: unknown dataset "
-                                               "'digits-that-do-not-exist': choose moons or "
-                                               "digits"),
+        (["demo", "digits-that-do-not-exist"], "chaingrad demo: error: unknown demo "
+                                               "'digits-that-do-not-exist'; choose from: "
+                                               "moons, digits"),
     ],
 )
 def test_command_line_errors_are_one_line_naming_what_is_wrong(argv, message, capsys):

@@ -19,6 +19,7 @@ from chaingrad.errors import ExpressionError
 from chaingrad.show import render
 from chaingrad.show.dot import reading_order, to_dot
 from chaingrad.show.explain import explain
+from chaingrad.show.page import FRAME
 
 NEURON = "(x1*w1 + x2*w2 + b).tanh()"
 NEURON_SET = ["--set", "x1=2", "--set", "w1=-3", "--set", "x2=0", "--set", "w2=1",
@@ -35,7 +36,7 @@ def graph(*args: str) -> list[str]:
 
 def test_dot_output_is_the_golden_neuron(tmp_path, capsys):
     out = tmp_path / "neuron.dot"
-    assert main(graph(NEURON, *NEURON_SET, "-o", str(out))) == 0
+    assert main(graph(NEURON, *NEURON_SET, "-o", str(out), "--rankdir", "LR")) == 0
     assert out.read_text() == (GOLDEN / "neuron.dot").read_text()  # same as tests/show/test_dot
     assert capsys.readouterr().out == f"wrote {out} (10 values)\n"
 
@@ -56,17 +57,91 @@ def test_html_output(tmp_path):
     assert text.count('class="value"') == 10 and 'data-name="x1"' in text
 
 
+@pytest.mark.parametrize("rankdir", ["LR", "TB", "RL", "BT"])
+def test_html_output_is_drawn_in_the_direction_asked(tmp_path, rankdir):
+    """The README's command with ``-o neuron.html`` (it passes --rankdir TB)."""
+    page = tmp_path / "n.html"
+    assert main(graph(NEURON, *NEURON_SET, "--rankdir", rankdir.lower(), "-o", str(page))) == 0
+    assert f'data-rankdir="{rankdir}"' in page.read_text()
+
+
+CHAIN = "x" + ".tanh()" * 30  # a strip left to right
+LAYER = "(((a*b)*(c*d))*((e*f)*(g*h)))*(((i*j)*(k*l))*((m*n)*(o*p)))"  # 16 leaves abreast
+LAYER_SET = [arg for name in "abcdefghijklmnop" for arg in ("--set", f"{name}=0.5")]
+
+
+def svg_size(path: Path) -> tuple[float, float]:
+    root = ET.parse(path).getroot()
+    return float(root.get("width")[:-2]), float(root.get("height")[:-2])  # in pt
+
+
+@pytest.mark.parametrize(("expression", "assignments"),
+                         [(CHAIN, ["--set", "x=0.5"]), (NEURON, NEURON_SET),
+                          (LAYER, LAYER_SET)], ids=["chain", "neuron", "layer"])
+def test_without_rankdir_the_svg_is_drawn_the_way_it_fits_a_screen_larger(
+        tmp_path, monkeypatch, graphviz_pure, expression, assignments):
+    """The default is TB if Graphviz's drawing top to bottom, shown whole on a 16:10
+    screen, has 1.25 times the scale of the one left to right (its text that much larger),
+    else LR: the chain and the neuron top to bottom, the layer of 16 leaves left to right."""
+    monkeypatch.setattr(render, "find_renderer", lambda *args, **kw: graphviz_pure)
+    scale = {}
+    for rankdir in ("LR", "TB", "auto"):
+        out = tmp_path / f"{rankdir}.svg"
+        assert main(graph(expression, *assignments, "--rankdir", rankdir, "-o", str(out))) == 0
+        width, height = svg_size(out)
+        scale[rankdir] = min(16 / width, 10 / height)
+    assert scale["auto"] == (scale["TB"] if scale["TB"] >= 1.25 * scale["LR"] else scale["LR"])
+    default = tmp_path / "default.svg"
+    assert main(graph(expression, *assignments, "-o", str(default))) == 0
+    assert default.read_bytes() == (tmp_path / "auto.svg").read_bytes()
+    if expression == LAYER:
+        assert scale["LR"] > scale["TB"]
+    else:
+        assert scale["TB"] > scale["LR"]
+
+
+@pytest.mark.parametrize(("expression", "assignments", "rankdir"),
+                         [(CHAIN, ["--set", "x=0.5"], "TB"), (LAYER, LAYER_SET, "LR")],
+                         ids=["chain", "layer"])
+def test_without_rankdir_the_dot_text_takes_the_direction_that_fits(capsys, expression,
+                                                                    assignments, rankdir):
+    assert main(graph(expression, *assignments)) == 0
+    assert f"graph [rankdir={rankdir}];" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("expression", "assignments"),
+                         [(CHAIN, ["--set", "x=0.5"]), (NEURON, NEURON_SET),
+                          (LAYER, LAYER_SET)], ids=["chain", "neuron", "layer"])
+def test_without_rankdir_the_page_takes_the_direction_that_fits_its_frame(
+        tmp_path, expression, assignments):
+    """The page is fitted to its frame (about 2:1, FRAME), not to a 16:10 screen: there a
+    chain of Values is about as large either way (its boxes are already half as wide as
+    micrograd's records), and the page keeps LR unless TB is 1.25 times as large."""
+    scale, rankdirs = {}, {}
+    for rankdir in ("LR", "TB", "auto"):
+        out = tmp_path / f"{rankdir}.html"
+        assert main(graph(expression, *assignments, "--rankdir", rankdir, "-o", str(out))) == 0
+        svg = re.search(r'<svg [^>]*width="(\d+)" height="(\d+)"[^>]*data-rankdir="(\w+)"',
+                        out.read_text())
+        width, height = float(svg[1]), float(svg[2])
+        scale[rankdir] = min(FRAME[0] / width, FRAME[1] / height)
+        rankdirs[rankdir] = svg[3]
+    tb = scale["TB"] >= 1.25 * scale["LR"]
+    assert rankdirs["auto"] == ("TB" if tb else "LR")
+    assert scale["auto"] == pytest.approx(scale[rankdirs["auto"]])
+
+
 def test_without_output_prints_dot_and_explain_prints_the_steps(capsys):
     assert main(graph("a*a + 1", "--set", "a=3")) == 0
     a = Value(3.0, label="a")
     expected = a * a + Value(1, label="1")
     expected.backward()
-    assert capsys.readouterr().out == to_dot(expected)
+    assert capsys.readouterr().out == to_dot(expected, rankdir="auto")
     assert main(graph("c + c", "--set", "c=1", "--explain", "--naive")) == 0
     c = Value(1.0, label="c")
     expected = c + c
     text = explain(expected, naive=True, file=io.StringIO())
-    assert capsys.readouterr().out == text + to_dot(expected)
+    assert capsys.readouterr().out == text + to_dot(expected, rankdir="auto")
 
 
 def test_no_backward_draws_zero_gradients(capsys):
@@ -123,7 +198,6 @@ def test_set_but_unused_is_a_note(capsys):
         (["x", "--set", "x=1", "--timeout", "0"], "--timeout must be a positive number"),
         (["x", "--set", "x=1", "--naive"], "--naive needs --explain"),
         (["x", "--set", "x=1", "--explain", "--no-backward"], "--explain runs backward"),
-        (["x", "--set", "x=1", "-o", "g.html", "--rankdir", "TB"], "always drawn LR"),
         (["x", "--set", "x=1", "-o", "."], "-o .: is a folder; give a file in it"),
         (["x", "--set", "x=1", "--timeout", "inf"], "--timeout must be a positive number"),
         (["x", "--set", "x=1", "--max-segments", "0"], "--max-segments must be at least 1"),
@@ -201,7 +275,7 @@ def test_an_expression_may_start_with_a_minus(tmp_path, expression, python):
     assert main(graph(expression, "--set", "x=1.5", "-o", str(out))) == 0
     expected = parse_expression(expression, {"x": 1.5})
     expected.backward()
-    assert out.read_text() == to_dot(expected)
+    assert out.read_text() == to_dot(expected, rankdir="auto")
     x = Value(1.5, label="x")
     assert expected.data == python(x).data
     assert main(graph("--set", "x=1.5", expression, f"-o{out}")) == 0  # -oFILE is still -o

@@ -10,10 +10,12 @@ import signal
 import subprocess
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 
+import chaingrad as chaingrad_package
 from chaingrad.cli import build_parser, main, moons
 
 pytestmark = pytest.mark.slow  # the command line in subprocesses, with signals and pipes
@@ -215,25 +217,73 @@ def test_main_takes_its_arguments_and_returns_the_exit_code(capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["dmeo"], "chaingrad: error: unknown command 'dmeo' (did you mean 'demo'?)"),
-        (["GRAPH", "x"], "chaingrad: error: unknown command 'GRAPH' (did you mean 'graph'?)"),
-        (["train"], "chaingrad: error: unknown command 'train': choose demo or graph"),
+        (["dmeo"], "chaingrad: error: unknown command 'dmeo' (did you mean 'demo'?); choose "
+                   "from: demo, graph, help"),
+        (["GRAPH", "x"], "chaingrad: error: unknown command 'GRAPH' (did you mean 'graph'?); "
+                         "choose from: demo, graph, help"),
+        (["train"], "chaingrad: error: unknown command 'train'; choose from: demo, graph, help"),
         (["demo", "--optimizer", "adma"], "chaingrad demo: error: argument --optimizer: "
-                                          "unknown choice 'adma' (did you mean 'adam'?) (see "
-                                          "chaingrad demo --help)"),
+                                          "unknown choice 'adma' (did you mean 'adam'?); "
+                                          "choose from: adam, sgd (see chaingrad demo --help)"),
         (["demo", "--optimizer", "rmsprop"], "chaingrad demo: error: argument --optimizer: "
-                                             "unknown choice 'rmsprop': choose adam or sgd "
+                                             "unknown choice 'rmsprop'; choose from: adam, sgd "
                                              "(see chaingrad demo --help)"),
+        (["demo", "--model", "rnn"], "chaingrad demo: error: argument --model: unknown choice "
+                                     "'rnn'; choose from: mlp, cnn (see chaingrad demo --help)"),
         (["graph", "x", "--rankdir", "up"], "chaingrad graph: error: argument --rankdir: "
-                                            "unknown choice 'up': choose LR, RL, TB or BT "
-                                            "(see chaingrad graph --help)"),
-        (["demo", "digts"], "chaingrad demo: error: unknown dataset 'digts' (did you mean "
-                            "'digits'?)"),
+                                            "unknown choice 'up'; choose from: auto, LR, RL, "
+                                            "TB, BT (see chaingrad graph --help)"),
+        (["demo", "digts"], "chaingrad demo: error: unknown demo 'digts' (did you mean "
+                            "'digits'?); choose from: moons, digits"),
+        # mnist and moons: a ratio of 0.6, which difflib's default cutoff takes as close
+        (["demo", "mnist"], "chaingrad demo: error: unknown demo 'mnist'; choose from: moons, "
+                            "digits"),
+        (["graph", "x", "--set", "x=1", "-o", "g.svgz"],
+         "chaingrad graph: error: -o g.svgz: unknown file type '.svgz' (did you mean '.svg'?); "
+         "choose from: .svg, .png, .dot, .gv, .html, .htm"),
+        (["help", "dmeo"], "chaingrad help: error: unknown command 'dmeo' (did you mean "
+                           "'demo'?); choose from: demo, graph, help"),
+        (["help", "train"], "chaingrad help: error: unknown command 'train'; choose from: "
+                            "demo, graph, help"),
+        (["help", "graph", "demo"], "chaingrad help: error: unrecognized arguments: demo"),
     ],
 )
-def test_a_mistyped_command_or_choice_is_answered_with_the_closest(argv, message, capsys):
+def test_an_unknown_name_lists_the_choices_and_suggests_only_a_near_one(argv, message,
+                                                                        capsys):
     assert main(argv) == 2
     assert capsys.readouterr().err == message + "\n"
+
+
+@pytest.mark.parametrize("command", [[], ["demo"], ["graph"], ["help"], ["GRAPH"]])
+def test_help_command_prints_what_dash_dash_help_prints(command, capsys):
+    """``chaingrad help [COMMAND]``, as git and pip have it: exit 0, ``--help``'s text."""
+    assert main(["help", *command]) == 0
+    shown = capsys.readouterr()
+    assert main([*(c.lower() for c in command), "--help"]) == 0
+    assert shown.err == "" and shown.out == capsys.readouterr().out
+    assert shown.out.startswith(f"usage: chaingrad {' '.join(command).lower()}".rstrip() + " ")
+    if not command:
+        assert "help" in shown.out and "-V, --version" in shown.out
+
+
+def test_help_of_a_command_needing_a_missing_extra_says_which_to_install():
+    result = run_python(
+        "import sys\n"
+        "sys.modules['numpy'] = None  # as if numpy were not installed\n"
+        "from chaingrad.cli import main\n"
+        "sys.exit(main(['help', 'demo']))\n")
+    assert result.returncode == 1
+    assert result.stderr == ("chaingrad help: error: numpy is missing; install the demo extra: "
+                             "pip install 'chaingrad[demo]'\n")
+
+
+@pytest.mark.parametrize("flag", ["-V", "--version"])
+def test_version_flag_prints_the_installed_version(flag):
+    result = subprocess.run(chaingrad(flag), capture_output=True, text=True, timeout=WAIT,
+                            check=False)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == f"chaingrad {metadata.version('chaingrad')}\n" == (
+        f"chaingrad {chaingrad_package.__version__}\n")
 
 
 def test_choices_are_taken_in_any_case(capsys):

@@ -24,9 +24,15 @@ from chaingrad.show.page import page_graph
 from chaingrad.show.render import find_renderer
 
 # The page's zoom never takes its 14 px text below 10 px, and keeps 10 px free around a step;
-# an 800 px window leaves about 742 px for the drawing: a step must fit in 742 / (10 / 14).
-STEP_WIDTH = 1000
+# an 800x600 window leaves about 754x330 px for the drawing (its frame less that room, with
+# the longest formula shown): a step must fit in that / (10 / 14).
+STEP_SIZE = (1000, 460)
+# Top to bottom, the boxes of a layer stand side by side, 150-240 px each: an MLP's input
+# feeds three neurons across the drawing, and its step is as wide as a 1280x800 window holds
+# at 10 px text (1254 / (10 / 14)); at 800 px the page keeps its running node in view.
+STEP_SIZE_ACROSS_A_LAYER = (1755, 460)
 NEAR = 600  # a computed value's edge to its nearest consumer spans at most this
+RANKDIRS = ["LR", "TB", "RL", "BT"]
 
 
 def wide_and_deep() -> Value:
@@ -38,10 +44,10 @@ def wide_and_deep() -> Value:
     return y
 
 
-def graphviz(graph: Graph) -> Layout:
+def graphviz(graph: Graph, rankdir: str = "LR") -> Layout:
     if find_renderer() is None:
         pytest.skip("the Graphviz layout needs a renderer: pip install 'chaingrad[viz]'")
-    return graphviz_layout(graph)
+    return graphviz_layout(graph, rankdir=rankdir)
 
 
 LAYOUTS = {"graphviz": graphviz, "builtin": builtin_layout}
@@ -58,20 +64,32 @@ def graphs(teaching_graphs) -> dict[str, Graph]:
     return made
 
 
-@pytest.fixture(scope="module", params=[(g, lay) for g in NAMES for lay in LAYOUTS],
-                ids=lambda p: f"{p[0]}-{p[1]}")
+@pytest.fixture(scope="module", params=[(g, lay, d) for g in NAMES for lay in LAYOUTS
+                                        for d in RANKDIRS], ids="-".join)
 def laid_out(request, graphs) -> tuple[str, Graph, Layout]:
-    name, layout = request.param
-    return name, graphs[name], LAYOUTS[layout](graphs[name])
+    name, layout, rankdir = request.param
+    return name, graphs[name], LAYOUTS[layout](graphs[name], rankdir=rankdir)
 
 
-@pytest.fixture(scope="module", params=[(g, lay) for g in NAMES if g != "chain"
-                                        for lay in LAYOUTS], ids=lambda p: f"{p[0]}-{p[1]}")
+@pytest.fixture(scope="module", params=[(g, lay, d) for g in NAMES if g != "chain"
+                                        for lay in LAYOUTS for d in RANKDIRS], ids="-".join)
 def four_laid_out(request, graphs) -> tuple[Graph, Layout]:
     """The four graphs of the page's tests (the chain's x is used all along it: its
     edges must be long)."""
-    name, layout = request.param
-    return graphs[name], LAYOUTS[layout](graphs[name])
+    name, layout, rankdir = request.param
+    return graphs[name], LAYOUTS[layout](graphs[name], rankdir=rankdir)
+
+
+def along(layout: Layout) -> int:
+    """The coordinate the edges run along: 0 (x) left to right or back, 1 (y) else."""
+    return 0 if layout.rankdir in ("LR", "RL") else 1
+
+
+def test_each_layout_goes_the_way_asked(laid_out):
+    _, graph, layout = laid_out
+    axis, sign = along(layout), -1 if layout.rankdir in ("RL", "BT") else 1
+    for tail, head in graph.edges:  # every edge runs forwards, by a rank at least
+        assert sign * (layout.centres[head][axis] - layout.centres[tail][axis]) > 0
 
 
 def box(graph: Graph, layout: Layout, key: str) -> tuple[float, float, float, float]:
@@ -140,18 +158,23 @@ def on_outline(graph: Graph, layout: Layout, key: str, point: tuple[float, float
 def test_a_computed_value_sits_near_its_consumer_and_no_edge_crosses_half_the_drawing(
         laid_out):
     name, graph, layout = laid_out
+    axis = along(layout)
     users: dict[str, list[str]] = {}
     for tail, head in graph.edges:
         users.setdefault(tail, []).append(head)
     computed = {head for tail, head in graph.edges if tail in graph.ops}
+
+    def gap(a: str, b: str) -> float:  # between two boxes, along the edges
+        first, second = box(graph, layout, a), box(graph, layout, b)
+        return max(second[axis] - first[axis + 2], first[axis] - second[axis + 2])
+
     for value in computed & set(users):
-        right = box(graph, layout, value)[2]
-        nearest = min(box(graph, layout, op)[0] for op in users[value]) - right
-        assert nearest <= NEAR, value
+        assert min(gap(value, op) for op in users[value]) <= NEAR, value
+    length = (layout.width, layout.height)[axis]
     for (tail, head), curve in zip(graph.edges, layout.curves):
-        xs = [p[0] for p in curve]
+        spans = [p[axis] for p in curve]
         forced = len(users.get(tail, [])) > 1 and name == "chain"
-        assert forced or max(xs) - min(xs) <= layout.width / 2, (tail, head)
+        assert forced or max(spans) - min(spans) <= length / 2, (tail, head)
 
 
 def test_each_step_fits_an_800_px_window_at_the_smallest_zoom(four_laid_out):
@@ -162,7 +185,10 @@ def test_each_step_fits_an_800_px_window_at_the_smallest_zoom(four_laid_out):
     for op in graph.ops:
         value = next(head for tail, head in graph.edges if tail == op)
         boxes = [box(graph, layout, key) for key in [value, op, *inputs[op]]]
-        assert max(b[2] for b in boxes) - min(b[0] for b in boxes) <= STEP_WIDTH, value
+        size = STEP_SIZE if along(layout) == 0 else STEP_SIZE_ACROSS_A_LAYER
+        for axis in (0, 1):
+            extent = max(b[axis + 2] for b in boxes) - min(b[axis] for b in boxes)
+            assert extent <= size[axis], (value, axis)
 
 
 def test_the_builtin_layout_puts_a_tree_in_columns_without_crossings(graphs):
@@ -199,3 +225,22 @@ def test_a_reused_input_gets_two_arrows_and_one_label(graphs):
         assert set(layout.labels) == {0, 3}
         first, second = layout.curves[0][-1], layout.curves[1][-1]
         assert abs(first[1] - second[1]) >= 4 or layout.engine == "graphviz"
+
+
+def test_the_builtin_layout_top_to_bottom_puts_a_tree_in_rows_without_crossings(graphs):
+    graph = graphs["neuron"]
+    layout = builtin_layout(graph, "TB")
+    y = {key: round(layout.centres[key][1]) for key in graph.keys}
+    assert len({y[k] for k in ("n0", "n1", "n3", "n4")}) == 1  # the leaves in one row
+    assert y["n0"] < y["n2_op"] < y["n2"] < y["n6_op"] < y["n6"] < y["n8_op"] < y["n9"]
+    assert y["n7"] == y["n6"]
+    x = {key: layout.centres[key][0] for key in graph.keys}
+    assert x["n0"] < x["n1"] < x["n3"] < x["n4"]  # in argument order, left to right
+
+
+def test_a_layout_rejects_an_unknown_direction(graphs):
+    with pytest.raises(ValueError, match="builtin_layout: rankdir must be one of LR, TB, RL, "
+                                         "BT, got 'up'"):
+        builtin_layout(graphs["neuron"], "up")
+    with pytest.raises(ValueError, match="graphviz_layout: rankdir must be one of"):
+        graphviz_layout(graphs["neuron"], rankdir="up")

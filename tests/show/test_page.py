@@ -369,7 +369,7 @@ def test_the_layout_is_graphviz_s_when_installed_else_the_builtin(tmp_path, grap
     assert 'data-layout="builtin"' in Path(builtin).read_text()
     monkeypatch.setattr(page_module, "find_renderer", lambda: "dot")
 
-    def failing(graph, timeout):
+    def failing(graph, timeout, rankdir):
         raise RuntimeError("dot -Tplain did not finish within 20 s")
 
     monkeypatch.setattr(page_module, "graphviz_layout", failing)
@@ -380,6 +380,27 @@ def test_the_layout_is_graphviz_s_when_installed_else_the_builtin(tmp_path, grap
     monkeypatch.setattr("chaingrad.show.layout.find_renderer", lambda: None)
     with pytest.raises(RendererNotFoundError, match="layout='graphviz' needs a Graphviz"):
         to_html(graphs["neuron"](), path, layout="graphviz")
+
+
+@pytest.mark.parametrize("name", ["neuron", "reuse", "mlp", "tensor"])
+def test_rankdir_auto_takes_the_direction_that_fits_the_frame(tmp_path, teaching_graphs, name):
+    """TB if the drawing top to bottom, fitted whole to the page's frame, is 1.25 times as
+    large as left to right (the small Tensor graph), else LR; sizes as laid out."""
+    root, params = teaching_graphs[name]()
+    scale, drawn = {}, {}
+    for rankdir in ("LR", "TB", "auto"):
+        text = Path(to_html(root, tmp_path / f"{rankdir}.html", params=params,
+                            rankdir=rankdir)).read_text()
+        svg = re.search(r'<svg [^>]*width="(\d+)" height="(\d+)"[^>]*data-rankdir="(\w+)"',
+                        text)
+        scale[rankdir] = min(page_module.FRAME[0] / float(svg[1]),
+                             page_module.FRAME[1] / float(svg[2]))
+        drawn[rankdir] = svg[3]
+    assert drawn["auto"] == ("TB" if scale["TB"] >= 1.25 * scale["LR"] else "LR")
+    assert drawn["auto"] == {"tensor": "TB"}.get(name, "LR")
+    with pytest.raises(ValueError, match="to_html: rankdir must be one of auto, LR, TB, RL, "
+                                         "BT, got 'up'"):
+        to_html(root, tmp_path / "up.html", rankdir="up")
 
 
 def test_a_graph_of_a_thousand_nodes_gets_a_page(tmp_path):
@@ -519,20 +540,28 @@ def screenshot(page, tmp_path, name: str) -> None:
 SHOT_AT = {"neuron": 2, "reuse": 2, "mlp": 9, "tensor": 2}
 
 
-@pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("name", ["neuron", "reuse", "mlp", "tensor"])
+# Top to bottom, the MLP's input x0 feeds three neurons across the drawing: its steps are
+# wider than an 800 px window holds at 10 px text (tests/show/test_layout.py)
+DIRECTED = [(name, rankdir, size) for rankdir in ("auto", "LR", "TB")
+            for name in ["neuron", "reuse", "mlp", "tensor"] for size in SIZES
+            if (name, rankdir, size) != ("mlp", "TB", "800")]
+
+
+@pytest.mark.parametrize(("name", "rankdir", "size"), DIRECTED, ids="-".join)
 def test_every_step_is_in_view_and_right(tmp_path, monkeypatch, teaching_graphs, open_page,
-                                         name, size):
+                                         name, rankdir, size):
     """At every step: the controls, "step k of N", the running node, its op, each input it
     updates and the formula with before -> after on screen, the page neither wider nor
-    taller than the window, text of 10 px or more, every gradient the engine's. The MLP's
-    page is the one the README's snippet writes, run as written: the README's screenshot."""
-    if name == "mlp":
+    taller than the window, text of 10 px or more, every gradient the engine's; drawn in
+    the direction rankdir='auto' chooses, left to right, and top to bottom. The MLP's
+    'auto' page is the one the README's snippet writes, run as written: the README's
+    screenshot."""
+    if name == "mlp" and rankdir == "auto":
         made = run_readme_snippet(tmp_path, monkeypatch)
         root, params, path = made["loss"], made["model"], tmp_path / "loss.html"
     else:
         root, params = teaching_graphs[name]()
-        path = to_html(root, tmp_path / f"{name}.html", params=params)
+        path = to_html(root, tmp_path / f"{name}.html", params=params, rankdir=rankdir)
     page = open_page(path, SIZES[size])
     steps = backward_steps(root, accumulate=False, params=params)
     total = len(steps)
@@ -554,7 +583,8 @@ def test_every_step_is_in_view_and_right(tmp_path, monkeypatch, teaching_graphs,
             position = [id(n) for n in reading_order(root)].index(id(step.node))
             assert shown["running"] == [f"n{position}"]
         if done == SHOT_AT[name]:
-            screenshot(page, tmp_path, f"{name}_{size}")
+            screenshot(page, tmp_path, f"{name}_{size}" + ("" if rankdir == "auto" else
+                                                          f"_{rankdir}"))
     assert page.is_disabled("#step")
     if not hasattr(root._value, "shape"):
         root.backward()  # the page left every .grad as it was
@@ -681,8 +711,7 @@ def text_px_js() -> str:
 
 
 def test_zoom_keeps_text_at_10_px_or_more(tmp_path, teaching_graphs, open_page):
-    """Zooming out by hand, or to follow a step, stops at 10 px text; only "fit" goes
-    further, to show a graph whole that is too wide for 10 px text."""
+    """Zooming out by hand, to follow a step, or to "fit", stops at 10 px text."""
     loss, model = teaching_graphs["mlp"]()
     page = open_page(to_html(loss, tmp_path / "mlp.html", params=model), SIZES["800"])
     text_px = text_px_js()
@@ -692,11 +721,10 @@ def test_zoom_keeps_text_at_10_px_or_more(tmp_path, teaching_graphs, open_page):
     assert page.evaluate(text_px) == pytest.approx(10.0)
     page.keyboard.press("+")
     assert page.evaluate(text_px) > 10.0
-    page.click("#fit")  # the MLP is too wide for 10 px text: "fit" shows it whole, smaller
-    fitted = page.evaluate(text_px)
-    assert fitted < 10.0
+    page.click("#fit")  # the MLP is too big for 10 px text here: "fit" stops at 10 px
+    assert page.evaluate(text_px) == pytest.approx(10.0)
     page.keyboard.press("-")  # by hand, no further down
-    assert page.evaluate(text_px) == pytest.approx(fitted)
+    assert page.evaluate(text_px) == pytest.approx(10.0)
     for _ in range(9):
         page.click("#zoomin")
     assert page.evaluate(text_px) > start
@@ -733,25 +761,40 @@ ROOM_LEFT = """() => {
   return Math.min(box.clientWidth - svg.width, box.clientHeight - svg.height);
 }"""
 
+SCROLLS = """() => {
+  const box = document.getElementById("scroll");
+  return box.scrollWidth > box.clientWidth || box.scrollHeight > box.clientHeight;
+}"""
+
 FIT_SIZES = SIZES | {"narrow": (400, 720)}
 
 
 @pytest.mark.parametrize("size", FIT_SIZES)
 @pytest.mark.parametrize("name", ["neuron", "reuse", "mlp", "tensor", "chain"])
-def test_fit_puts_every_box_inside_the_frame(tmp_path, teaching_graphs, open_page, name,
-                                             size):
-    """"fit" shows the whole graph, however wide (the MLP at 10 px text is wider than any
-    of these windows), as large as the frame holds it, and keeps it whole while stepping."""
+def test_fit_shows_the_whole_graph_or_scrolls_but_never_below_10_px_text(
+        tmp_path, teaching_graphs, open_page, name, size):
+    """"fit" shows the whole graph as large as the frame holds it, but its text is never
+    below 10 px (as the page's text is measured: the drawing's scale times the computed
+    font size): a graph too big for that at this size (the MLP's, the long chain's) is drawn
+    at 10 px text and scrolls, the view following the step. So it stays while stepping,
+    until "fit" is pressed again or the zoom changed by hand."""
     root, params = (long_chain(), None) if name == "chain" else teaching_graphs[name]()
     page = open_page(to_html(root, tmp_path / f"{name}.html", params=params), FIT_SIZES[size])
     zoom = "Number(document.getElementById('graph').dataset.zoom)"
     before = page.evaluate(zoom)
     page.click("#fit")
-    assert page.evaluate(OUTSIDE_THE_FRAME) == []
-    assert page.evaluate(ROOM_LEFT) <= 8 or page.evaluate(zoom) == 1.5  # as large as fits
     assert page.get_attribute("#fit", "aria-pressed") == "true"
-    page.keyboard.press("End")  # the last step's text is longer: the frame is smaller
-    assert page.evaluate(OUTSIDE_THE_FRAME) == []
+    for key in ("Home", "End"):  # the last step's text is longer: the frame is smaller
+        page.keyboard.press(key)
+        text_px = page.evaluate(text_px_js())
+        assert text_px >= 10 - 1e-6, (key, text_px)
+        if page.evaluate(zoom) > round(10 / 14, 4):  # above 10 px text: whole, as large as fits
+            assert page.evaluate(OUTSIDE_THE_FRAME) == [], key
+            assert page.evaluate(ROOM_LEFT) <= 8 or page.evaluate(zoom) == 1.5
+        else:  # too big to be whole at 10 px text: it scrolls, the step in view
+            assert page.evaluate(SCROLLS), key
+            if size != "narrow":  # (400 px: the controls take two lines, checked elsewhere)
+                assert page.evaluate(IN_VIEW) == [], key
     page.keyboard.press("Home")
     page.click("#fit")  # pressed again: the zoom of before
     assert page.evaluate(zoom) == before and page.get_attribute("#fit", "aria-pressed") == "false"

@@ -8,11 +8,12 @@
   const svg = byId("graph"), box = byId("scroll");
   const naturalWidth = Number(svg.getAttribute("width"));
   const naturalHeight = Number(svg.getAttribute("height"));
-  const MIN_ZOOM = 10 / data.fontPx;  // zooming by hand or to follow: text of 10 px or more
+  const MIN_ZOOM = 10 / data.fontPx;  // however the view zooms (fit too): text of 10 px or more
   const MAX_ZOOM = 2.5;
   const MARGIN = 10;  // kept free around what the view follows
   // fit: while "fit" is pressed (until it is pressed again, or a zoom by hand), the whole
-  // drawing is kept in view; unfit: the zoom to go back to then
+  // drawing is kept in view if it can be at 10 px text, else it is drawn at 10 px text and
+  // the view follows the step; unfit: the zoom to go back to then
   const state = { mode: "correct", forward: false, at: 0, timer: null, zoom: 1, fit: false,
                   unfit: 1 };
 
@@ -126,8 +127,8 @@
     byId("goto").value = String(state.at);
     byId("play").textContent = state.timer === null ? "play" : "pause";
     byId("fit").setAttribute("aria-pressed", String(state.fit));
-    if (state.fit) setZoom(wholeZoom(), 0);  // the texts above may have taken room
-    else follow(focus);
+    if (state.fit) setZoom(wholeZoom());  // the texts above may have taken room
+    follow(focus);  // (a fitted drawing that is whole is in view: nothing to do)
   }
 
   // a badge starts above its box's left edge, moved left if it would leave the drawing
@@ -249,23 +250,23 @@
     box.scrollTop += (r.top + r.bottom) / 2 - (v.top + v.height / 2);
   }
 
-  // zoom to z, keeping the centre of the view where it is. Text stays 10 px or more
-  // (MIN_ZOOM), or, once "fit" has made it smaller, no smaller; ``lowest`` overrides that
-  function setZoom(z, lowest) {
+  // zoom to z, keeping the centre of the view where it is; text stays 10 px or more
+  function setZoom(z) {
     const v = view();
     const cx = (box.scrollLeft + v.width / 2) / state.zoom;
     const cy = (box.scrollTop + v.height / 2) / state.zoom;
-    const floor = lowest === undefined ? Math.min(MIN_ZOOM, state.zoom) : lowest;
-    state.zoom = Math.max(floor, Math.min(MAX_ZOOM, z));
-    svg.style.width = (naturalWidth * state.zoom) + "px";
-    svg.style.height = (naturalHeight * state.zoom) + "px";
+    state.zoom = Math.max(MIN_ZOOM, Math.min(MAX_ZOOM, z));
+    // whole pixels, rounded up: a browser lays out in fractions of a pixel (Chromium in
+    // 64ths), which could draw 10 px text at 9.9999 px
+    svg.style.width = Math.ceil(naturalWidth * state.zoom) + "px";
+    svg.style.height = Math.ceil(naturalHeight * state.zoom) + "px";
     box.scrollLeft = cx * state.zoom - v.width / 2;
     box.scrollTop = cy * state.zoom - v.height / 2;
     svg.setAttribute("data-zoom", state.zoom.toFixed(4));
   }
 
-  // the zoom at which the view holds the whole drawing (at most 1.5), whatever its text
-  // size: "fit" is the one way to see a graph too wide for 10 px text whole
+  // the zoom at which the view holds the whole drawing (at most 1.5); "fit" asks setZoom
+  // for it, which stops at MIN_ZOOM: a graph too big for 10 px text in this window scrolls
   function wholeZoom() {
     // the view's size without scroll bars (which a drawing that fits does not have);
     // its border is as wide on each side
@@ -345,7 +346,7 @@
   byId("fit").addEventListener("click", () => {
     state.fit = !state.fit;
     if (state.fit) state.unfit = state.zoom;
-    else setZoom(state.unfit, Math.min(MIN_ZOOM, state.unfit));
+    else setZoom(state.unfit);
     render();
   });
   byId("history").addEventListener("toggle", () => render());  // less room: follow again
