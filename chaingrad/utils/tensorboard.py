@@ -25,7 +25,7 @@ import os
 import socket
 import time
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -279,5 +279,6 @@ def _one_number(where: str, value: Any) -> float:
     return float(array)
 
 
-def __getattr__(name: str) -> object:
-    raise torch_names.missing("chaingrad.utils.tensorboard", name, torch_names.TENSORBOARD)
+if not TYPE_CHECKING:  # a checker flags a name that is not here by itself
+    def __getattr__(name: str) -> object:
+        raise torch_names.missing("chaingrad.utils.tensorboard", name, torch_names.TENSORBOARD)

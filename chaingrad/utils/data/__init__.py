@@ -55,7 +55,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
@@ -1121,7 +1121,13 @@ def _length_of(t: Any, where: str) -> int:
     return int(t.shape[0])
 
 
-def __getattr__(name: str) -> object:
-    if name == "dataloader":  # torch's module of DataLoader, for imports from there
-        return importlib.import_module("chaingrad.utils.data.dataloader")
-    raise torch_names.missing("chaingrad.utils.data", name, torch_names.DATA)
+# torch's module of DataLoader, for imports from there: loaded on first use
+_SUBMODULES = ("dataloader",)
+
+if TYPE_CHECKING:  # what __getattr__ serves, for type checkers (tests/test_typing.py)
+    from . import dataloader as dataloader
+else:
+    def __getattr__(name: str) -> object:
+        if name in _SUBMODULES:
+            return importlib.import_module(f"chaingrad.utils.data.{name}")  # which sets it
+        raise torch_names.missing("chaingrad.utils.data", name, torch_names.DATA)
