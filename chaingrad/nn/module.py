@@ -35,7 +35,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, ParamSpec, Protocol, TypeVar
 
 from ..autodiff import Node
 from ..engine import Value
@@ -94,6 +94,18 @@ class IncompatibleKeys(NamedTuple):
                 f"unexpected_keys={self.unexpected_keys})")
 
 
+Args = ParamSpec("Args")
+Result = TypeVar("Result")
+Result_co = TypeVar("Result_co", covariant=True)
+
+
+class HasForward(Protocol[Args, Result_co]):
+    """A module as ``Module.__call__`` sees it: calling it is calling its ``forward``."""
+
+    def forward(self, *args: Args.args, **kwargs: Args.kwargs) -> Result_co:
+        ...
+
+
 class Module:
     """A network, or a part of one: parameters, buffers, children, and ``forward``.
 
@@ -144,7 +156,10 @@ class Module:
 
     # ---- calling ----
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self: HasForward[Args, Result], *args: Args.args,
+                 **kwargs: Args.kwargs) -> Result:
+        """``forward(*args, **kwargs)``, which type checkers read for the arguments and the
+        result: ``nn.Linear(3, 2)(x)`` is a Tensor."""
         return self.forward(*args, **kwargs)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -464,11 +479,13 @@ class Module:
                     p.grad = p.grad.astype(target)
         return self
 
-    def __getattr__(self, name: str) -> Any:
-        """Only called for a missing attribute: torch's Module names say they are not here."""
-        if name in _TORCH_MODULE_NAMES:
-            raise AttributeError(f"chaingrad.nn.Module has no {name!r} yet")
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+    if not TYPE_CHECKING:  # a checker flags a missing attribute by itself
+        def __getattr__(self, name: str) -> Any:
+            """Only called for a missing attribute: torch's Module names say they are not
+            here."""
+            if name in _TORCH_MODULE_NAMES:
+                raise AttributeError(f"chaingrad.nn.Module has no {name!r} yet")
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # ---- modes ----
 
