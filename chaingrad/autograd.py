@@ -28,7 +28,7 @@ def grad(
     allow_unused: bool | None = None,
     is_grads_batched: bool = False,
     materialize_grads: bool = False,
-) -> tuple:
+) -> tuple[Any, ...]:
     """d(outputs)/d(input) for each input, without touching any ``.grad``.
 
     As ``torch.autograd.grad`` (the same arguments, in its order): with several outputs,

@@ -27,7 +27,8 @@ from .. import torch_names
 from ..autodiff import paused_gc
 from ..engine import Value, make_node
 from ..rules import ADD, MUL
-from .module import Module, Nested
+from .module import Module as Module  # chaingrad.nn.Module, as torch.nn.Module
+from .module import Nested
 from .registry import ACTIVATIONS
 
 

@@ -59,7 +59,10 @@ class ParameterMark:
     __slots__ = ()
 
 
-class GeneratorList(list):
+Item = TypeVar("Item")
+
+
+class GeneratorList(list[Item]):
     """What ``parameters()`` and ``named_parameters()`` return: a list, as micrograd's
     ``parameters()`` is (indexed, added to, measured with ``len``), that ``next()`` also
     walks, as it walks torch's generators: ``next(model.parameters())`` is the first
@@ -73,7 +76,7 @@ class GeneratorList(list):
 
     __slots__ = ("_taken",)
 
-    def __next__(self) -> Any:
+    def __next__(self) -> Item:
         taken = getattr(self, "_taken", 0)
         if taken >= len(self):
             raise StopIteration
@@ -265,7 +268,7 @@ class Module:
     # ---- parameters ----
 
     def named_parameters(self, prefix: str = "", recurse: bool = True,
-                         remove_duplicate: bool = True) -> GeneratorList:
+                         remove_duplicate: bool = True) -> GeneratorList[tuple[str, Any]]:
         """``(name, parameter)`` pairs with PyTorch's names (``'0.weight'``, ``'fc.bias'``):
         each module's own parameters, then its children's; one shared by two modules is
         listed once, under its first name (each time, if ``remove_duplicate`` is False).
@@ -322,7 +325,7 @@ class Module:
                          for name, child in reversed(below))
         return named
 
-    def parameters(self, recurse: bool = True) -> GeneratorList:
+    def parameters(self, recurse: bool = True) -> GeneratorList[Any]:
         """Every parameter, in ``named_parameters()``'s order (none for a bare Module); the
         Values of a micrograd module inside, one by one. ``recurse=False``: this module's
         own only. A list that ``next()`` walks too (``GeneratorList``)."""

@@ -14,8 +14,14 @@ Example:
 from __future__ import annotations
 
 import math
+
+# the builtins under other names, for the annotations in Conversions, whose float(), int() and
+# bool() methods hide them there (as torch's own stubs name them)
+from builtins import bool as _bool
+from builtins import float as _float
+from builtins import int as _int
 from collections.abc import Iterator
-from typing import Any, TypeVar, overload
+from typing import Any, SupportsIndex, TypeVar, overload
 
 import numpy as np
 
@@ -41,7 +47,13 @@ class Size(tuple[int, ...]):
     def __repr__(self) -> str:
         return f"chaingrad.Size({list(self)})"
 
-    def __getitem__(self, key: Any) -> Any:
+    @overload
+    def __getitem__(self, key: SupportsIndex) -> int: ...
+
+    @overload
+    def __getitem__(self, key: slice) -> Size: ...
+
+    def __getitem__(self, key: SupportsIndex | slice) -> int | Size:
         item = tuple.__getitem__(self, key)
         return Size(item) if type(key) is slice else item
 
@@ -78,8 +90,7 @@ _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "
 
 
 Number = int | float | bool
-"""What ``item()`` gives, as torch's ``Number`` (named here, where the class's ``float()``
-and ``int()`` would hide the builtins)."""
+"""What ``item()`` gives, as torch's ``Number``."""
 
 SelfTensor = TypeVar("SelfTensor", bound="Conversions")
 """The tensor a method is called on, for what it returns: ``x.float()`` is a Tensor."""
@@ -159,19 +170,19 @@ class Conversions:
         return self.to(dtypes.bool_)
 
     def new_tensor(self: SelfTensor, data: Any, dtype: Any = None,
-                   requires_grad: bool = False) -> SelfTensor:
+                   requires_grad: _bool = False) -> SelfTensor:
         """A new tensor of ``data`` with this tensor's dtype unless ``dtype`` is given."""
         array = to_array(data, self._value.dtype if dtype is None else dtype, "new_tensor")
         return self._leaf(array, requires_grad, "new_tensor")
 
     def new_zeros(self: SelfTensor, *size: Any, dtype: Any = None,
-                  requires_grad: bool = False) -> SelfTensor:
+                  requires_grad: _bool = False) -> SelfTensor:
         """Zeros of ``size``, in this tensor's dtype unless ``dtype`` is given."""
         return self.new_full(size_of(size, "new_zeros"), 0, dtype=dtype,
                              requires_grad=requires_grad)
 
     def new_ones(self: SelfTensor, *size: Any, dtype: Any = None,
-                 requires_grad: bool = False) -> SelfTensor:
+                 requires_grad: _bool = False) -> SelfTensor:
         """Ones of ``size``, in this tensor's dtype unless ``dtype`` is given.
 
         Example:
@@ -185,7 +196,7 @@ class Conversions:
     new_empty = new_zeros
 
     def new_full(self: SelfTensor, size: Any, fill_value: Any, dtype: Any = None,
-                 requires_grad: bool = False) -> SelfTensor:
+                 requires_grad: _bool = False) -> SelfTensor:
         """``fill_value`` in ``size``, in this tensor's dtype unless ``dtype`` is given."""
         wanted = self._value.dtype if dtype is None else dtypes.to_numpy(dtype, "new_full")
         array = np.full(size_of((size,), "new_full"), fill_value, dtype=wanted)
@@ -200,7 +211,7 @@ class Conversions:
         check_device("cuda", "cuda")
         return self  # not reached: check_device raises
 
-    def is_floating_point(self) -> bool:
+    def is_floating_point(self) -> _bool:
         """True for a floating dtype."""
         return self._value.dtype.kind == "f"
 
@@ -210,7 +221,7 @@ class Conversions:
         return CPU
 
     @property
-    def is_cuda(self) -> bool:
+    def is_cuda(self) -> _bool:
         """False: chaingrad computes on the CPU only."""
         return False
 
@@ -247,49 +258,49 @@ class Conversions:
     def size(self, dim: None = None) -> Size: ...
 
     @overload
-    def size(self, dim: int) -> int: ...
+    def size(self, dim: _int) -> _int: ...
 
-    def size(self, dim: int | None = None) -> Size | int:
+    def size(self, dim: _int | None = None) -> Size | _int:
         """The shape (a ``Size``), or the size of ``dim``, as torch's ``size()``."""
         if dim is None:
             return Size(self._value.shape)
         return self._value.shape[normalize_axis(dim, self.ndim, "size")]
 
     @property
-    def ndim(self) -> int:
+    def ndim(self) -> _int:
         """The number of dims."""
         return self._value.ndim
 
-    def dim(self) -> int:
+    def dim(self) -> _int:
         """The number of dims."""
         return self._value.ndim
 
     ndimension = dim
 
-    def numel(self) -> int:
+    def numel(self) -> _int:
         """The number of entries."""
         return int(self._value.size)
 
     nelement = numel
 
-    def element_size(self) -> int:
+    def element_size(self) -> _int:
         """The bytes of one entry."""
         return self._value.itemsize
 
-    def __bool__(self) -> bool:
+    def __bool__(self) -> _bool:
         """The truth of a one-element tensor's value (``if loss: ...``), as torch has it."""
         if self._value.size != 1:
             raise RuntimeError(f"bool: Boolean value of Tensor with more than one value is "
                                f"ambiguous (shape {tuple(self.shape)}); use .any() or .all()")
         return bool(self._value.item())
 
-    def __float__(self) -> float:
+    def __float__(self) -> _float:
         return float(self.item())
 
-    def __int__(self) -> int:
+    def __int__(self) -> _int:
         return int(self.item())
 
-    def __index__(self) -> int:
+    def __index__(self) -> _int:
         if self._value.dtype.kind not in "iu":
             raise TypeError(f"only integer tensors of a single element can be converted to an "
                             f"index, this one is {self.dtype}")
@@ -307,12 +318,12 @@ class Conversions:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(len(self)))
 
-    def __len__(self) -> int:
+    def __len__(self) -> _int:
         if self._value.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return len(self._value)
 
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+    def __array__(self, dtype: Any = None, copy: _bool | None = None) -> np.ndarray:
         return np.asarray(self._value, dtype=dtype)
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
