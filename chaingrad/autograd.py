@@ -120,7 +120,7 @@ def _nodes(what: str, given: Any) -> list:
 
 def primitive(
     forward: Callable[..., Any],
-    backward: Callable[[tuple, Any, Any], Sequence[Any]],
+    backward: Callable[[tuple[Any, ...], Any, Any], Sequence[Any]],
     name: str | None = None,
 ) -> Callable[..., Any]:
     """Make a new differentiable op from a forward function and its backward function.

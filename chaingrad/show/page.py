@@ -63,7 +63,7 @@ AUTO_TIMEOUT = 20.0  # seconds Graphviz may take for layout='auto' (1000 nodes: 
 
 def to_html(
     root: Any,
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     max_nodes: int = DEFAULT_MAX_NODES,
     title: str | None = None,
     grad: Any = None,

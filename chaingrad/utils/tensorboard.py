@@ -113,7 +113,7 @@ class SummaryWriter:
         >>> writer.close()
     """
 
-    def __init__(self, log_dir: str | os.PathLike | None = None, comment: str = "",
+    def __init__(self, log_dir: str | os.PathLike[str] | None = None, comment: str = "",
                  purge_step: int | None = None, max_queue: int = 10, flush_secs: int = 120,
                  filename_suffix: str = "") -> None:
         if not log_dir:
