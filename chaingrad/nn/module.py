@@ -35,7 +35,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple, ParamSpec, Protocol, TypeVar
+from typing import Any, NamedTuple, ParamSpec, Protocol, TypeVar
 
 from ..autodiff import Node
 from ..engine import Value
@@ -482,13 +482,13 @@ class Module:
                     p.grad = p.grad.astype(target)
         return self
 
-    if not TYPE_CHECKING:  # a checker flags a missing attribute by itself
-        def __getattr__(self, name: str) -> Any:
-            """Only called for a missing attribute: torch's Module names say they are not
-            here."""
-            if name in _TORCH_MODULE_NAMES:
-                raise AttributeError(f"chaingrad.nn.Module has no {name!r} yet")
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+    def __getattr__(self, name: str) -> Any:
+        """Only called for a missing attribute: torch's Module names say they are not here.
+        (To type checkers it stands for what ``register_buffer`` and ``register_parameter``
+        set by name, as torch's does.)"""
+        if name in _TORCH_MODULE_NAMES:
+            raise AttributeError(f"chaingrad.nn.Module has no {name!r} yet")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     # ---- modes ----
 

@@ -54,8 +54,9 @@ class Size(tuple[int, ...]):
     def __getitem__(self, key: slice) -> Size: ...
 
     def __getitem__(self, key: SupportsIndex | slice) -> int | Size:
-        item = tuple.__getitem__(self, key)
-        return Size(item) if type(key) is slice else item
+        if type(key) is slice:
+            return Size(tuple.__getitem__(self, key))
+        return tuple.__getitem__(self, key)  # type: ignore[index]  (not a slice: an index)
 
     def __add__(self, other: Any) -> Size:
         return Size(tuple.__add__(self, other))

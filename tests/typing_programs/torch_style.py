@@ -62,9 +62,11 @@ class Net(nn.Module):
         super().__init__()
         self.fc1 = nn.Linear(3, 8)
         self.fc2 = nn.Linear(8, 2)
+        self.register_buffer("scale", torch.ones(2))  # set by name: the checkers allow it
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(F.gelu(self.fc1(x)))
+        scale: torch.Tensor = self.scale  # Any, as a buffer is in torch: say what it is
+        return self.fc2(F.gelu(self.fc1(x))) * scale
 
 
 net = Net()
