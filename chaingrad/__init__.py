@@ -11,6 +11,7 @@ Example:
 
 import builtins
 import importlib
+from typing import TYPE_CHECKING
 
 from . import torch_names
 from .autodiff import topological_order
@@ -93,18 +94,157 @@ _TENSOR_NAMES |= {
 # they load on first use (agreement needs numpy; losses only on Tensors).
 _SUBMODULES = ("agreement", "cuda", "generic", "losses", "nn", "optim", "utils")
 
+if TYPE_CHECKING:
+    # The same names from the same places, for type checkers and editors, which do not run
+    # __getattr__ (tests/test_typing.py checks that the two say the same). `X as X` makes X
+    # part of this module's interface; a builtin's name is bound to the function that has it.
+    from . import agreement as agreement
+    from . import cuda as cuda
+    from . import generic as generic
+    from . import losses as losses
+    from . import nn as nn
+    from . import optim as optim
+    from . import utils as utils
+    from .tensor_engine import Tensor as Tensor
+    from .tensor_engine import cat as cat
+    from .tensor_engine import concatenate as concatenate
+    from .tensor_engine import dtypes as _dtypes
+    from .tensor_engine import maths as _maths
+    from .tensor_engine import stack as stack
+    from .tensor_engine import where as where
+    from .tensor_engine.conversions import Size as Size
+    from .tensor_engine.devices import device as device
+    from .tensor_engine.devices import get_default_device as get_default_device
+    from .tensor_engine.devices import set_default_device as set_default_device
+    from .tensor_engine.dtypes import dtype as dtype
+    from .tensor_engine.dtypes import float16 as float16
+    from .tensor_engine.dtypes import float32 as float32
+    from .tensor_engine.dtypes import float64 as float64
+    from .tensor_engine.dtypes import get_default_dtype as get_default_dtype
+    from .tensor_engine.dtypes import int8 as int8
+    from .tensor_engine.dtypes import int16 as int16
+    from .tensor_engine.dtypes import int32 as int32
+    from .tensor_engine.dtypes import int64 as int64
+    from .tensor_engine.dtypes import set_default_dtype as set_default_dtype
+    from .tensor_engine.dtypes import uint8 as uint8
+    from .tensor_engine.factories import arange as arange
+    from .tensor_engine.factories import as_tensor as as_tensor
+    from .tensor_engine.factories import bernoulli as bernoulli
+    from .tensor_engine.factories import empty as empty
+    from .tensor_engine.factories import empty_like as empty_like
+    from .tensor_engine.factories import eye as eye
+    from .tensor_engine.factories import from_numpy as from_numpy
+    from .tensor_engine.factories import full as full
+    from .tensor_engine.factories import full_like as full_like
+    from .tensor_engine.factories import linspace as linspace
+    from .tensor_engine.factories import multinomial as multinomial
+    from .tensor_engine.factories import normal as normal
+    from .tensor_engine.factories import ones as ones
+    from .tensor_engine.factories import ones_like as ones_like
+    from .tensor_engine.factories import rand as rand
+    from .tensor_engine.factories import rand_like as rand_like
+    from .tensor_engine.factories import randint as randint
+    from .tensor_engine.factories import randint_like as randint_like
+    from .tensor_engine.factories import randn as randn
+    from .tensor_engine.factories import randn_like as randn_like
+    from .tensor_engine.factories import randperm as randperm
+    from .tensor_engine.factories import tensor as tensor
+    from .tensor_engine.factories import zeros as zeros
+    from .tensor_engine.factories import zeros_like as zeros_like
+    from .tensor_engine.functions import einsum as einsum
+    from .tensor_engine.generator import Generator as Generator
+    from .tensor_engine.generator import default_generator as default_generator
+    from .tensor_engine.generator import get_rng_state as get_rng_state
+    from .tensor_engine.generator import initial_seed as initial_seed
+    from .tensor_engine.generator import manual_seed as manual_seed
+    from .tensor_engine.generator import seed as seed
+    from .tensor_engine.generator import set_rng_state as set_rng_state
+    from .tensor_engine.generator import use_lecture_rng as use_lecture_rng
+    from .tensor_engine.maths import add as add
+    from .tensor_engine.maths import allclose as allclose
+    from .tensor_engine.maths import amax as amax
+    from .tensor_engine.maths import amin as amin
+    from .tensor_engine.maths import argmax as argmax
+    from .tensor_engine.maths import argmin as argmin
+    from .tensor_engine.maths import argsort as argsort
+    from .tensor_engine.maths import bmm as bmm
+    from .tensor_engine.maths import chunk as chunk
+    from .tensor_engine.maths import clamp as clamp
+    from .tensor_engine.maths import cos as cos
+    from .tensor_engine.maths import cumsum as cumsum
+    from .tensor_engine.maths import div as div
+    from .tensor_engine.maths import dot as dot
+    from .tensor_engine.maths import equal as equal
+    from .tensor_engine.maths import erf as erf
+    from .tensor_engine.maths import exp as exp
+    from .tensor_engine.maths import expm1 as expm1
+    from .tensor_engine.maths import flatten as flatten
+    from .tensor_engine.maths import gather as gather
+    from .tensor_engine.maths import histc as histc
+    from .tensor_engine.maths import histogram as histogram
+    from .tensor_engine.maths import is_floating_point as is_floating_point
+    from .tensor_engine.maths import is_tensor as is_tensor
+    from .tensor_engine.maths import log as log
+    from .tensor_engine.maths import log1p as log1p
+    from .tensor_engine.maths import log2 as log2
+    from .tensor_engine.maths import log10 as log10
+    from .tensor_engine.maths import log_softmax as log_softmax
+    from .tensor_engine.maths import logsumexp as logsumexp
+    from .tensor_engine.maths import masked_fill as masked_fill
+    from .tensor_engine.maths import matmul as matmul
+    from .tensor_engine.maths import maximum as maximum
+    from .tensor_engine.maths import mean as mean
+    from .tensor_engine.maths import minimum as minimum
+    from .tensor_engine.maths import mm as mm
+    from .tensor_engine.maths import mul as mul
+    from .tensor_engine.maths import neg as neg
+    from .tensor_engine.maths import nonzero as nonzero
+    from .tensor_engine.maths import norm as norm
+    from .tensor_engine.maths import numel as numel
+    from .tensor_engine.maths import permute as permute
+    from .tensor_engine.maths import relu as relu
+    from .tensor_engine.maths import reshape as reshape
+    from .tensor_engine.maths import roll as roll
+    from .tensor_engine.maths import scatter_add as scatter_add
+    from .tensor_engine.maths import sigmoid as sigmoid
+    from .tensor_engine.maths import sin as sin
+    from .tensor_engine.maths import softmax as softmax
+    from .tensor_engine.maths import sort as sort
+    from .tensor_engine.maths import split as split
+    from .tensor_engine.maths import sqrt as sqrt
+    from .tensor_engine.maths import square as square
+    from .tensor_engine.maths import squeeze as squeeze
+    from .tensor_engine.maths import std as std
+    from .tensor_engine.maths import sub as sub
+    from .tensor_engine.maths import t as t
+    from .tensor_engine.maths import tanh as tanh
+    from .tensor_engine.maths import topk as topk
+    from .tensor_engine.maths import transpose as transpose
+    from .tensor_engine.maths import tril as tril
+    from .tensor_engine.maths import triu as triu
+    from .tensor_engine.maths import unbind as unbind
+    from .tensor_engine.maths import unsqueeze as unsqueeze
+    from .tensor_engine.maths import var as var
+    from .tensor_engine.printing import set_printoptions as set_printoptions
 
-def __getattr__(name: str) -> object:
-    """A Tensor-side name, loaded on first use; an error naming what chaingrad lacks."""
-    if name in _TENSOR_NAMES:
-        module, attr = _TENSOR_NAMES[name]
-        value = getattr(_load(module, f"chaingrad.{name}"), attr)
-        if not hasattr(builtins, name):  # keep builtins usable in this module
-            globals()[name] = value
-        return value
-    if name in _SUBMODULES:
-        return _load(f"chaingrad.{name}", f"chaingrad.{name}")  # which sets the attribute
-    raise torch_names.missing("chaingrad", name, torch_names.TORCH)  # torch's name, or a typo
+    abs, all, any, max, min = _maths.abs_, _maths.all_, _maths.any_, _maths.max_, _maths.min_
+    pow, sum, clip, concat = _maths.pow_, _maths.sum_, _maths.clamp, cat
+    bool, half, float, double = _dtypes.bool_, _dtypes.float16, _dtypes.float32, _dtypes.float64
+    short, int, long = _dtypes.int16, _dtypes.int32, _dtypes.int64
+else:
+    def __getattr__(name: str) -> object:
+        """A Tensor-side name, loaded on first use; an error naming what chaingrad lacks
+        (type checkers see the declarations above instead, and flag a name that is not
+        there)."""
+        if name in _TENSOR_NAMES:
+            module, attr = _TENSOR_NAMES[name]
+            value = getattr(_load(module, f"chaingrad.{name}"), attr)
+            if not hasattr(builtins, name):  # keep builtins usable in this module
+                globals()[name] = value
+            return value
+        if name in _SUBMODULES:
+            return _load(f"chaingrad.{name}", f"chaingrad.{name}")  # which sets the attribute
+        raise torch_names.missing("chaingrad", name, torch_names.TORCH)  # torch's, or a typo
 
 
 def _load(module: str, what: str) -> object:

@@ -28,7 +28,7 @@ def grad(
     allow_unused: bool | None = None,
     is_grads_batched: bool = False,
     materialize_grads: bool = False,
-) -> tuple:
+) -> tuple[Any, ...]:
     """d(outputs)/d(input) for each input, without touching any ``.grad``.
 
     As ``torch.autograd.grad`` (the same arguments, in its order): with several outputs,
@@ -120,7 +120,7 @@ def _nodes(what: str, given: Any) -> list:
 
 def primitive(
     forward: Callable[..., Any],
-    backward: Callable[[tuple, Any, Any], Sequence[Any]],
+    backward: Callable[[tuple[Any, ...], Any, Any], Sequence[Any]],
     name: str | None = None,
 ) -> Callable[..., Any]:
     """Make a new differentiable op from a forward function and its backward function.

@@ -40,7 +40,7 @@ Number = int | float
 _new = object.__new__
 
 
-def elementwise(prim: Primitive) -> Callable[[Value], Value]:
+def elementwise(prim: Primitive) -> Callable[..., Value]:
     """An elementwise primitive as a Value's method: ``tanh = elementwise(rules.TANH)`` in the
     class gives ``x.tanh()``, the primitive's forward on x's number and its node, documented
     by its rule. Outside the op's domain (``math.log(0.0)`` raises), ``rules.on_floats``
@@ -93,6 +93,8 @@ class Value(autodiff.Node):
     """
 
     __slots__ = ("data", "grad", "_rule", "__dict__")  # + autodiff.Node's
+    data: float
+    grad: float  # a Value after backward(create_graph=True)
     label = ""  # a name for drawings and explanations; set, it goes in the node's __dict__
     __array_ufunc__ = None  # numpy scalars on the left defer to our reflected operators
     requires_grad = True  # every Value takes a gradient

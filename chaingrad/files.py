@@ -32,7 +32,7 @@ _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
-def write_atomic(path: str | os.PathLike, data: bytes) -> None:
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder.
 
     The temporary file is flushed to disk and then renamed over ``path`` (``os.replace``,
@@ -96,7 +96,7 @@ def write_atomic(path: str | os.PathLike, data: bytes) -> None:
 
 
 @contextlib.contextmanager
-def open_regular(path: str | os.PathLike, where: str = "open_regular",
+def open_regular(path: str | os.PathLike[str], where: str = "open_regular",
                  ) -> Iterator[tuple[BinaryIO, int]]:
     """Open ``path`` for reading in binary if it is a regular file; yield it and its size.
 

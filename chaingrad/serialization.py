@@ -69,7 +69,7 @@ _DTYPES = ("F16", "F32", "F64", "I32", "I64")  # the safetensors dtypes that loa
 _MAX_HEADER = 100_000_000  # the largest header safetensors itself reads
 
 
-def save(model: Module | Mapping[str, Any], path: str | os.PathLike) -> None:
+def save(model: Module | Mapping[str, Any], path: str | os.PathLike[str]) -> None:
     """Write ``model``'s weights (float32; integer buffers int64) and architecture to a
     safetensors file.
 
@@ -140,7 +140,7 @@ def save(model: Module | Mapping[str, Any], path: str | os.PathLike) -> None:
     write_atomic(path, unsigned[:8 + start] + signed + unsigned[8 + end:])
 
 
-def load(path: str | os.PathLike, model: Module | None = None, *, map_location: Any = None,
+def load(path: str | os.PathLike[str], model: Module | None = None, *, map_location: Any = None,
          weights_only: bool | None = None) -> Any:
     """Rebuild the model saved at ``path``, or load its weights into ``model``.
 

@@ -21,13 +21,14 @@ import importlib
 import random
 from collections.abc import Sequence
 from numbers import Integral
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import torch_names
 from ..autodiff import paused_gc
 from ..engine import Value, make_node
 from ..rules import ADD, MUL
-from .module import Module, Nested
+from .module import Module as Module  # chaingrad.nn.Module, as torch.nn.Module
+from .module import Nested
 from .registry import ACTIVATIONS
 
 
@@ -204,12 +205,50 @@ _TENSOR_NAMES = (
 _SUBMODULES = ("functional", "init", "utils")
 
 
-def __getattr__(name: str) -> object:
-    if name in _SUBMODULES:
-        return _load(f"chaingrad.nn.{name}", f"chaingrad.nn.{name}")  # which sets it here
-    if name not in _TENSOR_NAMES:
-        raise torch_names.missing("chaingrad.nn", name, torch_names.NN)
-    return getattr(_load("chaingrad.nn.layers", f"chaingrad.nn.{name}"), name)
+if TYPE_CHECKING:
+    # The same names, for type checkers and editors, which do not run __getattr__
+    # (tests/test_typing.py checks that the two say the same); `X as X` exports X.
+    from . import functional as functional
+    from . import init as init
+    from . import utils as utils
+    from .layers import GELU as GELU
+    from .layers import BatchNorm1d as BatchNorm1d
+    from .layers import BatchNorm2d as BatchNorm2d
+    from .layers import BCEWithLogitsLoss as BCEWithLogitsLoss
+    from .layers import Conv2d as Conv2d
+    from .layers import CrossEntropyLoss as CrossEntropyLoss
+    from .layers import Dropout as Dropout
+    from .layers import Embedding as Embedding
+    from .layers import Flatten as Flatten
+    from .layers import Identity as Identity
+    from .layers import LayerNorm as LayerNorm
+    from .layers import LeakyReLU as LeakyReLU
+    from .layers import Linear as Linear
+    from .layers import LogSoftmax as LogSoftmax
+    from .layers import MaxPool2d as MaxPool2d
+    from .layers import ModuleDict as ModuleDict
+    from .layers import ModuleList as ModuleList
+    from .layers import MSELoss as MSELoss
+    from .layers import NLLLoss as NLLLoss
+    from .layers import Parameter as Parameter
+    from .layers import ParameterDict as ParameterDict
+    from .layers import ParameterList as ParameterList
+    from .layers import ReLU as ReLU
+    from .layers import Sequential as Sequential
+    from .layers import Sigmoid as Sigmoid
+    from .layers import Softmax as Softmax
+    from .layers import Softplus as Softplus
+    from .layers import Tanh as Tanh
+    from .layers import get_rng_state as get_rng_state
+    from .layers import manual_seed as manual_seed
+    from .layers import set_rng_state as set_rng_state
+else:
+    def __getattr__(name: str) -> object:
+        if name in _SUBMODULES:
+            return _load(f"chaingrad.nn.{name}", f"chaingrad.nn.{name}")  # which sets it here
+        if name not in _TENSOR_NAMES:
+            raise torch_names.missing("chaingrad.nn", name, torch_names.NN)
+        return getattr(_load("chaingrad.nn.layers", f"chaingrad.nn.{name}"), name)
 
 
 def _load(module: str, what: str) -> object:

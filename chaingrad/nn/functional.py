@@ -31,7 +31,7 @@ Example:
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -89,6 +89,11 @@ def _elementwise(name: str, prim: Primitive) -> Any:
 for _name, _prim in functions_in("F").items():
     globals()[_name] = _elementwise(_name, _prim)
 del _name, _prim
+
+if TYPE_CHECKING:  # the loop's functions, for type checkers (tests/test_typing.py)
+    def sigmoid(input: Tensor) -> Tensor: ...  # noqa: A002
+    def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor: ...  # noqa: A002
+    def tanh(input: Tensor) -> Tensor: ...  # noqa: A002
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - torch's names
@@ -933,5 +938,6 @@ def _softplus(x: Tensor) -> Tensor:
     return -functions.stack([np.zeros_like(x._value), x], -1).log_softmax(-1)[..., 0]
 
 
-def __getattr__(name: str) -> object:
-    raise torch_names.missing("chaingrad.nn.functional", name, torch_names.FUNCTIONAL)
+if not TYPE_CHECKING:  # a checker flags a name that is not here by itself
+    def __getattr__(name: str) -> object:
+        raise torch_names.missing("chaingrad.nn.functional", name, torch_names.FUNCTIONAL)

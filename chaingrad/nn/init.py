@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from numbers import Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -170,5 +170,6 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     return normal_(tensor, 0.0, std, generator)
 
 
-def __getattr__(name: str) -> object:
-    raise torch_names.missing("chaingrad.nn.init", name, torch_names.INIT)
+if not TYPE_CHECKING:  # a checker flags a name that is not here by itself
+    def __getattr__(name: str) -> object:
+        raise torch_names.missing("chaingrad.nn.init", name, torch_names.INIT)

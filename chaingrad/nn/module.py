@@ -35,7 +35,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, ParamSpec, Protocol, TypeVar
 
 from ..autodiff import Node
 from ..engine import Value
@@ -59,7 +59,10 @@ class ParameterMark:
     __slots__ = ()
 
 
-class GeneratorList(list):
+Item = TypeVar("Item")
+
+
+class GeneratorList(list[Item]):
     """What ``parameters()`` and ``named_parameters()`` return: a list, as micrograd's
     ``parameters()`` is (indexed, added to, measured with ``len``), that ``next()`` also
     walks, as it walks torch's generators: ``next(model.parameters())`` is the first
@@ -73,7 +76,7 @@ class GeneratorList(list):
 
     __slots__ = ("_taken",)
 
-    def __next__(self) -> Any:
+    def __next__(self) -> Item:
         taken = getattr(self, "_taken", 0)
         if taken >= len(self):
             raise StopIteration
@@ -92,6 +95,18 @@ class IncompatibleKeys(NamedTuple):
             return "<All keys matched successfully>"
         return (f"IncompatibleKeys(missing_keys={self.missing_keys}, "
                 f"unexpected_keys={self.unexpected_keys})")
+
+
+Args = ParamSpec("Args")
+Result = TypeVar("Result")
+Result_co = TypeVar("Result_co", covariant=True)
+
+
+class HasForward(Protocol[Args, Result_co]):
+    """A module as ``Module.__call__`` sees it: calling it is calling its ``forward``."""
+
+    def forward(self, *args: Args.args, **kwargs: Args.kwargs) -> Result_co:
+        ...
 
 
 class Module:
@@ -144,7 +159,10 @@ class Module:
 
     # ---- calling ----
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self: HasForward[Args, Result], *args: Args.args,
+                 **kwargs: Args.kwargs) -> Result:
+        """``forward(*args, **kwargs)``, which type checkers read for the arguments and the
+        result: ``nn.Linear(3, 2)(x)`` is a Tensor."""
         return self.forward(*args, **kwargs)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -250,7 +268,7 @@ class Module:
     # ---- parameters ----
 
     def named_parameters(self, prefix: str = "", recurse: bool = True,
-                         remove_duplicate: bool = True) -> GeneratorList:
+                         remove_duplicate: bool = True) -> GeneratorList[tuple[str, Any]]:
         """``(name, parameter)`` pairs with PyTorch's names (``'0.weight'``, ``'fc.bias'``):
         each module's own parameters, then its children's; one shared by two modules is
         listed once, under its first name (each time, if ``remove_duplicate`` is False).
@@ -307,7 +325,7 @@ class Module:
                          for name, child in reversed(below))
         return named
 
-    def parameters(self, recurse: bool = True) -> GeneratorList:
+    def parameters(self, recurse: bool = True) -> GeneratorList[Any]:
         """Every parameter, in ``named_parameters()``'s order (none for a bare Module); the
         Values of a micrograd module inside, one by one. ``recurse=False``: this module's
         own only. A list that ``next()`` walks too (``GeneratorList``)."""
@@ -465,7 +483,9 @@ class Module:
         return self
 
     def __getattr__(self, name: str) -> Any:
-        """Only called for a missing attribute: torch's Module names say they are not here."""
+        """Only called for a missing attribute: torch's Module names say they are not here.
+        (To type checkers it stands for what ``register_buffer`` and ``register_parameter``
+        set by name, as torch's does.)"""
         if name in _TORCH_MODULE_NAMES:
             raise AttributeError(f"chaingrad.nn.Module has no {name!r} yet")
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")

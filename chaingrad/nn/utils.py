@@ -28,7 +28,7 @@ import types
 import warnings
 from collections.abc import Iterable
 from numbers import Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -262,5 +262,6 @@ def _grads(parameters: list[Tensor], where: str = "") -> list[Tensor]:
     return grads
 
 
-def __getattr__(name: str) -> object:
-    raise torch_names.missing("chaingrad.nn.utils", name, torch_names.NN_UTILS)
+if not TYPE_CHECKING:  # a checker flags a name that is not here by itself
+    def __getattr__(name: str) -> object:
+        raise torch_names.missing("chaingrad.nn.utils", name, torch_names.NN_UTILS)

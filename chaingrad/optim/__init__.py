@@ -37,7 +37,7 @@ import importlib
 import math
 from collections.abc import Iterable
 from numbers import Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import torch_names
 from ..engine import Value
@@ -755,7 +755,13 @@ class CosineLR(LRSchedule):
         return cosine_anneal(self.start, self.end, min(k, self.steps), self.steps)
 
 
-def __getattr__(name: str) -> object:
-    if name == "lr_scheduler":  # torch's schedulers, built on this module: loaded on use
-        return importlib.import_module("chaingrad.optim.lr_scheduler")
-    raise torch_names.missing("chaingrad.optim", name, torch_names.OPTIM)
+# torch's schedulers, built on this module: loaded on first use
+_SUBMODULES = ("lr_scheduler",)
+
+if TYPE_CHECKING:  # what __getattr__ serves, for type checkers (tests/test_typing.py)
+    from . import lr_scheduler as lr_scheduler
+else:
+    def __getattr__(name: str) -> object:
+        if name in _SUBMODULES:
+            return importlib.import_module(f"chaingrad.optim.{name}")  # which sets it here
+        raise torch_names.missing("chaingrad.optim", name, torch_names.OPTIM)

@@ -43,7 +43,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable
 from numbers import Integral, Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import torch_names
 from . import Optimizer, cosine_anneal, linear_anneal
@@ -717,5 +717,6 @@ def _number(where: str, name: str, value: Any) -> Any:
     return value
 
 
-def __getattr__(name: str) -> object:
-    raise torch_names.missing("chaingrad.optim.lr_scheduler", name, torch_names.LR_SCHEDULER)
+if not TYPE_CHECKING:  # a checker flags a name that is not here by itself
+    def __getattr__(name: str) -> object:
+        raise torch_names.missing("chaingrad.optim.lr_scheduler", name, torch_names.LR_SCHEDULER)

@@ -74,7 +74,7 @@ FRAME = (1254.0, 605.0)
 
 def to_html(
     root: Any,
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     max_nodes: int = DEFAULT_MAX_NODES,
     title: str | None = None,
     grad: Any = None,

@@ -14,7 +14,14 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any
+
+# the builtins under other names, for the annotations in Conversions, whose float(), int() and
+# bool() methods hide them there (as torch's own stubs name them)
+from builtins import bool as _bool
+from builtins import float as _float
+from builtins import int as _int
+from collections.abc import Iterator
+from typing import Any, SupportsIndex, TypeVar, overload
 
 import numpy as np
 
@@ -26,7 +33,7 @@ from .printing import tensor_repr
 from .rules import CAST
 
 
-class Size(tuple):
+class Size(tuple[int, ...]):
     """A tensor's shape, as ``torch.Size``: a tuple of ints; its slices, sums and repeats
     are Sizes too, so ``x.shape[1:]`` prints as torch's does.
 
@@ -40,9 +47,16 @@ class Size(tuple):
     def __repr__(self) -> str:
         return f"chaingrad.Size({list(self)})"
 
-    def __getitem__(self, key: Any) -> Any:
-        item = tuple.__getitem__(self, key)
-        return Size(item) if type(key) is slice else item
+    @overload
+    def __getitem__(self, key: SupportsIndex) -> int: ...
+
+    @overload
+    def __getitem__(self, key: slice) -> Size: ...
+
+    def __getitem__(self, key: SupportsIndex | slice) -> int | Size:
+        if type(key) is slice:
+            return Size(tuple.__getitem__(self, key))
+        return tuple.__getitem__(self, key)  # type: ignore[index]  (not a slice: an index)
 
     def __add__(self, other: Any) -> Size:
         return Size(tuple.__add__(self, other))
@@ -76,13 +90,20 @@ _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "
                "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
 
 
+Number = int | float | bool
+"""What ``item()`` gives, as torch's ``Number``."""
+
+SelfTensor = TypeVar("SelfTensor", bound="Conversions")
+"""The tensor a method is called on, for what it returns: ``x.float()`` is a Tensor."""
+
+
 class Conversions:
     """The conversions of ``Tensor``: ``to``, ``float()``, ``numpy()``, ``item()``,
     ``shape``, Python's number and sequence protocols, numpy's, and ``repr``."""
 
     __slots__ = ()
 
-    def to(self, *args: Any, **kwargs: Any) -> Any:
+    def to(self: SelfTensor, *args: Any, **kwargs: Any) -> SelfTensor:
         """This tensor in another dtype and/or on a device (only the CPU exists): ``to(dtype)``,
         ``to(device)``, ``to(other)``, ``to(device, dtype)``; itself when nothing changes,
         as in torch. A floating cast is differentiable (``tensor_engine.rules.CAST``).
@@ -121,45 +142,48 @@ class Conversions:
             return f"chaingrad.{_TYPE_NAMES.get(self._value.dtype.name, self.dtype.name)}"
         return self.to(dtype)
 
-    def type_as(self, other: Any) -> Any:
+    def type_as(self: SelfTensor, other: Any) -> SelfTensor:
         """This tensor in ``other``'s dtype."""
         return self.to(other._value.dtype)
 
-    def float(self) -> Any:
+    def float(self: SelfTensor) -> SelfTensor:
         """This tensor as float32 (itself if it is)."""
         return self.to(dtypes.float32)
 
-    def double(self) -> Any:
+    def double(self: SelfTensor) -> SelfTensor:
         """This tensor as float64."""
         return self.to(dtypes.float64)
 
-    def half(self) -> Any:
+    def half(self: SelfTensor) -> SelfTensor:
         """This tensor as float16."""
         return self.to(dtypes.float16)
 
-    def long(self) -> Any:
+    def long(self: SelfTensor) -> SelfTensor:
         """This tensor as int64 (floats rounded toward 0)."""
         return self.to(dtypes.int64)
 
-    def int(self) -> Any:
+    def int(self: SelfTensor) -> SelfTensor:
         """This tensor as int32."""
         return self.to(dtypes.int32)
 
-    def bool(self) -> Any:
+    def bool(self: SelfTensor) -> SelfTensor:
         """This tensor as bool (True where nonzero)."""
         return self.to(dtypes.bool_)
 
-    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> Any:
+    def new_tensor(self: SelfTensor, data: Any, dtype: Any = None,
+                   requires_grad: _bool = False) -> SelfTensor:
         """A new tensor of ``data`` with this tensor's dtype unless ``dtype`` is given."""
         array = to_array(data, self._value.dtype if dtype is None else dtype, "new_tensor")
         return self._leaf(array, requires_grad, "new_tensor")
 
-    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Any:
+    def new_zeros(self: SelfTensor, *size: Any, dtype: Any = None,
+                  requires_grad: _bool = False) -> SelfTensor:
         """Zeros of ``size``, in this tensor's dtype unless ``dtype`` is given."""
         return self.new_full(size_of(size, "new_zeros"), 0, dtype=dtype,
                              requires_grad=requires_grad)
 
-    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Any:
+    def new_ones(self: SelfTensor, *size: Any, dtype: Any = None,
+                 requires_grad: _bool = False) -> SelfTensor:
         """Ones of ``size``, in this tensor's dtype unless ``dtype`` is given.
 
         Example:
@@ -172,23 +196,23 @@ class Conversions:
 
     new_empty = new_zeros
 
-    def new_full(self, size: Any, fill_value: Any, dtype: Any = None,
-                 requires_grad: bool = False) -> Any:
+    def new_full(self: SelfTensor, size: Any, fill_value: Any, dtype: Any = None,
+                 requires_grad: _bool = False) -> SelfTensor:
         """``fill_value`` in ``size``, in this tensor's dtype unless ``dtype`` is given."""
         wanted = self._value.dtype if dtype is None else dtypes.to_numpy(dtype, "new_full")
         array = np.full(size_of((size,), "new_full"), fill_value, dtype=wanted)
         return self._leaf(array, requires_grad, "new_full")
 
-    def cpu(self) -> Any:
+    def cpu(self: SelfTensor) -> SelfTensor:
         """Itself: chaingrad's tensors are on the CPU."""
         return self
 
-    def cuda(self, *args: Any, **kwargs: Any) -> Any:
+    def cuda(self: SelfTensor, *args: Any, **kwargs: Any) -> SelfTensor:
         """An error: chaingrad computes on the CPU only."""
         check_device("cuda", "cuda")
         return self  # not reached: check_device raises
 
-    def is_floating_point(self) -> bool:
+    def is_floating_point(self) -> _bool:
         """True for a floating dtype."""
         return self._value.dtype.kind == "f"
 
@@ -198,7 +222,7 @@ class Conversions:
         return CPU
 
     @property
-    def is_cuda(self) -> bool:
+    def is_cuda(self) -> _bool:
         """False: chaingrad computes on the CPU only."""
         return False
 
@@ -215,7 +239,7 @@ class Conversions:
                                "tensor.detach().numpy() instead.")
         return self._value
 
-    def item(self) -> Any:
+    def item(self) -> Number:
         """The value of a one-element tensor as a Python number (float, int or bool)."""
         if self._value.size != 1:
             raise RuntimeError(f"item: a Tensor with {self._value.size} elements cannot be "
@@ -231,47 +255,53 @@ class Conversions:
         """The size of each dim, a ``Size``."""
         return Size(self._value.shape)
 
-    def size(self, dim: int | None = None) -> Any:
+    @overload
+    def size(self, dim: None = None) -> Size: ...
+
+    @overload
+    def size(self, dim: _int) -> _int: ...
+
+    def size(self, dim: _int | None = None) -> Size | _int:
         """The shape (a ``Size``), or the size of ``dim``, as torch's ``size()``."""
         if dim is None:
             return Size(self._value.shape)
         return self._value.shape[normalize_axis(dim, self.ndim, "size")]
 
     @property
-    def ndim(self) -> int:
+    def ndim(self) -> _int:
         """The number of dims."""
         return self._value.ndim
 
-    def dim(self) -> int:
+    def dim(self) -> _int:
         """The number of dims."""
         return self._value.ndim
 
     ndimension = dim
 
-    def numel(self) -> int:
+    def numel(self) -> _int:
         """The number of entries."""
         return int(self._value.size)
 
     nelement = numel
 
-    def element_size(self) -> int:
+    def element_size(self) -> _int:
         """The bytes of one entry."""
         return self._value.itemsize
 
-    def __bool__(self) -> bool:
+    def __bool__(self) -> _bool:
         """The truth of a one-element tensor's value (``if loss: ...``), as torch has it."""
         if self._value.size != 1:
             raise RuntimeError(f"bool: Boolean value of Tensor with more than one value is "
                                f"ambiguous (shape {tuple(self.shape)}); use .any() or .all()")
         return bool(self._value.item())
 
-    def __float__(self) -> float:
+    def __float__(self) -> _float:
         return float(self.item())
 
-    def __int__(self) -> int:
+    def __int__(self) -> _int:
         return int(self.item())
 
-    def __index__(self) -> int:
+    def __index__(self) -> _int:
         if self._value.dtype.kind not in "iu":
             raise TypeError(f"only integer tensors of a single element can be converted to an "
                             f"index, this one is {self.dtype}")
@@ -282,19 +312,19 @@ class Conversions:
             return format(self.item(), spec)
         return format(repr(self), spec)
 
-    def __iter__(self) -> Any:
+    def __iter__(self: SelfTensor) -> Iterator[SelfTensor]:
         """The sub-tensors along dim 0 (``x[0]``, ``x[1]``, ...); a 0-d tensor has none to
         give, and says so, as in torch."""
         if self._value.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(len(self)))
 
-    def __len__(self) -> int:
+    def __len__(self) -> _int:
         if self._value.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return len(self._value)
 
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+    def __array__(self, dtype: Any = None, copy: _bool | None = None) -> np.ndarray:
         return np.asarray(self._value, dtype=dtype)
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from numbers import Real
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -74,6 +74,10 @@ def _made_from(root: Any, tensor: Any, old: Any) -> None:
         if any(x is tensor for x in inputs):
             node._a, node._b = autodiff.split(tuple(old if x is tensor else x for x in inputs))
         stack.extend(inputs)
+
+
+SelfTensor = TypeVar("SelfTensor", bound="InPlace")
+"""The tensor an in-place method changes, which it returns."""
 
 
 class InPlace:
@@ -273,56 +277,56 @@ class InPlace:
         return next((inputs[k] for k in sorted(read)
                      if inputs[k]._changed_at > self._made_at), None)
 
-    def add_(self, other: Operand, *, alpha: float = 1) -> Any:
+    def add_(self: SelfTensor, other: Operand, *, alpha: float = 1) -> SelfTensor:
         """x += alpha * other, in place (see ``_in_place``)."""
         return self._in_place("add_", lambda x: x.add(other, alpha=alpha), other)
 
-    def sub_(self, other: Operand, *, alpha: float = 1) -> Any:
+    def sub_(self: SelfTensor, other: Operand, *, alpha: float = 1) -> SelfTensor:
         """x -= alpha * other, in place."""
         return self._in_place("sub_", lambda x: x.sub(other, alpha=alpha), other)
 
-    def mul_(self, other: Operand) -> Any:
+    def mul_(self: SelfTensor, other: Operand) -> SelfTensor:
         """x *= other, in place."""
         return self._in_place("mul_", lambda x: x * other, other)
 
-    def div_(self, other: Operand) -> Any:
+    def div_(self: SelfTensor, other: Operand) -> SelfTensor:
         """x /= other, in place (an integer tensor cannot hold the quotient, as in torch)."""
         return self._in_place("div_", lambda x: x / other, other)
 
-    def pow_(self, exponent: Operand) -> Any:
+    def pow_(self: SelfTensor, exponent: Operand) -> SelfTensor:
         """x **= exponent, in place."""
         return self._in_place("pow_", lambda x: x**exponent, exponent)
 
-    def clamp_(self, min: float | None = None, max: float | None = None) -> Any:  # noqa: A002
+    def clamp_(self: SelfTensor, min: float | None = None, max: float | None = None) -> SelfTensor:  # noqa: A002
         """x clamped into [min, max], in place."""
         return self._in_place("clamp_", lambda x: x.clamp(min, max))
 
-    def __iadd__(self, other: Operand) -> Any:
+    def __iadd__(self: SelfTensor, other: Operand) -> SelfTensor:
         return self._in_place("+=", lambda x: x + other, other)
 
-    def __isub__(self, other: Operand) -> Any:
+    def __isub__(self: SelfTensor, other: Operand) -> SelfTensor:
         return self._in_place("-=", lambda x: x - other, other)
 
-    def __imul__(self, other: Operand) -> Any:
+    def __imul__(self: SelfTensor, other: Operand) -> SelfTensor:
         return self._in_place("*=", lambda x: x * other, other)
 
-    def __itruediv__(self, other: Operand) -> Any:
+    def __itruediv__(self: SelfTensor, other: Operand) -> SelfTensor:
         return self._in_place("/=", lambda x: x / other, other)
 
-    def zero_(self) -> Any:
+    def zero_(self: SelfTensor) -> SelfTensor:
         """Every entry 0, in place (in a graph: the gradient stops here, as torch's)."""
         if self._records("zero_"):
             return self._record("zero_", lambda x: x._put(Ellipsis, 0))
         return self._write("zero_", np.zeros_like(self._value))
 
-    def fill_(self, value: Any) -> Any:
+    def fill_(self: SelfTensor, value: Any) -> SelfTensor:
         """Every entry ``value`` (a number, or a one-element Tensor), in place."""
         if self._records("fill_", value):
             return self._record("fill_", lambda x: x._put(Ellipsis, value))
         value = value.item() if isinstance(value, autodiff.Node) else value
         return self._write("fill_", np.full_like(self._value, value))
 
-    def copy_(self, src: Any) -> Any:
+    def copy_(self: SelfTensor, src: Any) -> SelfTensor:
         """The entries of ``src`` (broadcast to this shape), in place, cast to this dtype."""
         if self._records("copy_", src):
             return self._record("copy_", lambda x: x._put(Ellipsis, src))
@@ -334,25 +338,27 @@ class InPlace:
                                f"{tuple(self.shape)}") from None
         return self._write("copy_", value)
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Any:
+    def uniform_(self: SelfTensor, a: float = 0.0, b: float = 1.0, *,
+                 generator: Any = None) -> SelfTensor:
         """Entries drawn uniformly from [a, b), in place (``sampling.uniform``)."""
         return self._write("uniform_", sampling.fill(
             self._value, sampling.uniform, generator, a, b, op="uniform_"))
 
-    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Any:
+    def normal_(self: SelfTensor, mean: float = 0.0, std: float = 1.0, *,
+                generator: Any = None) -> SelfTensor:
         """Entries drawn from N(mean, std**2), in place (``sampling.normal``)."""
         return self._write("normal_", sampling.fill(
             self._value, sampling.normal, generator, mean, std,
             contiguous=self._value.flags.c_contiguous, op="normal_"))
 
-    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Any:
+    def exponential_(self: SelfTensor, lambd: float = 1.0, *, generator: Any = None) -> SelfTensor:
         """Entries drawn from the exponential distribution of rate ``lambd``, in place
         (``sampling.exponential``)."""
         return self._write("exponential_", sampling.fill(
             self._value, sampling.exponential, generator, lambd, op="exponential_"))
 
-    def random_(self, from_: int | None = None, to: int | None = None, *,
-                generator: Any = None) -> Any:
+    def random_(self: SelfTensor, from_: int | None = None, to: int | None = None, *,
+                generator: Any = None) -> SelfTensor:
         """Integers drawn uniformly, in place: ``random_(to)`` from [0, to), ``random_(from,
         to)`` from [from, to), ``random_()`` torch's whole range for the dtype
         (``sampling.integers``, ``sampling.random_bits``)."""
@@ -363,7 +369,7 @@ class InPlace:
             drawn = sampling.fill(self._value, sampling.integers, generator, low, high)
         return self._write("random_", drawn)
 
-    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Any:
+    def bernoulli_(self: SelfTensor, p: Any = 0.5, *, generator: Any = None) -> SelfTensor:
         """Each entry 1 with probability ``p`` (a number, or a Tensor of them broadcast to
         this shape), else 0, in place (``sampling.bernoulli``)."""
         chances = p._value if isinstance(p, autodiff.Node) else p

@@ -15,7 +15,7 @@ from __future__ import annotations
 import builtins
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -80,10 +80,33 @@ def _defined_as(name: str) -> str:
     return name + "_" if hasattr(builtins, name) else name
 
 
+class Elementwise(Protocol):
+    """What each function of an elementwise primitive (``chaingrad.exp``, ...) takes."""
+
+    def __call__(self, input: Any, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+        ...
+
+
 # exp, log, sin, cos, tanh, sigmoid, relu, sqrt, abs_: from the primitives' declarations
 for _name, _prim in functions_in("torch").items():
     globals()[_defined_as(_name)] = _elementwise(_name, _prim)
 del _name, _prim
+
+if TYPE_CHECKING:  # the loop's functions, for type checkers (tests/test_typing.py)
+    abs_: Elementwise
+    cos: Elementwise
+    erf: Elementwise
+    exp: Elementwise
+    expm1: Elementwise
+    log: Elementwise
+    log1p: Elementwise
+    log2: Elementwise
+    log10: Elementwise
+    relu: Elementwise
+    sigmoid: Elementwise
+    sin: Elementwise
+    sqrt: Elementwise
+    tanh: Elementwise
 
 
 @_with_out

@@ -95,7 +95,7 @@ Dims = Any  # an int, a tuple of ints, or None
 Rule = Primitive | Bound
 
 
-def elementwise(prim: Primitive) -> Callable[[Tensor], Tensor]:
+def elementwise(prim: Primitive) -> Callable[..., Tensor]:
     """An elementwise primitive as a Tensor's method: ``tanh = elementwise(rules.TANH)`` in the
     class gives ``x.tanh()``, its forward on x's array (``Primitive.on_arrays``), an integer
     or bool x first made the default float dtype where the op computes in floats (as
@@ -374,22 +374,22 @@ class Tensor(InPlace, Conversions, autodiff.Node):
 
     # ---- comparisons: bool tensors, no gradient (torch's) ----
 
-    def __eq__(self, other: object) -> Any:
+    def __eq__(self, other: object) -> Tensor:  # type: ignore[override]
         return _compare("==", np.equal, self, other)
 
-    def __ne__(self, other: object) -> Any:
+    def __ne__(self, other: object) -> Tensor:  # type: ignore[override]
         return _compare("!=", np.not_equal, self, other)
 
-    def __lt__(self, other: Operand) -> Any:
+    def __lt__(self, other: Operand) -> Tensor:
         return _compare("<", np.less, self, other)
 
-    def __le__(self, other: Operand) -> Any:
+    def __le__(self, other: Operand) -> Tensor:
         return _compare("<=", np.less_equal, self, other)
 
-    def __gt__(self, other: Operand) -> Any:
+    def __gt__(self, other: Operand) -> Tensor:
         return _compare(">", np.greater, self, other)
 
-    def __ge__(self, other: Operand) -> Any:
+    def __ge__(self, other: Operand) -> Tensor:
         return _compare(">=", np.greater_equal, self, other)
 
     def eq(self, other: Operand) -> Tensor:

@@ -10,16 +10,21 @@ Example:
 """
 
 import importlib
+from typing import TYPE_CHECKING
 
 from .. import torch_names
 
 _SUBMODULES = ("data", "tensorboard")
 
 
-def __getattr__(name: str) -> object:
-    if name in _SUBMODULES:
-        return importlib.import_module(f"chaingrad.utils.{name}")  # which sets it here
-    raise torch_names.missing("chaingrad.utils", name, torch_names.UTILS)
+if TYPE_CHECKING:  # what __getattr__ serves, for type checkers (tests/test_typing.py)
+    from . import data as data
+    from . import tensorboard as tensorboard
+else:
+    def __getattr__(name: str) -> object:
+        if name in _SUBMODULES:
+            return importlib.import_module(f"chaingrad.utils.{name}")  # which sets it here
+        raise torch_names.missing("chaingrad.utils", name, torch_names.UTILS)
 
 
 def __dir__() -> list[str]:

@@ -25,7 +25,7 @@ import os
 import socket
 import time
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -113,7 +113,7 @@ class SummaryWriter:
         >>> writer.close()
     """
 
-    def __init__(self, log_dir: str | os.PathLike | None = None, comment: str = "",
+    def __init__(self, log_dir: str | os.PathLike[str] | None = None, comment: str = "",
                  purge_step: int | None = None, max_queue: int = 10, flush_secs: int = 120,
                  filename_suffix: str = "") -> None:
         if not log_dir:
@@ -279,5 +279,6 @@ def _one_number(where: str, value: Any) -> float:
     return float(array)
 
 
-def __getattr__(name: str) -> object:
-    raise torch_names.missing("chaingrad.utils.tensorboard", name, torch_names.TENSORBOARD)
+if not TYPE_CHECKING:  # a checker flags a name that is not here by itself
+    def __getattr__(name: str) -> object:
+        raise torch_names.missing("chaingrad.utils.tensorboard", name, torch_names.TENSORBOARD)

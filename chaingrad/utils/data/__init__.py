@@ -55,7 +55,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -72,6 +72,15 @@ __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Datas
            "default_collate", "default_convert", "get_worker_info", "random_split"]
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Indexable(Protocol[T_co]):
+    """What ``DataLoader`` takes as its dataset: samples by index (a ``Dataset``, an
+    ``IterableDataset``, or a list, a range, ...)."""
+
+    def __getitem__(self, index: int, /) -> T_co:
+        ...
 
 # ---- datasets ----
 
@@ -868,7 +877,8 @@ class DataLoader(Generic[T]):
         [[0, 4, 3, 5], [2, 1]]
     """
 
-    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = None,
+    def __init__(self, dataset: Indexable[T], batch_size: int | None = 1,
+                 shuffle: bool | None = None,
                  sampler: Any = None, batch_sampler: Any = None, num_workers: int = 0,
                  collate_fn: Callable | None = None, pin_memory: bool = False,
                  drop_last: bool = False, timeout: float = 0,
@@ -1121,7 +1131,13 @@ def _length_of(t: Any, where: str) -> int:
     return int(t.shape[0])
 
 
-def __getattr__(name: str) -> object:
-    if name == "dataloader":  # torch's module of DataLoader, for imports from there
-        return importlib.import_module("chaingrad.utils.data.dataloader")
-    raise torch_names.missing("chaingrad.utils.data", name, torch_names.DATA)
+# torch's module of DataLoader, for imports from there: loaded on first use
+_SUBMODULES = ("dataloader",)
+
+if TYPE_CHECKING:  # what __getattr__ serves, for type checkers (tests/test_typing.py)
+    from . import dataloader as dataloader
+else:
+    def __getattr__(name: str) -> object:
+        if name in _SUBMODULES:
+            return importlib.import_module(f"chaingrad.utils.data.{name}")  # which sets it
+        raise torch_names.missing("chaingrad.utils.data", name, torch_names.DATA)
