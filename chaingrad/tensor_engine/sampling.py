@@ -637,8 +637,11 @@ def mul_add(a: Any, b: Any, c: Any) -> np.ndarray:
     a * b rounded, then the sum rounded.
 
     Example:
-        >>> float(mul_add(np.float64(0.1), np.float64(3.0), np.float64(0.0))) in (
-        ...     float(fma(np.float64(0.1), 3.0, 0.0)), 0.1 * 3.0)
+        >>> a = np.float64(1 + 2**-30)  # a * a needs 61 bits: its rounding shows
+        >>> float(fma(a, a, np.float64(-1))), float(a * a - 1)
+        (1.8626451500983188e-09, 1.862645149230957e-09)
+        >>> float(mul_add(a, a, np.float64(-1))) == (1.8626451500983188e-09 if TORCH_FUSES
+        ...                                         else 1.862645149230957e-09)
         True
     """
     if TORCH_FUSES:
