@@ -104,7 +104,8 @@ def _write(tensor: Tensor, numbers: Any) -> Tensor:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with numbers drawn uniformly from [a, b), as ``Tensor.uniform_``
-    (``sampling.uniform``: fma(u, b - a, a) for u uniform in [0, 1))."""
+    (``sampling.uniform``: u (b - a) + a for u uniform in [0, 1), rounded as torch's kernel
+    rounds it)."""
     _checked(tensor, "uniform_")
     values = tensor._value
     return _write(tensor, sampling.uniform(generator, values.shape, values.dtype, a, b,

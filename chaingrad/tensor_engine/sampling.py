@@ -11,8 +11,10 @@ torch's order of draws allows it, so that the same seed gives the same numbers.
 Notation used in the docstrings: ``r32`` is one 32-bit output of the twister, ``r64 =
 r32 * 2**32 + r32'`` two of them (the first is the high half), ``u24 = (r32 mod 2**24) /
 2**24`` a float32 in [0, 1) and ``u53 = (r64 mod 2**53) / 2**53`` a float64 in [0, 1).
-``fma(a, b, c)`` is a * b + c rounded once: torch's x86 and ARM kernels are compiled with
-fused multiply-adds, so its results are rounded that way.
+``fma(a, b, c)`` is a * b + c rounded once: torch's AVX2 kernels on x86 and its ARM kernels
+are compiled with fused multiply-adds, so its results are rounded that way; its x86 kernels
+without AVX2 (older processors, or ``ATEN_CPU_CAPABILITY=default``) round a * b, then the
+sum. ``mul_add`` is whichever of the two torch's kernels do on this machine.
 
 ``chaingrad.Generator`` (``generator.py``) is the torch-named object around a ``Stream``;
 the functions here take such a generator, or None for the default one.
@@ -181,7 +183,7 @@ def uniform(generator: Any, shape: tuple[int, ...], dtype: np.dtype, low: float,
             high: float, op: str = "uniform_") -> np.ndarray:
     """Numbers drawn uniformly from [low, high), torch's ``uniform_`` (and ``rand``).
 
-    float64: ``fma(u53, high - low, low)``. float32: ``fma(u24, high - low, low)`` in
+    float64: ``mul_add(u53, high - low, low)``. float32: ``mul_add(u24, high - low, low)`` in
     float32 (low and high rounded to float32 first). float16: the float32 number rounded to
     float16. A number equal to ``high`` after rounding becomes ``low``, as in torch.
     """
@@ -193,7 +195,7 @@ def uniform(generator: Any, shape: tuple[int, ...], dtype: np.dtype, low: float,
     exact = np.float64 if dtype == np.float64 else np.float32  # torch's opmath type
     a, b = exact(low), exact(high)
     x = u53(stream, n) if exact is np.float64 else u24(stream, n)
-    value = (x + a if b - a == 1 else fma(x, b - a, a)).astype(dtype)  # fma(x, 1, a) = x + a
+    value = (x + a if b - a == 1 else mul_add(x, b - a, a)).astype(dtype)  # x * 1 is exact
     value[value == _rounded(high, dtype)] = _rounded(low, dtype)
     return value.reshape(shape)
 
@@ -211,7 +213,7 @@ def normal(generator: Any, shape: tuple[int, ...], dtype: np.dtype, mean: float 
     block of 16, uniforms u[0:16], into 16 normals by the Box-Muller transform,
 
         r_j = sqrt(-2 log(1 - u[j])),  t_j = 2 pi u[j + 8]            (j = 0 .. 7)
-        out[j] = fma(r_j cos t_j, std, mean),  out[j + 8] = fma(r_j sin t_j, std, mean)
+        out[j] = mul_add(r_j cos t_j, std, mean),  out[j + 8] = mul_add(r_j sin t_j, std, mean)
 
     and, when the count is not a multiple of 16, draws 16 more uniforms and recomputes the
     last 16 numbers from them (overwriting some of the previous block).
@@ -247,7 +249,7 @@ def normal_serial(stream: Stream, n: int, mean: float, std: float) -> np.ndarray
     """``n`` float64 normals drawn one at a time (torch's ``normal_distribution<double>``):
     each pair takes u1 = u53 and u2 = u53, r = sqrt(-2 log1p(-u2)), t = 2 pi u1, and gives
     ``r cos t`` now and ``r sin t`` to the next number (kept in the generator until then);
-    each is returned as fma(x, std, mean)."""
+    each is returned as mul_add(x, std, mean)."""
     first = [] if stream.next_normal is None or n == 0 else [stream.next_normal]
     if first:
         stream.next_normal = None
@@ -259,7 +261,7 @@ def normal_serial(stream: Stream, n: int, mean: float, std: float) -> np.ndarray
     values = np.concatenate([first, drawn])
     if len(values) > n:  # the last pair's sine waits for the next call
         stream.next_normal = float(values[n])
-    return fma(values[:n], np.float64(std), np.float64(mean))
+    return mul_add(values[:n], np.float64(std), np.float64(mean))
 
 
 def box_muller_16_double(u: np.ndarray, mean: float, std: float) -> np.ndarray:
@@ -268,7 +270,7 @@ def box_muller_16_double(u: np.ndarray, mean: float, std: float) -> np.ndarray:
     radius = np.sqrt(-2.0 * np.log(1.0 - u[:, :8]))
     angle = 2.0 * math.pi * u[:, 8:]
     normals = np.concatenate([radius * np.cos(angle), radius * np.sin(angle)], axis=1)
-    return fma(normals, np.float64(std), np.float64(mean))
+    return mul_add(normals, np.float64(std), np.float64(mean))
 
 
 def box_muller_16_float_libm(u: np.ndarray, mean: float, std: float) -> np.ndarray:
@@ -282,7 +284,7 @@ def box_muller_16_float_libm(u: np.ndarray, mean: float, std: float) -> np.ndarr
     cos = np.cos(angle.astype(np.float64)).astype(np.float32)
     sin = np.sin(angle.astype(np.float64)).astype(np.float32)
     normals = np.concatenate([radius * cos, radius * sin], axis=1)
-    return fma(normals, np.float32(std), np.float32(mean))
+    return mul_add(normals, np.float32(std), np.float32(mean))
 
 
 def box_muller_16_float_avx2(u: np.ndarray, mean: float, std: float) -> np.ndarray:
@@ -385,6 +387,9 @@ def _torch_has_avx2_kernel() -> bool:
 
 BOX_MULLER_16_FLOAT = (box_muller_16_float_avx2 if _torch_has_avx2_kernel()
                        else box_muller_16_float_libm)
+# x86 kernels fuse a * b + c only when compiled for AVX2; ARM's always do
+TORCH_FUSES = (_torch_has_avx2_kernel()
+               if platform.machine().lower() in ("x86_64", "amd64") else True)
 
 
 # ---- exponential, integers, Bernoulli ----
@@ -624,6 +629,25 @@ def fma(a: Any, b: Any, c: Any) -> np.ndarray:
     if a.dtype == np.float32:
         return _fma32(a, b.astype(np.float32), c.astype(np.float32))
     return _fma64(a.astype(np.float64), b.astype(np.float64), c.astype(np.float64))
+
+
+def mul_add(a: Any, b: Any, c: Any) -> np.ndarray:
+    """a * b + c in the dtype of ``a`` as torch's kernels compute it on this machine:
+    ``fma(a, b, c)`` where they are compiled with fused multiply-adds (``TORCH_FUSES``), else
+    a * b rounded, then the sum rounded.
+
+    Example:
+        >>> a = np.float64(1 + 2**-30)  # a * a needs 61 bits: its rounding shows
+        >>> float(fma(a, a, np.float64(-1))), float(a * a - 1)
+        (1.8626451500983188e-09, 1.862645149230957e-09)
+        >>> float(mul_add(a, a, np.float64(-1))) == (1.8626451500983188e-09 if TORCH_FUSES
+        ...                                         else 1.862645149230957e-09)
+        True
+    """
+    if TORCH_FUSES:
+        return fma(a, b, c)
+    a = np.asarray(a)
+    return a * np.asarray(b).astype(a.dtype) + np.asarray(c).astype(a.dtype)
 
 
 def _fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
