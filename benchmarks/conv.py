@@ -2,7 +2,7 @@
 
 Run from the repository root (benchmarks/README.md, "Convolution and pooling"):
 
-    python benchmarks/conv.py [--runs 3] [--only t2] [--json out.json] [--quick]
+    python benchmarks/conv.py [--runs 3] [--only t2] [--json FILE] [--quick]
                               [--baseline PATH]
 
 Each engine runs in a fresh process of its own (this script with ``--worker``), one after
@@ -13,7 +13,9 @@ called on inputs that require a gradient, so that the graph is recorded) and the
 None first), each the median of many calls. The table gives, per case, the median over
 the runs, the ratio chaingrad / torch (below 1, chaingrad is faster) and the spread,
 (max - min) / median over the runs. ``--baseline PATH`` adds a third engine: chaingrad
-imported from another source tree (e.g. ``git archive main`` unpacked), to show a change.
+imported from another source tree (e.g. ``git archive main`` unpacked), to show a change;
+a PATH that holds no ``chaingrad/__init__.py`` is refused before anything is timed (one
+line, exit status 2), and the baseline worker stops if chaingrad came from elsewhere.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import time  # noqa: E402
 from typing import Any  # noqa: E402
 
 from workloads.report import write_json  # noqa: E402
-from workloads.usage import Parser, check_outputs  # noqa: E402
+from workloads.usage import Parser, check_outputs, usage_error  # noqa: E402
 
 # (name, input shape, weight shape, stride, padding)
 CONV_CASES = [
@@ -170,12 +172,24 @@ def _run_worker(engine: str, args: argparse.Namespace) -> dict[str, Any]:
     command += ["--quick"] * args.quick + ["--only", args.only] * (args.only is not None)
     env = dict(os.environ)
     if engine == "baseline":
+        command += ["--baseline", args.baseline]
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [args.baseline,
                                                           env.get("PYTHONPATH")]))
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"conv.py: the {engine} worker failed:\n{done.stderr}")
     return json.loads(done.stdout)
+
+
+def _check_baseline_import(tree: str) -> None:
+    """In the baseline worker: stop unless chaingrad is imported from ``tree`` (an installed
+    chaingrad that came first on the path would be timed as the baseline)."""
+    import chaingrad
+
+    package = os.path.join(os.path.realpath(tree), "chaingrad") + os.sep
+    if not os.path.realpath(chaingrad.__file__).startswith(package):
+        raise SystemExit(f"conv.py: the baseline worker imported chaingrad from "
+                         f"{chaingrad.__file__}, not from {tree}")
 
 
 def _summary(samples: list[float]) -> dict[str, Any]:
@@ -203,7 +217,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.runs < 1 or args.budget <= 0:
         parser.error("--runs must be >= 1 and --budget > 0")
     check_outputs("conv.py", args, ("json",))  # before the runs, not after them
+    if args.baseline is not None:
+        tree = os.path.abspath(args.baseline)
+        if not os.path.isfile(os.path.join(tree, "chaingrad", "__init__.py")):
+            usage_error("conv.py", "--baseline: expected a source tree holding "
+                                   f"chaingrad/__init__.py, got {args.baseline!r}")
+        args.baseline = tree
     if args.worker:
+        if args.worker == "baseline":
+            _check_baseline_import(args.baseline)
         print(json.dumps(worker(args.worker, args.quick, args.only == "t2", args.budget,
                                 args.clock)))
         return 0
@@ -212,7 +234,11 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, list[dict]] = {engine: [] for engine in engines}
     for r in range(args.runs):
         for engine in engines if r % 2 == 0 else engines[::-1]:
-            runs[engine].append(_run_worker(engine, args))
+            try:
+                runs[engine].append(_run_worker(engine, args))
+            except RuntimeError as exc:  # the worker's own error is the message's last line
+                print(exc, file=sys.stderr)
+                return 1
             print(f"run {r + 1}/{args.runs}: {engine} done", file=sys.stderr)
     table = {engine: {case: {phase: _summary([run[case][phase] for run in done])
                              for phase in phases}

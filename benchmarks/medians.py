@@ -9,14 +9,19 @@ ratios, measured while the engines take turns, move much less.
 
 Given ``versions.py``'s files instead, it prints for each workload and metric the median
 time of each tree and the median of the runs' after/before ratios, with each run's ratio.
+A file that is missing, not JSON or not such a run is one line on stderr, exit status 2.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
+import os
 import statistics
+import sys
 from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from workloads.usage import Parser, usage_error  # noqa: E402
 
 
 def medians(runs: list[dict]) -> list[str]:
@@ -44,11 +49,13 @@ def medians(runs: list[dict]) -> list[str]:
 
 def version_medians(runs: list[dict]) -> list[str]:
     """One line per (workload, metric) of ``versions.py`` runs: each tree's median of the
-    runs' medians, and the median after/before ratio with every run's."""
+    runs' medians, and the median after/before ratio with every run's (a run in which
+    either tree did not run the workload does not count)."""
     rows: dict[tuple[str, str], list[dict]] = {}
     for run in runs:
         for result in run["results"]:
-            rows.setdefault((result["workload"], result["metric"]), []).append(result)
+            if result["before"] and result["after"]:
+                rows.setdefault((result["workload"], result["metric"]), []).append(result)
     lines = [f"{'workload':8s} {'metric':26s} {'before':>10s} {'after':>10s}  after/before"]
     for (workload, metric), results in rows.items():
         before = statistics.median(r["before"]["median"] for r in results)
@@ -60,14 +67,41 @@ def version_medians(runs: list[dict]) -> list[str]:
     return lines
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+NOT_A_RUN = "not a --json file of run.py or versions.py"
+RUN_KEYS = {"workload", "label", "status", "metrics"}  # each result of run.py's files
+VERSIONS_KEYS = {"workload", "metric", "before", "after", "ratio"}  # of versions.py's
+
+
+def read_run(path: Path) -> dict:
+    """The run that ``path`` holds; a usage error naming the file if it holds none."""
+    try:
+        run = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        usage_error("medians.py", f"{path}: no such file")
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        usage_error("medians.py", f"{path}: cannot be read ({exc.__class__.__name__})")
+    except json.JSONDecodeError:
+        usage_error("medians.py", f"{path}: not JSON")
+    if not isinstance(run, dict) or not isinstance(run.get("results"), list):
+        usage_error("medians.py", f"{path}: {NOT_A_RUN}")
+    keys = VERSIONS_KEYS if "trees" in run else RUN_KEYS
+    if not all(isinstance(result, dict) and keys <= set(result) for result in run["results"]):
+        usage_error("medians.py", f"{path}: {NOT_A_RUN}")
+    return run
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = Parser(prog="medians.py", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="run.py or versions.py --json files")
-    args = parser.parse_args()
-    runs = [json.loads(path.read_text()) for path in args.runs]
+    args = parser.parse_args(argv)
+    runs = [read_run(path) for path in args.runs]
     versions = all("trees" in run for run in runs)
+    if any("trees" in run for run in runs) and not versions:
+        usage_error("medians.py", "expected the files of one script: run.py's or versions.py's, "
+                                  "not both")
     print("\n".join(version_medians(runs) if versions else medians(runs)))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

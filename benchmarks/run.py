@@ -2,7 +2,7 @@
 
 Run from the repository root (see benchmarks/README.md for what each workload is):
 
-    python benchmarks/run.py [--only S1,S2,S3,T1,...,T5] [--repeats N] [--json out.json]
+    python benchmarks/run.py [--only S1,S2,S3,T1,...,T5] [--repeats N] [--json FILE]
                              [--markdown FILE] [--quick]
                              [--worker micrograd-cpp-engine=/tmp/venv-mgcpp/bin/python]
 
@@ -12,6 +12,11 @@ block (the order reversed every other repeat), so that all of them see the same 
 load; the table gives each engine's median and its ratio to chaingrad's median. Scalar
 engines each run in a worker process of their own (``workloads/worker.py``), so that no
 engine's garbage collection walks another's objects; tensor workloads run in this process.
+
+Exit status: 0 when every workload ran; 1 when chaingrad did not run one, or an engine
+failed on one (its table says why, and one line on stderr names it); a competitor that is
+not installed is skipped, with its install command, and does not count; 2 for a bad
+command line.
 
 Tensor workloads get one thread each: OMP/OPENBLAS/MKL_NUM_THREADS are set to 1 below,
 before numpy is imported, and torch.set_num_threads(1). The garbage collector's settings
@@ -208,7 +213,25 @@ def main(argv: list[str] | None = None) -> int:
                                       "results": report.rows_as_json(rows)})
     if args.markdown:
         report.write_markdown(args.markdown, command, info, texts, legend, skipped)
+    missed = did_not_run(rows)
+    if missed:  # the files above keep what did run; the exit status says the run fell short
+        print(f"run.py: did not run: {', '.join(missed)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def did_not_run(rows: list[report.Row]) -> list[str]:
+    """``"S2 (chaingrad)"`` for each workload that chaingrad did not run, or that an engine
+    failed on (an error, a crash). A competitor that is not installed is skipped, with its
+    install command, and a RecursionError is a result (micrograd's on deep graphs): neither
+    counts."""
+    failed: dict[str, list[str]] = {}
+    for row in rows:
+        if row.status == "ok":
+            continue
+        if row.engine.startswith("chaingrad") or row.status.startswith(("error", "crashed")):
+            failed.setdefault(row.workload, []).append(row.engine)
+    return [f"{key} ({', '.join(names)})" for key, names in failed.items()]
 
 
 if __name__ == "__main__":

@@ -13,6 +13,10 @@ lie in its tree and is printed. The two versions take turns block by block, the 
 reversed every other round, as in run.py; gc.collect() runs between blocks (untimed), and
 the workers get one BLAS/OpenMP thread. The table gives, per workload and metric, each
 version's median, its spread, and after / before (below 1: after is faster).
+
+Exit status: 0 when every workload ran in both trees; 1 when one did not (its table says
+why, and one line on stderr names it: a tree that lacks what it needs, a worker that
+failed), or when a worker imported chaingrad from outside its tree; 2 for a bad command line.
 """
 
 from __future__ import annotations
@@ -217,13 +221,15 @@ def table(title: str, rows: list[report.Row], results: list[dict[str, Any]]) -> 
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace, trees: Trees, sizes: dict[str, Any]) -> tuple[list, list]:
-    """Every chosen workload, both versions alternating: (tables' texts, results).
+def run(args: argparse.Namespace, trees: Trees, sizes: dict[str, Any]
+        ) -> tuple[list, list, list[str]]:
+    """Every chosen workload, both versions alternating: (tables' texts, results, what did
+    not run: ``"T4 (before, after)"``, say, each table's status line saying why).
 
     The rounds of a workload are spread over ``args.processes`` pairs of fresh workers (one
     per version), so that neither version keeps the luck of one process's memory layout.
     """
-    heads, texts, results = titles(sizes), [], []
+    heads, texts, results, missed = titles(sizes), [], [], []
     for wid in args.only:
         X = y = None
         if wid in ("S2", "S2c"):
@@ -252,7 +258,10 @@ def run(args: argparse.Namespace, trees: Trees, sizes: dict[str, Any]) -> tuple[
             results += found
             texts.append(table(heads[key], list(rows[key].values()), found))
             print("\n" + texts[-1], flush=True)
-    return texts, results
+            sides = [side for side, row in rows[key].items() if row.status != "ok"]
+            if sides:
+                missed.append(f"{key} ({', '.join(sides)})")
+    return texts, results, missed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -272,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
           flush=True)
     print("\n".join(trees.lines()), flush=True)
     try:
-        texts, results = run(args, trees, sizes)
+        texts, results, missed = run(args, trees, sizes)
     except (TreeError, engines.MissingError) as exc:
         print(f"versions.py: {exc}", file=sys.stderr)
         return 1
@@ -297,6 +306,9 @@ def main(argv: list[str] | None = None) -> int:
                       else ""),)
         report.write_markdown(args.markdown, command, info, texts, LEGEND, [],
                               title="chaingrad before and after", extra=extra)
+    if missed:  # the files above keep what did run; the exit status says the run fell short
+        print(f"versions.py: did not run: {', '.join(missed)}", file=sys.stderr)
+        return 1
     return 0
 
 

