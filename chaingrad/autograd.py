@@ -1,5 +1,6 @@
 """Gradients as functions (``grad``), your own primitives (``primitive`` and PyTorch's
-``Function``), and ``gradcheck``.
+``Function``), and ``gradcheck``; torch's anomaly switches (``set_detect_anomaly``,
+``detect_anomaly``, ``is_anomaly_enabled``), defined in ``chaingrad.gradmode``.
 
 Each works on both engines through the node protocol (see ``chaingrad.autodiff``): Values
 and numbers, or Tensors and arrays.
