@@ -99,13 +99,13 @@ def to_array(data: Any, dtype: Any = None, where: str = "tensor", copy: bool = T
         wanted = data.dtype
     else:
         wanted = None
-    try:
-        array = np.array(data, dtype=wanted, copy=copy or None)
+    try:  # (quietly: 1e39 as a float32 is inf, as in torch)
+        array = quietly(lambda: np.array(data, dtype=wanted, copy=copy or None))
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{where}: cannot make a tensor from {type(data).__name__} "
                         f"({exc})") from None
     if array.dtype.kind == "f" and wanted is None:
-        array = array.astype(dtypes.get_default_dtype().dtype)  # Python floats
+        array = quietly(array.astype, dtypes.get_default_dtype().dtype)  # Python floats
     dtypes.of(array.dtype)  # an error naming it, for a dtype chaingrad lacks
     return array
 
@@ -123,7 +123,7 @@ def _convert(data: Any, dtype: np.dtype, where: str) -> np.ndarray:
     if isinstance(data, np.ndarray) and data.dtype.kind not in "biuf":
         raise TypeError(f"{where}: data must hold real numbers, got dtype {data.dtype}")
     try:
-        return np.asarray(data, dtype=dtype)
+        return quietly(np.asarray, data, dtype)  # 1e39 as a float32 is inf, as in torch
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{where}: cannot make a {dtype} array from {type(data).__name__} "
                         f"({exc})") from None

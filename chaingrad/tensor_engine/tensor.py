@@ -702,7 +702,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         x = self._value
         kept = (x.max if rule is MAX else x.min)(axis=axes, keepdims=True)
         data = kept if keepdim else kept.squeeze(axis=axes)
-        share = tie_share(x, kept, axes) if self.requires_grad else None
+        share = quietly(tie_share, x, kept, axes) if self.requires_grad else None
         return make_node(data, (self,), rule.bind(axes, share))
 
     def var(self, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
@@ -788,7 +788,8 @@ class Tensor(InPlace, Conversions, autodiff.Node):
                                "reduces nothing)")
         if any(x.shape[a] == 0 for a in axes):
             raise ValueError(f"logsumexp: got an empty dim in shape {tuple(x.shape)}")
-        top = constant(x._value.max(axis=axes, keepdims=True))
+        top = x._value.max(axis=axes, keepdims=True)
+        top = constant(np.where(np.isfinite(top), top, 0).astype(top.dtype))  # inf: as torch
         total = (x - top).exp().sum(axes, keepdim=True).log() + top
         return total if keepdim else total.squeeze(axes)
 
@@ -1337,7 +1338,8 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         if part._value.dtype != self._value.dtype:
             part = part.to(self.dtype)
         rule = SCATTER.bind(picks, tuple(self.shape))
-        return self + make_node(SCATTER.on_arrays(part._value, *rule.params), (part,), rule)
+        return self + make_node(quietly(SCATTER.on_arrays, part._value, *rule.params), (part,),
+                                rule)
 
     def _index_along(self, op: str, dim: int, index: Any) -> tuple:
         """gather's and scatter_add's index: the full index that picks, for each entry of
@@ -1906,7 +1908,8 @@ def _where(condition: np.ndarray, x: Tensor, y: Tensor, dtype: np.dtype) -> Tens
 
 def _pick(op: str, wins: Any, x: Tensor, other: object) -> Tensor:
     """x where ``wins(x, other)``, other where ``wins(other, x)``, and where they tie their
-    mean (the same number), so that each gets half of the gradient, as torch's does."""
+    mean (the same number), so that each gets half of the gradient, as torch's does; a nan
+    on either side wins (torch's maximum and minimum propagate it)."""
     both = operands(op, x, other)
     if both is NotImplemented:
         raise TypeError(f"{op}: expected a Tensor, an array or a number, got "
@@ -1916,7 +1919,7 @@ def _pick(op: str, wins: Any, x: Tensor, other: object) -> Tensor:
     if dtype.kind != "f":
         return constant(np.where(wins(a._value, b._value), a._value, b._value).astype(dtype))
     tie = _where(a._value == b._value, (a + b) * 0.5, b, dtype)
-    return _where(wins(a._value, b._value), a, tie, dtype)
+    return _where(wins(a._value, b._value) | np.isnan(a._value), a, tie, dtype)  # nan wins
 
 
 def _logical(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
