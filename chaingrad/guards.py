@@ -136,8 +136,9 @@ def free(order: list[Any]) -> None:
 
 
 def check_finite(out: Any, x: Any, gx: Any) -> None:
-    """A DomainError naming ``out``'s op if the share ``gx`` it gave ``x``, or ``x``'s
-    gradient so far, is not finite."""
+    """An error naming ``out``'s op if the share ``gx`` it gave ``x``, or ``x``'s gradient
+    so far, is not finite (``non_finite``: an AnomalyError for a Tensor, a DomainError for
+    a Value)."""
     if not (is_finite(gx) and is_finite(x.grad)):
         raise non_finite(out, x, gx)
 
@@ -210,8 +211,8 @@ def _number(x: Any) -> Any:
 
 def quiet_numpy(nodes: Iterable[Any]) -> Any:
     """A context with numpy's floating-point warnings off where a node holds an array (a
-    nan or inf is reported as a DomainError, which names the op); for Values, which need
-    no numpy, a context that changes nothing."""
+    nan or inf is torch's number there, and ``backward()`` names the op that made it); for
+    Values, which need no numpy, a context that changes nothing."""
     if not any(hasattr(node._value, "dtype") for node in nodes):
         return as_it_is()
     import numpy as np

@@ -154,8 +154,8 @@ class Trace:
         values = next(state)  # the forward runs, up to its yield
         with guards.quiet_numpy([self.outputs_template]):  # arrays: no overflow warning
             finite = all(guards.is_finite(v) for v in values)
-        if not finite:  # an op overflowed: eager says which
-            return fn(*args)
+        if not finite:  # eager says which op: a Value's raises, a Tensor graph's backward()
+            return fn(*args)  # names it (chaingrad.anomaly), which the compiled node cannot
         node = type(self.outputs_template)
         if not gradmode.is_grad_enabled() or not self.takes_grad:  # no graph to keep
             return self.outputs_kind([node._lift(v, None) if self.arrays else Value(v)

@@ -1430,6 +1430,12 @@ class Tensor(InPlace, Conversions, autodiff.Node):
 
         Calling it again (after ``retain_graph=True``) adds the gradients again (reset
         ``.grad`` to None in between).
+
+        If the loss is not finite, or a gradient computed is not, it raises
+        ``AnomalyError`` naming the op that made the nan or inf (torch's anomaly detection,
+        on by default here: it costs nothing while the numbers are finite;
+        ``chaingrad.autograd.set_detect_anomaly(False)`` lets nan flow into ``.grad``, as
+        torch does by default), and leaves every ``.grad`` as it was.
         With ``create_graph`` a node's ``.grad`` refers to a graph that refers back to the
         node (as in PyTorch): reset the ``.grad``s when done so that both can be freed.
 
