@@ -6,6 +6,7 @@ it was: a Value's DomainError, an optimizer's refusal."""
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -161,3 +162,16 @@ def test_optimizers_still_refuse_a_non_finite_update() -> None:
     with pytest.raises(optim.NonFiniteGradError, match="is not finite"):
         optim.SGD([w], lr=0.1).step()
     assert w.tolist() == before
+
+
+def test_a_compiled_function_runs_eagerly_where_its_output_is_not_finite() -> None:
+    """chaingrad.compile's compiled node cannot say which op made an inf: the call runs
+    eagerly, quietly, and backward() names the op as for any Tensor graph."""
+    compiled = torch.compile(lambda x: (x.log() * 2).sum())
+    assert compiled(torch.tensor([1.0, 2.0], requires_grad=True)).grad_fn.name() != "SumBackward0"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss = compiled(torch.tensor([0.0, 2.0], requires_grad=True))
+    assert loss.item() == float("-inf") and loss.grad_fn.name() == "SumBackward0"  # eager
+    with raises("log: input 0 is 0.0 at [0] (shape (2,)): log(0.0) = -inf; the loss is -inf"):
+        loss.backward()
