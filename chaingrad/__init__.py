@@ -18,13 +18,16 @@ from .autodiff import topological_order
 from .autograd import grad, gradcheck, primitive
 from .compiler import compile
 from .engine import Value
-from .errors import CompileCheckError, DomainError, GradcheckError
+from .errors import AnomalyError, CompileCheckError, DomainError, GradcheckError
 from .gradmode import (
     enable_grad,
     inference_mode,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
     is_grad_enabled,
     is_inference_mode_enabled,
     no_grad,
+    set_anomaly_enabled,
     set_grad_enabled,
 )
 from .optim import NonFiniteGradError
@@ -61,10 +64,11 @@ _TENSOR_NAMES: dict[str, tuple[str, str]] = {
             "reshape", "squeeze", "unsqueeze", "transpose", "permute", "t", "allclose",
             "equal", "numel", "is_tensor", "is_floating_point", "logsumexp", "cumsum", "sort",
             "argsort", "topk", "nonzero", "histc", "histogram", "tril", "triu", "masked_fill",
-            "split", "chunk", "unbind", "roll", "gather", "scatter_add", "bmm"),
+            "split", "chunk", "unbind", "roll", "gather", "scatter_add", "bmm", "isnan",
+            "isinf", "isfinite", "isneginf", "isposinf", "nan_to_num", "nanmean", "nansum"),
         f"{_ENGINE}.dtypes": (
             "dtype", "float16", "float32", "float64", "uint8", "int8", "int16", "int32",
-            "int64", "get_default_dtype", "set_default_dtype"),
+            "int64", "get_default_dtype", "set_default_dtype", "finfo", "iinfo"),
         f"{_ENGINE}.devices": ("device", "set_default_device", "get_default_device"),
         f"{_ENGINE}.generator": (
             "Generator", "default_generator", "manual_seed", "seed", "initial_seed",
@@ -262,6 +266,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_TENSOR_NAMES) | set(_SUBMODULES))
 
 __all__ = [
+    "AnomalyError",
     "CompileCheckError",
     "DomainError",
     "GradcheckError",
@@ -276,12 +281,15 @@ __all__ = [
     "grad",
     "gradcheck",
     "inference_mode",
+    "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled",
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "load",
     "no_grad",
     "primitive",
     "save",
+    "set_anomaly_enabled",
     "set_grad_enabled",
     "to_dot",
     "to_html",

@@ -20,7 +20,8 @@ A node (a ``Value`` or a ``Tensor``) is what this module walks. It has:
 each node, outputs first, its rule turns the gradient that reached it into one gradient per
 input, added (``+=``) into that input's ``.grad``. What guards the pass (an error that names
 the op, PyTorch's refusals, every ``.grad`` put back after a failure) is in
-``chaingrad/guards.py``; grad mode (``no_grad``) in ``chaingrad/gradmode.py``.
+``chaingrad/guards.py``; where a nan or inf came from in ``chaingrad/anomaly.py``; grad
+mode (``no_grad``) and anomaly mode in ``chaingrad/gradmode.py``.
 
 A Tensor node also carries torch's two guards on a rule that reads numbers of the forward
 pass: ``_made_at``, the count of in-place writes when it was made (a step refuses to run
@@ -35,7 +36,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import guards
+from . import anomaly, guards
 from .errors import DomainError, NotFiniteYetError
 from .gradmode import enable_grad
 from .guards import ClosureRule
@@ -268,16 +269,23 @@ def backward(roots: Sequence[Any], seeds: Sequence[Any], create_graph: bool = Fa
         ``{id(node): its gradient from this pass}`` when ``accumulate`` is False, else {}.
 
     Raises:
-        DomainError: A gradient is not finite; it names the op whose step made it, and
-            every ``.grad`` is left as it was.
+        AnomalyError: (Tensors) The loss is not finite, or a gradient is not: it names the
+            op that made it (``chaingrad.anomaly``), and every ``.grad`` is left as it
+            was; not under ``set_detect_anomaly(False)``, where nan and inf flow.
+        DomainError: (Values) A gradient is not finite; it names the op whose step made
+            it, and every ``.grad`` is left as it was.
     """
     with walking, paused_gc(), enable_grad() if create_graph else guards.as_it_is():
         order = topological_order(*roots)
+        watch = anomaly.watches(roots[0])  # False: set_detect_anomaly(False), nan flows
+        if watch:
+            anomaly.check_loss(order, roots)  # a loss that is not finite: the op that made it
         before = [node.grad for node in order]
         try:
             try:
                 backward_pass(order, list(zip(roots, seeds)), create_graph, create_graph, trace)
-                if not all(guards.is_finite(node.grad) for node in order if node._rule is None):
+                if watch and not all(guards.is_finite(node.grad) for node in order
+                                     if node._rule is None):
                     raise NotFiniteYetError
             except NotFiniteYetError:  # walk again, checking every step, to name the op
                 backward_pass(order, list(zip(roots, seeds)), create_graph, check=True)

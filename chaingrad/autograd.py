@@ -1,5 +1,6 @@
 """Gradients as functions (``grad``), your own primitives (``primitive`` and PyTorch's
-``Function``), and ``gradcheck``.
+``Function``), and ``gradcheck``; torch's anomaly switches (``set_detect_anomaly``,
+``detect_anomaly``, ``is_anomaly_enabled``), defined in ``chaingrad.gradmode``.
 
 Each works on both engines through the node protocol (see ``chaingrad.autodiff``): Values
 and numbers, or Tensors and arrays.
@@ -15,6 +16,10 @@ from typing import Any
 from . import autodiff, gradmode, guards
 from .engine import Value
 from .errors import DomainError, GradcheckError
+from .gradmode import detect_anomaly as detect_anomaly  # torch.autograd's names for these
+from .gradmode import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
+from .gradmode import is_anomaly_enabled as is_anomaly_enabled
+from .gradmode import set_detect_anomaly as set_detect_anomaly
 from .rules import GENERIC_FORMULA, Primitive
 
 
@@ -457,15 +462,15 @@ def _gradcheck_arrays(fn: Callable[..., Any], inputs: Sequence[Any], eps: float,
     weights = np.random.default_rng(0).uniform(0.5, 1.5, size=out.shape)
 
     def value(i: int, index: tuple, arrays: list) -> float:
-        with gradmode.no_grad():
+        with gradmode.no_grad(), np.errstate(all="ignore"):
             try:
-                return float((np.asarray(fn(*(Tensor(a) for a in arrays))._value)
-                              * weights).sum())
+                found = float((np.asarray(fn(*(Tensor(a) for a in arrays))._value)
+                               * weights).sum())
             except DomainError as exc:
-                raise GradcheckError(
-                    f"gradcheck: input {i} at index {index}: a nudge of eps={eps} left the "
-                    f"function's domain ({exc}); check at a point further from its edge or "
-                    "with a smaller eps") from exc
+                raise _left_domain(i, index, eps, str(exc)) from exc
+        if not math.isfinite(found):  # a Tensor op gives torch's nan or inf there
+            raise _left_domain(i, index, eps, f"the function's value is {found}")
+        return found
 
     analytic = grad((out * weights).sum(), leaves, allow_unused=True)
     for i, (x, g) in enumerate(zip(point, analytic)):
@@ -482,3 +487,9 @@ def _gradcheck_arrays(fn: Callable[..., Any], inputs: Sequence[Any], eps: float,
                     f"gradient {g[index].item()!r} != numeric {numeric!r} (eps={eps}, "
                     f"atol={atol}, rtol={rtol})")
     return True
+
+
+def _left_domain(i: int, index: tuple, eps: float, what: str) -> GradcheckError:
+    return GradcheckError(
+        f"gradcheck: input {i} at index {index}: a nudge of eps={eps} left the function's "
+        f"domain ({what}); check at a point further from its edge or with a smaller eps")

@@ -88,6 +88,24 @@ class RendererNotFoundError(RuntimeError):
 # ---- inside the backward pass ----
 
 
+class AnomalyError(RuntimeError):
+    """``backward()`` on Tensors started from a loss that is not finite, or computed a
+    gradient that is not finite: the message names the op that first made the nan or inf
+    (its shapes, the first index, the input values there), or the leaf that held it.
+
+    torch's anomaly detection (``torch.autograd.detect_anomaly``), on by default: it costs
+    nothing while every number is finite. A RuntimeError, as torch's is;
+    ``chaingrad.autograd.set_detect_anomaly(False)`` turns it off (nan and inf then flow
+    into ``.grad`` silently, as in torch). ``node`` is the tensor the message is about,
+    ``created_at`` the lines that made it (under ``set_detect_anomaly(True)``, else None).
+    """
+
+    def __init__(self, message: str, node: object = None, created_at: str | None = None):
+        super().__init__(message)
+        self.node = node
+        self.created_at = created_at
+
+
 class NotFiniteYetError(Exception):
     """A gradient is not finite: the unchecked pass stops, and the checked pass names it
     (``chaingrad.autodiff``; never seen outside it)."""

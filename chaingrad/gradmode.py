@@ -202,3 +202,110 @@ class inference_mode(_GradMode):  # noqa: N801 - PyTorch's name
 
     def _again(self) -> inference_mode:
         return inference_mode(self.mode)
+
+
+# ---- anomaly mode: torch's detect_anomaly, on by default (chaingrad/anomaly.py) ----
+
+anomaly_checks = True
+"""Whether ``backward()`` on Tensors checks its loss and gradients for nan and inf (once
+per pass) and raises ``AnomalyError`` naming the op that made one: torch's anomaly
+detection with ``check_nan``, on by default here because it is free while the numbers are
+finite. ``set_detect_anomaly(False)`` turns it off: nan and inf then flow, as in torch."""
+
+anomaly_enabled = True
+"""``is_anomaly_enabled()``: True unless ``set_detect_anomaly(False)``."""
+
+anomaly_traced = False
+"""Whether each op records the lines that made it, for the error to show: only under
+``set_detect_anomaly(True)`` or ``detect_anomaly()``, as torch's (never by default: it
+costs a stack walk per op)."""
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on (torch's name): True by default in chaingrad, where
+    it costs nothing on finite numbers; False after ``set_detect_anomaly(False)``."""
+    return anomaly_enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection raises on a nan or inf (torch's ``check_nan``)."""
+    return anomaly_checks
+
+
+def _set_anomaly(enabled: bool, check_nan: bool, traced: bool) -> tuple[bool, bool, bool]:
+    """Set the anomaly mode; returns the one it had (for ``_set_anomaly(*previous)``)."""
+    global anomaly_enabled, anomaly_checks, anomaly_traced
+    previous = anomaly_enabled, anomaly_checks, anomaly_traced
+    anomaly_enabled, anomaly_checks, anomaly_traced = enabled, enabled and check_nan, traced
+    return previous
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """``set_detect_anomaly(enabled, check_nan)`` as a plain call (torch's name)."""
+    _set_anomaly(bool(enabled), bool(check_nan), bool(enabled))
+
+
+class set_detect_anomaly:  # noqa: N801 - PyTorch's name
+    """Turn anomaly detection on or off, as torch's: as a call (it stays so) or as a
+    context manager (restored after).
+
+    ``set_detect_anomaly(False)`` gives torch's default: ``backward()`` lets nan and inf
+    flow into ``.grad`` without a word. ``set_detect_anomaly(True)`` is chaingrad's default
+    check plus, as in torch, each op recording the lines that made it, which the
+    ``AnomalyError`` then shows (a cost per op: for debugging). ``check_nan=False`` keeps
+    the recording but raises nothing.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> x = torch.tensor([0.0], requires_grad=True)
+        >>> with torch.autograd.set_detect_anomaly(False):
+        ...     x.log().sum().backward()
+        >>> x.grad
+        tensor([inf])
+        >>> torch.autograd.is_anomaly_enabled()
+        True
+    """
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self.previous = _set_anomaly(bool(mode), bool(check_nan), bool(mode))
+
+    def __enter__(self) -> None:
+        pass  # set already, by the call
+
+    def __exit__(self, *exc_info: object) -> None:
+        _set_anomaly(*self.previous)
+
+
+class detect_anomaly:  # noqa: N801 - PyTorch's name
+    """A context manager (and decorator) under which anomaly detection is on, with each op
+    recording the lines that made it: ``set_detect_anomaly(True, check_nan)`` for a block,
+    as torch's ``detect_anomaly``.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> x = torch.tensor([0.0], requires_grad=True)
+        >>> with torch.autograd.detect_anomaly():
+        ...     x.log().sum().backward()  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        chaingrad.errors.AnomalyError: log: input 0 is 0.0 at [0] ...
+    """
+
+    def __init__(self, check_nan: bool = True) -> None:
+        self.check_nan = bool(check_nan)
+        self._previous: list[tuple[bool, bool, bool]] = []
+
+    def __enter__(self) -> None:
+        self._previous.append(_set_anomaly(True, self.check_nan, True))
+
+    def __exit__(self, *exc_info: object) -> None:
+        _set_anomaly(*self._previous.pop())
+
+    def __call__(self, fn: Callable) -> Callable:
+        check_nan = self.check_nan
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with detect_anomaly(check_nan):
+                return fn(*args, **kwargs)
+        return call

@@ -6,8 +6,7 @@
   pass: the graph was freed by a ``backward()`` without ``retain_graph``, or one of those
   numbers was changed in place since (``writes``, its version counter);
 - ``check_finite``, ``is_finite`` and ``all_finite``: a gradient that is not finite (nan,
-  inf), named at the step that made it (``all_finite`` also checks each Tensor op's
-  result);
+  inf), named at the step that made it (for a Tensor, by ``chaingrad.anomaly``);
 - ``restore`` and ``keep``: after a failed pass every ``.grad`` is put back as it was; after
   a good one each kept gradient becomes an array of its own, added to what ``.grad`` held;
 - ``ClosureRule``: a micrograd-style ``_backward`` closure assigned by hand, run as a rule.
@@ -21,7 +20,8 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from .errors import DomainError, NotFiniteYetError
+from . import anomaly
+from .errors import AnomalyError, DomainError, NotFiniteYetError
 
 writes = [0]
 """How many in-place writes to tensors so far (a list: modules change it in place). A
@@ -58,7 +58,7 @@ def local_gradients(out: Any, create_graph: bool, check: bool) -> tuple[tuple, t
         raise no_gradient_yet(out)
     if out._made_at != writes[0] and out._made_at is not None:  # freed, or a tensor written
         check_kept(out)
-    if not check and not rule.primitive.keeps_nan and not is_finite(g):
+    if not check and not rule.primitive.keeps_nan and not is_finite(g) and anomaly.watches(out):
         raise NotFiniteYetError  # this rule might drop it: let the checked pass name its source
     inputs = out._prev
     try:
@@ -136,8 +136,9 @@ def free(order: list[Any]) -> None:
 
 
 def check_finite(out: Any, x: Any, gx: Any) -> None:
-    """A DomainError naming ``out``'s op if the share ``gx`` it gave ``x``, or ``x``'s
-    gradient so far, is not finite."""
+    """An error naming ``out``'s op if the share ``gx`` it gave ``x``, or ``x``'s gradient
+    so far, is not finite (``non_finite``: an AnomalyError for a Tensor, a DomainError for
+    a Value)."""
     if not (is_finite(gx) and is_finite(x.grad)):
         raise non_finite(out, x, gx)
 
@@ -163,7 +164,8 @@ def is_finite(g: Any) -> bool:
 
 def all_finite(a: Any) -> bool:
     """True when a numpy array (or numpy scalar) has no nan or inf: the one finiteness
-    check of both engines' arrays (each Tensor op's result, each gradient of a pass).
+    check of both engines' arrays (the leaves' gradients after a pass, an optimizer's
+    update).
 
     An array of floats is read once, by ``np.vdot(a, a)``, the sum of its squares: nan or
     inf if an entry is (a square is never negative, so no inf - inf can hide one), and
@@ -185,10 +187,11 @@ def all_finite(a: Any) -> bool:
     return math.isfinite(np.vdot(a, a)) or bool(np.isfinite(a).all())
 
 
-def non_finite(node: Any, x: Any = None, g: Any = None) -> DomainError:
-    """The error for a step that made a nan or inf: the op, where, and what it got."""
-    if x is not None and getattr(x._value, "shape", ()) != ():
-        return _non_finite_array(node, x, g)
+def non_finite(node: Any, x: Any = None, g: Any = None) -> DomainError | AnomalyError:
+    """The error for a step that made a nan or inf: the op, where, and what it got (for a
+    Tensor, ``anomaly.gradient_error``)."""
+    if x is not None and hasattr(x._value, "dtype"):
+        return anomaly.gradient_error(node, x, g)
     inputs = ", ".join(repr(_number(c._value)) for c in node._prev)
     if x is not None and is_finite(g):  # each share was finite: their sum overflowed
         return DomainError(f"{node._op or 'backward'}: the gradients that reach its input(s) "
@@ -199,20 +202,6 @@ def non_finite(node: Any, x: Any = None, g: Any = None) -> DomainError:
         "the derivative is unbounded there, or the product overflows a float")
 
 
-def _non_finite_array(node: Any, x: Any, g: Any) -> DomainError:
-    if hasattr(g, "_prev"):
-        g = g._value
-    flat = (g - g != 0).reshape(-1)
-    i = int(flat.argmax())
-    index = tuple(int(k) for k in _unravel(i, g.shape))
-    value = x._value.reshape(-1)[i].item() if x._value.shape == g.shape else None
-    where = f"index {index}, where the input is {value!r}" if value is not None else \
-        f"index {index}"
-    return DomainError(
-        f"{node._op or 'backward'}: the gradient is {g.reshape(-1)[i].item()} at {where} "
-        f"(input of shape {x._value.shape}); the derivative is unbounded there or overflows")
-
-
 def _number(x: Any) -> Any:
     """A node's data or a gradient as a plain number when it is one (for messages)."""
     if hasattr(x, "_prev"):
@@ -220,18 +209,10 @@ def _number(x: Any) -> Any:
     return x.item() if getattr(x, "size", 0) == 1 else x
 
 
-def _unravel(i: int, shape: tuple) -> list[int]:
-    index = []
-    for n in reversed(shape):
-        index.append(i % n)
-        i //= n
-    return index[::-1]
-
-
 def quiet_numpy(nodes: Iterable[Any]) -> Any:
     """A context with numpy's floating-point warnings off where a node holds an array (a
-    nan or inf is reported as a DomainError, which names the op); for Values, which need
-    no numpy, a context that changes nothing."""
+    nan or inf is torch's number there, and ``backward()`` names the op that made it); for
+    Values, which need no numpy, a context that changes nothing."""
     if not any(hasattr(node._value, "dtype") for node in nodes):
         return as_it_is()
     import numpy as np

@@ -463,15 +463,16 @@ def POW(xs, out, g):
     """x ** y;  d/dx = y * x**(y-1), d/dy = x**y * log(x).
 
     As in PyTorch, d/dx is 0 where y = 0 and d/dy is 0 where x = 0 (log x is needed only
-    where x > 0); a negative x has no d/dy.
+    where x > 0); a negative x has no d/dy: a DomainError for a Value, nan in a Tensor's
+    entry (torch's).
     """
     x, y = xs
     xd, yd = data(x), data(y)
-    if any_true(xd < 0):
+    if type(xd) is float and xd < 0:
         raise DomainError(f"**: d/dy of x ** y needs x >= 0 (log x), got x = {xd}")
-    # (y == 0) and (x <= 0) are added where the exact formula would divide by zero
+    # (y == 0) and (x == 0) are added where the exact formula would divide by zero
     dx = y * x ** (y - 1 + (yd == 0)) * g
-    dy = out * log(x * (xd > 0) + (xd <= 0)) * g
+    dy = out * log(x * (xd > 0) + (xd == 0) - (xd < 0)) * g  # log(-1): nan where x < 0
     return dx, dy
 
 

@@ -87,7 +87,8 @@ def save(model: Module | Mapping[str, Any], path: str | os.PathLike[str]) -> Non
         TypeError: The model cannot describe its architecture (e.g. a layer of your own:
             save its ``state_dict()`` instead, as the message says), or a state dict holds
             something else than arrays of numbers.
-        ValueError: A weight does not fit in a float32, or layers nest too deeply.
+        ValueError: A weight does not fit in a float32, or holds nan or inf (a Tensor may,
+            as torch's; a model file does not), or layers nest too deeply.
         ModuleNotFoundError: numpy or safetensors is missing (the message says what to
             install).
         OSError: The file cannot be written (e.g. IsADirectoryError for a folder,
@@ -126,7 +127,10 @@ def save(model: Module | Mapping[str, Any], path: str | os.PathLike[str]) -> Non
             continue
         with np.errstate(over="ignore"):
             array32 = np.asarray(array, dtype=np.float32, order="C")
-        if not all_finite(array32):
+        if not all_finite(array32):  # a model file holds finite weights: load refuses others
+            if not all_finite(np.asarray(array, dtype=np.float64)):
+                raise ValueError(f"save: {name} holds nan or inf; a model file holds finite "
+                                 "weights (chaingrad.load refuses others)")
             raise ValueError(f"save: {name} has values too large for float32 "
                              f"(largest magnitude {np.abs(array).max():g})")
         arrays[name] = array32

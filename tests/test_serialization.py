@@ -209,6 +209,9 @@ def test_save_refuses_what_it_cannot_describe(tmp_path):
     model.parameters()[0].data = 1e300
     with pytest.raises(ValueError, match="too large for float32"):
         save(model, tmp_path / "x.safetensors")
+    with pytest.raises(ValueError, match=r"save: 0.bias holds nan or inf; a model file holds "
+                                         "finite weights"):
+        save({"0.bias": np.array([1.0, np.nan])}, tmp_path / "x.safetensors")
     assert not os.path.exists(tmp_path / "x.safetensors")
 
 

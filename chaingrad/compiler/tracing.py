@@ -151,11 +151,11 @@ class Trace:
         leaves = [leaf if i is None else flat[i] for i, leaf in self.params]
         inputs = [flat[i] if self.arrays else float(flat[i]) for i, _ in self.inputs]
         state = self.graph(inputs, [leaf._value for leaf in leaves], flat)
-        values = next(state)  # the forward runs, up to its yield
-        with guards.quiet_numpy([self.outputs_template]):  # arrays: no overflow warning
+        with guards.quiet_numpy([self.outputs_template]):  # arrays: torch's inf, no warning
+            values = next(state)  # the forward runs, up to its yield
             finite = all(guards.is_finite(v) for v in values)
-        if not finite:  # an op overflowed: eager says which
-            return fn(*args)
+        if not finite:  # eager says which op: a Value's raises, a Tensor graph's backward()
+            return fn(*args)  # names it (chaingrad.anomaly), which the compiled node cannot
         node = type(self.outputs_template)
         if not gradmode.is_grad_enabled() or not self.takes_grad:  # no graph to keep
             return self.outputs_kind([node._lift(v, None) if self.arrays else Value(v)

@@ -890,8 +890,11 @@ def binary_cross_entropy(input: Tensor, target: Tensor,  # noqa: A002
         raise ValueError(f"Using a target size ({_size(tuple(t.shape))}) that is different to "
                          f"the input size ({_size(tuple(x.shape))}) is deprecated. Please ensure "
                          "they have the same size.")
-    if ((x._value < 0) | (x._value > 1)).any():
-        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 "
+    bad_x, bad_t = (~((v >= 0) & (v <= 1)) for v in (x._value, t._value))  # nan too
+    if bad_x.any() or bad_t.any():  # named at the first entry wrong, input first, as torch
+        first = int(np.argmax((bad_x | bad_t).reshape(-1)))
+        name = "input" if bad_x.reshape(-1)[first] else "target"
+        raise RuntimeError(f"binary_cross_entropy: all elements of {name} should be between 0 "
                            "and 1")
     losses = x._apply(BINARY_CROSS_ENTROPY, t)
     if weight is not None:

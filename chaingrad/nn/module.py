@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple, ParamSpec, Protocol, TypeVar
 
+from .. import anomaly
 from ..autodiff import Node
 from ..engine import Value
 from ..guards import all_finite
@@ -657,6 +658,7 @@ def _kinds(module: Module) -> dict[str, str]:
     kinds = module.__dict__.get("_kinds")
     if kinds is None:
         kinds = module.__dict__["_kinds"] = {}
+        anomaly.modules.add(module)  # for an AnomalyError to name its parameters
     return kinds
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import autodiff
 from . import dtypes
-from .arrays import normalize_axis, size_of, to_array
+from .arrays import normalize_axis, quietly, size_of, to_array
 from .devices import CPU, check_device
 from .printing import tensor_repr
 from .rules import CAST
@@ -131,7 +131,7 @@ class Conversions:
             raise TypeError(f"to: unexpected arguments {sorted(kwargs)}")
         if wanted is None or wanted == self._value.dtype:
             return self.clone() if copy else self
-        data = self._value.astype(wanted)
+        data = quietly(self._value.astype, wanted)  # 1e300 as a float32 is inf, as in torch
         if wanted.kind != "f" or self._value.dtype.kind != "f":
             return self._constant(data)
         return self._node(data, (self,), CAST.bind(wanted.name))

@@ -182,3 +182,75 @@ def _promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     if ka != kb:
         return a if ka > kb else b
     return np.promote_types(a, b)
+
+
+class finfo:  # noqa: N801 - torch's name
+    """The numbers a floating dtype holds, as ``torch.finfo``: ``bits``, ``eps`` (the gap
+    from 1.0 to the next number), ``max``, ``min`` (= -max), ``tiny`` and
+    ``smallest_normal`` (the smallest positive normal number), ``resolution`` (10 to the
+    minus its decimal digits) and ``dtype`` (its name). ``finfo()`` describes the default
+    dtype.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.finfo(torch.float32).eps, torch.finfo(torch.float16).max
+        (1.1920928955078125e-07, 65504.0)
+        >>> torch.finfo()
+        finfo(resolution=1e-06, min=-3.40282e+38, max=3.40282e+38, eps=1.19209e-07, \
+smallest_normal=1.17549e-38, tiny=1.17549e-38, dtype=float32)
+    """
+
+    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
+
+    def __init__(self, type: Any = None) -> None:  # noqa: A002 - torch's argument name
+        wanted = _default.dtype if type is None else to_numpy(type, "finfo")
+        if wanted.kind != "f":
+            raise TypeError(f"finfo: requires a floating point input type, got {of(wanted)!r} "
+                            "(use chaingrad.iinfo for an integer one)")
+        info = np.finfo(wanted)
+        self.bits, self.dtype = int(info.bits), of(wanted).name
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = float(10.0 ** -int(info.precision))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, finfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> int:
+        return hash(("finfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:  # noqa: N801 - torch's name
+    """The numbers an integer dtype holds, as ``torch.iinfo``: ``bits``, ``min``, ``max``
+    and ``dtype`` (its name).
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.iinfo(torch.uint8).max, torch.iinfo(torch.int64).min
+        (255, -9223372036854775808)
+    """
+
+    __slots__ = ("bits", "max", "min", "dtype")
+
+    def __init__(self, type: Any) -> None:  # noqa: A002 - torch's argument name
+        wanted = to_numpy(type, "iinfo")
+        if wanted.kind not in "iu":
+            raise TypeError(f"iinfo: requires an integer input type, got {of(wanted)!r} (use "
+                            "chaingrad.finfo for a floating one)")
+        info = np.iinfo(wanted)
+        self.bits, self.dtype = int(info.bits), of(wanted).name
+        self.min, self.max = int(info.min), int(info.max)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, iinfo) and other.dtype == self.dtype
+
+    def __hash__(self) -> int:
+        return hash(("iinfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

@@ -17,9 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..guards import all_finite
 from . import dtypes, sampling
-from .arrays import size_of, to_array
+from .arrays import quietly, size_of, to_array
 from .devices import check_device
 from .tensor import Tensor, leaf
 
@@ -36,7 +35,6 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     """
     check_device(device, "tensor")
     array = to_array(data, dtype, "tensor")
-    _check_finite(array, "tensor")
     return leaf(array, requires_grad, "tensor")
 
 
@@ -46,7 +44,6 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         return data
     check_device(device, "as_tensor")
     array = to_array(data, dtype, "as_tensor", copy=False)
-    _check_finite(array, "as_tensor")
     return leaf(array, False, "as_tensor")
 
 
@@ -63,7 +60,6 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy: expected np.ndarray (got {type(ndarray).__name__})")
     dtypes.of(ndarray.dtype)  # an error naming it, for a dtype chaingrad lacks
-    _check_finite(ndarray, "from_numpy")
     return leaf(ndarray, False, "from_numpy")
 
 
@@ -392,8 +388,7 @@ def _filled(op: str, size: tuple, value: Any, dtype: Any, device: Any,
     check_device(device, op)
     shape = size_of(size, op)
     wanted = dtypes.get_default_dtype().dtype if dtype is None else dtypes.to_numpy(dtype, op)
-    array = np.full(shape, value, dtype=wanted)
-    _check_finite(array, op)
+    array = quietly(np.full, shape, value, wanted)  # 1e40 as float32 is inf, as in torch
     return leaf(array, requires_grad, op)
 
 
@@ -438,8 +433,3 @@ def _plain(value: Any, op: str) -> int | float:
             value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{op}: expected a number, got {type(value).__name__} {value!r}")
     return int(value) if isinstance(value, (int, np.integer)) else float(value)
-
-
-def _check_finite(array: np.ndarray, op: str) -> None:
-    if array.dtype.kind == "f" and array.size and not all_finite(array):
-        raise ValueError(f"{op}: got nan or inf; chaingrad's tensors hold finite numbers")

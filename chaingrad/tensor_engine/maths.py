@@ -447,3 +447,60 @@ TORCH_NAMES = {"abs": "abs_", "pow": "pow_", "sum": "sum_", "max": "max_", "min"
                "all": "all_", "any": "any_", "clip": "clamp"}
 """The torch names that ``chaingrad`` gives functions of this module under (see the
 module's docstring)."""
+
+
+@_with_out
+def isnan(input: Any) -> Tensor:  # noqa: A002
+    """Where ``input`` is nan, as a bool tensor (``Tensor.isnan``)."""
+    return _tensor(input, "isnan").isnan()
+
+
+@_with_out
+def isinf(input: Any) -> Tensor:  # noqa: A002
+    """Where ``input`` is inf or -inf, as a bool tensor (``Tensor.isinf``)."""
+    return _tensor(input, "isinf").isinf()
+
+
+@_with_out
+def isfinite(input: Any) -> Tensor:  # noqa: A002
+    """Where ``input`` is neither nan nor +-inf, as a bool tensor (``Tensor.isfinite``)."""
+    return _tensor(input, "isfinite").isfinite()
+
+
+@_with_out
+def isposinf(input: Any) -> Tensor:  # noqa: A002
+    """Where ``input`` is inf, as a bool tensor (``Tensor.isposinf``)."""
+    return _tensor(input, "isposinf").isposinf()
+
+
+@_with_out
+def isneginf(input: Any) -> Tensor:  # noqa: A002
+    """Where ``input`` is -inf, as a bool tensor (``Tensor.isneginf``)."""
+    return _tensor(input, "isneginf").isneginf()
+
+
+@_with_out
+def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None,  # noqa: A002
+               neginf: float | None = None) -> Tensor:
+    """nan, inf and -inf replaced by numbers (``Tensor.nan_to_num``).
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.nan_to_num(torch.tensor([float("inf"), 1.0]), posinf=9.0)
+        tensor([9., 1.])
+    """
+    return _tensor(input, "nan_to_num").nan_to_num(nan, posinf, neginf)
+
+
+@_with_out
+def nansum(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
+           dtype: Any = None) -> Tensor:
+    """The sum with nan entries taken as 0 (``Tensor.nansum``)."""
+    return _tensor(input, "nansum").nansum(dim, keepdim, dtype=dtype)
+
+
+@_with_out
+def nanmean(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
+            dtype: Any = None) -> Tensor:
+    """The mean of the entries that are not nan (``Tensor.nanmean``)."""
+    return _tensor(input, "nanmean").nanmean(dim, keepdim, dtype=dtype)

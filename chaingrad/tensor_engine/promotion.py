@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import autodiff
 from . import dtypes
-from .arrays import ARRAY_TYPES, to_array
+from .arrays import ARRAY_TYPES, quietly, to_array
 
 
 def number(x: object) -> float | None:
@@ -86,7 +86,7 @@ def cast(t: Any, dtype: np.dtype) -> Any:
     """``t`` in ``dtype``, if it needs no gradient (a constant copy); else ``t`` itself."""
     if t._value.dtype == dtype or t.requires_grad:
         return t
-    return t._constant(t._value.astype(dtype))
+    return t._constant(quietly(t._value.astype, dtype))
 
 
 def floating(t: Any) -> Any:

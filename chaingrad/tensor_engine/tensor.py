@@ -40,9 +40,8 @@ import numpy as np
 
 # rules: chaingrad/rules.py, the primitives both engines share (this folder's rules.py
 # declares the Tensor's own)
-from .. import autodiff, gradmode, guards, rules, torch_names
-from ..errors import DomainError
-from ..guards import all_finite
+from .. import anomaly, autodiff, gradmode, guards, rules, torch_names
+from ..errors import AnomalyError
 from ..rules import (
     ADD,
     MUL,
@@ -57,11 +56,9 @@ from .arrays import (
     ARRAY_TYPES,
     as_array,
     check_index,
-    domain_error,
-    first_non_finite,
     normalize_axes,
     normalize_axis,
-    pow_error,
+    quietly,
     to_array,
 )
 from .conversions import Conversions
@@ -100,8 +97,8 @@ def elementwise(prim: Primitive) -> Callable[..., Tensor]:
     class gives ``x.tanh()``, its forward on x's array (``Primitive.on_arrays``), an integer
     or bool x first made the default float dtype where the op computes in floats (as
     torch's ``exp``), a bool x refused by the others (torch's ``relu`` and ``abs`` refuse
-    one). Where the op has a domain, a result that is not finite is a ``DomainError`` that
-    says where (``log: got 0.0 at index (1,), needs x > 0``), as ``_apply`` checks.
+    one). Outside the op's domain it gives torch's numbers (``log(0) = -inf``,
+    ``sqrt(-1) = nan``), quietly; ``backward()`` names the op if they reach the loss.
 
     An op with parameters (``x.leaky_relu(0.2)``, ``x.softplus(beta=2)``) takes them as its
     declaration names them, those left out taking their defaults (``Primitive.called``),
@@ -113,7 +110,7 @@ def elementwise(prim: Primitive) -> Callable[..., Tensor]:
     """
     if prim.param_names:
         return method(prim)  # x._apply(LEAKY_RELU.called(0.2)): not a hot path
-    forward, floats, domain, name = prim.on_arrays, prim.floats, prim.domain, prim.method
+    forward, floats, name = prim.on_arrays, prim.floats, prim.method
 
     def apply(self: Tensor) -> Tensor:
         x = self
@@ -121,13 +118,7 @@ def elementwise(prim: Primitive) -> Callable[..., Tensor]:
             x = floating(x)
         elif x._value.dtype is _BOOL:
             raise RuntimeError(f"{name}: Boolean inputs not supported for {name} (as in torch)")
-        if not domain:
-            return make_node(forward(x._value), (x,), prim)
-        with np.errstate(all="ignore"):  # outside the domain: a DomainError, not a warning
-            data = forward(x._value)
-        if not all_finite(data):
-            raise _not_finite(prim, data, (x,))
-        return make_node(data, (x,), prim)
+        return make_node(quietly(forward, x._value), (x,), prim)
 
     apply.__name__ = apply.__qualname__ = name
     apply.__doc__ = prim.doc
@@ -183,10 +174,6 @@ class Tensor(InPlace, Conversions, autodiff.Node):
                             "uninitialized tensor of that size, which chaingrad has not; use "
                             "chaingrad.zeros(...) (or Tensor(2.0) for the number 2)")
         self._value = as_array(data, dtype, "Tensor")
-        if not all_finite(self._value):
-            index = first_non_finite(self._value)
-            raise ValueError(f"Tensor: got {self._value[index]} at index {index}, "
-                             "needs finite numbers")
         self.grad: Any = None
         self.requires_grad = bool(requires_grad)
         self._a = self._b = self._mark = self._made_at = None  # a leaf (see autodiff.Node)
@@ -223,17 +210,11 @@ class Tensor(InPlace, Conversions, autodiff.Node):
             raise RuntimeError("**: Integers to negative integer powers are not allowed "
                                f"(got exponent {other if n is not None else 'a tensor'})")
         if n is None:
-            with np.errstate(all="ignore"):
-                data = _broadcasting("**", np.power, x, y, dtype, check=False)
-            if not all_finite(data):
-                raise pow_error("**", data, x._value, y._value)
+            data = _broadcasting("**", np.power, x, y, dtype)
             if y.requires_grad:
                 return make_node(data, (x, y), POW)
             return make_node(data, (x,), POW_N.bind(y._value, name="**"))
-        with np.errstate(all="ignore"):
-            data = x._value**y._value
-        if not all_finite(data):
-            raise pow_error(f"**{other}", data, x._value, n)
+        data = quietly(np.power, x._value, y._value)
         return make_node(data, (x,), POW_N.bind(n, name=f"**{other}"))
 
     def __matmul__(self, other: Any) -> Tensor:
@@ -260,12 +241,10 @@ class Tensor(InPlace, Conversions, autodiff.Node):
                              f"({ka} != {kb})")
         needs = (self.requires_grad, other.requires_grad)
         try:
-            data = MATMUL.on_arrays(a, b, needs)
+            data = quietly(MATMUL.on_arrays, a, b, needs)
         except ValueError:
             raise ValueError(f"matmul: the batch dimensions of shapes {a.shape} and {b.shape} "
                              "do not broadcast") from None
-        if not all_finite(data):
-            raise domain_error("matmul", data, (), None)
         return make_node(data, (self, other), MATMUL.bind(needs))
 
     def matmul(self, other: Any) -> Tensor:
@@ -332,21 +311,11 @@ class Tensor(InPlace, Conversions, autodiff.Node):
     def __truediv__(self, other: Operand) -> Tensor:
         """x / y, rounded once, as torch divides;  d/dx = 1 / y, d/dy = -x / y**2
         (``tensor_engine.rules.DIV``). Integers divide into the default floating dtype, as
-        in torch."""
+        in torch; by zero, it gives torch's inf, -inf or nan (0 / 0)."""
         both = operands("/", self, other, floating=True)
         if both is NotImplemented:
             return both
         x, y, dtype = both
-        n = number(other)
-        if n is not None:
-            if n == 0:
-                raise DomainError(f"/: division by zero (a tensor of shape "
-                                  f"{tuple(self.shape)} / {n})")
-        else:  # a tensor: shapes first, then where it is zero
-            _broadcast_shape("/", x, y)
-            if not y._value.all():
-                index = tuple(int(i) for i in np.argwhere(y._value == 0)[0])
-                raise DomainError(f"/: division by zero (the divisor is 0.0 at index {index})")
         return make_node(_broadcasting("/", np.divide, x, y, dtype), (x, y), DIV)
 
     def __radd__(self, other: Operand) -> Tensor:  # other + self
@@ -446,6 +415,83 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         return bool(np.allclose(self._value, other._value, rtol=rtol, atol=atol,
                                 equal_nan=equal_nan))
 
+    # ---- nan and inf: where they are, and sums and means without the nans (torch's) ----
+
+    def isnan(self) -> Tensor:
+        """Where the entries are nan, as a bool tensor (torch.isnan; no gradient).
+
+        Example:
+            >>> Tensor([1.0, float("nan")]).isnan()
+            tensor([False,  True])
+        """
+        return self._where_is("isnan", np.isnan)
+
+    def isinf(self) -> Tensor:
+        """Where the entries are inf or -inf, as a bool tensor (torch.isinf)."""
+        return self._where_is("isinf", np.isinf)
+
+    def isfinite(self) -> Tensor:
+        """Where the entries are neither nan nor +-inf, as a bool tensor (torch.isfinite)."""
+        return self._where_is("isfinite", np.isfinite, integers=True)
+
+    def isposinf(self) -> Tensor:
+        """Where the entries are inf, as a bool tensor (torch.isposinf)."""
+        return self._where_is("isposinf", np.isposinf)
+
+    def isneginf(self) -> Tensor:
+        """Where the entries are -inf, as a bool tensor (torch.isneginf)."""
+        return self._where_is("isneginf", np.isneginf)
+
+    def _where_is(self, op: str, test: Callable, integers: bool = False) -> Tensor:
+        """``test`` entry by entry, for floats; for integers and bools, whose entries are
+        all finite numbers, ``integers`` everywhere."""
+        x = self._value
+        if x.dtype.kind != "f":
+            return constant(np.full(x.shape, integers))
+        return constant(np.asarray(test(x)))
+
+    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None,
+                   neginf: float | None = None) -> Tensor:
+        """nan, inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default 0,
+        and the largest and smallest numbers of the dtype), as torch.nan_to_num; the
+        gradient passes where the entry was finite, 0 elsewhere (a ``where``).
+
+        Example:
+            >>> Tensor([float("nan"), float("-inf"), 2.0]).nan_to_num(neginf=-1.0)
+            tensor([ 0., -1.,  2.])
+        """
+        x = self._value
+        if x.dtype.kind != "f":
+            return self.clone()
+        filled = quietly(np.nan_to_num, x, True, nan, posinf, neginf)  # (True: a copy)
+        return _where(np.isfinite(x), self, constant(filled), x.dtype)
+
+    def nansum(self, dim: Dims = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        """The sum over ``dim`` with the nan entries taken as 0, as torch.nansum; they take
+        no gradient (a ``masked_fill``, then a sum).
+
+        Example:
+            >>> Tensor([1.0, float("nan"), 2.0]).nansum()
+            tensor(3.)
+        """
+        x = self if self._value.dtype.kind != "f" else self.masked_fill(self.isnan(), 0)
+        return x.sum(dim, keepdim, dtype=dtype)
+
+    def nanmean(self, dim: Dims = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        """The mean over ``dim`` of the entries that are not nan, as torch.nanmean (nan where
+        all are); the nan entries take no gradient.
+
+        Example:
+            >>> Tensor([1.0, float("nan"), 2.0]).nanmean()
+            tensor(1.5000)
+        """
+        x = self if dtype is None else self.to(dtype)
+        if x._value.dtype.kind != "f":
+            raise RuntimeError("nanmean(): expected input to have floating point or complex "
+                               f"dtype but got {x.dtype}")
+        counted = ~x.isnan()
+        return x.nansum(dim, keepdim) / counted.sum(dim, keepdim).to(x.dtype)
+
     # ---- elementwise functions: the forward with numpy, the rule from chaingrad.rules ----
 
     # the elementwise primitives, one line each: x.tanh() is rules.TANH's forward and rule
@@ -534,9 +580,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         if x._value.dtype.kind in "biu":
             x = x.to(dtypes.int64)
         axes = normalize_axes(dim, x.ndim, "sum")
-        data = SUM.on_arrays(x._value, axes, keepdim)
-        if not all_finite(np.asarray(data)):
-            raise domain_error("sum", np.asarray(data), (), None)
+        data = quietly(SUM.on_arrays, x._value, axes, keepdim)
         return make_node(data, (x,), SUM.bind(axes, keepdim))
 
     def mean(self, dim: Dims = None, keepdim: bool = False, *, dtype: Any = None,
@@ -553,7 +597,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         if count == 0:
             raise ValueError(f"mean: nothing to average over dim {dim} of shape {tuple(x.shape)}")
         total = x.sum(axes, keepdim)
-        return make_node(total._value * (1.0 / count), (total,),
+        return make_node(quietly(np.multiply, total._value, 1.0 / count), (total,),
                          SCALE.bind(1.0 / count, name="mean"))
 
     def max(self, dim: Any = None, keepdim: bool = False, *, axis: Dims = None,
@@ -658,7 +702,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         x = self._value
         kept = (x.max if rule is MAX else x.min)(axis=axes, keepdims=True)
         data = kept if keepdim else kept.squeeze(axis=axes)
-        share = tie_share(x, kept, axes) if self.requires_grad else None
+        share = quietly(tie_share, x, kept, axes) if self.requires_grad else None
         return make_node(data, (self,), rule.bind(axes, share))
 
     def var(self, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
@@ -712,7 +756,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         dim, _ = _dims_args("softmax", dim, False, axis, None, default=-1)
         x = floating(self)
         ax = normalize_axis(dim, max(x.ndim, 1), "softmax")
-        return make_node(SOFTMAX.on_arrays(x._value, ax), (x,), SOFTMAX.bind(ax))
+        return make_node(quietly(SOFTMAX.on_arrays, x._value, ax), (x,), SOFTMAX.bind(ax))
 
     def log_softmax(self, dim: int = -1, *, axis: int | None = None) -> Tensor:
         """x - log(sum(exp(x))) along ``dim``, computed stably;  vjp: g - softmax * sum(g)
@@ -725,7 +769,8 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         dim, _ = _dims_args("log_softmax", dim, False, axis, None, default=-1)
         x = floating(self)
         ax = normalize_axis(dim, max(x.ndim, 1), "log_softmax")
-        return make_node(LOG_SOFTMAX.on_arrays(x._value, ax), (x,), LOG_SOFTMAX.bind(ax))
+        return make_node(quietly(LOG_SOFTMAX.on_arrays, x._value, ax), (x,),
+                         LOG_SOFTMAX.bind(ax))
 
     def logsumexp(self, dim: Dims, keepdim: bool = False) -> Tensor:
         """log(sum(exp(x))) over ``dim``, computed stably as m + log(sum(exp(x - m))) with
@@ -743,7 +788,8 @@ class Tensor(InPlace, Conversions, autodiff.Node):
                                "reduces nothing)")
         if any(x.shape[a] == 0 for a in axes):
             raise ValueError(f"logsumexp: got an empty dim in shape {tuple(x.shape)}")
-        top = constant(x._value.max(axis=axes, keepdims=True))
+        top = x._value.max(axis=axes, keepdims=True)
+        top = constant(np.where(np.isfinite(top), top, 0).astype(top.dtype))  # inf: as torch
         total = (x - top).exp().sum(axes, keepdim=True).log() + top
         return total if keepdim else total.squeeze(axes)
 
@@ -764,9 +810,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         ax = normalize_axis(dim, max(x.ndim, 1), "cumsum")
         if x.ndim == 0:
             return x.reshape(1).cumsum(0).reshape(())
-        data = CUMSUM.on_arrays(x._value, ax)
-        if not all_finite(data):
-            raise domain_error("cumsum", data, (), None)
+        data = quietly(CUMSUM.on_arrays, x._value, ax)
         return make_node(data, (x,), CUMSUM.bind(ax))
 
     def sort(self, dim: int = -1, descending: bool = False, *,
@@ -1125,10 +1169,10 @@ class Tensor(InPlace, Conversions, autodiff.Node):
 
     def masked_fill(self, mask: Any, value: Any) -> Tensor:
         """``value`` where ``mask`` is True, x elsewhere, as torch.masked_fill: a bool
-        ``mask`` broadcast to x's shape; ``value`` a number (inf and -inf too, as attention's
-        mask uses them) or a 0-d tensor, in x's dtype. Composed of ``where``: the gradient
-        is g where the mask is False (and, to a value that requires grad, the sum of g
-        where it is True).
+        ``mask`` broadcast to x's shape; ``value`` any number (inf, -inf and nan too, as
+        attention's mask uses them) or a 0-d tensor, in x's dtype. Composed of ``where``:
+        the gradient is g where the mask is False (and, to a value that requires grad, the
+        sum of g where it is True).
 
         Example:
             >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]])
@@ -1170,11 +1214,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
             return value if value._value.dtype == self._value.dtype else value.to(self.dtype)
         if isinstance(value, (Real, np.number)) and not isinstance(value, (bool, np.bool_)) \
                 or isinstance(value, (bool, np.bool_)):
-            if value != value:
-                raise ValueError(f"{op}: got value nan; chaingrad's tensors hold numbers "
-                                 "(inf and -inf are taken)")
-            with np.errstate(all="ignore"):
-                return constant(np.asarray(value).astype(self._value.dtype))
+            return constant(quietly(np.asarray(value).astype, self._value.dtype))
         raise TypeError(f"{op}: value must be a number or a 0-d tensor, got "
                         f"{type(value).__name__}")
 
@@ -1298,7 +1338,8 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         if part._value.dtype != self._value.dtype:
             part = part.to(self.dtype)
         rule = SCATTER.bind(picks, tuple(self.shape))
-        return self + make_node(SCATTER.on_arrays(part._value, *rule.params), (part,), rule)
+        return self + make_node(quietly(SCATTER.on_arrays, part._value, *rule.params), (part,),
+                                rule)
 
     def _index_along(self, op: str, dim: int, index: Any) -> tuple:
         """gather's and scatter_add's index: the full index that picks, for each entry of
@@ -1389,6 +1430,12 @@ class Tensor(InPlace, Conversions, autodiff.Node):
 
         Calling it again (after ``retain_graph=True``) adds the gradients again (reset
         ``.grad`` to None in between).
+
+        If the loss is not finite, or a gradient computed is not, it raises
+        ``AnomalyError`` naming the op that made the nan or inf (torch's anomaly detection,
+        on by default here: it costs nothing while the numbers are finite;
+        ``chaingrad.autograd.set_detect_anomaly(False)`` lets nan flow into ``.grad``, as
+        torch does by default), and leaves every ``.grad`` as it was.
         With ``create_graph`` a node's ``.grad`` refers to a graph that refers back to the
         node (as in PyTorch): reset the ``.grad``s when done so that both can be freed.
 
@@ -1406,7 +1453,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
                 raise TypeError("backward: got both gradient= and grad= (the same argument)")
             gradient = grad
         seed = self._seed(gradient, create_graph, "backward")
-        with np.errstate(all="ignore"):  # nan and inf are looked for, and raise DomainError
+        with np.errstate(all="ignore"):  # once per pass: nan and inf are the anomaly check's
             autodiff.backward([self], [seed], create_graph, retain_graph=retain_graph)
 
     def _seed(self, grad: Any, create_graph: bool, where: str) -> Any:
@@ -1428,8 +1475,9 @@ class Tensor(InPlace, Conversions, autodiff.Node):
             if seed.shape != self.shape:
                 raise ValueError(f"{where}: grad has shape {seed.shape}, the output has "
                                  f"shape {tuple(self.shape)}")
-            if not all_finite(seed):
-                raise ValueError(f"{where}: grad holds nan or inf, needs finite numbers")
+            if gradmode.anomaly_checks and not guards.all_finite(seed):
+                raise AnomalyError(f"{where}: the gradient given holds nan or inf "
+                                           "(set_detect_anomaly(False) lets it flow)")
         return constant(seed.copy()) if create_graph else seed
 
     @staticmethod
@@ -1561,39 +1609,33 @@ class Tensor(InPlace, Conversions, autodiff.Node):
     def _apply(self, rule: Rule, *others: Tensor) -> Tensor:
         """The node of ``rule`` (a primitive, or one bound to its parameters) applied to this
         tensor and ``others``: the primitive's forward on their arrays, in the default float
-        dtype for an op that computes in floats (``floats``). An op with a domain (and a
-        user's primitive) is checked: a ``DomainError`` names it where a result is not
-        finite; the others give finite numbers for finite inputs."""
+        dtype for an op that computes in floats (``floats``), numpy's warnings off (nan and
+        inf are torch's results; ``backward()`` names the op they come from)."""
         prim = rule.primitive
         inputs = (self, *others) if others else (self,)
         if prim.floats and (others or self._value.dtype.kind != "f"):
             inputs = tuple(map(floating, inputs))
-        if prim.domain or prim.array is None:
-            return make_node(_checked(rule, inputs), inputs, rule)
+        if prim.array is None:
+            return make_node(_forward_of_users(rule, inputs), inputs, rule)
         if others:
-            return make_node(prim.on_arrays(*map(_value_of, inputs), *rule.params), inputs,
-                             rule)
-        return make_node(prim.on_arrays(inputs[0]._value, *rule.params), inputs, rule)
+            return make_node(quietly(prim.on_arrays, *map(_value_of, inputs), *rule.params),
+                             inputs, rule)
+        return make_node(quietly(prim.on_arrays, inputs[0]._value, *rule.params), inputs, rule)
 
 
 _value_of = attrgetter("_value")
 
 
-def _checked(rule: Rule, inputs: tuple) -> np.ndarray:
-    """``rule``'s forward on the inputs' arrays, numpy's warnings off; a ``DomainError``
-    naming the op where it fails or a result is not finite."""
+def _forward_of_users(rule: Rule, inputs: tuple) -> np.ndarray:
+    """A user's primitive's forward (``chaingrad.primitive``) on the inputs' arrays, numpy's
+    warnings off, its result made an array; a ``ValueError`` naming the op where it fails."""
     try:
-        with np.errstate(all="ignore"):
-            data = rule.primitive.on_arrays(*[t._value for t in inputs], *rule.params)
+        data = quietly(rule.primitive.on_arrays, *[t._value for t in inputs], *rule.params)
     except (ValueError, ZeroDivisionError, OverflowError, FloatingPointError) as exc:
         shapes = ", ".join(str(tuple(t.shape)) for t in inputs)
-        raise DomainError(f"{rule.name}: forward failed on inputs of shapes ({shapes}): "
-                          f"{exc}") from exc
-    if type(data) is not np.ndarray:
-        data = as_array(data, None, rule.name)
-    if not all_finite(data):
-        raise _not_finite(rule, data, inputs)
-    return data
+        raise ValueError(f"{rule.name}: forward failed on inputs of shapes ({shapes}): "
+                         f"{exc}") from exc
+    return data if type(data) is np.ndarray else as_array(data, None, rule.name)
 
 
 def _spaced(low: np.floating, high: np.floating, count: int) -> np.ndarray:
@@ -1610,20 +1652,6 @@ def _spaced(low: np.floating, high: np.floating, count: int) -> np.ndarray:
     half = count // 2
     return np.array([fused(step, i, low) if i < half else fused(-step, count - 1 - i, high)
                      for i in range(count)], dtype=dtype)
-
-
-def _not_finite(rule: Rule, data: np.ndarray, inputs: tuple) -> DomainError:
-    """The error for an op whose result has a nan or inf: outside the domain its primitive
-    declares, an overflow, or (a user's primitive) a forward that returned it."""
-    prim = rule.primitive
-    if prim.domain:
-        needs = prim.needs(math.log(np.finfo(data.dtype).max))
-        return domain_error(rule.name, data, tuple(t._value for t in inputs), needs)
-    if prim.array is None:  # a user's primitive
-        index = first_non_finite(data)
-        return DomainError(f"{rule.name}: forward returned {data[index]} at index {index}, "
-                           "needs finite results")
-    return domain_error(rule.name, data, (), None)
 
 
 class _NotYet:
@@ -1813,6 +1841,8 @@ def make_node(data: Any, children: tuple, rule: Rule) -> Tensor:
                 out._rule = rule
                 out._made_at = guards.writes[0]
                 out._keeps_grad = False  # its .grad is dropped after a pass (retain_grad)
+                if gradmode.anomaly_traced:  # set_detect_anomaly(True): where it was made
+                    anomaly.record(out)
                 return out
     out.requires_grad = out._keeps_grad = False
     out._a = out._b = out._rule = out._made_at = None
@@ -1873,7 +1903,7 @@ def _compare(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
     if both is NotImplemented:
         return both
     a, b, _ = both
-    return constant(np.asarray(_broadcasting(op, ufunc, a, b, None, check=False)))
+    return constant(np.asarray(_broadcasting(op, ufunc, a, b, None)))
 
 
 def _where(condition: np.ndarray, x: Tensor, y: Tensor, dtype: np.dtype) -> Tensor:
@@ -1884,7 +1914,8 @@ def _where(condition: np.ndarray, x: Tensor, y: Tensor, dtype: np.dtype) -> Tens
 
 def _pick(op: str, wins: Any, x: Tensor, other: object) -> Tensor:
     """x where ``wins(x, other)``, other where ``wins(other, x)``, and where they tie their
-    mean (the same number), so that each gets half of the gradient, as torch's does."""
+    mean (the same number), so that each gets half of the gradient, as torch's does; a nan
+    on either side wins (torch's maximum and minimum propagate it)."""
     both = operands(op, x, other)
     if both is NotImplemented:
         raise TypeError(f"{op}: expected a Tensor, an array or a number, got "
@@ -1894,7 +1925,7 @@ def _pick(op: str, wins: Any, x: Tensor, other: object) -> Tensor:
     if dtype.kind != "f":
         return constant(np.where(wins(a._value, b._value), a._value, b._value).astype(dtype))
     tie = _where(a._value == b._value, (a + b) * 0.5, b, dtype)
-    return _where(wins(a._value, b._value), a, tie, dtype)
+    return _where(wins(a._value, b._value) | np.isnan(a._value), a, tie, dtype)  # nan wins
 
 
 def _logical(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
@@ -1904,22 +1935,20 @@ def _logical(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
     a, b, dtype = both
     if dtype.kind == "f":
         raise TypeError(f"{op}: needs bool or integer tensors, got {dtypes.of(dtype)}")
-    return constant(np.asarray(_broadcasting(op, ufunc, a, b, dtype, check=False)))
+    return constant(np.asarray(_broadcasting(op, ufunc, a, b, dtype)))
 
 
-def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, dtype: np.dtype | None,
-                  check: bool = True) -> Any:
+def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, dtype: np.dtype | None) -> Any:
     """``ufunc(a, b)`` with numpy broadcasting, in ``dtype`` (None: as numpy gives it),
-    and chaingrad's errors."""
+    numpy's warnings off (``quietly``: inf and nan are torch's results), and chaingrad's
+    errors."""
     try:
-        data = ufunc(a._value, b._value)
+        data = quietly(ufunc, a._value, b._value)
     except ValueError:
         raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
                          "broadcast") from None
     if dtype is not None and data.dtype is not dtype and data.dtype != dtype:
         data = data.astype(dtype)  # (``is`` first: numpy's built-in dtypes are singletons)
-    if check and not all_finite(data):
-        raise domain_error(op, np.asarray(data), (a._value, b._value), None)
     return data
 
 

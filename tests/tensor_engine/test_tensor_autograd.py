@@ -3,11 +3,14 @@ grad), ``primitive`` from a forward/backward pair on arrays, and ``gradcheck``."
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 import pytest
 
 import chaingrad
-from chaingrad import DomainError, Tensor, grad, primitive
+from chaingrad import AnomalyError, Tensor, grad, primitive
 
 # ---- grad and primitive ----
 
@@ -75,8 +78,14 @@ def test_primitive_errors() -> None:
     with pytest.raises(ValueError, match="bad: backward returned 2 gradient"):
         bad(Tensor([1.0], requires_grad=True)).sum().backward()
     inv = primitive(lambda x: 1 / x, lambda xs, out, g: (-g / xs[0] ** 2,), name="inv")
-    with pytest.raises(DomainError, match="inv: forward returned inf"):
-        inv(Tensor([0.0]))
+    x = Tensor([0.0, 2.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's divide warning: not shown, as torch's
+        y = inv(x)
+    assert y.tolist() == [math.inf, 0.5]  # as numpy (and torch) compute 1 / 0
+    with pytest.raises(AnomalyError, match=r"inv: its output is inf at \[0\], where input 0 is "
+                       r"0.0, though its inputs \(shape \(2,\)\) are finite; the loss is inf"):
+        y.sum().backward()
     with pytest.raises(TypeError, match="inv: argument 0 must be a Value, a Tensor, .* got str"):
         inv("a")
 
