@@ -121,10 +121,12 @@ if TYPE_CHECKING:
     from .tensor_engine.devices import get_default_device as get_default_device
     from .tensor_engine.devices import set_default_device as set_default_device
     from .tensor_engine.dtypes import dtype as dtype
+    from .tensor_engine.dtypes import finfo as finfo
     from .tensor_engine.dtypes import float16 as float16
     from .tensor_engine.dtypes import float32 as float32
     from .tensor_engine.dtypes import float64 as float64
     from .tensor_engine.dtypes import get_default_dtype as get_default_dtype
+    from .tensor_engine.dtypes import iinfo as iinfo
     from .tensor_engine.dtypes import int8 as int8
     from .tensor_engine.dtypes import int16 as int16
     from .tensor_engine.dtypes import int32 as int32
@@ -188,6 +190,11 @@ if TYPE_CHECKING:
     from .tensor_engine.maths import histogram as histogram
     from .tensor_engine.maths import is_floating_point as is_floating_point
     from .tensor_engine.maths import is_tensor as is_tensor
+    from .tensor_engine.maths import isfinite as isfinite
+    from .tensor_engine.maths import isinf as isinf
+    from .tensor_engine.maths import isnan as isnan
+    from .tensor_engine.maths import isneginf as isneginf
+    from .tensor_engine.maths import isposinf as isposinf
     from .tensor_engine.maths import log as log
     from .tensor_engine.maths import log1p as log1p
     from .tensor_engine.maths import log2 as log2
@@ -201,6 +208,9 @@ if TYPE_CHECKING:
     from .tensor_engine.maths import minimum as minimum
     from .tensor_engine.maths import mm as mm
     from .tensor_engine.maths import mul as mul
+    from .tensor_engine.maths import nan_to_num as nan_to_num
+    from .tensor_engine.maths import nanmean as nanmean
+    from .tensor_engine.maths import nansum as nansum
     from .tensor_engine.maths import neg as neg
     from .tensor_engine.maths import nonzero as nonzero
     from .tensor_engine.maths import norm as norm
