@@ -5,6 +5,7 @@ example, the notebooks with their saved outputs, the coverage table with its fil
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -73,3 +74,18 @@ def test_the_guides_notebooks_and_coverage_are_pages(site: Path) -> None:
     assert '<div class="searchable">' in coverage and "filter_table.js" in coverage
     assert re.search(r"<td><a [^>]*href=\"api/chaingrad\.html#chaingrad\.tensor_engine\."
                      r"factories\.zeros\"[^>]*><code>torch\.zeros</code></a></td>", coverage)
+
+
+def test_each_notebook_is_in_the_menu_under_its_own_title() -> None:
+    """The menu names each notebook by its first heading, code spans as plain text: left to
+    mkdocs-jupyter, a title loses its code (``4. Operators: how becomes a graph node``)."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    menu = dict(re.findall(r'^ +- "(.+)": (tutorial/\S+\.ipynb)$', config, re.M))
+    notebooks = sorted((ROOT / "docs" / "tutorial").glob("*.ipynb"))
+    assert sorted(menu.values()) == [f"tutorial/{n.name}" for n in notebooks]
+    for notebook in notebooks:
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        heading = next("".join(c["source"]).splitlines()[0] for c in cells
+                       if c["cell_type"] == "markdown")
+        title = next(t for t, page in menu.items() if page == f"tutorial/{notebook.name}")
+        assert title == heading.lstrip("# ").replace("`", ""), notebook.name
