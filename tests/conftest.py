@@ -50,8 +50,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tutorial notebooks are end-to-end runs: marked slow, as the demos are; one that
-    needs a library that is missing (torch for notebook 10) skips, saying which."""
+    needs a library that is missing (torch for notebook 10) skips, saying which, and so
+    does a docstring's example that imports torch (``to_torch``'s)."""
+    no_torch = importlib.util.find_spec("torch") is None
     for item in items:
+        if no_torch and isinstance(item, pytest.DoctestItem) and any(
+                re.search(r"\bimport\b.*\btorch\b", example.source)
+                for example in item.dtest.examples):
+            item.add_marker(pytest.mark.skip(reason="its example needs torch: pip install torch"))
         if item.nodeid.endswith(".ipynb") or ".ipynb::" in item.nodeid:
             item.add_marker(pytest.mark.slow)
             needed = NOTEBOOK_NEEDS.get(pathlib.Path(item.nodeid.split("::")[0]).name)

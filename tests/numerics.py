@@ -35,6 +35,8 @@ class _LazyTorch:
     """``T.name`` is ``torch.name``, with torch imported at the first use."""
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # what tools probe (doctest's collector asks __wrapped__)
+            raise AttributeError(name)
         return getattr(importlib.import_module("torch"), name)
 
 

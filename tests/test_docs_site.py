@@ -24,7 +24,8 @@ import make_reference  # noqa: E402
 def site(tmp_path_factory) -> Path:
     """The site, built once into a temporary folder with ``mkdocs build --strict`` (not
     ``-q``: a quiet build does not count its warnings, and strict mode passes them)."""
-    pytest.importorskip("mkdocs", reason="the docs site needs pip install -e '.[docs]'")
+    pytest.importorskip("mkdocs", reason="the docs site needs pip install -e '.[docs]' "
+                        "(on Python 3.11 or later)")
     out = tmp_path_factory.mktemp("site")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict",
