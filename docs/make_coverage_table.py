@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))  # make_reference.py, beside this file
 
 import make_reference  # noqa: E402
+from make_ops_table import write_between  # noqa: E402
 
 from chaingrad import torch_names  # noqa: E402
 
@@ -113,10 +114,7 @@ def coverage_table() -> str:
 
 def write_into(path: Path) -> None:
     """Put ``coverage_table()`` between the markers of the document at ``path``."""
-    text = path.read_text(encoding="utf-8")
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    path.write_text(f"{head}{START}\n{coverage_table()}{END}{tail}", encoding="utf-8")
+    write_between(path, START, END, coverage_table())
 
 
 if __name__ == "__main__":

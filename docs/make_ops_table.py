@@ -39,12 +39,18 @@ def op_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def write_between(path: Path, start: str, end: str, table: str) -> None:
+    """Put ``table`` between the markers ``start`` and ``end`` of the document at ``path``
+    (docs/make_coverage_table.py writes its table with it too)."""
+    text = path.read_text(encoding="utf-8")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    path.write_text(f"{head}{start}\n{table}{end}{tail}", encoding="utf-8")
+
+
 def write_into(path: Path) -> None:
     """Put ``op_table()`` between the markers of the document at ``path``."""
-    text = path.read_text(encoding="utf-8")
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    path.write_text(f"{head}{START}\n{op_table()}{END}{tail}", encoding="utf-8")
+    write_between(path, START, END, op_table())
 
 
 if __name__ == "__main__":
