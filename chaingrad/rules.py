@@ -448,9 +448,10 @@ def MUL(xs, out, g):
 
 
 @define("**n", ("n * x.data**(n - 1) * out.grad",), forward=lambda x, n: power(f"**{n}", x, n),
-        array="x ** n", params=("n",), saves=("x",), torch=("torch.pow", "Tensor.pow"))
+        array="pow_n(x, n)", params=("n",), saves=("x",), torch=("torch.pow", "Tensor.pow"))
 def POW_N(xs, out, g, n):
-    """x ** n for a constant n;  d/dx = n * x**(n-1) (0 for n = 0)."""
+    """x ** n for a constant n;  d/dx = n * x**(n-1) (0 for n = 0). On arrays as torch
+    computes it: ``x * x * x`` for ``x ** 3`` (``kernels.pow_n``)."""
     if not any_true(n != 0):
         return (0 * g,)
     return (n * xs[0] ** (n - 1) * g,)
@@ -490,11 +491,11 @@ def TANH(xs, out, g):
 
 
 @define("sigmoid", ("out.data * (1 - out.data) * out.grad",), forward=sigmoid_forward,
-        array="np.exp(-np.logaddexp(0, -x))", saves=("out",), floats=True,
+        array="sigmoid(x)", saves=("out",), floats=True,
         torch=("torch.sigmoid", "Tensor.sigmoid", "F.sigmoid"))
 def SIGMOID(xs, out, g):
-    """1 / (1 + exp(-x)) (on arrays exp(-log(1 + exp(-x))), which never overflows);
-    d/dx = s * (1 - s), reusing the output s."""
+    """1 / (1 + exp(-x)) (on arrays as torch computes it, ``kernels.sigmoid``: exp(-x) may
+    overflow to inf, and then the result is 0);  d/dx = s * (1 - s), reusing the output s."""
     return (out * (1 - out) * g,)
 
 

@@ -128,10 +128,11 @@ def SCALE(xs, out, g, c):
 
 
 @define("sum", ("expand(out.grad, axes, x.shape)",),
-        array="x.sum(axis=axes, keepdims=keepdims)", params=("axes", "keepdims"),
+        array="sum_array(x, axes, keepdims)", params=("axes", "keepdims"),
         saves=("",), torch=("torch.sum", "Tensor.sum"))
 def SUM(xs, out, g, axes, keepdims):
-    """The sum over ``axes``;  d/dx = 1 for every entry: g repeated along the summed axes."""
+    """The sum over ``axes`` (``x.sum(axis=axes, keepdims=keepdims)``, or its fast twin:
+    ``kernels.sum_array``);  d/dx = 1 for every entry: g repeated along the summed axes."""
     return (expand(g, axes, xs[0].shape),)
 
 

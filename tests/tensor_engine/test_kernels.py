@@ -1,0 +1,106 @@
+"""The array forwards that are more than one numpy call (``tensor_engine/kernels.py``) and
+their fast twins: torch's numbers, and the twins equal to the readable forms."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import chaingrad
+from chaingrad import Tensor
+from chaingrad.tensor_engine import fast_kernels, kernels
+
+DTYPES = [np.float32, np.float64]
+
+
+def _ulps(ours: np.ndarray, theirs: np.ndarray) -> float:
+    """The largest distance between ours and theirs, in units in the last place of theirs."""
+    spacing = np.spacing(np.abs(theirs).astype(ours.dtype)).astype(np.float64)
+    return float(np.max(np.abs(ours.astype(np.float64) - theirs.astype(np.float64)) / spacing))
+
+
+def _points(dtype: type, low: float = -12.0, high: float = 12.0) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    return np.concatenate([np.linspace(low, high, 20_001),
+                           rng.standard_normal(5_000) * 4,
+                           [0.0, -0.0, 1e-30, -1e-30, 1e-5]]).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [2, 3, -1, -2, -0.5, 2.0, 3.0])
+def test_small_integer_powers_are_torchs_bit_for_bit(torch, dtype, n):
+    x = _points(dtype)
+    x = np.abs(x) + dtype(0.01) if n == -0.5 else x[np.abs(x) > 1e-10] if n < 0 else x
+    ours = (Tensor(x) ** n).numpy()
+    theirs = (torch.from_numpy(x) ** n).numpy()
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("n", [2, 3, 5])
+def test_integer_tensors_keep_their_powers_exact(torch, n):
+    x = np.arange(-20, 20, dtype=np.int64)
+    ours, theirs = (chaingrad.from_numpy(x) ** n).numpy(), (torch.from_numpy(x) ** n).numpy()
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("dtype, ulps", [(np.float32, 4), (np.float64, 2)])
+def test_sigmoid_is_torchs_within_a_few_ulps_and_saturates_quietly(torch, dtype, ulps):
+    x = _points(dtype, -120, 120)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's overflow warning would be an error here
+        ours = chaingrad.sigmoid(Tensor(x)).numpy()
+    theirs = torch.sigmoid(torch.from_numpy(x)).numpy()
+    assert ours.dtype == theirs.dtype
+    assert _ulps(ours, theirs) <= ulps
+    np.testing.assert_array_equal(ours[x < (-110 if dtype == np.float32 else -750)], 0.0)
+    np.testing.assert_array_equal(ours[x > 40], 1.0)
+
+
+@pytest.mark.parametrize("dtype, ulps", [(np.float32, 1), (np.float64, 2)])
+def test_erf_is_within_an_ulp_or_two_of_math_erf_and_of_torch(torch, dtype, ulps):
+    """float32: within an ulp of math.erf and of torch's; float64: within 2 (SciPy's,
+    glibc's and torch's float64 erf are each about an ulp from the exact value)."""
+    x = _points(dtype, -6, 6)
+    ours = chaingrad.erf(Tensor(x)).numpy()
+    exact = np.array([math.erf(float(v)) for v in x])
+    assert ours.dtype == dtype
+    assert _ulps(ours, exact.astype(dtype)) <= ulps
+    assert _ulps(ours, torch.erf(torch.from_numpy(x)).numpy()) <= ulps
+
+
+def test_erf_without_scipy_is_math_erf_entry_by_entry(monkeypatch):
+    monkeypatch.setattr(kernels, "_scipy_erf", lambda: None)
+    x = _points(np.float64, -6, 6)[::7]
+    np.testing.assert_array_equal(kernels.erf(x), [math.erf(float(v)) for v in x])
+
+
+@pytest.mark.parametrize("shape", [(32, 200), (3, 4, 17), (16,), (5, 3), (2, 0, 20)])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_the_sum_twin_is_the_reference_within_rounding(shape, dtype, keepdims):
+    x = np.random.default_rng(1).standard_normal(shape).astype(dtype)
+    for axes in {(x.ndim - 1,), tuple(range(x.ndim)), (0,)}:
+        ours = fast_kernels.sum_array(x, axes, keepdims)
+        reference = x.sum(axis=axes, keepdims=keepdims)
+        assert np.shape(ours) == np.shape(reference) and ours.dtype == reference.dtype
+        bound = np.abs(x).sum(axis=axes, keepdims=keepdims) * np.finfo(dtype).eps * 4
+        assert np.all(np.abs(ours - reference) <= bound)
+
+
+def test_the_sum_twin_is_not_used_under_the_reference(monkeypatch):
+    def refuse(*args):
+        raise AssertionError("the fast twin ran")
+
+    monkeypatch.setattr(fast_kernels, "sum_array", refuse)
+    chaingrad.use_reference()
+    try:
+        assert Tensor(np.ones((4, 32), dtype=np.float32)).sum().item() == 128.0
+    finally:
+        chaingrad.use_reference(False)
+    with pytest.raises(AssertionError, match="the fast twin ran"):
+        Tensor(np.ones((4, 32), dtype=np.float32)).sum()
