@@ -238,3 +238,37 @@ def sum_array(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarra
     if keepdims:
         return np.reshape(rows, tuple(1 if i in axes else n for i, n in enumerate(x.shape)))
     return rows
+
+
+# ---- erf in float32 ----
+
+ERF_EXPONENT = (-1.128379225730896, -0.636619508266449, -0.10277344286441803,
+                0.019120244309306145, 0.0002617704449221492, -0.0018277278868481517,
+                0.0007751657976768911, -0.0001894303277367726, 2.9061115128570236e-05,
+                -2.599503204692155e-06, 1.0358267132914989e-07)
+"""-S(a) for 0 <= a <= 4 as a polynomial in a, the coefficient of a**0 first, where
+erf(a) = 1 - exp(-a * S(a)), that is S(a) = -log(erfc(a)) / a (S(0) = 2 / sqrt(pi), and S
+is smooth on [0, 4]). Fitted to math.erfc at 3,000 Chebyshev points by least squares on
+the relative error, reweighted towards the largest (Lawson's iteration): largest relative
+error 7.2e-9, before the coefficients were rounded to float32. Beyond a = 4, erf is 1 in
+float32 (erfc(4) = 1.5e-8)."""
+
+
+def erf_float32(x: np.ndarray) -> np.ndarray:
+    """The twin of ``math.erf`` entry by entry, for a float32 array: within 2 ulps of it,
+    and of torch's (tests/tensor_engine/test_kernels.py measures both over a dense grid),
+    in about 30 in-place numpy passes instead of a Python call per entry.
+    erf(|x|) = -expm1(-|x| * S(|x|)), S the polynomial ``ERF_EXPONENT`` (Horner's rule,
+    |x| taken as at most 4), which expm1 keeps exact near 0 too; the sign is x's, set
+    bit by bit (erf is odd). nan stays nan; +-inf gives +-1."""
+    a = np.minimum(np.abs(x), np.float32(4.0))
+    out = np.full_like(a, ERF_EXPONENT[-1])
+    for c in ERF_EXPONENT[-2::-1]:
+        out *= a
+        out += c
+    out *= a  # -|x| S(|x|)
+    np.expm1(out, out=out)  # -erf(|x|), in (-1, 0]
+    bits = out.view(np.uint32)
+    bits &= np.uint32(0x7FFFFFFF)  # erf(|x|)
+    bits |= x.view(np.uint32) & np.uint32(0x80000000)  # with x's sign
+    return out

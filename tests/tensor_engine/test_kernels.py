@@ -61,16 +61,37 @@ def test_sigmoid_is_torchs_within_a_few_ulps_and_saturates_quietly(torch, dtype,
     np.testing.assert_array_equal(ours[x > 40], 1.0)
 
 
-@pytest.mark.parametrize("dtype, ulps", [(np.float32, 1), (np.float64, 2)])
-def test_erf_is_within_an_ulp_or_two_of_math_erf_and_of_torch(torch, dtype, ulps):
-    """float32: within an ulp of math.erf and of torch's; float64: within 2 (SciPy's,
-    glibc's and torch's float64 erf are each about an ulp from the exact value)."""
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_erf_is_within_2_ulps_of_math_erf_and_of_torch(torch, dtype):
+    """float32: numpy polynomials (``fast_kernels.erf_float32``); float64: SciPy's erf.
+    (2 ulps: each of them, glibc's and torch's erf is about an ulp from the exact value.)"""
     x = _points(dtype, -6, 6)
     ours = chaingrad.erf(Tensor(x)).numpy()
     exact = np.array([math.erf(float(v)) for v in x])
     assert ours.dtype == dtype
-    assert _ulps(ours, exact.astype(dtype)) <= ulps
-    assert _ulps(ours, torch.erf(torch.from_numpy(x)).numpy()) <= ulps
+    assert _ulps(ours, exact.astype(dtype)) <= 2
+    assert _ulps(ours, torch.erf(torch.from_numpy(x)).numpy()) <= 2
+
+
+def test_the_float32_erf_twin_takes_inf_nan_and_signed_zeros_as_math_erf():
+    x = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-45, -1e-45, 3.9, 4.0, 1e30],
+                 dtype=np.float32)
+    ours = fast_kernels.erf_float32(x)
+    with np.errstate(invalid="ignore"):
+        expected = np.array([math.erf(float(v)) for v in x], dtype=np.float32)
+    np.testing.assert_array_equal(ours, expected)  # nan where nan, -0.0 for -0.0
+    assert np.array_equal(np.signbit(ours), np.signbit(expected))
+
+
+def test_erf_under_the_reference_is_math_erf_entry_by_entry():
+    x = _points(np.float32, -6, 6)[::7]
+    chaingrad.use_reference()
+    try:
+        ours = kernels.erf(x)
+    finally:
+        chaingrad.use_reference(False)
+    np.testing.assert_array_equal(ours, np.array([math.erf(float(v)) for v in x],
+                                                 dtype=np.float32))
 
 
 def test_erf_without_scipy_is_math_erf_entry_by_entry(monkeypatch):
