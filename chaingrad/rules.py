@@ -598,7 +598,7 @@ def GELU(xs, out, g):
 
 @define("leaky_relu", ("((x.data > 0) + (x.data <= 0) * negative_slope) * out.grad",),
         forward=lambda x, negative_slope: x if x > 0 else x * negative_slope,
-        array="np.where(x > 0, x, x * negative_slope)", params=("negative_slope",),
+        array="leaky_relu(x, negative_slope)", params=("negative_slope",),
         defaults={"negative_slope": 0.01}, saves=("x",), floats=True, torch=("F.leaky_relu",))
 def LEAKY_RELU(xs, out, g, negative_slope):
     """x where x > 0, else negative_slope * x;  d/dx = 1 where x > 0, else negative_slope."""
@@ -609,7 +609,7 @@ def LEAKY_RELU(xs, out, g, negative_slope):
 @define("softplus", ("((x.data * beta > threshold) + (x.data * beta <= threshold)"
                      " * sigmoid(x.data * beta)) * out.grad",),
         forward=softplus_forward,
-        array="np.where(x * beta > threshold, x, np.logaddexp(0, x * beta) / beta)",
+        array="softplus(x, beta, threshold)",
         params=("beta", "threshold"), defaults={"beta": 1.0, "threshold": 20.0}, saves=("x",),
         floats=True, torch=("F.softplus",))
 def SOFTPLUS(xs, out, g, beta, threshold):

@@ -12,10 +12,12 @@ batch-long runs: the measurements are in benchmarks/RESULTS.md (``benchmarks/con
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from . import rules
 from .rules import conv_output_size, kernel_offsets, padded
 
 SHORT_ROW = 8
@@ -272,3 +274,30 @@ def erf_float32(x: np.ndarray) -> np.ndarray:
     bits &= np.uint32(0x7FFFFFFF)  # erf(|x|)
     bits |= x.view(np.uint32) & np.uint32(0x80000000)  # with x's sign
     return out
+
+
+# ---- scatter: the gradient of x[index] ----
+
+
+def scatter_array(g: np.ndarray, index: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """The twin of ``rules.scatter_array``, equal within float rounding (a row picked
+    several times sums its gradients in another order), for a float g scattered along the
+    first axis by one integer array (``C[X]``, an embedding's gradient): ``np.add.at`` adds
+    one row at a time (about 8 ns an entry); here the rows are sorted by their index and
+    each run of equal indices is summed at once by ``np.add.reduceat`` (4-5x faster for
+    512 rows of 192). Other indices go to ``rules.scatter_array``."""
+    parts = index if isinstance(index, tuple) else (index,)
+    picked = parts[0]
+    if (len(parts) != 1 or not isinstance(picked, np.ndarray) or picked.dtype.kind not in "iu"
+            or picked.size == 0 or g.dtype.kind != "f" or not shape):
+        return rules.scatter_array(g, index, shape)
+    where = picked.ravel()
+    if where.min() < 0:  # -1 and n - 1 are one row: name it once
+        where = where + shape[0] * (where < 0)
+    rows = g.reshape(where.size, -1)
+    order = np.argsort(where, kind="stable")
+    ordered = where[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    out = np.zeros((shape[0], rows.shape[1]), dtype=g.dtype)
+    out[ordered[starts]] += np.add.reduceat(rows[order], starts, axis=0)
+    return out.reshape(shape)

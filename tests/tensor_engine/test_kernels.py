@@ -11,7 +11,7 @@ import pytest
 
 import chaingrad
 from chaingrad import Tensor
-from chaingrad.tensor_engine import fast_kernels, kernels
+from chaingrad.tensor_engine import fast_kernels, kernels, rules
 
 DTYPES = [np.float32, np.float64]
 
@@ -125,3 +125,57 @@ def test_the_sum_twin_is_not_used_under_the_reference(monkeypatch):
         chaingrad.use_reference(False)
     with pytest.raises(AssertionError, match="the fast twin ran"):
         Tensor(np.ones((4, 32), dtype=np.float32)).sum()
+
+
+@pytest.mark.parametrize("shape, index_shape, low", [
+    ((65, 192), (512,), 0), ((27, 10), (32, 3), 0), ((10,), (40,), -10), ((5, 2, 3), (7,), -5),
+    ((512, 8), (512,), 0)])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_scatter_twin_is_the_reference_within_rounding(shape, index_shape, low, dtype):
+    rng = np.random.default_rng(2)
+    index = rng.integers(low, shape[0], index_shape)
+    g = rng.standard_normal(index_shape + shape[1:]).astype(dtype)
+    ours = fast_kernels.scatter_array(g, index, shape)
+    reference = rules.scatter_array(g, index, shape)
+    assert ours.shape == reference.shape and ours.dtype == reference.dtype
+    picks = np.bincount((index % shape[0]).ravel(), minlength=shape[0])
+    bound = picks.reshape((-1,) + (1,) * (len(shape) - 1)) * np.finfo(dtype).eps * 8
+    assert np.all(np.abs(ours - reference) <= bound)
+    unique = rng.permutation(shape[0])[: min(shape[0], 6)]  # each row once: the same bits
+    g1 = rng.standard_normal(unique.shape + shape[1:]).astype(dtype)
+    np.testing.assert_array_equal(fast_kernels.scatter_array(g1, unique, shape),
+                                  rules.scatter_array(g1, unique, shape))
+
+
+def test_an_embeddings_gradient_takes_the_scatter_twin_unless_under_the_reference(monkeypatch):
+    calls = []
+    monkeypatch.setattr(fast_kernels, "scatter_array",
+                        lambda *args: calls.append(args) or rules.scatter_array(*args))
+    table = Tensor(np.ones((5, 3), dtype=np.float32), requires_grad=True)
+    table[np.array([0, 2, 2])].sum().backward()
+    assert len(calls) == 1
+    chaingrad.use_reference()
+    try:
+        table.grad = None
+        table[np.array([0, 2, 2])].sum().backward()
+    finally:
+        chaingrad.use_reference(False)
+    assert len(calls) == 1 and table.grad.tolist()[2] == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize("slope", [0.01, 0.2, 1.0, 1.5, -0.3])
+def test_leaky_relu_is_torchs_bit_for_bit(torch, slope):
+    x = _points(np.float32, -50, 50)
+    np.testing.assert_array_equal(
+        chaingrad.nn.functional.leaky_relu(Tensor(x), slope).numpy(),
+        torch.nn.functional.leaky_relu(torch.from_numpy(x), slope).numpy())
+
+
+@pytest.mark.parametrize("beta, threshold", [(1.0, 20.0), (2.0, 5.0), (0.5, 20.0)])
+def test_softplus_is_torchs_within_3_ulps_and_quiet(torch, beta, threshold):
+    x = _points(np.float32, -40, 200)  # (below, results are subnormal: ulps mean little)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = chaingrad.nn.functional.softplus(Tensor(x), beta, threshold).numpy()
+    theirs = torch.nn.functional.softplus(torch.from_numpy(x), beta, threshold).numpy()
+    assert _ulps(ours, theirs) <= 3
