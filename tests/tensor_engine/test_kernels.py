@@ -131,20 +131,14 @@ def test_the_sum_twin_is_not_used_under_the_reference(monkeypatch):
     ((65, 192), (512,), 0), ((27, 10), (32, 3), 0), ((10,), (40,), -10), ((5, 2, 3), (7,), -5),
     ((512, 8), (512,), 0)])
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_the_scatter_twin_is_the_reference_within_rounding(shape, index_shape, low, dtype):
+def test_the_scatter_twin_is_the_reference_bit_for_bit(shape, index_shape, low, dtype):
     rng = np.random.default_rng(2)
     index = rng.integers(low, shape[0], index_shape)
     g = rng.standard_normal(index_shape + shape[1:]).astype(dtype)
     ours = fast_kernels.scatter_array(g, index, shape)
     reference = rules.scatter_array(g, index, shape)
     assert ours.shape == reference.shape and ours.dtype == reference.dtype
-    picks = np.bincount((index % shape[0]).ravel(), minlength=shape[0])
-    bound = picks.reshape((-1,) + (1,) * (len(shape) - 1)) * np.finfo(dtype).eps * 8
-    assert np.all(np.abs(ours - reference) <= bound)
-    unique = rng.permutation(shape[0])[: min(shape[0], 6)]  # each row once: the same bits
-    g1 = rng.standard_normal(unique.shape + shape[1:]).astype(dtype)
-    np.testing.assert_array_equal(fast_kernels.scatter_array(g1, unique, shape),
-                                  rules.scatter_array(g1, unique, shape))
+    np.testing.assert_array_equal(ours, reference)
 
 
 def test_an_embeddings_gradient_takes_the_scatter_twin_unless_under_the_reference(monkeypatch):
