@@ -596,14 +596,16 @@ def GELU(xs, out, g):
              + x * 0.3989422804014327 * exp(-0.5 * (x * x))) * g,)
 
 
-@define("leaky_relu", ("((x.data > 0) + (x.data <= 0) * negative_slope) * out.grad",),
+@define("leaky_relu", ("out.grad * (x.data > 0) + out.grad * (x.data <= 0) * negative_slope",),
         forward=lambda x, negative_slope: x if x > 0 else x * negative_slope,
         array="leaky_relu(x, negative_slope)", params=("negative_slope",),
         defaults={"negative_slope": 0.01}, saves=("x",), floats=True, torch=("F.leaky_relu",))
 def LEAKY_RELU(xs, out, g, negative_slope):
-    """x where x > 0, else negative_slope * x;  d/dx = 1 where x > 0, else negative_slope."""
+    """x where x > 0, else negative_slope * x;  d/dx = 1 where x > 0, else negative_slope
+    (g multiplied first: a float32 g stays float32, where (x <= 0) * negative_slope alone
+    would be a float64 array)."""
     x = data(xs[0])
-    return (((x > 0) + (x <= 0) * negative_slope) * g,)
+    return (g * (x > 0) + g * (x <= 0) * negative_slope,)
 
 
 @define("softplus", ("((x.data * beta > threshold) + (x.data * beta <= threshold)"

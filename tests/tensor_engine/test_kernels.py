@@ -173,3 +173,15 @@ def test_softplus_is_torchs_within_3_ulps_and_quiet(torch, beta, threshold):
         ours = chaingrad.nn.functional.softplus(Tensor(x), beta, threshold).numpy()
     theirs = torch.nn.functional.softplus(torch.from_numpy(x), beta, threshold).numpy()
     assert _ulps(ours, theirs) <= 3
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_leaky_relus_rule_keeps_the_gradients_dtype(dtype):
+    """A float64 temporary would double the rule's passes over memory for a float32 g."""
+    from chaingrad.rules import LEAKY_RELU
+
+    x = _points(dtype, -3, 3)
+    g = np.ones_like(x)
+    (grad,) = LEAKY_RELU.vjp((x,), kernels.leaky_relu(x, 0.01), g, 0.01)
+    assert grad.dtype == dtype
+    np.testing.assert_array_equal(grad, np.where(x > 0, 1.0, dtype(0.01)).astype(dtype))
