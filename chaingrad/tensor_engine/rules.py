@@ -154,8 +154,9 @@ MIN = Primitive("min", _extreme, ("share * expand(out.grad, axes, x.shape)",),
 def tie_share(x: np.ndarray, extreme: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     """Where x equals its extreme over ``axes`` (kept as size-1 axes), 1 / the number of
     such entries; 0 elsewhere. Ties split the gradient equally, as torch.amax does."""
-    hits = x == extreme
-    return (hits / hits.sum(axis=axes, keepdims=True)).astype(x.dtype, copy=False)
+    share = (x == extreme).astype(x.dtype)  # 1 at each extreme entry (in x's dtype: a
+    share /= share.sum(axis=axes, keepdims=True)  # bool / int division would be float64)
+    return share
 
 
 def softmax(x: np.ndarray, axis: int) -> np.ndarray:
