@@ -310,3 +310,36 @@ def scatter_array(g: np.ndarray, index: Any, shape: tuple[int, ...]) -> np.ndarr
         chosen = rows_by_rank[start:stop]
         out[where[chosen]] += rows[chosen]  # distinct rows of out: one add each
     return out.reshape(shape)
+
+
+# ---- softmax and log_softmax along the last axis ----
+
+
+def _rows_summable(x: np.ndarray, axis: int) -> bool:
+    """Whether x is a float array, C-contiguous, taken along its last axis of at least
+    ``SUMMED_ROW`` entries: the case the softmax twins handle."""
+    return (x.dtype.kind == "f" and x.ndim >= 1 and axis == x.ndim - 1
+            and x.shape[-1] >= SUMMED_ROW and x.flags.c_contiguous)
+
+
+def softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """The twin of ``rules.softmax`` (equal within float rounding: each row's exponentials
+    are summed by ``np.einsum``, not numpy's pairwise sum), along the last axis, in one
+    array: x minus its row maxima, exponentiated and divided in place."""
+    if not _rows_summable(x, axis):
+        return rules.softmax(x, axis)
+    out = np.subtract(x, x.max(axis=-1, keepdims=True))
+    np.exp(out, out=out)
+    out /= np.einsum("...i->...", out)[..., None]
+    return out
+
+
+def log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """The twin of ``rules.log_softmax`` (equal within float rounding, as ``softmax``'s),
+    along the last axis: x minus its row maxima, minus the log of the row sums of their
+    exponentials."""
+    if not _rows_summable(x, axis):
+        return rules.log_softmax(x, axis)
+    out = np.subtract(x, x.max(axis=-1, keepdims=True))
+    out -= np.log(np.einsum("...i->...", np.exp(out)))[..., None]
+    return out
