@@ -70,6 +70,8 @@ _TENSOR_NAMES: dict[str, tuple[str, str]] = {
             "dtype", "float16", "float32", "float64", "uint8", "int8", "int16", "int32",
             "int64", "get_default_dtype", "set_default_dtype", "finfo", "iinfo"),
         f"{_ENGINE}.devices": ("device", "set_default_device", "get_default_device"),
+        f"{_ENGINE}.threads": ("set_num_threads", "get_num_threads", "set_num_interop_threads",
+                               "get_num_interop_threads"),
         f"{_ENGINE}.generator": (
             "Generator", "default_generator", "manual_seed", "seed", "initial_seed",
             "get_rng_state", "set_rng_state", "use_lecture_rng"),
@@ -240,6 +242,10 @@ if TYPE_CHECKING:
     from .tensor_engine.maths import unsqueeze as unsqueeze
     from .tensor_engine.maths import var as var
     from .tensor_engine.printing import set_printoptions as set_printoptions
+    from .tensor_engine.threads import get_num_interop_threads as get_num_interop_threads
+    from .tensor_engine.threads import get_num_threads as get_num_threads
+    from .tensor_engine.threads import set_num_interop_threads as set_num_interop_threads
+    from .tensor_engine.threads import set_num_threads as set_num_threads
 
     abs, all, any, max, min = _maths.abs_, _maths.all_, _maths.any_, _maths.max_, _maths.min_
     pow, sum, clip, concat = _maths.pow_, _maths.sum_, _maths.clamp, cat

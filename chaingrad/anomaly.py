@@ -62,12 +62,15 @@ def record(node: Any) -> None:
 
 def check_loss(order: list[Any], roots: Any) -> None:
     """An ``AnomalyError`` naming the op that made it if a root of the pass (the loss) is a
-    Tensor that holds a nan or inf; nothing for finite ones, which is one look at a number."""
+    one-element Tensor that holds a nan or inf; nothing for a finite one, which is one look
+    at a number. A root of more elements is no loss: ``y.backward(g)`` from attention scores
+    masked with -inf is ordinary torch, and the gradients it gives are checked at the end of
+    the pass like any others."""
     for root in roots:
         value = root._value
-        if not hasattr(value, "dtype"):
-            continue  # a Value: the scalar engine's numbers are finite
-        if not (math.isfinite(value.item()) if value.size == 1 else _finite(value)):
+        if not hasattr(value, "dtype") or value.size != 1:
+            continue  # a Value (the scalar engine's numbers are finite), or no loss
+        if not math.isfinite(value.item()):
             raise loss_error(order, root)
 
 

@@ -448,9 +448,10 @@ def MUL(xs, out, g):
 
 
 @define("**n", ("n * x.data**(n - 1) * out.grad",), forward=lambda x, n: power(f"**{n}", x, n),
-        array="x ** n", params=("n",), saves=("x",), torch=("torch.pow", "Tensor.pow"))
+        array="pow_n(x, n)", params=("n",), saves=("x",), torch=("torch.pow", "Tensor.pow"))
 def POW_N(xs, out, g, n):
-    """x ** n for a constant n;  d/dx = n * x**(n-1) (0 for n = 0)."""
+    """x ** n for a constant n;  d/dx = n * x**(n-1) (0 for n = 0). On arrays as torch
+    computes it: ``x * x * x`` for ``x ** 3`` (``kernels.pow_n``)."""
     if not any_true(n != 0):
         return (0 * g,)
     return (n * xs[0] ** (n - 1) * g,)
@@ -491,11 +492,11 @@ def TANH(xs, out, g):
 
 
 @define("sigmoid", ("out.data * (1 - out.data) * out.grad",), forward=sigmoid_forward,
-        array="np.exp(-np.logaddexp(0, -x))", saves=("out",), floats=True,
+        array="sigmoid(x)", saves=("out",), floats=True,
         torch=("torch.sigmoid", "Tensor.sigmoid", "F.sigmoid"))
 def SIGMOID(xs, out, g):
-    """1 / (1 + exp(-x)) (on arrays exp(-log(1 + exp(-x))), which never overflows);
-    d/dx = s * (1 - s), reusing the output s."""
+    """1 / (1 + exp(-x)) (on arrays as torch computes it, ``kernels.sigmoid``: exp(-x) may
+    overflow to inf, and then the result is 0);  d/dx = s * (1 - s), reusing the output s."""
     return (out * (1 - out) * g,)
 
 
@@ -596,20 +597,22 @@ def GELU(xs, out, g):
              + x * 0.3989422804014327 * exp(-0.5 * (x * x))) * g,)
 
 
-@define("leaky_relu", ("((x.data > 0) + (x.data <= 0) * negative_slope) * out.grad",),
+@define("leaky_relu", ("out.grad * (x.data > 0) + out.grad * (x.data <= 0) * negative_slope",),
         forward=lambda x, negative_slope: x if x > 0 else x * negative_slope,
-        array="np.where(x > 0, x, x * negative_slope)", params=("negative_slope",),
+        array="leaky_relu(x, negative_slope)", params=("negative_slope",),
         defaults={"negative_slope": 0.01}, saves=("x",), floats=True, torch=("F.leaky_relu",))
 def LEAKY_RELU(xs, out, g, negative_slope):
-    """x where x > 0, else negative_slope * x;  d/dx = 1 where x > 0, else negative_slope."""
+    """x where x > 0, else negative_slope * x;  d/dx = 1 where x > 0, else negative_slope
+    (g multiplied first: a float32 g stays float32, where (x <= 0) * negative_slope alone
+    would be a float64 array)."""
     x = data(xs[0])
-    return (((x > 0) + (x <= 0) * negative_slope) * g,)
+    return (g * (x > 0) + g * (x <= 0) * negative_slope,)
 
 
 @define("softplus", ("((x.data * beta > threshold) + (x.data * beta <= threshold)"
                      " * sigmoid(x.data * beta)) * out.grad",),
         forward=softplus_forward,
-        array="np.where(x * beta > threshold, x, np.logaddexp(0, x * beta) / beta)",
+        array="softplus(x, beta, threshold)",
         params=("beta", "threshold"), defaults={"beta": 1.0, "threshold": 20.0}, saves=("x",),
         floats=True, torch=("F.softplus",))
 def SOFTPLUS(xs, out, g, beta, threshold):

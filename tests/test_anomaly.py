@@ -28,6 +28,18 @@ def raises(message: str):
 # ---- a loss that is not finite: the op that made it ----
 
 
+def test_a_masked_output_with_a_gradient_given_is_no_loss() -> None:
+    """``scores.backward(g)`` from scores masked with -inf, as torch runs it: the root is no
+    loss, and its gradients (finite) are what the pass checks."""
+    x = torch.ones((2, 3), requires_grad=True)
+    mask = torch.tensor([[False, True, True], [False, False, True]])
+    scores = x.masked_fill(mask, float("-inf"))
+    scores.backward(torch.ones((2, 3)))
+    assert x.grad.tolist() == [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]
+    with raises("the loss is -inf"):  # the same, summed to one number, is a loss
+        x.masked_fill(mask, float("-inf")).sum().backward()
+
+
 def test_a_zero_count_bigram_names_the_log_that_made_the_loss_inf() -> None:
     """The makemore lecture's infinite loss, before smoothing."""
     counts = torch.tensor([[0.0, 3.0], [2.0, 1.0]])

@@ -437,6 +437,70 @@ def test_conv_benchmark_quick_run_times_both_engines(tmp_path):
     assert bad.returncode == 2 and "--runs must be >= 1" in bad.stderr
 
 
+@pytest.mark.slow
+def test_ops_benchmark_quick_run_times_every_case_on_both_engines(tmp_path):
+    pytest.importorskip("torch")
+    import ops
+
+    out = tmp_path / "ops.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "ops.py"), "--quick",
+                           "--runs", "1", "--budget", "0.002", "--json", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "cg/torch" in done.stdout
+    results = json.loads(out.read_text())["results"]
+    for engine in ("chaingrad", "torch"):
+        assert list(results[engine]) == [case.name for case in ops.CASES]
+        for by_size in results[engine].values():
+            assert list(by_size) == ["4x6"]
+            assert set(by_size["4x6"]) == {"fwd", "fwd+bwd"}
+            assert all(phase["median"] > 0 for phase in by_size["4x6"].values())
+
+
+@pytest.mark.parametrize("args, message", [(["--runs", "0"], "--runs must be >= 1"),
+                                           (["--only", "tan"], "--only: unknown case 'tan'"),
+                                           (["--sizes", "32by200"], "--sizes: expected sizes")])
+def test_ops_benchmark_refuses_a_bad_command_line(args, message):
+    done = _run(*args, script=ROOT / "benchmarks" / "ops.py")
+    assert done.returncode == 2 and done.stdout == ""
+    assert message in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_ops_benchmark_times_every_primitive():
+    """Each primitive of both rule tables is in some case of ops.py (or in conv.py's)."""
+    import ops
+
+    from chaingrad import rules
+    from chaingrad.tensor_engine import rules as tensor_rules
+
+    timed = {name for case in ops.CASES for name in case.primitives} | set(ops.ELSEWHERE)
+    declared = {p.name for p in rules.PRIMITIVES + tensor_rules.PRIMITIVES}
+    assert declared <= timed, f"ops.py times no case of {sorted(declared - timed)}"
+    assert timed <= declared, f"ops.py names primitives that are not: {sorted(timed - declared)}"
+
+
+@pytest.mark.parametrize("name", [case.name for case in __import__("ops").CASES
+                                  if not case.random])
+def test_each_ops_case_computes_the_same_numbers_on_both_engines(torch, name):
+    """Both engines time the same computation: the same output, and the same gradients."""
+    import numpy as np
+    import ops
+
+    (case,) = [case for case in ops.CASES if case.name == name]
+    results = []
+    for engine in (chaingrad, torch):
+        call, inputs = ops.prepared(engine, case, 6, 20)
+        out = call()
+        out.backward(engine.from_numpy(np.linspace(-1, 1, out.numel(), dtype=np.float32)
+                                       .reshape(tuple(out.shape))))
+        results.append([out.detach().numpy()] + [None if x.grad is None else x.grad.numpy()
+                                                  for x in inputs if x.requires_grad])
+    for ours, theirs in zip(*results, strict=True):
+        assert (ours is None) == (theirs is None)  # an input used for its shape only
+        if ours is not None:
+            np.testing.assert_allclose(ours, theirs, rtol=2e-5, atol=1e-5)
+
+
 def test_medians_of_runs_take_the_middle_time_and_ratio() -> None:
     import medians
 

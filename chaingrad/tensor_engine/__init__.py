@@ -10,12 +10,14 @@
   the nodes of convolution and pooling (whose one entry is ``chaingrad.nn.functional``'s
   ``conv2d`` and ``max_pool2d``, which check their arguments);
 - what ``import chaingrad as torch`` adds: ``factories.py``, ``maths.py``, ``dtypes.py``,
-  ``devices.py``, ``generator.py`` and ``sampling.py`` (torch's random numbers);
+  ``devices.py``, ``generator.py``, ``sampling.py`` (torch's random numbers) and
+  ``threads.py`` (``set_num_threads``: numpy's BLAS threads);
 - ``arrays.py``: converting data to arrays, and the checks every op makes.
 
 The backward pass is the scalar engine's (``chaingrad/autodiff.py``).
 """
 
+from . import threads  # noqa: F401 - torch's default number of BLAS threads, applied on import
 from .functions import cat, concatenate, pad, stack, where
 from .tensor import Tensor
 

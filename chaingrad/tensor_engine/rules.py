@@ -128,10 +128,11 @@ def SCALE(xs, out, g, c):
 
 
 @define("sum", ("expand(out.grad, axes, x.shape)",),
-        array="x.sum(axis=axes, keepdims=keepdims)", params=("axes", "keepdims"),
+        array="sum_array(x, axes, keepdims)", params=("axes", "keepdims"),
         saves=("",), torch=("torch.sum", "Tensor.sum"))
 def SUM(xs, out, g, axes, keepdims):
-    """The sum over ``axes``;  d/dx = 1 for every entry: g repeated along the summed axes."""
+    """The sum over ``axes`` (``x.sum(axis=axes, keepdims=keepdims)``, or its fast twin:
+    ``kernels.sum_array``);  d/dx = 1 for every entry: g repeated along the summed axes."""
     return (expand(g, axes, xs[0].shape),)
 
 
@@ -153,8 +154,9 @@ MIN = Primitive("min", _extreme, ("share * expand(out.grad, axes, x.shape)",),
 def tie_share(x: np.ndarray, extreme: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     """Where x equals its extreme over ``axes`` (kept as size-1 axes), 1 / the number of
     such entries; 0 elsewhere. Ties split the gradient equally, as torch.amax does."""
-    hits = x == extreme
-    return (hits / hits.sum(axis=axes, keepdims=True)).astype(x.dtype, copy=False)
+    share = (x == extreme).astype(x.dtype)  # 1 at each extreme entry (in x's dtype: a
+    share /= share.sum(axis=axes, keepdims=True)  # bool / int division would be float64)
+    return share
 
 
 def softmax(x: np.ndarray, axis: int) -> np.ndarray:

@@ -1,0 +1,217 @@
+"""The array forwards that are more than one numpy call (``tensor_engine/kernels.py``) and
+their fast twins: torch's numbers, and the twins equal to the readable forms."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import chaingrad
+from chaingrad import Tensor
+from chaingrad.tensor_engine import fast_kernels, kernels, rules
+
+DTYPES = [np.float32, np.float64]
+
+
+def _ulps(ours: np.ndarray, theirs: np.ndarray) -> float:
+    """The largest distance between ours and theirs, in units in the last place of theirs."""
+    spacing = np.spacing(np.abs(theirs).astype(ours.dtype)).astype(np.float64)
+    return float(np.max(np.abs(ours.astype(np.float64) - theirs.astype(np.float64)) / spacing))
+
+
+def _points(dtype: type, low: float = -12.0, high: float = 12.0) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    return np.concatenate([np.linspace(low, high, 20_001),
+                           rng.standard_normal(5_000) * 4,
+                           [0.0, -0.0, 1e-30, -1e-30, 1e-5]]).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [2, 3, -1, -2, -0.5, 2.0, 3.0])
+def test_small_integer_powers_are_torchs_bit_for_bit(torch, dtype, n):
+    x = _points(dtype)
+    x = np.abs(x) + dtype(0.01) if n == -0.5 else x[np.abs(x) > 1e-10] if n < 0 else x
+    ours = (Tensor(x) ** n).numpy()
+    theirs = (torch.from_numpy(x) ** n).numpy()
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("n", [2, 3, 5])
+def test_integer_tensors_keep_their_powers_exact(torch, n):
+    x = np.arange(-20, 20, dtype=np.int64)
+    ours, theirs = (chaingrad.from_numpy(x) ** n).numpy(), (torch.from_numpy(x) ** n).numpy()
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("dtype, ulps", [(np.float32, 4), (np.float64, 2)])
+def test_sigmoid_is_torchs_within_a_few_ulps_and_saturates_quietly(torch, dtype, ulps):
+    x = _points(dtype, -120, 120)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's overflow warning would be an error here
+        ours = chaingrad.sigmoid(Tensor(x)).numpy()
+    theirs = torch.sigmoid(torch.from_numpy(x)).numpy()
+    assert ours.dtype == theirs.dtype
+    assert _ulps(ours, theirs) <= ulps
+    np.testing.assert_array_equal(ours[x < (-110 if dtype == np.float32 else -750)], 0.0)
+    np.testing.assert_array_equal(ours[x > 40], 1.0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_erf_is_within_2_ulps_of_math_erf_and_of_torch(torch, dtype):
+    """float32: numpy polynomials (``fast_kernels.erf_float32``); float64: SciPy's erf.
+    (2 ulps: each of them, glibc's and torch's erf is about an ulp from the exact value.)"""
+    x = _points(dtype, -6, 6)
+    ours = chaingrad.erf(Tensor(x)).numpy()
+    exact = np.array([math.erf(float(v)) for v in x])
+    assert ours.dtype == dtype
+    assert _ulps(ours, exact.astype(dtype)) <= 2
+    assert _ulps(ours, torch.erf(torch.from_numpy(x)).numpy()) <= 2
+
+
+def test_the_float32_erf_twin_takes_inf_nan_and_signed_zeros_as_math_erf():
+    x = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-45, -1e-45, 3.9, 4.0, 1e30],
+                 dtype=np.float32)
+    ours = fast_kernels.erf_float32(x)
+    with np.errstate(invalid="ignore"):
+        expected = np.array([math.erf(float(v)) for v in x], dtype=np.float32)
+    np.testing.assert_array_equal(ours, expected)  # nan where nan, -0.0 for -0.0
+    assert np.array_equal(np.signbit(ours), np.signbit(expected))
+
+
+def test_erf_under_the_reference_is_math_erf_entry_by_entry():
+    x = _points(np.float32, -6, 6)[::7]
+    chaingrad.use_reference()
+    try:
+        ours = kernels.erf(x)
+    finally:
+        chaingrad.use_reference(False)
+    np.testing.assert_array_equal(ours, np.array([math.erf(float(v)) for v in x],
+                                                 dtype=np.float32))
+
+
+def test_erf_without_scipy_is_math_erf_entry_by_entry(monkeypatch):
+    monkeypatch.setattr(kernels, "_scipy_erf", lambda: None)
+    x = _points(np.float64, -6, 6)[::7]
+    np.testing.assert_array_equal(kernels.erf(x), [math.erf(float(v)) for v in x])
+
+
+@pytest.mark.parametrize("shape", [(32, 200), (3, 4, 17), (16,), (5, 3), (2, 0, 20)])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_the_sum_twin_is_the_reference_within_rounding(shape, dtype, keepdims):
+    x = np.random.default_rng(1).standard_normal(shape).astype(dtype)
+    for axes in {(x.ndim - 1,), tuple(range(x.ndim)), (0,)}:
+        ours = fast_kernels.sum_array(x, axes, keepdims)
+        reference = x.sum(axis=axes, keepdims=keepdims)
+        assert np.shape(ours) == np.shape(reference) and ours.dtype == reference.dtype
+        bound = np.abs(x).sum(axis=axes, keepdims=keepdims) * np.finfo(dtype).eps * 4
+        assert np.all(np.abs(ours - reference) <= bound)
+
+
+def test_the_sum_twin_is_not_used_under_the_reference(monkeypatch):
+    def refuse(*args):
+        raise AssertionError("the fast twin ran")
+
+    monkeypatch.setattr(fast_kernels, "sum_array", refuse)
+    chaingrad.use_reference()
+    try:
+        assert Tensor(np.ones((4, 32), dtype=np.float32)).sum().item() == 128.0
+    finally:
+        chaingrad.use_reference(False)
+    with pytest.raises(AssertionError, match="the fast twin ran"):
+        Tensor(np.ones((4, 32), dtype=np.float32)).sum()
+
+
+@pytest.mark.parametrize("shape, index_shape, low", [
+    ((65, 192), (512,), 0), ((27, 10), (32, 3), 0), ((10,), (40,), -10), ((5, 2, 3), (7,), -5),
+    ((512, 8), (512,), 0)])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_scatter_twin_is_the_reference_bit_for_bit(shape, index_shape, low, dtype):
+    rng = np.random.default_rng(2)
+    index = rng.integers(low, shape[0], index_shape)
+    g = rng.standard_normal(index_shape + shape[1:]).astype(dtype)
+    ours = fast_kernels.scatter_array(g, index, shape)
+    reference = rules.scatter_array(g, index, shape)
+    assert ours.shape == reference.shape and ours.dtype == reference.dtype
+    np.testing.assert_array_equal(ours, reference)
+
+
+def test_an_embeddings_gradient_takes_the_scatter_twin_unless_under_the_reference(monkeypatch):
+    calls = []
+    monkeypatch.setattr(fast_kernels, "scatter_array",
+                        lambda *args: calls.append(args) or rules.scatter_array(*args))
+    table = Tensor(np.ones((5, 3), dtype=np.float32), requires_grad=True)
+    table[np.array([0, 2, 2])].sum().backward()
+    assert len(calls) == 1
+    chaingrad.use_reference()
+    try:
+        table.grad = None
+        table[np.array([0, 2, 2])].sum().backward()
+    finally:
+        chaingrad.use_reference(False)
+    assert len(calls) == 1 and table.grad.tolist()[2] == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize("slope", [0.01, 0.2, 1.0, 1.5, -0.3])
+def test_leaky_relu_is_torchs_bit_for_bit(torch, slope):
+    x = _points(np.float32, -50, 50)
+    np.testing.assert_array_equal(
+        chaingrad.nn.functional.leaky_relu(Tensor(x), slope).numpy(),
+        torch.nn.functional.leaky_relu(torch.from_numpy(x), slope).numpy())
+
+
+@pytest.mark.parametrize("beta, threshold", [(1.0, 20.0), (2.0, 5.0), (0.5, 20.0)])
+def test_softplus_is_torchs_within_3_ulps_and_quiet(torch, beta, threshold):
+    x = _points(np.float32, -40, 200)  # (below, results are subnormal: ulps mean little)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = chaingrad.nn.functional.softplus(Tensor(x), beta, threshold).numpy()
+    theirs = torch.nn.functional.softplus(torch.from_numpy(x), beta, threshold).numpy()
+    assert _ulps(ours, theirs) <= 3
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_leaky_relus_rule_keeps_the_gradients_dtype(dtype):
+    """A float64 temporary would double the rule's passes over memory for a float32 g."""
+    from chaingrad.rules import LEAKY_RELU
+
+    x = _points(dtype, -3, 3)
+    g = np.ones_like(x)
+    (grad,) = LEAKY_RELU.vjp((x,), kernels.leaky_relu(x, 0.01), g, 0.01)
+    assert grad.dtype == dtype
+    np.testing.assert_array_equal(grad, np.where(x > 0, 1.0, dtype(0.01)).astype(dtype))
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape", [(512, 192), (3, 5, 40), (7, 16), (2, 3)])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_softmax_twins_are_the_references_within_rounding(name, shape, dtype):
+    x = (np.random.default_rng(3).standard_normal(shape) * 5).astype(dtype)
+    x[..., 1] = -np.inf  # a masked entry, as attention's
+    with np.errstate(all="ignore"):
+        ours = getattr(fast_kernels, name)(x, x.ndim - 1)
+        reference = getattr(rules, name)(x, x.ndim - 1)
+    assert ours.dtype == reference.dtype and ours.shape == reference.shape
+    np.testing.assert_array_equal(np.isinf(ours), np.isinf(reference))
+    finite = np.isfinite(reference)
+    np.testing.assert_allclose(ours[finite], reference[finite],
+                               rtol=8 * np.finfo(dtype).eps, atol=8 * np.finfo(dtype).eps)
+
+
+def test_softmax_runs_its_twin_unless_under_the_reference(monkeypatch):
+    calls = []
+    monkeypatch.setattr(fast_kernels, "softmax",
+                        lambda *args: calls.append(args) or rules.softmax(*args))
+    x = Tensor(np.zeros((2, 32), dtype=np.float32))
+    x.softmax(-1)
+    chaingrad.use_reference()
+    try:
+        assert x.softmax(-1).tolist()[0][0] == 1 / 32
+    finally:
+        chaingrad.use_reference(False)
+    assert len(calls) == 1
