@@ -2,7 +2,7 @@
 
 A few hot paths have a fast twin beside their reference, tested to compute the same
 numbers: the float backward pass of Values (``chaingrad/fast_backward.py``, twin of
-``autodiff.backward_pass``), the convolution and pooling forwards, sums, the scatter of an
+``autodiff.backward_pass``), the convolution and pooling forwards, softmax, the scatter of an
 embedding's gradient and float32 ``erf`` (``tensor_engine/fast_kernels.py``, twins of the
 references in ``tensor_engine/rules.py`` and of ``math.erf``) and matmul's weight gradient
 (``tensor_engine.rules.matmul_y_grad_transposed``). With the

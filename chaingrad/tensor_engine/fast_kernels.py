@@ -215,33 +215,6 @@ def max_pool2d(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
     return out.reshape(pooled), None if picked is None else picked.reshape(pooled)
 
 
-# ---- sums ----
-
-SUMMED_ROW = 16
-"""The shortest last axis whose rows ``sum_array`` sums with ``np.einsum``: below it, a row
-is too short for einsum's vector loop to pay."""
-
-
-def sum_array(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
-    """The twin of ``rules.SUM``'s forward ``x.sum(axis=axes, keepdims=keepdims)``, equal
-    within float rounding (the sums run in another order), for a float array that is
-    C-contiguous, summed over its last axis or over all of them: ``np.einsum`` sums each row
-    of the last axis (several partial sums in vector registers, about 3x faster than
-    numpy's pairwise ``sum`` in float32 here), and a sum over all axes then adds the row
-    sums with numpy's pairwise sum, two levels as torch's cascade. Other cases are
-    ``x.sum``."""
-    last = x.ndim - 1
-    if (x.dtype.kind != "f" or last < 0 or x.shape[-1] < SUMMED_ROW
-            or not x.flags.c_contiguous or axes not in ((last,), tuple(range(x.ndim)))):
-        return x.sum(axis=axes, keepdims=keepdims)
-    rows = np.einsum("...i->...", x)
-    if len(axes) > 1:
-        rows = rows.sum()
-    if keepdims:
-        return np.reshape(rows, tuple(1 if i in axes else n for i, n in enumerate(x.shape)))
-    return rows
-
-
 # ---- erf in float32 ----
 
 ERF_EXPONENT = (-1.128379225730896, -0.636619508266449, -0.10277344286441803,
@@ -313,6 +286,10 @@ def scatter_array(g: np.ndarray, index: Any, shape: tuple[int, ...]) -> np.ndarr
 
 
 # ---- softmax and log_softmax along the last axis ----
+
+SUMMED_ROW = 16
+"""The shortest last axis whose rows the softmax twins sum with ``np.einsum``: below it, a
+row is too short for einsum's vector loop to pay."""
 
 
 def _rows_summable(x: np.ndarray, axis: int) -> bool:

@@ -59,10 +59,13 @@ def erf(x: np.ndarray) -> np.ndarray:
 
 def pow_n(x: np.ndarray, n: Any) -> np.ndarray:
     """x ** n for a constant n (a number, or an array of them), as torch computes it:
-    ``x * x`` for n = 2, ``x * x * x`` for n = 3, ``1 / x`` for -1, ``1 / (x * x)`` for -2
-    and ``1 / sqrt(x)`` for -0.5 (torch's numbers, bit for bit in float32 and float64; and
-    60-500x faster than numpy's ``x ** 3``, which calls ``pow`` for each entry), else
-    numpy's ``x ** n``.
+    ``x * x`` for n = 2, ``x * x * x`` for n = 3, ``1 / x`` for -1 and ``1 / sqrt(x)`` for
+    -0.5 (torch's numbers, bit for bit in float32 and float64; and 60-500x faster than
+    numpy's ``x ** 3``, which calls ``pow`` for each entry), else numpy's ``x ** n``.
+
+    Not -2, which torch computes as ``1 / (x * x)``: the rule of ``x ** -1`` computes
+    ``x ** -2`` with numpy's ``**``, and a gradient derived by hand with ``x ** -2`` (the
+    makemore lecture's exercise) must equal autograd's bit for bit, as on torch.
 
     Example:
         >>> pow_n(np.array([1.5, -2.0], dtype=np.float32), 3).tolist()
@@ -77,8 +80,6 @@ def pow_n(x: np.ndarray, n: Any) -> np.ndarray:
         if x.dtype.kind == "f":
             if k == -1:
                 return 1 / x
-            if k == -2:
-                return 1 / (x * x)
             if k == -0.5:
                 return 1 / np.sqrt(x)
     return x**n
@@ -154,11 +155,14 @@ def log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
 
 
 def sum_array(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> Any:
-    """The sum over ``axes`` (``rules.SUM``'s forward: ``x.sum(axis=axes, keepdims=...)``,
-    or its fast twin ``fast_kernels.sum_array``)."""
-    if reference.only:
-        return x.sum(axis=axes, keepdims=keepdims)
-    return fast_kernels.sum_array(x, axes, keepdims)
+    """The sum over ``axes`` (``rules.SUM``'s forward): ``x.sum(axis=axes, keepdims=...)``.
+
+    numpy's sum, with no faster twin: a broadcast input's gradient is summed by numpy's sum
+    too (``autodiff.sum_to_shape``), and a gradient derived by hand with ``.sum`` (the
+    makemore lecture's exercise) must equal autograd's bit for bit, as it does on torch,
+    where both are one kernel (``fast_kernels.sum_array`` was 10 us against 24 at 512x192,
+    and rounds differently)."""
+    return x.sum(axis=axes, keepdims=keepdims)
 
 
 def conv2d(x: np.ndarray, w: np.ndarray, stride: tuple[int, int], padding: tuple[int, int],
