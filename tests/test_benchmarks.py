@@ -96,7 +96,7 @@ def test_quick_run_reports_every_workload(tmp_path):
     assert {"cpu", "versions", "env", "load_average_start", "load_average_end"} <= set(machine)
     assert machine["env"]["OMP_NUM_THREADS"] == "1"
     rows = {(r["workload"], r["engine"]): r for r in payload["results"]}
-    for workload in ("S1", "S2", "S2c", "S3", "T1/8", "T1/16", "T2", "T3", "T4", "T5"):
+    for workload in ("S1", "S2", "S2c", "S3", "T1/8", "T1/16", "T2", "T3", "T4", "T5", "T6"):
         engines_run = ["chaingrad"] + (["micrograd"] if workload[0] == "S" else [])
         for engine in engines_run + (["numpy"] if workload[:2] == "T1" else []):
             row = rows[(workload, engine)]
@@ -116,7 +116,7 @@ def test_quick_run_reports_every_workload(tmp_path):
     assert "S3: deep scalar MLP" in done.stdout
 
 
-@pytest.mark.parametrize("workload", ["S1", "S2", "S3", "T1", "T2", "T3", "T4", "T5"])
+@pytest.mark.parametrize("workload", ["S1", "S2", "S3", "T1", "T2", "T3", "T4", "T5", "T6"])
 def test_every_workload_runs_a_block_on_torch(workload):
     """torch's contestants, as run.py builds them (scalar ones in a worker, from the same
     classes), each timing one block of the quick sizes."""
@@ -310,14 +310,14 @@ def test_s2_computes_the_same_losses_on_chaingrad_and_torch():
     assert losses["chaingrad"] == pytest.approx(losses["torch"], rel=1e-12)
 
 
-@pytest.mark.parametrize("workload", ["T4", "T5"])
+@pytest.mark.parametrize("workload", ["T4", "T5", "T6"])
 def test_the_lectures_steps_compute_the_same_losses_on_chaingrad_and_torch(workload):
     """One code, two modules: the same seeds give the same data, weights, dropout masks
     and so the same losses (float32: within rounding)."""
     pytest.importorskip("torch")
     from workloads import lectures, tensor
 
-    make_step = lectures.MlpStepT4 if workload == "T4" else lectures.GptIterationT5
+    make_step = lectures.STEPS[workload]
     losses = {}
     for name, module in (("chaingrad", chaingrad), ("torch", tensor.torch_module())):
         work = make_step(module, batch=4)
@@ -558,11 +558,11 @@ def test_a_worker_builds_every_tensor_workload(workload):
 
 def test_versions_times_the_lectures_workloads_in_both_trees(tmp_path):
     out = tmp_path / "versions.json"
-    done = _run("--before", ".", "--after", ".", "--quick", "--only", "T4,T5", "--repeats", "1",
+    done = _run("--before", ".", "--after", ".", "--quick", "--only", "T4,T5,T6", "--repeats", "1",
                 "--processes", "1", "--json", str(out), script=VERSIONS)
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads(out.read_text())["results"]
-    assert [r["workload"] for r in results] == ["T4", "T5"]
+    assert [r["workload"] for r in results] == ["T4", "T5", "T6"]
     assert all(r["before"]["median"] > 0 and r["after"]["median"] > 0 for r in results)
 
 

@@ -1,6 +1,6 @@
-"""T4 and T5: the training steps of the lectures after micrograd, written once against
-PyTorch's API and run on the module given, ``torch`` or ``chaingrad`` (issue 24's "fast
-enough to follow the lectures").
+"""T4, T5 and T6: the training steps of the lectures after micrograd, and nanoGPT's,
+written once against PyTorch's API and run on the module given, ``torch`` or ``chaingrad``
+(issue 24's "fast enough to follow the lectures", issue 32's "faster than torch").
 
 T4: makemore part 2's MLP step: a batch of 32 contexts of 3 characters, embeddings of 10,
 a tanh layer of 200, logits over 27 characters, ``F.cross_entropy``, the gradients reset
@@ -10,13 +10,21 @@ T5: the GPT lecture's training iteration at a small size: a batch of 16 blocks o
 tokens from a vocabulary of 65, token and position embeddings of 64, 2 blocks of 4 causal
 self-attention heads and a feed-forward layer, each after a LayerNorm, dropout 0.2, AdamW.
 
-Both draw their data and initial weights from the module's own generator, seeded: torch
-and chaingrad start from the same numbers and compute the same losses (``loss`` is the
-last step's).
+T6: the same GPT as nanoGPT builds it (its ``model.py``, the attention written out as it is
+where ``F.scaled_dot_product_attention`` is missing): batch 12, block 64, n_embd 128, 4
+heads, 4 layers, dropout 0, vocabulary 65; one linear for the keys, queries and values of
+all heads, ``nn.GELU()`` (erf, ``approximate='none'``) in the feed-forward layer,
+``LayerNorm`` before each, the output layer's weight tied to the token embedding, nanoGPT's
+initialisation, and ``AdamW`` with weight decay 0.1 on the matrices only, betas (0.9, 0.99).
+
+All three draw their data and initial weights from the module's own generator, seeded:
+torch and chaingrad start from the same numbers and compute the same losses (``loss`` is
+the last step's).
 """
 
 from __future__ import annotations
 
+import math
 from types import ModuleType
 from typing import Any
 
@@ -24,6 +32,9 @@ MLP = {"batch": 32, "context": 3, "embedding": 10, "hidden": 200, "classes": 27,
        "examples": 5_000, "lr": 0.1}
 GPT = {"batch": 16, "block": 32, "n_embd": 64, "heads": 4, "layers": 2, "dropout": 0.2,
        "vocab": 65, "tokens": 10_000, "lr": 1e-3}
+NANOGPT = {"batch": 12, "block": 64, "n_embd": 128, "heads": 4, "layers": 4, "dropout": 0.0,
+           "vocab": 65, "tokens": 10_000, "lr": 1e-3, "weight_decay": 0.1,
+           "betas": (0.9, 0.99)}
 
 
 class MlpStepT4:
@@ -142,3 +153,109 @@ class GptIterationT5:
         loss.backward()
         self.optimizer.step()
         self.loss = loss
+
+
+def nanogpt_model(torch: ModuleType, c: dict[str, Any]) -> Any:
+    """nanoGPT's GPT (``model.py``) at the sizes ``c``, from ``torch.nn``'s layers: one
+    linear makes every head's keys, queries and values, the heads are an axis of their
+    own, the feed-forward layer's activation is ``nn.GELU()``, the output layer shares the
+    token embedding's weight, and the weights start as nanoGPT starts them."""
+    nn, F = torch.nn, torch.nn.functional
+    width, heads, block, layers = c["n_embd"], c["heads"], c["block"], c["layers"]
+
+    class CausalSelfAttention(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.c_attn = nn.Linear(width, 3 * width)
+            self.c_proj = nn.Linear(width, width)
+            self.attn_dropout, self.resid_dropout = nn.Dropout(c["dropout"]), nn.Dropout(
+                c["dropout"])
+            self.register_buffer("bias", torch.tril(torch.ones(block, block))
+                                 .view(1, 1, block, block))
+
+        def forward(self, x: Any) -> Any:
+            B, T, C = x.size()
+            q, k, v = self.c_attn(x).split(width, dim=2)
+            k = k.view(B, T, heads, C // heads).transpose(1, 2)
+            q = q.view(B, T, heads, C // heads).transpose(1, 2)
+            v = v.view(B, T, heads, C // heads).transpose(1, 2)
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+            att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+            att = self.attn_dropout(F.softmax(att, dim=-1))
+            y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+            return self.resid_dropout(self.c_proj(y))
+
+    class MLP(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.c_fc, self.gelu = nn.Linear(width, 4 * width), nn.GELU()
+            self.c_proj, self.dropout = nn.Linear(4 * width, width), nn.Dropout(c["dropout"])
+
+        def forward(self, x: Any) -> Any:
+            return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ln_1, self.attn = nn.LayerNorm(width), CausalSelfAttention()
+            self.ln_2, self.mlp = nn.LayerNorm(width), MLP()
+
+        def forward(self, x: Any) -> Any:
+            x = x + self.attn(self.ln_1(x))
+            return x + self.mlp(self.ln_2(x))
+
+    class GPT(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.transformer = nn.ModuleDict(dict(
+                wte=nn.Embedding(c["vocab"], width), wpe=nn.Embedding(block, width),
+                drop=nn.Dropout(c["dropout"]), h=nn.ModuleList([Block() for _ in range(layers)]),
+                ln_f=nn.LayerNorm(width)))
+            self.lm_head = nn.Linear(width, c["vocab"], bias=False)
+            self.transformer.wte.weight = self.lm_head.weight  # weight tying
+            self.apply(self._init_weights)
+            for name, p in self.named_parameters():
+                if name.endswith("c_proj.weight"):
+                    nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * layers))
+
+        def _init_weights(self, module: Any) -> None:
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                nn.init.zeros_(module.bias)
+
+        def forward(self, idx: Any, targets: Any) -> tuple[Any, Any]:
+            t = idx.size(1)
+            pos = torch.arange(0, t, dtype=torch.long)
+            x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
+            for layer in self.transformer.h:
+                x = layer(x)
+            logits = self.lm_head(self.transformer.ln_f(x))
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1),
+                                   ignore_index=-1)
+            return logits, loss
+
+    return GPT()
+
+
+class NanoGptIterationT6(GptIterationT5):
+    """nanoGPT's training iteration (``c`` = ``NANOGPT``): its AdamW decays the weights of
+    the matrices (every parameter of two or more axes) and not the biases and norms."""
+
+    def __init__(self, torch: ModuleType, batch: int = NANOGPT["batch"]):
+        c = NANOGPT
+        self.torch, self.c, self.batch = torch, c, batch
+        torch.manual_seed(1337)
+        self.data = torch.randint(0, c["vocab"], (c["tokens"],))
+        self.model = nanogpt_model(torch, c)
+        self.model.train()
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        groups = [{"params": [p for p in params if p.dim() >= 2],
+                   "weight_decay": c["weight_decay"]},
+                  {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+        self.optimizer = torch.optim.AdamW(groups, lr=c["lr"], betas=c["betas"])
+        self.loss = None
+
+
+STEPS = {"T4": MlpStepT4, "T5": GptIterationT5, "T6": NanoGptIterationT6}
+"""The workload id of each step's class."""

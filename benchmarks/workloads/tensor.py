@@ -3,7 +3,8 @@
 T1: a training step of an MLP 784-128-10 (ReLU, softmax cross-entropy, SGD lr 0.01) on
 random float32 data; T2: a training step of a small CNN on scikit-learn's 8x8 digits;
 T3: a chain of 1-element tensor ops, forward and backward per op (the per-op overhead).
-T4 and T5: the makemore MLP step and the GPT iteration (``lectures``), on chaingrad and torch.
+T4, T5 and T6: the makemore MLP step, the GPT lecture's iteration and nanoGPT's
+(``lectures``), on chaingrad and torch.
 
 The caller sets one BLAS/OpenMP thread (environment, before numpy is imported) and
 ``torch.set_num_threads(1)``. ``make(name, workload, **sizes)`` raises ``engines.MissingError``
@@ -208,7 +209,7 @@ class TinyOpsT3:
 
 
 def _lecture(engine: str, workload: str, batch: int, steps: int) -> tuple[Any, str, str]:
-    """T4 or T5 (``lectures``), the same code on torch's module or chaingrad's."""
+    """T4, T5 or T6 (``lectures``), the same code on torch's module or chaingrad's."""
     if engine == "torch":
         module = torch_module()
         label = f"torch {module.__version__}"
@@ -218,7 +219,7 @@ def _lecture(engine: str, workload: str, batch: int, steps: int) -> tuple[Any, s
         label = f"chaingrad {version_of('chaingrad')}"
     else:
         raise MissingError(f"{engine}: no {workload} workload")
-    make_step = lectures.MlpStepT4 if workload == "T4" else lectures.GptIterationT5
+    make_step = lectures.STEPS[workload]
     try:
         work = make_step(module, batch)
     except AttributeError as exc:  # an older chaingrad (versions.py) without torch's names
@@ -252,7 +253,7 @@ def make(engine: str, workload: str, batch: int = 128, steps: int = 3,
         torch = torch_module()
         leaf = lambda x: torch.tensor([x], requires_grad=True)  # noqa: E731
         return TinyOpsT3(leaf, n_ops), f"torch {torch.__version__} (float32)", ""
-    if workload in ("T4", "T5"):
+    if workload in lectures.STEPS:
         return _lecture(engine, workload, batch, steps)
     if workload == "T1":
         X, labels = mlp_data(batch)
