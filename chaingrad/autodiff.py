@@ -365,6 +365,8 @@ def sum_to_shape(g: Any, shape: tuple[int, ...], op: str = "") -> Any:
     if g.shape == shape:
         return g
     lead = len(g.shape) - len(shape)
+    if lead > 0 and g.shape[lead:] == shape:  # axes prepended only (a bias): their sum
+        return g.sum(axis=tuple(range(lead)))
     if lead < 0 or any(n != 1 and g.shape[lead + i] != n for i, n in enumerate(shape)):
         raise ValueError(f"{op + ': ' if op else ''}a gradient of shape {g.shape} cannot "
                          f"belong to an input of shape {shape}")
