@@ -104,7 +104,9 @@ def test_erf_without_scipy_is_math_erf_entry_by_entry(monkeypatch):
     ((65, 192), (512,), 0), ((27, 10), (32, 3), 0), ((10,), (40,), -10), ((5, 2, 3), (7,), -5),
     ((512, 8), (512,), 0)])
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_the_scatter_twin_is_the_reference_bit_for_bit(shape, index_shape, low, dtype):
+def test_the_scatter_twin_is_the_reference_bit_for_bit(shape, index_shape, low, dtype,
+                                                      monkeypatch):
+    monkeypatch.setattr(fast_kernels, "SCATTERED_ENTRIES", 0)  # the twin at every size
     rng = np.random.default_rng(2)
     index = rng.integers(low, shape[0], index_shape)
     g = rng.standard_normal(index_shape + shape[1:]).astype(dtype)
@@ -128,6 +130,18 @@ def test_an_embeddings_gradient_takes_the_scatter_twin_unless_under_the_referenc
     finally:
         chaingrad.use_reference(False)
     assert len(calls) == 1 and table.grad.tolist()[2] == [2.0, 2.0, 2.0]
+
+
+def test_a_small_scatter_is_numpys_add_at(monkeypatch):
+    """Below SCATTERED_ENTRIES the twin's sorts cost more than they save: the reference."""
+    calls = []
+    monkeypatch.setattr(rules, "scatter_array",
+                        lambda *args: calls.append(args) or np.zeros(args[2], args[0].dtype))
+    index = np.arange(fast_kernels.SCATTERED_ENTRIES // 4) % 7
+    fast_kernels.scatter_array(np.ones((index.size, 3), np.float32), index, (7, 3))
+    assert len(calls) == 1
+    fast_kernels.scatter_array(np.ones((index.size, 4), np.float32), index, (7, 4))
+    assert len(calls) == 1  # 4 * SCATTERED_ENTRIES // 4 entries: the twin
 
 
 @pytest.mark.parametrize("slope", [0.01, 0.2, 1.0, 1.5, -0.3])
