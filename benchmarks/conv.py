@@ -25,17 +25,22 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"  # before numpy (or torch) is imported anywhere in this process
 
-import argparse  # noqa: E402
 import functools  # noqa: E402
 import json  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 from typing import Any  # noqa: E402
 
+from workloads.optiming import (  # noqa: E402
+    CLOCKS,
+    add_engine_options,
+    check_baseline,
+    check_baseline_import,
+    median_us,
+    run_worker,
+    summary,
+)
 from workloads.report import write_json  # noqa: E402
-from workloads.usage import Parser, check_outputs, usage_error  # noqa: E402
+from workloads.usage import Parser, check_outputs  # noqa: E402
 
 # (name, input shape, weight shape, stride, padding)
 CONV_CASES = [
@@ -77,22 +82,6 @@ def _engine(name: str) -> tuple[Any, Any, Any, Any]:
     return lambda a: Tensor(a, requires_grad=True), Tensor, conv2d, max_pool2d
 
 
-CLOCKS = {"thread": time.thread_time, "wall": time.perf_counter}
-
-
-def _median_us(call: Any, setup: Any, budget: float, clock: Any) -> float:
-    """The median time of ``call(setup())`` in microseconds on ``clock``, over as many
-    calls as fit in ``budget`` seconds (at least 5, at most 2000); ``setup`` is not timed."""
-    times: list[float] = []
-    deadline = time.perf_counter() + budget
-    while len(times) < 5 or (len(times) < 2000 and time.perf_counter() < deadline):
-        arg = setup()
-        start = clock()
-        call(arg)
-        times.append(clock() - start)
-    return statistics.median(times) * 1e6
-
-
 def _time_op(op: Any, leaves: list, constant: Any, budget: float, clock: Any
              ) -> dict[str, float]:
     import numpy as np
@@ -107,8 +96,8 @@ def _time_op(op: Any, leaves: list, constant: Any, budget: float, clock: Any
 
     for _ in range(3):  # warm up
         fresh_graph().backward(seed)
-    fwd = _median_us(lambda _: op(*leaves), lambda: None, budget, clock)
-    bwd = _median_us(lambda out: out.backward(seed), fresh_graph, budget, clock)
+    fwd = median_us(lambda _: op(*leaves), lambda: None, budget, clock)
+    bwd = median_us(lambda out: out.backward(seed), fresh_graph, budget, clock)
     return {"fwd": fwd, "bwd": bwd}
 
 
@@ -136,7 +125,7 @@ def worker(engine: str, quick: bool, only_t2: bool, budget: float, clock_name: s
         step = _t2_step("torch" if engine == "torch" else "chaingrad")
         for _ in range(3):
             step()
-        results[T2_STEP] = {"step": _median_us(lambda _: step(), lambda: None, budget * 3,
+        results[T2_STEP] = {"step": median_us(lambda _: step(), lambda: None, budget * 3,
                                                clock)}
     return results
 
@@ -166,38 +155,6 @@ def _cases(full: list, quick_cases: list, quick: bool, only_t2: bool) -> list:
 # ---- the driver: alternating processes, medians over runs ----
 
 
-def _run_worker(engine: str, args: argparse.Namespace) -> dict[str, Any]:
-    command = [sys.executable, os.path.abspath(__file__), "--worker", engine,
-               "--budget", str(args.budget), "--clock", args.clock]
-    command += ["--quick"] * args.quick + ["--only", args.only] * (args.only is not None)
-    env = dict(os.environ)
-    if engine == "baseline":
-        command += ["--baseline", args.baseline]
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [args.baseline,
-                                                          env.get("PYTHONPATH")]))
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"conv.py: the {engine} worker failed:\n{done.stderr}")
-    return json.loads(done.stdout)
-
-
-def _check_baseline_import(tree: str) -> None:
-    """In the baseline worker: stop unless chaingrad is imported from ``tree`` (an installed
-    chaingrad that came first on the path would be timed as the baseline)."""
-    import chaingrad
-
-    package = os.path.join(os.path.realpath(tree), "chaingrad") + os.sep
-    if not os.path.realpath(chaingrad.__file__).startswith(package):
-        raise SystemExit(f"conv.py: the baseline worker imported chaingrad from "
-                         f"{chaingrad.__file__}, not from {tree}")
-
-
-def _summary(samples: list[float]) -> dict[str, Any]:
-    median = statistics.median(samples)
-    return {"median": median, "spread": (max(samples) - min(samples)) / median,
-            "samples": samples}
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = Parser(prog="conv.py", description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="full runs per engine (>= 1)")
@@ -206,26 +163,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="one tiny case (a smoke test)")
     parser.add_argument("--budget", type=float, default=0.3,
                         help="seconds of calls per median (default 0.3)")
-    parser.add_argument("--clock", choices=sorted(CLOCKS), default="thread",
-                        help="thread: the CPU time of the timing thread (default; other "
-                             "processes' load does not count), wall: elapsed time")
-    parser.add_argument("--baseline", metavar="PATH",
-                        help="also time chaingrad imported from this source tree")
-    parser.add_argument("--worker", choices=["chaingrad", "torch", "baseline"],
-                        help=argparse.SUPPRESS)
+    add_engine_options(parser)
     args = parser.parse_args(argv)
     if args.runs < 1 or args.budget <= 0:
         parser.error("--runs must be >= 1 and --budget > 0")
     check_outputs("conv.py", args, ("json",))  # before the runs, not after them
-    if args.baseline is not None:
-        tree = os.path.abspath(args.baseline)
-        if not os.path.isfile(os.path.join(tree, "chaingrad", "__init__.py")):
-            usage_error("conv.py", "--baseline: expected a source tree holding "
-                                   f"chaingrad/__init__.py, got {args.baseline!r}")
-        args.baseline = tree
+    check_baseline("conv.py", args)
     if args.worker:
         if args.worker == "baseline":
-            _check_baseline_import(args.baseline)
+            check_baseline_import("conv.py", args.baseline)
         print(json.dumps(worker(args.worker, args.quick, args.only == "t2", args.budget,
                                 args.clock)))
         return 0
@@ -235,12 +181,14 @@ def main(argv: list[str] | None = None) -> int:
     for r in range(args.runs):
         for engine in engines if r % 2 == 0 else engines[::-1]:
             try:
-                runs[engine].append(_run_worker(engine, args))
+                options = ["--budget", str(args.budget), "--clock", args.clock]
+                options += ["--quick"] * args.quick + ["--only", args.only] * bool(args.only)
+                runs[engine].append(run_worker(__file__, engine, args, options))
             except RuntimeError as exc:  # the worker's own error is the message's last line
                 print(exc, file=sys.stderr)
                 return 1
             print(f"run {r + 1}/{args.runs}: {engine} done", file=sys.stderr)
-    table = {engine: {case: {phase: _summary([run[case][phase] for run in done])
+    table = {engine: {case: {phase: summary([run[case][phase] for run in done])
                              for phase in phases}
                       for case, phases in done[0].items()}
              for engine, done in runs.items()}

@@ -29,16 +29,21 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"  # before numpy (or torch) is imported anywhere in this process
 
-import argparse  # noqa: E402
 import json  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from typing import Any  # noqa: E402
 
+from workloads.optiming import (  # noqa: E402
+    CLOCKS,
+    add_engine_options,
+    check_baseline,
+    check_baseline_import,
+    median_us,
+    run_worker,
+    summary,
+)
 from workloads.report import write_json  # noqa: E402
 from workloads.usage import Parser, check_outputs  # noqa: E402
 
@@ -224,23 +229,6 @@ def _engine(name: str) -> Any:
     return chaingrad
 
 
-CLOCKS = {"thread": time.thread_time, "wall": time.perf_counter}
-
-
-def _median_us(call: Callable[[Any], Any], setup: Callable[[], Any], budget: float,
-               clock: Callable[[], float]) -> float:
-    """The median time of ``call(setup())`` in microseconds on ``clock``, over as many
-    calls as fit in ``budget`` seconds (at least 5, at most 2000); ``setup`` is not timed."""
-    times: list[float] = []
-    deadline = time.perf_counter() + budget
-    while len(times) < 5 or (len(times) < 2000 and time.perf_counter() < deadline):
-        arg = setup()
-        start = clock()
-        call(arg)
-        times.append(clock() - start)
-    return statistics.median(times) * 1e6
-
-
 def prepared(t: Any, case: Case, n: int, d: int) -> tuple[Callable[[], Any], list[Any]]:
     """The case's op on the engine ``t`` as a call without arguments, on its inputs made
     tensors (those of floats require a gradient), and those inputs."""
@@ -274,8 +262,8 @@ def time_case(t: Any, case: Case, n: int, d: int, budget: float,
     for _ in range(3):  # warm up
         fresh()
         forward_backward(None)
-    return {"fwd": _median_us(lambda _: call(), lambda: None, budget, clock),
-            "fwd+bwd": _median_us(forward_backward, fresh, budget, clock)}
+    return {"fwd": median_us(lambda _: call(), lambda: None, budget, clock),
+            "fwd+bwd": median_us(forward_backward, fresh, budget, clock)}
 
 
 def worker(engine: str, sizes: tuple[tuple[int, int], ...], only: list[str] | None,
@@ -296,26 +284,6 @@ def selected(only: list[str] | None) -> list[Case]:
 
 
 # ---- the driver: alternating processes, medians over runs ----
-
-
-def _run_worker(engine: str, args: argparse.Namespace) -> dict[str, Any]:
-    command = [sys.executable, os.path.abspath(__file__), "--worker", engine,
-               "--budget", str(args.budget), "--clock", args.clock, "--sizes", args.sizes]
-    command += ["--quick"] * args.quick + ["--only", args.only] * (args.only is not None)
-    env = dict(os.environ)
-    if engine == "baseline":
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [args.baseline,
-                                                          env.get("PYTHONPATH")]))
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"ops.py: the {engine} worker failed:\n{done.stderr}")
-    return json.loads(done.stdout)
-
-
-def _summary(samples: list[float]) -> dict[str, Any]:
-    median = statistics.median(samples)
-    return {"median": median, "spread": (max(samples) - min(samples)) / median,
-            "samples": samples}
 
 
 def parse_sizes(text: str) -> tuple[tuple[int, int], ...]:
@@ -340,13 +308,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="tiny inputs (4x6), a smoke test of every case")
     parser.add_argument("--budget", type=float, default=0.1,
                         help="seconds of calls per median (default 0.1)")
-    parser.add_argument("--clock", choices=sorted(CLOCKS), default="thread",
-                        help="thread: the CPU time of the timing thread (default; other "
-                             "processes' load does not count), wall: elapsed time")
-    parser.add_argument("--baseline", metavar="PATH",
-                        help="also time chaingrad imported from this source tree")
-    parser.add_argument("--worker", choices=["chaingrad", "torch", "baseline"],
-                        help=argparse.SUPPRESS)
+    add_engine_options(parser)
     args = parser.parse_args(argv)
     if args.runs < 1 or args.budget <= 0:
         parser.error("--runs must be >= 1 and --budget > 0")
@@ -359,7 +321,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"--only: unknown case {unknown[0]!r}")
     check_outputs("ops.py", args, ("json",))  # before the runs, not after them
+    check_baseline("ops.py", args)
     if args.worker:
+        if args.worker == "baseline":
+            check_baseline_import("ops.py", args.baseline)
         print(json.dumps(worker(args.worker, sizes, only, args.budget, args.clock)))
         return 0
 
@@ -367,9 +332,16 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, list[dict]] = {engine: [] for engine in engines}
     for r in range(args.runs):
         for engine in engines if r % 2 == 0 else engines[::-1]:
-            runs[engine].append(_run_worker(engine, args))
+            options = ["--budget", str(args.budget), "--clock", args.clock, "--sizes",
+                       args.sizes] + ["--quick"] * args.quick
+            options += ["--only", args.only] * (args.only is not None)
+            try:
+                runs[engine].append(run_worker(__file__, engine, args, options))
+            except RuntimeError as exc:  # the worker's own error is the message's last line
+                print(exc, file=sys.stderr)
+                return 1
             print(f"run {r + 1}/{args.runs}: {engine} done", file=sys.stderr)
-    table = {engine: {case: {size: {phase: _summary([run[case][size][phase] for run in done])
+    table = {engine: {case: {size: {phase: summary([run[case][size][phase] for run in done])
                                     for phase in phases}
                              for size, phases in by_size.items()}
                       for case, by_size in done[0].items()}

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "benchmarks" / "run.py"
 VERSIONS = ROOT / "benchmarks" / "versions.py"
 CONV = ROOT / "benchmarks" / "conv.py"
+OPS = ROOT / "benchmarks" / "ops.py"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from workloads import contest, engines, report, scalar, suite  # noqa: E402
@@ -49,15 +50,16 @@ def micrograd_tree(tmp_path):
 
 @pytest.fixture(scope="module")
 def scripts() -> Iterator[dict[Path, Any]]:
-    """run.py, versions.py and conv.py imported into this process (benchmarks/ is on
-    sys.path), to call their ``main(argv)`` without starting an interpreter each time."""
+    """run.py, versions.py, conv.py and ops.py imported into this process (benchmarks/ is
+    on sys.path), to call their ``main(argv)`` without starting an interpreter each time."""
     with pytest.MonkeyPatch.context() as patch:
         for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             patch.setenv(variable, "1")  # as importing a script sets it; undone afterwards
         import conv
+        import ops
         import run
         import versions
-        yield {RUN: run, VERSIONS: versions, CONV: conv}
+        yield {RUN: run, VERSIONS: versions, CONV: conv, OPS: ops}
 
 
 def _usage_error(scripts: dict[Path, Any], capsys: pytest.CaptureFixture, script: Path,
@@ -185,7 +187,8 @@ def test_bad_command_line_is_one_line_and_exit_2(scripts, capsys, args, message)
 SMALLEST_RUNS = {RUN: ["--quick", "--only", "S1", "--repeats", "1"],
                  VERSIONS: ["--before", ".", "--after", ".", "--quick", "--only", "S1",
                             "--repeats", "1", "--processes", "1"],
-                 CONV: ["--quick", "--runs", "1", "--budget", "0.01"]}
+                 CONV: ["--quick", "--runs", "1", "--budget", "0.01"],
+                 OPS: ["--quick", "--runs", "1", "--budget", "0.01", "--only", "x + y"]}
 
 
 @pytest.mark.parametrize("script, option", [(RUN, "--json"), (RUN, "--markdown"),
@@ -590,13 +593,14 @@ def test_run_exits_1_when_chaingrad_did_not_run_a_workload(tmp_path):
     assert "S1: scalar chain" in done.stdout  # the other workloads still ran
 
 
+@pytest.mark.parametrize("script", [CONV, OPS])
 @pytest.mark.parametrize("baseline", ["/nonexistent", "benchmarks"])
-def test_conv_refuses_a_baseline_that_is_not_a_chaingrad_tree(scripts, capsys, monkeypatch,
-                                                             baseline):
+def test_a_baseline_that_is_not_a_chaingrad_tree_is_refused(scripts, capsys, monkeypatch,
+                                                          script, baseline):
     monkeypatch.chdir(ROOT)
-    assert _usage_error(scripts, capsys, CONV, *SMALLEST_RUNS[CONV], "--baseline",
+    assert _usage_error(scripts, capsys, script, *SMALLEST_RUNS[script], "--baseline",
                         baseline) == [
-        f"conv.py: --baseline: expected a source tree holding chaingrad/__init__.py, "
+        f"{script.name}: --baseline: expected a source tree holding chaingrad/__init__.py, "
         f"got {baseline!r}"]
 
 
