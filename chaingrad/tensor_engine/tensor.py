@@ -1048,9 +1048,6 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
             dims = tuple(dims[0])
         ndim = self._value.ndim
-        axes = _PERMUTATIONS.get((ndim, *dims)) if all(type(a) is int for a in dims) else None
-        if axes is not None:  # dims checked before (most calls: a transpose in a model)
-            return make_node(self._value.transpose(axes), (self,), TRANSPOSE.bind(axes))
         if not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in dims):
             raise TypeError(f"permute: dims must be ints, got {dims!r}")
         if len(dims) != ndim or any(not -ndim <= a < max(ndim, 1) for a in dims) or len(
@@ -1058,8 +1055,6 @@ class Tensor(InPlace, Conversions, autodiff.Node):
             raise ValueError(f"permute: dims {dims} are not a permutation of the {ndim} "
                              f"dims of shape {tuple(self.shape)}")
         axes = tuple(int(a) % ndim for a in dims)
-        if all(type(a) is int for a in dims) and len(_PERMUTATIONS) < 1024:
-            _PERMUTATIONS[(ndim, *dims)] = axes
         return make_node(self._value.transpose(axes), (self,), TRANSPOSE.bind(axes))
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
@@ -1629,9 +1624,6 @@ class Tensor(InPlace, Conversions, autodiff.Node):
 
 
 _value_of = attrgetter("_value")
-
-_PERMUTATIONS: dict[tuple[int, ...], tuple[int, ...]] = {}
-"""``permute``'s checked dims: ``(ndim, *dims)`` (plain ints) -> the axes, each in 0..ndim-1."""
 
 
 def _forward_of_users(rule: Rule, inputs: tuple) -> np.ndarray:
