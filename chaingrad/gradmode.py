@@ -276,10 +276,10 @@ class set_detect_anomaly:  # noqa: N801 - PyTorch's name
         _set_anomaly(*self.previous)
 
 
-class detect_anomaly:  # noqa: N801 - PyTorch's name
-    """A context manager (and decorator) under which anomaly detection is on, with each op
-    recording the lines that made it: ``set_detect_anomaly(True, check_nan)`` for a block,
-    as torch's ``detect_anomaly``.
+class detect_anomaly(_GradMode):  # noqa: N801 - PyTorch's name
+    """A context manager (and decorator, as the grad modes: ``_GradMode``) under which
+    anomaly detection is on, with each op recording the lines that made it:
+    ``set_detect_anomaly(True, check_nan)`` for a block, as torch's ``detect_anomaly``.
 
     Example:
         >>> import chaingrad as torch
@@ -293,19 +293,13 @@ class detect_anomaly:  # noqa: N801 - PyTorch's name
 
     def __init__(self, check_nan: bool = True) -> None:
         self.check_nan = bool(check_nan)
-        self._previous: list[tuple[bool, bool, bool]] = []
+        self._modes: list[tuple[bool, bool, bool]] = []
 
     def __enter__(self) -> None:
-        self._previous.append(_set_anomaly(True, self.check_nan, True))
+        self._modes.append(_set_anomaly(True, self.check_nan, True))
 
     def __exit__(self, *exc_info: object) -> None:
-        _set_anomaly(*self._previous.pop())
+        _set_anomaly(*self._modes.pop())
 
-    def __call__(self, fn: Callable) -> Callable:
-        check_nan = self.check_nan
-
-        @functools.wraps(fn)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            with detect_anomaly(check_nan):
-                return fn(*args, **kwargs)
-        return call
+    def _again(self) -> detect_anomaly:
+        return detect_anomaly(self.check_nan)
