@@ -1,9 +1,11 @@
 """What the primitives' ``array`` texts call: the forwards on numpy arrays that are more than
 one numpy call (``np`` itself is there too).
 
-Convolution, pooling and sums run their fast twins (``fast_kernels.py``) unless
-``chaingrad.use_reference()`` is on, when they run the readable references beside their
-primitives in ``rules.py``; the rest have one form. ``benchmarks/ops.py`` times each op
+Convolution, pooling, softmax, an embedding's gradient and float32 erf run their fast twins
+(``fast_kernels.py``) unless ``chaingrad.use_reference()`` is on, when they run the
+readable references beside their primitives in ``rules.py``; the rest have one form. Where
+they overflow (exp), their callers have numpy's warnings off: a Tensor op (``quietly``), a
+backward pass (once for the pass). ``benchmarks/ops.py`` times each op
 against torch's.
 """
 
@@ -21,7 +23,7 @@ from .rules import matmul, put, unpool_array
 
 __all__ = ["conv2d", "conv2d_input_grad", "conv2d_weight_grad", "erf", "leaky_relu",
            "log_softmax", "matmul", "max_pool2d", "np", "pow_n", "put", "scatter_array",
-           "sigmoid", "softmax", "softplus", "sum_array", "unpool_array"]
+           "sigmoid", "softmax", "softplus", "unpool_array"]
 
 _erf_of_each = np.frompyfunc(math.erf, 1, 1)
 
@@ -92,12 +94,12 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
     torch's differ by an ulp here and there).
 
     Example:
-        >>> sigmoid(np.array([-200.0, 0.0, 200.0], dtype=np.float32)).tolist()
+        >>> with np.errstate(over="ignore"):  # as a Tensor op calls it
+        ...     sigmoid(np.array([-200.0, 0.0, 200.0], dtype=np.float32)).tolist()
         [0.0, 0.5, 1.0]
     """
     out = np.negative(x, out=np.empty_like(x))
-    with np.errstate(over="ignore"):
-        np.exp(out, out=out)
+    np.exp(out, out=out)
     out += 1
     return np.reciprocal(out, out=out)
 
@@ -126,16 +128,14 @@ def leaky_relu(x: np.ndarray, negative_slope: float) -> np.ndarray:
 
 def softplus(x: np.ndarray, beta: float, threshold: float) -> np.ndarray:
     """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold, as torch
-    computes it (``log1p(exp(beta * x)) / beta``; exp overflows only where x is kept, and
-    quietly).
+    computes it (``log1p(exp(beta * x)) / beta``; exp overflows only where x is kept).
 
     Example:
         >>> softplus(np.array([0.0, 30.0]), 1.0, 20.0).tolist()
         [0.6931471805599453, 30.0]
     """
     z = x * beta
-    with np.errstate(over="ignore"):
-        soft = np.log1p(np.exp(z))
+    soft = np.log1p(np.exp(z))
     soft /= beta
     return np.where(z > threshold, x, soft)
 
@@ -152,17 +152,6 @@ def log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
     if reference.only:
         return rules.log_softmax(x, axis)
     return fast_kernels.log_softmax(x, axis)
-
-
-def sum_array(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> Any:
-    """The sum over ``axes`` (``rules.SUM``'s forward): ``x.sum(axis=axes, keepdims=...)``.
-
-    numpy's sum, with no faster twin: a broadcast input's gradient is summed by numpy's sum
-    too (``autodiff.sum_to_shape``), and a gradient derived by hand with ``.sum`` (the
-    makemore lecture's exercise) must equal autograd's bit for bit, as it does on torch,
-    where both are one kernel (``fast_kernels.sum_array`` was 10 us against 24 at 512x192,
-    and rounds differently)."""
-    return x.sum(axis=axes, keepdims=keepdims)
 
 
 def conv2d(x: np.ndarray, w: np.ndarray, stride: tuple[int, int], padding: tuple[int, int],

@@ -128,11 +128,13 @@ def SCALE(xs, out, g, c):
 
 
 @define("sum", ("expand(out.grad, axes, x.shape)",),
-        array="sum_array(x, axes, keepdims)", params=("axes", "keepdims"),
+        array="x.sum(axis=axes, keepdims=keepdims)", params=("axes", "keepdims"),
         saves=("",), torch=("torch.sum", "Tensor.sum"))
 def SUM(xs, out, g, axes, keepdims):
-    """The sum over ``axes`` (``x.sum(axis=axes, keepdims=keepdims)``, or its fast twin:
-    ``kernels.sum_array``);  d/dx = 1 for every entry: g repeated along the summed axes."""
+    """The sum over ``axes``;  d/dx = 1 for every entry: g repeated along the summed axes.
+    numpy's sum, with no faster twin: a broadcast input's gradient is summed by numpy's sum
+    too (``autodiff.sum_to_shape``), and a gradient derived by hand with ``.sum`` (the
+    makemore lecture's exercise) must equal autograd's bit for bit, as on torch."""
     return (expand(g, axes, xs[0].shape),)
 
 
