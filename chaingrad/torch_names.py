@@ -7,6 +7,9 @@ had when they were taken; a name chaingrad gains later is simply found before th
 are asked.
 """
 
+import importlib
+from collections.abc import Callable
+
 TORCH = frozenset("""
     abs_ absolute accelerator AcceleratorError acos acos_ acosh acosh_ adaptive_avg_pool1d
     adaptive_max_pool1d addbmm addcdiv addcmul addmm addmv addmv_ addr adjoint
@@ -469,3 +472,26 @@ def missing(module: str, name: str, lacks: frozenset[str]) -> AttributeError:
         return AttributeError(f"{module} has no {name!r} yet")
     call, instead = suggestion
     return AttributeError(f"{module} has no {name!r} yet; for {call} write {instead}")
+
+
+def submodules_on_use(package: str, submodules: tuple[str, ...],
+                      lacks: frozenset[str]) -> Callable[[str], object]:
+    """A package's module-level ``__getattr__``: each of its ``submodules`` imported on first
+    use (``chaingrad.optim.lr_scheduler`` without an import of its own), any other name the
+    error of ``missing``.
+
+    Example:
+        >>> getattr_ = submodules_on_use("chaingrad.optim", ("lr_scheduler",), OPTIM)
+        >>> getattr_("lr_scheduler").__name__
+        'chaingrad.optim.lr_scheduler'
+        >>> getattr_("LBFGS")
+        Traceback (most recent call last):
+        ...
+        AttributeError: chaingrad.optim has no 'LBFGS' yet
+    """
+    def __getattr__(name: str) -> object:  # noqa: N807 - the module hook's own name
+        if name in submodules:
+            return importlib.import_module(f"{package}.{name}")  # which sets it there
+        raise missing(package, name, lacks)
+
+    return __getattr__

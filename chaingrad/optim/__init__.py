@@ -33,7 +33,6 @@ Example:
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Iterable
 from numbers import Real
@@ -761,7 +760,4 @@ _SUBMODULES = ("lr_scheduler",)
 if TYPE_CHECKING:  # what __getattr__ serves, for type checkers (tests/test_typing.py)
     from . import lr_scheduler as lr_scheduler
 else:
-    def __getattr__(name: str) -> object:
-        if name in _SUBMODULES:
-            return importlib.import_module(f"chaingrad.optim.{name}")  # which sets it here
-        raise torch_names.missing("chaingrad.optim", name, torch_names.OPTIM)
+    __getattr__ = torch_names.submodules_on_use("chaingrad.optim", _SUBMODULES, torch_names.OPTIM)

@@ -9,7 +9,6 @@ Example:
     3
 """
 
-import importlib
 from typing import TYPE_CHECKING
 
 from .. import torch_names
@@ -21,10 +20,7 @@ if TYPE_CHECKING:  # what __getattr__ serves, for type checkers (tests/test_typi
     from . import data as data
     from . import tensorboard as tensorboard
 else:
-    def __getattr__(name: str) -> object:
-        if name in _SUBMODULES:
-            return importlib.import_module(f"chaingrad.utils.{name}")  # which sets it here
-        raise torch_names.missing("chaingrad.utils", name, torch_names.UTILS)
+    __getattr__ = torch_names.submodules_on_use("chaingrad.utils", _SUBMODULES, torch_names.UTILS)
 
 
 def __dir__() -> list[str]:

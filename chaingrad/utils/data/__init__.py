@@ -39,7 +39,6 @@ import bisect
 import collections.abc
 import contextlib
 import copy
-import importlib
 import itertools
 import math
 import multiprocessing
@@ -1137,7 +1136,5 @@ _SUBMODULES = ("dataloader",)
 if TYPE_CHECKING:  # what __getattr__ serves, for type checkers (tests/test_typing.py)
     from . import dataloader as dataloader
 else:
-    def __getattr__(name: str) -> object:
-        if name in _SUBMODULES:
-            return importlib.import_module(f"chaingrad.utils.data.{name}")  # which sets it
-        raise torch_names.missing("chaingrad.utils.data", name, torch_names.DATA)
+    __getattr__ = torch_names.submodules_on_use("chaingrad.utils.data", _SUBMODULES,
+                                                torch_names.DATA)
