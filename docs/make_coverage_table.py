@@ -56,12 +56,13 @@ def resolve(path: str) -> object:
 
 
 def torch_public_names(space: object) -> list[str]:
-    """torch's public names in a module (its functions, classes and own submodules; for
-    ``torch`` itself, its submodules imported or not) or a class (its public attributes)."""
+    """torch's public names in a module (its functions, classes and own submodules, these
+    imported or not: which of them a process has imported depends on what ran before, and
+    the table must not) or a class (its public attributes)."""
     if not isinstance(space, types.ModuleType):
         return sorted(name for name in dir(space) if not name.startswith("_"))
     names = set()
-    if space.__name__ == "torch":
+    if hasattr(space, "__path__"):  # a package
         names |= {m.name for m in pkgutil.iter_modules(space.__path__)
                   if not m.name.startswith("_")}
     for name in dir(space):
