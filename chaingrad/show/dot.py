@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .layout import Graph, drawing_size, screen_rankdir
+from .layout import Graph, check_rankdir, drawing_size, screen_rankdir
 from .names import array_text, check_root, format_number, is_tensor, node_names, reading_order
 from .render import (
     DEFAULT_TIMEOUT,
@@ -37,7 +37,6 @@ from .render import (
 
 __all__ = ["Drawing", "RendererNotFoundError", "draw_dot", "to_dot"]
 
-RANKDIRS = ("LR", "RL", "TB", "BT")
 DEFAULT_MAX_NODES = 1000
 # graphviz-pure lays out the slowest graphs of this many segments in 2-6 s (see layout_segments)
 DEFAULT_MAX_SEGMENTS = 5000
@@ -108,15 +107,9 @@ def to_dot(root: Any, rankdir: str = "LR", params: Any = None) -> str:
         }
     """
     check_root(root, "to_dot")
-    _check_rankdir(rankdir, "to_dot")
+    check_rankdir(rankdir, "to_dot", auto=True)
     order = reading_order(root)
     return _dot_text(order, rankdir, node_names(order, params, "to_dot"))
-
-
-def _check_rankdir(rankdir: str, where: str) -> None:
-    if rankdir != "auto" and rankdir not in RANKDIRS:
-        raise ValueError(f"{where}: rankdir must be one of {', '.join(RANKDIRS)} or auto, "
-                         f"got {rankdir!r}")
 
 
 def fitting_rankdir(root: Any, params: Any = None) -> str:
@@ -269,7 +262,7 @@ def draw_dot(
     """
     check_root(root, "draw_dot")
     check_format(format, "draw_dot")
-    _check_rankdir(rankdir, "draw_dot")
+    check_rankdir(rankdir, "draw_dot", auto=True)
     check_timeout(timeout, "draw_dot")
     order = reading_order(root)
     check_size(len(order), max_nodes, "draw_dot")

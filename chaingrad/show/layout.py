@@ -99,7 +99,7 @@ def graphviz_layout(graph: Graph, renderer: str | None = None,
         RuntimeError: When the renderer fails or takes longer than ``timeout`` seconds.
         ValueError: When ``rankdir`` is none of those four.
     """
-    _check_rankdir(rankdir, "graphviz_layout")
+    check_rankdir(rankdir, "graphviz_layout")
     program = renderer or find_renderer()
     if program is None:
         raise RendererNotFoundError("to_html: layout='graphviz' needs a Graphviz renderer "
@@ -118,10 +118,12 @@ def graphviz_layout(graph: Graph, renderer: str | None = None,
     return _read_plain(graph, result.stdout.decode("utf-8"), rankdir)
 
 
-def _check_rankdir(rankdir: str, where: str) -> None:
-    if rankdir not in RANKDIRS:
-        raise ValueError(f"{where}: rankdir must be one of {', '.join(RANKDIRS)}, got "
-                         f"{rankdir!r}")
+def check_rankdir(rankdir: str, where: str, auto: bool = False) -> None:
+    """A ValueError naming ``where`` unless ``rankdir`` is one of ``RANKDIRS`` (or, where
+    ``auto`` is taken, "auto")."""
+    if rankdir not in RANKDIRS and not (auto and rankdir == "auto"):
+        choices = ", ".join(("auto",) * auto + RANKDIRS)
+        raise ValueError(f"{where}: rankdir must be one of {choices}, got {rankdir!r}")
 
 
 def _layout_dot(graph: Graph, rankdir: str = "LR") -> str:
@@ -197,7 +199,7 @@ def drawing_size(graph: Graph, rankdir: str = "LR", rank_gap: float = RANK_GAP,
         >>> drawing_size(graph, "LR"), drawing_size(graph, "TB")
         ((210.0, 68.0), (76.0, 152.0))
     """
-    _check_rankdir(rankdir, "drawing_size")
+    check_rankdir(rankdir, "drawing_size")
     along = 0 if rankdir in ("LR", "RL") else 1  # the index of a size along the edges
     ranks: dict[int, list[tuple[float, float]]] = {}
     for key, rank in _columns(graph).items():
@@ -274,7 +276,7 @@ def builtin_layout(graph: Graph, rankdir: str = "LR") -> Layout:
     Raises:
         ValueError: When ``rankdir`` is not 'LR', 'TB', 'RL' or 'BT'.
     """
-    _check_rankdir(rankdir, "builtin_layout")
+    check_rankdir(rankdir, "builtin_layout")
     if rankdir in ("LR", "RL"):
         layout = _left_to_right(graph, MARGIN_X, MARGIN_Y, LABEL_PX * 0.7)
     else:  # a label beside its edge's end, to its left, rather than above it

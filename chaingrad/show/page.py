@@ -36,10 +36,10 @@ from .dot import (
     reuse_marks,
 )
 from .layout import (
-    RANKDIRS,
     Graph,
     Layout,
     builtin_layout,
+    check_rankdir,
     drawing_size,
     graphviz_layout,
     screen_rankdir,
@@ -134,9 +134,7 @@ def to_html(
     if layout not in LAYOUTS:
         raise ValueError(f"to_html: layout must be one of {', '.join(LAYOUTS)}, got "
                          f"{layout!r}")
-    if rankdir not in ("auto", *RANKDIRS):
-        raise ValueError(f"to_html: rankdir must be one of auto, {', '.join(RANKDIRS)}, got "
-                         f"{rankdir!r}")
+    check_rankdir(rankdir, "to_html", auto=True)
     path = os.fspath(path)
     order = reading_order(root)
     check_size(len(order), max_nodes, "to_html")

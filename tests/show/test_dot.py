@@ -111,7 +111,8 @@ def test_auto_names_follow_reading_order_and_avoid_labels():
 
 
 def test_to_dot_rejects_bad_input():
-    with pytest.raises(ValueError, match="rankdir must be one of LR, RL, TB, BT or auto, got 'XY'"):
+    with pytest.raises(ValueError,
+                       match="to_dot: rankdir must be one of auto, LR, TB, RL, BT, got 'XY'"):
         to_dot(Value(1.0), rankdir="XY")
     with pytest.raises(TypeError, match="to_dot: root must be a Value, got float"):
         to_dot(1.0)
