@@ -48,7 +48,7 @@ LOCAL_SCALAR = {"S1": [("chaingrad", False), ("micrograd", False), ("micrograd",
                        ("torch", False)]}
 LOCAL_TENSOR = {"T1": ("chaingrad", "chaingrad-compiled", "torch", "numpy"),
                 "T2": ("chaingrad", "torch"), "T3": ("chaingrad", "torch"),
-                "T4": ("chaingrad", "torch"), "T5": ("chaingrad", "torch"),
+                "T4": ("chaingrad", "torch", "numpy"), "T5": ("chaingrad", "torch"),
                 "T6": ("chaingrad", "torch")}
 
 

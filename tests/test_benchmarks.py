@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import chaingrad
@@ -100,7 +101,7 @@ def test_quick_run_reports_every_workload(tmp_path):
     rows = {(r["workload"], r["engine"]): r for r in payload["results"]}
     for workload in ("S1", "S2", "S2c", "S3", "T1/8", "T1/16", "T2", "T3", "T4", "T5", "T6"):
         engines_run = ["chaingrad"] + (["micrograd"] if workload[0] == "S" else [])
-        for engine in engines_run + (["numpy"] if workload[:2] == "T1" else []):
+        for engine in engines_run + (["numpy"] if workload[:2] in ("T1", "T4") else []):
             row = rows[(workload, engine)]
             assert row["status"] == "ok", row
             for name, metric in row["metrics"].items():
@@ -328,6 +329,24 @@ def test_the_lectures_steps_compute_the_same_losses_on_chaingrad_and_torch(workl
             work.step()
         losses[name] = work.loss.item()
     assert losses["chaingrad"] == pytest.approx(losses["torch"], rel=1e-5)
+
+
+def test_t4_by_hand_in_numpy_is_the_same_step_as_on_chaingrad():
+    """The floor row is the step it claims to be: for the same batches, the numpy program
+    written out by hand gives the losses and the parameters chaingrad's step gives."""
+    from workloads import lectures
+
+    engine = lectures.MlpStepT4(chaingrad)
+    floor = lectures.MlpStepT4Numpy(chaingrad)
+    floor.batches = lambda: chaingrad.randint(0, len(floor.X), (floor.batch,),
+                                              generator=floor.generator).numpy()
+    for _ in range(5):
+        engine.step()
+        floor.step()
+        assert floor.loss == pytest.approx(engine.loss.item(), rel=1e-5)
+    for mine, theirs in zip((floor.C, floor.W1, floor.b1, floor.W2, floor.b2),
+                            engine.parameters):
+        np.testing.assert_allclose(mine, theirs.detach().numpy(), rtol=1e-4, atol=1e-6)
 
 
 def test_steady_heap_fixes_mallocs_thresholds_in_the_timing_workers_only():

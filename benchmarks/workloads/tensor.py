@@ -217,6 +217,12 @@ def _lecture(engine: str, workload: str, batch: int, steps: int) -> tuple[Any, s
         import chaingrad as module
 
         label = f"chaingrad {version_of('chaingrad')}"
+    elif engine == "numpy" and workload == "T4":
+        import chaingrad
+
+        work = lectures.MlpStepT4Numpy(chaingrad, batch)
+        return (StepBlock(work.step, steps), f"numpy {np.__version__} (by hand)",
+                "hand-written forward/backward, no autograd")
     else:
         raise MissingError(f"{engine}: no {workload} workload")
     make_step = lectures.STEPS[workload]
