@@ -14,13 +14,13 @@ from numbers import Real
 from typing import Any
 
 from . import autodiff, gradmode, guards
+from .declaration import GENERIC_FORMULA, Primitive
 from .engine import Value
 from .errors import DomainError, GradcheckError
 from .gradmode import detect_anomaly as detect_anomaly  # torch.autograd's names for these
 from .gradmode import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
 from .gradmode import is_anomaly_enabled as is_anomaly_enabled
 from .gradmode import set_detect_anomaly as set_detect_anomaly
-from .rules import GENERIC_FORMULA, Primitive
 
 
 def grad(

@@ -23,17 +23,9 @@ from collections.abc import Callable
 from numbers import Real
 
 from . import autodiff, fast_backward, gradmode, reference, rules
+from .declaration import Bound, Primitive, method, on_floats
 from .errors import DomainError
-from .rules import (
-    ADD,
-    MUL,
-    POW,
-    POW_N,
-    Bound,
-    Primitive,
-    method,
-    on_floats,
-)
+from .rules import ADD, MUL, POW, POW_N
 
 Number = int | float
 

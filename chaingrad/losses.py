@@ -69,8 +69,8 @@ def hinge_loss(scores: Sequence[Value], labels: Sequence[int]) -> Value:
         >>> hinge_loss([Value(0.5), Value(-3.0)], [1, -1]).data   # (0.5 + 0) / 2
         0.25
     """
-    if _functional(scores):
-        return _hinge_on_tensors(scores, labels)
+    if functional := _functional(scores):
+        return _hinge_on_tensors(scores, labels, functional)
     scores = _batch("hinge_loss", "scores", scores)
     labels = _labels("hinge_loss", labels, len(scores))
     for i, y in enumerate(labels):
@@ -264,18 +264,16 @@ def _array_if_list(fn: str, arg: str, target: Any, like: Any) -> Any:
     return array
 
 
-def _hinge_on_tensors(scores: Any, labels: Any) -> Any:
+def _hinge_on_tensors(scores: Any, labels: Any, F: Any) -> Any:  # noqa: N803 (torch's F)
     """hinge_loss on a Tensor (or an array) of scores: the mean of ``relu(1 - y * s)`` over
     the entries of the scores and the labels, broadcast together as torch broadcasts a
     loss's target, with its warning where their shapes differ. torch has no such loss (its
-    ``hinge_embedding_loss`` is another), so this is hinge's one Tensor form."""
+    ``hinge_embedding_loss`` is another), so this is hinge's one Tensor form. ``F``:
+    ``chaingrad.nn.functional`` (``_functional``), and its ``Tensor``."""
     import numpy as np  # an optional dependency, there when Tensors are
 
-    from .nn import functional as F
-    from .tensor_engine.tensor import Tensor
-
-    s = scores if isinstance(scores, Tensor) else Tensor(scores)
-    if isinstance(labels, Tensor):
+    s = scores if isinstance(scores, F.Tensor) else F.Tensor(scores)
+    if isinstance(labels, F.Tensor):
         y = labels.detach().numpy()
     elif isinstance(labels, (list, tuple, np.ndarray)):
         y = _array_if_list("hinge_loss", "labels", labels, s)

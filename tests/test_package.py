@@ -74,14 +74,33 @@ def _is_package(module: str) -> bool:
 
 
 def _imports(module: str, tree: ast.Module) -> tuple[set[str], set[str]]:
-    """The package's modules imported at the top of ``module``, and inside functions."""
+    """The package's modules imported at the top of ``module``, and inside functions (an
+    import statement there, or ``importlib.import_module`` of a name that starts with
+    "chaingrad": a lazy edge is an edge)."""
     top, inner = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             inside = any(isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef))
                          for parent in _parents(tree, node))
             (inner if inside else top).update(m for m in _resolve(module, node) if m != module)
+        elif (named := _imported_by_name(node)) is not None:
+            inner.update(m for m in _resolve(module, ast.Import([ast.alias(named)]))
+                         if m != module)
     return top, inner
+
+
+def _imported_by_name(node: ast.AST) -> str | None:
+    """The module an ``importlib.import_module(...)`` call names, as far as it is written
+    out (``f"chaingrad.cli.{name}"`` names the package ``chaingrad.cli``), or None."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module" and node.args):
+        return None
+    arg = node.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    if isinstance(arg, ast.JoinedStr) and arg.values and isinstance(arg.values[0], ast.Constant):
+        return str(arg.values[0].value).rstrip(".")
+    return ""  # a name made at run time: the lazy loaders of torch_names and __init__
 
 
 def _parents(tree: ast.AST, target: ast.AST) -> list[ast.AST]:
@@ -128,9 +147,43 @@ def test_no_import_cycle_not_even_through_lazy_imports() -> None:
     assert not cycles, f"import cycles: {cycles}"
 
 
-def test_function_level_imports_of_the_package_only_where_documented() -> None:
-    lazy = {module for module, tree in MODULES.items() if _imports(module, tree)[1]}
-    assert lazy <= LAZY_OWN, f"function-level imports of chaingrad's own modules: {lazy - LAZY_OWN}"
+def test_at_most_three_function_level_imports_of_the_package() -> None:
+    """Issue 33: the Tensor engine needs numpy, which the scalar engine must not; three
+    modules reach it only when a Tensor is in play, each saying so where it imports."""
+    found = []
+    for module, tree in MODULES.items():
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                    isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    for parent in _parents(tree, node)) and _resolve(module, node):
+                found.append(f"{module}:{node.lineno}")
+    assert {f.split(":")[0] for f in found} <= LAZY_OWN and len(found) <= 3, found
+
+
+def test_no_arrow_from_the_shared_core_into_the_tensor_engine() -> None:
+    """What a Value graph runs (``chaingrad.engine`` and every module it reaches, lazily
+    or not) never reaches ``chaingrad.tensor_engine``: the Tensor engine builds on the
+    core, never the other way round."""
+    graph, seen, todo = _graph(), set(), ["chaingrad.engine", "chaingrad.rules"]
+    while todo:
+        module = todo.pop()
+        if module not in seen:  # (``from . import x`` names the package too: not an edge)
+            seen.add(module)
+            todo.extend(d for d in graph.get(module, ()) if not module.startswith(d + "."))
+    assert not {m for m in seen if m.startswith("chaingrad.tensor_engine")}, sorted(seen)
+
+
+def test_nothing_runs_text_as_code_but_the_compiler() -> None:
+    """Forwards are code: ``exec``, ``eval`` and ``compile`` of text appear only where
+    ``chaingrad.compile`` builds the code it wrote (its source registered with linecache)."""
+    calls = sorted({f"{module}:{node.lineno}" for module, tree in MODULES.items()
+                   for node in ast.walk(tree) if isinstance(node, ast.Call)
+                   and (isinstance(node.func, ast.Name) and node.func.id in ("exec", "eval")
+                        or isinstance(node.func, ast.Attribute) and node.func.attr == "compile"
+                        and isinstance(node.func.value, ast.Name)
+                        and node.func.value.id == "builtins")})
+    assert [c.split(":")[0] for c in calls] == ["chaingrad.compiler.writer"] * len(calls) \
+        and len(calls) == 1, calls
 
 
 def _private(name: str) -> bool:

@@ -11,6 +11,8 @@ until it does all of that.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 import pytest
 from ops_table import OPS, agrees_with_numeric, engine_grads, numeric_grads
@@ -19,6 +21,7 @@ import chaingrad
 import chaingrad.nn.functional as F
 from chaingrad import Tensor, Value, rules
 from chaingrad.cli.expr import METHODS, parse_expression
+from chaingrad.declaration import on_floats
 from chaingrad.tensor_engine import rules as tensor_rules
 
 ALL = rules.PRIMITIVES + tensor_rules.PRIMITIVES
@@ -42,7 +45,7 @@ def test_an_elementwise_primitive_runs_differentiates_compiles_and_parses(name) 
 
     # runs and differentiates, on floats (a primitive's parameters at their defaults)
     value, (dx,) = engine_grads(f, [x0])
-    assert value == rules.on_floats(prim, x0, *prim.called().params)
+    assert value == on_floats(prim, x0, *prim.called().params)
     assert agrees_with_numeric(dx, numeric_grads(f, [x0])[0])
     # on arrays, the same numbers and gradient, in float64
     t = Tensor(np.array([x0, x0]), requires_grad=True)
@@ -92,14 +95,17 @@ def test_every_primitive_a_rules_module_declares_is_in_its_table(module) -> None
 @pytest.mark.parametrize("prim", ALL, ids=[p.name for p in ALL])
 def test_every_declaration_is_complete(prim) -> None:
     """One formula and one ``saves`` entry per input (or one for all); saves name only what
-    a rule may read; an array forward that is valid Python over the declared names."""
+    a rule may read; a forward on arrays that is a function (never text to run)."""
     assert prim.vjp.__doc__ and ";" in prim.vjp.__doc__ or prim in (tensor_rules.MAX,
                                                                      tensor_rules.MIN)
     assert prim.saves is not None and len(prim.saves) == len(prim.formulas)
     assert all(set(entry.split()) <= {"x", "y", "out"} for entry in prim.saves)
     assert (prim.forward is not None) == (prim in rules.PRIMITIVES)
     if prim.array is not None:
-        assert callable(prim.on_arrays)
+        assert callable(prim.array) and callable(prim.on_arrays)
+        assert not isinstance(prim.array, str)
+    elif prim in rules.PRIMITIVES:  # a Python operator serves floats and arrays alike
+        assert prim.forward in (operator.add, operator.mul) and prim.on_arrays is prim.forward
     else:  # only those whose gradient depends on where the forward found its result
         assert prim in (tensor_rules.MAX, tensor_rules.MIN, tensor_rules.MAX_POOL2D)
 

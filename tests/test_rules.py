@@ -13,8 +13,9 @@ import pytest
 
 import chaingrad
 from chaingrad import Tensor, Value, autodiff, rules
+from chaingrad.declaration import GENERIC_FORMULA, Bound, Primitive
 from chaingrad.nn.functional import conv2d, cross_entropy, max_pool2d, nll_loss
-from chaingrad.rules import GENERIC_FORMULA, PRIMITIVES, Bound, Primitive
+from chaingrad.rules import PRIMITIVES
 from chaingrad.tensor_engine import concatenate, pad, stack, where
 from chaingrad.tensor_engine import rules as tensor_rules
 

@@ -30,7 +30,8 @@ from pathlib import Path
 
 import pytest
 
-from chaingrad.rules import functions_in, signature
+from chaingrad.declaration import signature
+from chaingrad.rules import functions_in
 
 PROGRAMS_DIR = Path(__file__).parent / "typing_programs"
 PROGRAMS = sorted(path.name for path in PROGRAMS_DIR.glob("*.py") if path.name != "conftest.py")

@@ -5,7 +5,8 @@ writer (``writer.py``) is given for each.
   which raises the ``DomainError`` of its domain), ``+`` and ``*`` written as Python's
   operators; every constant written as its repr; a gradient added to in place (``+=``).
 - Tensors (``tensors()``, made on the first Tensor graph: it needs numpy): each primitive's
-  forward on arrays, its ``array`` text (``np.tanh(add2)``); gradients never added to in
+  forward on arrays, its ``array`` function called by its name (``np.tanh(add2)``,
+  ``sum_on_arrays(x1, (0,), False)``, ``kernels.softmax(mul3, -1)``); gradients never added to in
   place (``g = g + ...``: one array may be the gradient of several nodes); a gradient that
   a rule gives in a broadcast shape summed back; arrays and indices read from the list
   ``K`` (or from ``args``, where they are the call's own arguments); matmul's formulas
@@ -24,20 +25,11 @@ import operator
 from typing import Any
 
 from .. import autodiff
-from ..rules import (
-    FUNCTIONS,
-    PRIMITIVES,
-    Primitive,
-    array_namespace,
-    data,
-    identifier,
-    on_floats,
-    sign,
-    substitute,
-)
-from .writer import Engine, always, tuple_text
+from ..declaration import NumpyFunction, Primitive, identifier, on_floats
+from ..rules import FUNCTIONS, PRIMITIVES, data, sign
+from .writer import Engine, always
 
-INFIX = {operator.add: "+", operator.mul: "*"}
+INFIX = {operator.add: "+", operator.mul: "*", operator.truediv: "/", operator.pow: "**"}
 """The forwards that are Python's operators, written as such: ``mul1 = x1 * w1``."""
 
 
@@ -130,14 +122,31 @@ def array_literal(value: Any) -> bool:
 
 
 def array_forward(prim: Primitive, inputs: list[str], params: list[str]) -> str | None:
-    """A primitive's forward on arrays as code: its ``array`` text with the inputs (``x``,
-    ``y``, ``xs``) and the parameters filled in; None for a user's primitive (or one
-    without a forward on arrays)."""
+    """A primitive's forward on arrays as code: its ``array`` function called by its name
+    (``forward_name``) with the inputs then the parameters, or Python's operator; None for
+    a user's primitive (or one without a forward on arrays)."""
+    forward = prim.array if prim.array is not None else prim.forward
+    if forward in INFIX:
+        return f"{inputs[0]} {INFIX[forward]} {inputs[1]}"
+    if forward is operator.getitem:
+        return f"{inputs[0]}[{params[0]}]"
     if prim.array is None:
         return None
-    names = dict(zip(prim.param_names, params))
-    names |= dict(zip("xy", inputs)) | {"xs": tuple_text(inputs)}
-    return substitute(prim.array, names)
+    return f"{forward_name(forward)}({', '.join(inputs + params)})"
+
+
+def forward_name(forward: Any) -> str:
+    """The name Tensor code calls a forward on arrays by: ``np.tanh`` for numpy's,
+    ``kernels.softmax`` for the Tensor engine's kernels, else the function's own name (one
+    defined beside its rule, which ``_array_namespace`` holds)."""
+    if type(forward) is NumpyFunction:
+        return f"np.{forward.name}"
+    module = getattr(forward, "__module__", None) or ""
+    if module == "numpy" or module.startswith("numpy."):
+        return f"np.{forward.__name__}"
+    if module.endswith(".kernels"):
+        return f"kernels.{forward.__name__}"
+    return forward.__name__
 
 
 def matmul_of_matrices(node: Any) -> bool:
@@ -164,15 +173,20 @@ def transposed_weight_gradient(node: Any, shares: list[tuple[Any, str]], value: 
 
 
 def _array_namespace() -> dict[str, Any]:
-    """What Tensor code calls: what the primitives' forwards on arrays call (numpy as
-    ``np``, ``rules.array_namespace``), the Tensor rules' helpers and the elementwise
-    primitives' forwards on arrays for the formulas (``cos``, ``exp``), numpy's ``asarray``
-    and ``sign``, and the rules whose formulas are not exact."""
-    space = {name: value for name, value in vars(_tensor_rules()).items()
-             if not name.startswith("_")}
+    """What Tensor code calls: the Tensor rules' helpers, the elementwise primitives'
+    forwards on arrays for the formulas (``cos``, ``exp``), every primitive's forward on
+    arrays by the name ``forward_name`` gives it, numpy as ``np``, the Tensor engine's
+    kernels as ``kernels``, numpy's ``asarray`` and ``sign``, and the rules whose formulas
+    are not exact."""
+    rules = _tensor_rules()
+    space = {name: value for name, value in vars(rules).items() if not name.startswith("_")}
     space |= {name: prim.on_arrays for name, prim in FUNCTIONS.items()}
-    space |= array_namespace()
-    np = space["np"]
+    np = rules.np
+    space |= {"np": np, "kernels": rules.kernels}
+    for prim in PRIMITIVES + rules.PRIMITIVES:
+        name = forward_name(prim.array) if prim.array is not None else ""
+        if name and "." not in name and space.setdefault(name, prim.array) is not prim.array:
+            raise RuntimeError(f"compile: two functions named {name} for Tensor code")
     space |= {"asarray": np.asarray, "sign": np.sign, "data": data,
               "sum_to_shape": autodiff.sum_to_shape}
     space |= {name: fn for name, fn in VALUES.namespace.items() if name.startswith("vjp_")}

@@ -24,9 +24,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import autodiff, gradmode, guards
+from ..declaration import GENERIC_FORMULA, Primitive
 from ..engine import Value
 from ..errors import CompileCheckError
-from ..rules import GENERIC_FORMULA, Primitive
 from . import chunks
 from .engines import VALUES, engine_of, is_array
 from .writer import CodeWriter, build, variables

@@ -26,13 +26,17 @@ from __future__ import annotations
 
 import builtins
 import functools
+import itertools
 import keyword
+import linecache
 import re
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..rules import GENERIC_FORMULA, POW_N, Primitive, any_true, fill_in, identifier
+from ..declaration import GENERIC_FORMULA, Primitive, any_true, fill_in, identifier
+from ..rules import POW_N
 from ..show.names import node_names, reading_order
 from .line_table import without_positions
 
@@ -314,17 +318,33 @@ def _unpack(names: list[str], what: str) -> list[str]:
 def build(writer: CodeWriter, texts: list[tuple[str, str]]) -> Callable[..., Iterator]:
     """The trace's code compiled: the generator function ``graph``. ``texts`` is one
     ``("graph", text)``, or a large graph's chunks (``chunks.write_in_chunks``), which are
-    taken from the list as they are compiled, so that the text and the code of all the
-    chunks are never held at once."""
+    taken from the list as they are compiled. Each text is registered with ``linecache``
+    under a name of its own (``<chaingrad.compile #3>``), so that a traceback, ``pdb`` and
+    ``inspect.getsource`` show the code that ran, for as long as the function lives."""
     space = dict(writer.namespace)
+    compiled = next(_compiled)
+    where = []
     while texts:
-        name, text = texts.pop(0)  # (then nothing holds the text once it is compiled)
-        where = "<chaingrad.compile>" if name == "graph" else f"<chaingrad.compile: {name}>"
-        exec(builtins.compile(text, where, "exec"), space)
+        name, text = texts.pop(0)
+        where.append(f"<chaingrad.compile #{compiled}>" if name == "graph" else
+                     f"<chaingrad.compile #{compiled}: {name}>")
+        linecache.cache[where[-1]] = (len(text), None, text.splitlines(True), where[-1])
+        exec(builtins.compile(text, where[-1], "exec"), space)
         if name != "graph":  # each chunk is written as forward_chunk or backward_chunk
             chunk = space.pop(f"{name.split('_')[0]}_chunk")
             chunk.__code__ = without_positions(chunk.__code__)
             space[name] = chunk
     space |= writer.extra  # a user primitive's functions, named while the lines were written
     space["K"] = writer.stored
+    weakref.finalize(space["graph"], _forget, where)
     return space["graph"]
+
+
+_compiled = itertools.count(1)
+"""Numbers each compiled function's source (its ``linecache`` name)."""
+
+
+def _forget(where: list[str]) -> None:
+    """Drop a compiled function's source from ``linecache`` once the function is gone."""
+    for name in where:
+        linecache.cache.pop(name, None)

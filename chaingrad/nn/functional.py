@@ -36,8 +36,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import torch_names
+from ..declaration import Primitive, signature
 from ..gradmode import is_grad_enabled
-from ..rules import Primitive, functions_in, signature
+from ..rules import functions_in
 from ..tensor_engine import functions, sampling
 from ..tensor_engine.rules import BINARY_CROSS_ENTROPY, NLL_LOSS
 from ..tensor_engine.tensor import Tensor, constant

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import autodiff, guards
-from ..rules import GENERIC_FORMULA, fill_in
+from ..declaration import GENERIC_FORMULA, fill_in
 from .names import check_root, format_number, is_tensor, node_names, reading_order
 
 HAND_WRITTEN = "(its hand-written _backward)"

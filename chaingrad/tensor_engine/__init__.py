@@ -3,9 +3,10 @@
 - ``tensor.py``: the ``Tensor`` node and its ops, each naming its primitive; the rest of
   the class in ``inplace.py`` (in-place writes and the version counter), ``conversions.py``
   (dtypes, devices, numbers, arrays, printing) and ``promotion.py`` (torch's result dtype);
-- ``rules.py``: the primitives only Tensors have (matmul, sum, reshape, conv2d, ...), with
-  the readable forms of convolution and pooling; ``fast_kernels.py`` their fast twins, and
-  ``kernels.py`` what the primitives' forwards on arrays call;
+- ``rules.py``: the primitives only Tensors have (matmul, sum, reshape, conv2d, ...), each
+  with its forward on arrays; ``kernels.py`` the forwards that are more than a few numpy
+  calls (softmax, scatter, convolution, pooling), each readable reference with its fast
+  twin beside it;
 - ``functions.py``: functions of several tensors (``concatenate``, ``stack``, ``where``) and
   the nodes of convolution and pooling (whose one entry is ``chaingrad.nn.functional``'s
   ``conv2d`` and ``max_pool2d``, which check their arguments);

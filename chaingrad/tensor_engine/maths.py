@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from .. import gradmode
-from ..rules import Primitive, functions_in
+from ..declaration import Primitive
+from ..rules import functions_in
 from .arrays import to_array
 from .tensor import Tensor, leaf
 

@@ -1,12 +1,12 @@
 """The Tensor engine's own primitives: matmul, reductions, shapes, indexing, convolution.
 
 Declared as ``chaingrad/rules.py`` declares the primitives both engines share (``+``, ``*``,
-tanh, exp, ...): a name, the forward on arrays (``array``: Python text over the inputs
-``x``, ``y`` or ``xs`` and the parameters), the rule ``vjp(xs, out, g, *params)`` and its
-formula, one expression per input (a primitive with any number of inputs, ``concatenate``
-and ``stack``, has one formula in ``k``, the input's position), what the rule keeps of the
-forward pass, and PyTorch's names for it. Parameters (axes, shapes, an index) are passed to
-the rule explicitly, as the node's bound values.
+tanh, exp, ...): a name, the forward on arrays (``array``: a function called with the
+inputs, then the parameters: numpy's own, or a named function beside the rule), the rule
+``vjp(xs, out, g, *params)`` and its formula, one expression per input (a primitive with any
+number of inputs, ``concatenate`` and ``stack``, has one formula in ``k``, the input's
+position), what the rule keeps of the forward pass, and PyTorch's names for it. Parameters
+(axes, shapes, an index) are passed to the rule explicitly, as the node's bound values.
 
 A rule returns each gradient in the output's shape or the input's; the driver sums a
 broadcast gradient back (``autodiff.sum_to_shape``). Rules use what arrays and Tensors
@@ -14,28 +14,33 @@ share (operators, ``.sum``, ``.reshape``, ``.transpose``, indexing) or the funct
 bottom of this module, each of which is an op of its own on a Tensor, so that the same rule
 serves ``backward()`` on arrays and ``backward(create_graph=True)`` on Tensors.
 
-Convolution and pooling are written here as their definitions read (``conv2d_reference``,
-...): the specification. The forwards that run are their fast twins in
-``chaingrad/tensor_engine/fast_kernels.py``, tested against them, unless
-``chaingrad.use_reference()`` asks for these (``kernels.py`` picks).
+The forwards that are more than a few numpy calls (softmax, scatter, convolution, pooling)
+are in ``chaingrad/tensor_engine/kernels.py``, each as its readable reference and its fast
+twin beside it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import operator
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import reference
-from ..rules import Primitive, data, define, exp, log, log1p
+from ..declaration import Primitive, define
+from ..rules import data, exp, log, log1p
+from . import kernels
 from .arrays import ARRAY_TYPES
 
 # ---- matmul ----
 
 
-@define("matmul", ("out.grad @ y.data.mT", "x.data.mT @ out.grad"), array="matmul(x, y)",
+def matmul_on_arrays(x: np.ndarray, y: np.ndarray, needs: tuple[bool, bool]) -> np.ndarray:
+    """matmul's forward on arrays (``needs`` is its rule's: which inputs take a gradient)."""
+    return matmul(x, y)
+
+
+@define("matmul", ("out.grad @ y.data.mT", "x.data.mT @ out.grad"), array=matmul_on_arrays,
         params=("needs",), saves=("y", "x"), torch=("torch.matmul", "Tensor.matmul"))
 def MATMUL(xs, out, g, needs):
     """x @ y as np.matmul (1-D, 2-D, batched);  d/dx = g @ y^T, d/dy = x^T @ g.
@@ -101,8 +106,9 @@ def matmul_y_grad_transposed(a: np.ndarray, g: np.ndarray) -> np.ndarray:
 # ---- division ----
 
 
-@define("/", ("out.grad / y.data", "-out.grad * (x.data / y.data / y.data)"), array="x / y",
-        saves=("y", "x y"), torch=("torch.div", "Tensor.div", "torch.true_divide"))
+@define("/", ("out.grad / y.data", "-out.grad * (x.data / y.data / y.data)"),
+        array=operator.truediv, saves=("y", "x y"),
+        torch=("torch.div", "Tensor.div", "torch.true_divide"))
 def DIV(xs, out, g):
     """x / y, rounded once, as torch divides (``Value`` keeps micrograd's x * y**-1);
     d/dx = 1 / y, d/dy = -x / y**2, computed as torch computes it, x / y / y."""
@@ -113,7 +119,12 @@ def DIV(xs, out, g):
 # ---- scaling by a number ----
 
 
-@define("scale", ("c * out.grad",), array="x * c", params=("c",), saves=("",))
+def scale_on_arrays(x: np.ndarray, c: float) -> np.ndarray:
+    """x * c, for the number c the node keeps."""
+    return x * c
+
+
+@define("scale", ("c * out.grad",), array=scale_on_arrays, params=("c",), saves=("",))
 def SCALE(xs, out, g, c):
     """x * c for a number c fixed when the node is made (``-x``, a mean);  d/dx = c.
 
@@ -127,8 +138,13 @@ def SCALE(xs, out, g, c):
 # ---- reductions ----
 
 
+def sum_on_arrays(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    """The sum over ``axes`` (kept as size-1 axes with ``keepdims``)."""
+    return x.sum(axis=axes, keepdims=keepdims)
+
+
 @define("sum", ("expand(out.grad, axes, x.shape)",),
-        array="x.sum(axis=axes, keepdims=keepdims)", params=("axes", "keepdims"),
+        array=sum_on_arrays, params=("axes", "keepdims"),
         saves=("",), torch=("torch.sum", "Tensor.sum"))
 def SUM(xs, out, g, axes, keepdims):
     """The sum over ``axes``;  d/dx = 1 for every entry: g repeated along the summed axes.
@@ -161,23 +177,9 @@ def tie_share(x: np.ndarray, extreme: np.ndarray, axes: tuple[int, ...]) -> np.n
     return share
 
 
-def softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    """exp(x) / sum(exp(x)) along ``axis``, with the largest entry subtracted first (no
-    overflow)."""
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    """x - log(sum(exp(x))) along ``axis``, with the largest entry subtracted first."""
-    z = x - x.max(axis=axis, keepdims=True)
-    z -= np.log(np.exp(z).sum(axis=axis, keepdims=True))  # (in place: one array less)
-    return z
-
-
 @define("softmax",
         ("out.data * (out.grad - (out.grad * out.data).sum(axis=axis, keepdims=True))",),
-        array="softmax(x, axis)", params=("axis",), saves=("out",), floats=True,
+        array=kernels.softmax, params=("axis",), saves=("out",), floats=True,
         torch=("torch.softmax", "Tensor.softmax", "F.softmax"))
 def SOFTMAX(xs, out, g, axis):
     """exp(x) / sum(exp(x)) along ``axis``;  vjp: s * (g - sum(g * s)), reusing the output s."""
@@ -185,14 +187,19 @@ def SOFTMAX(xs, out, g, axis):
 
 
 @define("log_softmax", ("out.grad - exp(out.data) * out.grad.sum(axis=axis, keepdims=True)",),
-        array="log_softmax(x, axis)", params=("axis",), saves=("out",), floats=True,
+        array=kernels.log_softmax, params=("axis",), saves=("out",), floats=True,
         torch=("torch.log_softmax", "Tensor.log_softmax", "F.log_softmax"))
 def LOG_SOFTMAX(xs, out, g, axis):
     """x - log(sum(exp(x))) along ``axis``;  vjp: g - softmax(x) * sum(g)."""
     return (g - exp(out) * g.sum(axis=axis, keepdims=True),)
 
 
-@define("nll_loss", ("scatter(out.grad * (-w / d), at, x.shape)",), array="-(x[at] * w).sum() / d",
+def nll_loss_on_arrays(x: np.ndarray, at: Any, w: Any, d: Any) -> np.ndarray:
+    """-sum_i w_i x[at_i] / d: see ``NLL_LOSS``."""
+    return -(x[at] * w).sum() / d
+
+
+@define("nll_loss", ("scatter(out.grad * (-w / d), at, x.shape)",), array=nll_loss_on_arrays,
         params=("at", "w", "d"), saves=("",), torch=("F.nll_loss",))
 def NLL_LOSS(xs, out, g, at, w, d):
     """The negative log-likelihood -sum_i w_i x[at_i] / d of log-probabilities x, at each
@@ -202,8 +209,13 @@ def NLL_LOSS(xs, out, g, at, w, d):
     return (scatter(g * (-w / d), at, xs[0].shape),)
 
 
+def cumsum_on_arrays(x: np.ndarray, axis: int) -> np.ndarray:
+    """The running sums along ``axis``."""
+    return np.cumsum(x, axis=axis)
+
+
 @define("cumsum", ("flip(flip(out.grad, axis).cumsum(axis), axis)",),
-        array="np.cumsum(x, axis=axis)", params=("axis",), saves=("",),
+        array=cumsum_on_arrays, params=("axis",), saves=("",),
         torch=("torch.cumsum", "Tensor.cumsum"))
 def CUMSUM(xs, out, g, axis):
     """The running sums along ``axis``, out[i] = x[0] + ... + x[i];  d/dx[i] = g[i] + g[i+1]
@@ -211,10 +223,15 @@ def CUMSUM(xs, out, g, axis):
     return (flip(flip(g, axis).cumsum(axis), axis),)
 
 
+def binary_cross_entropy_on_arrays(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """-(y log x + (1 - y) log(1 - x)) entry by entry, each log at least -100 (torch's)."""
+    return (y - 1) * np.maximum(np.log1p(-x), -100) - y * np.maximum(np.log(x), -100)
+
+
 @define("binary_cross_entropy",
         ("out.grad * (x.data - y.data) / maximum((1 - x.data) * x.data, 9.999999960041972e-13)",
          "out.grad * (maximum(log1p(-x.data), -100) - maximum(log(x.data), -100))"),
-        array="(y - 1) * np.maximum(np.log1p(-x), -100) - y * np.maximum(np.log(x), -100)",
+        array=binary_cross_entropy_on_arrays,
         domain="0 <= x <= 1", saves=("x y", "x"), floats=True,
         torch=("F.binary_cross_entropy",))
 def BINARY_CROSS_ENTROPY(xs, out, g):
@@ -227,7 +244,7 @@ def BINARY_CROSS_ENTROPY(xs, out, g):
             g * (maximum(log1p(-x), -100) - maximum(log(x), -100)))
 
 
-@define("clip", ("between(x.data, low, high) * out.grad",), array="np.clip(x, low, high)",
+@define("clip", ("between(x.data, low, high) * out.grad",), array=np.clip,
         params=("low", "high"), saves=("x",), torch=("torch.clamp", "Tensor.clamp"))
 def CLIP(xs, out, g, low, high):
     """x clamped into [low, high];  d/dx = 1 where low <= x <= high, else 0 (torch.clamp)."""
@@ -237,43 +254,58 @@ def CLIP(xs, out, g, low, high):
 # ---- moving entries: each rule moves the gradient back ----
 
 
-@define("reshape", ("out.grad.reshape(x.shape)",), array="x.reshape(shape)", params=("shape",),
+def reshape_on_arrays(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The same entries in ``shape``."""
+    return x.reshape(shape)
+
+
+@define("reshape", ("out.grad.reshape(x.shape)",), array=reshape_on_arrays, params=("shape",),
         saves=("",), torch=("torch.reshape", "Tensor.reshape"))
 def RESHAPE(xs, out, g, shape):
     """The same entries in a new shape;  the gradient is reshaped back."""
     return (g.reshape(xs[0].shape),)
 
 
-@define("transpose", ("out.grad.transpose(inverse(axes))",), array="x.transpose(axes)",
+@define("transpose", ("out.grad.transpose(inverse(axes))",), array=np.transpose,
         params=("axes",), saves=("",), torch=("torch.permute", "Tensor.permute"))
 def TRANSPOSE(xs, out, g, axes):
     """The axes permuted;  the gradient is permuted back."""
     return (permute(g, inverse(axes)),)
 
 
-@define("to", ("out.grad.astype(x.data.dtype)",), array="x.astype(dtype)", params=("dtype",),
+def cast_on_arrays(x: np.ndarray, dtype: Any) -> np.ndarray:
+    """x in ``dtype``."""
+    return x.astype(dtype)
+
+
+@define("to", ("out.grad.astype(x.data.dtype)",), array=cast_on_arrays, params=("dtype",),
         saves=("",), torch=("Tensor.to",))
 def CAST(xs, out, g, dtype):
     """x in another floating dtype (named by ``dtype``);  the gradient is cast back."""
     return (cast(g, xs[0].dtype),)
 
 
-@define("broadcast_to", ("out.grad",), array="np.broadcast_to(x, shape)", params=("shape",),
+@define("broadcast_to", ("out.grad",), array=np.broadcast_to, params=("shape",),
         saves=("",), torch=("torch.broadcast_to", "Tensor.broadcast_to"))
 def BROADCAST_TO(xs, out, g, shape):
     """Repeated along new or size-1 axes;  the driver sums the gradient back."""
     return (g,)
 
 
-@define("getitem", ("scatter(out.grad, index, x.shape)",), array="x[index]", params=("index",),
-        saves=("",), torch=("Tensor.__getitem__",))
+@define("getitem", ("scatter(out.grad, index, x.shape)",), array=operator.getitem,
+        params=("index",), saves=("",), torch=("Tensor.__getitem__",))
 def GETITEM(xs, out, g, index):
     """x[index];  the gradient is scattered back into zeros (an entry picked twice gets
     both shares)."""
     return (scatter(g, index, xs[0].shape),)
 
 
-@define("setitem", ("zeroed(out.grad, index)", "out.grad[index]"), array="put(x, index, y)",
+def setitem_on_arrays(x: np.ndarray, y: Any, index: Any) -> np.ndarray:
+    """A copy of x with ``y`` written at ``index`` (``put``)."""
+    return put(x, index, y)
+
+
+@define("setitem", ("zeroed(out.grad, index)", "out.grad[index]"), array=setitem_on_arrays,
         params=("index",), saves=("", ""), torch=("Tensor.__setitem__", "Tensor.index_put_"))
 def SETITEM(xs, out, g, index):
     """x with ``x[index] = y`` (an in-place write that the graph records, as torch records
@@ -282,38 +314,61 @@ def SETITEM(xs, out, g, index):
     return zeroed(g, index), g[index]
 
 
-@define("scatter", ("out.grad[index]",), array="scatter_array(x, index, shape)",
+@define("scatter", ("out.grad[index]",), array=kernels.scatter_array,
         params=("index", "shape"), saves=("",))
 def SCATTER(xs, out, g, index, shape):
     """g added into zeros of ``shape`` at ``index`` (getitem's gradient);  d: g[index]."""
     return (g[index],)
 
 
-@define("concatenate", ("out.grad[pieces[k]]",), array="np.concatenate(xs, axis=axis)",
+def concatenate_on_arrays(*args: Any) -> np.ndarray:
+    """The inputs joined along ``axis`` (the parameters last: ``axis``, ``pieces``)."""
+    *xs, axis, _ = args
+    return np.concatenate(xs, axis=axis)
+
+
+@define("concatenate", ("out.grad[pieces[k]]",), array=concatenate_on_arrays,
         params=("axis", "pieces"), saves=("",), torch=("torch.cat",))
 def CONCATENATE(xs, out, g, axis, pieces):
     """Tensors joined along an axis;  input k's gradient is its slice of g."""
     return tuple(g[piece] for piece in pieces)
 
 
-@define("stack", ("out.grad[picks[k]]",), array="np.stack(xs, axis=axis)",
+def stack_on_arrays(*args: Any) -> np.ndarray:
+    """The inputs stacked along a new ``axis`` (the parameters last: ``axis``, ``picks``)."""
+    *xs, axis, _ = args
+    return np.stack(xs, axis=axis)
+
+
+@define("stack", ("out.grad[picks[k]]",), array=stack_on_arrays,
         params=("axis", "picks"), saves=("",), torch=("torch.stack",))
 def STACK(xs, out, g, axis, picks):
     """Tensors stacked along a new axis;  input k's gradient is g[..., k, ...]."""
     return tuple(g[pick] for pick in picks)
 
 
+def where_on_arrays(x: np.ndarray, y: np.ndarray, condition: np.ndarray) -> np.ndarray:
+    """x where ``condition`` holds, else y."""
+    return np.where(condition, x, y)
+
+
 @define("where", ("out.grad * condition", "out.grad * ~condition"),
-        array="np.where(condition, x, y)", params=("condition",), saves=("", ""),
+        array=where_on_arrays, params=("condition",), saves=("", ""),
         torch=("torch.where",))
 def WHERE(xs, out, g, condition):
     """x where the condition holds, else y;  the gradient goes to the one chosen."""
     return g * condition, g * ~condition
 
 
+def einsum_on_arrays(x: np.ndarray, y: np.ndarray, equation: str,
+                     needs: tuple[bool, bool]) -> np.ndarray:
+    """numpy's einsum of x and y by ``equation`` (``needs`` is the rule's)."""
+    return np.einsum(equation, x, y, optimize=True)
+
+
 @define("einsum", ("einsum_grad(equation, 0, out.grad, y.data, x.shape)",
                    "einsum_grad(equation, 1, out.grad, x.data, y.shape)"),
-        array="np.einsum(equation, x, y, optimize=True)", params=("equation", "needs"),
+        array=einsum_on_arrays, params=("equation", "needs"),
         saves=("y", "x"), torch=("torch.einsum",))
 def EINSUM(xs, out, g, equation, needs):
     """Sums of products of the entries of x and y, each axis named by a letter of
@@ -326,7 +381,7 @@ def EINSUM(xs, out, g, equation, needs):
             einsum_grad(equation, 1, g, x, y.shape) if needs[1] else None)
 
 
-@define("pad", ("out.grad[unpadded(widths, x.shape)]",), array="np.pad(x, widths)",
+@define("pad", ("out.grad[unpadded(widths, x.shape)]",), array=np.pad,
         params=("widths",), saves=("",))
 def PAD(xs, out, g, widths):
     """Zeros around x ((before, after) for each axis);  the gradient without the border."""
@@ -343,10 +398,17 @@ def PAD(xs, out, g, widths):
 # twins of the reference forms below.
 
 
+def conv2d_on_arrays(*args: Any) -> np.ndarray:
+    """conv2d's forward on arrays: x, the filters and the bias if there is one, then the
+    parameters ``stride``, ``padding`` and ``needs`` (the rule's)."""
+    *xs, stride, padding, _ = args
+    return kernels.conv2d(xs[0], xs[1], stride, padding, *xs[2:])
+
+
 @define("conv2d", ("conv2d_input_grad(out.grad, y.data, x.shape[2:], stride, padding)",
                    "conv2d_weight_grad(x.data, out.grad, y.shape[2:], stride, padding)",
                    "out.grad.sum(axis=0).sum(axis=(1, 2))"),
-        array="conv2d(x, y, stride, padding, *xs[2:])", params=("stride", "padding", "needs"),
+        array=conv2d_on_arrays, params=("stride", "padding", "needs"),
         saves=("y", "x", ""), torch=("torch.conv2d", "F.conv2d"))
 def CONV2D(xs, out, g, stride, padding, needs):
     """Filters w (O, C, kh, kw) slid over x (N, C, H, W), plus a bias (O,) if given;
@@ -360,7 +422,7 @@ def CONV2D(xs, out, g, stride, padding, needs):
 
 @define("conv2d_input_grad", ("conv2d(out.grad, y.data, stride, padding)",
                               "conv2d_weight_grad(out.grad, x.data, y.shape[2:], stride, padding)"),
-        array="conv2d_input_grad(x, y, size, stride, padding)",
+        array=kernels.conv2d_input_grad,
         params=("size", "stride", "padding"), saves=("y", "x"))
 def CONV2D_INPUT_GRAD(xs, out, u, size, stride, padding):
     """conv2d's gradient for its input, from the output's gradient g and the filters w (a
@@ -373,7 +435,7 @@ def CONV2D_INPUT_GRAD(xs, out, u, size, stride, padding):
 
 @define("conv2d_weight_grad", ("conv2d_input_grad(y.data, out.grad, x.shape[2:], stride, padding)",
                                "conv2d(x.data, out.grad, stride, padding)"),
-        array="conv2d_weight_grad(x, y, kernel, stride, padding)",
+        array=kernels.conv2d_weight_grad,
         params=("kernel", "stride", "padding"), saves=("y", "x"))
 def CONV2D_WEIGHT_GRAD(xs, out, v, kernel, stride, padding):
     """conv2d's gradient for its filters, from the input x and the output's gradient g:
@@ -395,7 +457,7 @@ def MAX_POOL2D(xs, out, g, picked, overlap):
 
 
 @define("unpool", ("out.grad.reshape(-1)[picked]",),
-        array="unpool_array(x, picked, shape, overlap)", params=("picked", "shape", "overlap"),
+        array=kernels.unpool_array, params=("picked", "shape", "overlap"),
         saves=("",))
 def UNPOOL(xs, out, g, picked, shape, overlap):
     """Each window's gradient put at its picked entry (max_pool2d's gradient);
@@ -526,94 +588,6 @@ def scatter(g: Any, index: Any, shape: tuple[int, ...]) -> Any:
     return apply(SCATTER.bind(index, shape), g)
 
 
-def scatter_array(g: np.ndarray, index: Any, shape: tuple[int, ...]) -> np.ndarray:
-    """Zeros of ``shape`` with ``g`` added at ``index``: the inverse of ``x[index]``.
-
-    Integer arrays can pick an entry twice; ``np.add.at`` adds both, as the chain rule
-    wants (plain assignment would keep only one).
-    """
-    out = np.zeros(shape, dtype=g.dtype)
-    parts = index if isinstance(index, tuple) else (index,)
-    if any(isinstance(p, np.ndarray) and p.dtype.kind in "iu" for p in parts):
-        np.add.at(out, index, g)
-    else:
-        out[index] = g
-    return out
-
-
-# ---- convolution on arrays: the readable forms (fast_kernels.py holds their twins) ----
-
-
-def conv_output_size(size: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int],
-                     padding: tuple[int, int]) -> tuple[int, int]:
-    """(OH, OW): how many windows of ``kernel`` fit down and across the padded image."""
-    return tuple((n + 2 * p - k) // s + 1 for n, k, s, p in zip(size, kernel, stride, padding))
-
-
-def padded(x: np.ndarray, padding: tuple[int, int]) -> np.ndarray:
-    """x (N, C, H, W) with ``padding`` rows and columns of zeros on each side (a copy), or
-    x itself when there is no padding."""
-    (ph, pw), (h, w) = padding, x.shape[2:]
-    if not ph and not pw:
-        return x
-    out = np.zeros(x.shape[:2] + (h + 2 * ph, w + 2 * pw), dtype=x.dtype)
-    out[:, :, ph:ph + h, pw:pw + w] = x
-    return out
-
-
-def kernel_offsets(kernel: tuple[int, int], stride: tuple[int, int],
-                   out_size: tuple[int, int]) -> Iterator[tuple[int, int, slice, slice]]:
-    """For each offset (i, j) in the kernel: i, j, and the rows and columns (slices) of the
-    padded image that entry (i, j) of every window reads."""
-    (kh, kw), (sh, sw), (oh, ow) = kernel, stride, out_size
-    for i in range(kh):
-        for j in range(kw):
-            yield i, j, slice(i, i + sh * (oh - 1) + 1, sh), slice(j, j + sw * (ow - 1) + 1, sw)
-
-
-def windows(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int]) -> np.ndarray:
-    """The (kh, kw) windows of an (N, C, H, W) array at ``stride``: a view, nothing copied."""
-    (kh, kw), (sh, sw) = kernel, stride
-    return sliding_window_view(x, (kh, kw), axis=(2, 3))[:, :, ::sh, ::sw]
-
-
-def fold_array(g: np.ndarray, size: tuple[int, int], stride: tuple[int, int]) -> np.ndarray:
-    """Windows of shape (N, C, OH, OW, kh, kw) added into an (N, C, H, W) image: the place
-    each came from (where windows overlap, their entries add up)."""
-    image = np.zeros(g.shape[:2] + tuple(size), dtype=g.dtype)
-    for i, j, rows, cols in kernel_offsets(g.shape[4:], stride, g.shape[2:4]):
-        image[:, :, rows, cols] += g[..., i, j]  # one strided add per offset, not per window
-    return image
-
-
-def conv2d_reference(x: np.ndarray, w: np.ndarray, stride: tuple[int, int],
-                     padding: tuple[int, int], bias: np.ndarray | None = None) -> np.ndarray:
-    """conv2d as its definition reads: every window of the padded x times every filter,
-    ``out[n, o, r, s] = sum over c, i, j of padded(x)[n, c, r*sh + i, s*sw + j] * w[o, c, i, j]``
-    (plus ``bias[o]``). The specification of ``fast_kernels.conv2d``."""
-    out = np.einsum("ncrsij,ocij->nors", windows(padded(x, padding), w.shape[2:], stride), w)
-    return out if bias is None else out + bias[:, None, None]
-
-
-def conv2d_input_grad_reference(g: np.ndarray, w: np.ndarray, size: tuple[int, int],
-                                stride: tuple[int, int], padding: tuple[int, int]) -> np.ndarray:
-    """conv2d's gradient for x (N, C, H, W) of ``size``: each output's gradient times the
-    filters, ``g[n, o, r, s] * w[o, c, i, j]``, added back into the window it came from, and
-    the padding cut off. The specification of ``fast_kernels.conv2d_input_grad``."""
-    (ph, pw), (h, wd) = padding, size
-    shares = np.einsum("nors,ocij->ncrsij", g, w)
-    image = fold_array(shares, (h + 2 * ph, wd + 2 * pw), stride)
-    return image[:, :, ph:ph + h, pw:pw + wd]
-
-
-def conv2d_weight_grad_reference(x: np.ndarray, g: np.ndarray, kernel: tuple[int, int],
-                                 stride: tuple[int, int], padding: tuple[int, int]) -> np.ndarray:
-    """conv2d's gradient for the filters: every window of the padded x times the gradient
-    of the output it made, summed over the batch and the positions. The specification of
-    ``fast_kernels.conv2d_weight_grad``."""
-    return np.einsum("ncrsij,nors->ocij", windows(padded(x, padding), kernel, stride), g)
-
-
 def conv2d(x: Any, w: Any, stride: tuple[int, int], padding: tuple[int, int]) -> Any:
     """conv2d without bias: on arrays, its forward; on Tensors, a ``conv2d`` node."""
     needs = (getattr(x, "requires_grad", False), getattr(w, "requires_grad", False))
@@ -633,39 +607,9 @@ def conv2d_weight_grad(x: Any, g: Any, kernel: tuple[int, int], stride: tuple[in
     return apply(CONV2D_WEIGHT_GRAD.bind(tuple(kernel), stride, padding), x, g)
 
 
-# ---- max pooling on arrays: the readable form (fast_kernels.max_pool2d is its twin) ----
-
-
-def max_pool2d_reference(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
-                         picks: bool) -> tuple[np.ndarray, np.ndarray | None]:
-    """The largest entry of every (kh, kw) window of x (N, C, H, W), (N, C, OH, OW), and
-    with ``picks`` where the first of them (row-major in its window, torch's choice among
-    ties) sits in x, flattened; else None."""
-    n, c, h, w = x.shape
-    (kh, kw), (sh, sw) = kernel, stride
-    every = windows(x, kernel, stride)  # (N, C, OH, OW, kh, kw), a view
-    entries = every.reshape(every.shape[:4] + (kh * kw,))
-    out = entries.max(axis=-1)
-    if not picks:
-        return out, None
-    i, j = np.divmod(entries.argmax(axis=-1), kw)  # the first largest entry of each window
-    image, c_, r, s = np.indices(out.shape, sparse=True)
-    rows, cols = r * sh + i, s * sw + j
-    return out, ((image * c + c_) * h + rows) * w + cols
-
-
 def unpool(g: Any, picked: np.ndarray, shape: tuple[int, ...], overlap: bool) -> Any:
     """Each window's gradient at its picked entry of zeros of ``shape``; on a Tensor, an
     ``unpool`` node."""
     return apply(UNPOOL.bind(picked, shape, overlap), g)
 
 
-def unpool_array(g: np.ndarray, picked: np.ndarray, shape: tuple[int, ...],
-                 overlap: bool) -> np.ndarray:
-    """Zeros of ``shape`` with each window's gradient added at its picked entry."""
-    image = np.zeros(shape, dtype=g.dtype)
-    if overlap:  # an entry may be picked by several windows: add their gradients, in
-        np.add.at(image.reshape(-1), picked.ravel(), np.ravel(g))  # g's dtype, as torch
-    else:  # windows do not overlap: every entry is picked at most once
-        image.reshape(-1)[picked.ravel()] = np.ravel(g)
-    return image

@@ -41,16 +41,9 @@ import numpy as np
 # rules: chaingrad/rules.py, the primitives both engines share (this folder's rules.py
 # declares the Tensor's own)
 from .. import anomaly, autodiff, gradmode, guards, rules, torch_names
+from ..declaration import Bound, Primitive, method
 from ..errors import AnomalyError
-from ..rules import (
-    ADD,
-    MUL,
-    POW,
-    POW_N,
-    Bound,
-    Primitive,
-    method,
-)
+from ..rules import ADD, MUL, POW, POW_N
 from . import dtypes, sampling
 from .arrays import (
     ARRAY_TYPES,

@@ -29,7 +29,7 @@ from chaingrad.nn.layers import (
     Tanh,
     manual_seed,
 )
-from chaingrad.tensor_engine import fast_kernels, rules
+from chaingrad.tensor_engine import kernels, rules
 
 
 def _rng(seed: int = 0) -> np.random.Generator:
@@ -82,7 +82,7 @@ CONV_CASES = [
     ((1, 3, 4, 4), (2, 1, 1), 1, 0, True),
     ((1, 2, 5, 5), (2, 5, 5), 1, 2, True),
     ((2, 2, 8, 7), (3, 3, 2), 3, (2, 1), True),
-    # outputs at least rules.SHORT_ROW wide: the batch-first layout of the fast twins
+    # outputs at least kernels.SHORT_ROW wide: the batch-first layout of the fast twins
     ((2, 3, 6, 12), (4, 3, 3), 1, 1, True),
     ((1, 2, 7, 19), (3, 3, 2), (1, 2), (0, 1), False),
 ]
@@ -239,14 +239,14 @@ def test_conv_fast_twins_match_their_references(x_shape, w_shape, stride, paddin
     x = rng.standard_normal(x_shape).astype(dtype)
     w = rng.standard_normal((o, x_shape[1], kh, kw)).astype(dtype)
     b = rng.standard_normal(o).astype(dtype)
-    out = fast_kernels.conv2d(x, w, stride, padding, b)
+    out = kernels.conv2d_fast(x, w, stride, padding, b)
     g = rng.standard_normal(out.shape).astype(dtype)
     pairs = [
-        (out, rules.conv2d_reference(x, w, stride, padding, b)),
-        (fast_kernels.conv2d_input_grad(g, w, x_shape[2:], stride, padding),
-         rules.conv2d_input_grad_reference(g, w, x_shape[2:], stride, padding)),
-        (fast_kernels.conv2d_weight_grad(x, g, (kh, kw), stride, padding),
-         rules.conv2d_weight_grad_reference(x, g, (kh, kw), stride, padding)),
+        (out, kernels.conv2d_reference(x, w, stride, padding, b)),
+        (kernels.conv2d_input_grad_fast(g, w, x_shape[2:], stride, padding),
+         kernels.conv2d_input_grad_reference(g, w, x_shape[2:], stride, padding)),
+        (kernels.conv2d_weight_grad_fast(x, g, (kh, kw), stride, padding),
+         kernels.conv2d_weight_grad_reference(x, g, (kh, kw), stride, padding)),
     ]
     tol = 1e-12 if dtype == np.float64 else 1e-5
     for fast, reference in pairs:
@@ -257,8 +257,8 @@ def test_conv_fast_twins_match_their_references(x_shape, w_shape, stride, paddin
 
 
 def test_conv_fast_twins_cover_both_layouts() -> None:
-    widths = {rules.conv_output_size(x[2:], w[1:], s, p)[1] for x, w, s, p in TWIN_CASES}
-    assert min(widths) < fast_kernels.SHORT_ROW <= max(widths)
+    widths = {kernels.conv_output_size(x[2:], w[1:], s, p)[1] for x, w, s, p in TWIN_CASES}
+    assert min(widths) < kernels.SHORT_ROW <= max(widths)
 
 
 @examples(60)
@@ -297,14 +297,14 @@ def test_a_linear_layers_weight_gradient_is_row_major_eager_and_compiled() -> No
 
 
 def test_the_window_positions_of_max_pool2d() -> None:
-    positions = fast_kernels.window_positions((1, 2, 4, 5), (2, 3), (2, 1))
+    positions = kernels.window_positions((1, 2, 4, 5), (2, 3), (2, 1))
     x = np.arange(40.0).reshape(1, 2, 4, 5)
-    windows = rules.windows(x, (2, 3), (2, 1))  # (1, 2, OH, OW, 2, 3)
+    windows = kernels.windows(x, (2, 3), (2, 1))  # (1, 2, OH, OW, 2, 3)
     assert positions.shape == (6, 2 * 2 * 3)
     assert np.array_equal(x.reshape(-1)[positions],
                           windows.reshape(-1, 6).T)  # entry k of every window
     assert not positions.flags.writeable
-    assert fast_kernels.window_positions((1, 2, 4, 5), (2, 3), (2, 1)) is positions  # made once
+    assert kernels.window_positions((1, 2, 4, 5), (2, 3), (2, 1)) is positions  # made once
 
 
 @examples(60)
@@ -313,14 +313,14 @@ def test_the_window_positions_of_max_pool2d() -> None:
        st.booleans(), st.integers(0, 2**32 - 1))
 def test_max_pools_fast_twin_gives_its_references_bits(n, c, extra_h, extra_w, kh, kw, sh, sw,
                                                         ties, seed) -> None:
-    """fast_kernels.max_pool2d against rules.max_pool2d_reference: the same maxima and the
+    """kernels.max_pool2d_fast against kernels.max_pool2d_reference: the same maxima and the
     same picks (the first largest entry of each window), ties included."""
     rng = _rng(seed)
     shape = (n, c, kh + extra_h - 1, kw + extra_w - 1)
     x = rng.integers(0, 3, shape).astype(np.float32) if ties else rng.standard_normal(shape)
     for picks in (True, False):
-        fast = fast_kernels.max_pool2d(x, (kh, kw), (sh, sw), picks)
-        reference = rules.max_pool2d_reference(x, (kh, kw), (sh, sw), picks)
+        fast = kernels.max_pool2d_fast(x, (kh, kw), (sh, sw), picks)
+        reference = kernels.max_pool2d_reference(x, (kh, kw), (sh, sw), picks)
         assert np.array_equal(fast[0], reference[0]) and fast[0].dtype == reference[0].dtype
         assert (fast[1] is None and reference[1] is None) or np.array_equal(fast[1],
                                                                             reference[1])

@@ -11,7 +11,8 @@ import pytest
 
 import chaingrad
 from chaingrad import Tensor
-from chaingrad.tensor_engine import fast_kernels, kernels, rules
+from chaingrad import rules as shared
+from chaingrad.tensor_engine import kernels
 
 DTYPES = [np.float32, np.float64]
 
@@ -30,7 +31,7 @@ def _points(dtype: type, low: float = -12.0, high: float = 12.0) -> np.ndarray:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("n", [2, 3, -1, -0.5, 2.0, 3.0])  # -2: kernels.pow_n
+@pytest.mark.parametrize("n", [2, 3, -1, -0.5, 2.0, 3.0])  # -2: rules.pow_n_on_arrays
 def test_small_integer_powers_are_torchs_bit_for_bit(torch, dtype, n):
     x = _points(dtype)
     x = np.abs(x) + dtype(0.01) if n == -0.5 else x[np.abs(x) > 1e-10] if n < 0 else x
@@ -63,7 +64,7 @@ def test_sigmoid_is_torchs_within_a_few_ulps_and_saturates_quietly(torch, dtype,
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_erf_is_within_2_ulps_of_math_erf_and_of_torch(torch, dtype):
-    """float32: numpy polynomials (``fast_kernels.erf_float32``); float64: SciPy's erf.
+    """float32: numpy polynomials (``rules.erf_float32``); float64: SciPy's erf.
     (2 ulps: each of them, glibc's and torch's erf is about an ulp from the exact value.)"""
     x = _points(dtype, -6, 6)
     ours = chaingrad.erf(Tensor(x)).numpy()
@@ -76,7 +77,7 @@ def test_erf_is_within_2_ulps_of_math_erf_and_of_torch(torch, dtype):
 def test_the_float32_erf_twin_takes_inf_nan_and_signed_zeros_as_math_erf():
     x = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-45, -1e-45, 3.9, 4.0, 1e30],
                  dtype=np.float32)
-    ours = fast_kernels.erf_float32(x)
+    ours = shared.erf_float32(x)
     with np.errstate(invalid="ignore"):
         expected = np.array([math.erf(float(v)) for v in x], dtype=np.float32)
     np.testing.assert_array_equal(ours, expected)  # nan where nan, -0.0 for -0.0
@@ -87,7 +88,7 @@ def test_erf_under_the_reference_is_math_erf_entry_by_entry():
     x = _points(np.float32, -6, 6)[::7]
     chaingrad.use_reference()
     try:
-        ours = kernels.erf(x)
+        ours = shared.erf_on_arrays(x)
     finally:
         chaingrad.use_reference(False)
     np.testing.assert_array_equal(ours, np.array([math.erf(float(v)) for v in x],
@@ -95,9 +96,9 @@ def test_erf_under_the_reference_is_math_erf_entry_by_entry():
 
 
 def test_erf_without_scipy_is_math_erf_entry_by_entry(monkeypatch):
-    monkeypatch.setattr(kernels, "_scipy_erf", lambda: None)
+    monkeypatch.setattr(shared, "scipy_erf", lambda: None)
     x = _points(np.float64, -6, 6)[::7]
-    np.testing.assert_array_equal(kernels.erf(x), [math.erf(float(v)) for v in x])
+    np.testing.assert_array_equal(shared.erf_on_arrays(x), [math.erf(float(v)) for v in x])
 
 
 @pytest.mark.parametrize("shape, index_shape, low", [
@@ -106,20 +107,20 @@ def test_erf_without_scipy_is_math_erf_entry_by_entry(monkeypatch):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_the_scatter_twin_is_the_reference_bit_for_bit(shape, index_shape, low, dtype,
                                                       monkeypatch):
-    monkeypatch.setattr(fast_kernels, "SCATTERED_ENTRIES", 0)  # the twin at every size
+    monkeypatch.setattr(kernels, "SCATTERED_ENTRIES", 0)  # the twin at every size
     rng = np.random.default_rng(2)
     index = rng.integers(low, shape[0], index_shape)
     g = rng.standard_normal(index_shape + shape[1:]).astype(dtype)
-    ours = fast_kernels.scatter_array(g, index, shape)
-    reference = rules.scatter_array(g, index, shape)
+    ours = kernels.scatter_array_fast(g, index, shape)
+    reference = kernels.scatter_array_reference(g, index, shape)
     assert ours.shape == reference.shape and ours.dtype == reference.dtype
     np.testing.assert_array_equal(ours, reference)
 
 
 def test_an_embeddings_gradient_takes_the_scatter_twin_unless_under_the_reference(monkeypatch):
     calls = []
-    monkeypatch.setattr(fast_kernels, "scatter_array",
-                        lambda *args: calls.append(args) or rules.scatter_array(*args))
+    monkeypatch.setattr(kernels, "scatter_array_fast",
+                        lambda *args: calls.append(args) or kernels.scatter_array_reference(*args))
     table = Tensor(np.ones((5, 3), dtype=np.float32), requires_grad=True)
     table[np.array([0, 2, 2])].sum().backward()
     assert len(calls) == 1
@@ -135,12 +136,12 @@ def test_an_embeddings_gradient_takes_the_scatter_twin_unless_under_the_referenc
 def test_a_small_scatter_is_numpys_add_at(monkeypatch):
     """Below SCATTERED_ENTRIES the twin's sorts cost more than they save: the reference."""
     calls = []
-    monkeypatch.setattr(rules, "scatter_array",
+    monkeypatch.setattr(kernels, "scatter_array_reference",
                         lambda *args: calls.append(args) or np.zeros(args[2], args[0].dtype))
-    index = np.arange(fast_kernels.SCATTERED_ENTRIES // 4) % 7
-    fast_kernels.scatter_array(np.ones((index.size, 3), np.float32), index, (7, 3))
+    index = np.arange(kernels.SCATTERED_ENTRIES // 4) % 7
+    kernels.scatter_array_fast(np.ones((index.size, 3), np.float32), index, (7, 3))
     assert len(calls) == 1
-    fast_kernels.scatter_array(np.ones((index.size, 4), np.float32), index, (7, 4))
+    kernels.scatter_array_fast(np.ones((index.size, 4), np.float32), index, (7, 4))
     assert len(calls) == 1  # 4 * SCATTERED_ENTRIES // 4 entries: the twin
 
 
@@ -169,7 +170,7 @@ def test_leaky_relus_rule_keeps_the_gradients_dtype(dtype):
 
     x = _points(dtype, -3, 3)
     g = np.ones_like(x)
-    (grad,) = LEAKY_RELU.vjp((x,), kernels.leaky_relu(x, 0.01), g, 0.01)
+    (grad,) = LEAKY_RELU.vjp((x,), shared.leaky_relu_on_arrays(x, 0.01), g, 0.01)
     assert grad.dtype == dtype
     np.testing.assert_array_equal(grad, np.where(x > 0, 1.0, dtype(0.01)).astype(dtype))
 
@@ -181,8 +182,8 @@ def test_the_softmax_twins_are_the_references_within_rounding(name, shape, dtype
     x = (np.random.default_rng(3).standard_normal(shape) * 5).astype(dtype)
     x[..., 1] = -np.inf  # a masked entry, as attention's
     with np.errstate(all="ignore"):
-        ours = getattr(fast_kernels, name)(x, x.ndim - 1)
-        reference = getattr(rules, name)(x, x.ndim - 1)
+        ours = getattr(kernels, f"{name}_fast")(x, x.ndim - 1)
+        reference = getattr(kernels, f"{name}_reference")(x, x.ndim - 1)
     assert ours.dtype == reference.dtype and ours.shape == reference.shape
     np.testing.assert_array_equal(np.isinf(ours), np.isinf(reference))
     finite = np.isfinite(reference)
@@ -192,8 +193,8 @@ def test_the_softmax_twins_are_the_references_within_rounding(name, shape, dtype
 
 def test_softmax_runs_its_twin_unless_under_the_reference(monkeypatch):
     calls = []
-    monkeypatch.setattr(fast_kernels, "softmax",
-                        lambda *args: calls.append(args) or rules.softmax(*args))
+    monkeypatch.setattr(kernels, "softmax_fast",
+                        lambda *args: calls.append(args) or kernels.softmax_reference(*args))
     x = Tensor(np.zeros((2, 32), dtype=np.float32))
     x.softmax(-1)
     chaingrad.use_reference()
