@@ -301,10 +301,10 @@ UTILS = frozenset("""
 """``torch.utils.<name>``s that ``chaingrad.utils`` lacks."""
 
 DATA = frozenset("""
-    argument_validation DataChunk datapipes dataset DFIterDataPipe
+    argument_validation DataChunk datapipes DFIterDataPipe
     distributed DistributedSampler functional_datapipe graph graph_settings
     guaranteed_datapipes_determinism IterDataPipe MapDataPipe non_deterministic
-    runtime_validation runtime_validation_disabled sampler StackDataset
+    runtime_validation runtime_validation_disabled StackDataset
 """.split())  # noqa: SIM905 - a list to read
 """``torch.utils.data.<name>``s that ``chaingrad.utils.data`` lacks."""
 
