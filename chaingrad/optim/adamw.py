@@ -1,5 +1,7 @@
-"""AdamW (torch.optim.adamw): Adam with decoupled weight decay, whose rule is ``adam``'s
-with ``decoupled_weight_decay=True`` (in ``adam.py``)."""
+"""AdamW (torch.optim.adamw): Adam with decoupled weight decay. Its update rule is ``adam``
+with ``decoupled_weight_decay=True`` (in ``adam.py``, beside ``Adam``, which AdamW extends); its
+``step()`` is every optimizer's, ``Optimizer.step`` (in ``optimizer.py``), which checks each
+gradient, computes every update with the rule, and only then writes them."""
 
 from __future__ import annotations
 
