@@ -237,6 +237,34 @@ def test_import_chaingrad_needs_only_the_standard_library() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_submodules_are_attributes_after_a_plain_import(run_python):
+    names = ["losses", "optim", "nn", "generic", "agreement"]
+    code = ("import sys, chaingrad\n"
+            "assert 'numpy' not in sys.modules, 'import chaingrad imported numpy'\n"
+            f"for name in {names!r}:\n"
+            "    assert getattr(chaingrad, name).__name__ == 'chaingrad.' + name, name\n"
+            "assert set(" + repr(names) + ") <= set(dir(chaingrad))\n")
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+
+
+def test_without_numpy_the_tensor_names_say_which_extra_to_install(run_python):
+    code = ("import sys\n"
+            "sys.modules['numpy'] = None  # as if numpy were not installed\n"
+            "import chaingrad, chaingrad.nn\n"
+            "assert (chaingrad.Value(2.0) * 3).data == 6.0  # the scalar engine needs none\n"
+            "for get in (lambda: chaingrad.Tensor, lambda: chaingrad.nn.Linear,\n"
+            "            lambda: chaingrad.agreement):\n"
+            "    try:\n"
+            "        get()\n"
+            "    except ModuleNotFoundError as exc:\n"
+            "        assert \"needs numpy: pip install 'chaingrad[tensor]'\" in str(exc), exc\n"
+            "    else:\n"
+            "        raise AssertionError('no error')\n")
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+
+
 RAW_FILES = "https://raw.githubusercontent.com/chaingrad/chaingrad/main/"  # the project's files
 
 

@@ -164,7 +164,8 @@ def run(args: argparse.Namespace) -> int:
         params = task.model.named_parameters()
         optimizer: optim.Optimizer = (optim.Adam(params, lr=lr) if opt_name == "adam"
                                       else optim.SGD(params, lr=lr, momentum=0.9))
-        schedule = optim.CosineLR(optimizer, start=lr, end=0.0, steps=epochs * task.batches)
+        schedule = optim.CosineSchedule(optimizer, start=lr, end=0.0,
+                                        steps=epochs * task.batches)
         history: History = {}
         try:
             begun = time.perf_counter()

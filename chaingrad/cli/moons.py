@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         params = task.model.named_parameters()
         optimizer: optim.Optimizer = (optim.SGD(params, lr=lr) if opt_name == "sgd"
                                       else optim.Adam(params, lr=lr))
-        schedule = optim.LinearLR(optimizer, start=lr, end=lr / 10, steps=steps)
+        schedule = optim.LinearSchedule(optimizer, start=lr, end=lr / 10, steps=steps)
         history: History = {}
         try:
             begun = time.perf_counter()

@@ -25,7 +25,7 @@ import numpy as np
 from .. import serialization
 from ..autodiff import paused_gc
 from ..errors import DivergedError, DomainError
-from ..optim import LRSchedule, NonFiniteGradError, Optimizer
+from ..optim import NonFiniteGradError, Optimizer, Schedule
 from . import INTERRUPTED
 from .plots import save_png
 
@@ -57,7 +57,7 @@ class Task(Protocol):
         """Accuracies measured after each round, e.g. ``{"test": 0.97}``; may be empty."""
 
 
-def train(task: Task, optimizer: Optimizer, schedule: LRSchedule, rounds: int,
+def train(task: Task, optimizer: Optimizer, schedule: Schedule, rounds: int,
           history: History) -> None:
     """Run ``rounds`` rounds of ``task``: each batch is one optimizer and schedule step.
 
@@ -254,7 +254,7 @@ def report_stop(command: str, exc: DivergedError | KeyboardInterrupt, out: str,
     return 1
 
 
-def learning_rates(schedule: LRSchedule, shape: str) -> str:
+def learning_rates(schedule: Schedule, shape: str) -> str:
     """The learning rates of a run's first and last steps, as the log lines show them, and
     the schedule's shape: ``lr 1 -> 0.109, linear`` (micrograd's, which heads for 0.1).
 
@@ -264,8 +264,9 @@ def learning_rates(schedule: LRSchedule, shape: str) -> str:
 
     Example:
         >>> from chaingrad import Value
-        >>> from chaingrad.optim import SGD, LinearLR
-        >>> learning_rates(LinearLR(SGD([Value(0.0)], lr=1.0), 1.0, 0.1, steps=100), "linear")
+        >>> from chaingrad.optim import SGD, LinearSchedule
+        >>> schedule = LinearSchedule(SGD([Value(0.0)], lr=1.0), 1.0, 0.1, steps=100)
+        >>> learning_rates(schedule, "linear")
         'lr 1 -> 0.109, linear'
     """
     first, last = f"{schedule.lr_at(0):.4g}", f"{schedule.lr_at(schedule.steps - 1):.4g}"

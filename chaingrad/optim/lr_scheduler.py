@@ -15,9 +15,10 @@ the current one, as torch's ``step()`` does (its "chained form": a step multipli
 by a factor, so that another scheduler's or your own change to ``group["lr"]`` carries on),
 and ``step(epoch)`` jumps to an epoch with the closed form, which torch deprecates.
 
-chaingrad's own schedules, ``chaingrad.optim.LinearLR`` and ``CosineLR`` (a start, an end
-and a number of steps), are other classes: the formulas they share with the schedulers here
-(``linear_anneal``, ``cosine_anneal``) are written once, in ``chaingrad.optim``.
+chaingrad's own schedules, ``chaingrad.optim.LinearSchedule`` and ``CosineSchedule`` (a
+start, an end and a number of steps, in ``schedules.py``), are other classes: the formulas
+they share with the schedulers here (``linear_anneal``, ``cosine_anneal``) are written once,
+there.
 
 Example:
     >>> from chaingrad import Value
@@ -46,7 +47,8 @@ from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
 from .. import torch_names
-from . import Optimizer, cosine_anneal, linear_anneal
+from .optimizer import Optimizer
+from .schedules import cosine_anneal, linear_anneal
 
 __all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR",
            "MultiStepLR", "OneCycleLR", "ReduceLROnPlateau", "StepLR"]
@@ -315,9 +317,9 @@ class LinearLR(LRScheduler):
         lr = initial_lr * linear_anneal(start_factor, end_factor,
                                         min(last_epoch, total_iters), total_iters)
 
-    (torch's warm-up; chaingrad's own ``optim.LinearLR(opt, start, end, steps)`` takes the
-    rates themselves.) Each step multiplies the rate by the ratio of two consecutive
-    factors, as torch's does.
+    (torch's warm-up; chaingrad's own ``optim.LinearSchedule(opt, start, end, steps)``
+    takes the rates themselves, computed afresh at each step.) Each step multiplies the
+    rate by the ratio of two consecutive factors, as torch's does.
 
     Args:
         optimizer: The optimizer.
@@ -375,7 +377,7 @@ class CosineAnnealingLR(LRScheduler):
         lr = cosine_anneal(initial_lr, eta_min, last_epoch, T_max)
 
     Each step computes the next rate from the current one, as torch's does (so that a
-    change made to a group's ``lr`` carries on); ``chaingrad.optim.CosineLR`` is the
+    change made to a group's ``lr`` carries on); ``chaingrad.optim.CosineSchedule`` is the
     closed form without the way back up.
 
     Args:

@@ -101,7 +101,7 @@ def test_train_logs_each_round_and_keeps_the_history(capsys):
     task = Line()
     optimizer = optim.SGD([task.model.w], lr=0.1)
     history = {}
-    training.train(task, optimizer, optim.LinearLR(optimizer, 0.1, 0.01, steps=3), 3, history)
+    training.train(task, optimizer, optim.LinearSchedule(optimizer, 0.1, 0.01, steps=3), 3, history)
     # the loss is (w - 2)**2 * 14/3 and its gradient 2 * (w - 2) * 14/3: w goes 0, 28/15, ...
     w = [0.0, 28 / 15, 28 / 15 + 0.07 * 2 * (2 - 28 / 15) * 14 / 3]
     assert history["loss"] == pytest.approx([(v - 2) ** 2 * 14 / 3 for v in w], rel=1e-12)
@@ -131,7 +131,7 @@ def test_each_step_runs_with_the_cyclic_collector_paused_and_drops_its_graph(cap
     task = Watched()
     optimizer = optim.SGD([task.model.w], lr=0.1)
     assert gc.isenabled()
-    training.train(task, optimizer, optim.LinearLR(optimizer, 0.1, 0.01, steps=3), 3, {})
+    training.train(task, optimizer, optim.LinearSchedule(optimizer, 0.1, 0.01, steps=3), 3, {})
     assert seen == [False, False, False] and gc.isenabled()
     assert [graph() for graph in graphs] == [None, None, None]  # freed with each step
     capsys.readouterr()
@@ -140,12 +140,12 @@ def test_each_step_runs_with_the_cyclic_collector_paused_and_drops_its_graph(cap
 def test_the_learning_rates_named_are_the_first_and_last_steps():
     optimizer = optim.SGD([Value(0.0)], lr=1.0)
     # micrograd's demo: 1.0 - 0.9 * k / 100 for k = 0 .. 99, so 0.109 at the last step
-    assert learning_rates(optim.LinearLR(optimizer, 1.0, 0.1, steps=100), "linear") == (
+    assert learning_rates(optim.LinearSchedule(optimizer, 1.0, 0.1, steps=100), "linear") == (
         "lr 1 -> 0.109, linear")
-    assert learning_rates(optim.LinearLR(optimizer, 1.0, 0.1, steps=1), "linear") == (
+    assert learning_rates(optim.LinearSchedule(optimizer, 1.0, 0.1, steps=1), "linear") == (
         "lr 1, linear")  # one step: one learning rate
     last = 0.01 * (1 + math.cos(math.pi * 9 / 10)) / 2
-    assert learning_rates(optim.CosineLR(optimizer, 0.01, 0.0, steps=10), "cosine") == (
+    assert learning_rates(optim.CosineSchedule(optimizer, 0.01, 0.0, steps=10), "cosine") == (
         f"lr 0.01 -> {last:.4g}, cosine")
 
 
@@ -155,7 +155,7 @@ def test_train_stops_when_the_loss_overflows():
     history = {}
     with pytest.raises(DivergedError, match=r"^training diverged at step 2/9 \(the loss "
                                             r"overflowed\)"):
-        training.train(task, optimizer, optim.LinearLR(optimizer, 1e160, 1e159, steps=9), 9,
+        training.train(task, optimizer, optim.LinearSchedule(optimizer, 1e160, 1e159, steps=9), 9,
                        history)
     assert len(history["loss"]) == 1  # the round that finished
 

@@ -187,17 +187,6 @@ def test_schedulers_drive_an_optimizer_of_values():
     assert seen == [0.1, 0.1, 0.05, 0.05, 0.025]
 
 
-def test_shared_formulas_are_chaingrads_own_schedules():
-    """torch's closed forms and chaingrad's own LinearLR/CosineLR are the same functions."""
-    opt = optim.SGD([Value(0.0)], lr=1.0)
-    own = optim.CosineLR(opt, start=0.3, end=0.01, steps=12)
-    assert [own.lr_at(k) for k in range(13)] == [
-        optim.cosine_anneal(0.3, 0.01, k, 12) for k in range(13)]
-    linear = optim.LinearLR(opt, start=1.0, end=0.1, steps=100)
-    assert [linear.lr_at(k) for k in (0, 37, 100, 150)] == [
-        optim.linear_anneal(1.0, 0.1, k, 100) for k in (0, 37, 100, 100)]
-
-
 def test_stepping_the_scheduler_first_warns_as_torch_does():
     optimizer = optim.SGD([Value(1.0)], lr=0.1)
     scheduler = lr_scheduler.ExponentialLR(optimizer, gamma=0.5)
