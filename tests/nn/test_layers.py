@@ -14,21 +14,22 @@ from hypothesis import strategies as st
 from numerics import examples
 
 from chaingrad import Tensor, grad
-from chaingrad.nn import Module, Parameter
-from chaingrad.nn.functional import conv2d, max_pool2d
-from chaingrad.nn.layers import (
+from chaingrad.nn import (
     Conv2d,
     Dropout,
     Flatten,
     Identity,
     Linear,
     MaxPool2d,
+    Module,
+    Parameter,
     ReLU,
     Sequential,
     Sigmoid,
     Tanh,
     manual_seed,
 )
+from chaingrad.nn.functional import conv2d, max_pool2d
 from chaingrad.tensor_engine import fast_kernels, rules
 
 
