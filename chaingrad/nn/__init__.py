@@ -209,7 +209,7 @@ _SUBMODULES = ("functional", "init", "modules", "parameter", "utils")
 if TYPE_CHECKING:
     # The same names, for type checkers and editors, which do not run __getattr__
     # (tests/test_typing.py checks that the two say the same); `X as X` exports X, and `*`
-    # the modules that nn/modules/*.py list in their __all__.
+    # the modules that each file of nn/modules/ lists in its __all__ (modules.KINDS).
     from ..tensor_engine.generator import get_rng_state as get_rng_state
     from ..tensor_engine.generator import manual_seed as manual_seed
     from ..tensor_engine.generator import set_rng_state as set_rng_state
@@ -218,7 +218,17 @@ if TYPE_CHECKING:
     from . import modules as modules
     from . import parameter as parameter
     from . import utils as utils
-    from .modules import *  # noqa: F403 - the names of its __all__
+    from .modules.activation import *  # noqa: F403 - the names of its __all__
+    from .modules.batchnorm import *  # noqa: F403 - the names of its __all__
+    from .modules.container import *  # noqa: F403 - the names of its __all__
+    from .modules.conv import *  # noqa: F403 - the names of its __all__
+    from .modules.dropout import *  # noqa: F403 - the names of its __all__
+    from .modules.flatten import *  # noqa: F403 - the names of its __all__
+    from .modules.linear import *  # noqa: F403 - the names of its __all__
+    from .modules.loss import *  # noqa: F403 - the names of its __all__
+    from .modules.normalization import *  # noqa: F403 - the names of its __all__
+    from .modules.pooling import *  # noqa: F403 - the names of its __all__
+    from .modules.sparse import *  # noqa: F403 - the names of its __all__
     from .parameter import Parameter as Parameter
 else:
     def __getattr__(name: str) -> object:

@@ -62,19 +62,8 @@ def tensor_modules(wanted: str = __name__) -> dict[str, type[Module]]:
 
 
 if TYPE_CHECKING:
-    # The same names, for type checkers and editors, which do not run __getattr__: each
-    # file's, as its __all__ lists them (checkers follow `*` and `__all__ += file.__all__`).
-    from . import activation as activation
-    from . import batchnorm as batchnorm
-    from . import container as container
-    from . import conv as conv
-    from . import dropout as dropout
-    from . import flatten as flatten
-    from . import linear as linear
-    from . import loss as loss
-    from . import normalization as normalization
-    from . import pooling as pooling
-    from . import sparse as sparse
+    # The same names, for type checkers and editors, which do not run __getattr__: `*`
+    # brings each file's, as its __all__ lists them (chaingrad.nn declares them likewise).
     from .activation import *  # noqa: F403 - the names of its __all__
     from .batchnorm import *  # noqa: F403 - the names of its __all__
     from .container import *  # noqa: F403 - the names of its __all__
@@ -86,19 +75,6 @@ if TYPE_CHECKING:
     from .normalization import *  # noqa: F403 - the names of its __all__
     from .pooling import *  # noqa: F403 - the names of its __all__
     from .sparse import *  # noqa: F403 - the names of its __all__
-
-    __all__ = ["Module"]
-    __all__ += activation.__all__
-    __all__ += batchnorm.__all__
-    __all__ += container.__all__
-    __all__ += conv.__all__
-    __all__ += dropout.__all__
-    __all__ += flatten.__all__
-    __all__ += linear.__all__
-    __all__ += loss.__all__
-    __all__ += normalization.__all__
-    __all__ += pooling.__all__
-    __all__ += sparse.__all__
 else:
     def __getattr__(name: str) -> object:
         """A file of ``KINDS`` (``chaingrad.nn.modules.linear``), one of their modules, or
