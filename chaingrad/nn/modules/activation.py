@@ -17,7 +17,7 @@ from .. import functional as F
 from .module import Module
 from .utils import check_input
 
-__all__ = ['GELU', 'LeakyReLU', 'LogSoftmax', 'ReLU', 'Sigmoid', 'Softmax', 'Softplus', 'Tanh']
+__all__ = ["GELU", "LeakyReLU", "LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Softplus", "Tanh"]
 
 
 class ReLU(Module):

@@ -13,7 +13,7 @@ from .. import init
 from .module import Module
 from .utils import check_input, check_sizes, new_parameter, new_zeros
 
-__all__ = ['BatchNorm1d', 'BatchNorm2d']
+__all__ = ["BatchNorm1d", "BatchNorm2d"]
 
 
 class _BatchNorm(Module):

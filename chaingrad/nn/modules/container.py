@@ -34,7 +34,7 @@ from ...tensor_engine.tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, indent
 
-__all__ = ['ModuleDict', 'ModuleList', 'ParameterDict', 'ParameterList', 'Sequential']
+__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
 
 
 class _Numbered(Module):

@@ -11,7 +11,7 @@ from .linear import Linear
 from .module import Module
 from .utils import check_sizes, new_parameter
 
-__all__ = ['Conv2d']
+__all__ = ["Conv2d"]
 
 
 class Conv2d(Module):

@@ -7,7 +7,7 @@ from .. import functional as F
 from .module import Module
 from .utils import check_input
 
-__all__ = ['Dropout']
+__all__ = ["Dropout"]
 
 
 class Dropout(Module):

@@ -6,7 +6,7 @@ from ...tensor_engine.tensor import Tensor
 from .module import Module
 from .utils import check_input
 
-__all__ = ['Flatten']
+__all__ = ["Flatten"]
 
 
 class Flatten(Module):

@@ -19,7 +19,7 @@ from .. import init
 from .module import Module
 from .utils import check_input, check_sizes, new_parameter
 
-__all__ = ['Identity', 'Linear']
+__all__ = ["Identity", "Linear"]
 
 
 class Linear(Module):

@@ -17,7 +17,7 @@ from ...tensor_engine.tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ['BCEWithLogitsLoss', 'CrossEntropyLoss', 'MSELoss', 'NLLLoss']
+__all__ = ["BCEWithLogitsLoss", "CrossEntropyLoss", "MSELoss", "NLLLoss"]
 
 
 class _Loss(Module):

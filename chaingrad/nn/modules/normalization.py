@@ -13,7 +13,7 @@ from .. import init
 from .module import Module
 from .utils import check_sizes, new_parameter
 
-__all__ = ['LayerNorm']
+__all__ = ["LayerNorm"]
 
 
 class LayerNorm(Module):

@@ -14,7 +14,7 @@ from ...tensor_engine.tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ['MaxPool2d']
+__all__ = ["MaxPool2d"]
 
 
 class MaxPool2d(Module):

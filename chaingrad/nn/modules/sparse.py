@@ -11,7 +11,7 @@ from ..parameter import Parameter
 from .module import Module
 from .utils import check_sizes, new_parameter
 
-__all__ = ['Embedding']
+__all__ = ["Embedding"]
 
 
 class Embedding(Module):
