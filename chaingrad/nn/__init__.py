@@ -236,11 +236,13 @@ else:
         name that needs numpy, loaded on first use; an error naming what chaingrad lacks."""
         if name in _SUBMODULES:
             return torch_names.load(f"{__name__}.{name}", f"{__name__}.{name}")  # sets it here
+        if name.startswith("_"):  # a probe (_repr_html_, __wrapped__): not a module's name
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         if name in _TENSOR_NAMES:
             value = getattr(torch_names.load(_TENSOR_NAMES[name], f"{__name__}.{name}"), name)
         else:
             value = modules.tensor_modules(f"{__name__}.{name}").get(name)
-            if value is None or name.startswith("_"):
+            if value is None:
                 raise torch_names.missing(__name__, name, torch_names.NN)
         globals()[name] = value  # found here from now on
         return value
