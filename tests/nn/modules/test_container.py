@@ -1,5 +1,5 @@
-"""chaingrad/nn/modules/container.py against torch.nn's: ModuleList, ModuleDict, ParameterList and
-ParameterDict (and Sequential, which shares ModuleList's numbering), each driven through the
+"""chaingrad/nn/modules/container.py against torch.nn's: ModuleList, ModuleDict, ParameterList
+and ParameterDict (and Sequential, which shares ModuleList's numbering), each driven through the
 same steps on both sides: what each step returns or raises, the printed form, the names in
 state_dict and the children afterwards."""
 
