@@ -90,4 +90,9 @@ else:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(KINDS))
+    """This package's names, the Tensor modules among them (when numpy is there)."""
+    try:
+        tensor = tensor_modules()
+    except ModuleNotFoundError:  # without numpy: Module alone
+        tensor = {}
+    return sorted(set(globals()) | set(KINDS) | set(tensor))
