@@ -10,7 +10,6 @@ Example:
 """
 
 import builtins
-import importlib
 from typing import TYPE_CHECKING
 
 from . import torch_names
@@ -258,24 +257,13 @@ else:
         there)."""
         if name in _TENSOR_NAMES:
             module, attr = _TENSOR_NAMES[name]
-            value = getattr(_load(module, f"chaingrad.{name}"), attr)
+            value = getattr(torch_names.load(module, f"chaingrad.{name}"), attr)
             if not hasattr(builtins, name):  # keep builtins usable in this module
                 globals()[name] = value
             return value
         if name in _SUBMODULES:
-            return _load(f"chaingrad.{name}", f"chaingrad.{name}")  # which sets the attribute
+            return torch_names.load(f"chaingrad.{name}", f"chaingrad.{name}")  # sets the attribute
         raise torch_names.missing("chaingrad", name, torch_names.TORCH)  # torch's, or a typo
-
-
-def _load(module: str, what: str) -> object:
-    """Import ``module``; without numpy, say which extra brings it."""
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != "numpy":
-            raise
-        raise ModuleNotFoundError(f"{what} needs numpy: pip install 'chaingrad[tensor]'",
-                                  name="numpy") from exc
 
 
 def __dir__() -> list[str]:

@@ -26,8 +26,10 @@ import numpy as np
 
 from .autodiff import topological_order
 from .engine import Value
-from .nn import MLP, Module, layers
-from .nn.layers import Linear, Sequential
+from .nn import MLP, Module
+from .nn import modules as nn_modules
+from .nn.modules.container import Sequential
+from .nn.modules.linear import Linear
 from .nn.registry import ACTIVATION_MODULES
 from .tensor_engine.tensor import Tensor
 
@@ -191,7 +193,7 @@ def tensor_copy(model: MLP) -> Sequential:
         linear.bias._value[...] = [n.b.data for n in layer.neurons]
         modules.append(linear)
         if i < len(model.layers) - 1:
-            modules.append(getattr(layers, ACTIVATION_MODULES[layer.neurons[0].activation])())
+            modules.append(getattr(nn_modules, ACTIVATION_MODULES[layer.neurons[0].activation])())
     return Sequential(*modules)
 
 

@@ -9,6 +9,7 @@ are asked.
 
 import importlib
 from collections.abc import Callable
+from types import ModuleType
 
 TORCH = frozenset("""
     abs_ absolute accelerator AcceleratorError acos acos_ acosh acosh_ adaptive_avg_pool1d
@@ -220,7 +221,7 @@ NN = frozenset("""
     LazyConvTranspose3d LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d LazyLinear
     LinearCrossEntropyLoss LinearCrossEntropyOptions LocalResponseNorm LogSigmoid
     LPPool1d LPPool2d LPPool3d LSTM LSTMCell MarginRankingLoss MaxPool1d MaxPool3d
-    MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish modules
+    MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish
     MultiheadAttention MultiLabelMarginLoss MultiLabelSoftMarginLoss MultiMarginLoss
     NLLLoss2d PairwiseDistance parallel PixelShuffle
     PixelUnshuffle PoissonNLLLoss PReLU qat quantizable quantized ReflectionPad1d
@@ -474,6 +475,24 @@ def missing(module: str, name: str, lacks: frozenset[str]) -> AttributeError:
     return AttributeError(f"{module} has no {name!r} yet; for {call} write {instead}")
 
 
+def load(module: str, what: str) -> ModuleType:
+    """Import ``module`` (a name that loads on first use, such as ``chaingrad.zeros`` or
+    ``chaingrad.nn.Linear``, is in it); without numpy, an error saying that ``what`` needs
+    it and which extra brings it. Each package's ``__getattr__`` loads through it.
+
+    Example:
+        >>> load("chaingrad.nn.functional", "chaingrad.nn.functional").__name__
+        'chaingrad.nn.functional'
+    """
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != "numpy":
+            raise
+        raise ModuleNotFoundError(f"{what} needs numpy: pip install 'chaingrad[tensor]'",
+                                  name="numpy") from exc
+
+
 def submodules_on_use(package: str, submodules: tuple[str, ...],
                       lacks: frozenset[str]) -> Callable[[str], object]:
     """A package's module-level ``__getattr__``: each of its ``submodules`` imported on first
@@ -491,7 +510,7 @@ def submodules_on_use(package: str, submodules: tuple[str, ...],
     """
     def __getattr__(name: str) -> object:  # noqa: N807 - the module hook's own name
         if name in submodules:
-            return importlib.import_module(f"{package}.{name}")  # which sets it there
+            return load(f"{package}.{name}", f"{package}.{name}")  # which sets it there
         raise missing(package, name, lacks)
 
     return __getattr__

@@ -43,7 +43,7 @@ class Entry:
 
     module: str  # the public module: chaingrad.nn
     name: str  # the name there: Linear
-    path: str  # the object's defining path: chaingrad.nn.layers.Linear
+    path: str  # the object's defining path: chaingrad.nn.modules.linear.Linear
     summary: str  # the first line of its docstring
 
     @property
@@ -105,7 +105,7 @@ def defining_path(module_name: str, name: str) -> str:
 
     Example:
         >>> defining_path("chaingrad.nn", "Linear")
-        'chaingrad.nn.layers.Linear'
+        'chaingrad.nn.modules.linear.Linear'
     """
     thing = getattr(importlib.import_module(module_name), name)
     home = _defined_in(thing) or module_name

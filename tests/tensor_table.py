@@ -269,7 +269,7 @@ def _as_pair(value: int | tuple[int, int]) -> tuple[int, int]:
 def conv_cases(draw):
     """NCHW input, (O, C, kh, kw) weight, maybe a bias; strides and paddings of either form;
     some inputs wide enough for outputs of at least 8 columns (the fast twins' other
-    layout, rules.SHORT_ROW)."""
+    layout, kernels.SHORT_ROW)."""
     n, c, o = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
     kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
     stride, padding = draw(_pair_or_int(1, 3)), draw(_pair_or_int(0, 2))

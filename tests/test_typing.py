@@ -112,18 +112,37 @@ def test_the_typed_programs_run(programs, name) -> None:
 # ---- the declarations for checkers, and the lazy tables ----
 
 
+def _type_checking_blocks(module: types.ModuleType) -> list[ast.If]:
+    return [node for node in ast.parse(inspect.getsource(module)).body
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+            and node.test.id == "TYPE_CHECKING"]
+
+
+def starred(module: types.ModuleType) -> set[str]:
+    """The names that ``from X import *`` lines in ``module``'s ``if TYPE_CHECKING:`` blocks
+    declare: each X's ``__all__`` (``chaingrad.nn`` declares its modules so, as each file of
+    nn/modules/ lists them, and its ``__getattr__`` serves them from there)."""
+    names: set[str] = set()
+    for node in _type_checking_blocks(module):
+        for statement in node.body:
+            if isinstance(statement, ast.ImportFrom) and statement.names[0].name == "*":
+                source = importlib.import_module("." * statement.level + (statement.module or ""),
+                                                 module.__package__)
+                names |= set(source.__all__)
+    return names
+
+
 def declared(module: types.ModuleType) -> tuple[set[str], dict[str, object]]:
     """The public names that ``module``'s ``if TYPE_CHECKING:`` blocks bind, and what those
-    blocks bind them to when run (imports and assignments; an annotation alone binds
-    nothing, a ``def`` binds its stub)."""
-    names: set[str] = set()
+    blocks bind them to when run (imports and assignments, ``*`` as ``starred`` says; an
+    annotation alone binds nothing, a ``def`` binds its stub)."""
+    names: set[str] = starred(module)
     space = dict(vars(module), __annotations__={})
-    for node in ast.parse(inspect.getsource(module)).body:
-        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Name)
-                and node.test.id == "TYPE_CHECKING"):
-            continue
+    for node in _type_checking_blocks(module):
         exec(compile(ast.Module(node.body, type_ignores=[]), module.__file__, "exec"), space)
         for statement in node.body:
+            if isinstance(statement, ast.ImportFrom) and statement.names[0].name == "*":
+                continue
             if isinstance(statement, (ast.Import, ast.ImportFrom)):
                 names |= {alias.asname or alias.name for alias in statement.names}
             elif isinstance(statement, ast.Assign):
@@ -145,7 +164,7 @@ def test_the_declarations_for_checkers_are_what_getattr_serves(module_name) -> N
     """Every name that a module's ``__getattr__`` loads is declared for checkers, from the
     very place it loads it from, and nothing else is."""
     module = importlib.import_module(module_name)
-    lazy = set(getattr(module, "_TENSOR_NAMES", ())) | set(module._SUBMODULES)
+    lazy = set(getattr(module, "_TENSOR_NAMES", ())) | set(module._SUBMODULES) | starred(module)
     names, bound = declared(module)
     assert names == lazy, (f"{module_name}: served but not declared under TYPE_CHECKING "
                            f"{sorted(lazy - names)}; declared but not served "

@@ -37,17 +37,15 @@ from .. import optim
 from ..errors import DivergedError
 from ..gradmode import no_grad
 from ..losses import cross_entropy
-from ..nn.layers import (
-    Conv2d,
-    Dropout,
-    Flatten,
-    Linear,
-    MaxPool2d,
-    ReLU,
-    Sequential,
-    manual_seed,
-)
+from ..nn.modules.activation import ReLU
+from ..nn.modules.container import Sequential
+from ..nn.modules.conv import Conv2d
+from ..nn.modules.dropout import Dropout
+from ..nn.modules.flatten import Flatten
+from ..nn.modules.linear import Linear
+from ..nn.modules.pooling import MaxPool2d
 from ..tensor_engine import Tensor
+from ..tensor_engine.generator import manual_seed
 from .folders import output_folder
 from .plots import history_figure, predictions_figure, save_png
 from .training import (
@@ -70,7 +68,7 @@ EVAL_BATCH = 512  # inputs per forward pass when only predicting
 
 
 def build_model(kind: str) -> Sequential:
-    """A fresh ``mlp`` or ``cnn`` (weights from ``chaingrad.nn.layers``' generator).
+    """A fresh ``mlp`` or ``cnn`` (weights from the default generator, ``manual_seed``'s).
 
     Example:
         >>> build_model("cnn")(Tensor(np.zeros((5, 1, 8, 8)))).shape

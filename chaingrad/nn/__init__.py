@@ -12,12 +12,12 @@ has ``0.weight`` (16 x 2, row j is neuron j's ``w``), ``0.bias`` (16), ``2.weigh
 shaped like the PyTorch tensor; ``state_dict()`` turns each into a numpy array.
 
 The Tensor layers need numpy, which the Values do not: they load when first asked for
-(``chaingrad.nn.Linear``), from ``chaingrad/nn/layers.py``.
+(``chaingrad.nn.Linear``), from the file of their kind in ``chaingrad/nn/modules/``
+(``linear.py``), as torch lays them out.
 """
 
 from __future__ import annotations
 
-import importlib
 import random
 from collections.abc import Sequence
 from numbers import Integral
@@ -27,8 +27,9 @@ from .. import torch_names
 from ..autodiff import paused_gc
 from ..engine import Value, make_node
 from ..rules import ADD, MUL
-from .module import Module as Module  # chaingrad.nn.Module, as torch.nn.Module
-from .module import Nested
+from . import modules
+from .modules.module import Module as Module  # chaingrad.nn.Module, as torch.nn.Module
+from .modules.module import Nested
 from .registry import ACTIVATIONS
 
 
@@ -191,76 +192,66 @@ def _check_size(where: str, name: str, n: object, least: int = 0) -> None:
         raise ValueError(f"{where}: {name} must be a whole number >= {least}, got {n!r}")
 
 
-# The names of chaingrad/nn/layers.py, which needs numpy: each loads on first use.
-_TENSOR_NAMES = (
-    "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv2d", "CrossEntropyLoss", "Dropout",
-    "Embedding", "Flatten", "GELU", "Identity", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax",
-    "MSELoss", "MaxPool2d", "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "ParameterDict",
-    "ParameterList", "ReLU", "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh",
-    "get_rng_state", "manual_seed", "set_rng_state",
-)
+# What chaingrad.nn serves besides its modules, from where each is defined: torch's
+# Parameter, and the default generator's seed and state (chaingrad.manual_seed, ... again).
+_TENSOR_NAMES = {
+    "Parameter": "chaingrad.nn.parameter",
+    "get_rng_state": "chaingrad.tensor_engine.generator",
+    "manual_seed": "chaingrad.tensor_engine.generator",
+    "set_rng_state": "chaingrad.tensor_engine.generator",
+}
 
 
 # Submodules reachable as attributes (``nn.functional``, as torch's) without an import.
-_SUBMODULES = ("functional", "init", "utils")
+_SUBMODULES = ("functional", "init", "modules", "parameter", "utils")
 
 
 if TYPE_CHECKING:
     # The same names, for type checkers and editors, which do not run __getattr__
-    # (tests/test_typing.py checks that the two say the same); `X as X` exports X.
+    # (tests/test_typing.py checks that the two say the same); `X as X` exports X, and `*`
+    # the modules that each file of nn/modules/ lists in its __all__ (modules.KINDS).
+    from ..tensor_engine.generator import get_rng_state as get_rng_state
+    from ..tensor_engine.generator import manual_seed as manual_seed
+    from ..tensor_engine.generator import set_rng_state as set_rng_state
     from . import functional as functional
     from . import init as init
+    from . import modules as modules
+    from . import parameter as parameter
     from . import utils as utils
-    from .layers import GELU as GELU
-    from .layers import BatchNorm1d as BatchNorm1d
-    from .layers import BatchNorm2d as BatchNorm2d
-    from .layers import BCEWithLogitsLoss as BCEWithLogitsLoss
-    from .layers import Conv2d as Conv2d
-    from .layers import CrossEntropyLoss as CrossEntropyLoss
-    from .layers import Dropout as Dropout
-    from .layers import Embedding as Embedding
-    from .layers import Flatten as Flatten
-    from .layers import Identity as Identity
-    from .layers import LayerNorm as LayerNorm
-    from .layers import LeakyReLU as LeakyReLU
-    from .layers import Linear as Linear
-    from .layers import LogSoftmax as LogSoftmax
-    from .layers import MaxPool2d as MaxPool2d
-    from .layers import ModuleDict as ModuleDict
-    from .layers import ModuleList as ModuleList
-    from .layers import MSELoss as MSELoss
-    from .layers import NLLLoss as NLLLoss
-    from .layers import Parameter as Parameter
-    from .layers import ParameterDict as ParameterDict
-    from .layers import ParameterList as ParameterList
-    from .layers import ReLU as ReLU
-    from .layers import Sequential as Sequential
-    from .layers import Sigmoid as Sigmoid
-    from .layers import Softmax as Softmax
-    from .layers import Softplus as Softplus
-    from .layers import Tanh as Tanh
-    from .layers import get_rng_state as get_rng_state
-    from .layers import manual_seed as manual_seed
-    from .layers import set_rng_state as set_rng_state
+    from .modules.activation import *  # noqa: F403 - the names of its __all__
+    from .modules.batchnorm import *  # noqa: F403 - the names of its __all__
+    from .modules.container import *  # noqa: F403 - the names of its __all__
+    from .modules.conv import *  # noqa: F403 - the names of its __all__
+    from .modules.dropout import *  # noqa: F403 - the names of its __all__
+    from .modules.flatten import *  # noqa: F403 - the names of its __all__
+    from .modules.linear import *  # noqa: F403 - the names of its __all__
+    from .modules.loss import *  # noqa: F403 - the names of its __all__
+    from .modules.normalization import *  # noqa: F403 - the names of its __all__
+    from .modules.pooling import *  # noqa: F403 - the names of its __all__
+    from .modules.sparse import *  # noqa: F403 - the names of its __all__
+    from .parameter import Parameter as Parameter
 else:
     def __getattr__(name: str) -> object:
+        """A Tensor module (``chaingrad.nn.Linear``, from the file of its kind), or another
+        name that needs numpy, loaded on first use; an error naming what chaingrad lacks."""
         if name in _SUBMODULES:
-            return _load(f"chaingrad.nn.{name}", f"chaingrad.nn.{name}")  # which sets it here
-        if name not in _TENSOR_NAMES:
-            raise torch_names.missing("chaingrad.nn", name, torch_names.NN)
-        return getattr(_load("chaingrad.nn.layers", f"chaingrad.nn.{name}"), name)
-
-
-def _load(module: str, what: str) -> object:
-    """Import ``module``; without numpy, say which extra brings it."""
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != "numpy":
-            raise
-        raise ModuleNotFoundError(f"{what} needs numpy: pip install 'chaingrad[tensor]'",
-                                  name="numpy") from exc
+            return torch_names.load(f"{__name__}.{name}", f"{__name__}.{name}")  # sets it here
+        if name.startswith("_"):  # a probe (_repr_html_, __wrapped__): not a module's name
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        if name in _TENSOR_NAMES:
+            value = getattr(torch_names.load(_TENSOR_NAMES[name], f"{__name__}.{name}"), name)
+        else:
+            value = modules.tensor_modules(f"{__name__}.{name}").get(name)
+            if value is None:
+                raise torch_names.missing(__name__, name, torch_names.NN)
+        globals()[name] = value  # found here from now on
+        return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_TENSOR_NAMES) | set(_SUBMODULES))
+    """This module's names, the Tensor modules among them (when numpy is there to load them)."""
+    try:
+        tensor = modules.tensor_modules()
+    except ModuleNotFoundError:  # without numpy: what chaingrad.nn has on Values alone
+        tensor = {}
+    return sorted(set(globals()) | set(_TENSOR_NAMES) | set(_SUBMODULES) | set(tensor))

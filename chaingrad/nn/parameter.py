@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..tensor_engine.tensor import Tensor
-from .module import ParameterMark
+from .modules.module import ParameterMark
 
 
 class Parameter(Tensor, ParameterMark):

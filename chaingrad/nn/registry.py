@@ -140,44 +140,53 @@ def _batch_norm_weights(arch: dict[str, Any]) -> int:
 _BATCH_NORM = {"num_features": SIZE, "eps": NUMBER, "momentum": OPTIONAL_NUMBER,
                "affine": BOOL, "track_running_stats": BOOL, "bias": PRESENT}
 
-_TENSOR = "chaingrad.nn.layers"
+
+def _home(kind: str) -> str:
+    """The file of chaingrad/nn/modules/ that holds the Tensor modules of ``kind``."""
+    return f"chaingrad.nn.modules.{kind}"
+
 
 LAYER_TYPES: dict[str, LayerType] = {
     "MLP": LayerType("chaingrad.nn", {"nin": SIZE, "nouts": SIZES, "activation": ACTIVATION},
                      weights=_mlp_weights, in_torch=_mlp_in_torch),
-    "Sequential": LayerType(_TENSOR, {"layers": LAYERS}),
-    "Linear": LayerType(_TENSOR, {"in_features": SIZE, "out_features": SIZE, "bias": PRESENT},
+    "Sequential": LayerType(_home("container"), {"layers": LAYERS}),
+    "Linear": LayerType(_home("linear"),
+                        {"in_features": SIZE, "out_features": SIZE, "bias": PRESENT},
                         weights=lambda a: (a["in_features"] + a["bias"]) * a["out_features"]),
-    "Conv2d": LayerType(_TENSOR, {"in_channels": SIZE, "out_channels": SIZE,
-                                  "kernel_size": PAIR, "stride": PAIR, "padding": PADDING,
-                                  "bias": PRESENT},
+    "Conv2d": LayerType(_home("conv"), {"in_channels": SIZE, "out_channels": SIZE,
+                                        "kernel_size": PAIR, "stride": PAIR,
+                                        "padding": PADDING, "bias": PRESENT},
                         weights=lambda a: a["out_channels"] * (
                             a["in_channels"] * a["kernel_size"][0] * a["kernel_size"][1]
                             + a["bias"])),
-    "MaxPool2d": LayerType(_TENSOR, {"kernel_size": PAIR, "stride": PAIR}),
-    "Flatten": LayerType(_TENSOR, {"start_dim": INT, "end_dim": INT}, defaults={"end_dim": -1}),
-    "Dropout": LayerType(_TENSOR, {"p": NUMBER}),
-    "ReLU": LayerType(_TENSOR),
-    "Tanh": LayerType(_TENSOR),
-    "Sigmoid": LayerType(_TENSOR),
-    "GELU": LayerType(_TENSOR, {"approximate": APPROXIMATE}),
-    "LeakyReLU": LayerType(_TENSOR, {"negative_slope": NUMBER}),
-    "Softplus": LayerType(_TENSOR, {"beta": NUMBER, "threshold": NUMBER}),
-    "Identity": LayerType(_TENSOR),
-    "Softmax": LayerType(_TENSOR, {"dim": OPTIONAL_INT}),
-    "LogSoftmax": LayerType(_TENSOR, {"dim": OPTIONAL_INT}),
-    "Embedding": LayerType(_TENSOR, {"num_embeddings": SIZE, "embedding_dim": SIZE,
-                                     "padding_idx": OPTIONAL_INT},
+    "MaxPool2d": LayerType(_home("pooling"), {"kernel_size": PAIR, "stride": PAIR}),
+    "Flatten": LayerType(_home("flatten"), {"start_dim": INT, "end_dim": INT},
+                         defaults={"end_dim": -1}),
+    "Dropout": LayerType(_home("dropout"), {"p": NUMBER}),
+    "ReLU": LayerType(_home("activation")),
+    "Tanh": LayerType(_home("activation")),
+    "Sigmoid": LayerType(_home("activation")),
+    "GELU": LayerType(_home("activation"), {"approximate": APPROXIMATE}),
+    "LeakyReLU": LayerType(_home("activation"), {"negative_slope": NUMBER}),
+    "Softplus": LayerType(_home("activation"), {"beta": NUMBER, "threshold": NUMBER}),
+    "Identity": LayerType(_home("linear")),
+    "Softmax": LayerType(_home("activation"), {"dim": OPTIONAL_INT}),
+    "LogSoftmax": LayerType(_home("activation"), {"dim": OPTIONAL_INT}),
+    "Embedding": LayerType(_home("sparse"), {"num_embeddings": SIZE, "embedding_dim": SIZE,
+                                             "padding_idx": OPTIONAL_INT},
                            weights=lambda a: a["num_embeddings"] * a["embedding_dim"]),
-    "LayerNorm": LayerType(_TENSOR, {"normalized_shape": SIZES, "eps": NUMBER,
-                                     "elementwise_affine": BOOL, "bias": PRESENT},
+    "LayerNorm": LayerType(_home("normalization"),
+                           {"normalized_shape": SIZES, "eps": NUMBER,
+                            "elementwise_affine": BOOL, "bias": PRESENT},
                            weights=lambda a: math.prod(a["normalized_shape"])
                            * a["elementwise_affine"] * (1 + a["bias"])),
-    "BatchNorm1d": LayerType(_TENSOR, _BATCH_NORM, weights=_batch_norm_weights),
-    "BatchNorm2d": LayerType(_TENSOR, _BATCH_NORM, weights=_batch_norm_weights),
-    "ModuleList": LayerType(_TENSOR, {"modules": LAYER_LIST}),
-    "ModuleDict": LayerType(_TENSOR, {"modules": LAYER_MAP}),
+    "BatchNorm1d": LayerType(_home("batchnorm"), _BATCH_NORM, weights=_batch_norm_weights),
+    "BatchNorm2d": LayerType(_home("batchnorm"), _BATCH_NORM, weights=_batch_norm_weights),
+    "ModuleList": LayerType(_home("container"), {"modules": LAYER_LIST}),
+    "ModuleDict": LayerType(_home("container"), {"modules": LAYER_MAP}),
 }
+"""Each type a model file can hold: one line here for a module that saves and loads (its
+class in the file of its kind under chaingrad/nn/modules/)."""
 
 
 def describable(module: Any) -> bool:

@@ -55,7 +55,20 @@ CPU = device("cpu")
 
 
 def check_device(where_to: Any, op: str) -> device:
-    """``where_to`` (a device, a string, None) if it is the CPU; else an error naming it."""
+    """The CPU, if ``where_to`` (a device, a string, None) names it; else an error naming
+    ``op`` and the device: a NotImplementedError (which is a RuntimeError, as torch's is
+    when it lacks the device), the one check of a ``device=`` argument, a tensor's or a
+    layer's.
+
+    Example:
+        >>> check_device("cpu", "zeros")
+        device(type='cpu')
+        >>> check_device("cuda", "Linear(device='cuda')")
+        Traceback (most recent call last):
+        ...
+        NotImplementedError: Linear(device='cuda'): chaingrad computes on the CPU only, got \
+device 'cuda' (chaingrad.cuda.is_available() is False)
+    """
     if where_to is None:
         return CPU
     if isinstance(where_to, int) and not isinstance(where_to, bool):
@@ -65,7 +78,7 @@ def check_device(where_to: Any, op: str) -> device:
                         f"{type(where_to).__name__} {where_to!r}")
     found = device(where_to)
     if found.type != "cpu":
-        raise RuntimeError(f"{op}: chaingrad computes on the CPU only, got device "
+        raise NotImplementedError(f"{op}: chaingrad computes on the CPU only, got device "
                            f"{str(found)!r} (chaingrad.cuda.is_available() is False)")
     return CPU
 

@@ -96,8 +96,8 @@ def matmul_y_grad_transposed(a: np.ndarray, g: np.ndarray) -> np.ndarray:
     """The twin of MATMUL's ``x^T @ g`` for a y that is a transposed matrix (``W.T``),
     computed as ``(g^T @ x)^T``: the same products, summed by the BLAS in the same order in
     float32 here (the same bits) but not always in float64 (equal within rounding, as the
-    conv twins; tests/nn/test_layers.py). The gradient comes in y's layout, so that W's,
-    transposed back, is row-major as W is: an optimizer then updates W without a
+    conv twins; tests/tensor_engine/test_kernels.py). The gradient comes in y's layout, so
+    that W's, transposed back, is row-major as W is: an optimizer then updates W without a
     transposing copy (numpy's, unblocked, costs as much as the matrix product). The
     compiled code writes the same expression."""
     return swap_last(swap_last(g) @ a)

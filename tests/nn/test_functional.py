@@ -9,8 +9,9 @@ import pytest
 
 import chaingrad
 import chaingrad.nn.functional as F
-from chaingrad import gradcheck, no_grad
-from chaingrad.nn import manual_seed
+from chaingrad import grad, gradcheck, no_grad
+from chaingrad.nn import Conv2d, Linear, MaxPool2d, Parameter, manual_seed
+from chaingrad.nn.functional import conv2d, max_pool2d
 from chaingrad.tensor_engine import Tensor
 
 rng = np.random.default_rng(0)
@@ -308,3 +309,293 @@ def test_cross_entropy_is_torchs_two_nodes(torch):
     theirs = walk(torch.nn.functional.cross_entropy(torch.tensor(X, requires_grad=True),
                                                     torch.tensor(t)))
     assert ours == theirs == ["NllLossBackward0", "LogSoftmaxBackward0", "AccumulateGrad"]
+
+
+# ---- one_hot, binary_cross_entropy; linear, conv2d and max_pool2d (what the layers run)
+# against torch and finite differences ----
+
+
+def test_one_hot_is_torchs(torch) -> None:
+    classes = np.array([[0, 2], [1, 4]])
+    for num_classes in (-1, 5, 7):
+        ours = F.one_hot(chaingrad.tensor(classes), num_classes)
+        theirs = torch.nn.functional.one_hot(torch.tensor(classes), num_classes)
+        assert ours.tolist() == theirs.tolist() and ours.dtype == chaingrad.int64
+    assert F.one_hot(chaingrad.tensor(3), 4).tolist() == [0, 0, 0, 1]
+    # the lecture's: one_hot(xs, num_classes=27).float() @ W
+    xenc = F.one_hot(chaingrad.tensor([0, 5, 13]), num_classes=27).float()
+    assert xenc.dtype == chaingrad.float32 and xenc.sum().item() == 3
+
+
+@pytest.mark.parametrize(("call", "error", "message"), [
+    (lambda: F.one_hot(chaingrad.tensor([0.0, 1.0])), RuntimeError,
+     "one_hot is only applicable to index tensor of type LongTensor"),
+    (lambda: F.one_hot(chaingrad.tensor([0, -1])), RuntimeError,
+     "Class values must be non-negative"),
+    (lambda: F.one_hot(chaingrad.tensor([0, 3]), 3), RuntimeError,
+     r"Class values must be smaller than num_classes \(3\), got 3"),
+    (lambda: F.one_hot(chaingrad.tensor(np.zeros(0, dtype=np.int64))), RuntimeError,
+     "Can not infer total number of classes from empty tensor"),
+    (lambda: F.one_hot([0, 1]), TypeError, "argument 'tensor' must be Tensor, not list"),
+])
+def test_one_hot_refuses_what_torch_refuses(call, error, message) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_binary_cross_entropy_is_torchs(agrees_with_torch, torch, reduction) -> None:
+    rng = np.random.default_rng(0)
+    probabilities = rng.uniform(0.02, 0.98, size=(3, 4))
+    targets = rng.uniform(0, 1, size=(3, 4))
+    weight = agrees_with_torch.constant(rng.uniform(0.5, 2, size=(4,)))
+    agrees_with_torch(
+        lambda x, t, w: F.binary_cross_entropy(x, t, w, reduction=reduction),
+        lambda x, t, w: torch.nn.functional.binary_cross_entropy(x, t, w, reduction=reduction),
+        probabilities, targets, weight)
+    agrees_with_torch(lambda x, t: F.binary_cross_entropy(x, t, reduction=reduction),
+                      lambda x, t: torch.nn.functional.binary_cross_entropy(
+                          x, t, reduction=reduction), probabilities, targets)
+
+
+def test_binary_cross_entropy_at_zero_and_one_is_torchs_too(torch) -> None:
+    """A sigmoid that saturates gives exactly 0 or 1: torch's loss floors each log at -100,
+    and its gradient divides by at least 1e-12."""
+    values, targets = [0.0, 1.0, 0.0, 1.0, 1e-13], [0.0, 1.0, 1.0, 0.0, 1.0]
+    x = chaingrad.tensor(values, dtype=chaingrad.float64, requires_grad=True)
+    tx = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    loss = F.binary_cross_entropy(x, chaingrad.tensor(targets, dtype=chaingrad.float64),
+                                  reduction="none")
+    expected = torch.nn.functional.binary_cross_entropy(
+        tx, torch.tensor(targets, dtype=torch.float64), reduction="none")
+    np.testing.assert_allclose(loss.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    loss.sum().backward()
+    expected.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    assert loss.grad_fn.name() == "BinaryCrossEntropyBackward0"
+
+
+def test_binary_cross_entropy_refuses_what_torch_refuses() -> None:
+    x = chaingrad.tensor([0.5, 0.5])
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        F.binary_cross_entropy(chaingrad.tensor([0.5, 1.5]), x)
+    with pytest.raises(ValueError, match=r"Using a target size \(torch.Size\(\[1\]\)\) that is "
+                                         r"different to the input size"):
+        F.binary_cross_entropy(x, chaingrad.tensor([1.0]))
+
+
+def _both_grads(fn_ours, fn_torch, arrays, torch):
+    """Outputs and gradients of sum(w * fn(...)) from chaingrad and from torch (float64).
+    The leaves are Parameters, which a layer takes as its weight and bias."""
+    ours = [Parameter(a) for a in arrays]
+    out = fn_ours(*ours)
+    w = np.random.default_rng(9).standard_normal(out.shape)
+    (out * Tensor(w)).sum().backward()
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    expected = fn_torch(*theirs)
+    (expected * torch.as_tensor(w)).sum().backward()
+    return (out.detach().numpy(), [t.grad for t in ours],
+            expected.detach().numpy(), [t.grad.numpy() for t in theirs])
+
+
+def _assert_all_close(ours, theirs) -> None:
+    for a, b in zip(ours, theirs):
+        assert a.shape == b.shape
+        assert np.allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("batch_shape", [(5,), (2, 3), ()], ids=["batch", "leading", "one"])
+def test_linear_matches_torch(torch, batch_shape) -> None:
+    layer = Linear(4, 3, dtype=np.float64)
+    x = np.random.default_rng(0).standard_normal(batch_shape + (4,))
+
+    def ours(x, w, b):
+        layer.weight, layer.bias = w, b
+        return layer(x)
+
+    out, grads, expected, expected_grads = _both_grads(
+        ours, torch.nn.functional.linear,
+        [x, layer.weight.detach().numpy().copy(), layer.bias.detach().numpy().copy()], torch)
+    _assert_all_close([out] + grads, [expected] + expected_grads)
+
+
+CONV_CASES = [
+    # (N, C, H, W), (O, kh, kw), stride, padding, bias
+    ((2, 3, 6, 6), (4, 3, 3), 1, 0, True),
+    ((1, 2, 7, 5), (3, 3, 3), 2, 1, True),
+    ((2, 1, 5, 6), (2, 2, 3), (1, 2), (1, 0), False),
+    ((1, 3, 4, 4), (2, 1, 1), 1, 0, True),
+    ((1, 2, 5, 5), (2, 5, 5), 1, 2, True),
+    ((2, 2, 8, 7), (3, 3, 2), 3, (2, 1), True),
+    # outputs at least kernels.SHORT_ROW wide: the batch-first layout of the fast twins
+    ((2, 3, 6, 12), (4, 3, 3), 1, 1, True),
+    ((1, 2, 7, 19), (3, 3, 2), (1, 2), (0, 1), False),
+]
+
+
+@pytest.mark.parametrize(("x_shape", "w_shape", "stride", "padding", "bias"), CONV_CASES)
+def test_conv2d_matches_torch(torch, x_shape, w_shape, stride, padding, bias) -> None:
+    rng = np.random.default_rng(0)
+    o, kh, kw = w_shape
+    arrays = [rng.standard_normal(x_shape), rng.standard_normal((o, x_shape[1], kh, kw))]
+    if bias:
+        arrays.append(rng.standard_normal(o))
+
+    def ours(x, w, b=None):
+        return conv2d(x, w, b, stride, padding)
+
+    def theirs(x, w, b=None):
+        return torch.nn.functional.conv2d(x, w, b, stride, padding)
+
+    out, grads, expected, expected_grads = _both_grads(ours, theirs, arrays, torch)
+    _assert_all_close([out] + grads, [expected] + expected_grads)
+
+
+POOL_CASES = [((2, 3, 6, 6), 2, None), ((1, 2, 7, 5), 3, 1), ((1, 1, 8, 8), 2, 3),
+              ((2, 2, 6, 7), (2, 3), (1, 2)), ((1, 1, 5, 5), 5, None)]
+
+
+@pytest.mark.parametrize(("x_shape", "kernel", "stride"), POOL_CASES)
+def test_max_pool2d_matches_torch(torch, x_shape, kernel, stride) -> None:
+    x = np.random.default_rng(0).permutation(int(np.prod(x_shape))).reshape(x_shape)
+    x = x * 0.1  # no ties
+
+    def theirs(x):
+        return torch.nn.functional.max_pool2d(x, kernel, stride)
+
+    out, grads, expected, expected_grads = _both_grads(
+        lambda x: max_pool2d(x, kernel, stride), theirs, [x], torch)
+    _assert_all_close([out] + grads, [expected] + expected_grads)
+
+
+_TIED = np.array([[0, 0, 1, 1], [1, 0, 1, 0], [0, 0, 0, 0], [0, 2, 2, 0]], float)
+
+
+TIE_CASES = [  # input (H, W), kernel, stride, d(sum of outputs)/dx as torch 2.13 gives it
+    (np.zeros((2, 2)), 2, None, [[1, 0], [0, 0]]),  # a window of zeros: the first entry
+    (np.zeros((3, 3)), 2, 1, [[1, 1, 0], [1, 1, 0], [0, 0, 0]]),  # overlapping zeros
+    (np.array([[1, 3, 3], [3, 0, 3], [1, 3, 3]], float), 2, 1,  # 3 at (0, 1) wins twice
+     [[0, 2, 0], [1, 0, 1], [0, 0, 0]]),
+    (_TIED, 2, None, [[0, 0, 1, 0], [1, 0, 0, 0], [0, 0, 0, 0], [0, 1, 1, 0]]),
+    (_TIED, (2, 3), 1, [[0, 0, 2, 0], [1, 0, 1, 0], [0, 0, 0, 0], [0, 2, 0, 0]]),
+]
+
+
+@pytest.mark.parametrize(("x", "kernel", "stride", "expected"), TIE_CASES,
+                         ids=["zeros", "overlapping_zeros", "overlapping_tie", "partly_tied",
+                              "wide_overlapping"])
+def test_max_pool2d_ties_go_to_the_first_largest_entry_as_in_torch(
+        torch, x, kernel, stride, expected) -> None:
+    """Not split among the tied entries: each window's gradient goes to its first largest
+    entry (row-major), and an entry picked by several windows gets all of theirs."""
+    x = x.reshape((1, 1) + x.shape)
+    leaf = Tensor(x, requires_grad=True)
+    max_pool2d(leaf, kernel, stride).sum().backward()
+    assert leaf.grad[0, 0].tolist() == expected
+    out, grads, expected_out, expected_grads = _both_grads(
+        lambda x: max_pool2d(x, kernel, stride),
+        lambda x: torch.nn.functional.max_pool2d(x, kernel, stride), [x], torch)
+    _assert_all_close([out] + grads, [expected_out] + expected_grads)
+
+
+def test_max_pool2d_ties_in_float32_and_twice_differentiated(torch) -> None:
+    x = Tensor(np.zeros((1, 1, 3, 3), np.float32), requires_grad=True)
+    w = Tensor(np.array([[[[1.0, 2.0], [3.0, 4.0]]]], np.float32), requires_grad=True)
+    (g,) = grad((max_pool2d(x, 2, 1) * w).sum(), [x], create_graph=True)
+    assert g[0, 0].tolist() == [[1, 2, 0], [3, 4, 0], [0, 0, 0]]
+    (g * Tensor(np.arange(9.0).reshape(1, 1, 3, 3))).sum().backward()
+    tx = torch.zeros(1, 1, 3, 3, requires_grad=True)
+    tw = torch.tensor(w.detach().numpy(), requires_grad=True)
+    (tg,) = torch.autograd.grad((torch.nn.functional.max_pool2d(tx, 2, 1) * tw).sum(), [tx],
+                                create_graph=True)
+    (tg * torch.arange(9.0).reshape(1, 1, 3, 3)).sum().backward()
+    assert w.grad.tolist() == tw.grad.tolist() == [[[[0.0, 1.0], [3.0, 4.0]]]]
+
+
+@pytest.mark.parametrize("x_shape", [(1, 2, 5, 5), (2, 2, 5, 17)], ids=["small", "wide"])
+def test_conv2d_second_derivative_matches_torch(torch, x_shape) -> None:
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal(x_shape), rng.standard_normal((2, 2, 3, 3))
+    xs = [Tensor(x, requires_grad=True), Tensor(w, requires_grad=True)]
+    gx, gw = grad((conv2d(*xs, stride=2, padding=1) ** 2).sum(), xs, create_graph=True)
+    ours = grad((gx * gx).sum() + (gw * gw).sum(), xs)
+    ts = [torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)]
+    tx, tw = torch.autograd.grad(
+        (torch.nn.functional.conv2d(*ts, stride=2, padding=1) ** 2).sum(), ts,
+        create_graph=True)
+    theirs = torch.autograd.grad((tx * tx).sum() + (tw * tw).sum(), ts)
+    _assert_all_close(ours, [t.numpy() for t in theirs])
+
+
+def test_conv2d_third_derivative_matches_torch(torch) -> None:
+    """The three conv primitives' rules are made of each other: any order works."""
+    rng = np.random.default_rng(8)
+    x, w = rng.standard_normal((2, 2, 4, 9)), rng.standard_normal((3, 2, 2, 3))
+    xs = [Tensor(x, requires_grad=True), Tensor(w, requires_grad=True)]
+    ts = [torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)]
+    found = []
+    for leaves, conv, diff in ((xs, conv2d, grad), (ts, torch.nn.functional.conv2d,
+                                                      torch.autograd.grad)):
+        gx, gw = diff((conv(*leaves, stride=(1, 2), padding=1) ** 2).sum(), leaves,
+                      create_graph=True)
+        hx, hw = diff((gx ** 2).sum() + (gw * gx.sum()).sum(), leaves, create_graph=True)
+        found.append(diff((hx ** 3).sum() + (hw ** 3).sum(), leaves))
+    _assert_all_close(found[0], [t.numpy() for t in found[1]])
+
+
+def _numeric(fn, arrays, i, eps=1e-6):
+    g = np.zeros_like(arrays[i])
+    for idx in np.ndindex(g.shape):
+        up = [a.copy() for a in arrays]
+        down = [a.copy() for a in arrays]
+        up[i][idx] += eps
+        down[i][idx] -= eps
+        g[idx] = (fn(*map(Tensor, up)).numpy().sum() - fn(*map(Tensor, down)).numpy().sum()) / (
+            2 * eps)
+    return g
+
+
+@pytest.mark.parametrize(("stride", "padding"), [(1, 0), (2, 1)])
+def test_conv2d_gradient_matches_finite_differences(stride, padding) -> None:
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal((1, 2, 5, 4)), rng.standard_normal((2, 2, 3, 2)),
+              rng.standard_normal(2)]
+    w = rng.standard_normal(conv2d(*map(Tensor, arrays), stride=stride,
+                                   padding=padding).shape)
+
+    def fn(x, k, b):
+        return conv2d(x, k, b, stride, padding) * Tensor(w)
+
+    leaves = [Tensor(a, requires_grad=True) for a in arrays]
+    fn(*leaves).sum().backward()
+    for i, leaf in enumerate(leaves):
+        assert np.allclose(leaf.grad, _numeric(fn, arrays, i), atol=1e-5, rtol=1e-3)
+
+
+def test_max_pool2d_gradient_matches_finite_differences() -> None:
+    x = np.random.default_rng(2).permutation(36).reshape(1, 1, 6, 6) * 0.1
+    w = np.random.default_rng(4).standard_normal((1, 1, 4, 4))
+
+    def fn(t):
+        return max_pool2d(t, 3, 1) * Tensor(w)
+
+    leaf = Tensor(x, requires_grad=True)
+    fn(leaf).sum().backward()
+    assert np.allclose(leaf.grad, _numeric(fn, [x], 0), atol=1e-5, rtol=1e-3)
+
+
+def test_conv2d_and_max_pool2d_have_one_entry_which_the_layers_call(monkeypatch) -> None:
+    """F.conv2d and F.max_pool2d take torch's arguments and check them; the layers call
+    them, and the Tensor engine offers no other conv2d or max_pool2d (its functions of
+    those names are the primitives' nodes, which check nothing)."""
+    import chaingrad.nn.functional as F
+    from chaingrad import tensor_engine
+
+    assert not {"conv2d", "max_pool2d"} & set(tensor_engine.__all__)
+    calls = []
+    for name in ("conv2d", "max_pool2d"):
+        monkeypatch.setattr(F, name, lambda *args, name=name, **kw: calls.append(name))
+    x = Tensor(np.ones((1, 1, 4, 4)))
+    Conv2d(1, 2, 3)(x)
+    MaxPool2d(2)(x)
+    assert calls == ["conv2d", "max_pool2d"]

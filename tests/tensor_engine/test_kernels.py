@@ -8,11 +8,14 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from numerics import examples
 
 import chaingrad
 from chaingrad import Tensor
 from chaingrad import rules as shared
-from chaingrad.tensor_engine import kernels
+from chaingrad.tensor_engine import kernels, rules
 
 DTYPES = [np.float32, np.float64]
 
@@ -203,3 +206,103 @@ def test_softmax_runs_its_twin_unless_under_the_reference(monkeypatch):
     finally:
         chaingrad.use_reference(False)
     assert len(calls) == 1
+
+
+# ---- the conv, matmul and max-pool twins against their readable references ----
+
+
+TWIN_CASES = [  # (N, C, H, W), (O, kh, kw), stride, padding: both layouts (SHORT_ROW),
+    # and for wide outputs both ways of adding the input gradient's shares back
+    ((3, 2, 5, 6), (4, 3, 3), (1, 1), (1, 1)),
+    ((2, 3, 8, 7), (2, 2, 3), (2, 3), (0, 2)),
+    ((2, 2, 9, 16), (3, 3, 3), (1, 1), (1, 1)),  # rows end to end
+    ((1, 3, 11, 21), (2, 5, 4), (2, 1), (2, 0)),  # rows end to end, two rows apart
+    ((2, 1, 6, 20), (3, 1, 1), (1, 2), (0, 0)),  # strided adds (stride 2 across)
+    ((2, 1, 5, 12), (4, 2, 2), (1, 1), (0, 1)),  # strided adds (fewer shares than g)
+]
+
+
+@pytest.mark.parametrize(("x_shape", "w_shape", "stride", "padding"), TWIN_CASES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_conv_fast_twins_match_their_references(x_shape, w_shape, stride, padding,
+                                                dtype) -> None:
+    """Equal within float rounding (the sums run in another order, so not bit for bit):
+    1e-12 relative in float64, a few float32 epsilons in float32."""
+    rng = np.random.default_rng(6)
+    o, kh, kw = w_shape
+    x = rng.standard_normal(x_shape).astype(dtype)
+    w = rng.standard_normal((o, x_shape[1], kh, kw)).astype(dtype)
+    b = rng.standard_normal(o).astype(dtype)
+    out = kernels.conv2d_fast(x, w, stride, padding, b)
+    g = rng.standard_normal(out.shape).astype(dtype)
+    pairs = [
+        (out, kernels.conv2d_reference(x, w, stride, padding, b)),
+        (kernels.conv2d_input_grad_fast(g, w, x_shape[2:], stride, padding),
+         kernels.conv2d_input_grad_reference(g, w, x_shape[2:], stride, padding)),
+        (kernels.conv2d_weight_grad_fast(x, g, (kh, kw), stride, padding),
+         kernels.conv2d_weight_grad_reference(x, g, (kh, kw), stride, padding)),
+    ]
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    for fast, reference in pairs:
+        assert fast.dtype == reference.dtype == dtype and fast.shape == reference.shape
+        assert fast.flags.c_contiguous
+        scale = np.abs(reference).max()
+        np.testing.assert_allclose(fast, reference, rtol=tol, atol=tol * scale)
+
+
+def test_conv_fast_twins_cover_both_layouts() -> None:
+    widths = {kernels.conv_output_size(x[2:], w[1:], s, p)[1] for x, w, s, p in TWIN_CASES}
+    assert min(widths) < kernels.SHORT_ROW <= max(widths)
+
+
+@examples(60)
+@given(st.integers(1, 300), st.integers(1, 200), st.integers(1, 200),
+       st.sampled_from([np.float32, np.float64]), st.integers(0, 2**32 - 1))
+def test_matmuls_transposed_twin_matches_its_formula(n, k, m, dtype, seed) -> None:
+    """matmul_y_grad_transposed, (g^T x)^T, against MATMUL's formula x^T @ g: equal within
+    float rounding (the BLAS may sum in another order for the transposed product; float32
+    here gives the same bits, float64 not always), and in the layout of a y that is a
+    transposed matrix (W.T), so that W's gradient is row-major."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, k)).astype(dtype)
+    g = rng.standard_normal((n, m)).astype(dtype)
+    w = rng.standard_normal((m, k)).astype(dtype)
+    reference = rules.swap_last(x) @ g
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    for fast in (rules.matmul_y_grad_transposed(x, g),
+                 rules.MATMUL.vjp((x, w.T), None, g, (False, True))[1]):
+        assert fast.dtype == dtype and fast.shape == reference.shape
+        np.testing.assert_allclose(fast, reference, rtol=tol, atol=tol * np.abs(reference).max())
+    assert rules.is_transposed_matrix(w.T) == (m > 1 and k > 1)
+    gb = rules.MATMUL.vjp((x, w.T), None, g, (False, True))[1]
+    assert gb.T.flags.c_contiguous
+
+
+def test_the_window_positions_of_max_pool2d() -> None:
+    positions = kernels.window_positions((1, 2, 4, 5), (2, 3), (2, 1))
+    x = np.arange(40.0).reshape(1, 2, 4, 5)
+    windows = kernels.windows(x, (2, 3), (2, 1))  # (1, 2, OH, OW, 2, 3)
+    assert positions.shape == (6, 2 * 2 * 3)
+    assert np.array_equal(x.reshape(-1)[positions],
+                          windows.reshape(-1, 6).T)  # entry k of every window
+    assert not positions.flags.writeable
+    assert kernels.window_positions((1, 2, 4, 5), (2, 3), (2, 1)) is positions  # made once
+
+
+@examples(60)
+@given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 7), st.integers(1, 7),
+       st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3),
+       st.booleans(), st.integers(0, 2**32 - 1))
+def test_max_pools_fast_twin_gives_its_references_bits(n, c, extra_h, extra_w, kh, kw, sh, sw,
+                                                        ties, seed) -> None:
+    """kernels.max_pool2d_fast against kernels.max_pool2d_reference: the same maxima and the
+    same picks (the first largest entry of each window), ties included."""
+    rng = np.random.default_rng(seed)
+    shape = (n, c, kh + extra_h - 1, kw + extra_w - 1)
+    x = rng.integers(0, 3, shape).astype(np.float32) if ties else rng.standard_normal(shape)
+    for picks in (True, False):
+        fast = kernels.max_pool2d_fast(x, (kh, kw), (sh, sw), picks)
+        reference = kernels.max_pool2d_reference(x, (kh, kw), (sh, sw), picks)
+        assert np.array_equal(fast[0], reference[0]) and fast[0].dtype == reference[0].dtype
+        assert (fast[1] is None and reference[1] is None) or np.array_equal(fast[1],
+                                                                            reference[1])

@@ -393,7 +393,7 @@ def test_graphs_hold_no_reference_cycles() -> None:
     """Freed by reference counting the moment they are dropped (no cyclic GC needed)."""
     import gc
 
-    from chaingrad.nn.layers import Conv2d, Flatten, Linear, MaxPool2d, ReLU, Sequential
+    from chaingrad.nn import Conv2d, Flatten, Linear, MaxPool2d, ReLU, Sequential
 
     model = Sequential(Conv2d(1, 2, 3, padding=1), ReLU(), MaxPool2d(2), Flatten(),
                        Linear(8, 3))

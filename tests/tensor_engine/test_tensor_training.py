@@ -13,18 +13,19 @@ import pytest
 import chaingrad.serialization as cio
 from chaingrad import Tensor, optim
 from chaingrad.losses import cross_entropy
-from chaingrad.nn import Module, registry
-from chaingrad.nn.layers import (
+from chaingrad.nn import (
     Conv2d,
     Dropout,
     Flatten,
     Linear,
     MaxPool2d,
+    Module,
     ReLU,
     Sequential,
     Sigmoid,
     Tanh,
     manual_seed,
+    registry,
 )
 from chaingrad.serialization import ModelFileError, load, save, to_torch
 

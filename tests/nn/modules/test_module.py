@@ -1,6 +1,7 @@
-"""The one Module base: attributes register children and Parameters as in torch.nn.Module
-(checked against torch itself), calling runs forward, train/eval, zero_grad, state dicts,
-printing; micrograd's classes on the same base; the scalar side without numpy."""
+"""chaingrad/nn/modules/module.py, the one Module base: attributes register children and
+Parameters as in torch.nn.Module (checked against torch itself), calling runs forward,
+train/eval, zero_grad, state dicts, printing; micrograd's classes on the same base; the scalar
+side without numpy."""
 
 from __future__ import annotations
 

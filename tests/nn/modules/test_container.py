@@ -1,5 +1,5 @@
-"""The containers against torch.nn's: ModuleList, ModuleDict, ParameterList and
-ParameterDict (and Sequential, which shares ModuleList's numbering), each driven through the
+"""chaingrad/nn/modules/container.py against torch.nn's: ModuleList, ModuleDict, ParameterList
+and ParameterDict (and Sequential, which shares ModuleList's numbering), each driven through the
 same steps on both sides: what each step returns or raises, the printed form, the names in
 state_dict and the children afterwards."""
 
@@ -12,6 +12,8 @@ import pytest
 
 import chaingrad
 import chaingrad.nn as cnn
+from chaingrad import Tensor
+from chaingrad.nn import Identity, Linear, Sequential, Sigmoid, Tanh
 
 
 class Side:
@@ -214,3 +216,37 @@ def test_a_parameter_dicts_key_is_a_string() -> None:
     with pytest.raises(TypeError, match="cannot be used as a key as it is not a string"):
         table[3] = chaingrad.ones(1)
     assert len(table) == 0
+
+
+# ---- Sequential ----
+
+
+def test_sequential_names_children_like_torch() -> None:
+    model = Sequential(Linear(2, 4), Tanh(), Linear(4, 4), Sigmoid(), Identity(),
+                       Linear(4, 1))
+    names = [n for n, _ in model.named_parameters()]
+    assert names == ["0.weight", "0.bias", "2.weight", "2.bias", "5.weight", "5.bias"]
+    assert model.parameters()[0] is model[0].weight
+    assert len(model) == 6 and isinstance(model[1], Tanh)
+    assert [type(m).__name__ for m in model][:2] == ["Linear", "Tanh"]
+    assert "(0): Linear(in_features=2, out_features=4, bias=True)" in repr(model)
+    out = model(Tensor(np.ones((3, 2))))
+    assert out.shape == (3, 1)
+    out.sum().backward()
+    assert all(p.grad is not None for p in model.parameters())
+    model.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_sequential_is_changed_as_torchs() -> None:
+    import chaingrad.nn as cnn
+
+    model = cnn.Sequential(cnn.ReLU(), cnn.Tanh(), cnn.Sigmoid())
+    del model[0]
+    assert [type(m).__name__ for m in model] == ["Tanh", "Sigmoid"]
+    assert [n for n, _ in model.named_children()] == ["0", "1"]  # renumbered
+    model[1] = cnn.Identity()
+    model.insert(0, cnn.ReLU()).extend([cnn.Tanh()]).append(cnn.Sigmoid())
+    assert [type(m).__name__ for m in model] == ["ReLU", "Tanh", "Identity", "Tanh", "Sigmoid"]
+    with pytest.raises(IndexError, match="index 5 is out of range"):
+        model[5]  # noqa: B018

@@ -1,7 +1,7 @@
-"""nn.Embedding and F.embedding against torch: the rows looked up and their gradients in
-float64 (indices repeated, of any shape, int64 or int32), padding_idx (its row takes no
-gradient, as torch's), from_pretrained, the initial weights and the printed form, and the
-errors (out-of-range indices are refused, never wrapped around)."""
+"""chaingrad/nn/modules/sparse.py: nn.Embedding and F.embedding against torch: the rows looked
+up and their gradients in float64 (indices repeated, of any shape, int64 or int32), padding_idx
+(its row takes no gradient, as torch's), from_pretrained, the initial weights and the printed
+form, and the errors (out-of-range indices are refused, never wrapped around)."""
 
 from __future__ import annotations
 

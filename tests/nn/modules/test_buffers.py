@@ -1,8 +1,8 @@
-"""What a Module registers, and how it walks it, against torch.nn.Module itself: buffers
-(``register_buffer``, persistent or not, in ``state_dict`` and ``to``), ``__setattr__`` of a
-Module, a Parameter, a Tensor or None over each kind of slot, ``apply``'s order,
-``named_modules``, ``named_parameters``' arguments and ``get_submodule``/``get_parameter``/
-``get_buffer``."""
+"""chaingrad/nn/modules/module.py: what a Module registers, and how it walks it, against
+torch.nn.Module itself: buffers (``register_buffer``, persistent or not, in ``state_dict`` and
+``to``), ``__setattr__`` of a Module, a Parameter, a Tensor or None over each kind of slot,
+``apply``'s order, ``named_modules``, ``named_parameters``' arguments and
+``get_submodule``/``get_parameter``/``get_buffer``."""
 
 from __future__ import annotations
 

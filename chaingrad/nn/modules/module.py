@@ -37,11 +37,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple, ParamSpec, Protocol, TypeVar
 
-from .. import anomaly
-from ..autodiff import Node
-from ..engine import Value
-from ..guards import all_finite
-from . import registry
+from ... import anomaly
+from ...autodiff import Node
+from ...engine import Value
+from ...guards import all_finite
+from .. import registry
 
 # A named parameter: a Parameter, a Value, or a (nested) list of Values shaped like a tensor.
 Nested = Any

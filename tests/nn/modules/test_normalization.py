@@ -1,8 +1,8 @@
-"""LayerNorm, BatchNorm1d and BatchNorm2d, and F.layer_norm and F.batch_norm that they call,
-against torch: outputs and gradients in float64, the running statistics and
-num_batches_tracked over several training steps (momentum or the cumulative average),
-evaluation mode, the options (affine, bias, track_running_stats), the initial state, the
-printed form, and the errors."""
+"""chaingrad/nn/modules/normalization.py and batchnorm.py (their tests are parametrized over
+both): LayerNorm, BatchNorm1d and BatchNorm2d, and F.layer_norm and F.batch_norm that they call,
+against torch: outputs and gradients in float64, the running statistics and num_batches_tracked
+over several training steps (momentum or the cumulative average), evaluation mode, the options
+(affine, bias, track_running_stats), the initial state, the printed form, and the errors."""
 
 from __future__ import annotations
 
