@@ -6,12 +6,12 @@ writer (``writer.py``) is given for each.
   operators; every constant written as its repr; a gradient added to in place (``+=``).
 - Tensors (``tensors()``, made on the first Tensor graph: it needs numpy): each primitive's
   forward on arrays, its ``array`` function called by its name (``np.tanh(add2)``,
-  ``sum_on_arrays(x1, (0,), False)``, ``kernels.softmax(mul3, -1)``); gradients never added to in
-  place (``g = g + ...``: one array may be the gradient of several nodes); a gradient that
-  a rule gives in a broadcast shape summed back; arrays and indices read from the list
-  ``K`` (or from ``args``, where they are the call's own arguments); matmul's formulas
-  written for matrices only, and a transposed weight's gradient in the weight's layout,
-  as the rule computes them.
+  ``sum_on_arrays(x1, (0,), False)``, ``kernels.softmax_on_arrays(mul3, -1)``); gradients
+  never added to in place (``g = g + ...``: one array may be the gradient of several nodes);
+  a gradient that a rule gives in a broadcast shape summed back; arrays and indices read
+  from the list ``K`` (or from ``args``, where they are the call's own arguments); matmul's
+  formulas written for matrices only, and a transposed weight's gradient in the weight's
+  layout, as the rule computes them.
 
 Example:
     >>> VALUES.forward(FUNCTIONS["tanh"], ["add2"], []), VALUES.in_place
@@ -137,7 +137,7 @@ def array_forward(prim: Primitive, inputs: list[str], params: list[str]) -> str 
 
 def forward_name(forward: Any) -> str:
     """The name Tensor code calls a forward on arrays by: ``np.tanh`` for numpy's,
-    ``kernels.softmax`` for the Tensor engine's kernels, else the function's own name (one
+    ``kernels.softmax_on_arrays`` for the Tensor engine's kernels, else the function's own name (one
     defined beside its rule, which ``_array_namespace`` holds)."""
     if type(forward) is NumpyFunction:
         return f"np.{forward.name}"

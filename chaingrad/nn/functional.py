@@ -39,9 +39,10 @@ from .. import torch_names
 from ..declaration import Primitive, signature
 from ..gradmode import is_grad_enabled
 from ..rules import functions_in
-from ..tensor_engine import functions, sampling
-from ..tensor_engine.rules import BINARY_CROSS_ENTROPY, NLL_LOSS
-from ..tensor_engine.tensor import Tensor, constant
+from ..tensor_engine import functions, kernels, sampling
+from ..tensor_engine.arrays import quietly
+from ..tensor_engine.rules import BINARY_CROSS_ENTROPY, CONV2D, MAX_POOL2D, NLL_LOSS
+from ..tensor_engine.tensor import Tensor, constant, make_node
 
 __all__ = sorted({
     "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv2d",
@@ -310,8 +311,8 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     (N, O, OH, OW), OH = (H + 2 * padding - kh) // stride + 1.
 
     The one entry of convolution (``nn.Conv2d`` calls it): it checks the arguments, then
-    makes the node of the ``conv2d`` primitive (``tensor_engine.functions.conv2d``), whose
-    gradients are convolutions too, so that it can be differentiated again.
+    makes the node of the ``conv2d`` primitive (``tensor_engine/rules.py``'s ``CONV2D``),
+    whose gradients are convolutions too, so that it can be differentiated again.
 
     Example:
         >>> x, w = Tensor(np.ones((1, 1, 4, 4))), Tensor(np.ones((2, 1, 3, 3)))
@@ -344,7 +345,8 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
         bias = _tensor(bias, "conv2d", "bias")
         if tuple(bias.shape) != (o,):
             raise ValueError(f"conv2d: bias has shape {tuple(bias.shape)}, expected {(o,)}")
-    out = functions.conv2d(x, w, bias, stride, padding)
+    needs = (x.requires_grad, w.requires_grad)  # which inputs the rule gives a gradient
+    out = x._apply(CONV2D.bind(stride, padding, needs), w, *(() if bias is None else (bias,)))
     return out.reshape(tuple(out.shape[1:])) if unbatched else out
 
 
@@ -416,7 +418,10 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
     if x.shape[2] < kernel[0] or x.shape[3] < kernel[1]:
         raise ValueError(f"max_pool2d: the kernel {kernel} is larger than the input "
                          f"{tuple(x.shape[2:])}")
-    out = functions.max_pool2d(x, kernel, stride)
+    picks = x.requires_grad and is_grad_enabled()  # where each window's gradient goes
+    data, picked = quietly(kernels.max_pool2d_on_arrays, x._value, kernel, stride, picks)
+    overlap = stride[0] < kernel[0] or stride[1] < kernel[1]
+    out = make_node(data, (x,), MAX_POOL2D.bind(picked, overlap))
     return out.reshape(tuple(out.shape[1:])) if unbatched else out
 
 

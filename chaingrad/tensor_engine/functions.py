@@ -18,15 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from ..gradmode import is_grad_enabled
-from . import dtypes, kernels
+from . import dtypes
 from .arrays import normalize_axis, quietly, to_array
 from .promotion import cast, operands
 from .rules import (
     CONCATENATE,
-    CONV2D,
     EINSUM,
-    MAX_POOL2D,
     PAD,
     STACK,
     WHERE,
@@ -279,52 +276,6 @@ def pad(x: Tensor, pad_width: Sequence[tuple[int, int]]) -> Tensor:
         raise ValueError(f"pad: needs one (before, after) pair of ints >= 0 per axis of shape "
                          f"{tuple(x.shape)}, got {pad_width!r}")
     return make_node(PAD.on_arrays(x._value, widths), (x,), PAD.bind(widths))
-
-
-def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple[int, int],
-           padding: tuple[int, int]) -> Tensor:
-    """The node of the ``conv2d`` primitive: filters (O, C, kh, kw) slid over x
-    (N, C, H, W) with (h, w) ``stride`` and ``padding``, plus a bias (O,) if given;
-    d/dx = conv2d_input_grad(g, weight), d/dweight = conv2d_weight_grad(x, g), d/dbias = g
-    summed over all but the channel axis (``rules.CONV2D``).
-
-    It checks nothing: ``chaingrad.nn.functional.conv2d`` is the one entry, which takes
-    torch's arguments, checks them and calls this.
-
-    Example:
-        >>> x, w = Tensor(np.ones((1, 1, 4, 4))), Tensor(np.ones((2, 1, 3, 3)))
-        >>> conv2d(x, w, None, (1, 1), (1, 1)).shape
-        chaingrad.Size([1, 2, 4, 4])
-    """
-    data = quietly(kernels.conv2d, x._value, weight._value, stride, padding,
-                   None if bias is None else bias._value)
-    needs = (x.requires_grad, weight.requires_grad)
-    inputs = (x, weight) if bias is None else (x, weight, bias)
-    return make_node(data, inputs, CONV2D.bind(stride, padding, needs))
-
-
-def max_pool2d(x: Tensor, kernel: tuple[int, int], stride: tuple[int, int]) -> Tensor:
-    """The node of the ``max_pool2d`` primitive: the largest entry of each ``kernel``
-    window of x (N, C, H, W), the windows ``stride`` apart.
-
-    Each window's gradient goes to one entry: its largest, and where several tie (a window
-    of zeros after a ReLU), the first of them in row-major order, exactly as torch does.
-    An entry that is the pick of several overlapping windows (stride < kernel) gets the sum
-    of their gradients (``rules.MAX_POOL2D``).
-
-    It checks nothing: ``chaingrad.nn.functional.max_pool2d`` is the one entry, which takes
-    torch's arguments, checks them and calls this.
-
-    Example:
-        >>> x = Tensor(np.zeros((1, 1, 2, 2)), requires_grad=True)
-        >>> max_pool2d(x, (2, 2), (2, 2)).sum().backward()
-        >>> x.grad[0, 0].tolist()
-        [[1.0, 0.0], [0.0, 0.0]]
-    """
-    picks = x.requires_grad and is_grad_enabled()  # where each window's gradient goes
-    data, picked = kernels.max_pool2d(x._value, kernel, stride, picks)
-    overlap = stride[0] < kernel[0] or stride[1] < kernel[1]
-    return make_node(data, (x,), MAX_POOL2D.bind(picked, overlap))
 
 
 def _einsum(equation: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:

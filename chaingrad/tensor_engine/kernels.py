@@ -8,15 +8,14 @@ readable reference and, where a benchmark showed one pays, its fast twin beside 
 - max pooling (the twin reads every window's entry k at once as a plane);
 - unpooling, max pooling's gradient.
 
-The function of each op's own name (``softmax``, ``conv2d``, ...) is what its primitive's
-``array`` calls (``tensor_engine/rules.py``): the twin, or the reference when
-``chaingrad.use_reference()`` is on. Each twin computes what its reference computes (conv2d's
-within float rounding: the sums run in another order; the others exactly or within
-rounding, as each says), tested against it on random shapes
-(tests/tensor_engine/test_kernels.py); the measurements are in benchmarks/RESULTS.md
-(``benchmarks/conv.py``, ``benchmarks/ops.py``). Where they overflow (exp), their callers
-have numpy's warnings off.
-"""
+The function named for each op and ``on_arrays`` (``softmax_on_arrays``,
+``conv2d_on_arrays``, ...) is what its primitive's ``array`` calls
+(``tensor_engine/rules.py``): the twin, or the reference when ``chaingrad.use_reference()``
+is on. Each twin computes what its reference computes (conv2d's within float rounding: the
+sums run in another order; the others exactly or within rounding, as each says), tested
+against it on random shapes (tests/tensor_engine/test_kernels.py); the measurements are in
+benchmarks/RESULTS.md (``benchmarks/conv.py``, ``benchmarks/ops.py``). Where they overflow
+(exp), their callers have numpy's warnings off. """
 
 from __future__ import annotations
 
@@ -81,13 +80,13 @@ def log_softmax_fast(x: np.ndarray, axis: int) -> np.ndarray:
     return out
 
 
-def softmax(x: np.ndarray, axis: int) -> np.ndarray:
+def softmax_on_arrays(x: np.ndarray, axis: int) -> np.ndarray:
     """softmax's forward on arrays: ``softmax_fast``, or ``softmax_reference`` under
     ``chaingrad.use_reference()``."""
     return softmax_reference(x, axis) if reference.only else softmax_fast(x, axis)
 
 
-def log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+def log_softmax_on_arrays(x: np.ndarray, axis: int) -> np.ndarray:
     """log_softmax's forward on arrays: ``log_softmax_fast``, or ``log_softmax_reference``
     under ``chaingrad.use_reference()``."""
     return log_softmax_reference(x, axis) if reference.only else log_softmax_fast(x, axis)
@@ -111,7 +110,7 @@ def scatter_array_reference(g: np.ndarray, index: Any, shape: tuple[int, ...]) -
 
 
 SCATTERED_ENTRIES = 8192
-"""The fewest entries of g that ``scatter_array`` adds by ranks: below it the sorts cost
+"""The fewest entries of g that ``scatter_array_fast`` adds by ranks: below it the sorts cost
 more than ``np.add.at`` saves (makemore's C[X], 960 entries: 34 us against 8)."""
 
 
@@ -149,7 +148,7 @@ def scatter_array_fast(g: np.ndarray, index: Any, shape: tuple[int, ...]) -> np.
     return out.reshape(shape)
 
 
-def scatter_array(g: np.ndarray, index: Any, shape: tuple[int, ...]) -> np.ndarray:
+def scatter_on_arrays(g: np.ndarray, index: Any, shape: tuple[int, ...]) -> np.ndarray:
     """g added into zeros of ``shape`` at ``index`` (getitem's gradient, the ``scatter``
     primitive's forward): ``scatter_array_fast``, or ``scatter_array_reference`` under
     ``chaingrad.use_reference()``."""
@@ -266,7 +265,7 @@ def conv2d_input_grad_fast(g: np.ndarray, w: np.ndarray, size: tuple[int, int],
         # for small images at stride 1: a 'full' convolution of g with the filters
         # flipped and transposed (O and C swapped), whose windows are quicker to gather
         flipped = np.ascontiguousarray(w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3))
-        return conv2d(g, flipped, (1, 1), (kh - 1 - ph, kw - 1 - pw))
+        return conv2d_fast(g, flipped, (1, 1), (kh - 1 - ph, kw - 1 - pw))
     to_windows = w.reshape(o, -1).T  # (C*kh*kw, O)
     if ow < SHORT_ROW:  # the batch axis last, as in columns_batch_last
         shares = np.matmul(to_windows, by_position(g)).reshape(oh, ow, c, kh, kw, n)
@@ -387,8 +386,8 @@ def column_sources(size: tuple[int, int, int], kernel: tuple[int, int],
     return rows
 
 
-def conv2d(x: np.ndarray, w: np.ndarray, stride: tuple[int, int], padding: tuple[int, int],
-           bias: np.ndarray | None = None) -> np.ndarray:
+def conv2d_on_arrays(x: np.ndarray, w: np.ndarray, stride: tuple[int, int],
+                     padding: tuple[int, int], bias: np.ndarray | None = None) -> np.ndarray:
     """conv2d's forward on arrays: ``conv2d_fast``, or ``conv2d_reference`` under
     ``chaingrad.use_reference()``."""
     if reference.only:
@@ -396,8 +395,8 @@ def conv2d(x: np.ndarray, w: np.ndarray, stride: tuple[int, int], padding: tuple
     return conv2d_fast(x, w, stride, padding, bias)
 
 
-def conv2d_input_grad(g: np.ndarray, w: np.ndarray, size: tuple[int, int],
-                      stride: tuple[int, int], padding: tuple[int, int]) -> np.ndarray:
+def conv2d_input_grad_on_arrays(g: np.ndarray, w: np.ndarray, size: tuple[int, int],
+                                stride: tuple[int, int], padding: tuple[int, int]) -> np.ndarray:
     """conv2d's gradient for its input on arrays: ``conv2d_input_grad_fast``, or its
     reference under ``chaingrad.use_reference()``."""
     if reference.only:
@@ -405,8 +404,9 @@ def conv2d_input_grad(g: np.ndarray, w: np.ndarray, size: tuple[int, int],
     return conv2d_input_grad_fast(g, w, tuple(size), stride, padding)
 
 
-def conv2d_weight_grad(x: np.ndarray, g: np.ndarray, kernel: tuple[int, int],
-                       stride: tuple[int, int], padding: tuple[int, int]) -> np.ndarray:
+def conv2d_weight_grad_on_arrays(x: np.ndarray, g: np.ndarray, kernel: tuple[int, int],
+                                 stride: tuple[int, int], padding: tuple[int, int]
+                                 ) -> np.ndarray:
     """conv2d's gradient for its filters on arrays: ``conv2d_weight_grad_fast``, or its
     reference under ``chaingrad.use_reference()``."""
     if reference.only:
@@ -469,8 +469,8 @@ def max_pool2d_fast(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, i
     return out.reshape(pooled), None if picked is None else picked.reshape(pooled)
 
 
-def max_pool2d(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
-               picks: bool) -> tuple[np.ndarray, Any]:
+def max_pool2d_on_arrays(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
+                         picks: bool) -> tuple[np.ndarray, Any]:
     """Max pooling on arrays, and where each window's first largest entry is:
     ``max_pool2d_fast``, or ``max_pool2d_reference`` under ``chaingrad.use_reference()``."""
     if reference.only:
@@ -478,7 +478,7 @@ def max_pool2d(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
     return max_pool2d_fast(x, kernel, stride, picks)
 
 
-def unpool_array(g: np.ndarray, picked: np.ndarray, shape: tuple[int, ...],
+def unpool_on_arrays(g: np.ndarray, picked: np.ndarray, shape: tuple[int, ...],
                  overlap: bool) -> np.ndarray:
     """Zeros of ``shape`` with each window's gradient added at its picked entry."""
     image = np.zeros(shape, dtype=g.dtype)

@@ -179,7 +179,7 @@ def tie_share(x: np.ndarray, extreme: np.ndarray, axes: tuple[int, ...]) -> np.n
 
 @define("softmax",
         ("out.data * (out.grad - (out.grad * out.data).sum(axis=axis, keepdims=True))",),
-        array=kernels.softmax, params=("axis",), saves=("out",), floats=True,
+        array=kernels.softmax_on_arrays, params=("axis",), saves=("out",), floats=True,
         torch=("torch.softmax", "Tensor.softmax", "F.softmax"))
 def SOFTMAX(xs, out, g, axis):
     """exp(x) / sum(exp(x)) along ``axis``;  vjp: s * (g - sum(g * s)), reusing the output s."""
@@ -187,7 +187,7 @@ def SOFTMAX(xs, out, g, axis):
 
 
 @define("log_softmax", ("out.grad - exp(out.data) * out.grad.sum(axis=axis, keepdims=True)",),
-        array=kernels.log_softmax, params=("axis",), saves=("out",), floats=True,
+        array=kernels.log_softmax_on_arrays, params=("axis",), saves=("out",), floats=True,
         torch=("torch.log_softmax", "Tensor.log_softmax", "F.log_softmax"))
 def LOG_SOFTMAX(xs, out, g, axis):
     """x - log(sum(exp(x))) along ``axis``;  vjp: g - softmax(x) * sum(g)."""
@@ -314,7 +314,7 @@ def SETITEM(xs, out, g, index):
     return zeroed(g, index), g[index]
 
 
-@define("scatter", ("out.grad[index]",), array=kernels.scatter_array,
+@define("scatter", ("out.grad[index]",), array=kernels.scatter_on_arrays,
         params=("index", "shape"), saves=("",))
 def SCATTER(xs, out, g, index, shape):
     """g added into zeros of ``shape`` at ``index`` (getitem's gradient);  d: g[index]."""
@@ -398,17 +398,17 @@ def PAD(xs, out, g, widths):
 # twins of the reference forms below.
 
 
-def conv2d_on_arrays(*args: Any) -> np.ndarray:
+def conv2d_forward(*args: Any) -> np.ndarray:
     """conv2d's forward on arrays: x, the filters and the bias if there is one, then the
     parameters ``stride``, ``padding`` and ``needs`` (the rule's)."""
     *xs, stride, padding, _ = args
-    return kernels.conv2d(xs[0], xs[1], stride, padding, *xs[2:])
+    return kernels.conv2d_on_arrays(xs[0], xs[1], stride, padding, *xs[2:])
 
 
 @define("conv2d", ("conv2d_input_grad(out.grad, y.data, x.shape[2:], stride, padding)",
                    "conv2d_weight_grad(x.data, out.grad, y.shape[2:], stride, padding)",
                    "out.grad.sum(axis=0).sum(axis=(1, 2))"),
-        array=conv2d_on_arrays, params=("stride", "padding", "needs"),
+        array=conv2d_forward, params=("stride", "padding", "needs"),
         saves=("y", "x", ""), torch=("torch.conv2d", "F.conv2d"))
 def CONV2D(xs, out, g, stride, padding, needs):
     """Filters w (O, C, kh, kw) slid over x (N, C, H, W), plus a bias (O,) if given;
@@ -422,7 +422,7 @@ def CONV2D(xs, out, g, stride, padding, needs):
 
 @define("conv2d_input_grad", ("conv2d(out.grad, y.data, stride, padding)",
                               "conv2d_weight_grad(out.grad, x.data, y.shape[2:], stride, padding)"),
-        array=kernels.conv2d_input_grad,
+        array=kernels.conv2d_input_grad_on_arrays,
         params=("size", "stride", "padding"), saves=("y", "x"))
 def CONV2D_INPUT_GRAD(xs, out, u, size, stride, padding):
     """conv2d's gradient for its input, from the output's gradient g and the filters w (a
@@ -435,7 +435,7 @@ def CONV2D_INPUT_GRAD(xs, out, u, size, stride, padding):
 
 @define("conv2d_weight_grad", ("conv2d_input_grad(y.data, out.grad, x.shape[2:], stride, padding)",
                                "conv2d(x.data, out.grad, stride, padding)"),
-        array=kernels.conv2d_weight_grad,
+        array=kernels.conv2d_weight_grad_on_arrays,
         params=("kernel", "stride", "padding"), saves=("y", "x"))
 def CONV2D_WEIGHT_GRAD(xs, out, v, kernel, stride, padding):
     """conv2d's gradient for its filters, from the input x and the output's gradient g:
@@ -447,7 +447,7 @@ def CONV2D_WEIGHT_GRAD(xs, out, v, kernel, stride, padding):
 
 
 # max_pool2d has no forward of its own, as max: ``picked`` depends on where the largest
-# entries are, which the op finds as it computes them (``kernels.max_pool2d``)
+# entries are, which the op finds as it computes them (``kernels.max_pool2d_on_arrays``)
 @define("max_pool2d", ("unpool(out.grad, picked, x.shape, overlap)",), params=("picked", "overlap"),
         saves=("",), torch=("F.max_pool2d",))
 def MAX_POOL2D(xs, out, g, picked, overlap):
@@ -457,7 +457,7 @@ def MAX_POOL2D(xs, out, g, picked, overlap):
 
 
 @define("unpool", ("out.grad.reshape(-1)[picked]",),
-        array=kernels.unpool_array, params=("picked", "shape", "overlap"),
+        array=kernels.unpool_on_arrays, params=("picked", "shape", "overlap"),
         saves=("",))
 def UNPOOL(xs, out, g, picked, shape, overlap):
     """Each window's gradient put at its picked entry (max_pool2d's gradient);
