@@ -59,13 +59,15 @@ def float_forward(prim: Primitive, inputs: list[str], params: list[str]) -> str 
 def _float_namespace() -> dict[str, Any]:
     """What the code of a Value graph calls: each primitive's forward on floats by its name
     (``tanh``, ``exp``, with the ``DomainError`` of its domain: ``rules.on_floats``;
-    ``cos`` and ``sin`` serve the formulas too), ``sign`` and ``data`` for the formulas, and
-    the rules whose formulas are not exact (``vjp_pow``), called whole."""
+    ``cos`` and ``sin`` serve the formulas too; one with parameters is the primitive itself,
+    which fills in their defaults where a formula leaves them out: ``softplus(x)``),
+    ``sign`` and ``data`` for the formulas, and the rules whose formulas are not exact
+    (``vjp_pow``), called whole."""
     space: dict[str, Any] = {"sign": sign, "data": data}
     for prim in PRIMITIVES:
         if prim.forward not in INFIX:
-            space[identifier(prim.name)] = functools.partial(on_floats, prim) if \
-                prim.domain else prim.forward
+            space[identifier(prim.name)] = prim if prim.defaults else \
+                functools.partial(on_floats, prim) if prim.domain else prim.forward
         if not prim.exact:
             space[f"vjp_{identifier(prim.name)}"] = prim.vjp
     return space
@@ -124,15 +126,16 @@ def array_literal(value: Any) -> bool:
 def array_forward(prim: Primitive, inputs: list[str], params: list[str]) -> str | None:
     """A primitive's forward on arrays as code: its ``array`` function called by its name
     (``forward_name``) with the inputs then the parameters, or Python's operator; None for
-    a user's primitive (or one without a forward on arrays)."""
+    a primitive declared outside chaingrad's rules (or one without a forward on arrays)."""
     forward = prim.array if prim.array is not None else prim.forward
     if forward in INFIX:
         return f"{inputs[0]} {INFIX[forward]} {inputs[1]}"
     if forward is operator.getitem:
         return f"{inputs[0]}[{params[0]}]"
-    if prim.array is None:
-        return None
-    return f"{forward_name(forward)}({', '.join(inputs + params)})"
+    name = forward_name(forward) if prim.array is not None else ""
+    if not name or "." not in name and prim not in PRIMITIVES + _tensor_rules().PRIMITIVES:
+        return None  # a user's primitive: the writer names its function itself
+    return f"{name}({', '.join(inputs + params)})"
 
 
 def forward_name(forward: Any) -> str:
@@ -180,7 +183,7 @@ def _array_namespace() -> dict[str, Any]:
     are not exact."""
     rules = _tensor_rules()
     space = {name: value for name, value in vars(rules).items() if not name.startswith("_")}
-    space |= {name: prim.on_arrays for name, prim in FUNCTIONS.items()}
+    space |= {name: prim if prim.defaults else prim.on_arrays for name, prim in FUNCTIONS.items()}
     np = rules.np
     space |= {"np": np, "kernels": rules.kernels}
     for prim in PRIMITIVES + rules.PRIMITIVES:

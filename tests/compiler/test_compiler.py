@@ -581,3 +581,42 @@ def test_tensor_code_calls_each_forward_by_its_name():
     eager = Tensor(np.ones((3, 2)), requires_grad=True)
     ((Tensor(x) @ eager).tanh().softmax(-1).sum()).backward()
     np.testing.assert_allclose(w.grad.numpy(), eager.grad.numpy(), rtol=0, atol=1e-15)
+
+
+def test_a_parameterised_primitive_called_by_name_in_another_rule_runs_eagerly_and_compiled():
+    """A rule (and its formula) may call softplus or leaky_relu by name with their defaults
+    left out; compiled code calls them as the eager rule does (issue 33)."""
+    import numpy as np
+
+    from chaingrad import Tensor
+    from chaingrad.declaration import define
+    from chaingrad.rules import LEAKY_RELU as leaky_relu
+    from chaingrad.rules import SOFTPLUS as softplus
+    from chaingrad.rules import leaky_relu_on_arrays, softplus_forward
+
+    @define("smooth", ("(softplus(x.data) + leaky_relu(x.data)) * out.grad",),
+            forward=lambda x: x, array=lambda x: x * 1.0, saves=("x",))
+    def SMOOTH(xs, out, g):
+        """x;  d/dx = softplus(x) + leaky_relu(x) (made up: only the calls matter)."""
+        return ((softplus(xs[0]) + leaky_relu(xs[0])) * g,)
+
+    def expected(x: float) -> float:
+        return softplus_forward(x, 1.0, 20.0) + (x if x > 0 else 0.01 * x)
+
+    for x0 in (-2.0, 0.5):
+        eager = Value(x0)
+        eager._apply(SMOOTH).backward()
+        compiled = Value(x0)
+        step = chaingrad.compile(lambda v: v._apply(SMOOTH))
+        step(compiled).backward()
+        assert eager.grad == pytest.approx(expected(x0), rel=1e-15)
+        assert compiled.grad == pytest.approx(eager.grad, rel=1e-15)
+    x = np.array([-2.0, 0.5])
+    leaf = Tensor(x, requires_grad=True)
+    leaf._apply(SMOOTH).sum().backward()
+    tensor_step = chaingrad.compile(lambda t: t._apply(SMOOTH).sum())
+    other = Tensor(x, requires_grad=True)
+    tensor_step(other).backward()
+    want = np.log1p(np.exp(x)) + leaky_relu_on_arrays(x, 0.01)
+    np.testing.assert_allclose(leaf.grad.numpy(), want, rtol=1e-15)
+    np.testing.assert_allclose(other.grad.numpy(), want, rtol=1e-15)
