@@ -58,6 +58,7 @@ class GradFn:
         is added up), ``(None, 0)`` for one that takes no gradient (a constant).
 
         Example:
+            >>> from chaingrad import Tensor
             >>> x = Tensor([1.0, 2.0], requires_grad=True)
             >>> y = (x * 2).sum()
             >>> y.grad_fn.name(), y.grad_fn.next_functions[0][0].name()
