@@ -64,7 +64,16 @@ from .arrays import (
 from .conversions import Conversions
 from .grad_fn import GradFn
 from .inplace import InPlace
-from .promotion import floating, lift, number, operands
+from .promotion import (
+    broadcasting,
+    compare,
+    floating,
+    lift,
+    logical,
+    number,
+    operands,
+    promoted,
+)
 from .rules import (
     BROADCAST_TO,
     CLIP,
@@ -190,14 +199,14 @@ class Tensor(InPlace, Conversions, autodiff.Node):
     def __add__(self, other: Operand) -> Tensor:
         """x + y;  d/dx = 1, d/dy = 1 (``rules.ADD``)."""
         if type(other) is Tensor and other._value.dtype is self._value.dtype:  # most calls
-            return make_node(_broadcasting("+", np.add, self, other, None), (self, other), ADD)
-        return _promoted("+", np.add, ADD, self, other)
+            return make_node(broadcasting("+", np.add, self, other, None), (self, other), ADD)
+        return promoted("+", np.add, ADD, self, other)
 
     def __mul__(self, other: Operand) -> Tensor:
         """x * y;  d/dx = y, d/dy = x (``rules.MUL``)."""
         if type(other) is Tensor and other._value.dtype is self._value.dtype:  # most calls
-            return make_node(_broadcasting("*", np.multiply, self, other, None), (self, other), MUL)
-        return _promoted("*", np.multiply, MUL, self, other)
+            return make_node(broadcasting("*", np.multiply, self, other, None), (self, other), MUL)
+        return promoted("*", np.multiply, MUL, self, other)
 
     def __pow__(self, other: Operand) -> Tensor:
         """x ** n;  d/dx = n * x**(n-1) (``rules.POW_N``); for an exponent y that takes a
@@ -211,7 +220,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
             raise RuntimeError("**: Integers to negative integer powers are not allowed "
                                f"(got exponent {other if n is not None else 'a tensor'})")
         if n is None:
-            data = _broadcasting("**", np.power, x, y, dtype)
+            data = broadcasting("**", np.power, x, y, dtype)
             if y.requires_grad:
                 return make_node(data, (x, y), POW)
             return make_node(data, (x,), POW_N.bind(y._value, name="**"))
@@ -317,7 +326,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         if both is NotImplemented:
             return both
         x, y, dtype = both
-        return make_node(_broadcasting("/", np.divide, x, y, dtype), (x, y), DIV)
+        return make_node(broadcasting("/", np.divide, x, y, dtype), (x, y), DIV)
 
     def __radd__(self, other: Operand) -> Tensor:  # other + self
         return self + other
@@ -345,22 +354,22 @@ class Tensor(InPlace, Conversions, autodiff.Node):
     # ---- comparisons: bool tensors, no gradient (torch's) ----
 
     def __eq__(self, other: object) -> Tensor:  # type: ignore[override]
-        return _compare("==", np.equal, self, other)
+        return compare("==", np.equal, self, other)
 
     def __ne__(self, other: object) -> Tensor:  # type: ignore[override]
-        return _compare("!=", np.not_equal, self, other)
+        return compare("!=", np.not_equal, self, other)
 
     def __lt__(self, other: Operand) -> Tensor:
-        return _compare("<", np.less, self, other)
+        return compare("<", np.less, self, other)
 
     def __le__(self, other: Operand) -> Tensor:
-        return _compare("<=", np.less_equal, self, other)
+        return compare("<=", np.less_equal, self, other)
 
     def __gt__(self, other: Operand) -> Tensor:
-        return _compare(">", np.greater, self, other)
+        return compare(">", np.greater, self, other)
 
     def __ge__(self, other: Operand) -> Tensor:
-        return _compare(">=", np.greater_equal, self, other)
+        return compare(">=", np.greater_equal, self, other)
 
     def eq(self, other: Operand) -> Tensor:
         """x == other, entry by entry, as a bool tensor."""
@@ -394,13 +403,13 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         return constant(~self._value)
 
     def __and__(self, other: Operand) -> Tensor:
-        return _logical("&", np.bitwise_and, self, other)
+        return logical("&", np.bitwise_and, self, other)
 
     def __or__(self, other: Operand) -> Tensor:
-        return _logical("|", np.bitwise_or, self, other)
+        return logical("|", np.bitwise_or, self, other)
 
     def __xor__(self, other: Operand) -> Tensor:
-        return _logical("^", np.bitwise_xor, self, other)
+        return logical("^", np.bitwise_xor, self, other)
 
     __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
@@ -1748,31 +1757,6 @@ def _named(out: Tensor, op: str) -> Tensor:
     return out
 
 
-def _promoted(op: str, ufunc: Any, rule: Rule, x: Tensor, other: object) -> Any:
-    """The node of ``x op other`` for a number, an array or a Tensor of another dtype:
-    both made Tensors of torch's result dtype first (``_operands``). ``+`` and ``*`` come
-    here only then: two tensors of one dtype (most calls) need no promotion, and they skip
-    this call (T3 in benchmarks/versions.py)."""
-    both = operands(op, x, other)
-    if both is NotImplemented:
-        return both
-    x, y, dtype = both
-    return make_node(_broadcasting(op, ufunc, x, y, dtype), (x, y), rule)
-
-
-def _compare(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
-    """``x op other`` entry by entry, as a bool Tensor (no gradient)."""
-    if other is None or isinstance(other, (str, bytes)):
-        return NotImplemented
-    if isinstance(other, (list, tuple)):
-        other = to_array(other, None, op)
-    both = operands(op, x, other)
-    if both is NotImplemented:
-        return both
-    a, b, _ = both
-    return constant(np.asarray(_broadcasting(op, ufunc, a, b, None)))
-
-
 def _where(condition: np.ndarray, x: Tensor, y: Tensor, dtype: np.dtype) -> Tensor:
     """x where ``condition`` holds, else y (``tensor_engine.rules.WHERE``)."""
     data = np.where(condition, x._value, y._value).astype(dtype, copy=False)
@@ -1793,30 +1777,6 @@ def _pick(op: str, wins: Any, x: Tensor, other: object) -> Tensor:
         return constant(np.where(wins(a._value, b._value), a._value, b._value).astype(dtype))
     tie = _where(a._value == b._value, (a + b) * 0.5, b, dtype)
     return _where(wins(a._value, b._value) | np.isnan(a._value), a, tie, dtype)  # nan wins
-
-
-def _logical(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
-    both = operands(op, x, other)
-    if both is NotImplemented:
-        return both
-    a, b, dtype = both
-    if dtype.kind == "f":
-        raise TypeError(f"{op}: needs bool or integer tensors, got {dtypes.of(dtype)}")
-    return constant(np.asarray(_broadcasting(op, ufunc, a, b, dtype)))
-
-
-def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, dtype: np.dtype | None) -> Any:
-    """``ufunc(a, b)`` with numpy broadcasting, in ``dtype`` (None: as numpy gives it),
-    numpy's warnings off (``quietly``: inf and nan are torch's results), and chaingrad's
-    errors."""
-    try:
-        data = quietly(ufunc, a._value, b._value)
-    except ValueError:
-        raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
-                         "broadcast") from None
-    if dtype is not None and data.dtype is not dtype and data.dtype != dtype:
-        data = data.astype(dtype)  # (``is`` first: numpy's built-in dtypes are singletons)
-    return data
 
 
 def _no_bool_minus(x: Tensor, other: object) -> None:
