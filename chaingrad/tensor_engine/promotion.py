@@ -36,22 +36,11 @@ def number(x: object) -> float | None:
     return None
 
 
-def is_tensor(x: object) -> bool:
-    """Whether ``x`` is a Tensor: a node whose value is an array (a Value's is a float).
-
-    Example:
-        >>> from chaingrad import Tensor, Value
-        >>> is_tensor(Tensor([1.0])), is_tensor(Value(1.0)), is_tensor(np.ones(1))
-        (True, False, False)
-    """
-    return isinstance(x, autodiff.Node) and isinstance(x._value, np.ndarray)
-
-
 def lift(x: object, like: Any, numbers: bool = True) -> Any:
     """``x`` as a constant Tensor: a number takes ``like``'s dtype (as in ``x * 2``), an
     array keeps its own; None for anything else (the operator then refuses)."""
     if isinstance(x, autodiff.Node):  # a Tensor; a Value (a float's node) is refused
-        return x if is_tensor(x) else None
+        return x if isinstance(x._value, np.ndarray) else None
     if numbers and number(x) is not None:
         return like._constant(np.asarray(x, dtype=like._value.dtype))
     if isinstance(x, ARRAY_TYPES):  # arrays, and numpy scalars such as np.bool_
