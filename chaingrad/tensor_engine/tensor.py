@@ -91,6 +91,7 @@ from .rules import (
     WHERE,
     tie_share,
 )
+from .shaping import Shaping
 from .sorting import Sorting, values_indices
 
 _new = object.__new__
@@ -134,7 +135,7 @@ def elementwise(prim: Primitive) -> Callable[..., Tensor]:
     return apply
 
 
-class Tensor(Indexing, Sorting, InPlace, Conversions, autodiff.Node):
+class Tensor(Shaping, Indexing, Sorting, InPlace, Conversions, autodiff.Node):
     """An n-dimensional array node of a computation graph.
 
     Args:
@@ -835,58 +836,6 @@ class Tensor(Indexing, Sorting, InPlace, Conversions, autodiff.Node):
                              f"into {tuple(shape)}") from None
         return make_node(data, (self,), RESHAPE.bind(data.shape))
 
-    def view(self, *shape: Any) -> Tensor:
-        """``reshape`` (chaingrad's arrays can always be viewed so; ``view(dtype)`` is not
-        supported)."""
-        if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
-            raise NotImplementedError("chaingrad.Tensor has no view(dtype) yet")
-        return self.reshape(*shape)
-
-    def ravel(self) -> Tensor:
-        """The entries as one dim (a reshape)."""
-        return self.reshape(-1)
-
-    def view_as(self, other: Tensor) -> Tensor:
-        """This tensor in ``other``'s shape (a reshape)."""
-        return self.reshape(other.shape)
-
-    def reshape_as(self, other: Tensor) -> Tensor:
-        """This tensor in ``other``'s shape (a reshape)."""
-        return self.reshape(other.shape)
-
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-        """Merge the dims from ``start_dim`` to ``end_dim`` into one (a reshape).
-
-        Example:
-            >>> Tensor(np.zeros((2, 3, 4))).flatten(1).shape
-            chaingrad.Size([2, 12])
-        """
-        if self.ndim == 0:
-            return self.reshape(1)
-        start = normalize_axis(start_dim, self.ndim, "flatten")
-        end = normalize_axis(end_dim, self.ndim, "flatten")
-        if start > end:
-            raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} "
-                             f"for shape {tuple(self.shape)}")
-        return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1:])
-
-    def unflatten(self, dim: int, sizes: tuple[int, ...]) -> Tensor:
-        """Dim ``dim`` split into ``sizes`` (a reshape)."""
-        ax = normalize_axis(dim, self.ndim, "unflatten")
-        return self.reshape(self.shape[:ax] + tuple(sizes) + self.shape[ax + 1:])
-
-    def unsqueeze(self, dim: int) -> Tensor:
-        """A new dim of size 1 at ``dim`` (a reshape)."""
-        ax = normalize_axis(dim, self.ndim + 1, "unsqueeze")
-        return self.reshape(self.shape[:ax] + (1,) + self.shape[ax:])
-
-    def squeeze(self, dim: Dims = None) -> Tensor:
-        """Without the dims of size 1 (only ``dim``'s, if given: a dim of another size
-        stays, as in torch) (a reshape)."""
-        axes = normalize_axes(dim, self.ndim, "squeeze") if self.ndim else ()
-        shape = tuple(n for i, n in enumerate(self.shape) if not (i in axes and n == 1))
-        return self.reshape(shape)
-
     def permute(self, *dims: Any) -> Tensor:
         """The dims in the order ``dims`` (``tensor_engine.rules.TRANSPOSE``).
 
@@ -906,41 +855,6 @@ class Tensor(Indexing, Sorting, InPlace, Conversions, autodiff.Node):
         axes = tuple(int(a) % ndim for a in dims)
         return make_node(self._value.transpose(axes), (self,), TRANSPOSE.bind(axes))
 
-    def transpose(self, dim0: int, dim1: int) -> Tensor:
-        """``dim0`` and ``dim1`` swapped, as torch.transpose (a 2-D ``x.transpose(0, 1)`` is
-        its transpose); ``permute`` reorders all dims at once.
-
-        Example:
-            >>> Tensor([[1.0, 2.0]]).transpose(0, 1).tolist()
-            [[1.0], [2.0]]
-        """
-        ndim = max(self.ndim, 1)
-        a, b = normalize_axis(dim0, ndim, "transpose"), normalize_axis(dim1, ndim, "transpose")
-        if self.ndim == 0:
-            return self
-        dims = list(range(self.ndim))
-        dims[a], dims[b] = dims[b], dims[a]
-        return self.permute(dims)
-
-    def t(self) -> Tensor:
-        """The transpose of a tensor of at most 2 dims."""
-        if self.ndim > 2:
-            raise RuntimeError(f"t: expects a tensor with <= 2 dimensions, got shape "
-                               f"{tuple(self.shape)} (use transpose(dim0, dim1) or mT)")
-        return self.permute(tuple(range(self.ndim - 1, -1, -1)))
-
-    @property
-    def T(self) -> Tensor:
-        """All dims reversed (a 2-D tensor's transpose)."""
-        return self.permute(tuple(range(self.ndim - 1, -1, -1)))
-
-    @property
-    def mT(self) -> Tensor:
-        """The last two dims swapped (a batch of matrices, each transposed)."""
-        if self.ndim < 2:
-            raise RuntimeError(f"mT: needs at least 2 dims, got shape {tuple(self.shape)}")
-        return self.transpose(-2, -1)
-
     def broadcast_to(self, *shape: Any) -> Tensor:
         """Repeat along new or size-1 dims, as torch.broadcast_to; the driver sums the
         gradient back (``tensor_engine.rules.BROADCAST_TO``)."""
@@ -952,98 +866,6 @@ class Tensor(Indexing, Sorting, InPlace, Conversions, autodiff.Node):
             raise ValueError(f"broadcast_to: cannot broadcast shape {tuple(self.shape)} "
                              f"to {shape!r}") from None
         return make_node(data, (self,), BROADCAST_TO.bind(data.shape))
-
-    def expand(self, *sizes: Any) -> Tensor:
-        """``broadcast_to``, where -1 keeps a dim's size (torch.expand)."""
-        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-            sizes = tuple(sizes[0])
-        lead = len(sizes) - self.ndim
-        shape = tuple(self.shape[i - lead] if n == -1 and i >= lead else n
-                      for i, n in enumerate(sizes))
-        return self.broadcast_to(shape)
-
-    def expand_as(self, other: Tensor) -> Tensor:
-        """Broadcast to ``other``'s shape."""
-        return self.broadcast_to(other.shape)
-
-    def repeat(self, *sizes: Any) -> Tensor:
-        """The tensor tiled ``sizes`` times along each dim (new leading dims if there are
-        more sizes than dims), as torch.Tensor.repeat: a reshape, a broadcast_to and a
-        reshape, so the gradient is g summed over the copies.
-
-        Example:
-            >>> Tensor([1.0, 2.0]).repeat(2, 2).tolist()
-            [[1.0, 2.0, 1.0, 2.0], [1.0, 2.0, 1.0, 2.0]]
-        """
-        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-            sizes = tuple(sizes[0])
-        if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0
-                   for n in sizes):
-            raise TypeError(f"repeat: sizes must be ints >= 0, got {sizes!r}")
-        if len(sizes) < self.ndim:
-            raise RuntimeError(f"repeat: number of dimensions of repeat dims ({len(sizes)}) "
-                               f"can not be smaller than number of dimensions of tensor "
-                               f"({self.ndim})")
-        shape = (1,) * (len(sizes) - self.ndim) + tuple(self.shape)
-        spread = tuple(d for n in shape for d in (1, n))  # a 1 before each dim ...
-        copies = tuple(d for r, n in zip(sizes, shape) for d in (r, n))  # ... to repeat
-        return self.reshape(spread).broadcast_to(copies).reshape(
-            tuple(r * n for r, n in zip(sizes, shape)))
-
-    def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
-        """Pieces along ``dim``: of ``split_size_or_sections`` entries each (the last may be
-        smaller), or of the sizes in that list, as torch.split; each piece is a slice,
-        whose gradient goes back where it came from.
-
-        Example:
-            >>> [p.tolist() for p in Tensor([1.0, 2.0, 3.0]).split(2)]
-            [[1.0, 2.0], [3.0]]
-        """
-        ax = normalize_axis(dim, self.ndim, "split")
-        n = self.shape[ax]
-        sizes = split_size_or_sections
-        if isinstance(sizes, (int, np.integer)) and not isinstance(sizes, bool):
-            if sizes <= 0 and not (sizes == 0 and n == 0):
-                raise RuntimeError(f"split: split_size must be positive, got {sizes}")
-            sizes = [int(sizes)] * (n // sizes) + ([n % sizes] if n % sizes else []) \
-                if sizes else [0]
-        elif isinstance(sizes, (list, tuple)) and all(
-                isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0
-                for s in sizes):
-            if sum(sizes) != n:
-                raise RuntimeError(f"split: split_with_sizes expects split_sizes to sum exactly "
-                                   f"to {n} (input tensor's size at dimension {ax}), but got "
-                                   f"split_sizes={list(sizes)}")
-        else:
-            raise TypeError(f"split: expected an int or a list of ints >= 0, got "
-                            f"{split_size_or_sections!r}")
-        ends = np.cumsum(sizes).tolist()
-        return tuple(self[(slice(None),) * ax + (slice(end - size, end),)]
-                     for size, end in zip(sizes, ends))
-
-    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-        """At most ``chunks`` pieces along ``dim``, each of ceil(n / chunks) entries (the
-        last may be smaller; fewer pieces when they run out), as torch.chunk.
-
-        Example:
-            >>> [p.shape[0] for p in Tensor(np.zeros(5)).chunk(3)]
-            [2, 2, 1]
-        """
-        if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks < 1:
-            raise RuntimeError(f"chunk: chunk expects `chunks` to be greater than 0, got: "
-                               f"{chunks!r}")
-        n = self.shape[normalize_axis(dim, self.ndim, "chunk")]
-        return self.split(max(-(-n // int(chunks)), 1), dim)
-
-    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
-        """The slices along ``dim``, each without that dim, as torch.unbind.
-
-        Example:
-            >>> [t.tolist() for t in Tensor([[1.0, 2.0], [3.0, 4.0]]).unbind(1)]
-            [[1.0, 3.0], [2.0, 4.0]]
-        """
-        ax = normalize_axis(dim, self.ndim, "unbind")
-        return tuple(self[(slice(None),) * ax + (i,)] for i in range(self.shape[ax]))
 
     def __getitem__(self, index: Any) -> Tensor:
         """x[index] with ints, slices, None, ..., integer arrays or tensors, or boolean
