@@ -49,7 +49,7 @@ from ..rules import (
     Primitive,
     method,
 )
-from . import dtypes, sampling
+from . import dtypes
 from .arrays import (
     ARRAY_TYPES,
     as_array,
@@ -91,6 +91,7 @@ from .rules import (
     WHERE,
     tie_share,
 )
+from .sampling import Sampling
 from .shaping import Shaping
 from .sorting import Sorting, values_indices
 
@@ -135,7 +136,7 @@ def elementwise(prim: Primitive) -> Callable[..., Tensor]:
     return apply
 
 
-class Tensor(Shaping, Indexing, Sorting, InPlace, Conversions, autodiff.Node):
+class Tensor(Shaping, Indexing, Sorting, Sampling, InPlace, Conversions, autodiff.Node):
     """An n-dimensional array node of a computation graph.
 
     Args:
@@ -887,20 +888,6 @@ class Tensor(Shaping, Indexing, Sorting, InPlace, Conversions, autodiff.Node):
         if np.may_share_memory(data, self._value):  # a view: written in place, it writes x
             out._view_of = (self, index)
         return out
-
-    def multinomial(self, num_samples: int, replacement: bool = False, *,
-                    generator: Any = None) -> Tensor:
-        """``num_samples`` indices drawn per row of this tensor of weights, as
-        torch.multinomial (``chaingrad.multinomial``: torch's numbers for the seed).
-
-        Example:
-            >>> import chaingrad
-            >>> g = chaingrad.Generator().manual_seed(0)
-            >>> Tensor([0.0, 1.0]).multinomial(2, replacement=True, generator=g)
-            tensor([1, 1])
-        """
-        drawn = sampling.multinomial(generator, self._value, num_samples, bool(replacement))
-        return constant(drawn)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place (on a leaf); returns the tensor."""
