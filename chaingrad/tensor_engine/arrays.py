@@ -129,6 +129,11 @@ def _convert(data: Any, dtype: np.dtype, where: str) -> np.ndarray:
                         f"({exc})") from None
 
 
+Dims = Any
+"""A ``dim`` argument that may name several: an int, a tuple (or list) of ints, or None for
+all (what ``normalize_axes`` reads)."""
+
+
 def normalize_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
     """``axis`` (an int, a tuple or list of ints, or None for all) as sorted axes >= 0."""
     if axis is None:

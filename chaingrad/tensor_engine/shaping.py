@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from . import dtypes
-from .arrays import normalize_axes, normalize_axis
+from .arrays import Dims, normalize_axes, normalize_axis
 
 SelfTensor = TypeVar("SelfTensor", bound="Shaping")
 """The tensor a method is called on; what it returns is a tensor of its kind."""
@@ -78,7 +78,7 @@ class Shaping:
         ax = normalize_axis(dim, self.ndim + 1, "unsqueeze")
         return self.reshape(self.shape[:ax] + (1,) + self.shape[ax:])
 
-    def squeeze(self: SelfTensor, dim: Any = None) -> SelfTensor:
+    def squeeze(self: SelfTensor, dim: Dims = None) -> SelfTensor:
         """Without the dims of size 1 (only ``dim``'s, if given: a dim of another size
         stays, as in torch) (a reshape)."""
         axes = normalize_axes(dim, self.ndim, "squeeze") if self.ndim else ()

@@ -52,6 +52,7 @@ from ..rules import (
 from . import dtypes
 from .arrays import (
     ARRAY_TYPES,
+    Dims,
     as_array,
     check_index,
     normalize_axes,
@@ -73,6 +74,7 @@ from .promotion import (
     operands,
     promoted,
 )
+from .reductions import Reductions
 from .rules import (
     BROADCAST_TO,
     CLIP,
@@ -99,7 +101,6 @@ _new = object.__new__
 _BOOL = np.dtype(bool)
 
 Operand = Union["Tensor", np.ndarray, float, int]
-Dims = Any  # an int, a tuple of ints, or None
 Rule = Primitive | Bound
 
 
@@ -136,7 +137,7 @@ def elementwise(prim: Primitive) -> Callable[..., Tensor]:
     return apply
 
 
-class Tensor(Shaping, Indexing, Sorting, Sampling, InPlace, Conversions, autodiff.Node):
+class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversions, autodiff.Node):
     """An n-dimensional array node of a computation graph.
 
     Args:
@@ -469,32 +470,6 @@ class Tensor(Shaping, Indexing, Sorting, Sampling, InPlace, Conversions, autodif
         filled = quietly(np.nan_to_num, x, True, nan, posinf, neginf)  # (True: a copy)
         return _where(np.isfinite(x), self, constant(filled), x.dtype)
 
-    def nansum(self, dim: Dims = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-        """The sum over ``dim`` with the nan entries taken as 0, as torch.nansum; they take
-        no gradient (a ``masked_fill``, then a sum).
-
-        Example:
-            >>> Tensor([1.0, float("nan"), 2.0]).nansum()
-            tensor(3.)
-        """
-        x = self if self._value.dtype.kind != "f" else self.masked_fill(self.isnan(), 0)
-        return x.sum(dim, keepdim, dtype=dtype)
-
-    def nanmean(self, dim: Dims = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-        """The mean over ``dim`` of the entries that are not nan, as torch.nanmean (nan where
-        all are); the nan entries take no gradient.
-
-        Example:
-            >>> Tensor([1.0, float("nan"), 2.0]).nanmean()
-            tensor(1.5000)
-        """
-        x = self if dtype is None else self.to(dtype)
-        if x._value.dtype.kind != "f":
-            raise RuntimeError("nanmean(): expected input to have floating point or complex "
-                               f"dtype but got {x.dtype}")
-        counted = ~x.isnan()
-        return x.nansum(dim, keepdim) / counted.sum(dim, keepdim).to(x.dtype)
-
     # ---- elementwise functions: the forward with numpy, the rule from chaingrad.rules ----
 
     # the elementwise primitives, one line each: x.tanh() is rules.TANH's forward and rule
@@ -708,51 +683,6 @@ class Tensor(Shaping, Indexing, Sorting, Sampling, InPlace, Conversions, autodif
         share = quietly(tie_share, x, kept, axes) if self.requires_grad else None
         return make_node(data, (self,), rule.bind(axes, share))
 
-    def var(self, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
-            unbiased: bool | None = None) -> Tensor:
-        """The variance over ``dim``: sum((x - mean)**2) / (n - correction), Bessel's
-        correction by default (``unbiased=False`` is ``correction=0``), as torch.var;
-        composed of primitives.
-
-        Example:
-            >>> x = Tensor([1.0, 2.0, 3.0, 4.0])
-            >>> round(x.var().item(), 4), x.var(unbiased=False).item()
-            (1.6667, 1.25)
-        """
-        if unbiased is not None:
-            correction = 1 if unbiased else 0
-        x = floating(self)
-        axes = normalize_axes(dim, x.ndim, "var")
-        count = math.prod(x.shape[a] for a in axes)
-        if count - correction <= 0:
-            raise ValueError(f"var: {count} entries over dim {dim} leave no degrees of freedom "
-                             f"with correction={correction}")
-        centred = x - x.mean(axes, keepdim=True)
-        return (centred * centred).sum(axes, keepdim) * (1.0 / (count - correction))
-
-    def std(self, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
-            unbiased: bool | None = None) -> Tensor:
-        """The standard deviation over ``dim``: ``var(...).sqrt()``."""
-        return self.var(dim, keepdim, correction=correction, unbiased=unbiased).sqrt()
-
-    def norm(self, p: Any = "fro", dim: Dims = None, keepdim: bool = False) -> Tensor:
-        """The p-norm over ``dim`` (all entries if None): p=2 (or 'fro') is
-        sqrt(sum(x**2)), p=1 sum(|x|), else sum(|x|**p)**(1/p); composed of primitives.
-
-        Example:
-            >>> Tensor([3.0, 4.0]).norm().item()
-            5.0
-        """
-        x = floating(self)
-        if p in ("fro", 2):
-            return (x * x).sum(dim, keepdim).sqrt()
-        if p == 1:
-            return x.abs().sum(dim, keepdim)
-        if isinstance(p, (int, float)) and not isinstance(p, bool) and p > 0:
-            return (x.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
-        raise NotImplementedError(f"chaingrad.Tensor has no norm(p={p!r}) yet "
-                                  "(p may be 'fro', or a number > 0)")
-
     def softmax(self, dim: int = -1, *, axis: int | None = None) -> Tensor:
         """exp(x) / sum(exp(x)) along ``dim``, computed stably;  vjp: s * (g - sum(g * s))
         (``tensor_engine.rules.SOFTMAX``)."""
@@ -774,27 +704,6 @@ class Tensor(Shaping, Indexing, Sorting, Sampling, InPlace, Conversions, autodif
         ax = normalize_axis(dim, max(x.ndim, 1), "log_softmax")
         return make_node(quietly(LOG_SOFTMAX.on_arrays, x._value, ax), (x,),
                          LOG_SOFTMAX.bind(ax))
-
-    def logsumexp(self, dim: Dims, keepdim: bool = False) -> Tensor:
-        """log(sum(exp(x))) over ``dim``, computed stably as m + log(sum(exp(x - m))) with
-        m the largest entry (a constant: the gradient is softmax(x) either way); composed
-        of primitives.
-
-        Example:
-            >>> round(Tensor([0.0, 1000.0]).logsumexp(0).item(), 4)
-            1000.0
-        """
-        x = floating(self)
-        axes = normalize_axes(dim, x.ndim, "logsumexp")
-        if not axes and x.ndim:
-            raise RuntimeError("logsumexp: dim must name at least one dim (torch's dim=() "
-                               "reduces nothing)")
-        if any(x.shape[a] == 0 for a in axes):
-            raise ValueError(f"logsumexp: got an empty dim in shape {tuple(x.shape)}")
-        top = x._value.max(axis=axes, keepdims=True)
-        top = constant(np.where(np.isfinite(top), top, 0).astype(top.dtype))  # inf: as torch
-        total = (x - top).exp().sum(axes, keepdim=True).log() + top
-        return total if keepdim else total.squeeze(axes)
 
     # ---- running sums, sorting and counting ----
 
