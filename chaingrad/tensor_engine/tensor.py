@@ -104,6 +104,65 @@ Operand = Union["Tensor", np.ndarray, float, int]
 Rule = Primitive | Bound
 
 
+# ---- making nodes: each op's output (make_node), and the leaves ops and factories make ----
+
+
+def make_node(data: Any, children: tuple, rule: Rule) -> Tensor:
+    """An op's output node (no input checks: the op has done them).
+
+    It records the graph only if grad mode is on and some input requires a gradient.
+    """
+    if type(data) is not np.ndarray:
+        data = np.asarray(data)  # numpy turns 0-d results into scalars: undo that
+    out = _new(Tensor)
+    out._value = data
+    out.grad = None
+    out._mark = None
+    if gradmode.everywhere or gradmode.is_grad_enabled():  # the global: the fast path
+        for child in children:
+            if child.requires_grad:
+                out.requires_grad = True
+                if len(children) == 2:  # most ops: no call to autodiff.split
+                    out._a, out._b = children
+                elif len(children) == 1:
+                    out._a, out._b = children[0], None
+                else:
+                    out._a, out._b = autodiff.split(children)
+                out._rule = rule
+                out._made_at = guards.writes[0]
+                out._keeps_grad = False  # its .grad is dropped after a pass (retain_grad)
+                if gradmode.anomaly_traced:  # set_detect_anomaly(True): where it was made
+                    anomaly.record(out)
+                return out
+    out.requires_grad = out._keeps_grad = False
+    out._a = out._b = out._rule = out._made_at = None
+    return out
+
+
+def constant(data: np.ndarray) -> Tensor:
+    """A leaf holding ``data`` that needs no gradient (a constant, or detached data)."""
+    out = _new(Tensor)
+    out._value = data
+    out.grad = None
+    out.requires_grad = out._keeps_grad = False
+    out._a = out._b = out._mark = None
+    out._rule = out._made_at = None
+    if autodiff.leaves_made is not None:  # chaingrad.compile is tracing
+        autodiff.leaves_made.append(out)
+    return out
+
+
+def leaf(data: np.ndarray, requires_grad: bool, where: str) -> Tensor:
+    """A leaf of any dtype (the factories'); only a floating one may require grad."""
+    out = constant(data)
+    if requires_grad:
+        if data.dtype.kind != "f":
+            raise RuntimeError(f"{where}: Only Tensors of floating point dtype can require "
+                               f"gradients, got {dtypes.of(data.dtype)}")
+        out.requires_grad = True
+    return out
+
+
 def elementwise(prim: Primitive) -> Callable[..., Tensor]:
     """An elementwise primitive as a Tensor's method: ``tanh = elementwise(rules.TANH)`` in the
     class gives ``x.tanh()``, its forward on x's array (``Primitive.on_arrays``), an integer
@@ -170,6 +229,11 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
     _initial_grad = None  # .grad before any gradient has reached it, as in PyTorch
     _changed_at = 0  # the count of in-place writes when this tensor was last written
     __hash__ = autodiff.Node.__hash__  # by identity, though == compares entries
+    # how the parts of the class in other modules (sorting.py, conversions.py, ...) make
+    # tensors, without importing this module
+    _node = staticmethod(make_node)
+    _constant = staticmethod(constant)
+    _leaf = staticmethod(leaf)
 
     def __init__(self, data: Any, *sizes: int, requires_grad: bool = False, dtype: Any = None,
                  label: str = ""):
@@ -1061,65 +1125,6 @@ for _name in _NOT_YET:
 del _name
 
 
-# ---- making nodes ----
-
-
-def make_node(data: Any, children: tuple, rule: Rule) -> Tensor:
-    """An op's output node (no input checks: the op has done them).
-
-    It records the graph only if grad mode is on and some input requires a gradient.
-    """
-    if type(data) is not np.ndarray:
-        data = np.asarray(data)  # numpy turns 0-d results into scalars: undo that
-    out = _new(Tensor)
-    out._value = data
-    out.grad = None
-    out._mark = None
-    if gradmode.everywhere or gradmode.is_grad_enabled():  # the global: the fast path
-        for child in children:
-            if child.requires_grad:
-                out.requires_grad = True
-                if len(children) == 2:  # most ops: no call to autodiff.split
-                    out._a, out._b = children
-                elif len(children) == 1:
-                    out._a, out._b = children[0], None
-                else:
-                    out._a, out._b = autodiff.split(children)
-                out._rule = rule
-                out._made_at = guards.writes[0]
-                out._keeps_grad = False  # its .grad is dropped after a pass (retain_grad)
-                if gradmode.anomaly_traced:  # set_detect_anomaly(True): where it was made
-                    anomaly.record(out)
-                return out
-    out.requires_grad = out._keeps_grad = False
-    out._a = out._b = out._rule = out._made_at = None
-    return out
-
-
-def constant(data: np.ndarray) -> Tensor:
-    """A leaf holding ``data`` that needs no gradient (a constant, or detached data)."""
-    out = _new(Tensor)
-    out._value = data
-    out.grad = None
-    out.requires_grad = out._keeps_grad = False
-    out._a = out._b = out._mark = None
-    out._rule = out._made_at = None
-    if autodiff.leaves_made is not None:  # chaingrad.compile is tracing
-        autodiff.leaves_made.append(out)
-    return out
-
-
-def leaf(data: np.ndarray, requires_grad: bool, where: str) -> Tensor:
-    """A leaf of any dtype (the factories'); only a floating one may require grad."""
-    out = constant(data)
-    if requires_grad:
-        if data.dtype.kind != "f":
-            raise RuntimeError(f"{where}: Only Tensors of floating point dtype can require "
-                               f"gradients, got {dtypes.of(data.dtype)}")
-        out.requires_grad = True
-    return out
-
-
 def _named(out: Tensor, op: str) -> Tensor:
     """The last node of a composite op (``x - y`` is ``x + (-y)``) named after the op, as
     drawings, ``explain`` and ``grad_fn`` show it (``SubBackward0``); its rule is the same."""
@@ -1179,10 +1184,3 @@ def _dims_args(op: str, dim: Any, keepdim: bool, axis: Any, keepdims: bool | Non
             raise TypeError(f"{op}: got both keepdim= and keepdims= (the same argument)")
         keepdim = keepdims
     return dim, bool(keepdim)
-
-
-# how the parts of Tensor in other modules (conversions.py, inplace.py, promotion.py) make
-# tensors, without importing this module
-Tensor._node = staticmethod(make_node)
-Tensor._constant = staticmethod(constant)
-Tensor._leaf = staticmethod(leaf)
