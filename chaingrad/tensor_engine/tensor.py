@@ -11,10 +11,42 @@ a broadcast gradient back to its input's shape.
 The methods are torch's: their names, argument order and defaults (``dim``/``keepdim``;
 numpy's ``axis``/``keepdims`` are accepted too), ``transpose(dim0, dim1)``, comparisons
 giving bool tensors, ``.grad`` a Tensor. What chaingrad lacks raises an error naming it.
-This module holds the node and its ops; the rest of the class is in modules of their own:
-``inplace.py`` (``add_``, ``+=``, ``t[i] = v`` and the version counter), ``conversions.py``
-(``to``, ``numpy()``, ``item()``, ``shape``, printing) and ``promotion.py`` (the dtype an
-op computes in).
+
+This module holds the node and its primitive ops; torch's surface composed of them is in
+the parts that ``class Tensor`` names as its bases, one module each, named for what it
+answers. From a method to its code is one hop: the list below names its module (an
+editor's "go to definition" lands there too, ``inspect.getsource(Tensor.sort)`` shows it,
+and ``help(Tensor.sort)`` its docstring):
+
+- here: the node (its array, the node protocol ``autodiff.py`` reads, ``_apply``,
+  ``backward``, ``grad_fn``, ``detach``, ``data``, ...), the operators (``+``, ``@``,
+  ``==``, ... and their names, ``add``, ``matmul``, ``eq``, ...), the elementwise
+  primitives (``tanh``, ``exp``, ...), and the ops that make nodes of the Tensor's own
+  primitives: ``clamp``, ``sum``, ``mean``, ``max``, ``min``, ``amax``, ``amin``,
+  ``softmax``, ``log_softmax``, ``cumsum``, and the four that move entries, ``reshape``,
+  ``permute``, ``broadcast_to`` and ``x[index]``; with ``maximum``, ``minimum`` and
+  ``nan_to_num`` (where nodes), and what takes no gradient beside them (``argmax``,
+  ``argmin``, ``any``, ``all``, ``isnan``, ``isinf``, ...);
+- ``reductions.py``: ``var``, ``std``, ``norm``, ``logsumexp``, ``nansum``, ``nanmean``;
+- ``shaping.py``: ``view``, ``view_as``, ``reshape_as``, ``ravel``, ``flatten``,
+  ``unflatten``, ``squeeze``, ``unsqueeze``, ``transpose``, ``t``, ``T``, ``mT``,
+  ``expand``, ``expand_as``, ``repeat``, ``split``, ``chunk``, ``unbind``;
+- ``indexing.py``: ``gather``, ``scatter_add``, ``roll``, ``masked_fill``,
+  ``masked_fill_``, ``tril``, ``triu``;
+- ``sorting.py``: ``sort``, ``argsort``, ``topk``, ``nonzero``, ``histc``, ``histogram``;
+- ``sampling.py``: ``multinomial``;
+- ``inplace.py``: ``x[i] = v``, ``+=`` and the other in-place operators, ``add_``,
+  ``sub_``, ``mul_``, ``div_``, ``pow_``, ``clamp_``, ``zero_``, ``fill_``, ``copy_``, the
+  random fills ``uniform_``, ``normal_``, ``exponential_``, ``random_``, ``bernoulli_``,
+  and the version counter;
+- ``conversions.py``: ``to``, ``type``, ``type_as``, ``float``, ``double``, ``half``,
+  ``long``, ``int``, ``bool``, ``cpu``, ``cuda``, ``new_tensor``, ``new_zeros``,
+  ``new_ones``, ``new_empty``, ``new_full``, ``numpy``, ``item``, ``tolist``, ``dtype``,
+  ``device``, ``is_cuda``, ``is_floating_point``, ``shape``, ``size``, ``ndim``, ``dim``,
+  ``ndimension``, ``numel``, ``nelement``, ``element_size``, and printing.
+
+``promotion.py`` gives the dtype an op computes in (and computes the binary operators in
+it); ``grad_fn.py`` is what ``x.grad_fn`` gives.
 
 dtype: ``chaingrad.tensor`` and the factories follow torch (Python floats float32, ints
 int64, bools bool); the ``Tensor(data)`` constructor, like ``torch.Tensor``, makes
@@ -214,6 +246,10 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
     ``==``, ``<`` ... compare entry by entry and give bool tensors, as in torch; hashing is
     by identity, so Tensors can be dict keys and set members. ``bool(x)`` needs one
     element, as in torch. Like a torch tensor, it takes attributes of your own.
+
+    Its node and primitive ops are in ``tensor.py``; torch's methods composed of them in
+    the parts named as its bases (``Shaping`` in ``shaping.py``, ...), which the docstring
+    of ``tensor.py`` lists method by method.
 
     Example:
         >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)

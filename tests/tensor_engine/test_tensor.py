@@ -4,7 +4,9 @@ name the op and the value (``grad``, ``primitive``, ``gradcheck``: test_tensor_a
 
 from __future__ import annotations
 
+import inspect
 import math
+import pydoc
 import warnings
 
 import numpy as np
@@ -13,6 +15,7 @@ import pytest
 import chaingrad
 from chaingrad import AnomalyError, Tensor, no_grad
 from chaingrad.autodiff import topological_order
+from chaingrad.tensor_engine import tensor as tensor_module
 from chaingrad.tensor_engine.functions import concatenate, stack, where
 
 # ---- construction and the dtype rule ----
@@ -813,6 +816,45 @@ def test_a_typo_is_not_called_a_missing_torch_name() -> None:
         chaingrad.ones(2).bakward  # noqa: B018
     with pytest.raises(AttributeError, match="module 'chaingrad' has no attribute 'tensr'"):
         chaingrad.tensr  # noqa: B018
+
+
+# ---- the class and its parts: from a method to its code in one hop ----
+
+
+def _parts() -> list[type]:
+    """The classes in Tensor's bases that hold part of its methods, each in a module of
+    its own (sorting.py's Sorting, ...)."""
+    return [part for part in Tensor.__mro__[1:]
+            if part.__module__.startswith("chaingrad.tensor_engine.")]
+
+
+def _public(part: type) -> list[str]:
+    return [name for name, thing in vars(part).items() if not name.startswith("_")
+            and (callable(thing) or isinstance(thing, property))]
+
+
+def test_tensor_py_names_the_module_of_every_method_defined_in_a_part() -> None:
+    doc = tensor_module.__doc__
+    items = {item.split("``")[1]: item for item in doc.split("\n- ")[1:]}
+    assert len(_parts()) >= 7
+    for part in _parts():
+        module = part.__module__.rpartition(".")[2] + ".py"
+        assert module in items, f"tensor.py's docstring has no item for {module}"
+        missing = [name for name in _public(part) if f"``{name}``" not in items[module]]
+        assert not missing, f"tensor.py's docstring does not name {missing} under {module}"
+
+
+def test_a_method_from_a_part_shows_its_signature_docstring_and_source() -> None:
+    for part in _parts():
+        for name in _public(part):
+            method = getattr(Tensor, name)
+            function = method.fget if isinstance(method, property) else method
+            assert inspect.getdoc(function), f"Tensor.{name} has no docstring"
+            assert inspect.getsourcefile(function) == inspect.getsourcefile(part), name
+    assert "stable=True" in pydoc.render_doc(Tensor.sort)
+    assert str(inspect.signature(Tensor.sort)) == \
+        "(self, dim: 'int' = -1, descending: 'bool' = False, *, stable: 'bool' = False) " \
+        "-> 'values_indices'"
 
 
 # ---- .data: torch's, a leaf that shares the tensor's numbers ----
