@@ -1,8 +1,12 @@
 """The Tensor engine: the Value mechanism on numpy arrays (``pip install 'chaingrad[tensor]'``).
 
-- ``tensor.py``: the ``Tensor`` node and its ops, each naming its primitive; the rest of
-  the class in ``inplace.py`` (in-place writes and the version counter), ``conversions.py``
-  (dtypes, devices, numbers, arrays, printing) and ``promotion.py`` (torch's result dtype);
+- ``tensor.py``: the ``Tensor`` node and its primitive ops, each naming its primitive; the
+  rest of the class in parts, one module each (``tensor.py``'s docstring lists their
+  methods): torch's methods composed of the primitives in ``reductions.py``,
+  ``shaping.py``, ``indexing.py``, ``sorting.py`` and ``sampling.py`` (``multinomial``),
+  ``inplace.py`` (in-place writes and the version counter) and ``conversions.py``
+  (dtypes, devices, numbers, arrays, printing); ``promotion.py`` gives torch's result dtype
+  and ``grad_fn.py`` what ``x.grad_fn`` is;
 - ``rules.py``: the primitives only Tensors have (matmul, sum, reshape, conv2d, ...), with
   the readable forms of convolution and pooling; ``fast_kernels.py`` their fast twins, and
   ``kernels.py`` what the primitives' forwards on arrays call;
