@@ -519,7 +519,7 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         return bool(np.allclose(self._value, other._value, rtol=rtol, atol=atol,
                                 equal_nan=equal_nan))
 
-    # ---- nan and inf: where they are, and sums and means without the nans (torch's) ----
+    # ---- nan and inf: where they are, and replaced (nansum, nanmean: reductions.py) ----
 
     def isnan(self) -> Tensor:
         """Where the entries are nan, as a bool tensor (torch.isnan; no gradient).
@@ -647,7 +647,8 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
 
     clip = clamp
 
-    # ---- reductions: dim and keepdim (numpy's axis and keepdims accepted) ----
+    # ---- reductions: dim and keepdim, numpy's axis and keepdims accepted (var, std, norm,
+    # logsumexp: reductions.py) ----
 
     def sum(self, dim: Dims = None, keepdim: bool = False, *, dtype: Any = None,
             axis: Dims = None, keepdims: bool | None = None) -> Tensor:
@@ -805,7 +806,7 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         return make_node(quietly(LOG_SOFTMAX.on_arrays, x._value, ax), (x,),
                          LOG_SOFTMAX.bind(ax))
 
-    # ---- running sums, sorting and counting ----
+    # ---- running sums (sorting and counting: sorting.py) ----
 
     def cumsum(self, dim: int, *, dtype: Any = None) -> Tensor:
         """The running sums along ``dim``, out[i] = x[0] + ... + x[i]; integers and bools
@@ -825,7 +826,8 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         data = quietly(CUMSUM.on_arrays, x._value, ax)
         return make_node(data, (x,), CUMSUM.bind(ax))
 
-    # ---- shapes and indexing: entries move, and each rule moves the gradient back ----
+    # ---- the four ops that move entries, each rule moving the gradient back (the views,
+    # split and chunk made of them: shaping.py; gather, masked_fill, ...: indexing.py) ----
 
     def reshape(self, *shape: Any) -> Tensor:
         """The same entries in a new shape (one dimension may be -1)
