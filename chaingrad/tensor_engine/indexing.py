@@ -18,16 +18,13 @@ Example:
 from __future__ import annotations
 
 from numbers import Real
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
-from .arrays import normalize_axis, quietly
+from .arrays import SelfTensor, normalize_axis, quietly
 from .promotion import lift
 from .rules import SCATTER, WHERE
-
-SelfTensor = TypeVar("SelfTensor", bound="Indexing")
-"""The tensor a method is called on; what it returns is a tensor of its kind."""
 
 
 class Indexing:

@@ -18,15 +18,12 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
-from .arrays import Dims, normalize_axes
+from .arrays import Dims, SelfTensor, normalize_axes
 from .promotion import floating
-
-SelfTensor = TypeVar("SelfTensor", bound="Reductions")
-"""The tensor a method is called on; what it returns is a tensor of its kind."""
 
 
 class Reductions:

@@ -32,12 +32,13 @@ import math
 import os
 import platform
 import struct
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from ..guards import all_finite
 from . import dtypes
+from .arrays import SelfTensor
 
 # ---- the stream: torch's CPUGeneratorImpl ----
 
@@ -613,10 +614,6 @@ def _check_multinomial(probs: np.ndarray, num_samples: int, replacement: bool,
 
 
 # ---- x.multinomial(): the Sampling part of Tensor ----
-
-
-SelfTensor = TypeVar("SelfTensor", bound="Sampling")
-"""The tensor a method is called on; what it returns is a tensor of its kind."""
 
 
 class Sampling:

@@ -16,15 +16,12 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from . import dtypes
-from .arrays import Dims, normalize_axes, normalize_axis
-
-SelfTensor = TypeVar("SelfTensor", bound="Shaping")
-"""The tensor a method is called on; what it returns is a tensor of its kind."""
+from .arrays import Dims, SelfTensor, normalize_axes, normalize_axis
 
 
 class Shaping:

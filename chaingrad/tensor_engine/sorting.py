@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections import namedtuple
 from fractions import Fraction
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from . import dtypes
-from .arrays import normalize_axis
+from .arrays import SelfTensor, normalize_axis
 from .promotion import lift
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
@@ -30,10 +30,6 @@ values_indices = namedtuple("values_indices", ["values", "indices"])
 
 histogram_result = namedtuple("histogram_result", ["hist", "bin_edges"])
 """What ``histogram`` returns, as torch's ``torch.return_types.histogram``."""
-
-
-SelfTensor = TypeVar("SelfTensor", bound="Sorting")
-"""The tensor a method is called on; what it returns is a tensor of its kind."""
 
 
 class Sorting:
