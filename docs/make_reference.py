@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import types
 from dataclasses import dataclass
 
@@ -139,6 +140,30 @@ def entries(module_name: str) -> list[Entry]:
                   _summary(getattr(module, name))) for name in public_names(module_name)]
 
 
+def from_parts(thing: object) -> list[str]:
+    """The public methods a class takes from its parts, which its entry shows as its own:
+    the parts are its bases in its own package that hold no state of their own (``__slots__
+    = ()``), as ``Tensor``'s ``Sorting``, ``Shaping``, ... (their methods are ``Tensor``'s,
+    split by what they answer; an inherited base class, as ``nn.Module``, is not a part).
+
+    Example:
+        >>> from chaingrad import Tensor
+        >>> "sort" in from_parts(Tensor) and "T" in from_parts(Tensor)
+        True
+        >>> from_parts(Tensor.sort)
+        []
+    """
+    if not inspect.isclass(thing):
+        return []
+    package = thing.__module__.rpartition(".")[0]
+    names: list[str] = []
+    for base in thing.__bases__:
+        if base.__module__.rpartition(".")[0] == package and vars(base).get("__slots__") == ():
+            names += [name for name, member in vars(base).items() if not name.startswith("_")
+                      and (callable(member) or isinstance(member, property))]
+    return names
+
+
 def pages() -> dict[str, str]:
     """Each reference page's Markdown, by its path in the site. An object is rendered once,
     on the first page that lists it (``Tensor`` on chaingrad's); later pages link to it."""
@@ -167,7 +192,12 @@ def pages() -> dict[str, str]:
                 lines += [f"{level} Defined in `{home}`", ""]
                 for entry in group:
                     lines += [f"::: {entry.path}", "    options:",
-                              f"      heading_level: {len(level) + 1}", ""]
+                              f"      heading_level: {len(level) + 1}"]
+                    parts = from_parts(getattr(importlib.import_module(module_name),
+                                               entry.name))
+                    if parts:
+                        lines.append(f"      inherited_members: {json.dumps(parts)}")
+                    lines.append("")
         made[page] = "\n".join(lines)
     return made
 

@@ -1,11 +1,12 @@
-"""numpy helpers shared by the Tensor modules: the dtype rule, quiet arithmetic, axes.
+"""numpy helpers shared by the Tensor modules: the dtype rule, quiet arithmetic, axes (and
+the types of a dim argument and of the tensor a method is called on).
 
 Nothing here builds a graph; these are the checks and conversions every Tensor op makes.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -127,6 +128,16 @@ def _convert(data: Any, dtype: np.dtype, where: str) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{where}: cannot make a {dtype} array from {type(data).__name__} "
                         f"({exc})") from None
+
+
+Dims = Any
+"""A ``dim`` argument that may name several: an int, a tuple (or list) of ints, or None for
+all (what ``normalize_axes`` reads)."""
+
+SelfTensor = TypeVar("SelfTensor")
+"""The tensor a method of one of ``Tensor``'s parts (``shaping.py``'s ``Shaping``, ...) is
+called on: ``def t(self: SelfTensor) -> SelfTensor`` tells type checkers that ``x.t()`` is
+a ``Tensor`` where those modules cannot import the class."""
 
 
 def normalize_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:

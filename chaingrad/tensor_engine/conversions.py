@@ -21,13 +21,13 @@ from builtins import bool as _bool
 from builtins import float as _float
 from builtins import int as _int
 from collections.abc import Iterator
-from typing import Any, SupportsIndex, TypeVar, overload
+from typing import Any, SupportsIndex, overload
 
 import numpy as np
 
 from .. import autodiff
 from . import dtypes
-from .arrays import normalize_axis, quietly, size_of, to_array
+from .arrays import SelfTensor, normalize_axis, quietly, size_of, to_array
 from .devices import CPU, check_device
 from .printing import tensor_repr
 from .rules import CAST
@@ -92,10 +92,6 @@ _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "
 
 Number = int | float | bool
 """What ``item()`` gives, as torch's ``Number``."""
-
-SelfTensor = TypeVar("SelfTensor", bound="Conversions")
-"""The tensor a method is called on, for what it returns: ``x.float()`` is a Tensor."""
-
 
 class Conversions:
     """The conversions of ``Tensor``: ``to``, ``float()``, ``numpy()``, ``item()``,

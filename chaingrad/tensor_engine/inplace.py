@@ -28,13 +28,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from numbers import Real
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from .. import autodiff, gradmode, guards
 from . import dtypes, sampling
-from .arrays import check_index
+from .arrays import SelfTensor, check_index
 from .rules import SETITEM
 
 Operand = Any  # a Tensor, an array or a number
@@ -74,10 +74,6 @@ def _made_from(root: Any, tensor: Any, old: Any) -> None:
         if any(x is tensor for x in inputs):
             node._a, node._b = autodiff.split(tuple(old if x is tensor else x for x in inputs))
         stack.extend(inputs)
-
-
-SelfTensor = TypeVar("SelfTensor", bound="InPlace")
-"""The tensor an in-place method changes, which it returns."""
 
 
 class InPlace:

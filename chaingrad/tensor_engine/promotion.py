@@ -1,4 +1,6 @@
-"""Which dtype an op computes in, as torch decides it, and its operands made Tensors of it.
+"""Which dtype an op computes in, as torch decides it, its operands made Tensors of it, and
+the binary ops that compute so (``broadcasting``, and the nodes of ``promoted``, ``compare``
+and ``logical``, which the Tensor's operators make).
 
 torch's result dtype for ``x op other`` (``dtypes.promote``): a Python number takes the
 tensor's dtype unless it is of a higher kind (``int64 tensor * 2.5`` is float32); two
@@ -95,3 +97,57 @@ def floating(t: Any) -> Any:
     if t._value.dtype.kind == "f":
         return t
     return t._constant(t._value.astype(dtypes.get_default_dtype().dtype))
+
+
+# ---- the ops that compute in that dtype: tensor.py's operators call these ----
+
+
+def promoted(op: str, ufunc: Any, rule: Any, x: Any, other: object) -> Any:
+    """The node of ``x op other`` for a number, an array or a Tensor of another dtype:
+    both made Tensors of torch's result dtype first (``operands``). ``+`` and ``*`` come
+    here only then: two tensors of one dtype (most calls) need no promotion, and they skip
+    this call (T3 in benchmarks/versions.py)."""
+    both = operands(op, x, other)
+    if both is NotImplemented:
+        return both
+    x, y, dtype = both
+    return x._node(broadcasting(op, ufunc, x, y, dtype), (x, y), rule)
+
+
+def compare(op: str, ufunc: Any, x: Any, other: object) -> Any:
+    """``x op other`` entry by entry, as a bool Tensor (no gradient)."""
+    if other is None or isinstance(other, (str, bytes)):
+        return NotImplemented
+    if isinstance(other, (list, tuple)):
+        other = to_array(other, None, op)
+    both = operands(op, x, other)
+    if both is NotImplemented:
+        return both
+    a, b, _ = both
+    return x._constant(np.asarray(broadcasting(op, ufunc, a, b, None)))
+
+
+def logical(op: str, ufunc: Any, x: Any, other: object) -> Any:
+    """``x op other`` for ``&``, ``|`` and ``^``: bitwise on integers, logical on bools, in
+    torch's result dtype (no gradient); floats are refused, as torch refuses them."""
+    both = operands(op, x, other)
+    if both is NotImplemented:
+        return both
+    a, b, dtype = both
+    if dtype.kind == "f":
+        raise TypeError(f"{op}: needs bool or integer tensors, got {dtypes.of(dtype)}")
+    return x._constant(np.asarray(broadcasting(op, ufunc, a, b, dtype)))
+
+
+def broadcasting(op: str, ufunc: Any, a: Any, b: Any, dtype: np.dtype | None) -> Any:
+    """``ufunc(a, b)`` with numpy broadcasting, in ``dtype`` (None: as numpy gives it),
+    numpy's warnings off (``quietly``: inf and nan are torch's results), and chaingrad's
+    errors."""
+    try:
+        data = quietly(ufunc, a._value, b._value)
+    except ValueError:
+        raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
+                         "broadcast") from None
+    if dtype is not None and data.dtype is not dtype and data.dtype != dtype:
+        data = data.astype(dtype)  # (``is`` first: numpy's built-in dtypes are singletons)
+    return data

@@ -17,7 +17,8 @@ without AVX2 (older processors, or ``ATEN_CPU_CAPABILITY=default``) round a * b,
 sum. ``mul_add`` is whichever of the two torch's kernels do on this machine.
 
 ``chaingrad.Generator`` (``generator.py``) is the torch-named object around a ``Stream``;
-the functions here take such a generator, or None for the default one.
+the functions here take such a generator, or None for the default one. ``Sampling`` is the
+part of ``Tensor`` that draws from a tensor (``x.multinomial``).
 
 Example:
     >>> stream = Stream(2147483647)
@@ -37,6 +38,7 @@ import numpy as np
 
 from ..guards import all_finite
 from . import dtypes
+from .arrays import SelfTensor
 
 # ---- the stream: torch's CPUGeneratorImpl ----
 
@@ -609,6 +611,31 @@ def _check_multinomial(probs: np.ndarray, num_samples: int, replacement: bool,
                            "without replacement")
     if probs.shape[-1] > 2**24:
         raise RuntimeError(f"{op}: number of categories cannot exceed 2^24")
+
+
+# ---- x.multinomial(): the Sampling part of Tensor ----
+
+
+class Sampling:
+    """The methods of ``Tensor`` that draw random numbers from it (torch's
+    ``Tensor.multinomial``; the random fills, ``uniform_`` and the like, write in place
+    and are in ``inplace.py``)."""
+
+    __slots__ = ()
+
+    def multinomial(self: SelfTensor, num_samples: int, replacement: bool = False, *,
+                    generator: Any = None) -> SelfTensor:
+        """``num_samples`` indices drawn per row of this tensor of weights, as
+        torch.multinomial (``chaingrad.multinomial``: torch's numbers for the seed).
+
+        Example:
+            >>> import chaingrad
+            >>> g = chaingrad.Generator().manual_seed(0)
+            >>> chaingrad.Tensor([0.0, 1.0]).multinomial(2, replacement=True, generator=g)
+            tensor([1, 1])
+        """
+        drawn = multinomial(generator, self._value, num_samples, bool(replacement))
+        return self._constant(drawn)
 
 
 # ---- arithmetic as torch's kernels round it ----

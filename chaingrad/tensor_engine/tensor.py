@@ -11,10 +11,42 @@ a broadcast gradient back to its input's shape.
 The methods are torch's: their names, argument order and defaults (``dim``/``keepdim``;
 numpy's ``axis``/``keepdims`` are accepted too), ``transpose(dim0, dim1)``, comparisons
 giving bool tensors, ``.grad`` a Tensor. What chaingrad lacks raises an error naming it.
-This module holds the node and its ops; the rest of the class is in modules of their own:
-``inplace.py`` (``add_``, ``+=``, ``t[i] = v`` and the version counter), ``conversions.py``
-(``to``, ``numpy()``, ``item()``, ``shape``, printing) and ``promotion.py`` (the dtype an
-op computes in).
+
+This module holds the node and its primitive ops; torch's surface composed of them is in
+the parts that ``class Tensor`` names as its bases, one module each, named for what it
+answers. From a method to its code is one hop: the list below names its module (an
+editor's "go to definition" lands there too, ``inspect.getsource(Tensor.sort)`` shows it,
+and ``help(Tensor.sort)`` its docstring):
+
+- here: the node (its array, the node protocol ``autodiff.py`` reads, ``_apply``,
+  ``backward``, ``grad_fn``, ``detach``, ``data``, ...), the operators (``+``, ``@``,
+  ``==``, ... and their names, ``add``, ``matmul``, ``eq``, ...), the elementwise
+  primitives (``tanh``, ``exp``, ...), and the ops that make nodes of the Tensor's own
+  primitives: ``clamp``, ``sum``, ``mean``, ``max``, ``min``, ``amax``, ``amin``,
+  ``softmax``, ``log_softmax``, ``cumsum``, and the four that move entries, ``reshape``,
+  ``permute``, ``broadcast_to`` and ``x[index]``; with ``maximum``, ``minimum`` and
+  ``nan_to_num`` (where nodes), and what takes no gradient beside them (``argmax``,
+  ``argmin``, ``any``, ``all``, ``isnan``, ``isinf``, ...);
+- ``reductions.py``: ``var``, ``std``, ``norm``, ``logsumexp``, ``nansum``, ``nanmean``;
+- ``shaping.py``: ``view``, ``view_as``, ``reshape_as``, ``ravel``, ``flatten``,
+  ``unflatten``, ``squeeze``, ``unsqueeze``, ``transpose``, ``t``, ``T``, ``mT``,
+  ``expand``, ``expand_as``, ``repeat``, ``split``, ``chunk``, ``unbind``;
+- ``indexing.py``: ``gather``, ``scatter_add``, ``roll``, ``masked_fill``,
+  ``masked_fill_``, ``tril``, ``triu``;
+- ``sorting.py``: ``sort``, ``argsort``, ``topk``, ``nonzero``, ``histc``, ``histogram``;
+- ``sampling.py``: ``multinomial``;
+- ``inplace.py``: ``x[i] = v``, ``+=`` and the other in-place operators, ``add_``,
+  ``sub_``, ``mul_``, ``div_``, ``pow_``, ``clamp_``, ``zero_``, ``fill_``, ``copy_``, the
+  random fills ``uniform_``, ``normal_``, ``exponential_``, ``random_``, ``bernoulli_``,
+  and the version counter;
+- ``conversions.py``: ``to``, ``type``, ``type_as``, ``float``, ``double``, ``half``,
+  ``long``, ``int``, ``bool``, ``cpu``, ``cuda``, ``new_tensor``, ``new_zeros``,
+  ``new_ones``, ``new_empty``, ``new_full``, ``numpy``, ``item``, ``tolist``, ``dtype``,
+  ``device``, ``is_cuda``, ``is_floating_point``, ``shape``, ``size``, ``ndim``, ``dim``,
+  ``ndimension``, ``numel``, ``nelement``, ``element_size``, and printing.
+
+``promotion.py`` gives the dtype an op computes in (and computes the binary operators in
+it); ``grad_fn.py`` is what ``x.grad_fn`` gives.
 
 dtype: ``chaingrad.tensor`` and the factories follow torch (Python floats float32, ints
 int64, bools bool); the ``Tensor(data)`` constructor, like ``torch.Tensor``, makes
@@ -29,9 +61,7 @@ and receive a ``.grad``; data and constants do not.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 from collections.abc import Callable
-from fractions import Fraction
 from numbers import Real
 from operator import attrgetter
 from typing import Any, Union
@@ -44,9 +74,10 @@ from .. import anomaly, autodiff, gradmode, guards, rules, torch_names
 from ..declaration import Bound, Primitive, method
 from ..errors import AnomalyError
 from ..rules import ADD, MUL, POW, POW_N
-from . import dtypes, sampling
+from . import dtypes
 from .arrays import (
     ARRAY_TYPES,
+    Dims,
     as_array,
     check_index,
     normalize_axes,
@@ -55,8 +86,20 @@ from .arrays import (
     to_array,
 )
 from .conversions import Conversions
+from .grad_fn import GradFn
+from .indexing import Indexing
 from .inplace import InPlace
-from .promotion import floating, lift, number, operands
+from .promotion import (
+    broadcasting,
+    compare,
+    floating,
+    lift,
+    logical,
+    number,
+    operands,
+    promoted,
+)
+from .reductions import Reductions
 from .rules import (
     BROADCAST_TO,
     CLIP,
@@ -69,20 +112,80 @@ from .rules import (
     MIN,
     RESHAPE,
     SCALE,
-    SCATTER,
     SOFTMAX,
     SUM,
     TRANSPOSE,
     WHERE,
     tie_share,
 )
+from .sampling import Sampling
+from .shaping import Shaping
+from .sorting import Sorting, values_indices
 
 _new = object.__new__
 _BOOL = np.dtype(bool)
 
 Operand = Union["Tensor", np.ndarray, float, int]
-Dims = Any  # an int, a tuple of ints, or None
 Rule = Primitive | Bound
+
+
+# ---- making nodes: each op's output (make_node), and the leaves ops and factories make ----
+
+
+def make_node(data: Any, children: tuple, rule: Rule) -> Tensor:
+    """An op's output node (no input checks: the op has done them).
+
+    It records the graph only if grad mode is on and some input requires a gradient.
+    """
+    if type(data) is not np.ndarray:
+        data = np.asarray(data)  # numpy turns 0-d results into scalars: undo that
+    out = _new(Tensor)
+    out._value = data
+    out.grad = None
+    out._mark = None
+    if gradmode.everywhere or gradmode.is_grad_enabled():  # the global: the fast path
+        for child in children:
+            if child.requires_grad:
+                out.requires_grad = True
+                if len(children) == 2:  # most ops: no call to autodiff.split
+                    out._a, out._b = children
+                elif len(children) == 1:
+                    out._a, out._b = children[0], None
+                else:
+                    out._a, out._b = autodiff.split(children)
+                out._rule = rule
+                out._made_at = guards.writes[0]
+                out._keeps_grad = False  # its .grad is dropped after a pass (retain_grad)
+                if gradmode.anomaly_traced:  # set_detect_anomaly(True): where it was made
+                    anomaly.record(out)
+                return out
+    out.requires_grad = out._keeps_grad = False
+    out._a = out._b = out._rule = out._made_at = None
+    return out
+
+
+def constant(data: np.ndarray) -> Tensor:
+    """A leaf holding ``data`` that needs no gradient (a constant, or detached data)."""
+    out = _new(Tensor)
+    out._value = data
+    out.grad = None
+    out.requires_grad = out._keeps_grad = False
+    out._a = out._b = out._mark = None
+    out._rule = out._made_at = None
+    if autodiff.leaves_made is not None:  # chaingrad.compile is tracing
+        autodiff.leaves_made.append(out)
+    return out
+
+
+def leaf(data: np.ndarray, requires_grad: bool, where: str) -> Tensor:
+    """A leaf of any dtype (the factories'); only a floating one may require grad."""
+    out = constant(data)
+    if requires_grad:
+        if data.dtype.kind != "f":
+            raise RuntimeError(f"{where}: Only Tensors of floating point dtype can require "
+                               f"gradients, got {dtypes.of(data.dtype)}")
+        out.requires_grad = True
+    return out
 
 
 def elementwise(prim: Primitive) -> Callable[..., Tensor]:
@@ -118,15 +221,7 @@ def elementwise(prim: Primitive) -> Callable[..., Tensor]:
     return apply
 
 
-values_indices = namedtuple("values_indices", ["values", "indices"])
-"""What ``max(dim)``, ``min(dim)``, ``sort`` and ``topk`` return, as torch's
-``torch.return_types.max`` (and ``sort``, ``topk``)."""
-
-histogram_result = namedtuple("histogram_result", ["hist", "bin_edges"])
-"""What ``histogram`` returns, as torch's ``torch.return_types.histogram``."""
-
-
-class Tensor(InPlace, Conversions, autodiff.Node):
+class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversions, autodiff.Node):
     """An n-dimensional array node of a computation graph.
 
     Args:
@@ -145,6 +240,10 @@ class Tensor(InPlace, Conversions, autodiff.Node):
     by identity, so Tensors can be dict keys and set members. ``bool(x)`` needs one
     element, as in torch. Like a torch tensor, it takes attributes of your own.
 
+    Its node and primitive ops are in ``tensor.py``; torch's methods composed of them in
+    the parts named as its bases (``Shaping`` in ``shaping.py``, ...), which the docstring
+    of ``tensor.py`` lists method by method.
+
     Example:
         >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
         >>> y = (x * x).sum()
@@ -159,6 +258,11 @@ class Tensor(InPlace, Conversions, autodiff.Node):
     _initial_grad = None  # .grad before any gradient has reached it, as in PyTorch
     _changed_at = 0  # the count of in-place writes when this tensor was last written
     __hash__ = autodiff.Node.__hash__  # by identity, though == compares entries
+    # how the parts of the class in other modules (sorting.py, conversions.py, ...) make
+    # tensors, without importing this module
+    _node = staticmethod(make_node)
+    _constant = staticmethod(constant)
+    _leaf = staticmethod(leaf)
 
     def __init__(self, data: Any, *sizes: int, requires_grad: bool = False, dtype: Any = None,
                  label: str = ""):
@@ -182,14 +286,14 @@ class Tensor(InPlace, Conversions, autodiff.Node):
     def __add__(self, other: Operand) -> Tensor:
         """x + y;  d/dx = 1, d/dy = 1 (``rules.ADD``)."""
         if type(other) is Tensor and other._value.dtype is self._value.dtype:  # most calls
-            return make_node(_broadcasting("+", np.add, self, other, None), (self, other), ADD)
-        return _promoted("+", np.add, ADD, self, other)
+            return make_node(broadcasting("+", np.add, self, other, None), (self, other), ADD)
+        return promoted("+", np.add, ADD, self, other)
 
     def __mul__(self, other: Operand) -> Tensor:
         """x * y;  d/dx = y, d/dy = x (``rules.MUL``)."""
         if type(other) is Tensor and other._value.dtype is self._value.dtype:  # most calls
-            return make_node(_broadcasting("*", np.multiply, self, other, None), (self, other), MUL)
-        return _promoted("*", np.multiply, MUL, self, other)
+            return make_node(broadcasting("*", np.multiply, self, other, None), (self, other), MUL)
+        return promoted("*", np.multiply, MUL, self, other)
 
     def __pow__(self, other: Operand) -> Tensor:
         """x ** n;  d/dx = n * x**(n-1) (``rules.POW_N``); for an exponent y that takes a
@@ -203,7 +307,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
             raise RuntimeError("**: Integers to negative integer powers are not allowed "
                                f"(got exponent {other if n is not None else 'a tensor'})")
         if n is None:
-            data = _broadcasting("**", np.power, x, y, dtype)
+            data = broadcasting("**", np.power, x, y, dtype)
             if y.requires_grad:
                 return make_node(data, (x, y), POW)
             return make_node(data, (x,), POW_N.bind(y._value, name="**"))
@@ -309,7 +413,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         if both is NotImplemented:
             return both
         x, y, dtype = both
-        return make_node(_broadcasting("/", np.divide, x, y, dtype), (x, y), DIV)
+        return make_node(broadcasting("/", np.divide, x, y, dtype), (x, y), DIV)
 
     def __radd__(self, other: Operand) -> Tensor:  # other + self
         return self + other
@@ -337,22 +441,22 @@ class Tensor(InPlace, Conversions, autodiff.Node):
     # ---- comparisons: bool tensors, no gradient (torch's) ----
 
     def __eq__(self, other: object) -> Tensor:  # type: ignore[override]
-        return _compare("==", np.equal, self, other)
+        return compare("==", np.equal, self, other)
 
     def __ne__(self, other: object) -> Tensor:  # type: ignore[override]
-        return _compare("!=", np.not_equal, self, other)
+        return compare("!=", np.not_equal, self, other)
 
     def __lt__(self, other: Operand) -> Tensor:
-        return _compare("<", np.less, self, other)
+        return compare("<", np.less, self, other)
 
     def __le__(self, other: Operand) -> Tensor:
-        return _compare("<=", np.less_equal, self, other)
+        return compare("<=", np.less_equal, self, other)
 
     def __gt__(self, other: Operand) -> Tensor:
-        return _compare(">", np.greater, self, other)
+        return compare(">", np.greater, self, other)
 
     def __ge__(self, other: Operand) -> Tensor:
-        return _compare(">=", np.greater_equal, self, other)
+        return compare(">=", np.greater_equal, self, other)
 
     def eq(self, other: Operand) -> Tensor:
         """x == other, entry by entry, as a bool tensor."""
@@ -386,13 +490,13 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         return constant(~self._value)
 
     def __and__(self, other: Operand) -> Tensor:
-        return _logical("&", np.bitwise_and, self, other)
+        return logical("&", np.bitwise_and, self, other)
 
     def __or__(self, other: Operand) -> Tensor:
-        return _logical("|", np.bitwise_or, self, other)
+        return logical("|", np.bitwise_or, self, other)
 
     def __xor__(self, other: Operand) -> Tensor:
-        return _logical("^", np.bitwise_xor, self, other)
+        return logical("^", np.bitwise_xor, self, other)
 
     __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
@@ -408,7 +512,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         return bool(np.allclose(self._value, other._value, rtol=rtol, atol=atol,
                                 equal_nan=equal_nan))
 
-    # ---- nan and inf: where they are, and sums and means without the nans (torch's) ----
+    # ---- nan and inf: where they are, and replaced (nansum, nanmean: reductions.py) ----
 
     def isnan(self) -> Tensor:
         """Where the entries are nan, as a bool tensor (torch.isnan; no gradient).
@@ -458,32 +562,6 @@ class Tensor(InPlace, Conversions, autodiff.Node):
             return self.clone()
         filled = quietly(np.nan_to_num, x, True, nan, posinf, neginf)  # (True: a copy)
         return _where(np.isfinite(x), self, constant(filled), x.dtype)
-
-    def nansum(self, dim: Dims = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-        """The sum over ``dim`` with the nan entries taken as 0, as torch.nansum; they take
-        no gradient (a ``masked_fill``, then a sum).
-
-        Example:
-            >>> Tensor([1.0, float("nan"), 2.0]).nansum()
-            tensor(3.)
-        """
-        x = self if self._value.dtype.kind != "f" else self.masked_fill(self.isnan(), 0)
-        return x.sum(dim, keepdim, dtype=dtype)
-
-    def nanmean(self, dim: Dims = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-        """The mean over ``dim`` of the entries that are not nan, as torch.nanmean (nan where
-        all are); the nan entries take no gradient.
-
-        Example:
-            >>> Tensor([1.0, float("nan"), 2.0]).nanmean()
-            tensor(1.5000)
-        """
-        x = self if dtype is None else self.to(dtype)
-        if x._value.dtype.kind != "f":
-            raise RuntimeError("nanmean(): expected input to have floating point or complex "
-                               f"dtype but got {x.dtype}")
-        counted = ~x.isnan()
-        return x.nansum(dim, keepdim) / counted.sum(dim, keepdim).to(x.dtype)
 
     # ---- elementwise functions: the forward with numpy, the rule from chaingrad.rules ----
 
@@ -562,7 +640,8 @@ class Tensor(InPlace, Conversions, autodiff.Node):
 
     clip = clamp
 
-    # ---- reductions: dim and keepdim (numpy's axis and keepdims accepted) ----
+    # ---- reductions: dim and keepdim, numpy's axis and keepdims accepted (var, std, norm,
+    # logsumexp: reductions.py) ----
 
     def sum(self, dim: Dims = None, keepdim: bool = False, *, dtype: Any = None,
             axis: Dims = None, keepdims: bool | None = None) -> Tensor:
@@ -698,51 +777,6 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         share = quietly(tie_share, x, kept, axes) if self.requires_grad else None
         return make_node(data, (self,), rule.bind(axes, share))
 
-    def var(self, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
-            unbiased: bool | None = None) -> Tensor:
-        """The variance over ``dim``: sum((x - mean)**2) / (n - correction), Bessel's
-        correction by default (``unbiased=False`` is ``correction=0``), as torch.var;
-        composed of primitives.
-
-        Example:
-            >>> x = Tensor([1.0, 2.0, 3.0, 4.0])
-            >>> round(x.var().item(), 4), x.var(unbiased=False).item()
-            (1.6667, 1.25)
-        """
-        if unbiased is not None:
-            correction = 1 if unbiased else 0
-        x = floating(self)
-        axes = normalize_axes(dim, x.ndim, "var")
-        count = math.prod(x.shape[a] for a in axes)
-        if count - correction <= 0:
-            raise ValueError(f"var: {count} entries over dim {dim} leave no degrees of freedom "
-                             f"with correction={correction}")
-        centred = x - x.mean(axes, keepdim=True)
-        return (centred * centred).sum(axes, keepdim) * (1.0 / (count - correction))
-
-    def std(self, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
-            unbiased: bool | None = None) -> Tensor:
-        """The standard deviation over ``dim``: ``var(...).sqrt()``."""
-        return self.var(dim, keepdim, correction=correction, unbiased=unbiased).sqrt()
-
-    def norm(self, p: Any = "fro", dim: Dims = None, keepdim: bool = False) -> Tensor:
-        """The p-norm over ``dim`` (all entries if None): p=2 (or 'fro') is
-        sqrt(sum(x**2)), p=1 sum(|x|), else sum(|x|**p)**(1/p); composed of primitives.
-
-        Example:
-            >>> Tensor([3.0, 4.0]).norm().item()
-            5.0
-        """
-        x = floating(self)
-        if p in ("fro", 2):
-            return (x * x).sum(dim, keepdim).sqrt()
-        if p == 1:
-            return x.abs().sum(dim, keepdim)
-        if isinstance(p, (int, float)) and not isinstance(p, bool) and p > 0:
-            return (x.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
-        raise NotImplementedError(f"chaingrad.Tensor has no norm(p={p!r}) yet "
-                                  "(p may be 'fro', or a number > 0)")
-
     def softmax(self, dim: int = -1, *, axis: int | None = None) -> Tensor:
         """exp(x) / sum(exp(x)) along ``dim``, computed stably;  vjp: s * (g - sum(g * s))
         (``tensor_engine.rules.SOFTMAX``)."""
@@ -765,28 +799,7 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         return make_node(quietly(LOG_SOFTMAX.on_arrays, x._value, ax), (x,),
                          LOG_SOFTMAX.bind(ax))
 
-    def logsumexp(self, dim: Dims, keepdim: bool = False) -> Tensor:
-        """log(sum(exp(x))) over ``dim``, computed stably as m + log(sum(exp(x - m))) with
-        m the largest entry (a constant: the gradient is softmax(x) either way); composed
-        of primitives.
-
-        Example:
-            >>> round(Tensor([0.0, 1000.0]).logsumexp(0).item(), 4)
-            1000.0
-        """
-        x = floating(self)
-        axes = normalize_axes(dim, x.ndim, "logsumexp")
-        if not axes and x.ndim:
-            raise RuntimeError("logsumexp: dim must name at least one dim (torch's dim=() "
-                               "reduces nothing)")
-        if any(x.shape[a] == 0 for a in axes):
-            raise ValueError(f"logsumexp: got an empty dim in shape {tuple(x.shape)}")
-        top = x._value.max(axis=axes, keepdims=True)
-        top = constant(np.where(np.isfinite(top), top, 0).astype(top.dtype))  # inf: as torch
-        total = (x - top).exp().sum(axes, keepdim=True).log() + top
-        return total if keepdim else total.squeeze(axes)
-
-    # ---- running sums, sorting and counting ----
+    # ---- running sums (sorting and counting: sorting.py) ----
 
     def cumsum(self, dim: int, *, dtype: Any = None) -> Tensor:
         """The running sums along ``dim``, out[i] = x[0] + ... + x[i]; integers and bools
@@ -806,159 +819,8 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         data = quietly(CUMSUM.on_arrays, x._value, ax)
         return make_node(data, (x,), CUMSUM.bind(ax))
 
-    def sort(self, dim: int = -1, descending: bool = False, *,
-             stable: bool = False) -> values_indices:
-        """The entries along ``dim`` in order, and where each came from, as torch.sort:
-        ``(values, indices)``. Equal entries keep their order (a stable sort, which torch
-        gives with ``stable=True``); the gradient of ``values`` goes back to the entries
-        they came from (a ``getitem``).
-
-        Example:
-            >>> x = Tensor([3.0, 1.0, 2.0])
-            >>> x.sort().values.tolist(), x.sort(descending=True).indices.tolist()
-            ([1.0, 2.0, 3.0], [0, 2, 1])
-        """
-        indices = self.argsort(dim, descending, stable=stable)
-        return values_indices(self._take_along(indices._value, dim, "sort"), indices)
-
-    def argsort(self, dim: int = -1, descending: bool = False, *,
-                stable: bool = False) -> Tensor:
-        """Where each entry of ``sort(dim, descending)`` comes from, int64, as torch.argsort
-        (equal entries in their order)."""
-        if self.ndim == 0:
-            return constant(np.zeros((), dtype=np.int64))
-        ax = normalize_axis(dim, self.ndim, "sort")
-        x = self._value
-        if descending:  # stable: the last of equal entries of the flipped array comes first
-            n = x.shape[ax]
-            order = n - 1 - np.flip(np.argsort(np.flip(x, ax), axis=ax, kind="stable"), ax)
-        else:
-            order = np.argsort(x, axis=ax, kind="stable")
-        return constant(order.astype(np.int64))
-
-    def topk(self, k: int, dim: int = -1, largest: bool = True,
-             sorted: bool = True) -> values_indices:  # noqa: A002 - torch's name
-        """The ``k`` largest entries along ``dim`` (the smallest with ``largest=False``),
-        best first, and where they came from, as torch.topk: ``(values, indices)``; the
-        gradient goes to the entries picked. Equal entries are taken in their order.
-
-        Example:
-            >>> x = Tensor([1.0, 5.0, 3.0], requires_grad=True)
-            >>> top = x.topk(2)
-            >>> top.values.sum().backward()
-            >>> top.indices.tolist(), x.grad.tolist()
-            ([1, 2], [0.0, 1.0, 1.0])
-        """
-        n = self.shape[normalize_axis(dim, self.ndim, "topk")] if self.ndim else 1
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-            raise TypeError(f"topk: k must be an int, got {k!r}")
-        if not 0 <= k <= n:
-            raise RuntimeError(f"topk: selected index k out of range (k={k}, the dim has {n} "
-                               "entries)")
-        order = self.argsort(dim, descending=largest)
-        if self.ndim:
-            ax = normalize_axis(dim, self.ndim, "topk")
-            order = constant(np.take(order._value, np.arange(k), axis=ax))
-        return values_indices(self._take_along(order._value, dim, "topk"), order)
-
-    def _take_along(self, indices: np.ndarray, dim: int, op: str) -> Tensor:
-        """The entries at ``indices`` along ``dim`` (numpy's take_along_axis), as a getitem
-        whose gradient goes back to them."""
-        if self.ndim == 0:
-            return self.reshape(())
-        ax = normalize_axis(dim, self.ndim, op)
-        grid = list(np.indices(indices.shape, sparse=True))
-        grid[ax] = indices
-        return self[tuple(grid)]
-
-    def nonzero(self, *, as_tuple: bool = False) -> Any:
-        """The indices of the nonzero entries, as torch.nonzero: an int64 tensor of one row
-        per entry, in row-major order, or (``as_tuple=True``) one 1-D tensor per dim. No
-        gradient.
-
-        Example:
-            >>> Tensor([[0.0, 2.0], [3.0, 0.0]]).nonzero().tolist()
-            [[0, 1], [1, 0]]
-        """
-        found = np.nonzero(self._value.reshape(self.shape or (1,)))
-        if as_tuple:
-            return tuple(constant(i.astype(np.int64)) for i in found)
-        if self.ndim == 0:
-            return constant(np.zeros((int(found[0].size), 0), dtype=np.int64))
-        return constant(np.stack(found, axis=1).astype(np.int64))
-
-    def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
-        """How many entries fall in each of ``bins`` equal bins from ``min`` to ``max`` (the
-        smallest and largest entry if both are 0), as torch.histc, in this tensor's dtype;
-        entries outside are not counted, one equal to ``max`` goes in the last bin. An entry
-        x goes in bin int((x - min) / (max - min) * bins), computed in x's dtype as torch
-        computes it. No gradient.
-
-        Example:
-            >>> Tensor([1.0, 2.0, 1.0]).histc(bins=4, min=0, max=3).tolist()
-            [0.0, 2.0, 1.0, 0.0]
-        """
-        if self._value.dtype.kind != "f":
-            raise RuntimeError(f"histc: \"histogram_cpu\" not implemented for "
-                               f"'{dtypes.of(self._value.dtype).name}' (use a floating tensor)")
-        if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
-            raise RuntimeError(f"histc: bins must be > 0, got {bins!r}")
-        x = self._value.reshape(-1)
-        dtype = x.dtype.type
-        low, high = dtype(min), dtype(max)
-        if low == high and x.size:
-            low, high = x.min(), x.max()
-        if low == high:
-            low, high = low - 1, high + 1
-        if low > high:
-            raise RuntimeError(f"histc: max must be larger than min, got min={min}, max={max}")
-        inside = x[(x >= low) & (x <= high)]
-        # torch's bin, in x's dtype: the right edge itself goes in the last bin
-        place = ((inside - low) / (high - low) * dtype(bins)).astype(np.int64)
-        counts = np.bincount(np.minimum(place, bins - 1), minlength=bins)
-        return constant(counts.astype(x.dtype))
-
-    def histogram(self, bins: Any = 100, *, range: Any = None,  # noqa: A002
-                  weight: Tensor | None = None, density: bool = False) -> histogram_result:
-        """A histogram, as torch.histogram: ``bins`` equal bins over ``range`` (the entries'
-        smallest and largest by default), or the bin edges as a 1-D tensor; ``weight``
-        counts each entry by its weight, ``density`` divides by the total times the bin
-        width. Returns ``(hist, bin_edges)``; no gradient.
-
-        Example:
-            >>> h = Tensor([1.0, 2.0, 1.0]).histogram(2, range=(0.0, 2.0))
-            >>> h.hist.tolist(), h.bin_edges.tolist()
-            ([0.0, 3.0], [0.0, 1.0, 2.0])
-        """
-        if self._value.dtype.kind != "f":
-            raise RuntimeError("histogram: needs a floating tensor, got "
-                               f"{dtypes.of(self._value.dtype).name}")
-        edges = bins._value if isinstance(bins, Tensor) else bins
-        if not (isinstance(edges, np.ndarray) and edges.ndim == 1 and edges.size > 1) and (
-                isinstance(edges, bool) or not isinstance(edges, (int, np.integer)) or edges < 1):
-            raise RuntimeError(f"histogram: bins must be an int > 0 or a 1-D tensor of edges, "
-                               f"got {bins!r}")
-        x, dtype = self._value.reshape(-1), self._value.dtype
-        if isinstance(edges, np.ndarray):
-            edges = edges.astype(dtype)
-        else:
-            low, high = (x.min(), x.max()) if range is None and x.size else \
-                (0, 0) if range is None else range
-            low, high = dtype.type(low), dtype.type(high)
-            if low == high:  # torch's: a bin of width 1 around the one value
-                low, high = low - dtype.type(0.5), high + dtype.type(0.5)
-            edges = _spaced(low, high, int(edges) + 1)
-        inside = (x >= edges[0]) & (x <= edges[-1])
-        bins = len(edges) - 1
-        place = np.minimum(np.searchsorted(edges, x[inside], side="right") - 1, bins - 1)
-        weights = None if weight is None else \
-            np.asarray(lift(weight, self)._value, dtype=dtype).reshape(-1)[inside]
-        counts = np.bincount(place, weights=weights, minlength=bins).astype(dtype)
-        if density:
-            counts = counts / (counts.sum() * np.diff(edges))
-        return histogram_result(constant(counts.astype(dtype)), constant(edges))
-
-    # ---- shapes and indexing: entries move, and each rule moves the gradient back ----
+    # ---- the four ops that move entries, each rule moving the gradient back (the views,
+    # split and chunk made of them: shaping.py; gather, masked_fill, ...: indexing.py) ----
 
     def reshape(self, *shape: Any) -> Tensor:
         """The same entries in a new shape (one dimension may be -1)
@@ -979,58 +841,6 @@ class Tensor(InPlace, Conversions, autodiff.Node):
                              f"into {tuple(shape)}") from None
         return make_node(data, (self,), RESHAPE.bind(data.shape))
 
-    def view(self, *shape: Any) -> Tensor:
-        """``reshape`` (chaingrad's arrays can always be viewed so; ``view(dtype)`` is not
-        supported)."""
-        if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
-            raise NotImplementedError("chaingrad.Tensor has no view(dtype) yet")
-        return self.reshape(*shape)
-
-    def ravel(self) -> Tensor:
-        """The entries as one dim (a reshape)."""
-        return self.reshape(-1)
-
-    def view_as(self, other: Tensor) -> Tensor:
-        """This tensor in ``other``'s shape (a reshape)."""
-        return self.reshape(other.shape)
-
-    def reshape_as(self, other: Tensor) -> Tensor:
-        """This tensor in ``other``'s shape (a reshape)."""
-        return self.reshape(other.shape)
-
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-        """Merge the dims from ``start_dim`` to ``end_dim`` into one (a reshape).
-
-        Example:
-            >>> Tensor(np.zeros((2, 3, 4))).flatten(1).shape
-            chaingrad.Size([2, 12])
-        """
-        if self.ndim == 0:
-            return self.reshape(1)
-        start = normalize_axis(start_dim, self.ndim, "flatten")
-        end = normalize_axis(end_dim, self.ndim, "flatten")
-        if start > end:
-            raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} "
-                             f"for shape {tuple(self.shape)}")
-        return self.reshape(self.shape[:start] + (-1,) + self.shape[end + 1:])
-
-    def unflatten(self, dim: int, sizes: tuple[int, ...]) -> Tensor:
-        """Dim ``dim`` split into ``sizes`` (a reshape)."""
-        ax = normalize_axis(dim, self.ndim, "unflatten")
-        return self.reshape(self.shape[:ax] + tuple(sizes) + self.shape[ax + 1:])
-
-    def unsqueeze(self, dim: int) -> Tensor:
-        """A new dim of size 1 at ``dim`` (a reshape)."""
-        ax = normalize_axis(dim, self.ndim + 1, "unsqueeze")
-        return self.reshape(self.shape[:ax] + (1,) + self.shape[ax:])
-
-    def squeeze(self, dim: Dims = None) -> Tensor:
-        """Without the dims of size 1 (only ``dim``'s, if given: a dim of another size
-        stays, as in torch) (a reshape)."""
-        axes = normalize_axes(dim, self.ndim, "squeeze") if self.ndim else ()
-        shape = tuple(n for i, n in enumerate(self.shape) if not (i in axes and n == 1))
-        return self.reshape(shape)
-
     def permute(self, *dims: Any) -> Tensor:
         """The dims in the order ``dims`` (``tensor_engine.rules.TRANSPOSE``).
 
@@ -1050,41 +860,6 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         axes = tuple(int(a) % ndim for a in dims)
         return make_node(self._value.transpose(axes), (self,), TRANSPOSE.bind(axes))
 
-    def transpose(self, dim0: int, dim1: int) -> Tensor:
-        """``dim0`` and ``dim1`` swapped, as torch.transpose (a 2-D ``x.transpose(0, 1)`` is
-        its transpose); ``permute`` reorders all dims at once.
-
-        Example:
-            >>> Tensor([[1.0, 2.0]]).transpose(0, 1).tolist()
-            [[1.0], [2.0]]
-        """
-        ndim = max(self.ndim, 1)
-        a, b = normalize_axis(dim0, ndim, "transpose"), normalize_axis(dim1, ndim, "transpose")
-        if self.ndim == 0:
-            return self
-        dims = list(range(self.ndim))
-        dims[a], dims[b] = dims[b], dims[a]
-        return self.permute(dims)
-
-    def t(self) -> Tensor:
-        """The transpose of a tensor of at most 2 dims."""
-        if self.ndim > 2:
-            raise RuntimeError(f"t: expects a tensor with <= 2 dimensions, got shape "
-                               f"{tuple(self.shape)} (use transpose(dim0, dim1) or mT)")
-        return self.permute(tuple(range(self.ndim - 1, -1, -1)))
-
-    @property
-    def T(self) -> Tensor:
-        """All dims reversed (a 2-D tensor's transpose)."""
-        return self.permute(tuple(range(self.ndim - 1, -1, -1)))
-
-    @property
-    def mT(self) -> Tensor:
-        """The last two dims swapped (a batch of matrices, each transposed)."""
-        if self.ndim < 2:
-            raise RuntimeError(f"mT: needs at least 2 dims, got shape {tuple(self.shape)}")
-        return self.transpose(-2, -1)
-
     def broadcast_to(self, *shape: Any) -> Tensor:
         """Repeat along new or size-1 dims, as torch.broadcast_to; the driver sums the
         gradient back (``tensor_engine.rules.BROADCAST_TO``)."""
@@ -1096,268 +871,6 @@ class Tensor(InPlace, Conversions, autodiff.Node):
             raise ValueError(f"broadcast_to: cannot broadcast shape {tuple(self.shape)} "
                              f"to {shape!r}") from None
         return make_node(data, (self,), BROADCAST_TO.bind(data.shape))
-
-    def expand(self, *sizes: Any) -> Tensor:
-        """``broadcast_to``, where -1 keeps a dim's size (torch.expand)."""
-        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-            sizes = tuple(sizes[0])
-        lead = len(sizes) - self.ndim
-        shape = tuple(self.shape[i - lead] if n == -1 and i >= lead else n
-                      for i, n in enumerate(sizes))
-        return self.broadcast_to(shape)
-
-    def expand_as(self, other: Tensor) -> Tensor:
-        """Broadcast to ``other``'s shape."""
-        return self.broadcast_to(other.shape)
-
-    def repeat(self, *sizes: Any) -> Tensor:
-        """The tensor tiled ``sizes`` times along each dim (new leading dims if there are
-        more sizes than dims), as torch.Tensor.repeat: a reshape, a broadcast_to and a
-        reshape, so the gradient is g summed over the copies.
-
-        Example:
-            >>> Tensor([1.0, 2.0]).repeat(2, 2).tolist()
-            [[1.0, 2.0, 1.0, 2.0], [1.0, 2.0, 1.0, 2.0]]
-        """
-        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-            sizes = tuple(sizes[0])
-        if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0
-                   for n in sizes):
-            raise TypeError(f"repeat: sizes must be ints >= 0, got {sizes!r}")
-        if len(sizes) < self.ndim:
-            raise RuntimeError(f"repeat: number of dimensions of repeat dims ({len(sizes)}) "
-                               f"can not be smaller than number of dimensions of tensor "
-                               f"({self.ndim})")
-        shape = (1,) * (len(sizes) - self.ndim) + tuple(self.shape)
-        spread = tuple(d for n in shape for d in (1, n))  # a 1 before each dim ...
-        copies = tuple(d for r, n in zip(sizes, shape) for d in (r, n))  # ... to repeat
-        return self.reshape(spread).broadcast_to(copies).reshape(
-            tuple(r * n for r, n in zip(sizes, shape)))
-
-    def tril(self, diagonal: int = 0) -> Tensor:
-        """The entries on and below the ``diagonal`` of the last two dims, zeros above, as
-        torch.tril (``diagonal`` > 0 keeps that many diagonals above too); composed of
-        ``where``, so the gradient is g on and below the diagonal.
-
-        Example:
-            >>> Tensor(np.ones((3, 3))).tril().tolist()
-            [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]
-        """
-        return self._triangle("tril", diagonal, lower=True)
-
-    def triu(self, diagonal: int = 0) -> Tensor:
-        """The entries on and above the ``diagonal`` of the last two dims, zeros below, as
-        torch.triu (see ``tril``)."""
-        return self._triangle("triu", diagonal, lower=False)
-
-    def _triangle(self, op: str, diagonal: int, lower: bool) -> Tensor:
-        if self.ndim < 2:
-            raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions, got shape "
-                               f"{tuple(self.shape)}")
-        if isinstance(diagonal, bool) or not isinstance(diagonal, (int, np.integer)):
-            raise TypeError(f"{op}: diagonal must be an int, got {diagonal!r}")
-        rows, cols = self.shape[-2:]
-        keep = np.tri(rows, cols, int(diagonal) if lower else int(diagonal) - 1, dtype=bool)
-        return self.masked_fill(keep if not lower else ~keep, 0)
-
-    def masked_fill(self, mask: Any, value: Any) -> Tensor:
-        """``value`` where ``mask`` is True, x elsewhere, as torch.masked_fill: a bool
-        ``mask`` broadcast to x's shape; ``value`` any number (inf, -inf and nan too, as
-        attention's mask uses them) or a 0-d tensor, in x's dtype. Composed of ``where``:
-        the gradient is g where the mask is False (and, to a value that requires grad, the
-        sum of g where it is True).
-
-        Example:
-            >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]])
-            >>> x.masked_fill(Tensor(np.eye(2)) == 0, float("-inf"))
-            tensor([[1., -inf],
-                    [-inf, 4.]])
-        """
-        where_mask = self._broadcast_mask("masked_fill", mask)
-        fill = self._fill_tensor("masked_fill", value)
-        return _where(where_mask, fill, self, self._value.dtype)
-
-    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
-        """``masked_fill`` in place (recorded in a graph as every in-place op: see
-        ``InPlace._in_place``)."""
-        self._broadcast_mask("masked_fill_", mask)
-        self._fill_tensor("masked_fill_", value)
-        return self._in_place("masked_fill_", lambda x: x.masked_fill(mask, value), value)
-
-    def _broadcast_mask(self, op: str, mask: Any) -> np.ndarray:
-        """A boolean mask (a Tensor or an array) broadcast to this tensor's shape. (Not
-        named ``_mask``, nor the next ``_fill_value``: numpy's masked arrays, which
-        matplotlib makes of a Tensor, read those attributes of any object.)"""
-        array = mask._value if isinstance(mask, Tensor) else np.asarray(mask)
-        if array.dtype != np.bool_:
-            raise RuntimeError(f"{op}: only supports boolean masks, but got mask with dtype "
-                               f"{array.dtype}")
-        try:
-            return np.broadcast_to(array, self._value.shape)
-        except ValueError:
-            raise RuntimeError(f"{op}: the mask of shape {array.shape} does not broadcast to "
-                               f"the tensor's shape {tuple(self.shape)}") from None
-
-    def _fill_tensor(self, op: str, value: Any) -> Tensor:
-        """masked_fill's value as a 0-d tensor of this tensor's dtype."""
-        if isinstance(value, Tensor):
-            if value.ndim != 0:
-                raise RuntimeError(f"{op}: only supports a 0-dimensional value tensor, but got "
-                                   f"tensor with {value.ndim} dimension(s)")
-            return value if value._value.dtype == self._value.dtype else value.to(self.dtype)
-        if isinstance(value, (Real, np.number)) and not isinstance(value, (bool, np.bool_)) \
-                or isinstance(value, (bool, np.bool_)):
-            return constant(quietly(np.asarray(value).astype, self._value.dtype))
-        raise TypeError(f"{op}: value must be a number or a 0-d tensor, got "
-                        f"{type(value).__name__}")
-
-    def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
-        """Pieces along ``dim``: of ``split_size_or_sections`` entries each (the last may be
-        smaller), or of the sizes in that list, as torch.split; each piece is a slice,
-        whose gradient goes back where it came from.
-
-        Example:
-            >>> [p.tolist() for p in Tensor([1.0, 2.0, 3.0]).split(2)]
-            [[1.0, 2.0], [3.0]]
-        """
-        ax = normalize_axis(dim, self.ndim, "split")
-        n = self.shape[ax]
-        sizes = split_size_or_sections
-        if isinstance(sizes, (int, np.integer)) and not isinstance(sizes, bool):
-            if sizes <= 0 and not (sizes == 0 and n == 0):
-                raise RuntimeError(f"split: split_size must be positive, got {sizes}")
-            sizes = [int(sizes)] * (n // sizes) + ([n % sizes] if n % sizes else []) \
-                if sizes else [0]
-        elif isinstance(sizes, (list, tuple)) and all(
-                isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0
-                for s in sizes):
-            if sum(sizes) != n:
-                raise RuntimeError(f"split: split_with_sizes expects split_sizes to sum exactly "
-                                   f"to {n} (input tensor's size at dimension {ax}), but got "
-                                   f"split_sizes={list(sizes)}")
-        else:
-            raise TypeError(f"split: expected an int or a list of ints >= 0, got "
-                            f"{split_size_or_sections!r}")
-        ends = np.cumsum(sizes).tolist()
-        return tuple(self[(slice(None),) * ax + (slice(end - size, end),)]
-                     for size, end in zip(sizes, ends))
-
-    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-        """At most ``chunks`` pieces along ``dim``, each of ceil(n / chunks) entries (the
-        last may be smaller; fewer pieces when they run out), as torch.chunk.
-
-        Example:
-            >>> [p.shape[0] for p in Tensor(np.zeros(5)).chunk(3)]
-            [2, 2, 1]
-        """
-        if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks < 1:
-            raise RuntimeError(f"chunk: chunk expects `chunks` to be greater than 0, got: "
-                               f"{chunks!r}")
-        n = self.shape[normalize_axis(dim, self.ndim, "chunk")]
-        return self.split(max(-(-n // int(chunks)), 1), dim)
-
-    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
-        """The slices along ``dim``, each without that dim, as torch.unbind.
-
-        Example:
-            >>> [t.tolist() for t in Tensor([[1.0, 2.0], [3.0, 4.0]]).unbind(1)]
-            [[1.0, 3.0], [2.0, 4.0]]
-        """
-        ax = normalize_axis(dim, self.ndim, "unbind")
-        return tuple(self[(slice(None),) * ax + (i,)] for i in range(self.shape[ax]))
-
-    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
-        """The entries moved ``shifts`` places along ``dims``, those pushed off one end
-        coming back at the other, as torch.roll (with no ``dims``, over the flattened
-        tensor): entry i of the result is x[(i - shift) mod n], a getitem.
-
-        Example:
-            >>> Tensor([1.0, 2.0, 3.0]).roll(1).tolist()
-            [3.0, 1.0, 2.0]
-        """
-        shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
-        if dims is None:
-            if len(shifts) != 1:
-                raise RuntimeError(f"roll: with no dims, give one shift, got {shifts}")
-            return self.reshape(-1).roll(shifts, 0).reshape(self.shape)
-        dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
-        if len(shifts) != len(dims):
-            raise RuntimeError(f"roll: shifts and dimensions must align. shifts: "
-                               f"{len(shifts)}, dims:{len(dims)}")
-        out = self
-        for shift, dim in zip(shifts, dims):
-            if isinstance(shift, bool) or not isinstance(shift, (int, np.integer)):
-                raise TypeError(f"roll: shifts must be ints, got {shift!r}")
-            ax = normalize_axis(dim, self.ndim, "roll")
-            n = self.shape[ax]
-            if n:
-                out = out[(slice(None),) * ax + ((np.arange(n) - int(shift)) % n,)]
-        return out
-
-    def gather(self, dim: int, index: Any) -> Tensor:
-        """The entries along ``dim`` at ``index`` (an int64 tensor with this tensor's number
-        of dims), as torch.gather: ``out[i][j] = x[i][index[i][j]]`` for dim 1; a getitem,
-        whose gradient goes back to the entries picked.
-
-        Example:
-            >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]])
-            >>> x.gather(1, np.array([[1], [0]])).tolist()
-            [[2.0], [3.0]]
-        """
-        picks = self._index_along("gather", dim, index)
-        return self[picks]
-
-    def scatter_add(self, dim: int, index: Any, src: Tensor) -> Tensor:
-        """x with the entries of ``src`` added along ``dim`` at ``index``, as
-        torch.scatter_add (out of place): ``out[i][index[i][j]] += src[i][j]`` for dim 1. The
-        additions are a ``scatter`` node (entries that meet add up), whose gradient reads
-        g back at ``index``; x's gradient is g.
-
-        Example:
-            >>> x = Tensor(np.zeros(3))
-            >>> x.scatter_add(0, np.array([0, 0, 2]), Tensor([1.0, 2.0, 3.0])).tolist()
-            [3.0, 0.0, 3.0]
-        """
-        picks = self._index_along("scatter_add", dim, index)
-        source = lift(src, self, numbers=False)
-        if source is None:
-            raise TypeError(f"scatter_add: src must be a Tensor, got {type(src).__name__}")
-        shape = np.broadcast_shapes(*(np.shape(p) for p in picks))
-        if source.ndim != self.ndim or any(s < n for s, n in zip(source.shape, shape)):
-            raise RuntimeError(f"scatter_add: src of shape {tuple(source.shape)} is smaller than "
-                               f"index of shape {shape}")
-        part = source[tuple(slice(0, n) for n in shape)] if tuple(source.shape) != shape \
-            else source
-        if part._value.dtype != self._value.dtype:
-            part = part.to(self.dtype)
-        rule = SCATTER.bind(picks, tuple(self.shape))
-        return self + make_node(quietly(SCATTER.on_arrays, part._value, *rule.params), (part,),
-                                rule)
-
-    def _index_along(self, op: str, dim: int, index: Any) -> tuple:
-        """gather's and scatter_add's index: the full index that picks, for each entry of
-        ``index``, the entry of this tensor that it names along ``dim``."""
-        array = index._value if isinstance(index, Tensor) else np.asarray(index)
-        if self.ndim == 0:
-            raise RuntimeError(f"{op}: needs a tensor of at least one dim, got a 0-d tensor")
-        if array.dtype != np.int64:
-            raise RuntimeError(f"{op}: Expected dtype int64 for index, got {array.dtype}")
-        ax = normalize_axis(dim, self.ndim, op)
-        if array.ndim != self.ndim:
-            raise RuntimeError(f"{op}: Index tensor must have the same number of dimensions as "
-                               f"input tensor ({array.ndim} and {self.ndim})")
-        shape = self.shape
-        if any(m > n for i, (m, n) in enumerate(zip(array.shape, shape)) if i != ax):
-            raise RuntimeError(f"{op}: Size does not match at dimension {ax}: index "
-                               f"{array.shape} is larger than input {tuple(self.shape)} away "
-                               f"from dim {dim}")
-        outside = (array < -shape[ax]) | (array >= shape[ax])
-        if outside.any():
-            raise RuntimeError(f"{op}: index {int(array[outside].flat[0])} is out of bounds for "
-                               f"dimension {ax} with size {shape[ax]}")
-        grid = list(np.indices(array.shape, sparse=True))
-        grid[ax] = array
-        return tuple(grid)
 
     def __getitem__(self, index: Any) -> Tensor:
         """x[index] with ints, slices, None, ..., integer arrays or tensors, or boolean
@@ -1379,20 +892,6 @@ class Tensor(InPlace, Conversions, autodiff.Node):
         if np.may_share_memory(data, self._value):  # a view: written in place, it writes x
             out._view_of = (self, index)
         return out
-
-    def multinomial(self, num_samples: int, replacement: bool = False, *,
-                    generator: Any = None) -> Tensor:
-        """``num_samples`` indices drawn per row of this tensor of weights, as
-        torch.multinomial (``chaingrad.multinomial``: torch's numbers for the seed).
-
-        Example:
-            >>> import chaingrad
-            >>> g = chaingrad.Generator().manual_seed(0)
-            >>> Tensor([0.0, 1.0]).multinomial(2, replacement=True, generator=g)
-            tensor([1, 1])
-        """
-        drawn = sampling.multinomial(generator, self._value, num_samples, bool(replacement))
-        return constant(drawn)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place (on a leaf); returns the tensor."""
@@ -1631,22 +1130,6 @@ def _forward_of_users(rule: Rule, inputs: tuple) -> np.ndarray:
     return data if type(data) is np.ndarray else as_array(data, None, rule.name)
 
 
-def _spaced(low: np.floating, high: np.floating, count: int) -> np.ndarray:
-    """``count`` evenly spaced numbers from low to high, both included, in their dtype, as
-    torch's linspace computes them (its kernel compiled with fused multiply-adds): low +
-    step * i for the first half, high - step * (count - 1 - i) for the rest, each product
-    and sum rounded once (computed exactly with fractions)."""
-    dtype = np.asarray(low).dtype
-    step = (high - low) / dtype.type(max(count - 1, 1))
-
-    def fused(a: float, k: int, c: float) -> float:
-        return float(Fraction(float(a)) * k + Fraction(float(c)))
-
-    half = count // 2
-    return np.array([fused(step, i, low) if i < half else fused(-step, count - 1 - i, high)
-                     for i in range(count)], dtype=dtype)
-
-
 class _NotYet:
     """A torch Tensor attribute that chaingrad lacks: reading it raises an AttributeError
     that says so (``chaingrad.Tensor has no 'cummax' yet``), never a different result.
@@ -1673,230 +1156,12 @@ for _name in _NOT_YET:
 del _name
 
 
-class GradFn:
-    """``tensor.grad_fn``: the op that made a tensor, named as torch names it
-    (``<MulBackward0>``), and ``next_functions``, the functions that made its inputs, to
-    walk the graph backward as torch's tutorials do
-    (``loss.grad_fn.next_functions[0][0]``).
-
-    torch gives the same object at each ``y.grad_fn``; chaingrad makes one on each
-    access, and two made for the same tensor are equal (``==``, and hash alike).
-    """
-
-    __slots__ = ("node",)
-
-    def __init__(self, node: Tensor) -> None:
-        self.node = node
-
-    @property
-    def rule(self) -> Rule:
-        """The op's rule: its primitive (and the parameters it was bound to)."""
-        return self.node._rule
-
-    def name(self) -> str:
-        rule = self.rule
-        op = rule.primitive.name if rule.primitive is not None else ""
-        if op == "getitem":
-            base = _getitem_grad_fn(rule.params[0], self.node._prev[0].shape)
-        else:
-            base = (_GRAD_FN_NAMES.get(rule.name) or _GRAD_FN_NAMES.get(op)
-                    or (op[:1].upper() + op[1:] if op.isidentifier() else "Function"))
-        return base if base.endswith(("Backward0", "Backward1")) else base + "Backward0"
-
-    @property
-    def next_functions(self) -> tuple[tuple[GradFn | None, int], ...]:
-        """For each input of the op, in order, as torch's: ``(its grad_fn, 0)`` if an op
-        made it, ``(AccumulateGrad, 0)`` for a leaf that requires grad (where its ``.grad``
-        is added up), ``(None, 0)`` for one that takes no gradient (a constant).
-
-        Example:
-            >>> x = Tensor([1.0, 2.0], requires_grad=True)
-            >>> y = (x * 2).sum()
-            >>> y.grad_fn.name(), y.grad_fn.next_functions[0][0].name()
-            ('SumBackward0', 'MulBackward0')
-            >>> mul = y.grad_fn.next_functions[0][0]
-            >>> mul.next_functions[0][0].variable is x, mul.next_functions[1]
-            (True, (None, 0))
-        """
-        return tuple((GradFn.of_input(t), 0) for t in self.node._prev)
-
-    @staticmethod
-    def of_input(tensor: Tensor) -> GradFn | None:
-        """What ``next_functions`` names for ``tensor``: its grad_fn, an AccumulateGrad
-        for a leaf that requires grad, or None."""
-        if not tensor.requires_grad:
-            return None
-        return AccumulateGrad(tensor) if tensor._rule is None else GradFn(tensor)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.node is self.node
-
-    def __hash__(self) -> int:
-        return hash((type(self), id(self.node)))
-
-    def __repr__(self) -> str:
-        return f"<{self.name()} object at {id(self):#x}>"
-
-
-class AccumulateGrad(GradFn):
-    """Where a leaf's gradient is added up (its ``.grad``): the end of each path that
-    ``next_functions`` walks, as torch's; ``variable`` is the leaf."""
-
-    __slots__ = ()
-
-    @property
-    def variable(self) -> Tensor:
-        """The leaf whose gradient this adds up."""
-        return self.node
-
-    def name(self) -> str:
-        return "torch::autograd::AccumulateGrad"
-
-    @property
-    def next_functions(self) -> tuple[tuple[GradFn | None, int], ...]:
-        """None: a leaf was made by no op."""
-        return ()
-
-    def __repr__(self) -> str:
-        return f"<AccumulateGrad object at {id(self):#x}>"
-
-
-_GRAD_FN_NAMES = {
-    "+": "Add", "*": "Mul", "**n": "Pow", "**": "PowBackward1", "ReLU": "Relu",
-    "matmul": "Mm", "clip": "Clamp", "reshape": "View", "transpose": "Permute",
-    "broadcast_to": "Expand", "concatenate": "Cat", "log_softmax":
-    "LogSoftmax", "conv2d": "Convolution", "max_pool2d": "MaxPool2DWithIndices",
-    "to": "ToCopy", "max": "Amax", "min": "Amin", "neg": "Neg", "mean": "Mean", "-": "Sub",
-    "rsub": "RsubBackward1", "/": "Div", "log1p": "Log1P", "leaky_relu": "LeakyRelu",
-    "binary_cross_entropy": "BinaryCrossEntropy", "nll_loss": "NllLoss",
-}
-
-
-def _getitem_grad_fn(index: Any, shape: tuple[int, ...]) -> str:
-    """The name torch gives the grad_fn of ``x[index]`` (``x`` of ``shape``; ``index`` as
-    ``check_index`` gave it): ``Index`` for an advanced index (an array, a list, a bool);
-    otherwise the last of the views torch applies from left to right, ``Select`` for an
-    int, ``Slice`` for a slice, ``Unsqueeze`` for None, where a slice of a whole dimension
-    within a tuple applies none; ``Alias`` where none is applied (``x[...]``, ``x[:, :]``).
-
-    Example:
-        >>> x0_to_3, x0_all = (0, slice(None, 3)), (0, slice(None))
-        >>> _getitem_grad_fn(x0_to_3, (4, 5)), _getitem_grad_fn(x0_all, (4, 5))
-        ('Slice', 'Select')
-    """
-    parts = index if isinstance(index, tuple) else (index,)
-    if any(isinstance(part, (bool, np.bool_)) or (
-            isinstance(part, np.ndarray) and (part.ndim or part.dtype == np.bool_))
-           for part in parts):
-        return "Index"
-    dims_indexed = sum(part is not None and part is not Ellipsis for part in parts)
-    dim, name = 0, "Alias"
-    for part in parts:
-        if part is Ellipsis:
-            dim += len(shape) - dims_indexed
-        elif part is None:
-            name = "Unsqueeze"
-        elif isinstance(part, slice):
-            whole = (part.start in (None, 0) and part.step in (None, 1)
-                     and (part.stop is None or part.stop >= shape[dim]))
-            if not (whole and isinstance(index, tuple)):  # x[:] alone is torch's Slice
-                name = "Slice"
-            dim += 1
-        else:  # an int, or a 0-d integer array
-            name = "Select"
-            dim += 1
-    return name
-
-# ---- making nodes ----
-
-
-def make_node(data: Any, children: tuple, rule: Rule) -> Tensor:
-    """An op's output node (no input checks: the op has done them).
-
-    It records the graph only if grad mode is on and some input requires a gradient.
-    """
-    if type(data) is not np.ndarray:
-        data = np.asarray(data)  # numpy turns 0-d results into scalars: undo that
-    out = _new(Tensor)
-    out._value = data
-    out.grad = None
-    out._mark = None
-    if gradmode.everywhere or gradmode.is_grad_enabled():  # the global: the fast path
-        for child in children:
-            if child.requires_grad:
-                out.requires_grad = True
-                if len(children) == 2:  # most ops: no call to autodiff.split
-                    out._a, out._b = children
-                elif len(children) == 1:
-                    out._a, out._b = children[0], None
-                else:
-                    out._a, out._b = autodiff.split(children)
-                out._rule = rule
-                out._made_at = guards.writes[0]
-                out._keeps_grad = False  # its .grad is dropped after a pass (retain_grad)
-                if gradmode.anomaly_traced:  # set_detect_anomaly(True): where it was made
-                    anomaly.record(out)
-                return out
-    out.requires_grad = out._keeps_grad = False
-    out._a = out._b = out._rule = out._made_at = None
-    return out
-
-
-def constant(data: np.ndarray) -> Tensor:
-    """A leaf holding ``data`` that needs no gradient (a constant, or detached data)."""
-    out = _new(Tensor)
-    out._value = data
-    out.grad = None
-    out.requires_grad = out._keeps_grad = False
-    out._a = out._b = out._mark = None
-    out._rule = out._made_at = None
-    if autodiff.leaves_made is not None:  # chaingrad.compile is tracing
-        autodiff.leaves_made.append(out)
-    return out
-
-
-def leaf(data: np.ndarray, requires_grad: bool, where: str) -> Tensor:
-    """A leaf of any dtype (the factories'); only a floating one may require grad."""
-    out = constant(data)
-    if requires_grad:
-        if data.dtype.kind != "f":
-            raise RuntimeError(f"{where}: Only Tensors of floating point dtype can require "
-                               f"gradients, got {dtypes.of(data.dtype)}")
-        out.requires_grad = True
-    return out
-
-
 def _named(out: Tensor, op: str) -> Tensor:
     """The last node of a composite op (``x - y`` is ``x + (-y)``) named after the op, as
     drawings, ``explain`` and ``grad_fn`` show it (``SubBackward0``); its rule is the same."""
     if out._rule is not None:
         out._rule = out._rule.primitive.bind(*out._rule.params, name=op)
     return out
-
-
-def _promoted(op: str, ufunc: Any, rule: Rule, x: Tensor, other: object) -> Any:
-    """The node of ``x op other`` for a number, an array or a Tensor of another dtype:
-    both made Tensors of torch's result dtype first (``_operands``). ``+`` and ``*`` come
-    here only then: two tensors of one dtype (most calls) need no promotion, and they skip
-    this call (T3 in benchmarks/versions.py)."""
-    both = operands(op, x, other)
-    if both is NotImplemented:
-        return both
-    x, y, dtype = both
-    return make_node(_broadcasting(op, ufunc, x, y, dtype), (x, y), rule)
-
-
-def _compare(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
-    """``x op other`` entry by entry, as a bool Tensor (no gradient)."""
-    if other is None or isinstance(other, (str, bytes)):
-        return NotImplemented
-    if isinstance(other, (list, tuple)):
-        other = to_array(other, None, op)
-    both = operands(op, x, other)
-    if both is NotImplemented:
-        return both
-    a, b, _ = both
-    return constant(np.asarray(_broadcasting(op, ufunc, a, b, None)))
 
 
 def _where(condition: np.ndarray, x: Tensor, y: Tensor, dtype: np.dtype) -> Tensor:
@@ -1919,30 +1184,6 @@ def _pick(op: str, wins: Any, x: Tensor, other: object) -> Tensor:
         return constant(np.where(wins(a._value, b._value), a._value, b._value).astype(dtype))
     tie = _where(a._value == b._value, (a + b) * 0.5, b, dtype)
     return _where(wins(a._value, b._value) | np.isnan(a._value), a, tie, dtype)  # nan wins
-
-
-def _logical(op: str, ufunc: Any, x: Tensor, other: object) -> Any:
-    both = operands(op, x, other)
-    if both is NotImplemented:
-        return both
-    a, b, dtype = both
-    if dtype.kind == "f":
-        raise TypeError(f"{op}: needs bool or integer tensors, got {dtypes.of(dtype)}")
-    return constant(np.asarray(_broadcasting(op, ufunc, a, b, dtype)))
-
-
-def _broadcasting(op: str, ufunc: Any, a: Tensor, b: Tensor, dtype: np.dtype | None) -> Any:
-    """``ufunc(a, b)`` with numpy broadcasting, in ``dtype`` (None: as numpy gives it),
-    numpy's warnings off (``quietly``: inf and nan are torch's results), and chaingrad's
-    errors."""
-    try:
-        data = quietly(ufunc, a._value, b._value)
-    except ValueError:
-        raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
-                         "broadcast") from None
-    if dtype is not None and data.dtype is not dtype and data.dtype != dtype:
-        data = data.astype(dtype)  # (``is`` first: numpy's built-in dtypes are singletons)
-    return data
 
 
 def _no_bool_minus(x: Tensor, other: object) -> None:
@@ -1974,10 +1215,3 @@ def _dims_args(op: str, dim: Any, keepdim: bool, axis: Any, keepdims: bool | Non
             raise TypeError(f"{op}: got both keepdim= and keepdims= (the same argument)")
         keepdim = keepdims
     return dim, bool(keepdim)
-
-
-# how the parts of Tensor in other modules (conversions.py, inplace.py, promotion.py) make
-# tensors, without importing this module
-Tensor._node = staticmethod(make_node)
-Tensor._constant = staticmethod(constant)
-Tensor._leaf = staticmethod(leaf)

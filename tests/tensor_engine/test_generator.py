@@ -602,3 +602,13 @@ def test_without_avx2_the_float_normals_are_torchs_libm_kernels_within_a_few_ulp
     np.testing.assert_array_max_ulp(bits["chaingrad"], bits["torch"],
                                     maxulp=LIBM_FLOAT_ULPS["float32"])
     assert not sampling._torch_has_avx2_kernel()  # chaingrad reads the setting torch reads
+
+
+def test_multinomial_is_a_method_too_with_torchs_numbers(torch) -> None:
+    weights = np.array([[0.1, 0.5, 0.4], [0.3, 0.3, 0.4]], dtype=np.float32)
+    for replacement, n in ((True, 5), (False, 2), (True, 1)):
+        ours = chaingrad.tensor(weights).multinomial(
+            n, replacement, generator=chaingrad.Generator().manual_seed(7))
+        theirs = torch.tensor(weights).multinomial(
+            n, replacement, generator=torch.Generator().manual_seed(7))
+        assert ours.tolist() == theirs.tolist() and ours.dtype == chaingrad.int64

@@ -10,6 +10,7 @@ import pytest
 
 import chaingrad
 import chaingrad.nn as cnn
+from chaingrad import Tensor, no_grad
 
 
 def walk(fn, leaves: list) -> object:
@@ -89,3 +90,30 @@ def test_the_blitzs_walk_from_a_networks_loss_reaches_every_parameter() -> None:
             reached.add(id(fn.variable))
         stack.extend(child for child, _ in fn.next_functions if child is not None)
     assert reached == {id(p) for p in net.parameters()}
+
+
+def test_grad_fn_names_the_new_ops_as_torch_does() -> None:
+    x = Tensor([0.5, 0.25], requires_grad=True)
+    names = {"Log1PBackward0": x.log1p(), "Expm1Backward0": x.expm1(),
+             "ErfBackward0": x.erf(), "LeakyReluBackward0": x.leaky_relu(),
+             "GeluBackward0": x.gelu(), "SoftplusBackward0": x.softplus(),
+             "CumsumBackward0": x.cumsum(0)}
+    for name, out in names.items():
+        assert out.grad_fn.name() == name
+
+
+def test_grad_fn_names_the_op_as_torch_and_is_none_on_leaves(torch) -> None:
+    cases = [lambda x: x * 2, lambda x: x + x, lambda x: x**2, lambda x: x.exp(),
+             lambda x: x.sum(), lambda x: x.tanh(), lambda x: x.sigmoid(), lambda x: x.relu(),
+             lambda x: x.log(), lambda x: x.sin(), lambda x: x.sqrt(), lambda x: x.abs(),
+             lambda x: x - x, lambda x: x - 1, lambda x: 1 - x, lambda x: x / x,
+             lambda x: x / 2, lambda x: 2 / x, lambda x: -x, lambda x: x.mean()]
+    for case in cases:
+        mine = case(chaingrad.ones(2, requires_grad=True)).grad_fn
+        theirs = case(torch.ones(2, requires_grad=True)).grad_fn
+        assert mine.name() == theirs.name()
+        assert repr(mine).startswith(f"<{theirs.name()} object at 0x")
+    leaf = chaingrad.ones(2, requires_grad=True)
+    assert leaf.grad_fn is None and leaf.is_leaf and (leaf * 2).is_leaf is False
+    with no_grad():
+        assert (leaf * 2).grad_fn is None and (leaf * 2).is_leaf

@@ -4,7 +4,9 @@ name the op and the value (``grad``, ``primitive``, ``gradcheck``: test_tensor_a
 
 from __future__ import annotations
 
+import inspect
 import math
+import pydoc
 import warnings
 
 import numpy as np
@@ -13,6 +15,7 @@ import pytest
 import chaingrad
 from chaingrad import AnomalyError, Tensor, no_grad
 from chaingrad.autodiff import topological_order
+from chaingrad.tensor_engine import tensor as tensor_module
 from chaingrad.tensor_engine.functions import concatenate, stack, where
 
 # ---- construction and the dtype rule ----
@@ -527,8 +530,6 @@ def test_overflow_of_a_gradient_names_the_op() -> None:
 # ---- torch's methods: shapes, reductions with dim, conversions ----
 
 
-
-
 SHAPE_CALLS = [
     lambda x: x.view(6, 4), lambda x: x.view(-1), lambda x: x.reshape((4, -1)),
     lambda x: x.transpose(0, 2), lambda x: x.transpose(-1, 1), lambda x: x.permute(2, 0, 1),
@@ -717,23 +718,6 @@ def test_grad_is_a_tensor_that_accumulates_and_can_be_reset() -> None:
         (x * x).sum().backward(inputs=[x])
 
 
-def test_grad_fn_names_the_op_as_torch_and_is_none_on_leaves(torch) -> None:
-    cases = [lambda x: x * 2, lambda x: x + x, lambda x: x**2, lambda x: x.exp(),
-             lambda x: x.sum(), lambda x: x.tanh(), lambda x: x.sigmoid(), lambda x: x.relu(),
-             lambda x: x.log(), lambda x: x.sin(), lambda x: x.sqrt(), lambda x: x.abs(),
-             lambda x: x - x, lambda x: x - 1, lambda x: 1 - x, lambda x: x / x,
-             lambda x: x / 2, lambda x: 2 / x, lambda x: -x, lambda x: x.mean()]
-    for case in cases:
-        mine = case(chaingrad.ones(2, requires_grad=True)).grad_fn
-        theirs = case(torch.ones(2, requires_grad=True)).grad_fn
-        assert mine.name() == theirs.name()
-        assert repr(mine).startswith(f"<{theirs.name()} object at 0x")
-    leaf = chaingrad.ones(2, requires_grad=True)
-    assert leaf.grad_fn is None and leaf.is_leaf and (leaf * 2).is_leaf is False
-    with no_grad():
-        assert (leaf * 2).grad_fn is None and (leaf * 2).is_leaf
-
-
 REPRS = [
     lambda t: t.tensor([1.0, 2.5, -3.0]), lambda t: t.tensor([[1, 2], [3, 4]]),
     lambda t: t.tensor([0.5, 1.0], requires_grad=True), lambda t: t.tensor([True, False]),
@@ -813,6 +797,45 @@ def test_a_typo_is_not_called_a_missing_torch_name() -> None:
         chaingrad.ones(2).bakward  # noqa: B018
     with pytest.raises(AttributeError, match="module 'chaingrad' has no attribute 'tensr'"):
         chaingrad.tensr  # noqa: B018
+
+
+# ---- the class and its parts: from a method to its code in one hop ----
+
+
+def _parts() -> list[type]:
+    """The classes in Tensor's bases that hold part of its methods, each in a module of
+    its own (sorting.py's Sorting, ...)."""
+    return [part for part in Tensor.__mro__[1:]
+            if part.__module__.startswith("chaingrad.tensor_engine.")]
+
+
+def _public(part: type) -> list[str]:
+    return [name for name, thing in vars(part).items() if not name.startswith("_")
+            and (callable(thing) or isinstance(thing, property))]
+
+
+def test_tensor_py_names_the_module_of_every_method_defined_in_a_part() -> None:
+    doc = tensor_module.__doc__
+    items = {item.split("``")[1]: item for item in doc.split("\n- ")[1:]}
+    assert len(_parts()) >= 7
+    for part in _parts():
+        module = part.__module__.rpartition(".")[2] + ".py"
+        assert module in items, f"tensor.py's docstring has no item for {module}"
+        missing = [name for name in _public(part) if f"``{name}``" not in items[module]]
+        assert not missing, f"tensor.py's docstring does not name {missing} under {module}"
+
+
+def test_a_method_from_a_part_shows_its_signature_docstring_and_source() -> None:
+    for part in _parts():
+        for name in _public(part):
+            method = getattr(Tensor, name)
+            function = method.fget if isinstance(method, property) else method
+            assert inspect.getdoc(function), f"Tensor.{name} has no docstring"
+            assert inspect.getsourcefile(function) == inspect.getsourcefile(part), name
+    assert "stable=True" in pydoc.render_doc(Tensor.sort)
+    assert str(inspect.signature(Tensor.sort)) == \
+        "(self, dim: 'int' = -1, descending: 'bool' = False, *, stable: 'bool' = False) " \
+        "-> 'values_indices'"
 
 
 # ---- .data: torch's, a leaf that shares the tensor's numbers ----
