@@ -128,3 +128,36 @@ def test_torch_has_the_op_where_the_declaration_says(prim, torch) -> None:
         for part in NAMESPACES[space].split(".")[1:]:
             holder = getattr(holder, part)
         assert hasattr(holder, name), f"{prim.name}: {NAMESPACES[space]}.{name} does not exist"
+
+
+WHOLE_DOMAIN = [-800.0, -30.0, -1e-3, 0.0, 1e-3, 30.0, 800.0]
+
+
+@pytest.mark.parametrize("name", sorted(rules.FUNCTIONS))
+def test_each_elementwise_rule_holds_over_the_whole_domain_as_torch(torch, name) -> None:
+    """Far out (±800, where exp overflows and erf is ±1), near 0 and at 0, each forward and
+    derivative is torch's on a Tensor, within rounding (nan where torch's is), and on a
+    Value wherever torch's numbers are finite (elsewhere a Value raises, as floats do)."""
+    import math
+
+    functional = {"gelu", "leaky_relu", "softplus", "relu"}
+    theirs = getattr(torch.nn.functional if name in functional else torch, name)
+    x = torch.tensor(WHOLE_DOMAIN, dtype=torch.float64, requires_grad=True)
+    y = theirs(x)
+    y.sum().backward()
+    ours = Tensor(np.array(WHOLE_DOMAIN), requires_grad=True)
+    out = getattr(ours, name)()
+    with chaingrad.autograd.detect_anomaly(False):
+        out.sum().backward()
+    np.testing.assert_allclose(out.detach().numpy(), y.detach().numpy(), rtol=1e-12,
+                               equal_nan=True)
+    np.testing.assert_allclose(ours.grad.numpy(), x.grad.numpy(), rtol=1e-12, equal_nan=True)
+    for k, at in enumerate(WHOLE_DOMAIN):
+        want, slope = y[k].item(), x.grad[k].item()
+        if not (math.isfinite(want) and math.isfinite(slope)):
+            continue
+        v = Value(at)
+        value = getattr(v, name)()
+        value.backward()
+        assert value.data == pytest.approx(want, rel=1e-12, abs=1e-300)
+        assert v.grad == pytest.approx(slope, rel=1e-12, abs=1e-300)
