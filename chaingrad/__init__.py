@@ -257,12 +257,13 @@ else:
         there)."""
         if name in _TENSOR_NAMES:
             module, attr = _TENSOR_NAMES[name]
-            value = getattr(torch_names.load(module, f"chaingrad.{name}"), attr)
+            value = getattr(torch_names.load_module(module, f"chaingrad.{name}"), attr)
             if not hasattr(builtins, name):  # keep builtins usable in this module
                 globals()[name] = value
             return value
         if name in _SUBMODULES:
-            return torch_names.load(f"chaingrad.{name}", f"chaingrad.{name}")  # sets the attribute
+            # (which sets the attribute)
+            return torch_names.load_module(f"chaingrad.{name}", f"chaingrad.{name}")
         raise torch_names.missing("chaingrad", name, torch_names.TORCH)  # torch's, or a typo
 
 

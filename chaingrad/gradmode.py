@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-Function = TypeVar("Function", bound=Callable[..., Any])
+Decorated = TypeVar("Decorated", bound=Callable[..., Any])
 """A function that a grad mode decorates, whose type the decorated one keeps."""
 
 everywhere = True
@@ -74,7 +74,7 @@ class _GradMode:
         """A fresh context of the same kind, for each call of a decorated function."""
         return type(self)()
 
-    def __call__(self, fn: Function) -> Function:
+    def __call__(self, fn: Decorated) -> Decorated:
         if not callable(fn):
             raise TypeError(f"{type(self).__name__}(): decorates a function, got "
                             f"{type(fn).__name__}")
@@ -91,13 +91,13 @@ class _GradMode:
                     except StopIteration as stop:
                         return stop.value
                     sent = yield item
-            return cast(Function, generator)  # fn's signature: functools.wraps
+            return cast(Decorated, generator)  # fn's signature: functools.wraps
 
         @functools.wraps(fn)
         def call(*args: Any, **kwargs: Any) -> Any:
             with mode():
                 return fn(*args, **kwargs)
-        return cast(Function, call)
+        return cast(Decorated, call)
 
 
 class no_grad(_GradMode):  # noqa: N801 - PyTorch's name
@@ -145,7 +145,7 @@ class set_grad_enabled(_GradMode):  # noqa: N801 - PyTorch's name
     def __exit__(self, *exc_info: object) -> None:
         _set_grad_enabled(self._previous.pop())
 
-    def __call__(self, fn: Function) -> Function:
+    def __call__(self, fn: Decorated) -> Decorated:
         _set_grad_enabled(self._previous.pop())  # as a decorator: only while fn runs
         enabled = self.enabled
 
@@ -153,7 +153,7 @@ class set_grad_enabled(_GradMode):  # noqa: N801 - PyTorch's name
         def call(*args: Any, **kwargs: Any) -> Any:
             with set_grad_enabled(enabled):
                 return fn(*args, **kwargs)
-        return cast(Function, call)
+        return cast(Decorated, call)
 
 
 class inference_mode(_GradMode):  # noqa: N801 - PyTorch's name

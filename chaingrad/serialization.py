@@ -428,7 +428,7 @@ def _build(arch: dict[str, Any]) -> Module:
     python_state = random.getstate()
     tensor_state = nn.get_rng_state() if arch["type"] != "MLP" else None
     try:
-        return registry.build(arch, nn)
+        return registry.build_module(arch, nn)
     finally:
         random.setstate(python_state)
         if tensor_state is not None:

@@ -475,13 +475,13 @@ def missing(module: str, name: str, lacks: frozenset[str]) -> AttributeError:
     return AttributeError(f"{module} has no {name!r} yet; for {call} write {instead}")
 
 
-def load(module: str, what: str) -> ModuleType:
+def load_module(module: str, what: str) -> ModuleType:
     """Import ``module`` (a name that loads on first use, such as ``chaingrad.zeros`` or
     ``chaingrad.nn.Linear``, is in it); without numpy, an error saying that ``what`` needs
     it and which extra brings it. Each package's ``__getattr__`` loads through it.
 
     Example:
-        >>> load("chaingrad.nn.functional", "chaingrad.nn.functional").__name__
+        >>> load_module("chaingrad.nn.functional", "chaingrad.nn.functional").__name__
         'chaingrad.nn.functional'
     """
     try:
@@ -510,7 +510,7 @@ def submodules_on_use(package: str, submodules: tuple[str, ...],
     """
     def __getattr__(name: str) -> object:  # noqa: N807 - the module hook's own name
         if name in submodules:
-            return load(f"{package}.{name}", f"{package}.{name}")  # which sets it there
+            return load_module(f"{package}.{name}", f"{package}.{name}")  # which sets it there
         raise missing(package, name, lacks)
 
     return __getattr__

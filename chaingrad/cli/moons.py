@@ -34,10 +34,10 @@ from .training import (
     History,
     diverging,
     learning_rates,
-    number,
     plural,
     print_summary,
     report_stop,
+    shown_number,
     train,
     write_results,
 )
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     print_summary([
         f"{COMMAND}: MLP(2, [16, 16, 1]), {plural(steps, 'step')} ({opt_name}, "
         f"{learning_rates(schedule, 'linear')})",
-        f"trained model: loss {number(loss.data)}, accuracy {accuracy:.1%}; "
+        f"trained model: loss {shown_number(loss.data)}, accuracy {accuracy:.1%}; "
         f"{trained:.1f} s to train, {time.perf_counter() - args.started:.1f} s in all",
     ], paths)
     return 0

@@ -138,8 +138,8 @@ class DivergenceWatch:
         if self.above == DIVERGENCE_STEPS:
             raise DivergedError(
                 f"training diverged {where} (the loss has been over {DIVERGENCE_FACTOR:g} "
-                f"times its first value, {number(self.first)}, for "
-                f"{DIVERGENCE_STEPS} {self.steps}: now {number(loss)})")
+                f"times its first value, {shown_number(self.first)}, for "
+                f"{DIVERGENCE_STEPS} {self.steps}: now {shown_number(loss)})")
 
 
 @contextlib.contextmanager
@@ -191,7 +191,7 @@ class Progress:
 
     def batch_done(self, loss: float, accuracy: float) -> None:
         if self.on_terminal:
-            self.shown.update({"loss": number(loss), self.accuracy_name: f"{accuracy:.1%}"})
+            self.shown.update({"loss": shown_number(loss), self.accuracy_name: f"{accuracy:.1%}"})
             self.bar.set_postfix(self.shown, refresh=False)
             self.bar.update()
 
@@ -199,14 +199,14 @@ class Progress:
         """Show the round's ``record`` (loss, accuracies) and the ``lr`` it started with."""
         loss, accuracies = record["loss"], {k: v for k, v in record.items() if k != "loss"}
         if self.on_terminal:
-            self.shown.update({"loss": number(loss)})
+            self.shown.update({"loss": shown_number(loss)})
             self.shown.update({name: f"{value:.1%}" for name, value in accuracies.items()})
             if index + 1 < self.rounds:
                 self.bar.set_description_str(self._counted(index + 1), refresh=False)
             self.bar.set_postfix(self.shown)
         elif (index + 1) % max(1, self.rounds // 10) == 0 or index in (0, self.rounds - 1):
             shown = "".join(f"  {name} {value:6.1%}" for name, value in accuracies.items())
-            print(f"{self._counted(index)}  loss {number(loss)}{shown}  lr {lr:.4g}",
+            print(f"{self._counted(index)}  loss {shown_number(loss)}{shown}  lr {lr:.4g}",
                   flush=True)
 
     def close(self) -> None:
@@ -306,7 +306,7 @@ def write_results(command: str, out: str, plot: Callable[[History, str], None],
     return paths
 
 
-def number(x: float) -> str:
+def shown_number(x: float) -> str:
     """A loss for the log: ``0.8958``, or ``1.002e+17`` once it has blown up."""
     return f"{x:.4f}" if abs(x) < 1e5 else f"{x:.4g}"
 

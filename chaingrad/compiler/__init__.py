@@ -56,7 +56,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .tracing import Trace, flatten
+from .tracing import Trace, flatten_args
 
 
 def compile(fn: Callable[..., Any] | None = None, *, check: bool = False) -> Any:  # noqa: A001
@@ -101,7 +101,7 @@ class Compiled:
         self.__doc__ = getattr(fn, "__doc__", None)
 
     def __call__(self, *args: Any) -> Any:
-        flat, shape = flatten(args)
+        flat, shape = flatten_args(args)
         trace = self.traces.get(shape)
         if trace is None or not trace.still_holds(flat):
             trace = self.traces[shape] = Trace(self.fn, args, flat, keep_graph=self.check)

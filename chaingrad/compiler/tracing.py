@@ -11,7 +11,7 @@ Example:
     >>> from chaingrad import Value
     >>> w = Value(2.0, label="w")
     >>> args = (3.0,)
-    >>> flat, shape = flatten(args)
+    >>> flat, shape = flatten_args(args)
     >>> trace = Trace(lambda x: Value(x) * w, args, flat)
     >>> [leaf.label for _, leaf in trace.params], len(trace.inputs), trace.run(None, args, flat)
     (['w'], 1, Value(data=6.0, grad=0.0))
@@ -32,7 +32,7 @@ from .engines import VALUES, engine_of, is_array
 from .writer import CodeWriter, build, variables
 
 
-def flatten(args: tuple) -> tuple[list, tuple]:
+def flatten_args(args: tuple) -> tuple[list, tuple]:
     """The numbers and Values in ``args`` (lists and tuples walked), and the shape of the
     call: its structure, and which positions hold the very same object."""
     flat: list = []

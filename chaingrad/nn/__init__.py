@@ -235,11 +235,12 @@ else:
         """A Tensor module (``chaingrad.nn.Linear``, from the file of its kind), or another
         name that needs numpy, loaded on first use; an error naming what chaingrad lacks."""
         if name in _SUBMODULES:
-            return torch_names.load(f"{__name__}.{name}", f"{__name__}.{name}")  # sets it here
+            return torch_names.load_module(f"{__name__}.{name}", f"{__name__}.{name}")
         if name.startswith("_"):  # a probe (_repr_html_, __wrapped__): not a module's name
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         if name in _TENSOR_NAMES:
-            value = getattr(torch_names.load(_TENSOR_NAMES[name], f"{__name__}.{name}"), name)
+            home = torch_names.load_module(_TENSOR_NAMES[name], f"{__name__}.{name}")
+            value = getattr(home, name)
         else:
             value = modules.tensor_modules(f"{__name__}.{name}").get(name)
             if value is None:

@@ -230,7 +230,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
         return x
     if p == 1:
         return x * 0.0
-    keep = sampling.bernoulli(None, x.shape, x._value.dtype, 1 - p, "dropout")
+    keep = sampling.draw_bernoulli(None, x.shape, x._value.dtype, 1 - p, "dropout")
     return x * (keep / np.asarray(1 - p, dtype=x.dtype))
 
 

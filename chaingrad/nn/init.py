@@ -104,21 +104,21 @@ def _write(tensor: Tensor, numbers: Any) -> Tensor:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with numbers drawn uniformly from [a, b), as ``Tensor.uniform_``
-    (``sampling.uniform``: u (b - a) + a for u uniform in [0, 1), rounded as torch's kernel
+    (``sampling.draw_uniform``: u (b - a) + a for u uniform in [0, 1), rounded as torch's kernel
     rounds it)."""
     _checked(tensor, "uniform_")
     values = tensor._value
-    return _write(tensor, sampling.uniform(generator, values.shape, values.dtype, a, b,
+    return _write(tensor, sampling.draw_uniform(generator, values.shape, values.dtype, a, b,
                                            "nn.init.uniform_"))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None,
             ) -> Tensor:
     """Fill with numbers drawn from the normal distribution N(mean, std**2), as
-    ``Tensor.normal_`` (``sampling.normal``: the Box-Muller transform)."""
+    ``Tensor.normal_`` (``sampling.draw_normal``: the Box-Muller transform)."""
     _checked(tensor, "normal_")
     values = tensor._value
-    return _write(tensor, sampling.normal(generator, values.shape, values.dtype, mean, std,
+    return _write(tensor, sampling.draw_normal(generator, values.shape, values.dtype, mean, std,
                                           values.flags.c_contiguous, "nn.init.normal_"))
 
 

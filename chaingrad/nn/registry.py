@@ -2,7 +2,7 @@
 
 ``LAYER_TYPES`` names each type that a file can hold, with its constructor arguments and
 the kind of each. From that one table, ``architecture()`` describes a model as JSON,
-``check`` refuses a description that is not one (before anything is built), ``build`` and
+``check`` refuses a description that is not one (before anything is built), ``build_module`` and
 ``build_torch`` make the model again in ``chaingrad.nn`` or ``torch.nn``, ``weight_count``
 says how many numbers it holds and ``summary`` prints it like a constructor call. This
 module needs neither numpy nor the classes: a type is found by name where it is built.
@@ -52,7 +52,7 @@ class Kind:
 
 SIZE = Kind("a positive integer", lambda v: _is_int(v) and v > 0, int)
 INT = Kind("an integer", _is_int, int)
-NUMBER = Kind("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+REAL = Kind("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
               float)
 PAIR = Kind("a pair of integers >= 0",
             lambda v: isinstance(v, list) and len(v) == 2 and all(_is_int(n) and n >= 0
@@ -64,7 +64,7 @@ PADDING = Kind("a pair of integers >= 0, 'same' or 'valid'",
                lambda v: v if isinstance(v, str) else PAIR.read(v))
 OPTIONAL_INT = Kind("an integer or null", lambda v: v is None or _is_int(v),
                     lambda v: v if v is None else int(v))
-OPTIONAL_NUMBER = Kind("a number or null", lambda v: v is None or NUMBER.accepts(v),
+OPTIONAL_REAL = Kind("a number or null", lambda v: v is None or REAL.accepts(v),
                        lambda v: v if v is None else float(v))
 BOOL = Kind("true or false", lambda v: isinstance(v, bool), bool)
 # bias=True/False in the constructor; the layer's ``bias`` is then a Parameter or None
@@ -95,7 +95,7 @@ class LayerType:
             another class of the same name, is described and rebuilt.
         arguments: Constructor argument -> its kind, in the constructor's order.
         weights: How many numbers its ``state_dict()`` holds (its parameters and persistent
-            buffers), from its arguments (None for a type without them: then ``build``
+            buffers), from its arguments (None for a type without them: then ``build_module``
             passes it no dtype).
         in_torch: Builds the ``torch.nn`` module where that is not
             ``torch.nn.<type>(**arguments)``.
@@ -137,7 +137,7 @@ def _batch_norm_weights(arch: dict[str, Any]) -> int:
     return c * arch["affine"] * (1 + arch["bias"]) + arch["track_running_stats"] * (2 * c + 1)
 
 
-_BATCH_NORM = {"num_features": SIZE, "eps": NUMBER, "momentum": OPTIONAL_NUMBER,
+_BATCH_NORM = {"num_features": SIZE, "eps": REAL, "momentum": OPTIONAL_REAL,
                "affine": BOOL, "track_running_stats": BOOL, "bias": PRESENT}
 
 
@@ -162,13 +162,13 @@ LAYER_TYPES: dict[str, LayerType] = {
     "MaxPool2d": LayerType(_home("pooling"), {"kernel_size": PAIR, "stride": PAIR}),
     "Flatten": LayerType(_home("flatten"), {"start_dim": INT, "end_dim": INT},
                          defaults={"end_dim": -1}),
-    "Dropout": LayerType(_home("dropout"), {"p": NUMBER}),
+    "Dropout": LayerType(_home("dropout"), {"p": REAL}),
     "ReLU": LayerType(_home("activation")),
     "Tanh": LayerType(_home("activation")),
     "Sigmoid": LayerType(_home("activation")),
     "GELU": LayerType(_home("activation"), {"approximate": APPROXIMATE}),
-    "LeakyReLU": LayerType(_home("activation"), {"negative_slope": NUMBER}),
-    "Softplus": LayerType(_home("activation"), {"beta": NUMBER, "threshold": NUMBER}),
+    "LeakyReLU": LayerType(_home("activation"), {"negative_slope": REAL}),
+    "Softplus": LayerType(_home("activation"), {"beta": REAL, "threshold": REAL}),
     "Identity": LayerType(_home("linear")),
     "Softmax": LayerType(_home("activation"), {"dim": OPTIONAL_INT}),
     "LogSoftmax": LayerType(_home("activation"), {"dim": OPTIONAL_INT}),
@@ -176,7 +176,7 @@ LAYER_TYPES: dict[str, LayerType] = {
                                              "padding_idx": OPTIONAL_INT},
                            weights=lambda a: a["num_embeddings"] * a["embedding_dim"]),
     "LayerNorm": LayerType(_home("normalization"),
-                           {"normalized_shape": SIZES, "eps": NUMBER,
+                           {"normalized_shape": SIZES, "eps": REAL,
                             "elementwise_affine": BOOL, "bias": PRESENT},
                            weights=lambda a: math.prod(a["normalized_shape"])
                            * a["elementwise_affine"] * (1 + a["bias"])),
@@ -227,7 +227,7 @@ def architecture(module: Any, depth: int = 0) -> dict[str, Any]:
 
 
 def check(arch: Any, at: str = "", depth: int = 0) -> None:
-    """Refuse a description that ``build`` could not follow; ``at`` locates a nested layer.
+    """Refuse a description that ``build_module`` could not follow; ``at`` locates a nested layer.
 
     Raises:
         ValueError: Naming the layer, the argument, what it must be and what it is.
@@ -277,7 +277,7 @@ def _nested(kind: LayerType, arch: dict[str, Any]) -> list[tuple[Kind, Any]]:
             if argument in NESTING]
 
 
-def build(arch: dict[str, Any], namespace: Any, dtype: Any = None) -> Any:
+def build_module(arch: dict[str, Any], namespace: Any, dtype: Any = None) -> Any:
     """The model of a checked architecture, with fresh weights, from ``chaingrad.nn``.
 
     Args:
@@ -289,7 +289,8 @@ def build(arch: dict[str, Any], namespace: Any, dtype: Any = None) -> Any:
 
 
 def build_torch(arch: dict[str, Any], nn: Any, dtype: Any = None) -> Any:
-    """The same model in PyTorch: ``build`` with ``torch.nn`` (and an MLP as a Sequential)."""
+    """The same model in PyTorch: ``build_module`` with ``torch.nn`` (an MLP as a
+    Sequential)."""
     return _build(arch, nn, dtype, in_torch=True)
 
 

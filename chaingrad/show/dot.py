@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from .layout import Graph, check_rankdir, drawing_size, screen_rankdir
-from .names import array_text, check_root, format_number, is_tensor, node_names, reading_order
+from .names import array_text, check_root, format_number, holds_array, node_names, reading_order
 from .render import (
     DEFAULT_TIMEOUT,
     Drawing,
@@ -62,7 +62,7 @@ DOT_GAPS = {"node_gap": 18.0, "rank_gap": 36.0, "margins": (4.0, 4.0)}
 
 def record_fields(node: Any) -> tuple[str, str]:
     """The data and grad fields of a node's record: numbers for a Value, shapes for a Tensor."""
-    if not is_tensor(node):
+    if not holds_array(node):
         return f"data {format_number(node._value)}", f"grad {format_number(node.grad)}"
     x = node._value
     data = f"data {tuple(x.shape)} {x.dtype}"

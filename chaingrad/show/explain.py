@@ -36,10 +36,10 @@ from .naive import naive_section
 from .names import (
     check_root,
     format_number,
+    grad_norm,
     grad_summary,
-    is_tensor,
+    holds_array,
     node_names,
-    norm,
     reading_order,
 )
 from .steps import Step, Update, backward_steps, seed_of
@@ -107,7 +107,7 @@ def explain(
     if not isinstance(naive, bool):  # naive="no" would be truthy
         raise TypeError(f"explain: naive must be True or False, got {type(naive).__name__} "
                         f"{naive!r}")
-    tensor = is_tensor(root)
+    tensor = holds_array(root)
     if tensor and naive:
         raise ValueError("explain: naive=True is for Value graphs only (the naive walk is "
                          "shown on scalars); got a Tensor of shape "
@@ -181,12 +181,12 @@ def _update_lines(update: Update, op: str, indent: str) -> list[str]:
 
 
 def _norm_text(g: Any) -> str:
-    return "None" if g is None else _FMT(norm(g))
+    return "None" if g is None else _FMT(grad_norm(g))
 
 
 def _pass_totals(root: Any, order: list, steps: list[Step], seed: Any = 1.0) -> dict[int, Any]:
     """Each node's gradient at the end of the pass (the last 'after' it was given)."""
-    totals = {id(node): None if is_tensor(root) else 0.0 for node in order}
+    totals = {id(node): None if holds_array(root) else 0.0 for node in order}
     totals[id(root)] = seed
     for step in steps:
         for update in step.updates:

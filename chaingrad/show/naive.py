@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import autodiff, guards
-from .names import check_root, format_number, is_tensor, norm, reading_order, text_table
+from .names import check_root, format_number, grad_norm, holds_array, reading_order, text_table
 from .steps import Step, seed_of, step_from_trace
 
 _FMT = format_number
@@ -82,7 +82,7 @@ def naive_backward(root: Any, max_calls: int = 10_000, trace: list | None = None
         for child, g in zip(node._prev, _contributions(node, grads[id(node)]), strict=True):
             if g is None or not child.requires_grad:
                 continue  # a constant: it takes no gradient
-            if is_tensor(child) and g.shape != child._value.shape:
+            if holds_array(child) and g.shape != child._value.shape:
                 g = autodiff.sum_to_shape(g, child._value.shape)  # the op broadcast it
             old = grads[id(child)]
             grads[id(child)] = g if old is None else old + g  # a new array: never in place
@@ -123,7 +123,7 @@ def _contributions(node: Any, g: Any) -> list[Any]:
     saved = [(n, n.grad) for n in (node, *node._prev)]
     try:
         for child in node._prev:
-            child.grad = child._value * 0 if is_tensor(child) else 0.0
+            child.grad = child._value * 0 if holds_array(child) else 0.0
         node.grad = g
         rule.backward()
         seen: set[int] = set()
@@ -151,7 +151,7 @@ def same_grad(right: Any, wrong: Any) -> bool:
     if not hasattr(right, "shape"):
         return math.isclose(right, wrong, rel_tol=1e-9, abs_tol=1e-12)
     rel = {2: 1e-2, 4: 1e-5}.get(right.dtype.itemsize, 1e-9)  # float16, float32, float64
-    return norm(wrong - right) <= rel * max(norm(right), norm(wrong)) + 1e-12
+    return grad_norm(wrong - right) <= rel * max(grad_norm(right), grad_norm(wrong)) + 1e-12
 
 
 def naive_section(root: Any, order: list, names: dict, totals: dict) -> list[str]:

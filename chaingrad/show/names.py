@@ -43,7 +43,7 @@ def format_number(x: Any) -> str:
     return f"{x:.4e}"
 
 
-def is_tensor(node: Any) -> bool:
+def holds_array(node: Any) -> bool:
     """True for a Tensor node (its data has a shape), False for a Value."""
     return hasattr(node._value, "shape")
 
@@ -67,10 +67,10 @@ def grad_summary(g: Any) -> str:
     if g is None:
         return "None"
     g = _array(g)
-    return array_text(g) if g.size == 1 else f"{tuple(g.shape)}, norm {format_number(norm(g))}"
+    return array_text(g) if g.size == 1 else f"{tuple(g.shape)}, norm {format_number(grad_norm(g))}"
 
 
-def norm(g: Any) -> float:
+def grad_norm(g: Any) -> float:
     """The Euclidean norm of an array (of all its entries), computed in float64."""
     g = _array(g).astype("float64")
     return math.sqrt(float((g * g).sum()))

@@ -48,10 +48,10 @@ from .naive import naive_steps, same_grad
 from .names import (
     check_root,
     format_number,
+    grad_norm,
     grad_summary,
-    is_tensor,
+    holds_array,
     node_names,
-    norm,
     reading_order,
 )
 from .render import find_renderer
@@ -60,7 +60,7 @@ from .steps import Step, backward_steps, seed_of
 LAYOUTS = ("auto", "graphviz", "builtin")
 FONT_PX = 14  # every text of the drawing; the page never zooms it below 10 px, "fit" neither
 CHAR_W = 8.45  # a 14px monospace character's advance (DejaVu Sans Mono 8.43, Courier 8.4)
-PAD = 12  # room around a field's text
+BOX_PAD = 12  # room around a field's text
 ROW_H = 24  # a record's rows: data above grad
 OP_H = 30
 NAIVE_CALLS = 1000  # the naive walk shown on the page stops after this many calls,
@@ -178,7 +178,7 @@ def _prepare(root: Any, order: list, grad: Any, params: Any,
     """Each node's page id (``n3``) and name, and what the script shows (see ``_payload``)."""
     names = node_names(order, params, where)
     ids = {id(node): f"n{i}" for i, node in enumerate(order)}
-    tensor = is_tensor(root)
+    tensor = holds_array(root)
     seed = seed_of(root, grad, where)
     steps = backward_steps(root, accumulate=False, grad=seed if tensor else None,
                            params=params)
@@ -275,8 +275,8 @@ def _change(update: Any, tensor: bool) -> str:
     if not tensor:
         before, after = format_number(update.before), format_number(update.after)
         return f"{update.name}.grad: {before} -> {after}"
-    before = "None" if update.before is None else format_number(norm(update.before))
-    return f"{update.name}.grad norm: {before} -> {format_number(norm(update.after))}"
+    before = "None" if update.before is None else format_number(grad_norm(update.before))
+    return f"{update.name}.grad norm: {before} -> {format_number(grad_norm(update.after))}"
 
 
 def _naive(root: Any, order: list, ids: dict[int, str], names: dict[int, str], seed: Any,
@@ -358,7 +358,7 @@ def _choose_layout(layout: str, order: list) -> Any:
 
 
 def _field_width(texts: list[str]) -> float:
-    return CHAR_W * max(map(len, texts)) + PAD
+    return CHAR_W * max(map(len, texts)) + BOX_PAD
 
 
 def _shapes(order: list, ids: dict[int, str], names: dict[int, str],
@@ -381,7 +381,7 @@ def _shapes(order: list, ids: dict[int, str], names: dict[int, str],
             op_key = key + "_op"
             keys.append(op_key)
             ops.add(op_key)
-            sizes[op_key] = (max(2 * OP_H * 0.7, CHAR_W * len(node._op) + 2 * PAD), OP_H)
+            sizes[op_key] = (max(2 * OP_H * 0.7, CHAR_W * len(node._op) + 2 * BOX_PAD), OP_H)
             edges += [(ids[id(child)], op_key) for child in node._prev]
             edges.append((op_key, key))
         shown = payload["nodes"][key]

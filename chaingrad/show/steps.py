@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import autodiff, guards
 from ..declaration import GENERIC_FORMULA, fill_in
-from .names import check_root, format_number, is_tensor, node_names, reading_order
+from .names import check_root, format_number, holds_array, node_names, reading_order
 
 HAND_WRITTEN = "(its hand-written _backward)"
 """The formula of a ``_backward`` closure assigned by hand: its code is all there is."""
@@ -106,7 +106,7 @@ def backward_steps(root: Any, accumulate: bool = True, grad: Any = None,
 def seed_of(root: Any, grad: Any, where: str) -> Any:
     """d(root)/d(root) to start from: 1.0 for a Value; for a Tensor ``grad`` or ones,
     checked as ``Tensor.backward`` checks it."""
-    if grad is not None and not is_tensor(root):
+    if grad is not None and not holds_array(root):
         raise TypeError(f"{where}: grad= is for a Tensor root; a Value's seed is 1")
     return root._seed(grad, False, where)
 
@@ -129,11 +129,11 @@ def step_from_trace(index: int, node: Any, upstream: Any, before: list, after: l
     for k, (x, g) in enumerate(zip(prev, raw)):
         if g is None or not x.requires_grad:  # the driver skipped it too
             continue
-        added = autodiff.sum_to_shape(g, x._value.shape) if is_tensor(node) else g
+        added = autodiff.sum_to_shape(g, x._value.shape) if holds_array(node) else g
         old = running[id(x)]
         running[id(x)] = new = added if old is None else old + added
         formula, numbers = fill(node, k, names, g, upstream)
-        result = str(tuple(x._value.shape)) if is_tensor(node) else ""
+        result = str(tuple(x._value.shape)) if holds_array(node) else ""
         made.append(Update(x, names[id(x)], old, new, added, formula, numbers, result))
     return Step(index, node, names[id(node)], node._op, upstream, tuple(made))
 
@@ -157,7 +157,7 @@ def fill(node: Any, k: int, names: dict[int, str], raw: Any, upstream: Any) -> t
     """
     prim = node._rule.primitive
     formula = prim.formulas[min(k, len(prim.formulas) - 1)]
-    tensor = is_tensor(node)
+    tensor = holds_array(node)
     if formula == GENERIC_FORMULA:  # a user's primitive: its rule's answer for g = 1
         named = formula.replace("d(x)", f"d({names[id(node._prev[k])]})")
         if tensor:

@@ -90,8 +90,8 @@ _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "
                "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
 
 
-Number = int | float | bool
-"""What ``item()`` gives, as torch's ``Number``."""
+Scalar = int | float | bool
+"""What ``item()`` gives (torch calls it ``Number``)."""
 
 class Conversions:
     """The conversions of ``Tensor``: ``to``, ``float()``, ``numpy()``, ``item()``,
@@ -235,7 +235,7 @@ class Conversions:
                                "tensor.detach().numpy() instead.")
         return self._value
 
-    def item(self) -> Number:
+    def item(self) -> Scalar:
         """The value of a one-element tensor as a Python number (float, int or bool)."""
         if self._value.size != 1:
             raise RuntimeError(f"item: a Tensor with {self._value.size} elements cannot be "

@@ -133,7 +133,7 @@ def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = Non
          requires_grad: bool = False, **named: Any) -> Tensor:
     """Numbers drawn uniformly from [0, 1), of ``size``: torch's numbers for the seed of
     ``generator`` (or of the default generator): u24 = (r32 mod 2**24) / 2**24 in float32,
-    u53 = (r64 mod 2**53) / 2**53 in float64 (``sampling.uniform``).
+    u53 = (r64 mod 2**53) / 2**53 in float64 (``sampling.draw_uniform``).
 
     Example:
         >>> import chaingrad
@@ -141,14 +141,14 @@ def rand(*size: Any, generator: Any = None, dtype: Any = None, device: Any = Non
         tensor([0.7081, 0.3542, 0.1054])
     """
     shape, wanted = _shape_and_float("rand", _sizes("rand", size, named), dtype, device)
-    drawn = sampling.uniform(generator, shape, wanted, 0.0, 1.0, "rand")
+    drawn = sampling.draw_uniform(generator, shape, wanted, 0.0, 1.0, "rand")
     return leaf(drawn, requires_grad, "rand")
 
 
 def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False, **named: Any) -> Tensor:
     """Numbers drawn from the standard normal distribution, of ``size``: torch's numbers
-    for the seed (the Box-Muller transform of ``sampling.normal``).
+    for the seed (the Box-Muller transform of ``sampling.draw_normal``).
 
     Example:
         >>> import chaingrad
@@ -156,7 +156,7 @@ def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = No
         tensor([ 1.5410, -0.2934])
     """
     shape, wanted = _shape_and_float("randn", _sizes("randn", size, named), dtype, device)
-    drawn = sampling.normal(generator, shape, wanted, 0.0, 1.0, op="randn")
+    drawn = sampling.draw_normal(generator, shape, wanted, 0.0, 1.0, op="randn")
     return leaf(drawn, requires_grad, "randn")
 
 
@@ -181,7 +181,7 @@ def randint(*args: Any, low: Any = None, high: Any = None, size: Any = None,
     ``randint(low, high, size)``, any of them by keyword too (``randint(high=10,
     size=(3,))``; ``low`` is 0 if not given), int64 unless ``dtype`` says otherwise, as
     torch.randint: low + (r32 mod (high - low)), or r64 for a span of 2**28 or more
-    (``sampling.integers``).
+    (``sampling.draw_integers``).
 
     Example:
         >>> import chaingrad
@@ -211,7 +211,7 @@ def randint(*args: Any, low: Any = None, high: Any = None, size: Any = None,
         raise ValueError(f"randint: needs low < high, got low={low}, high={high}")
     check_device(device, "randint")
     wanted = np.dtype(np.int64) if dtype is None else dtypes.to_numpy(dtype, "randint")
-    drawn = sampling.integers(generator, shape, wanted, int(low), int(high), "randint")
+    drawn = sampling.draw_integers(generator, shape, wanted, int(low), int(high), "randint")
     return leaf(drawn, requires_grad, "randint")
 
 
@@ -243,7 +243,7 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
         raise RuntimeError(f"randperm: n must be non-negative, got {n}")
     check_device(device, "randperm")
     wanted = np.dtype(np.int64) if dtype is None else dtypes.to_numpy(dtype, "randperm")
-    return leaf(sampling.randperm(generator, int(n)).astype(wanted), requires_grad,
+    return leaf(sampling.draw_randperm(generator, int(n)).astype(wanted), requires_grad,
                  "randperm")
 
 
@@ -264,7 +264,7 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
             raise TypeError("normal: with a number for both mean and std, give a size: "
                             "normal(mean, std, size)")
         shape, wanted = _shape_and_float("normal", (size,), dtype, device)
-        drawn = sampling.normal(generator, shape, wanted, _plain(mean, "normal"),
+        drawn = sampling.draw_normal(generator, shape, wanted, _plain(mean, "normal"),
                                 _plain(std, "normal"), op="normal")
         return leaf(drawn, requires_grad, "normal")
     if isinstance(std, Tensor) and (std._value < 0).any():
@@ -273,9 +273,9 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
     shape = np.broadcast_shapes(np.shape(_values(mean)), np.shape(_values(std)))
     wanted = like._value.dtype
     if isinstance(std, Tensor):  # torch: randn, then * std, then + mean
-        values = sampling.normal(generator, shape, wanted, op="normal") * std._value
+        values = sampling.draw_normal(generator, shape, wanted, op="normal") * std._value
     else:
-        values = sampling.normal(generator, shape, wanted, 0.0, _plain(std, "normal"),
+        values = sampling.draw_normal(generator, shape, wanted, 0.0, _plain(std, "normal"),
                                  op="normal")
     values = (values + np.asarray(_values(mean), dtype=wanted)).astype(wanted)
     return leaf(values, requires_grad, "normal")
@@ -293,7 +293,7 @@ def bernoulli(input: Tensor, p: float | None = None, *,  # noqa: A002
         tensor([0., 1., 1.])
     """
     chances = _like(input, "bernoulli")._value if p is None else _plain(p, "bernoulli")
-    drawn = sampling.bernoulli(generator, input.shape, input._value.dtype, chances,
+    drawn = sampling.draw_bernoulli(generator, input.shape, input._value.dtype, chances,
                                "bernoulli")
     return leaf(drawn, False, "bernoulli")
 
@@ -307,7 +307,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     variables (the index of the largest p / q, q ~ Exp(1)), and several samples with
     replacement by inverting the cumulative distribution; under ``use_lecture_rng()`` (or
     CHAINGRAD_LECTURE_RNG=1) one sample with replacement is drawn that second way too, as
-    the torch of the Zero to Hero lectures did (``sampling.multinomial``).
+    the torch of the Zero to Hero lectures did (``sampling.draw_multinomial``).
 
     Example:
         >>> import chaingrad
@@ -316,7 +316,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
         tensor([2, 2, 2, 2])
     """
     probs = _like(input, "multinomial")._value
-    drawn = sampling.multinomial(generator, probs, num_samples, bool(replacement))
+    drawn = sampling.draw_multinomial(generator, probs, num_samples, bool(replacement))
     return leaf(drawn, False, "multinomial")
 
 def arange(start: Any = None, end: Any = None, step: Any = 1, *, dtype: Any = None,

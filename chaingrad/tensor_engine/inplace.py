@@ -336,39 +336,39 @@ class InPlace:
 
     def uniform_(self: SelfTensor, a: float = 0.0, b: float = 1.0, *,
                  generator: Any = None) -> SelfTensor:
-        """Entries drawn uniformly from [a, b), in place (``sampling.uniform``)."""
-        return self._write("uniform_", sampling.fill(
-            self._value, sampling.uniform, generator, a, b, op="uniform_"))
+        """Entries drawn uniformly from [a, b), in place (``sampling.draw_uniform``)."""
+        return self._write("uniform_", sampling.draw_into(
+            self._value, sampling.draw_uniform, generator, a, b, op="uniform_"))
 
     def normal_(self: SelfTensor, mean: float = 0.0, std: float = 1.0, *,
                 generator: Any = None) -> SelfTensor:
-        """Entries drawn from N(mean, std**2), in place (``sampling.normal``)."""
-        return self._write("normal_", sampling.fill(
-            self._value, sampling.normal, generator, mean, std,
+        """Entries drawn from N(mean, std**2), in place (``sampling.draw_normal``)."""
+        return self._write("normal_", sampling.draw_into(
+            self._value, sampling.draw_normal, generator, mean, std,
             contiguous=self._value.flags.c_contiguous, op="normal_"))
 
     def exponential_(self: SelfTensor, lambd: float = 1.0, *, generator: Any = None) -> SelfTensor:
         """Entries drawn from the exponential distribution of rate ``lambd``, in place
-        (``sampling.exponential``)."""
-        return self._write("exponential_", sampling.fill(
-            self._value, sampling.exponential, generator, lambd, op="exponential_"))
+        (``sampling.draw_exponential``)."""
+        return self._write("exponential_", sampling.draw_into(
+            self._value, sampling.draw_exponential, generator, lambd, op="exponential_"))
 
     def random_(self: SelfTensor, from_: int | None = None, to: int | None = None, *,
                 generator: Any = None) -> SelfTensor:
         """Integers drawn uniformly, in place: ``random_(to)`` from [0, to), ``random_(from,
         to)`` from [from, to), ``random_()`` torch's whole range for the dtype
-        (``sampling.integers``, ``sampling.random_bits``)."""
+        (``sampling.draw_integers``, ``sampling.random_bits``)."""
         if from_ is None and to is None:
-            drawn = sampling.fill(self._value, sampling.random_bits, generator)
+            drawn = sampling.draw_into(self._value, sampling.random_bits, generator)
         else:
             low, high = (0, from_) if to is None else (from_, to)
-            drawn = sampling.fill(self._value, sampling.integers, generator, low, high)
+            drawn = sampling.draw_into(self._value, sampling.draw_integers, generator, low, high)
         return self._write("random_", drawn)
 
     def bernoulli_(self: SelfTensor, p: Any = 0.5, *, generator: Any = None) -> SelfTensor:
         """Each entry 1 with probability ``p`` (a number, or a Tensor of them broadcast to
-        this shape), else 0, in place (``sampling.bernoulli``)."""
+        this shape), else 0, in place (``sampling.draw_bernoulli``)."""
         chances = p._value if isinstance(p, autodiff.Node) else p
-        return self._write("bernoulli_", sampling.fill(
-            self._value, sampling.bernoulli, generator, chances, op="bernoulli_"))
+        return self._write("bernoulli_", sampling.draw_into(
+            self._value, sampling.draw_bernoulli, generator, chances, op="bernoulli_"))
 

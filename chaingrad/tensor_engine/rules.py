@@ -37,7 +37,7 @@ from .arrays import ARRAY_TYPES
 
 def matmul_on_arrays(x: np.ndarray, y: np.ndarray, needs: tuple[bool, bool]) -> np.ndarray:
     """matmul's forward on arrays (``needs`` is its rule's: which inputs take a gradient)."""
-    return matmul(x, y)
+    return matrix_product(x, y)
 
 
 @define("matmul", ("out.grad @ y.data.mT", "x.data.mT @ out.grad"), array=matmul_on_arrays,
@@ -59,7 +59,7 @@ def MATMUL(xs, out, g, needs):
     if a_vec or b_vec:  # give g the two trailing axes of the matrix product
         g = g.reshape(g.shape[:-1] + (1,) + g.shape[-1:] if a_vec and not b_vec
                       else g.shape + (1,) if b_vec and not a_vec else (1, 1))
-    ga = matmul(g, swap_last(b)) if needs[0] else None
+    ga = matrix_product(g, swap_last(b)) if needs[0] else None
     gb = None
     if needs[1]:
         if a.ndim > 2 and b.ndim == 2:  # x^T @ g summed over the batch: one product of rows
@@ -70,7 +70,7 @@ def MATMUL(xs, out, g, needs):
     return ga, gb
 
 
-def matmul(x: Any, y: Any) -> Any:
+def matrix_product(x: Any, y: Any) -> Any:
     """``x @ y``; a batch of rows against one matrix (a Linear layer's input (B, T, n) and
     its weight) is one product of all the rows (``rows_of``), as torch computes it: numpy
     would make one product per batch entry, slower by up to a third."""
@@ -229,8 +229,8 @@ def binary_cross_entropy_on_arrays(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 @define("binary_cross_entropy",
-        ("out.grad * (x.data - y.data) / maximum((1 - x.data) * x.data, 9.999999960041972e-13)",
-         "out.grad * (maximum(log1p(-x.data), -100) - maximum(log(x.data), -100))"),
+        ("out.grad * (x.data - y.data) / at_least((1 - x.data) * x.data, 9.999999960041972e-13)",
+         "out.grad * (at_least(log1p(-x.data), -100) - at_least(log(x.data), -100))"),
         array=binary_cross_entropy_on_arrays,
         domain="0 <= x <= 1", saves=("x y", "x"), floats=True,
         torch=("F.binary_cross_entropy",))
@@ -240,8 +240,8 @@ def BINARY_CROSS_ENTROPY(xs, out, g):
     the denominator at least torch's 1e-12 (as a float32: 9.999999960041972e-13), d/dt =
     log(1 - x) - log(x), the logs floored again (torch's are not: there it gives inf)."""
     x, t = xs
-    return (g * (x - t) / maximum((1 - x) * x, 9.999999960041972e-13),
-            g * (maximum(log1p(-x), -100) - maximum(log(x), -100)))
+    return (g * (x - t) / at_least((1 - x) * x, 9.999999960041972e-13),
+            g * (at_least(log1p(-x), -100) - at_least(log(x), -100)))
 
 
 @define("clip", ("between(x.data, low, high) * out.grad",), array=np.clip,
@@ -270,7 +270,7 @@ def RESHAPE(xs, out, g, shape):
         params=("axes",), saves=("",), torch=("torch.permute", "Tensor.permute"))
 def TRANSPOSE(xs, out, g, axes):
     """The axes permuted;  the gradient is permuted back."""
-    return (permute(g, inverse(axes)),)
+    return (permuted(g, inverse(axes)),)
 
 
 def cast_on_arrays(x: np.ndarray, dtype: Any) -> np.ndarray:
@@ -282,7 +282,7 @@ def cast_on_arrays(x: np.ndarray, dtype: Any) -> np.ndarray:
         saves=("",), torch=("Tensor.to",))
 def CAST(xs, out, g, dtype):
     """x in another floating dtype (named by ``dtype``);  the gradient is cast back."""
-    return (cast(g, xs[0].dtype),)
+    return (as_dtype(g, xs[0].dtype),)
 
 
 @define("broadcast_to", ("out.grad",), array=np.broadcast_to, params=("shape",),
@@ -420,7 +420,7 @@ def CONV2D(xs, out, g, stride, padding, needs):
     return (gx, gw) if len(xs) == 2 else (gx, gw, g.sum(axis=0).sum(axis=(1, 2)))
 
 
-@define("conv2d_input_grad", ("conv2d(out.grad, y.data, stride, padding)",
+@define("conv2d_input_grad", ("convolve(out.grad, y.data, stride, padding)",
                               "conv2d_weight_grad(out.grad, x.data, y.shape[2:], stride, padding)"),
         array=kernels.conv2d_input_grad_on_arrays,
         params=("size", "stride", "padding"), saves=("y", "x"))
@@ -429,12 +429,12 @@ def CONV2D_INPUT_GRAD(xs, out, u, size, stride, padding):
     transposed convolution): each window's share, g times w, added back where the window
     came from;  d/dg = conv2d(u, w), d/dw = conv2d_weight_grad(u, g)."""
     g, w = xs
-    return (conv2d(u, w, stride, padding),
+    return (convolve(u, w, stride, padding),
             conv2d_weight_grad(u, g, w.shape[2:], stride, padding))
 
 
 @define("conv2d_weight_grad", ("conv2d_input_grad(y.data, out.grad, x.shape[2:], stride, padding)",
-                               "conv2d(x.data, out.grad, stride, padding)"),
+                               "convolve(x.data, out.grad, stride, padding)"),
         array=kernels.conv2d_weight_grad_on_arrays,
         params=("kernel", "stride", "padding"), saves=("y", "x"))
 def CONV2D_WEIGHT_GRAD(xs, out, v, kernel, stride, padding):
@@ -443,7 +443,7 @@ def CONV2D_WEIGHT_GRAD(xs, out, v, kernel, stride, padding):
     d/dx = conv2d_input_grad(g, v), d/dg = conv2d(x, v)."""
     x, g = xs
     return (conv2d_input_grad(g, v, x.shape[2:], stride, padding),
-            conv2d(x, v, stride, padding))
+            convolve(x, v, stride, padding))
 
 
 # max_pool2d has no forward of its own, as max: ``picked`` depends on where the largest
@@ -480,15 +480,15 @@ def swap_last(x: Any) -> Any:
     """x with its last two axes swapped (the matrix transpose, batched)."""
     axes = list(range(x.ndim))
     axes[-2], axes[-1] = axes[-1], axes[-2]
-    return permute(x, tuple(axes))
+    return permuted(x, tuple(axes))
 
 
-def permute(x: Any, axes: tuple[int, ...]) -> Any:
+def permuted(x: Any, axes: tuple[int, ...]) -> Any:
     """x with its axes in the order ``axes``: ndarray.transpose, or a Tensor's permute."""
     return x.transpose(axes) if isinstance(x, ARRAY_TYPES) else x.permute(axes)
 
 
-def cast(x: Any, dtype: Any) -> Any:
+def as_dtype(x: Any, dtype: Any) -> Any:
     """x in ``dtype``: ndarray.astype, or a Tensor's ``to``."""
     return x.astype(dtype) if isinstance(x, ARRAY_TYPES) else x.to(dtype)
 
@@ -509,7 +509,7 @@ def expand(g: Any, axes: tuple[int, ...], shape: tuple[int, ...]) -> Any:
     return np.broadcast_to(g, shape) if isinstance(g, ARRAY_TYPES) else g.broadcast_to(shape)
 
 
-def maximum(x: Any, floor: float) -> Any:
+def at_least(x: Any, floor: float) -> Any:
     """x, but at least ``floor`` (a number), entry by entry: on an array (or a numpy
     number) or a Tensor."""
     return x.maximum(floor) if hasattr(x, "_prev") else np.maximum(x, floor)
@@ -521,7 +521,7 @@ def flip(x: Any, axis: int) -> Any:
     return x[(slice(None),) * axis + (slice(None, None, -1),)]
 
 
-def einsum(equation: str, x: Any, y: Any) -> Any:
+def contract(equation: str, x: Any, y: Any) -> Any:
     """The einsum of two operands: on arrays, its forward; on Tensors, an ``einsum`` node."""
     needs = (getattr(x, "requires_grad", False), getattr(y, "requires_grad", False))
     return apply(EINSUM.bind(equation, needs), x, y)
@@ -541,7 +541,7 @@ def einsum_grad(equation: str, k: int, g: Any, other: Any, shape: tuple[int, ...
     inputs, result = equation.split("->")
     mine, theirs = inputs.split(",")[k], inputs.split(",")[1 - k]
     kept = "".join(c for c in mine if c in result or c in theirs)
-    part = einsum(f"{result},{theirs}->{kept}", g, other)
+    part = contract(f"{result},{theirs}->{kept}", g, other)
     summed_away = tuple(i for i, c in enumerate(mine) if c not in kept)
     return expand(part, summed_away, shape) if summed_away else part
 
@@ -588,7 +588,7 @@ def scatter(g: Any, index: Any, shape: tuple[int, ...]) -> Any:
     return apply(SCATTER.bind(index, shape), g)
 
 
-def conv2d(x: Any, w: Any, stride: tuple[int, int], padding: tuple[int, int]) -> Any:
+def convolve(x: Any, w: Any, stride: tuple[int, int], padding: tuple[int, int]) -> Any:
     """conv2d without bias: on arrays, its forward; on Tensors, a ``conv2d`` node."""
     needs = (getattr(x, "requires_grad", False), getattr(w, "requires_grad", False))
     return apply(CONV2D.bind(stride, padding, needs), x, w)

@@ -22,7 +22,7 @@ part of ``Tensor`` that draws from a tensor (``x.multinomial``).
 
 Example:
     >>> stream = Stream(2147483647)
-    >>> [round(float(x), 4) for x in uniform(stream, (3,), np.dtype(np.float32), 0.0, 1.0)]
+    >>> [round(float(x), 4) for x in draw_uniform(stream, (3,), np.dtype(np.float32), 0.0, 1.0)]
     [0.7081, 0.3542, 0.1054]
 """
 
@@ -152,9 +152,10 @@ def stream_of(generator: Any, op: str) -> Stream:
     return stream
 
 
-def fill(target: np.ndarray, draw: Any, generator: Any, *args: Any, **kwargs: Any) -> np.ndarray:
-    """New numbers for every entry of ``target``, drawn by ``draw`` (``uniform``,
-    ``normal``, ...) in the order of target's memory, as torch fills a tensor in place (a
+def draw_into(target: np.ndarray, draw: Any, generator: Any, *args: Any,
+              **kwargs: Any) -> np.ndarray:
+    """New numbers for every entry of ``target``, drawn by ``draw`` (``draw_uniform``,
+    ``draw_normal``, ...) in the order of target's memory, as torch fills a tensor in place (a
     transposed view's entries column by column), and laid out in target's shape. An array
     among ``args`` (bernoulli's chances) is broadcast to target's shape and read in the
     same order."""
@@ -181,7 +182,7 @@ def u53(stream: Stream, n: int) -> np.ndarray:
     return (stream.random64(n) & np.uint64(2**53 - 1)).astype(np.float64) * 2.0**-53
 
 
-def uniform(generator: Any, shape: tuple[int, ...], dtype: np.dtype, low: float,
+def draw_uniform(generator: Any, shape: tuple[int, ...], dtype: np.dtype, low: float,
             high: float, op: str = "uniform_") -> np.ndarray:
     """Numbers drawn uniformly from [low, high), torch's ``uniform_`` (and ``rand``).
 
@@ -205,7 +206,7 @@ def uniform(generator: Any, shape: tuple[int, ...], dtype: np.dtype, low: float,
 # ---- normal numbers ----
 
 
-def normal(generator: Any, shape: tuple[int, ...], dtype: np.dtype, mean: float = 0.0,
+def draw_normal(generator: Any, shape: tuple[int, ...], dtype: np.dtype, mean: float = 0.0,
            std: float = 1.0, contiguous: bool = True, op: str = "normal_") -> np.ndarray:
     """Numbers drawn from N(mean, std**2), torch's ``normal_`` (and ``randn``).
 
@@ -397,7 +398,7 @@ TORCH_FUSES = (_torch_has_avx2_kernel()
 # ---- exponential, integers, Bernoulli ----
 
 
-def exponential(generator: Any, shape: tuple[int, ...], dtype: np.dtype, lambd: float = 1.0,
+def draw_exponential(generator: Any, shape: tuple[int, ...], dtype: np.dtype, lambd: float = 1.0,
                 op: str = "exponential_") -> np.ndarray:
     """Numbers drawn from the exponential distribution of rate ``lambd``, torch's
     ``exponential_``: ``-1/lambd * log1p(-u53)`` in float64, rounded to ``dtype``."""
@@ -411,7 +412,7 @@ def exponential(generator: Any, shape: tuple[int, ...], dtype: np.dtype, lambd: 
     return values.astype(_via(dtype)).astype(dtype).reshape(shape)
 
 
-def integers(generator: Any, shape: tuple[int, ...], dtype: np.dtype, low: int, high: int,
+def draw_integers(generator: Any, shape: tuple[int, ...], dtype: np.dtype, low: int, high: int,
              op: str = "random_") -> np.ndarray:
     """Integers drawn from [low, high), torch's ``random_(from, to)`` (and ``randint``):
     with ``span = high - low``, ``low + (r64 mod span)`` if span >= 2**28, else
@@ -444,7 +445,7 @@ def random_bits(generator: Any, shape: tuple[int, ...], dtype: np.dtype,
     return (drawn % np.uint64(modulus)).astype(dtype).reshape(shape)
 
 
-def bernoulli(generator: Any, shape: tuple[int, ...], dtype: np.dtype, p: Any,
+def draw_bernoulli(generator: Any, shape: tuple[int, ...], dtype: np.dtype, p: Any,
               op: str = "bernoulli_") -> np.ndarray:
     """1 with probability p, else 0, torch's ``bernoulli_``. For a number p (and a float64
     array of them): ``u53 < p``; for a float32 or float16 array: ``u24 < p`` in float32.
@@ -460,7 +461,7 @@ def bernoulli(generator: Any, shape: tuple[int, ...], dtype: np.dtype, p: Any,
     return (drawn < chances).astype(dtype).reshape(shape)
 
 
-def randperm(generator: Any, n: int, op: str = "randperm") -> np.ndarray:
+def draw_randperm(generator: Any, n: int, op: str = "randperm") -> np.ndarray:
     """A random permutation of 0 .. n-1 as int64, torch's: for i = 0 .. n-2, swap entries
     i and i + (r32 mod (n - i)) (``swaps``; computed by its twin ``swaps_at_once``)."""
     stream = stream_of(generator, op)
@@ -519,7 +520,7 @@ _lecture_override: list[bool | None] = [None]  # use_lecture_rng's choice; None:
 
 
 def use_lecture_rng(enabled: bool | None = True) -> None:
-    """Draw ``multinomial`` with replacement as the torch of the Zero to Hero lectures did
+    """Draw ``draw_multinomial`` with replacement as the torch of the Zero to Hero lectures did
     (``multinomial_cdf``), so that makemore's samples are the video's: the same as setting
     the environment variable CHAINGRAD_LECTURE_RNG=1. False draws as today's torch again,
     whatever the environment says; None follows the environment."""
@@ -527,19 +528,19 @@ def use_lecture_rng(enabled: bool | None = True) -> None:
 
 
 def lecture_rng() -> bool:
-    """Whether ``multinomial`` draws as the lectures' torch did: ``use_lecture_rng``'s
+    """Whether ``draw_multinomial`` draws as the lectures' torch did: ``use_lecture_rng``'s
     choice, else whether CHAINGRAD_LECTURE_RNG is 1 (read at each draw)."""
     chosen = _lecture_override[0]
     return os.environ.get("CHAINGRAD_LECTURE_RNG") == "1" if chosen is None else chosen
 
 
-def multinomial(generator: Any, probs: np.ndarray, num_samples: int,
+def draw_multinomial(generator: Any, probs: np.ndarray, num_samples: int,
                 replacement: bool = False, op: str = "multinomial") -> np.ndarray:
     """``num_samples`` category indices per row of ``probs`` (1-D or 2-D, weights that need
-    not sum to 1), torch's ``multinomial``, int64.
+    not sum to 1), torch's ``draw_multinomial``, int64.
 
     Without replacement, or for one sample, torch 2.x draws q ~ Exp(1) for every entry (in
-    ``probs``' dtype, ``exponential``) and takes the indices of the largest p / q (the
+    ``probs``' dtype, ``draw_exponential``) and takes the indices of the largest p / q (the
     exponential form of the Gumbel-max trick): ``multinomial_exponential``. With
     replacement and several samples (and for one, under ``use_lecture_rng``), it walks the
     cumulative distribution: ``multinomial_cdf``.
@@ -563,7 +564,7 @@ def multinomial_exponential(generator: Any, rows: np.ndarray, num_samples: int,
     if (rows.sum(axis=1) == 0).any():
         raise RuntimeError(f"{op}: invalid multinomial distribution (sum of probabilities "
                            "<= 0)")
-    score = rows / exponential(generator, rows.shape, rows.dtype, 1.0, op)
+    score = rows / draw_exponential(generator, rows.shape, rows.dtype, 1.0, op)
     if num_samples == 1:
         return np.argmax(score, axis=1)[:, None]
     return np.argsort(-score, axis=1, kind="stable")[:, :num_samples]
@@ -634,7 +635,7 @@ class Sampling:
             >>> chaingrad.Tensor([0.0, 1.0]).multinomial(2, replacement=True, generator=g)
             tensor([1, 1])
         """
-        drawn = multinomial(generator, self._value, num_samples, bool(replacement))
+        drawn = draw_multinomial(generator, self._value, num_samples, bool(replacement))
         return self._constant(drawn)
 
 

@@ -46,7 +46,7 @@ except ModuleNotFoundError as missing:  # an extra, as for torch
         "'chaingrad[tensorboard]' (or pip install tensorboard)", name=missing.name
     ) from missing
 
-__all__ = ["SummaryWriter", "default_bins", "histogram"]
+__all__ = ["SummaryWriter", "default_bins", "histogram_proto"]
 
 
 def default_bins() -> list[float]:
@@ -60,20 +60,20 @@ def default_bins() -> list[float]:
     return [-x for x in reversed(positive)] + [0] + positive
 
 
-def histogram(values: np.ndarray, bins: Any, max_bins: int | None = None) -> HistogramProto:
-    """A histogram of ``values`` as torch's writer makes it: numpy's counts over ``bins``
+def histogram_proto(values: np.ndarray, bins: Any, max_bins: int | None = None) -> HistogramProto:
+    """A histogram_proto of ``values`` as torch's writer makes it: numpy's counts over ``bins``
     (merged ``max_bins`` at a time if there are more), cut down to the buckets from the one
     before the first that holds a value to the last that holds one, with each bucket's
     right edge (TensorBoard's form).
 
     Example:
-        >>> h = histogram(np.array([0.5, 1.5, 1.6]), bins=[0, 1, 2, 3])
+        >>> h = histogram_proto(np.array([0.5, 1.5, 1.6]), bins=[0, 1, 2, 3])
         >>> list(h.bucket_limit), list(h.bucket), h.num
         ([0.0, 1.0, 2.0], [0.0, 1.0, 2.0], 3.0)
     """
     values = np.asarray(values, dtype=np.float64).reshape(-1)
     if values.size == 0:
-        raise ValueError("add_histogram: got no values to make a histogram of")
+        raise ValueError("add_histogram: got no values to make a histogram_proto of")
     counts, edges = np.histogram(values, bins=bins)
     if max_bins is not None and len(counts) > max_bins:
         group = len(counts) // max_bins
@@ -170,11 +170,11 @@ class SummaryWriter:
                       bins: Any = "tensorflow", walltime: float | None = None,
                       max_bins: int | None = None) -> None:
         """Log the distribution of ``values`` (a Tensor, an array, a list): TensorFlow's
-        default buckets (``bins="tensorflow"``), or anything numpy's ``histogram`` takes
+        default buckets (``bins="tensorflow"``), or anything numpy's ``histogram_proto`` takes
         as ``bins`` (a count, a method's name such as ``"auto"``, the edges)."""
         if isinstance(bins, str) and bins == "tensorflow":
             bins = self.default_bins
-        proto = histogram(_array("add_histogram", values), bins, max_bins)
+        proto = histogram_proto(_array("add_histogram", values), bins, max_bins)
         self._write(self._main_writer(), Summary(value=[Summary.Value(tag=tag, histo=proto)]),
                     global_step, walltime)
 
@@ -182,7 +182,7 @@ class SummaryWriter:
                           sum_squares: float, bucket_limits: Any, bucket_counts: Any,
                           global_step: int | None = None, walltime: float | None = None,
                           ) -> None:
-        """Log a histogram already counted: each bucket's right edge and count."""
+        """Log a histogram_proto already counted: each bucket's right edge and count."""
         limits, counts = list(bucket_limits), list(bucket_counts)
         if len(limits) != len(counts):
             raise ValueError(f"add_histogram_raw: expected as many bucket_limits as "

@@ -1,5 +1,5 @@
 """The one list of layer types: it agrees with the classes and with torch.nn, and each type
-round-trips through architecture(), check, build and build_torch."""
+round-trips through architecture(), check, build_module and build_torch."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def test_each_type_round_trips_through_its_description(name) -> None:
     model = sample(name)
     arch = model.architecture()
     registry.check(arch)
-    rebuilt = registry.build(arch, nn)
+    rebuilt = registry.build_module(arch, nn)
     assert type(rebuilt) is type(model) and rebuilt.architecture() == arch
     assert registry.weight_count(arch) == sum(v.size for v in model.state_dict().values())
     assert registry.summary(arch).startswith(f"{name}(")
@@ -143,10 +143,10 @@ def test_the_depth_is_bounded_before_any_recursion() -> None:
 def test_an_older_file_without_an_argument_added_later_still_builds() -> None:
     arch = {"type": "Sequential", "layers": [{"type": "Flatten", "start_dim": 1}]}
     registry.check(arch)  # written before Flatten took end_dim
-    model = registry.build(arch, nn)
+    model = registry.build_module(arch, nn)
     assert (model[0].start_dim, model[0].end_dim) == (1, -1)
     conv = {"type": "Conv2d", "in_channels": 1, "out_channels": 2, "kernel_size": [3, 3],
             "stride": [1, 1], "padding": "same", "bias": True}
     registry.check(conv)
-    assert registry.build(conv, nn).padding == "same"
+    assert registry.build_module(conv, nn).padding == "same"
     assert nn.Conv2d(1, 2, 3, padding="same").architecture() == conv

@@ -27,7 +27,7 @@ from chaingrad.errors import RendererNotFoundError
 from chaingrad.nn import MLP
 from chaingrad.show import page as page_module
 from chaingrad.show.names import format_number, node_names, reading_order
-from chaingrad.show.page import CHAR_W, PAD, page_graph, to_html
+from chaingrad.show.page import BOX_PAD, CHAR_W, page_graph, to_html
 from chaingrad.show.render import find_renderer
 from chaingrad.show.steps import backward_steps
 
@@ -265,7 +265,8 @@ def test_each_box_is_as_wide_as_its_own_texts(tmp_path, graphs):
                   for u in s["updates"] if u["id"] == key]
         if key == payload["root"]:
             texts.append(payload["seed"][1])
-        width = CHAR_W * len(names[id(node)]) + PAD + CHAR_W * max(map(len, texts)) + PAD
+        width = (CHAR_W * len(names[id(node)]) + BOX_PAD + CHAR_W * max(map(len, texts))
+                 + BOX_PAD)
         assert graph.sizes[key][0] == pytest.approx(width)
         widths.add(round(width))
     assert len(widths) > 3

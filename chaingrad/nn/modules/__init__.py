@@ -56,7 +56,7 @@ def tensor_modules(wanted: str = __name__) -> dict[str, type[Module]]:
     """
     found: dict[str, type[Module]] = {}
     for kind in KINDS:
-        file = torch_names.load(f"{__name__}.{kind}", wanted)
+        file = torch_names.load_module(f"{__name__}.{kind}", wanted)
         found |= {name: getattr(file, name) for name in file.__all__}
     return found
 
@@ -80,7 +80,7 @@ else:
         """A file of ``KINDS`` (``chaingrad.nn.modules.linear``), one of their modules, or
         ``__all__`` (``Module`` and theirs), loaded on first use."""
         if name in KINDS:
-            return torch_names.load(f"{__name__}.{name}", f"{__name__}.{name}")  # sets it here
+            return torch_names.load_module(f"{__name__}.{name}", f"{__name__}.{name}")
         if name == "__all__":
             return ["Module", *tensor_modules()]
         found = tensor_modules(f"{__name__}.{name}").get(name) if name[:1] != "_" else None
