@@ -41,6 +41,7 @@ from ..gradmode import is_grad_enabled
 from ..rules import functions_in
 from ..tensor_engine import functions, kernels, sampling
 from ..tensor_engine.arrays import quietly
+from ..tensor_engine.factories import tensor_argument
 from ..tensor_engine.rules import BINARY_CROSS_ENTROPY, CONV2D, MAX_POOL2D, NLL_LOSS
 from ..tensor_engine.tensor import Tensor, constant, make_node
 
@@ -58,16 +59,6 @@ def not_yet(what: str) -> NotImplementedError:
     return NotImplementedError(f"{what} is not in chaingrad yet")
 
 
-def _tensor(x: Any, where: str, arg: str = "input") -> Tensor:
-    """``x`` if it is a Tensor (a numpy array becomes a constant one), else torch's
-    TypeError naming the function and the argument."""
-    if isinstance(x, Tensor):
-        return x
-    if isinstance(x, np.ndarray):
-        return Tensor(x)
-    raise TypeError(f"{where}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
-
-
 # ---- activations ----
 
 
@@ -77,7 +68,7 @@ def _elementwise(name: str, prim: Primitive) -> Any:
     method = prim.method
 
     def function(input: Tensor, *params: Any, **named: Any) -> Tensor:  # noqa: A002
-        return getattr(_tensor(input, name), method)(*params, **named)
+        return getattr(tensor_argument(input, name), method)(*params, **named)
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"{prim.doc.splitlines()[0]} Elementwise (``Tensor.{method}``)."
@@ -105,7 +96,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - torch'
         >>> relu(Tensor([-1.0, 2.0])).tolist()
         [0.0, 2.0]
     """
-    return _tensor(input, "relu").relu()
+    return tensor_argument(input, "relu").relu()
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
@@ -117,7 +108,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
         >>> round(gelu(Tensor([1.0])).item(), 4), round(gelu(Tensor([1.0]), "tanh").item(), 4)
         (0.8413, 0.8412)
     """
-    x = _tensor(input, "gelu")
+    x = tensor_argument(input, "gelu")
     if approximate == "none":
         return x.gelu()
     if approximate != "tanh":
@@ -135,7 +126,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01,  # noqa: A002
         >>> leaky_relu(Tensor([-1.0, 2.0]), 0.1).tolist()
         [-0.10000000149011612, 2.0]
     """
-    return _tensor(input, "leaky_relu").leaky_relu(negative_slope)
+    return tensor_argument(input, "leaky_relu").leaky_relu(negative_slope)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
@@ -204,7 +195,7 @@ def _along(op: str, input: Any, dim: int | None, dtype: Any,  # noqa: A002
            stacklevel: int) -> tuple[Tensor, int]:
     """softmax's and log_softmax's input as a Tensor (of ``dtype``, if given) and their
     ``dim`` (torch's implicit choice if None; its warning ``stacklevel`` frames up)."""
-    x = _tensor(input, op)
+    x = tensor_argument(input, op)
     if dim is None:
         dim = implicit_dim(op, x.ndim, stacklevel)
     return (x if dtype is None else x.to(dtype)), dim
@@ -223,7 +214,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
         >>> dropout(x, 0.5, training=False) is x
         True
     """
-    x = _tensor(input, "dropout")
+    x = tensor_argument(input, "dropout")
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
@@ -244,13 +235,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         >>> linear(Tensor([[1.0, 2.0]]), Tensor([[3.0, 4.0]]), Tensor([0.5])).tolist()
         [[11.5]]
     """
-    x, w = _tensor(input, "linear"), _tensor(weight, "linear", "weight")
+    x, w = tensor_argument(input, "linear"), tensor_argument(weight, "linear", "weight")
     if x.ndim == 0 or w.ndim not in (1, 2) or x.shape[-1] != w.shape[-1]:
         raise ValueError(f"linear: input of shape {tuple(x.shape)} and weight of shape "
                          f"{tuple(w.shape)} cannot be multiplied (the input's last dimension "
                          "must be the weight's last)")
     y = x @ w.T
-    return y if bias is None else y + _tensor(bias, "linear", "bias")
+    return y if bias is None else y + tensor_argument(bias, "linear", "bias")
 
 
 def pair(value: Any, name: str, minimum: int) -> tuple[int, int]:
@@ -319,7 +310,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
         >>> tuple(conv2d(x, w, padding=1).shape), tuple(conv2d(x, w, padding='same').shape)
         ((1, 2, 4, 4), (1, 2, 4, 4))
     """
-    x, w = _tensor(input, "conv2d"), _tensor(weight, "conv2d", "weight")
+    x, w = tensor_argument(input, "conv2d"), tensor_argument(weight, "conv2d", "weight")
     stride, padding, _ = conv2d_options("conv2d", stride, padding, dilation, groups)
     unbatched = x.ndim == 3
     if unbatched:
@@ -342,7 +333,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
         raise ValueError(f"conv2d: the kernel {(kh, kw)} is larger than the padded input "
                          f"{(h + 2 * ph, width + 2 * pw)}")
     if bias is not None:
-        bias = _tensor(bias, "conv2d", "bias")
+        bias = tensor_argument(bias, "conv2d", "bias")
         if tuple(bias.shape) != (o,):
             raise ValueError(f"conv2d: bias has shape {tuple(bias.shape)}, expected {(o,)}")
     needs = (x.requires_grad, w.requires_grad)  # which inputs the rule gives a gradient
@@ -406,7 +397,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
         >>> max_pool2d(Tensor(np.arange(16.0).reshape(1, 1, 4, 4)), 2).tolist()
         [[[[5.0, 7.0], [13.0, 15.0]]]]
     """
-    x = _tensor(input, "max_pool2d")
+    x = tensor_argument(input, "max_pool2d")
     kernel, stride = max_pool2d_options("max_pool2d", kernel_size, stride, padding, dilation,
                                         ceil_mode, return_indices)
     unbatched = x.ndim == 3
@@ -444,7 +435,7 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
         >>> [round(v, 4) for v in y.tolist()[0]]
         [-1.2247, 0.0, 1.2247]
     """
-    x = _tensor(input, "layer_norm")
+    x = tensor_argument(input, "layer_norm")
     if isinstance(normalized_shape, (int, np.integer)) and not isinstance(normalized_shape, bool):
         raise TypeError("layer_norm(): argument 'normalized_shape' must be a tuple of ints, "
                         f"not int (write ({normalized_shape},))")
@@ -458,7 +449,7 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
     y = centred / ((centred * centred).mean(axes, keepdim=True) + eps).sqrt()
     for name, given in (("weight", weight), ("bias", bias)):
         if given is not None:
-            affine = _tensor(given, "layer_norm", name)
+            affine = tensor_argument(given, "layer_norm", name)
             if tuple(affine.shape) != shape:
                 raise ValueError(f"layer_norm: expected {name} to be of same shape as "
                                  f"normalized_shape, but got {name} of shape "
@@ -495,7 +486,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None,  # noqa: A002
         >>> mean.tolist(), var.tolist()
         ([0.2, 2.0], [1.1, 20.9])
     """
-    x = _tensor(input, "batch_norm")
+    x = tensor_argument(input, "batch_norm")
     if x.ndim < 2:
         raise ValueError(f"batch_norm: expected an input (N, C, ...) with a channel axis, got "
                          f"shape {tuple(x.shape)}")
@@ -541,7 +532,7 @@ def _per_channel(op: str, name: str, given: Any, channels: int) -> Tensor | None
     """A per-channel argument of ``op`` as a Tensor of shape (channels,), or None."""
     if given is None:
         return None
-    t = _tensor(given, op, name)
+    t = tensor_argument(given, op, name)
     if tuple(t.shape) != (channels,):
         raise ValueError(f"{op}: {name} should contain {channels} elements (one per channel), "
                          f"not shape {tuple(t.shape)}")
@@ -585,7 +576,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,  # 
         [[0.0, 0.0], [1.0, 1.0], [1.0, 1.0]]
     """
     embedding_options("embedding", max_norm, scale_grad_by_freq, sparse)
-    w = _tensor(weight, "embedding", "weight")
+    w = tensor_argument(weight, "embedding", "weight")
     if w.ndim != 2:
         raise ValueError(f"embedding: weight must be 2-D (rows, length), got shape "
                          f"{tuple(w.shape)}")
@@ -655,12 +646,12 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  #
         2.5
     """
     reduction = reduction_of(size_average, reduce, reduction)
-    x, t = _tensor(input, "mse_loss"), _tensor(target, "mse_loss", "target")
+    x, t = tensor_argument(input, "mse_loss"), tensor_argument(target, "mse_loss", "target")
     check_target_shape("mse_loss", tuple(x.shape), tuple(t.shape), stacklevel=2)
     squares = (x - t) ** 2
     if weight is None:
         return _reduce(squares, reduction)
-    w = _tensor(weight, "mse_loss", "weight")
+    w = tensor_argument(weight, "mse_loss", "weight")
     if tuple(w.shape) != tuple(x.shape):
         raise ValueError("Weights and input must have the same size.")
     weighted = squares * w
@@ -755,7 +746,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
         0.3
     """
     reduction = reduction_of(size_average, reduce, reduction)
-    x = _tensor(input, "nll_loss")
+    x = tensor_argument(input, "nll_loss")
     if x.ndim == 0:
         raise ValueError("nll_loss: the input needs a class axis, got a 0-d tensor")
     return _nll(x, _class_targets("nll_loss", target, x), weight, ignore_index, reduction)
@@ -789,7 +780,7 @@ def _nll(x: Tensor, t: np.ndarray, weight: Any, ignore_index: int, reduction: st
 
 
 def _class_weights(where: str, weight: Any, classes: int) -> Any:
-    w = _tensor(weight, where, "weight")
+    w = tensor_argument(weight, where, "weight")
     if tuple(w.shape) != (classes,):
         raise ValueError(f"{where}: weight has shape {tuple(w.shape)}, expected one weight "
                          f"per class ({classes},)")
@@ -814,7 +805,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
         0.3913
     """
     reduction = reduction_of(size_average, reduce, reduction)
-    x = _tensor(input, "cross_entropy")
+    x = tensor_argument(input, "cross_entropy")
     if x.ndim == 0:
         raise ValueError("cross_entropy: the input needs a class axis, got a 0-d tensor")
     if isinstance(label_smoothing, bool) or not 0.0 <= label_smoothing <= 1.0:
@@ -860,7 +851,7 @@ def _soft_cross_entropy(logp: Tensor, target: Any, weight: Any, ignore_index: in
     if ignore_index != -100:
         raise ValueError("cross_entropy: ignore_index is not supported for floating point "
                          "target")
-    p = _tensor(target, "cross_entropy", "target")
+    p = tensor_argument(target, "cross_entropy", "target")
     if tuple(p.shape) != tuple(logp.shape):
         raise ValueError(f"cross_entropy: a target of class probabilities must have the "
                          f"input's shape {tuple(logp.shape)}, got {tuple(p.shape)}")
@@ -890,8 +881,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor,  # noqa: A002
         0.2231
     """
     reduction = reduction_of(size_average, reduce, reduction)
-    x = _tensor(input, "binary_cross_entropy")
-    t = _tensor(target, "binary_cross_entropy", "target")
+    x = tensor_argument(input, "binary_cross_entropy")
+    t = tensor_argument(target, "binary_cross_entropy", "target")
     if tuple(t.shape) != tuple(x.shape):
         raise ValueError(f"Using a target size ({_size(tuple(t.shape))}) that is different to "
                          f"the input size ({_size(tuple(x.shape))}) is deprecated. Please ensure "
@@ -904,7 +895,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor,  # noqa: A002
                            "and 1")
     losses = x._apply(BINARY_CROSS_ENTROPY, t)
     if weight is not None:
-        losses = losses * _tensor(weight, "binary_cross_entropy", "weight")
+        losses = losses * tensor_argument(weight, "binary_cross_entropy", "weight")
     return _reduce(losses, reduction)
 
 
@@ -926,18 +917,18 @@ def binary_cross_entropy_with_logits(
         0.6931
     """
     reduction = reduction_of(size_average, reduce, reduction)
-    x = _tensor(input, "binary_cross_entropy_with_logits")
-    t = _tensor(target, "binary_cross_entropy_with_logits", "target")
+    x = tensor_argument(input, "binary_cross_entropy_with_logits")
+    t = tensor_argument(target, "binary_cross_entropy_with_logits", "target")
     if tuple(t.shape) != tuple(x.shape):
         raise ValueError(f"Target size ({_size(tuple(t.shape))}) must be the same as input "
                          f"size ({_size(tuple(x.shape))})")
     if pos_weight is None:
         losses = (1 - t) * x + _softplus(-x)
     else:
-        pw = _tensor(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
+        pw = tensor_argument(pos_weight, "binary_cross_entropy_with_logits", "pos_weight")
         losses = (1 - t) * x + (t * (pw - 1) + 1) * _softplus(-x)
     if weight is not None:
-        losses = losses * _tensor(weight, "binary_cross_entropy_with_logits", "weight")
+        losses = losses * tensor_argument(weight, "binary_cross_entropy_with_logits", "weight")
     return _reduce(losses, reduction)
 
 

@@ -47,6 +47,33 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return leaf(array, False, "as_tensor")
 
 
+def tensor_argument(x: Any, where: str, arg: str = "input", *, numbers: bool = False,
+                    like: Tensor | None = None) -> Tensor:
+    """``x`` as the Tensor an op or a layer works on: the one way chaingrad makes a Tensor
+    of an argument. A Tensor is itself; a numpy array becomes a constant (a copy); with
+    ``numbers``, so do a number (in ``like``'s dtype where given, else torch's) and (nested)
+    lists and tuples of numbers. Anything else is torch's TypeError, naming the function
+    and the argument.
+
+    Example:
+        >>> tensor_argument(np.ones(2), "relu").tolist()
+        [1.0, 1.0]
+        >>> tensor_argument([1, 2], "relu")
+        Traceback (most recent call last):
+        ...
+        TypeError: relu(): argument 'input' must be Tensor, not list
+    """
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, np.ndarray):
+        return leaf(to_array(x, None, where), False, where)
+    if numbers and isinstance(x, (int, float, np.number, np.bool_, list, tuple)):
+        if like is not None and isinstance(x, (int, float, np.number)):
+            return leaf(np.asarray(x, dtype=like._value.dtype), False, where)
+        return leaf(to_array(x, None, where), False, where)
+    raise TypeError(f"{where}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+
+
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A tensor sharing ``ndarray``'s memory (changes to one show in the other).
 

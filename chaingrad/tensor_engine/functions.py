@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
-from .arrays import normalize_axis, quietly, to_array
+from .arrays import normalize_axis, quietly
+from .factories import tensor_argument
 from .promotion import cast, operands
 from .rules import (
     CONCATENATE,
@@ -31,25 +32,13 @@ from .rules import (
 from .tensor import Tensor, constant, make_node
 
 
-def _operand(x: Any, where: str, like: Tensor | None = None) -> Tensor:
-    """A Tensor as itself; an array or a number as a constant (a number takes ``like``'s
-    dtype, or torch's for a Python number); anything else is a TypeError naming ``where``."""
-    if isinstance(x, Tensor):
-        return x
-    if isinstance(x, (int, float, np.number)) and not isinstance(x, bool) and like is not None:
-        return constant(np.asarray(x, dtype=like._value.dtype))
-    if isinstance(x, (np.ndarray, int, float, np.number, list)):
-        return constant(to_array(x, None, where, copy=False))
-    raise TypeError(f"{where}: expected Tensors, arrays or numbers, got {type(x).__name__}")
-
-
 def _tensors(tensors: Any, where: str) -> list[Tensor]:
     """A list of tensors (or arrays), in one dtype: torch's result dtype for them all."""
     if isinstance(tensors, (Tensor, np.ndarray)) or not isinstance(tensors, Sequence):
         raise TypeError(f"{where}: expected a list of tensors, got {type(tensors).__name__}")
     if not tensors:
         raise ValueError(f"{where}: needs at least one tensor, got an empty list")
-    ts = [_operand(t, where) for t in tensors]
+    ts = [tensor_argument(t, where, numbers=True) for t in tensors]
     if any(t._value.dtype != ts[0]._value.dtype for t in ts):
         dtype = dtypes.promote([(t._value.dtype, dtypes.DIMENSIONED) for t in ts])
         ts = [cast(t, dtype) for t in ts]
@@ -138,7 +127,7 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
             raise TypeError(f"where: condition must be booleans, got dtype {cond.dtype}")
         cond = cond != 0
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
-        x = _operand(x, "where")
+        x = tensor_argument(x, "where", numbers=True)
     if isinstance(x, Tensor):
         both = operands("where", x, y)
         x, y = (None, None) if both is NotImplemented else both[:2]
@@ -270,7 +259,7 @@ def pad(x: Tensor, pad_width: Sequence[tuple[int, int]]) -> Tensor:
         >>> pad(Tensor([1.0, 2.0]), [(1, 2)]).tolist()
         [0.0, 1.0, 2.0, 0.0, 0.0]
     """
-    x = _operand(x, "pad")
+    x = tensor_argument(x, "pad", numbers=True)
     widths = tuple(tuple(int(n) for n in w) for w in pad_width)
     if len(widths) != x.ndim or any(len(w) != 2 or min(w) < 0 for w in widths):
         raise ValueError(f"pad: needs one (before, after) pair of ints >= 0 per axis of shape "

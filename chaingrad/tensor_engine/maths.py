@@ -22,18 +22,12 @@ import numpy as np
 from .. import gradmode
 from ..declaration import Primitive
 from ..rules import functions_in
-from .arrays import to_array
-from .tensor import Tensor, leaf
+from .factories import tensor_argument
+from .tensor import Tensor
 
-
-def _tensor(x: Any, op: str) -> Tensor:
-    """``x`` as a Tensor: itself, or a number or array as a constant (torch's dtypes)."""
-    if isinstance(x, Tensor):
-        return x
-    if isinstance(x, (int, float, np.number, np.ndarray, list, tuple)) and not isinstance(
-            x, bool):
-        return leaf(to_array(x, None, op), False, op)
-    raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+_tensor = functools.partial(tensor_argument, numbers=True)
+"""An alias: ``factories.tensor_argument``, numbers and lists taken as constants, as torch's
+functions here take them (``torch.maximum(x, 0.0)``)."""
 
 
 def _with_out(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:

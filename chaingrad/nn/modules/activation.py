@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...tensor_engine.factories import tensor_argument
 from ...tensor_engine.tensor import Tensor
 from .. import functional as F
 from .module import Module
-from .utils import check_input
 
 __all__ = ["GELU", "LeakyReLU", "LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Softplus", "Tanh"]
 
@@ -27,7 +27,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.relu(check_input(input, "ReLU"))
+        return F.relu(tensor_argument(input, "ReLU"))
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -40,7 +40,7 @@ class Tanh(Module):
         pass
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.tanh(check_input(input, "Tanh"))
+        return F.tanh(tensor_argument(input, "Tanh"))
 
 
 class Sigmoid(Module):
@@ -50,7 +50,7 @@ class Sigmoid(Module):
         pass
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.sigmoid(check_input(input, "Sigmoid"))
+        return F.sigmoid(tensor_argument(input, "Sigmoid"))
 
 
 class Softmax(Module):
@@ -61,7 +61,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.softmax(check_input(input, "Softmax"), self.dim, _stacklevel=5)
+        return F.softmax(tensor_argument(input, "Softmax"), self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -74,7 +74,7 @@ class LogSoftmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.log_softmax(check_input(input, "LogSoftmax"), self.dim, _stacklevel=5)
+        return F.log_softmax(tensor_argument(input, "LogSoftmax"), self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -96,7 +96,7 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.gelu(check_input(input, "GELU"), self.approximate)
+        return F.gelu(tensor_argument(input, "GELU"), self.approximate)
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
@@ -110,7 +110,7 @@ class LeakyReLU(Module):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.leaky_relu(check_input(input, "LeakyReLU"), self.negative_slope)
+        return F.leaky_relu(tensor_argument(input, "LeakyReLU"), self.negative_slope)
 
     def extra_repr(self) -> str:
         inplace = ", inplace=True" if self.inplace else ""
@@ -124,7 +124,7 @@ class Softplus(Module):
         self.beta, self.threshold = beta, threshold
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.softplus(check_input(input, "Softplus"), self.beta, self.threshold)
+        return F.softplus(tensor_argument(input, "Softplus"), self.beta, self.threshold)
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}, threshold={self.threshold}"

@@ -7,11 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from ...tensor_engine.factories import tensor_argument
 from ...tensor_engine.tensor import Tensor
 from .. import functional as F
 from .. import init
 from .module import Module
-from .utils import check_input, check_sizes, new_parameter, new_zeros
+from .utils import check_sizes, new_parameter, new_zeros
 
 __all__ = ["BatchNorm1d", "BatchNorm2d"]
 
@@ -67,7 +68,7 @@ class _BatchNorm(Module):
         ``num_batches_tracked`` counted); in evaluation, the running ones (the batch's if
         there are none), as torch's. ``momentum=None`` makes the running statistics the
         plain average of every batch so far."""
-        x = check_input(input, type(self).__name__)
+        x = tensor_argument(input, type(self).__name__)
         self._check_input_dim(x)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:

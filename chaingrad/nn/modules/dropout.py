@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from ...tensor_engine.factories import tensor_argument
 from ...tensor_engine.tensor import Tensor
 from .. import functional as F
 from .module import Module
-from .utils import check_input
 
 __all__ = ["Dropout"]
 
@@ -28,7 +28,7 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.dropout(check_input(input, "Dropout"), self.p, self.training)
+        return F.dropout(tensor_argument(input, "Dropout"), self.p, self.training)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ...tensor_engine.factories import tensor_argument
 from ...tensor_engine.tensor import Tensor
 from .module import Module
-from .utils import check_input
 
 __all__ = ["Flatten"]
 
@@ -24,7 +24,7 @@ class Flatten(Module):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return check_input(input, "Flatten").flatten(self.start_dim, self.end_dim)
+        return tensor_argument(input, "Flatten").flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"

@@ -13,11 +13,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ...tensor_engine.factories import tensor_argument
 from ...tensor_engine.tensor import Tensor
 from .. import functional as F
 from .. import init
 from .module import Module
-from .utils import check_input, check_sizes, new_parameter
+from .utils import check_sizes, new_parameter
 
 __all__ = ["Identity", "Linear"]
 
@@ -60,7 +61,7 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002 - torch's name
-        x = check_input(input, "Linear")
+        x = tensor_argument(input, "Linear")
         if x.ndim == 0 or x.shape[-1] != self.in_features:
             raise ValueError(f"Linear: expected an input whose last dimension is "
                              f"{self.in_features}, got shape {tuple(x.shape)}")
@@ -79,4 +80,4 @@ class Identity(Module):
         pass
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return check_input(input, "Identity")
+        return tensor_argument(input, "Identity")

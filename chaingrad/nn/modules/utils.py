@@ -36,15 +36,6 @@ def new_zeros(where: str, shape: tuple[int, ...], device: Any, dtype: Any) -> Te
     return constant(np.zeros(shape, dtype=np.float32 if dtype is None else np.dtype(dtype)))
 
 
-def check_input(x: Any, where: str) -> Tensor:
-    """``x`` if it is a Tensor (an array becomes one), else a TypeError naming the layer."""
-    if isinstance(x, Tensor):
-        return x
-    if isinstance(x, np.ndarray):
-        return Tensor(x)
-    raise TypeError(f"{where}: expected a Tensor or an array, got {type(x).__name__}")
-
-
 def check_sizes(where: str, **sizes: Any) -> None:
     """Each of ``sizes`` a positive int, else a ValueError naming the layer and the size."""
     for name, n in sizes.items():
