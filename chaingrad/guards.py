@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from operator import attrgetter
 from typing import Any, NoReturn
 
 from . import anomaly
@@ -37,9 +36,6 @@ Tensor node's ``_made_at`` is the count when it was made (see ``check_kept``).""
 FREED = -1
 """The ``_made_at`` of a Tensor node whose graph a ``backward()`` without ``retain_graph``
 has freed (see ``free``): below any count of writes."""
-
-grad_of = attrgetter("grad")
-
 
 # ---- a rule that failed ----
 
@@ -139,7 +135,7 @@ def gradients_finite(order: list[Any]) -> bool:
         False
     """
     if type(order[-1].grad) is float:
-        total = sum(map(grad_of, order))
+        total = sum([node.grad for node in order])  # (a list: faster than map here)
         if type(total) is float and total - total == 0.0:
             return True
     return all(is_finite(node.grad) for node in order if node._rule is None
@@ -249,7 +245,7 @@ def reset(order: list[Any]) -> list[Any] | None:
     None for a Tensor). Returns what they held, for ``restore`` and ``keep``; or None when
     ``order`` is a Value graph whose gradients all hold 0.0 (zeroed parameters, a fresh
     graph: the usual case), where there is nothing to empty and nothing to put back."""
-    if type(order[-1]._value) is float and not any(map(grad_of, order)):
+    if type(order[-1]._value) is float and not any([node.grad for node in order]):
         return None
     before = [node.grad for node in order]
     for node in order:
