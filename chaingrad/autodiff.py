@@ -16,12 +16,14 @@ A node (a ``Value`` or a ``Tensor``) is what this module walks. It has:
 - ``_rule``: its op's primitive (see ``chaingrad.rules``), None for a leaf;
 - ``requires_grad``: whether it takes a gradient (always, for a Value).
 
-``backward`` orders the graph with ``topological_order`` and runs ``backward_pass``: for
-each node, outputs first, its rule turns the gradient that reached it into one gradient per
-input, added (``+=``) into that input's ``.grad``. What guards the pass (an error that names
-the op, PyTorch's refusals, every ``.grad`` put back after a failure) is in
-``chaingrad/guards.py``; where a nan or inf came from in ``chaingrad/anomaly.py``; grad
-mode (``no_grad``) and anomaly mode in ``chaingrad/gradmode.py``.
+``backward`` orders the graph with ``topological_order`` and runs ``backward_pass``, the
+one loop that ``backward()`` runs on Values and on Tensors: for each node, outputs first,
+its rule turns the gradient that reached it into one gradient per input, added (``+=``)
+into that input's ``.grad``. What guards the pass is in ``chaingrad/guards.py``, each
+guard paid once per pass rather than once per node (every ``.grad`` emptied before and put
+back after a failure, one look for a nan or inf after it, PyTorch's refusals only where a
+tensor was written or freed); where a nan or inf came from, in ``chaingrad/anomaly.py``;
+grad mode (``no_grad``) and anomaly mode, in ``chaingrad/gradmode.py``.
 
 A Tensor node also carries torch's two guards on a rule that reads numbers of the forward
 pass: ``_made_at``, the count of in-place writes when it was made (a step refuses to run
@@ -133,7 +135,8 @@ class Node:
 
     @_backward.setter
     def _backward(self, fn: Callable[[], None]) -> None:
-        # micrograd-style custom ops assign their own closure; backward() will call it.
+        # micrograd-style custom ops assign their own closure; backward() will call it. The
+        # rule holds the node, to find its inputs (the closure itself holds it already).
         self._rule = ClosureRule(fn, self)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
