@@ -318,7 +318,8 @@ def backward(roots: Sequence[Any], seeds: Sequence[Any], create_graph: bool = Fa
 
 
 def seed(roots: Sequence[Any], seeds: Sequence[Any]) -> None:
-    """Each root's gradient starts at its seed, d(loss)/d(root)."""
+    """Each root's gradient starts at its seed, d(loss)/d(root), added to what it holds
+    (``add``: nothing, after ``guards.reset``)."""
     for root, g in zip(roots, seeds):
         root.grad = add(root.grad, g)
 
@@ -344,6 +345,15 @@ def backward_pass(order: list[Any], create_graph: bool = False, watch: Watch | N
     for a rule that fails (a division by zero, an overflow: a derivative unbounded at the
     point), named by the node the loop was at. ``watch``, when given, looks at each step
     before and after it (``Watch``: torch's refusals, a checked pass, explain's trace).
+
+    Example:
+        >>> from chaingrad import Value
+        >>> x = Value(3.0)
+        >>> y = x * x + x
+        >>> y.grad = 1.0  # d(y)/d(y): where the chain rule starts
+        >>> backward_pass(topological_order(y))
+        >>> x.grad
+        7.0
     """
     floats = not create_graph and type(order[-1]._value) is float  # a Value graph's numbers
     try:
@@ -387,6 +397,18 @@ class Watch:
       ``backward`` runs such a pass only after an unchecked one found one);
     - ``trace``: a list to append what each step did to: ``(node, out.grad, its inputs'
       grads before, after)``, which ``chaingrad.explain`` prints.
+
+    Example:
+        >>> from chaingrad import Value
+        >>> x = Value(3.0)
+        >>> y = x * x
+        >>> Watch.of([x, y]) is None  # a Value graph is never written in place nor freed
+        True
+        >>> trace = []
+        >>> y.grad = 1.0
+        >>> backward_pass([x, y], watch=Watch.of([x, y], trace=trace))
+        >>> [(node._op, g, before, after) for node, g, before, after in trace]
+        [('*', 1.0, [0.0, 0.0], [6.0, 6.0])]
     """
 
     def __init__(self, refusals: bool, check: bool, trace: list | None) -> None:
