@@ -11,8 +11,8 @@ look for the cause, walking the graph again:
   although its inputs are (``log: input 0 is 0.0 at [3, 7] ...: log(0.0) = -inf``), or the
   leaf that holds such a value (``the parameter `fc1.weight` holds nan``);
 - a gradient that is not finite: the pass runs again, checking each step
-  (``autodiff.backward_pass(check=True)``), and ``gradient_error`` names the step that made
-  it, with its input's value there.
+  (``autodiff.Watch`` with ``check``), and ``gradient_error`` names the step that made it,
+  with its input's value there.
 
 torch's switches (``chaingrad.gradmode``: ``set_detect_anomaly``, ``detect_anomaly``)
 turn it off, or on with the lines that made each op recorded (``created_at``). A Value

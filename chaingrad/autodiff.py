@@ -16,12 +16,14 @@ A node (a ``Value`` or a ``Tensor``) is what this module walks. It has:
 - ``_rule``: its op's primitive (see ``chaingrad.rules``), None for a leaf;
 - ``requires_grad``: whether it takes a gradient (always, for a Value).
 
-``backward`` orders the graph with ``topological_order`` and runs ``backward_pass``: for
-each node, outputs first, its rule turns the gradient that reached it into one gradient per
-input, added (``+=``) into that input's ``.grad``. What guards the pass (an error that names
-the op, PyTorch's refusals, every ``.grad`` put back after a failure) is in
-``chaingrad/guards.py``; where a nan or inf came from in ``chaingrad/anomaly.py``; grad
-mode (``no_grad``) and anomaly mode in ``chaingrad/gradmode.py``.
+``backward`` orders the graph with ``topological_order`` and runs ``backward_pass``, the
+one loop that ``backward()`` runs on Values and on Tensors: for each node, outputs first,
+its rule turns the gradient that reached it into one gradient per input, added (``+=``)
+into that input's ``.grad``. What guards the pass is in ``chaingrad/guards.py``, each
+guard paid once per pass rather than once per node (every ``.grad`` emptied before and put
+back after a failure, one look for a nan or inf after it, PyTorch's refusals only where a
+tensor was written or freed); where a nan or inf came from, in ``chaingrad/anomaly.py``;
+grad mode (``no_grad``) and anomaly mode, in ``chaingrad/gradmode.py``.
 
 A Tensor node also carries torch's two guards on a rule that reads numbers of the forward
 pass: ``_made_at``, the count of in-place writes when it was made (a step refuses to run
@@ -37,7 +39,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import anomaly, guards
-from .errors import DomainError, NotFiniteYetError
+from .errors import DomainError
 from .gradmode import enable_grad
 from .guards import ClosureRule
 
@@ -133,8 +135,9 @@ class Node:
 
     @_backward.setter
     def _backward(self, fn: Callable[[], None]) -> None:
-        # micrograd-style custom ops assign their own closure; backward() will call it.
-        self._rule = ClosureRule(fn)
+        # micrograd-style custom ops assign their own closure; backward() will call it. The
+        # rule holds the node, to find its inputs (the closure itself holds it already).
+        self._rule = ClosureRule(fn, self)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         """Leaves copy and pickle (a model's parameters do); a node an op made refers to its
@@ -166,7 +169,7 @@ def backward_closure(out: Any) -> Callable[[], None]:
     def _backward() -> None:
         if out.grad is None:
             raise guards.no_gradient_yet(out)
-        backward_pass([out])
+        backward_pass([out], watch=Watch.of([out]))
 
     return _backward
 
@@ -225,10 +228,14 @@ def topological_order(root: Node, *more_roots: Node) -> list[Any]:
         while stack:
             node = stack.pop()
             mark = node._mark
+            if mark is waiting:  # back to it: all of its inputs are done
+                node._mark = done
+                order.append(node)
+                continue
             if mark is done:  # reached again through another path
                 continue
             a, b = node._a, node._b
-            if a is None or mark is waiting:  # a leaf, or all of its inputs are done
+            if a is None:  # a leaf
                 node._mark = done
                 order.append(node)
                 continue
@@ -251,7 +258,8 @@ def backward(roots: Sequence[Any], seeds: Sequence[Any], create_graph: bool = Fa
              accumulate: bool = True, trace: list | None = None,
              retain_graph: bool | None = True) -> dict[int, Any]:
     """Back-propagate each seed, d(loss)/d(root), through every node the roots depend on:
-    ``backward_pass`` over the graph's ``topological_order``, guarded.
+    ``backward_pass`` over the graph's ``topological_order``, guarded once per pass
+    (``chaingrad/guards.py``).
 
     Args:
         roots: The nodes to differentiate (usually one: the loss).
@@ -261,7 +269,7 @@ def backward(roots: Sequence[Any], seeds: Sequence[Any], create_graph: bool = Fa
             node whose graph can be differentiated again.
         accumulate: Add this pass into ``.grad`` (True: calling ``backward()`` twice adds
             twice, as PyTorch does), or return it and leave every ``.grad`` as it was.
-        trace: A list to append what each step did to (see ``backward_pass``).
+        trace: A list to append what each step did to (see ``Watch``).
         retain_graph: False frees the graph afterwards, as torch does (``guards.free``);
             None, torch's default, frees it unless ``create_graph``.
 
@@ -274,23 +282,28 @@ def backward(roots: Sequence[Any], seeds: Sequence[Any], create_graph: bool = Fa
             was; not under ``set_detect_anomaly(False)``, where nan and inf flow.
         DomainError: (Values) A gradient is not finite; it names the op whose step made
             it, and every ``.grad`` is left as it was.
+
+    Example:
+        >>> from chaingrad import Value
+        >>> x = Value(3.0)
+        >>> backward([x * x], [1.0], accumulate=False)[id(x)]
+        6.0
     """
     with walking, paused_gc(), enable_grad() if create_graph else guards.as_it_is():
         order = topological_order(*roots)
-        watch = anomaly.watches(roots[0])  # False: set_detect_anomaly(False), nan flows
-        if watch:
+        finite = anomaly.watches(roots[0])  # False: set_detect_anomaly(False), nan flows
+        if finite:
             anomaly.check_loss(order, roots)  # a loss that is not finite: the op that made it
-        before = [node.grad for node in order]
+        before = guards.reset(order)  # every .grad emptied; None: all were 0.0 (Values)
         try:
-            try:
-                backward_pass(order, list(zip(roots, seeds)), create_graph, create_graph, trace)
-                if watch and not all(guards.is_finite(node.grad) for node in order
-                                     if node._rule is None):
-                    raise NotFiniteYetError
-            except NotFiniteYetError:  # walk again, checking every step, to name the op
-                backward_pass(order, list(zip(roots, seeds)), create_graph, check=True)
+            seed(roots, seeds)
+            backward_pass(order, create_graph, Watch.of(order, trace=trace))
+            if finite and not guards.gradients_finite(order):  # again, watched, to name the op
+                guards.restore(order, None)
+                seed(roots, seeds)
+                backward_pass(order, create_graph, Watch.of(order, check=True))
                 raise DomainError("backward: a gradient is not finite, and no op's rule made "
-                                  "it: a hand-written _backward closure did") from None
+                                  "it: a hand-written _backward closure did")
         except BaseException:  # a failed pass leaves every .grad as it was
             guards.restore(order, before)
             raise
@@ -304,43 +317,145 @@ def backward(roots: Sequence[Any], seeds: Sequence[Any], create_graph: bool = Fa
         return found
 
 
-def backward_pass(order: list[Any], seeds: list | None = None, create_graph: bool = False,
-                  check: bool = False, trace: list | None = None) -> None:
-    """The chain rule, over ``order``, a topological order of the graph (inputs first).
+def seed(roots: Sequence[Any], seeds: Sequence[Any]) -> None:
+    """Each root's gradient starts at its seed, d(loss)/d(root), added to what it holds
+    (``add``: nothing, after ``guards.reset``)."""
+    for root, g in zip(roots, seeds):
+        root.grad = add(root.grad, g)
 
-    1. Every node's gradient starts empty, and each root's at its seed, d(loss)/d(root)
-       (``seeds``: ``(root, seed)`` pairs; None goes on from the ``.grad``s as they are:
-       a node's ``_backward``).
-    2. Walking the order backwards, each node's rule turns the gradient that reached it
-       into one gradient per input (``guards.local_gradients``), added (+=) into that
-       input's ``.grad``; a share that the op broadcast is summed back to the input's
-       shape first. Going backwards, a node has received all of its gradient, from every
-       op that uses it, before it passes it on.
 
-    ``create_graph`` runs the rules on the nodes themselves; ``check`` raises at the first
-    gradient that is not finite, naming the op; ``trace`` gets ``(node, out.grad, inputs'
-    grads before, after)`` for each step (``chaingrad.explain`` prints them).
+def backward_pass(order: list[Any], create_graph: bool = False, watch: Watch | None = None) -> None:
+    """The chain rule, over ``order``, a topological order of the graph (inputs first):
+    the loop that ``backward()`` runs, on Values and on Tensors.
+
+    Walking the order backwards, each node's rule (``rule.vjp``, see ``chaingrad.rules``)
+    turns the gradient that reached it, ``out.grad``, into one gradient per input, added
+    (+=) into that input's ``.grad``. Going backwards, a node has received all of its
+    gradient, from every op that uses it, before it passes it on.
+
+    The rule gets the numbers of the node's inputs and output (``_value``: floats for a
+    Value, arrays for a Tensor), or with ``create_graph`` the nodes themselves, so that
+    the gradients it makes are nodes too. A Value's gradient starts at 0.0, and a Value
+    node has one or two inputs (bar a user's op): the first two branches are those, as
+    micrograd's ``_backward`` closures write them. The last is any other node: a Tensor's
+    gradient starts at None, an input that takes no gradient (a constant) gets none, and a
+    share that the op broadcast is summed back to the input's shape first.
+
+    What guards the pass is outside the loop (``backward``, ``chaingrad/guards.py``), but
+    for a rule that fails (a division by zero, an overflow: a derivative unbounded at the
+    point), named by the node the loop was at. ``watch``, when given, looks at each step
+    before and after it (``Watch``: torch's refusals, a checked pass, explain's trace).
+
+    Example:
+        >>> from chaingrad import Value
+        >>> x = Value(3.0)
+        >>> y = x * x + x
+        >>> y.grad = 1.0  # d(y)/d(y): where the chain rule starts
+        >>> backward_pass(topological_order(y))
+        >>> x.grad
+        7.0
     """
-    if seeds is not None:
-        for node in order:
-            node.grad = node._initial_grad
-        for root, seed in seeds:
-            root.grad = add(root.grad, seed)
-    for out in reversed(order):
-        if out._rule is None or out.grad is None:
-            continue  # a leaf, or a node no gradient reached: nothing to pass on
-        g, before = out.grad, None if trace is None else [guards.copy(x.grad) for x in out._prev]
-        inputs, shares = guards.local_gradients(out, create_graph, check)  # its rule
-        for x, gx in zip(inputs, shares):
-            if gx is None or not x.requires_grad:
-                continue  # a constant: it takes no gradient
+    floats = not create_graph and type(order[-1]._value) is float  # a Value graph's numbers
+    try:
+        for out in reversed(order):
+            rule, g = out._rule, out.grad
+            if rule is None or g is None:
+                continue  # a leaf, or a node no gradient reached: nothing to pass on
+            if watch is not None:
+                watch.before(out)
+            x, y = out._a, out._b  # its inputs (see Node)
+            if floats and y is None and x is not None:  # a Value's op of one input: x.tanh()
+                (gx,) = rule.vjp((x._value,), out._value, g, *rule.params)
+                x.grad += gx
+            elif floats and y is not None and y is not MANY:  # of two: x + y, x * y
+                gx, gy = rule.vjp((x._value, y._value), out._value, g, *rule.params)
+                x.grad += gx
+                y.grad += gy
+            else:  # any node: a Tensor's (arrays), create_graph's (nodes), three inputs or more
+                inputs = out._prev  # the rule gets their numbers, or with create_graph the nodes
+                xs, o = (inputs, out) if create_graph else ([x._value for x in inputs], out._value)
+                for x, gx in zip(inputs, rule.vjp(tuple(xs), o, g, *rule.params), strict=True):
+                    if gx is None or not x.requires_grad:
+                        continue  # a constant: it takes no gradient
+                    if type(x._value) is not float and gx.shape != x._value.shape:
+                        gx = sum_to_shape(gx, x._value.shape, out._op)  # the op broadcast x
+                    x.grad = gx if x.grad is None else x.grad + gx  # not in place: gx may be shared
+            if watch is not None:
+                watch.after(out)
+    except (ZeroDivisionError, OverflowError, DomainError) as exc:
+        guards.rule_failed(out, exc)  # raises the error that names the op
+
+
+class Watch:
+    """What looks at each step of ``backward_pass``, before its rule runs and after, when
+    something must; a pass that needs nothing looked at (most) runs with no Watch at all.
+
+    - ``refusals``: torch's two refusals of a step (``guards.check_kept``), looked for only
+      when a tensor was written in place or a graph freed since the graph's nodes were
+      made (``guards.refusals_due``, once per pass);
+    - ``check``: each step's gradients, for a nan or inf, named by the op (``check_step``;
+      ``backward`` runs such a pass only after an unchecked one found one);
+    - ``trace``: a list to append what each step did to: ``(node, out.grad, its inputs'
+      grads before, after)``, which ``chaingrad.explain`` prints.
+
+    Example:
+        >>> from chaingrad import Value
+        >>> x = Value(3.0)
+        >>> y = x * x
+        >>> Watch.of([x, y]) is None  # a Value graph is never written in place nor freed
+        True
+        >>> trace = []
+        >>> y.grad = 1.0
+        >>> backward_pass([x, y], watch=Watch.of([x, y], trace=trace))
+        >>> [(node._op, g, before, after) for node, g, before, after in trace]
+        [('*', 1.0, [0.0, 0.0], [6.0, 6.0])]
+    """
+
+    def __init__(self, refusals: bool, check: bool, trace: list | None) -> None:
+        self.refusals, self.check, self.trace = refusals, check, trace
+        self.grads_before: list[Any] = []
+
+    @classmethod
+    def of(cls, order: list[Any], check: bool = False,
+           trace: list | None = None) -> Watch | None:
+        """The Watch a pass over ``order`` needs, or None if it needs none."""
+        refusals = guards.refusals_due(order)
+        return cls(refusals, check, trace) if refusals or check or trace is not None else None
+
+    def before(self, out: Any) -> None:
+        """Before ``out``'s rule runs."""
+        if self.refusals:
+            guards.check_kept(out)  # may point out's inputs at the versions it was made from
+        if self.trace is not None:
+            self.grads_before = [guards.copy(x.grad) for x in out._prev]
+
+    def after(self, out: Any) -> None:
+        """After ``out``'s gradient was passed on to its inputs."""
+        if self.check:
+            check_step(out)
+        if self.trace is not None:
+            self.trace.append((out, out.grad, self.grads_before, [x.grad for x in out._prev]))
+
+
+def check_step(out: Any) -> None:
+    """An error naming ``out``'s op if its step has just left an input's gradient not
+    finite. Its rule, a pure function, is asked again for each input's share, to say
+    whether that share was not finite or the shares added up to more than a number holds.
+    """
+    inputs = out._prev
+    if all(guards.is_finite(x.grad) for x in inputs):
+        return
+    rule = out._rule
+    if type(rule) is ClosureRule:
+        raise DomainError(f"{out._op or 'backward'}: its hand-written _backward closure "
+                          "wrote a gradient that is not finite (nan or inf)")
+    g = out.grad._value if isinstance(out.grad, Node) else out.grad
+    shares = rule.vjp(tuple([x._value for x in inputs]), out._value, g, *rule.params)
+    for x, gx in zip(inputs, shares):
+        if gx is not None and x.requires_grad:
             if type(x._value) is not float and gx.shape != x._value.shape:
-                gx = sum_to_shape(gx, x._value.shape, out._op)  # the op broadcast x
-            x.grad = gx if x.grad is None else x.grad + gx  # +=, not in place: gx may be shared
-            if check:
-                guards.check_finite(out, x, gx)
-        if trace is not None:
-            trace.append((out, g, before, [x.grad for x in inputs]))
+                gx = sum_to_shape(gx, x._value.shape, out._op)
+            guards.check_finite(out, x, gx)
 
 
 def add(old: Any, new: Any) -> Any:

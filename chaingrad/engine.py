@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from numbers import Real
 
-from . import autodiff, fast_backward, gradmode, reference, rules
+from . import autodiff, gradmode, rules
 from .declaration import Bound, Primitive, method, on_floats
 from .errors import DomainError
 from .rules import ADD, MUL, POW, POW_N
@@ -229,10 +229,7 @@ class Value(autodiff.Node):
             >>> a.grad
             2.0
         """
-        if create_graph or reference.only:
-            autodiff.backward([self], [Value(1.0) if create_graph else 1.0], create_graph)
-        else:  # the same pass's twin for float gradients (chaingrad/fast_backward.py), tested
-            fast_backward.backward_from(self)  # bit-identical: faster on a graph of Values
+        autodiff.backward([self], [Value(1.0) if create_graph else 1.0], create_graph)
 
     def __repr__(self) -> str:
         return f"Value(data={self.data}, grad={self.grad})"

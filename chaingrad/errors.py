@@ -105,7 +105,3 @@ class AnomalyError(RuntimeError):
         self.node = node
         self.created_at = created_at
 
-
-class NotFiniteYetError(Exception):
-    """A gradient is not finite: the unchecked pass stops, and the checked pass names it
-    (``chaingrad.autodiff``; never seen outside it)."""

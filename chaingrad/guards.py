@@ -1,14 +1,20 @@
-"""What guards the chain rule (``autodiff.backward_pass``), each under a name of its own:
+"""What guards the chain rule (``autodiff.backward_pass``), each under a name of its own,
+and each paid once per pass, not once per node, wherever it can be:
 
-- ``local_gradients``: a node's rule called, and an error that names the op when the rule
-  fails (a derivative unbounded at the point: ``sqrt`` at 0);
-- ``check_kept``: PyTorch's two refusals of a step whose rule reads numbers of the forward
-  pass: the graph was freed by a ``backward()`` without ``retain_graph``, or one of those
-  numbers was changed in place since (``writes``, its version counter);
-- ``check_finite``, ``is_finite`` and ``all_finite``: a gradient that is not finite (nan,
-  inf), named at the step that made it (for a Tensor, by ``chaingrad.anomaly``);
-- ``restore`` and ``keep``: after a failed pass every ``.grad`` is put back as it was; after
-  a good one each kept gradient becomes an array of its own, added to what ``.grad`` held;
+- ``reset``, ``restore`` and ``keep``: a pass starts from empty gradients; a failed one
+  puts every ``.grad`` back as it was; after a good one each kept gradient becomes an
+  array of its own, added to what ``.grad`` held;
+- ``gradients_finite``: after the pass, one look at the gradients for a nan or inf (for a
+  Value graph, one sum of all of them); only when there is one does the pass run again,
+  watched (``autodiff.Watch``), to name the step that made it (``check_finite``; for a
+  Tensor, in ``chaingrad.anomaly``'s words);
+- ``rule_failed``: a rule that divided by zero or overflowed (a derivative unbounded at
+  the point: ``sqrt`` at 0), named by the node the loop was at;
+- ``refusals_due`` and ``check_kept``: PyTorch's two refusals of a step whose rule reads
+  numbers of the forward pass (the graph was freed by a ``backward()`` without
+  ``retain_graph``, or one of those numbers was changed in place since: ``writes``, its
+  version counter), looked for only when a tensor was written or freed since the graph's
+  nodes were made;
 - ``ClosureRule``: a micrograd-style ``_backward`` closure assigned by hand, run as a rule.
 
 Nothing here computes a gradient; ``backward_pass`` reads the same with or without them.
@@ -18,10 +24,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from . import anomaly
-from .errors import AnomalyError, DomainError, NotFiniteYetError
+from .errors import AnomalyError, DomainError
 
 writes = [0]
 """How many in-place writes to tensors so far (a list: modules change it in place). A
@@ -31,47 +37,17 @@ FREED = -1
 """The ``_made_at`` of a Tensor node whose graph a ``backward()`` without ``retain_graph``
 has freed (see ``free``): below any count of writes."""
 
+# ---- a rule that failed ----
 
-# ---- a node's rule, called ----
 
-
-def local_gradients(out: Any, create_graph: bool, check: bool) -> tuple[tuple, tuple]:
-    """What ``out``'s rule gives each input: ``g * d(out)/d(x)``, where ``g`` is
-    ``out.grad``, the gradient that reached it. The rule gets the inputs' and the output's
-    numbers (``_value``), or with ``create_graph`` the nodes themselves, and the node's
-    parameters.
-
-    Returns:
-        The inputs (``out._prev``, read after torch's guards, which may point them at the
-        versions ``out`` was made from) and one gradient for each.
-
-    Raises:
-        DomainError: The rule divided by zero or overflowed (the derivative is unbounded
-            there), naming the op.
-        RuntimeError: ``out.grad`` is None (nothing reached it), or one of torch's guards
-            refused the step (``check_kept``).
-    """
-    rule, g = out._rule, out.grad
-    if type(rule) is ClosureRule:
-        return out._prev, rule.run(out, create_graph, check)
-    if g is None:
-        raise no_gradient_yet(out)
-    if out._made_at != writes[0] and out._made_at is not None:  # freed, or a tensor written
-        check_kept(out)
-    if not check and not rule.primitive.keeps_nan and not is_finite(g) and anomaly.watches(out):
-        raise NotFiniteYetError  # this rule might drop it: let the checked pass name its source
-    inputs = out._prev
-    try:
-        if create_graph:
-            grads = rule.vjp(inputs, out, g, *rule.params)
-        else:
-            grads = rule.vjp(tuple([x._value for x in inputs]), out._value, g, *rule.params)
-    except (ZeroDivisionError, OverflowError, DomainError) as exc:
-        raise _rule_failed(out, exc) from exc
-    if len(grads) != len(inputs):
-        raise ValueError(f"{out._op}: its rule returned {len(grads)} gradient(s) for "
-                         f"{len(inputs)} input(s)")
-    return inputs, grads
+def rule_failed(out: Any, exc: Exception) -> NoReturn:
+    """Raise the error for ``exc``, raised at ``out``'s step of the pass (the node the loop
+    was at): a division by zero or an overflow in its rule means that the derivative is
+    unbounded there, and the error names the op (``non_finite``). A ``DomainError`` that
+    names the op already (the rule's own, or ``check_step``'s) is raised as it is."""
+    if isinstance(exc, DomainError) and str(exc).startswith(f"{out._op or 'backward'}:"):
+        raise exc
+    raise non_finite(out) from exc
 
 
 def no_gradient_yet(out: Any) -> RuntimeError:
@@ -81,21 +57,26 @@ def no_gradient_yet(out: Any) -> RuntimeError:
         "shape), or call out.backward()")
 
 
-def _rule_failed(out: Any, exc: Exception) -> Exception:
-    """A rule that divided by zero or overflowed: the derivative is unbounded there. A
-    DomainError the rule raised itself (naming its op) is passed on as it is."""
-    if isinstance(exc, DomainError) and str(exc).startswith(f"{out._op}:"):
-        return exc
-    return non_finite(out)
-
-
 # ---- torch's refusals: a freed graph, a tensor changed in place ----
+
+
+def refusals_due(order: list[Any]) -> bool:
+    """Whether any node of ``order`` was freed, or made before a tensor was written in
+    place since: only then can ``check_kept`` refuse a step. Values are never written in
+    place nor freed, so a Value graph is not looked at; a Tensor graph's nodes are few."""
+    if not hasattr(order[-1]._value, "dtype"):
+        return False
+    now = writes[0]
+    return any(node._made_at != now and node._made_at is not None for node in order)
 
 
 def check_kept(out: Any) -> None:
     """torch's two refusals to run a step whose rule reads numbers kept from the forward
     pass: its graph was freed by a ``backward()`` without ``retain_graph``, or one of those
-    numbers was changed in place since (torch's version counter)."""
+    numbers was changed in place since (torch's version counter). Nothing for a node made
+    since the last write."""
+    if out._made_at == writes[0] or out._made_at is None:
+        return
     if out._made_at == FREED:
         if out._reads_forward():
             raise RuntimeError(
@@ -133,6 +114,32 @@ def free(order: list[Any]) -> None:
 
 
 # ---- gradients that are not finite ----
+
+
+def gradients_finite(order: list[Any]) -> bool:
+    """Whether a pass over ``order`` left no nan or inf where one would stay unseen: in a
+    leaf's gradient, or in the gradient handed to a rule that may drop it (a user's, whose
+    ``Primitive.keeps_nan`` is false). Every other rule passes a nan or inf on towards the
+    leaves (0 * inf is nan).
+
+    A Value graph's gradients (floats) are first summed, all at once: the sum is finite
+    unless one of them is not (or the sum overflows, when each is looked at), and a
+    finite sum, the usual answer, costs one call.
+
+    Example:
+        >>> from chaingrad import Value
+        >>> x = Value(2.0)
+        >>> y = x * x
+        >>> y.grad, x.grad = 1.0, float("inf")
+        >>> gradients_finite([x, y])
+        False
+    """
+    if type(order[-1].grad) is float:
+        total = sum([node.grad for node in order])  # (a list: faster than map here)
+        if type(total) is float and total - total == 0.0:
+            return True
+    return all(is_finite(node.grad) for node in order if node._rule is None
+               or not getattr(node._rule.primitive, "keeps_nan", True))
 
 
 def check_finite(out: Any, x: Any, gx: Any) -> None:
@@ -230,21 +237,42 @@ class as_it_is:  # noqa: N801 - used like a function: `with as_it_is():`
         pass
 
 
-# ---- every .grad as it was, or as it should be kept ----
+# ---- every .grad emptied for a pass, as it was after a failed one, or as it should be kept ----
 
 
-def restore(order: list[Any], before: list[Any]) -> None:
-    """Put every node's ``.grad`` back to what ``before`` holds."""
+def reset(order: list[Any]) -> list[Any] | None:
+    """Every node's ``.grad`` emptied for a pass (its ``_initial_grad``: 0.0 for a Value,
+    None for a Tensor). Returns what they held, for ``restore`` and ``keep``; or None when
+    ``order`` is a Value graph whose gradients all hold 0.0 (zeroed parameters, a fresh
+    graph: the usual case), where there is nothing to empty and nothing to put back."""
+    if type(order[-1]._value) is float and not any([node.grad for node in order]):
+        return None
+    before = [node.grad for node in order]
+    for node in order:
+        node.grad = node._initial_grad
+    return before
+
+
+def restore(order: list[Any], before: list[Any] | None) -> None:
+    """Put every node's ``.grad`` back to what ``before`` holds (None: 0.0, see ``reset``)."""
+    if before is None:
+        for node in order:
+            node.grad = node._initial_grad
+        return
     for node, old in zip(order, before):
         node.grad = old
 
 
-def keep(order: list[Any], before: list[Any], seeds: Sequence[Any]) -> None:
+def keep(order: list[Any], before: list[Any] | None, seeds: Sequence[Any]) -> None:
     """Each ``.grad`` becomes what it held before this pass plus this pass; a gradient that
     is kept becomes an array of its own (see ``own``: never a seed, which is the caller's),
     and then what the node's kind shows its users (``_as_grad``: a Tensor's ``.grad`` is a
     Tensor). A node that does not keep its gradient (``Node._keeps_grad``) gets back what
-    it held."""
+    it held. With ``before`` None (a Value graph that held no gradient, see ``reset``)
+    there is nothing to do: a Value keeps the float, or with ``create_graph`` the node,
+    that the pass made."""
+    if before is None:
+        return
     shared = {id(seed) for seed in seeds}
     for node, old in zip(order, before):
         g = node.grad
@@ -288,37 +316,33 @@ def copy(g: Any) -> Any:
 
 
 class ClosureRule:
-    """A micrograd-style ``_backward`` closure that a user assigned by hand, as a rule.
+    """A micrograd-style ``_backward`` closure that a user assigned by hand to ``node``, as
+    its rule.
 
-    Such a closure reads ``out.grad`` and adds into its inputs' ``.grad`` itself, so the
-    pass runs it and adds nothing more (its ``local_gradients`` are all None).
+    Such a closure reads ``node.grad`` and adds into its inputs' ``.grad`` itself, so as a
+    rule it runs the closure and gives each input a share that adds nothing (0.0 for a
+    Value's, None for a Tensor's).
     """
 
-    __slots__ = ("backward",)
+    __slots__ = ("backward", "node")
     params: tuple = ()
     primitive = None
     name = ""
 
-    def __init__(self, backward: Callable[[], None]) -> None:
-        self.backward = backward
+    def __init__(self, backward: Callable[[], None], node: Any) -> None:
+        self.backward, self.node = backward, node
 
     def vjp(self, xs: tuple, out: Any, g: Any) -> tuple:
-        self.backward()
-        return (0.0,) * len(xs)
-
-    def run(self, out: Any, create_graph: bool, check: bool) -> tuple:
-        """Run the closure as ``out``'s step; its inputs get no gradient through the pass."""
-        inputs = out._prev
-        if create_graph:
+        """Run the closure as its node's step (``xs``, ``out`` and ``g`` are the node's, as
+        the pass hands every rule; the closure reads them from the nodes)."""
+        node = self.node
+        if out is node:  # the pass hands the rules the nodes themselves: create_graph
             raise TypeError(
-                f"backward(create_graph=True): node {out._op!r} has a hand-written _backward "
+                f"backward(create_graph=True): node {node._op!r} has a hand-written _backward "
                 "closure, which works on numbers and cannot be differentiated again; build it "
                 "with chaingrad.primitive instead")
-        for x in inputs:  # the closure adds into .grad: give it something to add to
+        for x in node._prev:  # the closure adds into .grad: give it something to add to
             if x.grad is None:
                 x.grad = x._value * 0
         self.backward()
-        if check and not all(is_finite(x.grad) for x in inputs):
-            raise DomainError(f"{out._op or 'backward'}: its hand-written _backward closure "
-                              "wrote a gradient that is not finite (nan or inf)")
-        return (None,) * len(inputs)
+        return tuple(0.0 if type(x) is float else None for x in xs)

@@ -1,13 +1,13 @@
-"""One switch: run chaingrad's readable reference code everywhere, and no fast twin.
+"""One switch: run chaingrad's readable reference kernels everywhere, and no fast twin.
 
-A few hot paths have a fast twin beside their reference, tested to compute the same
-numbers: the float backward pass of Values (``chaingrad/fast_backward.py``, twin of
-``autodiff.backward_pass``), the convolution and pooling forwards, softmax, the scatter of an
-embedding's gradient and float32 ``erf`` (``tensor_engine/fast_kernels.py``, twins of the
-references in ``tensor_engine/rules.py`` and of ``math.erf``) and matmul's weight gradient
-(``tensor_engine.rules.matmul_y_grad_transposed``). With the
-switch on, none of them runs: step into ``backward()`` in a debugger and you are in
-``autodiff.backward_pass``, the loop that the docs show.
+A few kernels have a fast twin beside their reference, tested to compute the same numbers:
+the convolution and pooling forwards, softmax and the scatter of an embedding's gradient
+(``tensor_engine/kernels.py``, each beside its reference), float32 ``erf``
+(``rules.erf_float32``, the twin of ``math.erf`` entry by entry) and matmul's weight gradient
+(``tensor_engine.rules.matmul_y_grad_transposed``). With the switch on, none of them runs:
+step into ``F.conv2d`` in a debugger and you are in the reference that the docs show.
+The backward loop has no twin: ``autodiff.backward_pass`` is the one that runs, switch or
+not.
 
 Turn it on with the environment variable ``CHAINGRAD_REFERENCE=1``, or in a running program
 (a notebook) with ``chaingrad.use_reference()``.
@@ -29,6 +29,6 @@ only: bool = os.environ.get("CHAINGRAD_REFERENCE", "") == "1"
 
 
 def use_reference(on: bool = True) -> None:
-    """Run the readable reference code everywhere (``on``), or the fast twins again."""
+    """Run the readable reference kernels everywhere (``on``), or their fast twins again."""
     global only
     only = bool(on)

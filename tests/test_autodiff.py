@@ -1,8 +1,11 @@
-"""chaingrad/autodiff.py: the order, the one backward pass for both engines, grad mode, and
-backward from several threads at once."""
+"""chaingrad/autodiff.py: the order, the one backward loop for both engines and what guards
+it, grad mode, and backward from several threads at once."""
 
 from __future__ import annotations
 
+import ast
+import inspect
+import math
 import random
 import sys
 import threading
@@ -14,7 +17,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 from numerics import examples
 
-from chaingrad import Tensor, Value, autodiff, enable_grad, guards, is_grad_enabled, no_grad
+from chaingrad import (
+    DomainError,
+    Tensor,
+    Value,
+    autodiff,
+    enable_grad,
+    guards,
+    is_grad_enabled,
+    no_grad,
+    primitive,
+)
 from chaingrad.nn import MLP
 
 
@@ -137,6 +150,93 @@ def test_one_pass_serves_both_engines_with_several_roots() -> None:
     found = autodiff.backward([t * t, t * 3], [np.ones(2), np.ones(2)], accumulate=False)
     assert found[id(t)].tolist() == [5.0, 7.0]
     assert x.grad == 0.0 and t.grad is None
+
+
+# ---- the one loop ----
+
+
+def test_values_and_tensors_run_the_one_loop(monkeypatch) -> None:
+    passes = []
+    real = autodiff.backward_pass
+    monkeypatch.setattr(autodiff, "backward_pass",
+                        lambda *args, **kw: passes.append(args[0][-1]) or real(*args, **kw))
+    x = Value(2.0)
+    y = x * x + x.tanh()
+    y.backward()
+    t = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    loss = (t * t).sum()
+    loss.backward()
+    assert passes == [y, loss]
+    assert x.grad == 4.0 + (1 - math.tanh(2.0) ** 2) and t.grad.tolist() == [2.0, 4.0]
+
+
+def test_the_loop_fits_on_a_screen_and_calls_the_rule() -> None:
+    """The loop a learner reads is the one that runs: at most 30 lines of code (its
+    docstring, comments and blank lines aside), with the rule's call in it."""
+    source = inspect.getsource(autodiff.backward_pass)
+    body = ast.parse(source).body[0].body
+    docstring = body[0].end_lineno if isinstance(body[0], ast.Expr) else 0
+    lines = source.splitlines()
+    signature = range(1, body[0].lineno)  # the def line(s), counted
+    code = [line for i, line in enumerate(lines, start=1) if i > docstring or i in signature]
+    code = [line for line in code if line.strip() and not line.strip().startswith("#")]
+    assert len(code) <= 30, "\n".join(code)
+    assert "rule.vjp(" in source
+
+
+def test_backward_adds_to_what_each_grad_held() -> None:
+    random.seed(3)
+    model = MLP(3, [4, 1])
+    params = model.parameters()
+    model([0.5, -1.0, 2.0]).backward()
+    fresh = [p.grad for p in params]
+    for i, p in enumerate(params):
+        p.grad = 0.25 * i  # gradients left from earlier passes
+    model([0.5, -1.0, 2.0]).backward()
+    assert [p.grad for p in params] == [0.25 * i + g if i else g for i, g in enumerate(fresh)]
+
+
+def test_a_gradient_that_is_not_finite_is_named_and_every_grad_left_as_it_was() -> None:
+    x = Value(0.0)
+    y = x.sqrt() * 2
+    x.grad = 5.0
+    with pytest.raises(DomainError, match="sqrt: the gradient is not finite"):
+        y.backward()
+    assert x.grad == 5.0 and y.grad == 0.0  # as it was
+
+
+def test_a_hand_written_closure_runs_as_its_nodes_step() -> None:
+    x = Value(3.0)
+    out = Value(x.data * 2, (x,), "double")
+
+    def _backward() -> None:
+        x.grad += 2 * out.grad
+
+    out._backward = _backward
+    (out * out).backward()
+    assert x.grad == 2 * 6.0 * 2
+
+
+def test_a_primitive_that_stops_an_inf_is_caught() -> None:
+    """Its rule gives a finite gradient for an infinite one: the pass finds the inf where
+    it stopped, after the pass, and names the op that made it."""
+    passthrough = primitive(lambda x: x, lambda xs, out, g: (1.0,), name="through")
+    x = Value(1e-310)
+    y = passthrough(x).log()
+    with pytest.raises(DomainError, match="log"):
+        y.backward()
+    assert x.grad == 0.0 and math.isfinite(y.grad)
+
+
+def test_a_rule_that_divides_by_zero_is_named_by_its_node() -> None:
+    def rule(xs, out, g):
+        return (g / xs[0],)
+
+    inverse_rule = primitive(lambda x: x, rule, name="divides")
+    x = Value(0.0)
+    with pytest.raises(DomainError, match="divides: the gradient is not finite at input"):
+        (inverse_rule(x) * 3).backward()
+    assert x.grad == 0.0
 
 
 def test_sum_to_shape_refuses_a_gradient_that_cannot_be_the_inputs() -> None:
