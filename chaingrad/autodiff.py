@@ -365,16 +365,16 @@ def backward_pass(order: list[Any], create_graph: bool = False, watch: Watch | N
                 watch.before(out)
             x, y = out._a, out._b  # its inputs (see Node)
             if floats and y is None and x is not None:  # a Value's op of one input: x.tanh()
-                (gx,) = rule.vjp((x._value,), out._value, g, *rule.params)
+                (gx,) = rule.vjp((x._value,), out._value, g)
                 x.grad += gx
             elif floats and y is not None and y is not MANY:  # of two: x + y, x * y
-                gx, gy = rule.vjp((x._value, y._value), out._value, g, *rule.params)
+                gx, gy = rule.vjp((x._value, y._value), out._value, g)
                 x.grad += gx
                 y.grad += gy
             else:  # any node: a Tensor's (arrays), create_graph's (nodes), three inputs or more
                 inputs = out._prev  # the rule gets their numbers, or with create_graph the nodes
                 xs, o = (inputs, out) if create_graph else ([x._value for x in inputs], out._value)
-                for x, gx in zip(inputs, rule.vjp(tuple(xs), o, g, *rule.params), strict=True):
+                for x, gx in zip(inputs, rule.vjp(tuple(xs), o, g), strict=True):
                     if gx is None or not x.requires_grad:
                         continue  # a constant: it takes no gradient
                     if type(x._value) is not float and gx.shape != x._value.shape:
@@ -450,7 +450,7 @@ def check_step(out: Any) -> None:
         raise DomainError(f"{out._op or 'backward'}: its hand-written _backward closure "
                           "wrote a gradient that is not finite (nan or inf)")
     g = out.grad._value if isinstance(out.grad, Node) else out.grad
-    shares = rule.vjp(tuple([x._value for x in inputs]), out._value, g, *rule.params)
+    shares = rule.vjp(tuple([x._value for x in inputs]), out._value, g)
     for x, gx in zip(inputs, shares):
         if gx is not None and x.requires_grad:
             if type(x._value) is not float and gx.shape != x._value.shape:

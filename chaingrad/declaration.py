@@ -203,7 +203,9 @@ class Primitive:
 
 
 class Bound:
-    """A primitive with the values of its parameters: the rule of one node."""
+    """A primitive with the values of its parameters: the rule of one node. Its ``vjp`` has
+    them put in, so that every rule, bound or not, is called ``rule.vjp(xs, out, g)``
+    (``params`` keeps them, for what shows or compiles the rule)."""
 
     __slots__ = ("primitive", "params", "vjp", "name")
 
@@ -211,12 +213,30 @@ class Bound:
         if len(params) != len(primitive.param_names):
             raise TypeError(f"{primitive.name}: needs parameters {primitive.param_names}, "
                             f"got {len(params)} value(s)")
-        self.primitive, self.params, self.vjp = primitive, params, primitive.vjp
+        self.primitive, self.params = primitive, params
+        self.vjp = with_params(primitive.vjp, params) if params else primitive.vjp
         self.name = name or primitive.name
 
     def __repr__(self) -> str:
         values = ", ".join(f"{k}={v!r}" for k, v in zip(self.primitive.param_names, self.params))
         return f"<primitive {self.name} ({values})>"
+
+
+def with_params(vjp: Callable[..., tuple], params: tuple) -> Callable[[Any, Any, Any], tuple]:
+    """A rule ``vjp(xs, out, g, *params)`` with its parameters' values put in: a function of
+    ``(xs, out, g)``, as a rule without parameters is (the backward loop calls each so).
+
+    Example:
+        >>> from chaingrad.rules import POW_N
+        >>> with_params(POW_N.vjp, (3,))((2.0,), 8.0, 1.0)
+        (12.0,)
+    """
+
+    def vjp_with_params(xs: Any, out: Any, g: Any) -> tuple:
+        return vjp(xs, out, g, *params)
+
+    vjp_with_params.__doc__ = vjp.__doc__
+    return vjp_with_params
 
 
 def define(name: str, formulas: tuple[str, ...], **declared: Any,

@@ -208,7 +208,7 @@ def gradient_shapes(trace: Any) -> dict[tuple[int, int], tuple | None]:
             continue
         g = np.ones_like(node._value)
         with np.errstate(all="ignore"):
-            grads = rule.vjp(tuple(x._value for x in node._prev), node._value, g, *rule.params)
+            grads = rule.vjp(tuple(x._value for x in node._prev), node._value, g)
         for k, gx in enumerate(grads):
             shapes[(id(node), k)] = None if gx is None else np.shape(gx)
     return shapes

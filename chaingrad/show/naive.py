@@ -118,7 +118,7 @@ def _contributions(node: Any, g: Any) -> list[Any]:
     """What ``node``'s rule adds to each input when ``g`` arrives, without changing .grad."""
     rule = node._rule
     if type(rule) is not guards.ClosureRule:
-        return list(rule.vjp(tuple(c._value for c in node._prev), node._value, g, *rule.params))
+        return list(rule.vjp(tuple(c._value for c in node._prev), node._value, g))
     # a hand-written closure works on .grad itself: run it on borrowed grads, then restore
     saved = [(n, n.grad) for n in (node, *node._prev)]
     try:

@@ -123,7 +123,7 @@ def step_from_trace(index: int, node: Any, upstream: Any, before: list, after: l
         return Step(index, node, names[id(node)], node._op, upstream, tuple(
             Update(x, names[id(x)], b, a, _minus(a, b), HAND_WRITTEN, "")
             for x, b, a in zip(prev, before, after)))
-    raw = rule.vjp(tuple(x._value for x in prev), node._value, upstream, *rule.params)
+    raw = rule.vjp(tuple(x._value for x in prev), node._value, upstream)
     running = {id(x): b for x, b in zip(prev, before)}
     made = []
     for k, (x, g) in enumerate(zip(prev, raw)):
