@@ -101,7 +101,7 @@ class Node:
     @property
     def _prev(self) -> tuple:
         """The input nodes, in argument order (empty for a leaf): ``_a`` and ``_b`` (see
-        ``split``) back as a tuple."""
+        ``input_slots``) back as a tuple."""
         a, b = self._a, self._b
         if b is None:
             return () if a is None else (a,)
@@ -151,7 +151,7 @@ class Node:
         return super().__reduce_ex__(protocol)
 
 
-def split(children: tuple) -> tuple:
+def input_slots(children: tuple) -> tuple:
     """Inputs as the pair ``(_a, _b)`` that a node stores."""
     if len(children) <= 2:
         return tuple(children) + (None,) * (2 - len(children))
@@ -296,11 +296,11 @@ def backward(roots: Sequence[Any], seeds: Sequence[Any], create_graph: bool = Fa
             anomaly.check_loss(order, roots)  # a loss that is not finite: the op that made it
         before = guards.reset(order)  # every .grad emptied; None: all were 0.0 (Values)
         try:
-            seed(roots, seeds)
+            seed_roots(roots, seeds)
             backward_pass(order, create_graph, Watch.of(order, trace=trace))
             if finite and not guards.gradients_finite(order):  # again, watched, to name the op
                 guards.restore(order, None)
-                seed(roots, seeds)
+                seed_roots(roots, seeds)
                 backward_pass(order, create_graph, Watch.of(order, check=True))
                 raise DomainError("backward: a gradient is not finite, and no op's rule made "
                                   "it: a hand-written _backward closure did")
@@ -317,11 +317,11 @@ def backward(roots: Sequence[Any], seeds: Sequence[Any], create_graph: bool = Fa
         return found
 
 
-def seed(roots: Sequence[Any], seeds: Sequence[Any]) -> None:
+def seed_roots(roots: Sequence[Any], seeds: Sequence[Any]) -> None:
     """Each root's gradient starts at its seed, d(loss)/d(root), added to what it holds
-    (``add``: nothing, after ``guards.reset``)."""
+    (``accumulate``: nothing, after ``guards.reset``)."""
     for root, g in zip(roots, seeds):
-        root.grad = add(root.grad, g)
+        root.grad = accumulate(root.grad, g)
 
 
 def backward_pass(order: list[Any], create_graph: bool = False, watch: Watch | None = None) -> None:
@@ -458,7 +458,7 @@ def check_step(out: Any) -> None:
             guards.check_finite(out, x, gx)
 
 
-def add(old: Any, new: Any) -> Any:
+def accumulate(old: Any, new: Any) -> Any:
     """``old + new``, where an empty ``old`` (None, or a Value's 0.0) adds nothing."""
     if old is None or (type(old) is float and old == 0.0):
         return new

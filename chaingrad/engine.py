@@ -104,7 +104,7 @@ class Value(autodiff.Node):
             if not isinstance(child, Value):
                 raise TypeError(f"Value: _children must be Values, got "
                                 f"{type(child).__name__} {child!r}")
-        self._a, self._b = autodiff.split(_children)
+        self._a, self._b = autodiff.input_slots(_children)
         if _op:
             self._op = _op
         if label:
@@ -244,7 +244,7 @@ class Value(autodiff.Node):
     @staticmethod
     def _from_rule(data: float, inputs: list[Value], rule: Primitive | Bound) -> Value:
         """The node of ``data``, computed from ``inputs`` by ``rule`` (``compile``'s)."""
-        return make_node(data, *autodiff.split(tuple(inputs)), rule)
+        return make_node(data, *autodiff.input_slots(tuple(inputs)), rule)
 
     def _apply(self, rule: Primitive | Bound, *others: Value) -> Value:
         """The node of ``rule`` (a primitive, or one bound to its parameters) applied to this
@@ -255,7 +255,7 @@ class Value(autodiff.Node):
         data = on_floats(rule.primitive, self.data, *[x.data for x in others], *rule.params)
         if len(others) == 1:
             return make_node(data, self, others[0], rule)
-        return make_node(data, *autodiff.split((self, *others)), rule)
+        return make_node(data, *autodiff.input_slots((self, *others)), rule)
 
     def _seed(self, grad: object, create_graph: bool, where: str) -> float | Value:
         """d(loss)/d(self) to start a backward pass from: ``grad``, or 1."""

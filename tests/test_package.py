@@ -186,6 +186,67 @@ def test_nothing_runs_text_as_code_but_the_compiler() -> None:
         and len(calls) == 1, calls
 
 
+# Names defined in more than one module, each for a reason of its own; a new one fails the
+# test below (issue 33's "one name, one thing"), and so does one that no longer needs its entry.
+SHARED_NAMES = {
+    # each command module of the CLI answers the same protocol (chaingrad/cli/__init__.py)
+    "COMMAND": "the CLI's protocol", "DEFAULT_LR": "the CLI's protocol",
+    "add_arguments": "the CLI's protocol", "run": "the CLI's protocol",
+    # torch has both, with different signatures: torch.softmax(input, dim) and
+    # F.softmax(input, dim=None, _stacklevel, dtype); torch.manual_seed and
+    # torch.cuda.manual_seed
+    "softmax": "torch's two", "log_softmax": "torch's two", "manual_seed": "torch's two",
+    # micrograd's losses on lists of Values (chaingrad.losses), which hand a Tensor to
+    # torch's (F.cross_entropy, F.mse_loss): one Tensor form
+    "cross_entropy": "micrograd's and torch's", "mse_loss": "micrograd's and torch's",
+    # a primitive's constant is named for its op (rules.GELU); torch's module nn.GELU
+    "GELU": "the primitive and torch's module",
+    # each engine's own, one role on floats and on arrays: ``tanh = elementwise(rules.TANH)``
+    # in Value and in Tensor (docs/ops.md), and the node an op makes
+    "elementwise": "each engine's", "make_node": "each engine's",
+}
+
+
+def _defined_names() -> dict[str, set[str]]:
+    """Each public name defined at the top of a module (a def, a class, an assignment that
+    is not an alias of another name; not the declarations for type checkers), by the
+    modules that define it."""
+    found: dict[str, set[str]] = {}
+
+    def visit(module: str, body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.If):
+                if ast.unparse(node.test) != "TYPE_CHECKING":
+                    visit(module, node.body)
+                visit(module, node.orelse)
+                continue
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names = [node.name]
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+                if all(isinstance(v, (ast.Name, ast.Attribute)) for v in values):
+                    continue  # an alias: ``exp = EXP``, ``sum = _maths.sum_``
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+            else:
+                continue
+            for name in names:
+                if not name.startswith("_"):
+                    found.setdefault(name, set()).add(module)
+
+    for module, tree in MODULES.items():
+        visit(module, tree.body)
+    return found
+
+
+def test_each_public_name_is_defined_in_one_module() -> None:
+    twice = {name: sorted(modules) for name, modules in _defined_names().items()
+             if len(modules) > 1}
+    assert set(twice) <= set(SHARED_NAMES), {n: m for n, m in twice.items()
+                                              if n not in SHARED_NAMES}
+    assert set(SHARED_NAMES) <= set(twice), set(SHARED_NAMES) - set(twice)  # stale entries
+
+
 def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 

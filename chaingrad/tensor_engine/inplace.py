@@ -72,7 +72,8 @@ def _made_from(root: Any, tensor: Any, old: Any) -> None:
         seen.add(id(node))
         inputs = node._prev
         if any(x is tensor for x in inputs):
-            node._a, node._b = autodiff.split(tuple(old if x is tensor else x for x in inputs))
+            then = tuple(old if x is tensor else x for x in inputs)
+            node._a, node._b = autodiff.input_slots(then)
         stack.extend(inputs)
 
 
@@ -246,7 +247,7 @@ class InPlace:
                 x = next(old for at, old in versions if at > made)
             then.append(x)
         if any(a is not b for a, b in zip(then, inputs)):
-            self._a, self._b = autodiff.split(tuple(then))
+            self._a, self._b = autodiff.input_slots(tuple(then))
 
     def _reads_forward(self) -> bool:
         """Whether the rule reads numbers of the forward pass (an input's or the output's,

@@ -147,12 +147,12 @@ def make_node(data: Any, children: tuple, rule: Rule) -> Tensor:
         for child in children:
             if child.requires_grad:
                 out.requires_grad = True
-                if len(children) == 2:  # most ops: no call to autodiff.split
+                if len(children) == 2:  # most ops: no call to autodiff.input_slots
                     out._a, out._b = children
                 elif len(children) == 1:
                     out._a, out._b = children[0], None
                 else:
-                    out._a, out._b = autodiff.split(children)
+                    out._a, out._b = autodiff.input_slots(children)
                 out._rule = rule
                 out._made_at = guards.writes[0]
                 out._keeps_grad = False  # its .grad is dropped after a pass (retain_grad)
