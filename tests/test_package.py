@@ -502,3 +502,31 @@ def test_the_wheel_and_sdist_hold_the_package_and_install_with_no_extras(tmp_pat
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     no_numpy, installed = done.stdout.splitlines()
     assert no_numpy == "None" and installed.startswith(str(env))
+
+
+def test_the_readmes_reading_path_names_five_files_and_each_answer_is_where_it_says() -> None:
+    """Issue 33: "Reading the code" names at most five files for the scalar engine, and each
+    "`name` in `file`" it gives is defined in that file (a function, a class, a constant or
+    a method), so the answers a reader follows stay true as the code moves."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Reading the code", 1)[1].split("\n## ", 1)[0]
+    scalar = section.split("The Tensor side", 1)[0]
+    files = re.findall(r"^\d+\. \[`(chaingrad/[\w/]+\.py)`\]", scalar, flags=re.M)
+    assert 1 <= len(files) <= 5 and len(set(files)) == len(files), files
+    items = re.split(r"^\d+\. ", scalar, flags=re.M)[1:]
+    pairs = [(name, path) for item, path in zip(items, files)
+             for name in re.findall(r"`(\w+)`", item)]  # each bare name, in its item's file
+    flat = " ".join(section.split())
+    claims = re.findall(r"`(\w+)` (?:of `\w+` )?in \[?`(chaingrad/[\w/]+\.py)`", flat)
+    claims += [(name, path) for names, path in re.findall(
+        r"\(((?:`\w+`, )+`\w+`) in \[?`(chaingrad/[\w/]+\.py)`", flat)
+        for name in re.findall(r"`(\w+)`", names)]
+    assert len(claims) >= 10, claims
+    for name, path in pairs + claims:
+        tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+        defined = {n.name for n in ast.walk(tree)
+                   if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))}
+        defined |= {t.id for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                    for t in ast.walk(n.targets[0] if isinstance(n, ast.Assign) else n.target)
+                    if isinstance(t, ast.Name)}
+        assert name in defined, f"README: `{name}` is not defined in {path}"
