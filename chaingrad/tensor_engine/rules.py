@@ -394,8 +394,8 @@ def PAD(xs, out, g, widths):
 # T(x, w, g) = sum(conv2d(x, w) * g), which is linear in each of x, w and g: conv2d itself
 # is dT/dg, conv2d_input_grad is dT/dx and conv2d_weight_grad is dT/dw. So the rule of each
 # is made of the other two (and of conv2d), and gradients of any order stay in the family.
-# Their forwards on arrays are the functions of the same names in kernels.py: the fast
-# twins of the reference forms below.
+# Their forwards on arrays are in kernels.py (``conv2d_on_arrays`` and the others), each
+# readable reference beside its fast twin.
 
 
 def conv2d_forward(*args: Any) -> np.ndarray:
