@@ -33,6 +33,7 @@ from types import ModuleType
 from typing import Any
 
 from .errors import DomainError
+from .formulas import Symbol, derive
 
 LOG_MAX = math.log(1.7976931348623157e308)  # exp(x) overflows a float beyond this
 
@@ -49,7 +50,9 @@ class Primitive:
         name: The op's name, as a node shows it in ``_op`` ('+', 'tanh', ...).
         vjp: ``vjp(xs, out, g, *params) -> one gradient per input``.
         formulas: One Python expression per input: what ``vjp`` returns for that input (or
-            one, in ``k``, for a primitive with any number of inputs).
+            one, in ``k``, for a primitive with any number of inputs), in the words of
+            ``fill_in``. None (the rules of ``chaingrad/rules.py``): read off ``vjp``
+            itself (``formulas.derive``), so that each derivative is stated once.
         forward: The op on floats, or None for a Tensor-only primitive. For a user's
             primitive (``chaingrad.primitive``), the op on whatever its inputs hold.
         array: The op on numpy arrays, a function called with the inputs then the
@@ -85,24 +88,39 @@ class Primitive:
     rule of a node whose op has some.
     """
 
-    __slots__ = ("name", "vjp", "formulas", "forward", "array", "param_names", "domain",
+    __slots__ = ("name", "vjp", "_formulas", "forward", "array", "param_names", "domain",
                  "saves", "torch", "floats", "exact", "keeps_nan", "defaults", "primitive",
                  "__dict__")
     params: tuple = ()  # the parameter values of this rule: none (see ``bind``)
 
-    def __init__(self, name: str, vjp: Callable[..., tuple], formulas: tuple[str, ...],
+    def __init__(self, name: str, vjp: Callable[..., tuple],
+                 formulas: tuple[str, ...] | None = None,
                  forward: Callable[..., Any] | None = None,
                  array: Callable[..., Any] | None = None,
                  params: tuple[str, ...] = (), domain: str = "",
                  saves: tuple[str, ...] | None = None, torch: tuple[str, ...] = (),
                  floats: bool = False, exact: bool = True, keeps_nan: bool = True,
                  defaults: dict[str, float] | None = None):
-        self.name, self.vjp, self.formulas = name, vjp, formulas
+        self.name, self.vjp, self._formulas = name, vjp, formulas
         self.forward, self.array, self.param_names = forward, array, params
         self.domain, self.saves, self.torch = domain, saves, torch
         self.floats, self.exact, self.keeps_nan = floats, exact, keeps_nan
         self.defaults = defaults or {}
         self.primitive = self  # as a rule, it is its own primitive (a Bound rule has one)
+
+    @property
+    def formulas(self) -> tuple[str, ...]:
+        """The rule as one expression per input (``explain``, the page and ``compile`` print
+        them): as declared, or read off the rule (``formulas.derive``).
+
+        Example:
+            >>> from chaingrad.rules import TANH
+            >>> TANH.formulas
+            ('(1 - out.data**2) * out.grad',)
+        """
+        if self._formulas is None:
+            self._formulas = derive(self.vjp, len(self.saves or ("",)), self.param_names)
+        return self._formulas
 
     @property
     def doc(self) -> str:
@@ -190,6 +208,8 @@ class Primitive:
         or the float forward."""
         if hasattr(x, "_prev"):  # a Value or a Tensor: its method makes the node
             return getattr(x, self.method)(*args, **kwargs)
+        if type(x) is Symbol:  # a rule read for its formula (chaingrad/formulas.py)
+            return x.call(self.method, *args, *kwargs.values())
         rule = self.called(*args, **kwargs)
         if type(x).__module__ == "numpy" and not isinstance(x, (int, float)):
             return self.on_arrays(x, *rule.params)  # an ndarray or a numpy scalar
@@ -239,7 +259,7 @@ def with_params(vjp: Callable[..., tuple], params: tuple) -> Callable[[Any, Any,
     return vjp_with_params
 
 
-def define(name: str, formulas: tuple[str, ...], **declared: Any,
+def define(name: str, formulas: tuple[str, ...] | None = None, **declared: Any,
            ) -> Callable[[Callable[..., tuple]], Primitive]:
     """Make the decorated rule ``vjp(xs, out, g, *params)`` into the ``Primitive`` ``name``
     (``declared``: its other parts, as ``Primitive`` takes them)."""

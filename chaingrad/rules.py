@@ -42,6 +42,7 @@ from typing import Any
 from . import reference
 from .declaration import Primitive, any_true, define, numpy, numpy_function
 from .errors import DomainError
+from .formulas import Symbol
 
 SQRT1_2 = math.sqrt(0.5)  # 1 / sqrt(2): gelu's erf(x / sqrt(2)) is erf(x * SQRT1_2)
 
@@ -86,14 +87,14 @@ def power(op: str, x: float, n: float) -> float:
 # ---- the primitives: forward, domain, rule and formula, what it keeps, one op at a time ----
 
 
-@define("+", ("out.grad", "out.grad"), forward=operator.add, saves=("", ""),
+@define("+", forward=operator.add, saves=("", ""),
         torch=("torch.add", "Tensor.add"))
 def ADD(xs, out, g):
     """x + y;  d/dx = 1, d/dy = 1."""
     return g, g
 
 
-@define("*", ("y.data * out.grad", "x.data * out.grad"), forward=operator.mul, saves=("y", "x"),
+@define("*", forward=operator.mul, saves=("y", "x"),
         torch=("torch.mul", "Tensor.mul"))
 def MUL(xs, out, g):
     """x * y;  d/dx = y, d/dy = x."""
@@ -130,7 +131,7 @@ def pow_n_on_arrays(x: Any, n: Any) -> Any:
     return x**n
 
 
-@define("**n", ("n * x.data**(n - 1) * out.grad",), forward=lambda x, n: power(f"**{n}", x, n),
+@define("**n", forward=lambda x, n: power(f"**{n}", x, n),
         array=pow_n_on_arrays, params=("n",), saves=("x",), torch=("torch.pow", "Tensor.pow"))
 def POW_N(xs, out, g, n):
     """x ** n for a constant n;  d/dx = n * x**(n-1) (0 for n = 0). On arrays as torch
@@ -140,8 +141,7 @@ def POW_N(xs, out, g, n):
     return (n * xs[0] ** (n - 1) * g,)
 
 
-@define("**", ("y.data * x.data**(y.data - 1) * out.grad", "out.data * log(x.data) * out.grad"),
-        forward=lambda x, y: power("**", x, y), array=operator.pow, saves=("x y", "x out"),
+@define("**", forward=lambda x, y: power("**", x, y), array=operator.pow, saves=("x y", "x out"),
         exact=False, torch=("torch.pow", "Tensor.pow"))
 def POW(xs, out, g):
     """x ** y;  d/dx = y * x**(y-1), d/dy = x**y * log(x).
@@ -156,7 +156,7 @@ def POW(xs, out, g):
         raise DomainError(f"**: d/dy of x ** y needs x >= 0 (log x), got x = {xd}")
     # (y == 0) and (x == 0) are added where the exact formula would divide by zero
     dx = y * x ** (y - 1 + (yd == 0)) * g
-    dy = out * log(x * (xd > 0) + (xd == 0) - (xd < 0)) * g  # log(-1): nan where x < 0
+    dy = out * log(x * (xd > 0) + 1.0 * (xd == 0) - 1.0 * (xd < 0)) * g  # log(-1): nan, x < 0
     return dx, dy
 
 
@@ -165,14 +165,14 @@ def relu_on_arrays(x: Any) -> Any:
     return numpy().maximum(x, 0)
 
 
-@define("ReLU", ("(out.data > 0) * out.grad",), forward=lambda x: x if x > 0 else 0.0,
+@define("ReLU", forward=lambda x: x if x > 0 else 0.0,
         array=relu_on_arrays, saves=("out",), torch=("torch.relu", "Tensor.relu", "F.relu"))
 def RELU(xs, out, g):
     """max(0, x);  d/dx = 1 if x > 0 else 0."""
     return ((data(out) > 0) * g,)
 
 
-@define("tanh", ("(1 - out.data**2) * out.grad",), forward=math.tanh, array=numpy_function("tanh"),
+@define("tanh", forward=math.tanh, array=numpy_function("tanh"),
         saves=("out",), floats=True, torch=("torch.tanh", "Tensor.tanh", "F.tanh"))
 def TANH(xs, out, g):
     """tanh(x);  d/dx = 1 - tanh(x)**2, reusing the output (micrograd's very arithmetic)."""
@@ -198,7 +198,7 @@ def sigmoid_on_arrays(x: Any) -> Any:
     return np.reciprocal(out, out=out)
 
 
-@define("sigmoid", ("out.data * (1 - out.data) * out.grad",), forward=sigmoid_forward,
+@define("sigmoid", forward=sigmoid_forward,
         array=sigmoid_on_arrays, saves=("out",), floats=True,
         torch=("torch.sigmoid", "Tensor.sigmoid", "F.sigmoid"))
 def SIGMOID(xs, out, g):
@@ -207,7 +207,7 @@ def SIGMOID(xs, out, g):
     return (out * (1 - out) * g,)
 
 
-@define("exp", ("out.data * out.grad",), forward=math.exp, array=numpy_function("exp"),
+@define("exp", forward=math.exp, array=numpy_function("exp"),
         domain="x <= {log_max:.4f} (overflow beyond)", saves=("out",), floats=True,
         torch=("torch.exp", "Tensor.exp"))
 def EXP(xs, out, g):
@@ -215,49 +215,49 @@ def EXP(xs, out, g):
     return (out * g,)
 
 
-@define("log", ("out.grad / x.data",), forward=math.log, array=numpy_function("log"),
+@define("log", forward=math.log, array=numpy_function("log"),
         domain="x > 0", saves=("x",), floats=True, torch=("torch.log", "Tensor.log"))
 def LOG(xs, out, g):
     """ln(x);  d/dx = 1 / x."""
     return (g / xs[0],)
 
 
-@define("sqrt", ("out.grad / (2 * out.data)",), forward=math.sqrt, array=numpy_function("sqrt"),
+@define("sqrt", forward=math.sqrt, array=numpy_function("sqrt"),
         domain="x >= 0", saves=("out",), floats=True, torch=("torch.sqrt", "Tensor.sqrt"))
 def SQRT(xs, out, g):
     """sqrt(x);  d/dx = 1 / (2 * sqrt(x)), reusing the output (unbounded at 0)."""
     return (g / (2 * out),)
 
 
-@define("abs", ("sign(x.data) * out.grad",), forward=abs, array=numpy_function("abs"), saves=("x",),
+@define("abs", forward=abs, array=numpy_function("abs"), saves=("x",),
         torch=("torch.abs", "Tensor.abs"))
 def ABS(xs, out, g):
     """|x|;  d/dx = sign(x), taken as 0 at x = 0 (as PyTorch does)."""
     return (sign(xs[0]) * g,)
 
 
-@define("sin", ("cos(x.data) * out.grad",), forward=math.sin, array=numpy_function("sin"),
+@define("sin", forward=math.sin, array=numpy_function("sin"),
         saves=("x",), floats=True, torch=("torch.sin", "Tensor.sin"))
 def SIN(xs, out, g):
     """sin(x);  d/dx = cos(x)."""
     return (cos(xs[0]) * g,)
 
 
-@define("cos", ("-sin(x.data) * out.grad",), forward=math.cos, array=numpy_function("cos"),
+@define("cos", forward=math.cos, array=numpy_function("cos"),
         saves=("x",), floats=True, torch=("torch.cos", "Tensor.cos"))
 def COS(xs, out, g):
     """cos(x);  d/dx = -sin(x)."""
     return (-sin(xs[0]) * g,)
 
 
-@define("log1p", ("out.grad / (x.data + 1)",), forward=math.log1p, array=numpy_function("log1p"),
+@define("log1p", forward=math.log1p, array=numpy_function("log1p"),
         domain="x > -1", saves=("x",), floats=True, torch=("torch.log1p", "Tensor.log1p"))
 def LOG1P(xs, out, g):
     """ln(1 + x), exact for small x;  d/dx = 1 / (1 + x)."""
     return (g / (xs[0] + 1),)
 
 
-@define("expm1", ("(out.data + 1) * out.grad",), forward=math.expm1, array=numpy_function("expm1"),
+@define("expm1", forward=math.expm1, array=numpy_function("expm1"),
         domain="x <= {log_max:.4f} (overflow beyond)", saves=("out",), floats=True,
         torch=("torch.expm1", "Tensor.expm1"))
 def EXPM1(xs, out, g):
@@ -265,7 +265,7 @@ def EXPM1(xs, out, g):
     return ((out + 1) * g,)
 
 
-@define("log10", ("out.grad / (x.data * 2.302585092994046)",), forward=math.log10,
+@define("log10", forward=math.log10,
         array=numpy_function("log10"), domain="x > 0", saves=("x",), floats=True,
         torch=("torch.log10", "Tensor.log10"))
 def LOG10(xs, out, g):
@@ -273,7 +273,7 @@ def LOG10(xs, out, g):
     return (g / (xs[0] * 2.302585092994046),)
 
 
-@define("log2", ("out.grad / (x.data * 0.6931471805599453)",), forward=math.log2,
+@define("log2", forward=math.log2,
         array=numpy_function("log2"), domain="x > 0", saves=("x",), floats=True,
         torch=("torch.log2", "Tensor.log2"))
 def LOG2(xs, out, g):
@@ -346,7 +346,7 @@ def erf_float32(x: Any) -> Any:
     return out
 
 
-@define("erf", ("1.1283791670955126 * exp(-(x.data * x.data)) * out.grad",), forward=math.erf,
+@define("erf", forward=math.erf,
         array=erf_on_arrays, saves=("x",), floats=True, torch=("torch.erf", "Tensor.erf"))
 def ERF(xs, out, g):
     """The error function, 2 / sqrt(pi) times the integral of exp(-t**2) from 0 to x;
@@ -360,8 +360,7 @@ def gelu_on_arrays(x: Any) -> Any:
     return x * 0.5 * (1.0 + erf_on_arrays(x * 0.7071067811865476))
 
 
-@define("gelu", ("(0.5 * (1 + erf(x.data * 0.7071067811865476)) + x.data * 0.3989422804014327"
-                 " * exp(-0.5 * (x.data * x.data))) * out.grad",),
+@define("gelu",
         forward=gelu_forward, array=gelu_on_arrays,
         saves=("x",), floats=True, torch=("F.gelu",))
 def GELU(xs, out, g):
@@ -390,7 +389,7 @@ def leaky_relu_on_arrays(x: Any, negative_slope: float) -> Any:
     return np.maximum(x, out, out=out) if negative_slope <= 1 else np.minimum(x, out, out=out)
 
 
-@define("leaky_relu", ("out.grad * (x.data > 0) + out.grad * (x.data <= 0) * negative_slope",),
+@define("leaky_relu",
         forward=lambda x, negative_slope: x if x > 0 else x * negative_slope,
         array=leaky_relu_on_arrays, params=("negative_slope",),
         defaults={"negative_slope": 0.01}, saves=("x",), floats=True, torch=("F.leaky_relu",))
@@ -418,8 +417,7 @@ def softplus_on_arrays(x: Any, beta: float, threshold: float) -> Any:
     return np.where(z > threshold, x, soft)
 
 
-@define("softplus", ("((x.data * beta > threshold) + (x.data * beta <= threshold)"
-                     " * sigmoid(x.data * beta)) * out.grad",),
+@define("softplus",
         forward=softplus_forward,
         array=softplus_on_arrays,
         params=("beta", "threshold"), defaults={"beta": 1.0, "threshold": 20.0}, saves=("x",),
@@ -436,7 +434,7 @@ PRIMITIVES: tuple[Primitive, ...] = (ADD, MUL, POW_N, POW, RELU, TANH, SIGMOID, 
                                      LEAKY_RELU, SOFTPLUS)
 """Every primitive of this module: the ops both engines differentiate."""
 
-FUNCTIONS: dict[str, Primitive] = {p.method: p for p in PRIMITIVES if len(p.formulas) == 1
+FUNCTIONS: dict[str, Primitive] = {p.method: p for p in PRIMITIVES if len(p.saves) == 1
                                    and set(p.param_names) <= set(p.defaults)}
 """The elementwise primitives: those of one input that are functions and methods
 (``tanh(x)``, ``x.tanh()``; ``x.leaky_relu(0.2)`` for one with parameters, each of which
@@ -485,4 +483,6 @@ def sign(x: Any) -> Any:
     x = data(x)
     if type(x).__module__ == "numpy" and not isinstance(x, (int, float)):
         return numpy().sign(x)
+    if type(x) is Symbol:  # a rule read for its formula
+        return x.call("sign")
     return float((x > 0) - (x < 0))

@@ -1,0 +1,127 @@
+"""A rule's formula, read off the rule itself: each derivative is stated once, as code.
+
+``explain``, the step-by-step page and ``compile`` print a rule as one expression per input,
+in the words of a node (``x.data``, ``out.grad``: ``declaration.fill_in`` puts names or
+numbers in). Those expressions are not written a second time beside the rule: ``derive``
+runs the rule on ``Symbol``s, stand-ins that answer every operation with its text, and what
+the rule returns is its formula. ``TANH``'s ``(1 - out**2) * g`` returns
+``(1 - out.data**2) * out.grad``.
+
+A rule's branches on its numbers cannot be read this way (a symbol is no number); a
+symbol's truth is the general case's: ``POW_N``'s ``if not any_true(n != 0)`` (n = 0) takes
+the branch of every other n. A rule whose branches matter keeps its formula, declared, and
+``exact=False`` (compiled code then calls the rule itself).
+
+Example:
+    >>> x, g = Symbol("x.data"), Symbol("out.grad")
+    >>> str((1 - x ** 2) * g)
+    '(1 - x.data**2) * out.grad'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+BINDS_ATOM, BINDS_POWER, BINDS_UNARY, BINDS_PRODUCT = 9, 8, 7, 6
+BINDS_SUM, BINDS_AND, BINDS_COMPARISON = 5, 4, 3
+"""How tightly each kind of expression binds, as Python's grammar has it: an operand is put
+in parentheses only where it binds less tightly than its operator."""
+
+
+class Symbol:
+    """A number, an array, a Value or a Tensor known only by its text: every operator and
+    every call on it gives the text of the result (``x.data * out.grad``).
+
+    Example:
+        >>> a, b = Symbol("a"), Symbol("b")
+        >>> str(-(a + b) * 2), str(a - (b - 1)), str((a ** b) ** 2)
+        ('-(a + b) * 2', 'a - (b - 1)', '(a**b)**2')
+    """
+
+    __slots__ = ("text", "binds")
+
+    def __init__(self, text: str, binds: int = BINDS_ATOM):
+        self.text, self.binds = text, binds
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"Symbol({self.text!r})"
+
+    def __bool__(self) -> bool:
+        return True  # a branch on a symbol takes the general case (see the module's doc)
+
+    def call(self, name: str, *args: Any) -> Symbol:
+        """``name(self, *args)``: a primitive or a helper applied to this symbol."""
+        return Symbol(f"{name}({', '.join(_text(a) for a in (self, *args))})")
+
+    # binary operators: (operator's text, how tightly it binds)
+    def _binary(self, other: Any, op: str, binds: int, reflected: bool = False) -> Symbol:
+        left, right = (other, self) if reflected else (self, other)
+        return Symbol(f"{_operand(left, binds, op == '**')}{_spaced(op)}"
+                      f"{_operand(right, binds + (op != '**'), False)}", binds)
+
+    def __add__(self, other: Any) -> Symbol: return self._binary(other, "+", BINDS_SUM)
+    def __radd__(self, other: Any) -> Symbol: return self._binary(other, "+", BINDS_SUM, True)
+    def __sub__(self, other: Any) -> Symbol: return self._binary(other, "-", BINDS_SUM)
+    def __rsub__(self, other: Any) -> Symbol: return self._binary(other, "-", BINDS_SUM, True)
+    def __mul__(self, other: Any) -> Symbol: return self._binary(other, "*", BINDS_PRODUCT)
+    def __rmul__(self, other: Any) -> Symbol: return self._binary(other, "*", BINDS_PRODUCT, True)
+    def __truediv__(self, other: Any) -> Symbol: return self._binary(other, "/", BINDS_PRODUCT)
+    def __rtruediv__(self, other: Any) -> Symbol:
+        return self._binary(other, "/", BINDS_PRODUCT, True)
+    def __matmul__(self, other: Any) -> Symbol: return self._binary(other, "@", BINDS_PRODUCT)
+    def __pow__(self, other: Any) -> Symbol: return self._binary(other, "**", BINDS_POWER)
+    def __rpow__(self, other: Any) -> Symbol: return self._binary(other, "**", BINDS_POWER, True)
+    def __and__(self, other: Any) -> Symbol: return self._binary(other, "&", BINDS_AND)
+    def __gt__(self, other: Any) -> Symbol: return self._binary(other, ">", BINDS_COMPARISON)
+    def __ge__(self, other: Any) -> Symbol: return self._binary(other, ">=", BINDS_COMPARISON)
+    def __lt__(self, other: Any) -> Symbol: return self._binary(other, "<", BINDS_COMPARISON)
+    def __le__(self, other: Any) -> Symbol: return self._binary(other, "<=", BINDS_COMPARISON)
+    def __eq__(self, other: Any) -> Symbol: return self._binary(other, "==", BINDS_COMPARISON)  # type: ignore[override]
+    def __ne__(self, other: Any) -> Symbol: return self._binary(other, "!=", BINDS_COMPARISON)  # type: ignore[override]
+
+    def __neg__(self) -> Symbol:
+        return Symbol(f"-{_operand(self, BINDS_UNARY, False)}", BINDS_UNARY)
+
+    def __invert__(self) -> Symbol:
+        return Symbol(f"~{_operand(self, BINDS_UNARY, False)}", BINDS_UNARY)
+
+    __hash__ = None  # type: ignore[assignment]  # (== gives a symbol, not a bool)
+
+
+def _spaced(op: str) -> str:
+    return op if op == "**" else f" {op} "
+
+
+def _text(x: Any) -> str:
+    return x.text if isinstance(x, Symbol) else repr(x)
+
+
+def _operand(x: Any, binds: int, tie_needs_parentheses: bool) -> str:
+    """``x``'s text as an operand of an operator that binds ``binds`` tightly: in
+    parentheses where it binds less tightly (or as tightly, on the side where Python would
+    group it the other way), or where it is a negative number before ``**``."""
+    if not isinstance(x, Symbol):
+        text = repr(x)
+        return f"({text})" if text.startswith("-") and binds >= BINDS_UNARY else text
+    if x.binds < binds or (x.binds == binds and tie_needs_parentheses):
+        return f"({x.text})"
+    return x.text
+
+
+def derive(vjp: Callable[..., tuple], inputs: int, params: tuple[str, ...]) -> tuple[str, ...]:
+    """The formulas of the rule ``vjp`` of a primitive of ``inputs`` inputs: the rule run
+    on symbols (``x.data``, ``y.data``, ``out.data``, ``out.grad``, and each parameter by
+    its name), one expression per input.
+
+    Example:
+        >>> from chaingrad.rules import MUL
+        >>> derive(MUL.vjp, 2, ())
+        ('y.data * out.grad', 'x.data * out.grad')
+    """
+    xs = tuple(Symbol(f"{'xy'[k]}.data") for k in range(inputs))
+    grads = vjp(xs, Symbol("out.data"), Symbol("out.grad"), *map(Symbol, params))
+    return tuple(_text(g) for g in grads)
