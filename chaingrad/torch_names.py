@@ -270,7 +270,7 @@ INIT = frozenset("""
 """``torch.nn.init.<name>``s that ``chaingrad.nn.init`` lacks."""
 
 OPTIM = frozenset("""
-    ASGD Adadelta Adafactor Adagrad Adamax LBFGS Muon NAdam RAdam Rprop SparseAdam
+    ASGD Adafactor Adamax LBFGS Muon NAdam RAdam Rprop SparseAdam
     swa_utils swap_in_optimizer_params_and_state
 """.split())  # noqa: SIM905 - a list to read
 """``torch.optim.<name>``s that ``chaingrad.optim`` lacks."""
