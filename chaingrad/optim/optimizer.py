@@ -476,7 +476,15 @@ def _exported(key: str, value: Any, p: Any) -> Any:
 
 
 def write_parameter(p: Any, new: Any) -> None:
-    """Store an update: a float replaces a Value's data, an array is copied in place."""
+    """Store an update: a float replaces a Value's data, an array is copied in place (so
+    that views of a Tensor's numbers stay valid).
+
+    Example:
+        >>> x = Value(1.0)
+        >>> write_parameter(x, 0.5)
+        >>> x.data
+        0.5
+    """
     if isinstance(p._value, (float, int)):
         p._value = float(new)
     else:
