@@ -145,8 +145,13 @@ class Optimizer:
                 index.setdefault(id(p), len(index))
             packed["params"] = [index[id(p)] for p in group["params"]]
             groups.append(packed)
-        state = {index[id(p)]: {key: _exported(key, value, p) for key, value in s.items()}
-                 for p, s in self.state.items() if id(p) in index}
+        state = {}
+        for p, entries in self.state.items():
+            if id(p) in index:
+                state[index[id(p)]] = {key: _exported(key, value, p)
+                                       for key, value in entries.items()}
+            else:  # a key a loaded state dict had that is no parameter: kept, as torch's
+                state[p] = entries
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -193,6 +198,8 @@ class Optimizer:
             state[p] = {name: self._imported(name, value, p) for name, value in saved.items()}
         for group, saved in zip(groups, saved_groups):
             saved["params"] = group["params"]
+            for key, value in self.defaults.items():  # an older torch's groups lack some
+                saved.setdefault(key, value)
             if "param_names" in group and "param_names" not in saved:
                 saved["param_names"] = group["param_names"]
             for name, p in zip(saved.get("param_names", ()), group["params"]):
@@ -210,7 +217,7 @@ class Optimizer:
             return value
         import numpy as np
 
-        array = np.array(np.asarray(value), dtype=None)
+        array = np.array(np.asarray(value))  # a copy; asarray, as torch's __array__ takes no copy=
         if key == "step":
             count = float(array)
             return int(count) if count.is_integer() else count

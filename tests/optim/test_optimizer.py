@@ -603,3 +603,21 @@ def test_adagrads_state_starts_when_it_is_made_as_torchs(torch):
     assert list(state) == [0, 1, 2, 3] and list(t_opt.state_dict()["state"]) == [0, 1]
     assert state[0]["step"].dtype == chaingrad.float32 and state[0]["step"].item() == 0
     np.testing.assert_array_equal(state[0]["sum"].numpy(), np.full((4, 3), 0.25))
+
+
+def test_a_state_dict_of_an_older_torch_and_keys_that_are_no_parameter(torch):
+    """A group saved before an option existed takes the option's default, as torch's
+    ``__setstate__`` gives it; a state key that names no parameter is kept as it is."""
+    theirs, ours = _torch_and_ours(torch)
+    t_opt = torch.optim.Adam(theirs.parameters(), lr=0.05)
+    _train(theirs, t_opt, np.ones((2, 3)), torch.tensor, 1)
+    saved = t_opt.state_dict()
+    for key in ("decoupled_weight_decay", "fused", "capturable"):
+        del saved["param_groups"][0][key]
+    saved["state"]["note"] = {"epoch": 3}
+    opt = Adam(ours.parameters(), lr=0.5)
+    opt.load_state_dict(saved)
+    assert opt.param_groups[0]["decoupled_weight_decay"] is False
+    assert opt.state["note"] == {"epoch": 3}
+    assert opt.state_dict()["state"]["note"] == {"epoch": 3}
+    _train(ours, opt, np.ones((2, 3)), chaingrad.tensor, 1)
