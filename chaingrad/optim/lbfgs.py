@@ -249,16 +249,27 @@ class LBFGS(Optimizer):
         algorithm, step for step) and return the loss ``closure`` gave first.
 
         Raises:
-            NonFiniteGradError: A gradient is nan or inf; the parameters are put back as
-                they were when the step began.
+            NonFiniteGradError: A gradient is nan or inf; the parameters and the state
+                are put back as they were when the step began.
         """
+        state = self.state[self.param_groups[0]["params"][0]]
+        before = dict(state)  # the step replaces its entries, never changes them in place
+        try:
+            return self._iterate(closure)
+        except NonFiniteGradError:
+            state.clear()
+            state.update(before)
+            raise
+
+    def _iterate(self, closure: Callable[[], Any]) -> Any:
+        """``step``'s iterations, torch's, on the flat vector of the parameters."""
         group = self.param_groups[0]
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         history_size = group["history_size"]
         params = group["params"]
         start = self._flat([p._value for p in params])  # to put back if a gradient is nan
-        state = self.state.setdefault(params[0], {})
+        state = self.state[params[0]]
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
 

@@ -182,25 +182,31 @@ def test_defaults_are_torchs(torch):
     assert repr(LBFGS([x])) == repr(torch.optim.LBFGS([t]))
 
 
-def test_a_nan_gradient_puts_the_parameters_back():
+def test_a_nan_gradient_puts_the_parameters_and_the_state_back():
     x = chaingrad.tensor(START, dtype=chaingrad.float64, requires_grad=True)
-    opt = LBFGS([("x", x)], line_search_fn="strong_wolfe")
-    calls = []
+    opt = LBFGS([("x", x)], line_search_fn="strong_wolfe", max_iter=2)
+    calls, poisoned = [], [None]
 
     def closure():
         opt.zero_grad()
         loss = rosenbrock(x)
         calls.append(loss.item())
-        if len(calls) == 3:  # in the line search, the parameters moved
+        if len(calls) == poisoned[0]:
             loss = loss * math.nan
         loss.backward()
         return loss
+
+    opt.step(closure)
+    start, state = x.tolist(), dict(opt.state[x])
+    poisoned[0] = len(calls) + 2  # in the second step's line search: the parameters moved
+    assert state["n_iter"] > 0 and state["old_dirs"] is not None
 
     with chaingrad.autograd.set_detect_anomaly(False), pytest.raises(
             NonFiniteGradError, match=r"LBFGS\.step: the gradient of parameter x is not "
                                       r"finite; the parameters were put back"):
         opt.step(closure)
-    assert x.tolist() == START and len(calls) == 3
+    assert x.tolist() == start and len(calls) == poisoned[0]
+    assert opt.state[x] == state  # the counters and the history too
 
 
 def test_an_optimal_point_returns_at_once():
