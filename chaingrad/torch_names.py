@@ -270,7 +270,7 @@ INIT = frozenset("""
 """``torch.nn.init.<name>``s that ``chaingrad.nn.init`` lacks."""
 
 OPTIM = frozenset("""
-    ASGD Adadelta Adafactor Adagrad Adamax LBFGS Muon NAdam RAdam Rprop SparseAdam
+    ASGD Adafactor Adamax Muon NAdam RAdam Rprop SparseAdam
     swa_utils swap_in_optimizer_params_and_state
 """.split())  # noqa: SIM905 - a list to read
 """``torch.optim.<name>``s that ``chaingrad.optim`` lacks."""
@@ -459,8 +459,8 @@ def missing(module: str, name: str, lacks: frozenset[str]) -> AttributeError:
     module's ``__getattr__`` raises it.
 
     Example:
-        >>> missing("chaingrad.optim", "LBFGS", OPTIM)
-        AttributeError("chaingrad.optim has no 'LBFGS' yet")
+        >>> missing("chaingrad.optim", "Rprop", OPTIM)
+        AttributeError("chaingrad.optim has no 'Rprop' yet")
         >>> missing("chaingrad", "rsqrt", TORCH)
         AttributeError("chaingrad has no 'rsqrt' yet; for torch.rsqrt(x) write x ** -0.5")
         >>> missing("chaingrad.optim", "SDG", OPTIM)
@@ -503,10 +503,10 @@ def submodules_on_use(package: str, submodules: tuple[str, ...],
         >>> getattr_ = submodules_on_use("chaingrad.optim", ("lr_scheduler",), OPTIM)
         >>> getattr_("lr_scheduler").__name__
         'chaingrad.optim.lr_scheduler'
-        >>> getattr_("LBFGS")
+        >>> getattr_("Rprop")
         Traceback (most recent call last):
         ...
-        AttributeError: chaingrad.optim has no 'LBFGS' yet
+        AttributeError: chaingrad.optim has no 'Rprop' yet
     """
     def __getattr__(name: str) -> object:  # noqa: N807 - the module hook's own name
         if name in submodules:

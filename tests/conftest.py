@@ -381,6 +381,45 @@ def agrees_with_torch() -> AgreesWithTorch:
     return AgreesWithTorch(pytest.importorskip("torch"))
 
 
+class StateConverter:
+    """Carry a state dict (nested dicts, lists and tuples of tensors and numbers, such as
+    an optimizer's) across the import line, tensor by tensor, as a user would:
+    ``to_chaingrad`` makes each torch tensor ``chaingrad.tensor(t.numpy())``, ``to_torch``
+    each chaingrad Tensor (or numpy array) ``torch.tensor(t.numpy())``; the rest is kept."""
+
+    def __init__(self, torch: Any):
+        self.torch = torch
+
+    def to_chaingrad(self, obj: Any) -> Any:
+        import chaingrad
+
+        return self._walk(obj, self.torch.Tensor, lambda t: chaingrad.tensor(t.numpy()))
+
+    def to_torch(self, obj: Any) -> Any:
+        import numpy as np
+
+        import chaingrad
+
+        return self._walk(obj, (chaingrad.Tensor, np.ndarray),
+                          lambda t: self.torch.tensor(np.asarray(t)))
+
+    def _walk(self, obj: Any, kind: Any, convert: Any) -> Any:
+        if isinstance(obj, kind):
+            return convert(obj)
+        if isinstance(obj, dict):
+            return {k: self._walk(v, kind, convert) for k, v in obj.items()}
+        if isinstance(obj, (list, tuple)):
+            return type(obj)(self._walk(v, kind, convert) for v in obj)
+        return obj
+
+
+@pytest.fixture
+def state_converter() -> StateConverter:
+    """Convert state dicts between torch and chaingrad (see ``StateConverter``); skips
+    (fails under CHAINGRAD_NO_SKIPS=1) without torch."""
+    return StateConverter(pytest.importorskip("torch"))
+
+
 @pytest.fixture
 def collector_sees_this_test_only() -> Any:
     """Set aside the objects alive before the test, for the test's duration.

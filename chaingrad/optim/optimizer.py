@@ -3,7 +3,10 @@ check of a hyperparameter.
 
 An optimizer is torch.optim's: ``param_groups`` with torch's keys (change a group's ``lr``
 between steps), ``add_param_group``, ``state`` keyed by parameter,
-``zero_grad(set_to_none=True)``, ``step(closure)`` and torch's printed form. A subclass
+``zero_grad(set_to_none=True)``, ``step(closure)``, torch's printed form, and
+``state_dict()`` / ``load_state_dict()`` in torch's layout (parameters numbered across the
+groups, each entry a Tensor of torch's dtype: a state dict of torch's loads here, one of
+chaingrad's into torch, and training goes on with the same numbers). A subclass
 (``SGD`` in ``sgd.py``, ``Adam`` in ``adam.py``, ...) brings its hyperparameters' checks and
 its update rule, a pure function of a parameter's data, its gradient and its state, written
 as plain arithmetic, so that the same line of maths updates a Value (a float) and a Tensor
@@ -18,8 +21,11 @@ is touched.
 
 from __future__ import annotations
 
+import copy
 import math
+from collections import defaultdict
 from collections.abc import Callable, Iterable
+from itertools import chain
 from numbers import Real
 from typing import Any
 
@@ -28,7 +34,7 @@ from ..errors import NonFiniteGradError
 from ..gradmode import enable_grad
 from ..guards import is_finite, quiet_numpy
 
-__all__ = ["Optimizer", "check_hyperparameter"]
+__all__ = ["Optimizer", "check_hyperparameter", "write_parameter"]
 
 
 class Optimizer:
@@ -46,12 +52,19 @@ class Optimizer:
     step with its pure update rule in ``_update(x, g, state, group) -> (new_x, new_state)``,
     which must not modify ``x``, ``g`` or ``state``: ``step()`` commits the results only
     once every parameter's update has been computed and checked.
+
+    ``state[p]`` holds a parameter's state as the rule reads it: numpy arrays of the
+    parameter's dtype (floats for a Value) and the step count as an int;
+    ``state_dict()`` gives it in torch's layout.
     """
+
+    # Every array in a parameter's state has the parameter's shape (LBFGS's does not).
+    _state_has_parameter_shape = True
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]):
         self._name = type(self).__name__
         self.defaults = defaults
-        self.state: dict[Any, dict[str, Any]] = {}
+        self.state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)  # torch's
         self.param_groups: list[dict[str, Any]] = []
         self._names: dict[int, str | None] = {}
         if hasattr(params, "_prev") and not isinstance(params, Value):
@@ -100,6 +113,122 @@ class Optimizer:
         for name, p in zip(names, found):
             self._names[id(p)] = name
         self.param_groups.append(group)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer's state and hyperparameters in torch's layout, to save and resume:
+        ``{'state': {0: {'step': tensor(3.), 'exp_avg': ..., ...}, ...},
+        'param_groups': [{'lr': ..., ..., 'params': [0, 1, ...]}, ...]}``.
+
+        Parameters are numbered 0, 1, ... across the groups, in order, as torch numbers
+        them; ``state`` has an entry for each parameter that has state. For a Tensor
+        parameter each array is a Tensor of the parameter's dtype and ``step`` a float32
+        0-d Tensor (torch's); for a Value the state is numbers. The Tensors are copies: a
+        later step does not change a state dict already taken.
+
+        Example:
+            >>> import chaingrad as torch
+            >>> w = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+            >>> opt = torch.optim.Adam([w], lr=0.1)
+            >>> (w * w).sum().backward()
+            >>> opt.step()
+            >>> state = opt.state_dict()
+            >>> state['state'][0]['step'], state['param_groups'][0]['params']
+            (tensor(1.), [0])
+            >>> sorted(state['state'][0])
+            ['exp_avg', 'exp_avg_sq', 'step']
+        """
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {key: value for key, value in group.items() if key != "params"}
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {}
+        for p, entries in self.state.items():
+            if id(p) in index:
+                state[index[id(p)]] = {key: _exported(key, value, p)
+                                       for key, value in entries.items()}
+            else:  # a key a loaded state dict had that is no parameter: kept, as torch's
+                state[p] = entries
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Resume from ``state_dict()``'s result, chaingrad's or torch's (its tensors as
+        chaingrad Tensors, numpy arrays or torch's own): each group's hyperparameters
+        become the saved ones, and each parameter's state the saved state, as numbers of
+        the parameter's dtype (``step`` as a count). The state is copied: the dict can be
+        changed afterwards without changing the optimizer.
+
+        Raises:
+            ValueError: The state dict has another number of parameter groups, a group
+                with another number of parameters (torch's messages), or a parameter's
+                state of another shape than the parameter.
+
+        Example:
+            >>> import chaingrad as torch
+            >>> w = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+            >>> opt = torch.optim.SGD([w], lr=0.1, momentum=0.9)
+            >>> (w * w).sum().backward()
+            >>> opt.step()
+            >>> again = torch.optim.SGD([w], lr=0.5)
+            >>> again.load_state_dict(opt.state_dict())
+            >>> again.param_groups[0]['lr'], again.state[w]['momentum_buffer']
+            (0.1, array([2., 4.], dtype=float32))
+        """
+        if not isinstance(state_dict, dict) or not {"state", "param_groups"} <= set(state_dict):
+            raise TypeError(f"{self._name}.load_state_dict: expected a dict with 'state' and "
+                            f"'param_groups' (an optimizer's state_dict()), got "
+                            f"{_short(state_dict)}")
+        groups, saved_groups = self.param_groups, copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        parameter_of = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                                chain.from_iterable(g["params"] for g in groups)))
+        state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
+        for key, saved in state_dict["state"].items():
+            if key not in parameter_of:  # kept as it is, as torch keeps it
+                state[key] = saved
+                continue
+            p = parameter_of[key]
+            state[p] = {name: self._imported(name, value, p) for name, value in saved.items()}
+        for group, saved in zip(groups, saved_groups):
+            saved["params"] = group["params"]
+            for key, value in self.defaults.items():  # an older torch's groups lack some
+                saved.setdefault(key, value)
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
+            for name, p in zip(saved.get("param_names", ()), group["params"]):
+                self._names[id(p)] = name
+        self.state, self.param_groups = state, saved_groups
+
+    def _imported(self, key: str, value: Any, p: Any) -> Any:
+        """One entry of a saved state, as ``state[p]`` holds it: a count for ``step``, an
+        array of the parameter's dtype (a float for a Value) for a tensor."""
+        if isinstance(value, dict):
+            return {k: self._imported(k, v, p) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(self._imported("", v, p) for v in value)
+        if not hasattr(value, "__array__"):  # a number, None, a string: as it is
+            return value
+        import numpy as np
+
+        array = np.array(np.asarray(value))  # a copy; asarray, as torch's __array__ takes no copy=
+        if key == "step":
+            count = float(array)
+            return int(count) if count.is_integer() else count
+        if isinstance(p._value, Real):
+            return float(array) if array.ndim == 0 else array.astype(np.float64)
+        array = array.astype(p._value.dtype)
+        if self._state_has_parameter_shape and array.shape != p._value.shape:
+            raise ValueError(f"{self._name}.load_state_dict: the state {key!r} of parameter "
+                             f"{self._label(p)} has shape {array.shape}, expected "
+                             f"{p._value.shape} (the parameter's)")
+        return array
 
     def _check_group(self, group: dict[str, Any]) -> None:
         """Refuse a group whose hyperparameters are not valid (torch's messages)."""
@@ -192,8 +321,9 @@ class Optimizer:
                         f"{self._hint(p)}", what="update")
                 results.append((p, new_x, new_state))
         for p, new_x, new_state in results:
-            _write(p, new_x)
-            self.state[p] = new_state
+            write_parameter(p, new_x)
+            if new_state or p in self.state:  # plain SGD keeps none, as torch's
+                self.state[p] = new_state
         return loss
 
     def _checked(self, p: Any, g: Any) -> Any:
@@ -336,8 +466,32 @@ def _describe(g: Any) -> str:
     return f"not finite ({bad} of {np.size(g)} entries are nan or inf)"
 
 
-def _write(p: Any, new: Any) -> None:
-    """Store an update: a float replaces a Value's data, an array is copied in place."""
+def _exported(key: str, value: Any, p: Any) -> Any:
+    """One entry of ``state[p]`` as torch's state dict holds it: for a Tensor parameter an
+    array as a Tensor, and ``step`` a float32 0-d Tensor; a number, or a Value's, as it is."""
+    if isinstance(value, dict):
+        return {k: _exported(k, v, p) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_exported("", v, p) for v in value)
+    if isinstance(p._value, Real):
+        return value
+    if key == "step":
+        return p.new_tensor(float(value), dtype="float32")
+    if hasattr(value, "__array__") and hasattr(value, "dtype"):  # an array or numpy number
+        return p.new_tensor(value, dtype=value.dtype)
+    return value
+
+
+def write_parameter(p: Any, new: Any) -> None:
+    """Store an update: a float replaces a Value's data, an array is copied in place (so
+    that views of a Tensor's numbers stay valid).
+
+    Example:
+        >>> x = Value(1.0)
+        >>> write_parameter(x, 0.5)
+        >>> x.data
+        0.5
+    """
     if isinstance(p._value, (float, int)):
         p._value = float(new)
     else:

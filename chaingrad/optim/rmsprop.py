@@ -40,9 +40,16 @@ def rmsprop(x: Any, g: Any, state: dict[str, Any], *, lr: float, alpha: float, e
         avg = square_avg**0.5 + eps
     if momentum > 0:
         buf = momentum * state.get("momentum_buffer", 0.0 * g) + g / avg
-        new_state["momentum_buffer"] = buf
+        new_state = _in_torchs_order(new_state, momentum_buffer=buf)
         return x - lr * buf, new_state
     return x - lr * (g / avg), new_state
+
+
+def _in_torchs_order(state: dict[str, Any], momentum_buffer: Any) -> dict[str, Any]:
+    """The state with its momentum buffer, its keys in the order of torch's state dict."""
+    state = dict(state, momentum_buffer=momentum_buffer)
+    order = ("step", "square_avg", "momentum_buffer", "grad_avg")
+    return {key: state[key] for key in order if key in state}
 
 
 class RMSprop(Optimizer):

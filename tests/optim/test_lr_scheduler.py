@@ -272,3 +272,39 @@ def test_cosine_annealing_goes_back_up_after_t_max():
     assert rates[3] == pytest.approx(0.0, abs=1e-15)
     assert rates[7] == pytest.approx(1.0)
     assert rates[1] == pytest.approx(0.5 * (1 + math.cos(math.pi * 2 / 4)))
+
+
+@pytest.mark.parametrize("first", ["torch", "chaingrad"])
+def test_a_run_resumes_across_the_import_line_with_its_schedule(torch, state_converter, first):
+    """A checkpoint's resume, as nanoGPT's: the weights, the optimizer's and the
+    scheduler's state dicts saved by one library go on in the other, with the same rates
+    (OneCycleLR cycles Adam's beta1 too) and the same losses."""
+    libraries = {"torch": torch, "chaingrad": chaingrad}
+    runs = {}
+    for name, lib in libraries.items():
+        w = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        opt = lib.optim.Adam([w], lr=0.05)
+        runs[name] = (w, opt, lib.optim.lr_scheduler.OneCycleLR(opt, 0.1, total_steps=20))
+
+    def train(w, opt, scheduler, steps):
+        seen = []
+        for _ in range(steps):
+            opt.zero_grad()
+            loss = ((w * w * w - 1.0) ** 2).sum()
+            loss.backward()
+            opt.step()
+            scheduler.step()
+            seen.append((loss.item(), scheduler.get_last_lr(), opt.param_groups[0]["betas"]))
+        return seen
+
+    other = "chaingrad" if first == "torch" else "torch"
+    convert = state_converter.to_chaingrad if first == "torch" else state_converter.to_torch
+    w, opt, scheduler = runs[first]
+    train(w, opt, scheduler, 8)
+    w2, opt2, scheduler2 = runs[other]
+    w2.data = libraries[other].tensor(w.tolist(), dtype=libraries[other].float64)
+    opt2.load_state_dict(convert(opt.state_dict()))
+    scheduler2.load_state_dict(convert(scheduler.state_dict()))
+    expected, resumed = train(w, opt, scheduler, 8), train(w2, opt2, scheduler2, 8)
+    for (loss, lrs, betas), (loss2, lrs2, betas2) in zip(resumed, expected, strict=True):
+        assert loss == pytest.approx(loss2, rel=1e-12) and lrs == lrs2 and betas == betas2

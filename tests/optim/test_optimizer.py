@@ -1,6 +1,7 @@
 """chaingrad/optim/optimizer.py and every optimizer built on it (sgd.py, adam.py, adamw.py,
-rmsprop.py): trajectories against torch.optim from one table, argument checks, bad
-gradients, parameter groups, and the update rules as pure functions."""
+rmsprop.py, adagrad.py, adadelta.py): trajectories against torch.optim from one table,
+argument checks, bad gradients, parameter groups, the update rules as pure functions, and
+state dicts in torch's layout that carry training across to torch and back."""
 
 import math
 import random
@@ -14,6 +15,8 @@ from chaingrad import Value
 from chaingrad.nn import MLP
 from chaingrad.optim import (
     SGD,
+    Adadelta,
+    Adagrad,
     Adam,
     AdamW,
     CosineSchedule,
@@ -21,6 +24,8 @@ from chaingrad.optim import (
     NonFiniteGradError,
     RMSprop,
 )
+from chaingrad.optim.adadelta import adadelta
+from chaingrad.optim.adagrad import adagrad
 from chaingrad.optim.adam import adam
 from chaingrad.optim.rmsprop import rmsprop
 from chaingrad.optim.sgd import sgd
@@ -51,6 +56,15 @@ CONFIGS = [
     (RMSprop, "RMSprop", {"lr": 0.02, "momentum": 0.8}),
     (RMSprop, "RMSprop", {"lr": 0.01, "centered": True, "momentum": 0.5}),
     (RMSprop, "RMSprop", {"lr": 0.01, "centered": True, "maximize": True}),
+    (Adagrad, "Adagrad", {}),
+    (Adagrad, "Adagrad", {"lr": 0.3, "lr_decay": 0.05, "weight_decay": 0.1}),
+    (Adagrad, "Adagrad", {"lr": 0.2, "initial_accumulator_value": 0.5, "eps": 1e-3}),
+    (Adagrad, "Adagrad", {"lr": 0.01, "maximize": True}),
+    (Adadelta, "Adadelta", {}),
+    (Adadelta, "Adadelta", {"lr": 0.5, "rho": 0.5, "eps": 1e-3, "weight_decay": 0.2}),
+    (Adadelta, "Adadelta", {"rho": 0.0}),
+    (Adadelta, "Adadelta", {"lr": 0.01, "rho": 1.0}),
+    (Adadelta, "Adadelta", {"maximize": True}),
 ]
 IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for _, name, kw in CONFIGS]
 
@@ -147,6 +161,14 @@ def test_scheduled_trajectory_matches_torch(schedule):
         (lambda ps: Adam(ps, betas=(0.9, -0.1)), "Invalid beta parameter at index 1: -0.1"),
         (lambda ps: Adam(ps, eps=-1e-8), "Invalid epsilon value: -1e-08"),
         (lambda ps: AdamW(ps, weight_decay=-0.01), "Invalid weight_decay value: -0.01"),
+        (lambda ps: Adagrad(ps, lr_decay=-1), "Invalid lr_decay value: -1.0"),
+        (lambda ps: Adagrad(ps, initial_accumulator_value=-1),
+         "Invalid initial_accumulator_value value: -1.0"),
+        (lambda ps: Adagrad(ps, eps=-1), "Invalid epsilon value: -1.0"),
+        (lambda ps: Adagrad(ps, weight_decay=-1), "Invalid weight_decay value: -1.0"),
+        (lambda ps: Adadelta(ps, rho=1.5), "Invalid rho value: 1.5"),
+        (lambda ps: Adadelta(ps, lr=-1), "Invalid learning rate: -1.0"),
+        (lambda ps: Adadelta(ps, eps=-1), "Invalid epsilon value: -1.0"),
         (lambda ps: SGD([], lr=0.1), "empty parameter list"),
         (lambda ps: SGD(ps + ps[:1], lr=0.1), "parameter 2 appears more than once"),
     ],
@@ -305,7 +327,7 @@ def test_param_groups_state_and_printed_form_are_torchs(torch):
 
     theirs, ours = _torch_and_ours(torch)
     x = np.linspace(-1, 1, 15).reshape(5, 3)
-    for cls in ("SGD", "Adam", "AdamW", "RMSprop"):
+    for cls in ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta"):
         t_opt = getattr(torch.optim, cls)([{"params": theirs[0].parameters()},
                                            {"params": theirs[2].parameters(), "lr": 0.05}],
                                           lr=0.01)
@@ -370,10 +392,232 @@ def test_update_rules_are_pure_functions():
         (adam, {"lr": 0.1, "betas": (0.9, 0.99), "eps": 1e-8, "weight_decay": 0,
                 "amsgrad": True, "maximize": False, "decoupled_weight_decay": False}),
         (rmsprop, {"lr": 0.1, "alpha": 0.9, "eps": 1e-8, "weight_decay": 0, "momentum": 0.5,
-                   "centered": True, "maximize": False})]:
+                   "centered": True, "maximize": False}),
+        (adagrad, {"lr": 0.1, "lr_decay": 0.1, "weight_decay": 0.1,
+                   "initial_accumulator_value": 0.1, "eps": 1e-10, "maximize": False}),
+        (adadelta, {"lr": 1.0, "rho": 0.9, "eps": 1e-6, "weight_decay": 0.1,
+                    "maximize": True})]:
         new_x, new_state = rule(x, g, state, **kwargs)
         again = rule(x, g, state, **kwargs)
         np.testing.assert_array_equal(new_x, again[0])
         assert state == {} and new_state
         np.testing.assert_array_equal(x, before[0])
         np.testing.assert_array_equal(g, before[1])
+
+
+# ---- state_dict() and load_state_dict(): torch's layout, both ways ----
+
+# (torch.optim name, keyword arguments): each optimizer with every kind of state it keeps
+STATEFUL = [
+    ("SGD", {"lr": 0.05, "momentum": 0.9, "nesterov": True}),
+    ("SGD", {"lr": 0.05}),
+    ("Adam", {"lr": 0.05, "amsgrad": True}),
+    ("AdamW", {"lr": 0.05, "weight_decay": 0.1}),
+    ("RMSprop", {"lr": 0.01, "momentum": 0.5, "centered": True}),
+    ("Adagrad", {"lr": 0.1, "lr_decay": 0.01, "initial_accumulator_value": 0.1}),
+    ("Adadelta", {"lr": 1.0, "weight_decay": 0.01}),
+]
+STATEFUL_IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for name, kw in STATEFUL]
+
+
+def _train(model, opt, inputs, tensor, steps):
+    """``steps`` optimizer steps on a small regression; the losses as floats."""
+    x = tensor(inputs)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = ((model(x) - 0.5) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def _groups(model):
+    """Two parameter groups, the second at its own rate, as a learner writes them."""
+    return [{"params": model[0].parameters()}, {"params": model[2].parameters(), "lr": 0.02}]
+
+
+@pytest.mark.parametrize(("name", "kwargs"), STATEFUL, ids=STATEFUL_IDS)
+def test_state_dict_is_torchs_layout_keys_and_dtypes(name, kwargs, torch):
+    theirs, ours = _torch_and_ours(torch)
+    theirs, ours = theirs.float(), ours.float()
+    inputs = np.linspace(-1, 1, 15, dtype=np.float32).reshape(5, 3)
+    t_opt = getattr(torch.optim, name)(_groups(theirs), **kwargs)
+    c_opt = getattr(chaingrad.optim, name)(_groups(ours), **kwargs)
+    for t_state, c_state in ((t_opt.state_dict(), c_opt.state_dict()), (None, None)):
+        if t_state is None:  # then after three steps
+            _train(theirs, t_opt, inputs, torch.tensor, 3)
+            _train(ours, c_opt, inputs, chaingrad.tensor, 3)
+            t_state, c_state = t_opt.state_dict(), c_opt.state_dict()
+        assert list(c_state) == ["state", "param_groups"]
+        assert c_state["param_groups"] == t_state["param_groups"]
+        assert [list(g) for g in c_state["param_groups"]] == \
+               [list(g) for g in t_state["param_groups"]]  # 'params' last, as torch's
+        assert list(c_state["state"]) == list(t_state["state"])
+        for i, t_entries in t_state["state"].items():
+            c_entries = c_state["state"][i]
+            assert list(c_entries) == list(t_entries), (name, i)
+            for key, t_value in t_entries.items():
+                c_value = c_entries[key]
+                if t_value is None:
+                    assert c_value is None
+                    continue
+                assert isinstance(c_value, chaingrad.Tensor), (name, i, key)
+                assert str(c_value.dtype).split(".")[-1] == str(t_value.dtype).split(".")[-1]
+                assert c_value.shape == tuple(t_value.shape)
+                np.testing.assert_allclose(c_value.numpy(), t_value.numpy(), rtol=1e-5,
+                                           atol=1e-6, err_msg=f"{name} {i} {key}")
+
+
+def _resumed(name, kwargs, torch, first, converter):
+    """Train 3 steps with ``first`` (``"torch"`` or ``"chaingrad"``), move the model and
+    the optimizer state to the other library through state dicts converted tensor by
+    tensor, then train 3 more steps in both: the two later runs' losses and weights."""
+    theirs, ours = _torch_and_ours(torch)
+    inputs = np.linspace(-1, 1, 15).reshape(5, 3)
+    t_opt = getattr(torch.optim, name)(_groups(theirs), **kwargs)
+    c_opt = getattr(chaingrad.optim, name)(_groups(ours), **kwargs)
+    if first == "torch":
+        _train(theirs, t_opt, inputs, torch.tensor, 3)
+        ours.load_state_dict(converter.to_chaingrad(theirs.state_dict()))
+        c_opt.load_state_dict(converter.to_chaingrad(t_opt.state_dict()))
+    else:
+        _train(ours, c_opt, inputs, chaingrad.tensor, 3)
+        theirs.load_state_dict(converter.to_torch(ours.state_dict()))
+        t_opt.load_state_dict(converter.to_torch(c_opt.state_dict()))
+    t_losses = _train(theirs, t_opt, inputs, torch.tensor, 3)
+    c_losses = _train(ours, c_opt, inputs, chaingrad.tensor, 3)
+    return (t_losses, [p.detach().numpy() for p in theirs.parameters()],
+            c_losses, [p.detach().numpy() for p in ours.parameters()])
+
+
+@pytest.mark.parametrize("first", ["torch", "chaingrad"])
+@pytest.mark.parametrize(("name", "kwargs"), STATEFUL, ids=STATEFUL_IDS)
+def test_training_resumed_across_the_import_line_continues_with_torchs_numbers(
+        name, kwargs, first, torch, state_converter):
+    t_losses, t_params, c_losses, c_params = _resumed(name, kwargs, torch, first,
+                                                      state_converter)
+    np.testing.assert_allclose(c_losses, t_losses, rtol=1e-12, atol=1e-14)
+    for c, t in zip(c_params, t_params, strict=True):
+        np.testing.assert_allclose(c, t, rtol=1e-10, atol=1e-12)
+
+
+def test_resuming_without_the_optimizer_state_would_differ(torch, state_converter):
+    """The test above tells a resumed state from a fresh one: Adam's step count matters."""
+    theirs, ours = _torch_and_ours(torch)
+    inputs = np.linspace(-1, 1, 15).reshape(5, 3)
+    t_opt = torch.optim.Adam(theirs.parameters(), lr=0.05)
+    _train(theirs, t_opt, inputs, torch.tensor, 3)
+    ours.load_state_dict(state_converter.to_chaingrad(theirs.state_dict()))
+    fresh = Adam(ours.parameters(), lr=0.05)
+    assert _train(ours, fresh, inputs, chaingrad.tensor, 3) != pytest.approx(
+        _train(theirs, t_opt, inputs, torch.tensor, 3), rel=1e-6)
+
+
+def test_torchs_own_tensors_load_too_and_are_copied(torch):
+    theirs, ours = _torch_and_ours(torch)
+    inputs = np.linspace(-1, 1, 15).reshape(5, 3)
+    t_opt = torch.optim.Adam(theirs.parameters(), lr=0.05)
+    _train(theirs, t_opt, inputs, torch.tensor, 2)
+    saved = t_opt.state_dict()
+    opt = Adam(ours.parameters(), lr=0.5)
+    opt.load_state_dict(saved)  # torch's tensors as they are: numpy reads them
+    first = ours[0].weight
+    assert opt.state[first]["step"] == 2 and opt.param_groups[0]["lr"] == 0.05
+    assert opt.state[first]["exp_avg"].dtype == np.float64
+    saved["state"][0]["exp_avg"].zero_()  # the optimizer holds its own copy
+    saved["param_groups"][0]["lr"] = 1.0
+    assert np.abs(opt.state[first]["exp_avg"]).sum() > 0 and opt.lr == 0.05
+    assert opt.param_groups[0]["params"][0] is first
+
+
+def test_a_state_of_float64_loads_into_float32_parameters_as_float32(torch, state_converter):
+    theirs, ours = _torch_and_ours(torch)
+    ours = ours.float()
+    t_opt = torch.optim.RMSprop(theirs.parameters(), momentum=0.5)
+    _train(theirs, t_opt, np.ones((2, 3)), torch.tensor, 1)
+    opt = RMSprop(ours.parameters(), momentum=0.5)
+    opt.load_state_dict(state_converter.to_chaingrad(t_opt.state_dict()))
+    assert {s["momentum_buffer"].dtype for s in opt.state.values()} == {np.dtype(np.float32)}
+    assert opt.state_dict()["state"][0]["step"].dtype == chaingrad.float32
+
+
+def test_a_state_dict_that_does_not_fit_is_refused_in_torchs_words(torch):
+    theirs, ours = _torch_and_ours(torch)
+    one_group = Adam(ours.parameters())
+    two_groups = Adam(_groups(ours))
+    for opt, other in ((one_group, two_groups), (two_groups, one_group)):
+        with pytest.raises(ValueError, match="^loaded state dict has a different number of "
+                                             "parameter groups$"):
+            opt.load_state_dict(other.state_dict())
+    t_opt = torch.optim.Adam(theirs[0].parameters())  # 2 parameters, where ours has 4
+    with pytest.raises(ValueError, match="^loaded state dict contains a parameter group that "
+                                         "doesn't match the size of optimizer's group$"):
+        one_group.load_state_dict(t_opt.state_dict())
+    _train(theirs, t_opt, np.ones((2, 3)), torch.tensor, 1)
+    first_layer = Adam(ours[2].parameters())  # 2 parameters of other shapes
+    with pytest.raises(ValueError, match=r"the state 'exp_avg' of parameter 0 of 2 has shape "
+                                         r"\(4, 3\), expected \(1, 4\)"):
+        first_layer.load_state_dict(t_opt.state_dict())
+    assert first_layer.state == {}
+    with pytest.raises(TypeError, match="expected a dict with 'state' and 'param_groups'"):
+        first_layer.load_state_dict(ours.state_dict())
+
+
+def test_values_state_dict_round_trip():
+    ps = [Value(x) for x in START]
+    opt = Adam(ps, lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        objective(ps, COEFS, Value.tanh, Value.sin).backward()
+        opt.step()
+    saved = opt.state_dict()
+    assert saved["state"][0]["step"] == 3 and isinstance(saved["state"][0]["exp_avg"], float)
+    qs = [Value(p.data) for p in ps]
+    again = Adam(qs, lr=0.5)
+    again.load_state_dict(saved)
+    for mine, theirs in ((opt, ps), (again, qs)):
+        mine.zero_grad()
+        objective(theirs, COEFS, Value.tanh, Value.sin).backward()
+        mine.step()
+    assert [q.data for q in qs] == [p.data for p in ps]
+
+
+def test_param_names_are_kept_as_torch_keeps_them(torch):
+    theirs, ours = _torch_and_ours(torch)
+    named = SGD(ours.named_parameters(), lr=0.1)
+    t_named = torch.optim.SGD(theirs.named_parameters(), lr=0.1)
+    assert named.state_dict()["param_groups"] == t_named.state_dict()["param_groups"]
+    plain = SGD(ours.parameters(), lr=0.1)
+    plain.load_state_dict(named.state_dict())  # the saved names come along
+    assert plain.param_groups[0]["param_names"] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+
+
+def test_adagrads_state_starts_when_it_is_made_as_torchs(torch):
+    theirs, ours = _torch_and_ours(torch)
+    t_opt = torch.optim.Adagrad(theirs[0].parameters(), initial_accumulator_value=0.25)
+    opt = Adagrad(ours[0].parameters(), initial_accumulator_value=0.25)
+    opt.add_param_group({"params": ours[2].parameters()})
+    state = opt.state_dict()["state"]
+    assert list(state) == [0, 1, 2, 3] and list(t_opt.state_dict()["state"]) == [0, 1]
+    assert state[0]["step"].dtype == chaingrad.float32 and state[0]["step"].item() == 0
+    np.testing.assert_array_equal(state[0]["sum"].numpy(), np.full((4, 3), 0.25))
+
+
+def test_a_state_dict_of_an_older_torch_and_keys_that_are_no_parameter(torch):
+    """A group saved before an option existed takes the option's default, as torch's
+    ``__setstate__`` gives it; a state key that names no parameter is kept as it is."""
+    theirs, ours = _torch_and_ours(torch)
+    t_opt = torch.optim.Adam(theirs.parameters(), lr=0.05)
+    _train(theirs, t_opt, np.ones((2, 3)), torch.tensor, 1)
+    saved = t_opt.state_dict()
+    for key in ("decoupled_weight_decay", "fused", "capturable"):
+        del saved["param_groups"][0][key]
+    saved["state"]["note"] = {"epoch": 3}
+    opt = Adam(ours.parameters(), lr=0.5)
+    opt.load_state_dict(saved)
+    assert opt.param_groups[0]["decoupled_weight_decay"] is False
+    assert opt.state["note"] == {"epoch": 3}
+    assert opt.state_dict()["state"]["note"] == {"epoch": 3}
+    _train(ours, opt, np.ones((2, 3)), chaingrad.tensor, 1)
