@@ -74,7 +74,7 @@ from .. import anomaly, autodiff, gradmode, guards, rules, torch_names
 from ..declaration import Bound, Primitive, method
 from ..errors import AnomalyError
 from ..rules import ADD, MUL, POW, POW_N
-from . import dtypes
+from . import autocast_state, dtypes
 from .arrays import (
     ARRAY_TYPES,
     Dims,
@@ -325,6 +325,8 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         other = lift(other, self, numbers=False)
         if other is None:
             return NotImplemented
+        if autocast_state.active(self, other):  # under chaingrad.autocast: torch's rounding
+            return autocast_state.run_lowered(Tensor.__matmul__, self, other)
         a, b = self._value, other._value
         if a.dtype != b.dtype and not (a.dtype.kind == b.dtype.kind == "f"):
             raise RuntimeError(f"matmul: expected both operands to have the same dtype, got "
