@@ -62,8 +62,8 @@ class autocast:  # noqa: N801 - torch's name
         self.fast_dtype = dtypes.bfloat16 if dtype is None else dtype
         self._enabled = bool(enabled)
         if device_type != "cpu" and self._enabled:
-            warnings.warn(f"User provided device_type of '{device_type}', but "
-                          f"{device_type.upper()} is not available. Disabling", stacklevel=2)
+            warnings.warn(f"{device_type.upper()} is not available or torch_xla is imported. "
+                          "Disabling autocast.", stacklevel=2)
             self._enabled = False
         if self._enabled and self.fast_dtype not in (dtypes.bfloat16, dtypes.float16):
             warnings.warn(f"In CPU autocast, but the target dtype is not supported. Disabling "

@@ -41,8 +41,8 @@ class GradScaler:
         self._init_scale, self._growth_factor = init_scale, growth_factor
         self._backoff_factor, self._growth_interval = backoff_factor, growth_interval
         if enabled and device != "cpu":
-            warnings.warn(f"torch.amp.GradScaler is enabled, but {device.upper()} is not "
-                          "available.  Disabling.", stacklevel=2)
+            warnings.warn(f"torch.{device}.amp.GradScaler is enabled, but {device.upper()} is "
+                          "not available.  Disabling.", stacklevel=2)
             enabled = False
         if enabled:
             raise NotImplementedError("GradScaler(device='cpu', enabled=True) is not in "
