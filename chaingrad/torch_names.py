@@ -147,6 +147,7 @@ TORCH = frozenset("""
     values_copy vander var var_mean vdot version view_as_complex view_as_complex_copy
     view_as_real view_as_real_copy view_copy vmap vsplit vstack wait warnings while_loop
     windows xlogy xlogy_ xpu zero_
+    importlib
 """.split())  # noqa: SIM905 - a list to read
 """``torch.<name>``s that ``chaingrad`` lacks."""
 
@@ -262,8 +263,21 @@ FUNCTIONAL = frozenset("""
     ScalingType selu selu_ silu smooth_l1_loss soft_margin_loss softmin softshrink
     softsign SwizzleType tanhshrink threshold threshold_ triplet_margin_loss
     triplet_margin_with_distance_loss unfold upsample upsample_bilinear upsample_nearest
+    BroadcastingList1 BroadcastingList2 BroadcastingList3 Callable DType
+    GRID_SAMPLE_INTERPOLATION_MODES GRID_SAMPLE_PADDING_MODES Optional dataclasses grad
+    importlib math reproducibility_notes sparse_support_notes tf32_notes torch
 """.split())  # noqa: SIM905 - a list to read
 """``torch.nn.functional.<name>``s that ``chaingrad.nn.functional`` lacks."""
+
+AUTOGRAD = frozenset("""
+    anomaly_mode backward cast DeviceType enforce_grad_layout_policy forward_ad function
+    functional grad_mode gradgradcheck graph handle_torch_function has_torch_function
+    is_multithreading_enabled is_tensor_like is_view_replay_enabled kineto_available Mapping
+    NestedIOFunction overload profiler profiler_legacy profiler_util ProfilerActivity
+    ProfilerConfig ProfilerEvent ProfilerState SavedTensor set_multithreading_enabled torch
+    Variable variable warnings
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.autograd.<name>``s that ``chaingrad.autograd`` lacks."""
 
 INIT = frozenset("""
     constant dirac dirac_ eye eye_ kaiming_normal kaiming_uniform normal orthogonal

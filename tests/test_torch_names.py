@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
+import traceback
 import types
 
 import numpy as np
@@ -12,6 +14,7 @@ import pytest
 
 import chaingrad
 from chaingrad import torch_names
+from chaingrad.errors import TorchNameError
 
 MODULES = ["", ".nn", ".nn.functional", ".nn.init", ".nn.utils", ".optim",
            ".optim.lr_scheduler", ".utils", ".utils.data", ".utils.tensorboard"]
@@ -94,3 +97,56 @@ def test_each_suggestion_runs_in_chaingrad_and_gives_torchs_result(torch, name) 
     else:  # chaingrad has it now (the stand-in is no longer shown): its own is torch's too
         np.testing.assert_allclose(np.array(_numbers(ours)), np.array(_numbers(expected)),
                                    rtol=1e-12, atol=1e-15, err_msg=name)
+
+
+# ---- issue 34, point 6: no Python error for a torch name ----
+
+WALKED = {"torch": "chaingrad", "torch.nn": "chaingrad.nn",
+          "torch.nn.functional": "chaingrad.nn.functional", "torch.optim": "chaingrad.optim",
+          "torch.autograd": "chaingrad.autograd", "torch.utils.data": "chaingrad.utils.data"}
+
+
+def refusal(holder: object, name: str, ours: str) -> str | None:
+    """Why asking ``holder`` (chaingrad's ``ours``) for torch's ``name`` is wrong, or None:
+    it is there, or chaingrad's ``TorchNameError`` names it; never Python's own error (an
+    AttributeError whose printout may suggest a private name, a TypeError, a
+    ModuleNotFoundError), never a private name in what it says."""
+    try:
+        getattr(holder, name)
+    except TorchNameError as error:
+        shown = "".join(traceback.format_exception_only(type(error), error))
+        if not str(error).startswith(f"{ours} has no {name!r} yet"):
+            return f"{name}: {error}"
+        if "Did you mean" in shown or re.search(r"'_\w+'", shown):
+            return f"{name}: suggests a private name: {shown}"
+    except Exception as error:  # noqa: BLE001 - any other error is the failure reported
+        return f"{name}: {type(error).__name__}: {error}"
+    return None
+
+
+@pytest.mark.parametrize("theirs", sorted(WALKED))
+def test_every_public_name_of_torch_is_there_or_refused_naming_it(torch, theirs):
+    """dir() of each of torch's modules, less its private names: chaingrad has each, or
+    raises its error naming it."""
+    module = importlib.import_module(theirs)
+    ours = importlib.import_module(WALKED[theirs])
+    wrong = [why for name in dir(module) if not name.startswith("_")
+             if (why := refusal(ours, name, WALKED[theirs])) is not None]
+    assert not wrong, f"{theirs}: {len(wrong)} names: {wrong}"
+
+
+def test_every_public_name_of_torchs_tensor_is_there_or_refused_naming_it(torch):
+    """dir(torch.Tensor), less its private names, asked of a chaingrad tensor."""
+    x = chaingrad.zeros(2, 3)
+    wrong = [why for name in dir(torch.Tensor) if not name.startswith("_")
+             if (why := refusal(x, name, "chaingrad.Tensor")) is not None]
+    assert not wrong, f"Tensor: {len(wrong)} names: {wrong}"
+
+
+def test_a_refused_name_is_chaingrads_error_and_a_typo_pythons():
+    with pytest.raises(TorchNameError, match="^chaingrad.autograd has no 'Variable' yet$"):
+        chaingrad.autograd.Variable  # noqa: B018
+    assert not hasattr(chaingrad, "fft") and getattr(chaingrad, "fft", 3) == 3
+    with pytest.raises(AttributeError) as typo:
+        chaingrad.gradchek  # noqa: B018
+    assert type(typo.value) is AttributeError
