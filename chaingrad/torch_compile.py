@@ -42,16 +42,19 @@ MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cu
 
 
 def compile(model: Any = None, *, fullgraph: bool = False, dynamic: bool | None = None,  # noqa: A001
-            backend: str | Callable[..., Any] = "inductor", mode: str | None = None,
-            options: dict[str, Any] | None = None, disable: bool = False,
+            backend: str | Callable[..., Any] | None = None, mode: str | None = None,
+            options: dict[str, Any] | None = None, name: str | None = None,
+            disable: bool = False, recompile_limit: int | None = None,
+            isolate_recompiles: bool = False, shapes_spec: Any = None,
             check: bool = False) -> Any:
     """Compile ``model`` (a module or a function), with torch.compile's arguments.
 
     Args:
         model: An ``nn.Module`` (returns an ``OptimizedModule``) or a function (returns
             ``chaingrad.compiler``'s ``Compiled``); omitted, a decorator.
-        fullgraph, dynamic, backend, mode, options: torch's; checked as torch checks them,
-            and otherwise the same to chaingrad's one compiler.
+        fullgraph, dynamic, backend, mode, options, name, recompile_limit,
+            isolate_recompiles, shapes_spec: torch's; checked as torch checks them, and
+            otherwise the same to chaingrad's one compiler.
         disable: True returns ``model`` itself, as torch's.
         check: chaingrad's: run the eager model beside the compiled code at every call and
             raise ``CompileCheckError`` at the first difference.
@@ -72,11 +75,14 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: bool | None 
     if mode is not None and options is not None:
         raise RuntimeError("compile: Either mode or options can be specified, but both can't "
                            "be specified at the same time.")
-    if not (isinstance(backend, str) or callable(backend)):
+    if not (backend is None or isinstance(backend, str) or callable(backend)):
         raise TypeError(f"compile: backend must be a string or a callable, got {backend!r}")
     if model is None:
         return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
-                                 mode=mode, options=options, disable=disable, check=check)
+                                 mode=mode, options=options, name=name, disable=disable,
+                                 recompile_limit=recompile_limit,
+                                 isolate_recompiles=isolate_recompiles,
+                                 shapes_spec=shapes_spec, check=check)
     if disable:
         return model
     if isinstance(model, Module):

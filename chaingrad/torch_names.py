@@ -435,6 +435,22 @@ BACKENDS_CUDA = frozenset("""
 """``torch.backends.cuda.<name>``s that ``chaingrad.backends.cuda`` lacks."""
 
 
+# ---- torch's arguments that chaingrad's functions of the same name do not take yet ----
+
+KEYWORDS_NOT_YET: dict[str, str] = {
+    "out": "write the result to a name instead (y = torch.add(a, b))",
+    "layout": "chaingrad's tensors are dense (torch.strided)",
+    "memory_format": "chaingrad's tensors are contiguous (torch.contiguous_format)",
+    "pin_memory": "pinned memory is for copies to a GPU",
+    "sparse_grad": "chaingrad's gradients are dense",
+    "rounding_mode": "for rounding_mode='floor' write torch.div(a, b).floor()",
+}
+"""Keywords that torch's builtin functions (``torch.add(..., out=y)``) take and chaingrad's
+same-named functions do not, yet: Python's own TypeError names the keyword
+(``add() got an unexpected keyword argument 'out'``); here is what to do instead.
+tests/test_torch_names.py finds every torch keyword that a chaingrad function lacks and
+checks that it is one of these."""
+
 # ---- what to write instead, where chaingrad's ops compose it ----
 
 INSTEAD: dict[str, tuple[str, str]] = {

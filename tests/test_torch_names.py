@@ -4,6 +4,7 @@ every module that PyTorch code reaches through ``import chaingrad as torch``."""
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 import re
 import traceback
@@ -150,3 +151,54 @@ def test_a_refused_name_is_chaingrads_error_and_a_typo_pythons():
     with pytest.raises(AttributeError) as typo:
         chaingrad.gradchek  # noqa: B018
     assert type(typo.value) is AttributeError
+
+
+# ---- torch's arguments on the functions chaingrad has ----
+
+# torch keywords that other parts of issue 34 bring (torch.save and load: the checkpoint
+# format; torch.norm's out and dtype: the linalg work), or that are torch's internals
+OTHERS_WORK = {"torch.save": {"obj", "f", "pickle_module", "pickle_protocol"},
+               "torch.load": {"f", "pickle_module", "mmap"}, "torch.norm": {"out", "dtype"},
+               "torch.enable_grad": {"orig_func"}, "torch.autograd.enable_grad": {"orig_func"}}
+
+
+def torch_keywords(fn: object, name: str) -> list[str] | None:
+    """The keywords a torch function takes: from its signature, or for a builtin from the
+    first line of its docstring (``add(input, other, *, alpha=1, out=None) -> Tensor``)."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (ValueError, TypeError):
+        lines = (getattr(fn, "__doc__", None) or "").strip().splitlines()
+        found = re.match(rf"{name}\((.*)\)", lines[0]) if lines else None
+        return re.findall(r"(\w+)=", found.group(1)) if found else None
+    return [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and p.name != "self" and not p.name.startswith("_")]
+
+
+@pytest.mark.parametrize("theirs", sorted(WALKED))
+def test_every_torch_keyword_of_a_function_chaingrad_has_is_taken_or_a_known_gap(torch, theirs):
+    """For each function and class chaingrad has under torch's name, every keyword of
+    torch's is one of chaingrad's too (where chaingrad's signature lists them), or one of
+    ``torch_names.KEYWORDS_NOT_YET``, whose reason the docs give."""
+    module, ours = importlib.import_module(theirs), importlib.import_module(WALKED[theirs])
+    lacking = []
+    for name in dir(module):
+        if name.startswith("_") or not callable(getattr(module, name)):
+            continue
+        try:
+            mine = getattr(ours, name)
+            parameters = inspect.signature(mine, follow_wrapped=False).parameters
+        except (AttributeError, ValueError, TypeError):
+            continue
+        if any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
+            continue  # takes any keyword: its own checks name what it refuses
+        keywords = torch_keywords(getattr(module, name), name) or []
+        missing = set(keywords) - set(parameters) - set(torch_names.KEYWORDS_NOT_YET) \
+            - OTHERS_WORK.get(f"{theirs}.{name}", set())
+        lacking += [f"{name}({keyword}=)" for keyword in sorted(missing)]
+    assert not lacking, f"{theirs}: keywords chaingrad neither takes nor lists: {lacking}"
+
+
+def test_a_keyword_not_yet_taken_gets_pythons_message_naming_it():
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'out'"):
+        chaingrad.cat([chaingrad.ones(2)], out=chaingrad.zeros(2))

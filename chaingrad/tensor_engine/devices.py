@@ -88,9 +88,9 @@ only, got device 'cuda' (chaingrad.cuda.is_available() is False)
 _default = CPU
 
 
-def set_default_device(where_to: Any) -> None:
+def set_default_device(device: Any) -> None:
     """Accepted for the CPU (the only device chaingrad has); another device is an error."""
-    check_device(where_to, "set_default_device")
+    check_device(device, "set_default_device")
 
 
 def get_default_device() -> device:
