@@ -40,7 +40,7 @@ and ``help(Tensor.sort)`` its docstring):
   random fills ``uniform_``, ``normal_``, ``exponential_``, ``random_``, ``bernoulli_``,
   and the version counter;
 - ``conversions.py``: ``to``, ``type``, ``type_as``, ``float``, ``double``, ``half``,
-  ``long``, ``int``, ``bool``, ``cpu``, ``cuda``, ``new_tensor``, ``new_zeros``,
+  ``bfloat16``, ``long``, ``int``, ``bool``, ``cpu``, ``cuda``, ``new_tensor``, ``new_zeros``,
   ``new_ones``, ``new_empty``, ``new_full``, ``numpy``, ``item``, ``tolist``, ``dtype``,
   ``device``, ``is_cuda``, ``is_floating_point``, ``shape``, ``size``, ``ndim``, ``dim``,
   ``ndimension``, ``numel``, ``nelement``, ``element_size``, and printing.
