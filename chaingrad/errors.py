@@ -121,12 +121,6 @@ class TorchNameError(AttributeError):
     attribute; never Python's own message, which may suggest a private name."""
 
 
-class TorchArgumentError(TypeError):
-    """An argument of torch's that chaingrad's function of the same name does not take yet
-    (``chaingrad.nn.functional.gelu has no argument 'approximate' yet``). A TypeError, as
-    Python's for an unexpected keyword argument."""
-
-
 class NoCudaError(NotImplementedError, AssertionError):
     """A GPU was asked for (``x.cuda()``, ``model.cuda()``, ``device="cuda"``,
     ``chaingrad.cuda.set_device(0)``): chaingrad computes on the CPU only. torch's CPU build
