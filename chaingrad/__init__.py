@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from . import torch_names
 from .autodiff import topological_order
 from .autograd import grad, gradcheck, primitive
-from .compiler import compile
 from .engine import Value
 from .errors import AnomalyError, CompileCheckError, DomainError, GradcheckError
 from .gradmode import (
@@ -37,6 +36,7 @@ from .show.dot import draw_dot, to_dot
 from .show.explain import explain
 from .show.page import to_html
 from .show.steps import backward_steps
+from .torch_compile import compile
 
 __version__ = "0.1.0"
 
@@ -66,11 +66,14 @@ _TENSOR_NAMES: dict[str, tuple[str, str]] = {
             "split", "chunk", "unbind", "roll", "gather", "scatter_add", "bmm", "isnan",
             "isinf", "isfinite", "isneginf", "isposinf", "nan_to_num", "nanmean", "nansum"),
         f"{_ENGINE}.dtypes": (
-            "dtype", "float16", "float32", "float64", "uint8", "int8", "int16", "int32",
+            "dtype", "float16", "bfloat16", "float32", "float64", "uint8", "int8", "int16", "int32",
             "int64", "get_default_dtype", "set_default_dtype", "finfo", "iinfo"),
         f"{_ENGINE}.devices": ("device", "set_default_device", "get_default_device"),
         f"{_ENGINE}.threads": ("set_num_threads", "get_num_threads", "set_num_interop_threads",
                                "get_num_interop_threads"),
+        "chaingrad.amp.autocast_mode": ("autocast", "is_autocast_enabled", "get_autocast_dtype"),
+        "chaingrad.amp.grad_scaler": ("GradScaler",),
+        "chaingrad.backends": ("set_float32_matmul_precision", "get_float32_matmul_precision"),
         f"{_ENGINE}.generator": (
             "Generator", "default_generator", "manual_seed", "seed", "initial_seed",
             "get_rng_state", "set_rng_state", "use_lecture_rng"),
@@ -97,19 +100,31 @@ _TENSOR_NAMES |= {
 
 # Submodules reachable as attributes (chaingrad.losses, ...) without an import of their own;
 # they load on first use (agreement needs numpy; losses only on Tensors).
-_SUBMODULES = ("agreement", "cuda", "generic", "losses", "nn", "optim", "utils")
+_SUBMODULES = ("agreement", "cuda", "generic", "losses", "nn", "optim", "utils",
+               "accelerator", "amp", "backends", "distributed", "onnx")
 
 if TYPE_CHECKING:
     # The same names from the same places, for type checkers and editors, which do not run
     # __getattr__ (tests/test_typing.py checks that the two say the same). `X as X` makes X
     # part of this module's interface; a builtin's name is bound to the function that has it.
+    from . import accelerator as accelerator
     from . import agreement as agreement
+    from . import amp as amp
+    from . import backends as backends
     from . import cuda as cuda
+    from . import distributed as distributed
     from . import generic as generic
     from . import losses as losses
     from . import nn as nn
+    from . import onnx as onnx
     from . import optim as optim
     from . import utils as utils
+    from .amp.autocast_mode import autocast as autocast
+    from .amp.autocast_mode import get_autocast_dtype as get_autocast_dtype
+    from .amp.autocast_mode import is_autocast_enabled as is_autocast_enabled
+    from .amp.grad_scaler import GradScaler as GradScaler
+    from .backends import get_float32_matmul_precision as get_float32_matmul_precision
+    from .backends import set_float32_matmul_precision as set_float32_matmul_precision
     from .tensor_engine import Tensor as Tensor
     from .tensor_engine import cat as cat
     from .tensor_engine import concatenate as concatenate
@@ -121,6 +136,7 @@ if TYPE_CHECKING:
     from .tensor_engine.devices import device as device
     from .tensor_engine.devices import get_default_device as get_default_device
     from .tensor_engine.devices import set_default_device as set_default_device
+    from .tensor_engine.dtypes import bfloat16 as bfloat16
     from .tensor_engine.dtypes import dtype as dtype
     from .tensor_engine.dtypes import finfo as finfo
     from .tensor_engine.dtypes import float16 as float16

@@ -13,14 +13,18 @@ from collections.abc import Callable, Sequence
 from numbers import Real
 from typing import Any
 
-from . import autodiff, gradmode, guards
+from . import autodiff, gradmode, guards, torch_names
 from .declaration import GENERIC_FORMULA, Primitive
 from .engine import Value
 from .errors import DomainError, GradcheckError
 from .gradmode import detect_anomaly as detect_anomaly  # torch.autograd's names for these
+from .gradmode import enable_grad as enable_grad
+from .gradmode import inference_mode as inference_mode
 from .gradmode import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
 from .gradmode import is_anomaly_enabled as is_anomaly_enabled
+from .gradmode import no_grad as no_grad
 from .gradmode import set_detect_anomaly as set_detect_anomaly
+from .gradmode import set_grad_enabled as set_grad_enabled
 
 
 def grad(
@@ -493,3 +497,6 @@ def _left_domain(i: int, index: tuple, eps: float, what: str) -> GradcheckError:
     return GradcheckError(
         f"gradcheck: input {i} at index {index}: a nudge of eps={eps} left the function's "
         f"domain ({what}); check at a point further from its edge or with a smaller eps")
+
+
+__getattr__ = torch_names.submodules_on_use(__name__, (), torch_names.AUTOGRAD)

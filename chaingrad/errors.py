@@ -105,3 +105,27 @@ class AnomalyError(RuntimeError):
         self.node = node
         self.created_at = created_at
 
+
+
+# ---- torch's names and devices that chaingrad does not have ----
+
+
+class TorchNameError(AttributeError):
+    """A name of torch's that chaingrad does not have yet (``chaingrad has no 'fft' yet``),
+    with what to write instead where chaingrad's ops compose it. An AttributeError, so that
+    ``hasattr`` and ``getattr(torch, name, default)`` answer as they would for any absent
+    attribute; never Python's own message, which may suggest a private name."""
+
+
+class NoCudaError(NotImplementedError, AssertionError):
+    """A GPU was asked for (``x.cuda()``, ``model.cuda()``, ``device="cuda"``,
+    ``chaingrad.cuda.set_device(0)``): chaingrad computes on the CPU only. torch's CPU build
+    raises an AssertionError ("Torch not compiled with CUDA enabled") there, and this is one
+    too; a NotImplementedError (a RuntimeError) as well, as chaingrad's error for a missing
+    feature."""
+
+
+class SingleProcessError(RuntimeError):
+    """A multi-process API (``chaingrad.distributed.init_process_group``,
+    ``DistributedDataParallel``) was used: chaingrad runs in one process. The message says
+    that the program's multi-process path runs on PyTorch with the imports changed back."""

@@ -11,19 +11,21 @@ import importlib
 from collections.abc import Callable
 from types import ModuleType
 
+from .errors import TorchNameError
+
 TORCH = frozenset("""
-    abs_ absolute accelerator AcceleratorError acos acos_ acosh acosh_ adaptive_avg_pool1d
+    abs_ absolute AcceleratorError acos acos_ acosh acosh_ adaptive_avg_pool1d
     adaptive_max_pool1d addbmm addcdiv addcmul addmm addmv addmv_ addr adjoint
     affine_grid_generator AggregationType alias_copy AliasDb alpha_dropout alpha_dropout_
-    aminmax amp angle AnyType ao arccos arccos_ arccosh arccosh_ arcsin arcsin_ arcsinh
+    aminmax angle AnyType ao arccos arccos_ arccosh arccosh_ arcsin arcsin_ arcsinh
     arcsinh_ arctan arctan2 arctan_ arctanh arctanh_ are_deterministic_algorithms_enabled
     Argument ArgumentSpec argwhere as_strided as_strided_ as_strided_copy
     as_strided_scatter asarray asin asin_ asinh asinh_ atan atan2 atan_ atanh atanh_
-    atleast_1d atleast_2d atleast_3d autocast autocast_decrement_nesting
-    autocast_increment_nesting AVG avg_pool1d AwaitType backends baddbmm bartlett_window
+    atleast_1d atleast_2d atleast_3d autocast_decrement_nesting
+    autocast_increment_nesting AVG avg_pool1d AwaitType baddbmm bartlett_window
     batch_norm batch_norm_backward_elemt batch_norm_backward_reduce batch_norm_elemt
     batch_norm_gather_stats batch_norm_gather_stats_with_counts batch_norm_stats
-    batch_norm_update_stats BenchmarkConfig BenchmarkExecutionStats bernoulli bfloat16
+    batch_norm_update_stats BenchmarkConfig BenchmarkExecutionStats bernoulli
     BFloat16Storage BFloat16Tensor bilinear binary_cross_entropy_with_logits bincount
     binomial bit bits16 bits1x8 bits2x4 bits4x2 bits8 bitwise_and bitwise_left_shift
     bitwise_not bitwise_or bitwise_right_shift bitwise_xor blackman_window Block block_diag
@@ -47,7 +49,7 @@ TORCH = frozenset("""
     dequantize DeserializationStorageContext det detach detach_ detach_copy DeviceObjType
     diag diag_embed diagflat diagonal diagonal_copy diagonal_scatter DictType diff digamma
     DisableTorchFunction DisableTorchFunctionSubclass DispatchKey DispatchKeySet dist
-    distributed distributions divide DoubleStorage DoubleTensor dropout dropout_ dsmm dsplit
+     distributions divide DoubleStorage DoubleTensor dropout dropout_ dsmm dsplit
     dstack e eig embedding embedding_bag embedding_renorm_ empty_permuted
     empty_quantized empty_strided EnumType eq erf_ erfc erfc_ erfinv ErrorReport Event
     ExcludeDispatchKeyGuard ExecutionPlan exp2 exp2_ exp_ expand_copy expm1_ export
@@ -61,10 +63,10 @@ TORCH = frozenset("""
     FloatTensor FloatType floor floor_ floor_divide fmax fmin fmod fork frac frac_ frexp
     frobenius_norm from_dlpack from_file frombuffer func functional FunctionSchema functools
     fused_moving_avg_obs_fake_quant Future futures FutureType fx gcd gcd_ ge
-    Generator geqrf ger get_autocast_cpu_dtype get_autocast_dtype get_autocast_gpu_dtype
+    Generator geqrf ger get_autocast_cpu_dtype get_autocast_gpu_dtype
     get_autocast_ipu_dtype get_autocast_xla_dtype get_deterministic_debug_mode get_device
-    get_device_module get_file_path get_float32_matmul_precision get_num_interop_threads
-    get_num_threads glob Gradient gradient GradScaler Graph GraphExecutorState greater
+    get_device_module get_file_path get_num_interop_threads
+    get_num_threads glob Gradient gradient Graph GraphExecutorState greater
     greater_equal grid_sampler grid_sampler_2d grid_sampler_3d group_norm gru gru_cell gt
     HalfStorage HalfTensor hamming_window hann_window hardshrink has_lapack has_mkl
     has_openmp has_spectral hash_tensor heaviside hinge_embedding_loss
@@ -74,7 +76,7 @@ TORCH = frozenset("""
     init_num_threads initial_seed inner inspect instance_norm int1 int2 int3 int4 int5 int6
     int7 int_repr InterfaceType IntStorage IntTensor IntType inverse IODescriptor
     is_anomaly_check_nan_enabled is_anomaly_enabled is_autocast_cache_enabled
-    is_autocast_cpu_enabled is_autocast_enabled is_autocast_ipu_enabled
+    is_autocast_cpu_enabled is_autocast_ipu_enabled
     is_autocast_xla_enabled is_complex is_conj is_deterministic_algorithms_warn_only_enabled
     is_distributed is_inference is_neg is_nonzero is_same_size
     is_signed is_storage is_vulkan_available is_warn_always_enabled isclose isfinite isin
@@ -95,7 +97,7 @@ TORCH = frozenset("""
     nanquantile nansum narrow narrow_copy native_batch_norm native_channel_shuffle
     native_dropout native_group_norm native_layer_norm native_norm nativert ne neg_ negative
     negative_ nested newaxis nextafter Node NoneType nonzero_static NoopLogger
-    norm_except_dim normal not_equal nuclear_norm numa NumberType onnx OperatorInfo ops
+    norm_except_dim normal not_equal nuclear_norm numa NumberType OperatorInfo ops
     OptionalType orgqr ormqr os outer OutOfMemoryError overrides package pairwise_distance
     ParameterDict parse_ir parse_schema parse_type_comment pca_lowrank pdist
     per_channel_affine per_channel_affine_float_qparams per_channel_symmetric
@@ -122,7 +124,7 @@ TORCH = frozenset("""
     set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype set_autocast_enabled
     set_autocast_gpu_dtype set_autocast_ipu_dtype set_autocast_ipu_enabled
     set_autocast_xla_dtype set_autocast_xla_enabled set_default_tensor_type
-    set_deterministic_debug_mode set_float32_matmul_precision set_flush_denormal
+    set_deterministic_debug_mode set_flush_denormal
     set_num_interop_threads set_num_threads set_warn_always sgn
     ShortStorage ShortTensor sigmoid_ sign signal signbit sin_ sinc sinc_ sinh sinh_
     slice_copy slice_inverse slice_scatter slogdet smm solve sparse sparse_bsc
@@ -145,6 +147,7 @@ TORCH = frozenset("""
     values_copy vander var var_mean vdot version view_as_complex view_as_complex_copy
     view_as_real view_as_real_copy view_copy vmap vsplit vstack wait warnings while_loop
     windows xlogy xlogy_ xpu zero_
+    importlib
 """.split())  # noqa: SIM905 - a list to read
 """``torch.<name>``s that ``chaingrad`` lacks."""
 
@@ -154,7 +157,7 @@ TENSOR = frozenset("""
     arccos arccos_ arccosh arccosh_ arcsin arcsin_ arcsinh arcsinh_ arctan arctan2 arctan2_
     arctan_ arctanh arctanh_ argwhere as_strided as_strided_ as_strided_scatter
     as_subclass asin asin_ asinh asinh_ atan atan2 atan2_ atan_ atanh atanh_ baddbmm
-    baddbmm_ bernoulli bernoulli_ bfloat16 bincount bitwise_and bitwise_and_
+    baddbmm_ bernoulli bernoulli_ bincount bitwise_and bitwise_and_
     bitwise_left_shift bitwise_left_shift_ bitwise_not bitwise_not_ bitwise_or bitwise_or_
     bitwise_right_shift bitwise_right_shift_ bitwise_xor bitwise_xor_ byte cauchy_
     ccol_indices cdouble ceil ceil_ cfloat chalf char cholesky cholesky_inverse
@@ -212,7 +215,7 @@ NN = frozenset("""
     ChannelShuffle CircularPad1d CircularPad2d CircularPad3d common_types ConstantPad1d
     ConstantPad2d ConstantPad3d Container Conv1d Conv3d ConvTranspose1d ConvTranspose2d
     ConvTranspose3d CosineEmbeddingLoss CosineSimilarity CrossMapLRN2d
-    CTCLoss DataParallel Dropout1d Dropout2d Dropout3d ELU EmbeddingBag
+    CTCLoss Dropout1d Dropout2d Dropout3d ELU EmbeddingBag
     factory_kwargs FeatureAlphaDropout Fold FractionalMaxPool2d FractionalMaxPool3d
     GaussianNLLLoss GLU grad GroupNorm GRU GRUCell Hardshrink Hardsigmoid Hardswish
     Hardtanh HingeEmbeddingLoss HuberLoss InstanceNorm1d InstanceNorm2d InstanceNorm3d
@@ -223,7 +226,7 @@ NN = frozenset("""
     LPPool1d LPPool2d LPPool3d LSTM LSTMCell MarginRankingLoss MaxPool1d MaxPool3d
     MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish
     MultiheadAttention MultiLabelMarginLoss MultiLabelSoftMarginLoss MultiMarginLoss
-    NLLLoss2d PairwiseDistance parallel PixelShuffle
+    NLLLoss2d PairwiseDistance PixelShuffle
     PixelUnshuffle PoissonNLLLoss PReLU qat quantizable quantized ReflectionPad1d
     ReflectionPad2d ReflectionPad3d ReLU6 ReplicationPad1d ReplicationPad2d ReplicationPad3d
     RMSNorm RNN RNNBase RNNCell RNNCellBase RReLU SELU SiLU SmoothL1Loss SoftMarginLoss
@@ -260,8 +263,21 @@ FUNCTIONAL = frozenset("""
     ScalingType selu selu_ silu smooth_l1_loss soft_margin_loss softmin softshrink
     softsign SwizzleType tanhshrink threshold threshold_ triplet_margin_loss
     triplet_margin_with_distance_loss unfold upsample upsample_bilinear upsample_nearest
+    BroadcastingList1 BroadcastingList2 BroadcastingList3 Callable DType
+    GRID_SAMPLE_INTERPOLATION_MODES GRID_SAMPLE_PADDING_MODES Optional dataclasses grad
+    importlib math reproducibility_notes sparse_support_notes tf32_notes torch
 """.split())  # noqa: SIM905 - a list to read
 """``torch.nn.functional.<name>``s that ``chaingrad.nn.functional`` lacks."""
+
+AUTOGRAD = frozenset("""
+    anomaly_mode backward cast DeviceType enforce_grad_layout_policy forward_ad function
+    functional grad_mode gradgradcheck graph handle_torch_function has_torch_function
+    is_multithreading_enabled is_tensor_like is_view_replay_enabled kineto_available Mapping
+    NestedIOFunction overload profiler profiler_legacy profiler_util ProfilerActivity
+    ProfilerConfig ProfilerEvent ProfilerState SavedTensor set_multithreading_enabled torch
+    Variable variable warnings
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.autograd.<name>``s that ``chaingrad.autograd`` lacks."""
 
 INIT = frozenset("""
     constant dirac dirac_ eye eye_ kaiming_normal kaiming_uniform normal orthogonal
@@ -322,6 +338,118 @@ SUMMARY_WRITER = frozenset("""
 """.split())  # noqa: SIM905 - a list to read
 """``torch.utils.tensorboard.SummaryWriter`` methods that chaingrad's lacks."""
 
+
+# ---- one process on one CPU: what torch's CPU build has beside chaingrad's answers ----
+
+CUDA = frozenset("""
+    AcceleratorError BFloat16Storage BFloat16Tensor BoolStorage BoolTensor ByteStorage
+    ByteTensor caching_allocator_alloc caching_allocator_delete caching_allocator_disabled
+    caching_allocator_enable can_device_access_peer change_current_allocator CharStorage
+    CharTensor check_error clock_rate comm ComplexDoubleStorage ComplexFloatStorage
+    CudaError CUDAGraph CUDAPluggableAllocator cudart cudaStatus current_blas_handle
+    current_solver_handle default_generators default_stream DeferredCudaCallError Device
+    device device_memory_used device_of DEVICE_REQUIREMENT DoubleStorage DoubleTensor Event
+    ExternalStream FloatStorage FloatTensor gds get_allocator_backend get_gencode_flags
+    get_per_process_memory_fraction get_stream_from_external get_sync_debug_mode graph
+    graph_pool_handle graphs green_contexts GreenContext HalfStorage HalfTensor has_half
+    has_magma host_memory_stats host_memory_stats_as_nested_dict IntStorage IntTensor
+    ipc_collect is_current_stream_capturing jiterator list_gpu_processes LongStorage
+    LongTensor make_graphed_callables max_memory_cached memory memory_cached memory_snapshot
+    memory_stats memory_stats_as_nested_dict memory_summary memory_usage MemPool nccl nvtx
+    OutOfMemoryError power_draw profiler PYTORCH_RELEASES_CODE_CC
+    reset_accumulated_host_memory_stats reset_accumulated_memory_stats
+    reset_max_memory_allocated reset_max_memory_cached reset_peak_host_memory_stats
+    set_per_process_memory_fraction set_stream set_sync_debug_mode ShortStorage ShortTensor
+    sparse Stream stream StreamContext streams temperature tunable use_mem_pool utilization
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.cuda.<name>``s that ``chaingrad.cuda`` lacks."""
+
+ACCELERATOR = frozenset("""
+    cache current_device_idx current_stream device_index empty_host_cache
+    get_device_capability get_memory_info Graph graphs max_memory_reserved memory
+    memory_reserved memory_stats reset_accumulated_memory_stats reset_peak_memory_stats
+    set_device_idx set_stream
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.accelerator.<name>``s that ``chaingrad.accelerator`` lacks."""
+
+AMP = frozenset("""
+    custom_bwd custom_fwd
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.amp.<name>``s that ``chaingrad.amp`` lacks."""
+
+ONNX = frozenset("""
+    errors ExportableModule InputObserver JitScalarType OnnxExporterError ONNXProgram
+    OperatorExportTypes operators ops producer_name producer_version
+    register_custom_op_symbolic select_model_mode_for_export symbolic_helper
+    symbolic_opset10 symbolic_opset11 symbolic_opset12 symbolic_opset13 symbolic_opset14
+    symbolic_opset15 symbolic_opset16 symbolic_opset17 symbolic_opset18 symbolic_opset19
+    symbolic_opset20 symbolic_opset7 symbolic_opset8 symbolic_opset9 TensorProtoDataType
+    testing TrainingMode unregister_custom_op_symbolic utils verification
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.onnx.<name>``s that ``chaingrad.onnx`` lacks."""
+
+DISTRIBUTED = frozenset("""
+    algorithms all_gather_coalesced all_gather_into_tensor all_gather_object
+    all_gather_single all_reduce_coalesced all_to_all all_to_all_single
+    AllreduceCoalescedOptions AllreduceOptions AllToAllOptions argparse_util autograd
+    Backend BackendConfig BarrierOptions batch_isend_irecv breakpoint broadcast_object_list
+    BroadcastOptions BuiltinCommHookType c10d_logger checkpoint collective_utils config
+    constants debug DebugLevel default_pg_timeout device_mesh DeviceMesh DistBackendError
+    DistError DistNetworkError distributed_c10d DistStoreError elastic FileStore
+    flight_recorder fsdp gather gather_object GatherOptions get_backend_config
+    get_debug_level get_default_backend_for_device get_global_rank get_group_rank
+    get_node_local_rank get_pg_count get_process_group_ranks GradBucket group GroupMember
+    GroupName HashStore init_device_mesh irecv is_backend_available is_gloo_available
+    is_mpi_available is_nccl_available is_ucc_available is_xccl_available isend launch
+    launcher log Logger logging_handlers monitored_barrier new_group new_subgroups
+    new_subgroups_by_enumeration nn optim P2POp pipelining PrefixStore ProcessGroup
+    ProcessGroupGloo QueueEmptyError RankType record_comm recv recv_object_list reduce
+    reduce_op reduce_scatter reduce_scatter_single reduce_scatter_tensor ReduceOptions
+    Reducer ReduceScatterOptions register_rendezvous_handler remote_device rendezvous rpc
+    run scatter scatter_object_list ScatterOptions send send_object_list set_debug_level
+    set_debug_level_from_env shrink_group split_group Store supports_complex TCPStore tensor
+    utils Work
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.distributed.<name>``s that ``chaingrad.distributed`` lacks."""
+
+NN_PARALLEL = frozenset("""
+    comm data_parallel DistributedDataParallelCPU gather parallel_apply replicate scatter
+    scatter_gather
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.nn.parallel.<name>``s that ``chaingrad.nn.parallel`` lacks."""
+
+BACKENDS = frozenset("""
+    cusparselt kleidiai m mha miopen mkl mkldnn nnpack openmp opt_einsum python_native
+    quantized xeon xnnpack
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.backends.<name>``s that ``chaingrad.backends`` lacks."""
+
+BACKENDS_CUDA = frozenset("""
+    allow_fp16_bf16_reduction_math_sdp blas_workspace_size can_use_cudnn_attention
+    can_use_efficient_attention can_use_flash_attention cublas_workspace_size
+    cublaslt_workspace_size cuBLASModule cufft_plan_cache cuFFTPlanCache
+    cuFFTPlanCacheAttrContextProp cuFFTPlanCacheManager fp16_bf16_reduction_math_sdp_allowed
+    is_ck_sdpa_available is_flash_attention_available preferred_blas_library
+    preferred_linalg_library preferred_rocm_fa_library sdp_kernel SDPAParams SDPBackend
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.backends.cuda.<name>``s that ``chaingrad.backends.cuda`` lacks."""
+
+
+# ---- torch's arguments that chaingrad's functions of the same name do not take yet ----
+
+KEYWORDS_NOT_YET: dict[str, str] = {
+    "out": "write the result to a name instead (y = torch.add(a, b))",
+    "layout": "chaingrad's tensors are dense (torch.strided)",
+    "memory_format": "chaingrad's tensors are contiguous (torch.contiguous_format)",
+    "pin_memory": "pinned memory is for copies to a GPU",
+    "sparse_grad": "chaingrad's gradients are dense",
+    "rounding_mode": "for rounding_mode='floor' write torch.div(a, b).floor()",
+}
+"""Keywords that torch's builtin functions (``torch.add(..., out=y)``) take and chaingrad's
+same-named functions do not, yet: Python's own TypeError names the keyword
+(``add() got an unexpected keyword argument 'out'``); here is what to do instead.
+tests/test_torch_names.py finds every torch keyword that a chaingrad function lacks and
+checks that it is one of these."""
 
 # ---- what to write instead, where chaingrad's ops compose it ----
 
@@ -453,16 +581,16 @@ _TORCH_SPACE = {"chaingrad": "torch", "chaingrad.Tensor": "Tensor", "chaingrad.n
 
 
 def missing(module: str, name: str, lacks: frozenset[str]) -> AttributeError:
-    """The error for ``module.name``, a name the module does not have: "chaingrad.nn has no
-    'LSTM' yet" for one of torch's names in ``lacks``, followed by what to write instead
-    where chaingrad composes it (``INSTEAD``); Python's usual message otherwise (a typo). A
-    module's ``__getattr__`` raises it.
+    """The error for ``module.name``, a name the module does not have: for one of torch's
+    names in ``lacks``, chaingrad's ``TorchNameError`` "chaingrad.nn has no 'LSTM' yet",
+    followed by what to write instead where chaingrad composes it (``INSTEAD``); Python's
+    usual AttributeError otherwise (a typo). A module's ``__getattr__`` raises it.
 
     Example:
         >>> missing("chaingrad.optim", "Rprop", OPTIM)
-        AttributeError("chaingrad.optim has no 'Rprop' yet")
+        TorchNameError("chaingrad.optim has no 'Rprop' yet")
         >>> missing("chaingrad", "rsqrt", TORCH)
-        AttributeError("chaingrad has no 'rsqrt' yet; for torch.rsqrt(x) write x ** -0.5")
+        TorchNameError("chaingrad has no 'rsqrt' yet; for torch.rsqrt(x) write x ** -0.5")
         >>> missing("chaingrad.optim", "SDG", OPTIM)
         AttributeError("module 'chaingrad.optim' has no attribute 'SDG'")
     """
@@ -470,9 +598,9 @@ def missing(module: str, name: str, lacks: frozenset[str]) -> AttributeError:
         return AttributeError(f"module {module!r} has no attribute {name!r}")
     suggestion = INSTEAD.get(f"{_TORCH_SPACE.get(module, module)}.{name}")
     if suggestion is None:
-        return AttributeError(f"{module} has no {name!r} yet")
+        return TorchNameError(f"{module} has no {name!r} yet")
     call, instead = suggestion
-    return AttributeError(f"{module} has no {name!r} yet; for {call} write {instead}")
+    return TorchNameError(f"{module} has no {name!r} yet; for {call} write {instead}")
 
 
 def load_module(module: str, what: str) -> ModuleType:
@@ -506,7 +634,7 @@ def submodules_on_use(package: str, submodules: tuple[str, ...],
         >>> getattr_("Rprop")
         Traceback (most recent call last):
         ...
-        AttributeError: chaingrad.optim has no 'Rprop' yet
+        chaingrad.errors.TorchNameError: chaingrad.optim has no 'Rprop' yet
     """
     def __getattr__(name: str) -> object:  # noqa: N807 - the module hook's own name
         if name in submodules:

@@ -37,6 +37,12 @@ PAGES: list[tuple[str, list[str], str]] = [
                      "chaingrad.show.dot", "chaingrad.show.render", "chaingrad.show.page"],
      "Seeing backprop: chaingrad.show"),
     ("api/compile.md", ["chaingrad.compiler"], "Compile: chaingrad.compiler"),
+    ("api/one_process.md", ["chaingrad.cuda", "chaingrad.cuda.amp", "chaingrad.accelerator",
+                            "chaingrad.backends", "chaingrad.backends.cuda",
+                            "chaingrad.backends.cudnn", "chaingrad.backends.mps",
+                            "chaingrad.backends.cpu", "chaingrad.amp", "chaingrad.distributed",
+                            "chaingrad.nn.parallel", "chaingrad.onnx", "chaingrad.torch_compile"],
+     "One process on one CPU: cuda, accelerator, backends, amp, distributed, onnx"),
 ]
 
 

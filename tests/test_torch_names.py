@@ -4,7 +4,10 @@ every module that PyTorch code reaches through ``import chaingrad as torch``."""
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
+import re
+import traceback
 import types
 
 import numpy as np
@@ -12,6 +15,7 @@ import pytest
 
 import chaingrad
 from chaingrad import torch_names
+from chaingrad.errors import TorchNameError
 
 MODULES = ["", ".nn", ".nn.functional", ".nn.init", ".nn.utils", ".optim",
            ".optim.lr_scheduler", ".utils", ".utils.data", ".utils.tensorboard"]
@@ -94,3 +98,107 @@ def test_each_suggestion_runs_in_chaingrad_and_gives_torchs_result(torch, name) 
     else:  # chaingrad has it now (the stand-in is no longer shown): its own is torch's too
         np.testing.assert_allclose(np.array(_numbers(ours)), np.array(_numbers(expected)),
                                    rtol=1e-12, atol=1e-15, err_msg=name)
+
+
+# ---- issue 34, point 6: no Python error for a torch name ----
+
+WALKED = {"torch": "chaingrad", "torch.nn": "chaingrad.nn",
+          "torch.nn.functional": "chaingrad.nn.functional", "torch.optim": "chaingrad.optim",
+          "torch.autograd": "chaingrad.autograd", "torch.utils.data": "chaingrad.utils.data"}
+
+
+def refusal(holder: object, name: str, ours: str) -> str | None:
+    """Why asking ``holder`` (chaingrad's ``ours``) for torch's ``name`` is wrong, or None:
+    it is there, or chaingrad's ``TorchNameError`` names it; never Python's own error (an
+    AttributeError whose printout may suggest a private name, a TypeError, a
+    ModuleNotFoundError), never a private name in what it says."""
+    try:
+        getattr(holder, name)
+    except TorchNameError as error:
+        shown = "".join(traceback.format_exception_only(type(error), error))
+        if not str(error).startswith(f"{ours} has no {name!r} yet"):
+            return f"{name}: {error}"
+        if "Did you mean" in shown or re.search(r"'_\w+'", shown):
+            return f"{name}: suggests a private name: {shown}"
+    except Exception as error:  # noqa: BLE001 - any other error is the failure reported
+        return f"{name}: {type(error).__name__}: {error}"
+    return None
+
+
+@pytest.mark.parametrize("theirs", sorted(WALKED))
+def test_every_public_name_of_torch_is_there_or_refused_naming_it(torch, theirs):
+    """dir() of each of torch's modules, less its private names: chaingrad has each, or
+    raises its error naming it."""
+    module = importlib.import_module(theirs)
+    ours = importlib.import_module(WALKED[theirs])
+    wrong = [why for name in dir(module) if not name.startswith("_")
+             if (why := refusal(ours, name, WALKED[theirs])) is not None]
+    assert not wrong, f"{theirs}: {len(wrong)} names: {wrong}"
+
+
+def test_every_public_name_of_torchs_tensor_is_there_or_refused_naming_it(torch):
+    """dir(torch.Tensor), less its private names, asked of a chaingrad tensor."""
+    x = chaingrad.zeros(2, 3)
+    wrong = [why for name in dir(torch.Tensor) if not name.startswith("_")
+             if (why := refusal(x, name, "chaingrad.Tensor")) is not None]
+    assert not wrong, f"Tensor: {len(wrong)} names: {wrong}"
+
+
+def test_a_refused_name_is_chaingrads_error_and_a_typo_pythons():
+    with pytest.raises(TorchNameError, match="^chaingrad.autograd has no 'Variable' yet$"):
+        chaingrad.autograd.Variable  # noqa: B018
+    assert not hasattr(chaingrad, "fft") and getattr(chaingrad, "fft", 3) == 3
+    with pytest.raises(AttributeError) as typo:
+        chaingrad.gradchek  # noqa: B018
+    assert type(typo.value) is AttributeError
+
+
+# ---- torch's arguments on the functions chaingrad has ----
+
+# torch keywords that other parts of issue 34 bring (torch.save and load: the checkpoint
+# format; torch.norm's out and dtype: the linalg work), or that are torch's internals
+OTHERS_WORK = {"torch.save": {"obj", "f", "pickle_module", "pickle_protocol"},
+               "torch.load": {"f", "pickle_module", "mmap"}, "torch.norm": {"out", "dtype"},
+               "torch.enable_grad": {"orig_func"}, "torch.autograd.enable_grad": {"orig_func"}}
+
+
+def torch_keywords(fn: object, name: str) -> list[str] | None:
+    """The keywords a torch function takes: from its signature, or for a builtin from the
+    first line of its docstring (``add(input, other, *, alpha=1, out=None) -> Tensor``)."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (ValueError, TypeError):
+        lines = (getattr(fn, "__doc__", None) or "").strip().splitlines()
+        found = re.match(rf"{name}\((.*)\)", lines[0]) if lines else None
+        return re.findall(r"(\w+)=", found.group(1)) if found else None
+    return [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and p.name != "self" and not p.name.startswith("_")]
+
+
+@pytest.mark.parametrize("theirs", sorted(WALKED))
+def test_every_torch_keyword_of_a_function_chaingrad_has_is_taken_or_a_known_gap(torch, theirs):
+    """For each function and class chaingrad has under torch's name, every keyword of
+    torch's is one of chaingrad's too (where chaingrad's signature lists them), or one of
+    ``torch_names.KEYWORDS_NOT_YET``, whose reason the docs give."""
+    module, ours = importlib.import_module(theirs), importlib.import_module(WALKED[theirs])
+    lacking = []
+    for name in dir(module):
+        if name.startswith("_") or not callable(getattr(module, name)):
+            continue
+        try:
+            mine = getattr(ours, name)
+            parameters = inspect.signature(mine, follow_wrapped=False).parameters
+        except (AttributeError, ValueError, TypeError):
+            continue
+        if any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
+            continue  # takes any keyword: its own checks name what it refuses
+        keywords = torch_keywords(getattr(module, name), name) or []
+        missing = set(keywords) - set(parameters) - set(torch_names.KEYWORDS_NOT_YET) \
+            - OTHERS_WORK.get(f"{theirs}.{name}", set())
+        lacking += [f"{name}({keyword}=)" for keyword in sorted(missing)]
+    assert not lacking, f"{theirs}: keywords chaingrad neither takes nor lists: {lacking}"
+
+
+def test_a_keyword_not_yet_taken_gets_pythons_message_naming_it():
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'out'"):
+        chaingrad.cat([chaingrad.ones(2)], out=chaingrad.zeros(2))

@@ -195,6 +195,7 @@ def _check_size(where: str, name: str, n: object, least: int = 0) -> None:
 # What chaingrad.nn serves besides its modules, from where each is defined: torch's
 # Parameter, and the default generator's seed and state (chaingrad.manual_seed, ... again).
 _TENSOR_NAMES = {
+    "DataParallel": "chaingrad.nn.parallel",
     "Parameter": "chaingrad.nn.parameter",
     "get_rng_state": "chaingrad.tensor_engine.generator",
     "manual_seed": "chaingrad.tensor_engine.generator",
@@ -203,7 +204,7 @@ _TENSOR_NAMES = {
 
 
 # Submodules reachable as attributes (``nn.functional``, as torch's) without an import.
-_SUBMODULES = ("functional", "init", "modules", "parameter", "utils")
+_SUBMODULES = ("functional", "init", "modules", "parameter", "utils", "parallel")
 
 
 if TYPE_CHECKING:
@@ -216,6 +217,7 @@ if TYPE_CHECKING:
     from . import functional as functional
     from . import init as init
     from . import modules as modules
+    from . import parallel as parallel
     from . import parameter as parameter
     from . import utils as utils
     from .modules.activation import *  # noqa: F403 - the names of its __all__
@@ -229,6 +231,7 @@ if TYPE_CHECKING:
     from .modules.normalization import *  # noqa: F403 - the names of its __all__
     from .modules.pooling import *  # noqa: F403 - the names of its __all__
     from .modules.sparse import *  # noqa: F403 - the names of its __all__
+    from .parallel import DataParallel as DataParallel
     from .parameter import Parameter as Parameter
 else:
     def __getattr__(name: str) -> object:

@@ -39,7 +39,7 @@ from .. import torch_names
 from ..declaration import Primitive, signature
 from ..gradmode import is_grad_enabled
 from ..rules import functions_in
-from ..tensor_engine import functions, kernels, sampling
+from ..tensor_engine import autocast_state, functions, kernels, sampling
 from ..tensor_engine.arrays import quietly
 from ..tensor_engine.factories import tensor_argument
 from ..tensor_engine.rules import BINARY_CROSS_ENTROPY, CONV2D, MAX_POOL2D, NLL_LOSS
@@ -236,6 +236,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         [[11.5]]
     """
     x, w = tensor_argument(input, "linear"), tensor_argument(weight, "linear", "weight")
+    if autocast_state.active(x, w):  # under chaingrad.autocast: torch's rounding
+        return autocast_state.run_lowered(linear, x, w, bias)
     if x.ndim == 0 or w.ndim not in (1, 2) or x.shape[-1] != w.shape[-1]:
         raise ValueError(f"linear: input of shape {tuple(x.shape)} and weight of shape "
                          f"{tuple(w.shape)} cannot be multiplied (the input's last dimension "
@@ -311,6 +313,8 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
         ((1, 2, 4, 4), (1, 2, 4, 4))
     """
     x, w = tensor_argument(input, "conv2d"), tensor_argument(weight, "conv2d", "weight")
+    if autocast_state.active(x, w):  # under chaingrad.autocast: torch's rounding
+        return autocast_state.run_lowered(conv2d, x, w, bias, stride, padding, dilation, groups)
     stride, padding, _ = conv2d_options("conv2d", stride, padding, dilation, groups)
     unbatched = x.ndim == 3
     if unbatched:

@@ -128,7 +128,7 @@ class Conversions:
         if wanted is None or wanted == self._value.dtype:
             return self.clone() if copy else self
         data = quietly(self._value.astype, wanted)  # 1e300 as a float32 is inf, as in torch
-        if wanted.kind != "f" or self._value.dtype.kind != "f":
+        if not (dtypes.floating(wanted) and dtypes.floating(self._value.dtype)):
             return self._constant(data)
         return self._node(data, (self,), CAST.bind(wanted.name))
 
@@ -153,6 +153,16 @@ class Conversions:
     def half(self: SelfTensor) -> SelfTensor:
         """This tensor as float16."""
         return self.to(dtypes.float16)
+
+    def bfloat16(self: SelfTensor) -> SelfTensor:
+        """This tensor as bfloat16 (through ml_dtypes: ``pip install 'chaingrad[bfloat16]'``).
+
+        Example:
+            >>> import chaingrad
+            >>> chaingrad.tensor([1.1, 2.2]).bfloat16()
+            tensor([1.1016, 2.2031], dtype=chaingrad.bfloat16)
+        """
+        return self.to(dtypes.bfloat16)
 
     def long(self: SelfTensor) -> SelfTensor:
         """This tensor as int64 (floats rounded toward 0)."""
@@ -204,13 +214,14 @@ class Conversions:
         return self
 
     def cuda(self: SelfTensor, *args: Any, **kwargs: Any) -> SelfTensor:
-        """An error: chaingrad computes on the CPU only."""
-        check_device("cuda", "cuda")
+        """An error, as torch's CPU build: chaingrad computes on the CPU only (a
+        ``NoCudaError``, the AssertionError "Torch not compiled with CUDA enabled")."""
+        check_device("cuda", "Tensor.cuda")
         return self  # not reached: check_device raises
 
     def is_floating_point(self) -> _bool:
         """True for a floating dtype."""
-        return self._value.dtype.kind == "f"
+        return dtypes.floating(self._value.dtype)
 
     @property
     def device(self) -> Any:

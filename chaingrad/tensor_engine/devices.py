@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import NoCudaError
+
 
 class device:  # noqa: N801 - torch's name
     """A device: ``device("cpu")``, ``device("cuda", 0)``, ``device("cuda:0")``.
@@ -56,9 +58,9 @@ CPU = device("cpu")
 
 def check_device(where_to: Any, op: str) -> device:
     """The CPU, if ``where_to`` (a device, a string, None) names it; else an error naming
-    ``op`` and the device: a NotImplementedError (which is a RuntimeError, as torch's is
-    when it lacks the device), the one check of a ``device=`` argument, a tensor's or a
-    layer's.
+    ``op`` and the device: a ``NoCudaError``, both the AssertionError of torch's CPU build
+    ("Torch not compiled with CUDA enabled") and a NotImplementedError (a RuntimeError), the
+    one check of a ``device=`` argument, a tensor's or a layer's.
 
     Example:
         >>> check_device("cpu", "zeros")
@@ -66,8 +68,8 @@ def check_device(where_to: Any, op: str) -> device:
         >>> check_device("cuda", "Linear(device='cuda')")
         Traceback (most recent call last):
         ...
-        NotImplementedError: Linear(device='cuda'): chaingrad computes on the CPU only, got \
-device 'cuda' (chaingrad.cuda.is_available() is False)
+        chaingrad.errors.NoCudaError: Linear(device='cuda'): chaingrad computes on the CPU \
+only, got device 'cuda' (chaingrad.cuda.is_available() is False)
     """
     if where_to is None:
         return CPU
@@ -78,17 +80,17 @@ device 'cuda' (chaingrad.cuda.is_available() is False)
                         f"{type(where_to).__name__} {where_to!r}")
     found = device(where_to)
     if found.type != "cpu":
-        raise NotImplementedError(f"{op}: chaingrad computes on the CPU only, got device "
-                           f"{str(found)!r} (chaingrad.cuda.is_available() is False)")
+        raise NoCudaError(f"{op}: chaingrad computes on the CPU only, got device "
+                          f"{str(found)!r} (chaingrad.cuda.is_available() is False)")
     return CPU
 
 
 _default = CPU
 
 
-def set_default_device(where_to: Any) -> None:
+def set_default_device(device: Any) -> None:
     """Accepted for the CPU (the only device chaingrad has); another device is an error."""
-    check_device(where_to, "set_default_device")
+    check_device(device, "set_default_device")
 
 
 def get_default_device() -> device:

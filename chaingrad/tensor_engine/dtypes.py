@@ -19,6 +19,11 @@ from typing import Any
 
 import numpy as np
 
+try:  # bfloat16 as numpy has none: the optional extra chaingrad[bfloat16]
+    import ml_dtypes
+except ModuleNotFoundError:
+    ml_dtypes = None
+
 
 class dtype:  # noqa: N801 - torch's name
     """A tensor's element type: ``chaingrad.float32``, ``chaingrad.int64``, ...
@@ -39,7 +44,7 @@ class dtype:  # noqa: N801 - torch's name
 
     @property
     def is_floating_point(self) -> bool:
-        return self.dtype.kind == "f"
+        return floating(self.dtype)
 
     @property
     def is_signed(self) -> bool:
@@ -79,6 +84,31 @@ bool_ = dtype("bool", np.bool_)
 
 DTYPES: tuple[dtype, ...] = (float16, float32, float64, uint8, int8, int16, int32, int64, bool_)
 """Every dtype chaingrad has."""
+
+if ml_dtypes is not None:
+    bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16)
+    """torch's bfloat16: float32's 8 exponent bits with 7 of its mantissa bits, numpy's
+    through ml_dtypes (``pip install 'chaingrad[bfloat16]'``)."""
+    DTYPES += (bfloat16,)
+
+
+def __getattr__(name: str) -> object:
+    """``bfloat16`` without ml_dtypes: an error saying which extra brings it."""
+    if name == "bfloat16":
+        raise ModuleNotFoundError("chaingrad.bfloat16 needs ml_dtypes: pip install "
+                                  "'chaingrad[bfloat16]'", name="ml_dtypes")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def floating(numpy_dtype: np.dtype) -> bool:
+    """Whether a numpy dtype is floating: float16, 32, 64, and bfloat16 (which numpy, not
+    knowing it, gives the kind 'V').
+
+    Example:
+        >>> floating(np.dtype("float32")), floating(np.dtype("int64"))
+        (True, False)
+    """
+    return numpy_dtype.kind == "f" or numpy_dtype.name == "bfloat16"
 
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32,
            "long": int64, "bool": bool_}
@@ -132,7 +162,7 @@ def to_numpy(d: Any, where: str) -> np.dtype:
 
 def kind(numpy_dtype: np.dtype) -> int:
     """0 for bool, 1 for integers, 2 for floating: the order in which kinds promote."""
-    return {"b": 0, "i": 1, "u": 1, "f": 2}[numpy_dtype.kind]
+    return 2 if floating(numpy_dtype) else {"b": 0, "i": 1, "u": 1}[numpy_dtype.kind]
 
 
 def number_dtype(x: Any) -> np.dtype:
@@ -181,6 +211,8 @@ def _promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     ka, kb = kind(a), kind(b)
     if ka != kb:
         return a if ka > kb else b
+    if a != b and "bfloat16" in (a.name, b.name) and max(a.itemsize, b.itemsize) == 2:
+        return np.dtype(np.float32)  # bfloat16 with float16: float32, as torch
     return np.promote_types(a, b)
 
 
@@ -204,10 +236,10 @@ smallest_normal=1.17549e-38, tiny=1.17549e-38, dtype=float32)
 
     def __init__(self, type: Any = None) -> None:  # noqa: A002 - torch's argument name
         wanted = _default.dtype if type is None else to_numpy(type, "finfo")
-        if wanted.kind != "f":
+        if not floating(wanted):
             raise TypeError(f"finfo: requires a floating point input type, got {of(wanted)!r} "
                             "(use chaingrad.iinfo for an integer one)")
-        info = np.finfo(wanted)
+        info = np.finfo(wanted) if wanted.kind == "f" else ml_dtypes.finfo(wanted)
         self.bits, self.dtype = int(info.bits), of(wanted).name
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)

@@ -222,6 +222,8 @@ def entries_text(array: np.ndarray, indent: int) -> str:
     edge = OPTIONS.edgeitems
     cut = tuple(summarise and n > 2 * edge for n in array.shape)
     shown = shown_part(array, cut, edge)
+    if shown.dtype.name == "bfloat16":  # numpy's kind 'V': its numbers, exactly, as float32
+        shown = shown.astype(np.float32)
     texts = EntryFormat(shown).write(shown.ravel().tolist())
     # torch leaves a float's 0, nan and inf out of the measure: they may stick out
     measured = (np.isfinite(shown) & (shown != 0)) if shown.dtype.kind == "f" else \

@@ -40,7 +40,7 @@ and ``help(Tensor.sort)`` its docstring):
   random fills ``uniform_``, ``normal_``, ``exponential_``, ``random_``, ``bernoulli_``,
   and the version counter;
 - ``conversions.py``: ``to``, ``type``, ``type_as``, ``float``, ``double``, ``half``,
-  ``long``, ``int``, ``bool``, ``cpu``, ``cuda``, ``new_tensor``, ``new_zeros``,
+  ``bfloat16``, ``long``, ``int``, ``bool``, ``cpu``, ``cuda``, ``new_tensor``, ``new_zeros``,
   ``new_ones``, ``new_empty``, ``new_full``, ``numpy``, ``item``, ``tolist``, ``dtype``,
   ``device``, ``is_cuda``, ``is_floating_point``, ``shape``, ``size``, ``ndim``, ``dim``,
   ``ndimension``, ``numel``, ``nelement``, ``element_size``, and printing.
@@ -74,7 +74,7 @@ from .. import anomaly, autodiff, gradmode, guards, rules, torch_names
 from ..declaration import Bound, Primitive, method
 from ..errors import AnomalyError
 from ..rules import ADD, MUL, POW, POW_N
-from . import dtypes
+from . import autocast_state, dtypes
 from .arrays import (
     ARRAY_TYPES,
     Dims,
@@ -325,6 +325,8 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         other = lift(other, self, numbers=False)
         if other is None:
             return NotImplemented
+        if autocast_state.active(self, other):  # under chaingrad.autocast: torch's rounding
+            return autocast_state.run_lowered(Tensor.__matmul__, self, other)
         a, b = self._value, other._value
         if a.dtype != b.dtype and not (a.dtype.kind == b.dtype.kind == "f"):
             raise RuntimeError(f"matmul: expected both operands to have the same dtype, got "

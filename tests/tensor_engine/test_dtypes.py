@@ -90,3 +90,45 @@ def test_promote_rule_directly() -> None:
     assert dtypes.promote([(i64, dtypes.DIMENSIONED), (f32, dtypes.ZERO_DIM)]) == f32
     assert dtypes.promote([(f16, dtypes.DIMENSIONED), (np.dtype("float64"),
                                                        dtypes.ZERO_DIM)]) == f16
+
+
+# ---- bfloat16, through ml_dtypes ----
+
+
+def test_bfloat16_is_a_real_dtype_with_torchs_numbers(torch) -> None:
+    bf16 = chaingrad.bfloat16
+    assert repr(bf16) == "chaingrad.bfloat16" and bf16.is_floating_point and bf16.itemsize == 2
+    assert pickle.loads(pickle.dumps(bf16)) is bf16
+    values = [1.1, 2.2, -3.3e5, 1e-3, 65504.0 * 4]
+    ours = chaingrad.tensor(values).bfloat16()
+    theirs = torch.tensor(values).bfloat16()
+    assert ours.dtype == bf16 and ours.is_floating_point()
+    np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
+    assert str(ours) == str(theirs).replace("torch.", "chaingrad.")
+    for field in ("bits", "eps", "max", "min", "tiny", "resolution"):
+        assert getattr(chaingrad.finfo(bf16), field) == getattr(torch.finfo(torch.bfloat16), field)
+
+
+def test_a_cast_to_bfloat16_and_back_is_differentiable(torch) -> None:
+    x = chaingrad.tensor([1.1, -2.7], requires_grad=True)
+    y = x.to(chaingrad.bfloat16)
+    assert y.requires_grad
+    (y.float() * chaingrad.tensor([3.0, 5.0])).sum().backward()
+    assert x.grad.tolist() == [3.0, 5.0]
+
+
+@pytest.mark.parametrize("other", ["float16", "float32", "float64", "int64"])
+def test_bfloat16_promotes_as_torchs(torch, other) -> None:
+    ours = chaingrad.ones(2, dtype=chaingrad.bfloat16) + chaingrad.ones(2, dtype=getattr(
+        chaingrad, other))
+    theirs = torch.ones(2, dtype=torch.bfloat16) + torch.ones(2, dtype=getattr(torch, other))
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+
+
+def test_without_ml_dtypes_bfloat16_says_which_extra_brings_it(run_python) -> None:
+    result = run_python("import sys; sys.modules['ml_dtypes'] = None\n"
+                        "import chaingrad\n"
+                        "try:\n    chaingrad.bfloat16\n"
+                        "except ModuleNotFoundError as e:\n    print(e)")
+    assert result.stdout.strip() == ("chaingrad.bfloat16 needs ml_dtypes: pip install "
+                                     "'chaingrad[bfloat16]'"), result.stderr

@@ -40,6 +40,7 @@ from typing import Any, NamedTuple, ParamSpec, Protocol, TypeVar
 from ... import anomaly
 from ...autodiff import Node
 from ...engine import Value
+from ...errors import NoCudaError
 from ...guards import all_finite
 from .. import registry
 
@@ -455,6 +456,12 @@ class Module:
     def cpu(self) -> Module:
         """The module itself: chaingrad computes on the CPU."""
         return self
+
+    def cuda(self, device: Any = None) -> Module:
+        """An error, as torch's CPU build: chaingrad computes on the CPU only (a
+        ``NoCudaError``, the AssertionError "Torch not compiled with CUDA enabled")."""
+        raise NoCudaError("Module.cuda: Torch not compiled with CUDA enabled (chaingrad "
+                          "computes on the CPU only; chaingrad.cuda.is_available() is False)")
 
     def float(self) -> Module:
         """Floating parameters and buffers converted to float32, in place; returns self."""
