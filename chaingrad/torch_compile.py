@@ -3,7 +3,7 @@ fullgraph=..., dynamic=..., backend=...)`` returns a module that computes what t
 computes, compiled by chaingrad's compiler (``chaingrad.compiler``) where a trace can stand
 for it, and run eagerly, saying so once, where it cannot.
 
-A function is compiled as ``chaingrad.compiler.compile`` compiles it. A model becomes an
+A function is compiled as ``chaingrad.compiler.compile_function`` compiles it. A model becomes an
 ``OptimizedModule``, as torch's: its parameters are the model's (its state dict's keys start
 with ``_orig_mod.``, as torch's), its attributes are read through to the model, and each
 call runs
@@ -87,7 +87,7 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: bool | None 
         return model
     if isinstance(model, Module):
         return OptimizedModule(model, check)
-    return compiler.compile(model, check=check)
+    return compiler.compile_function(model, check=check)
 
 
 class OptimizedModule(Module):
@@ -110,7 +110,7 @@ class OptimizedModule(Module):
             flags = tuple(m.training for m in model.modules())
             compiled = self._traces.get(flags)
             if compiled is None:
-                compiled = self._traces[flags] = compiler.compile(model, check=self._check)
+                compiled = self._traces[flags] = compiler.compile_function(model, check=self._check)
             try:
                 return compiled(*args)
             except (TypeError, RuntimeError) as error:

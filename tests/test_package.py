@@ -193,9 +193,8 @@ SHARED_NAMES = {
     "COMMAND": "the CLI's protocol", "DEFAULT_LR": "the CLI's protocol",
     "add_arguments": "the CLI's protocol", "run": "the CLI's protocol",
     # torch has both, with different signatures: torch.softmax(input, dim) and
-    # F.softmax(input, dim=None, _stacklevel, dtype); torch.manual_seed and
-    # torch.cuda.manual_seed
-    "softmax": "torch's two", "log_softmax": "torch's two", "manual_seed": "torch's two",
+    # F.softmax(input, dim=None, _stacklevel, dtype)
+    "softmax": "torch's two", "log_softmax": "torch's two",
     # micrograd's losses on lists of Values (chaingrad.losses), which hand a Tensor to
     # torch's (F.cross_entropy, F.mse_loss): one Tensor form
     "cross_entropy": "micrograd's and torch's", "mse_loss": "micrograd's and torch's",
@@ -205,6 +204,14 @@ SHARED_NAMES = {
     # in Value and in Tensor (docs/ops.md), and the node an op makes
     "elementwise": "each engine's", "make_node": "each engine's",
 }
+
+
+DEVICE_NAMESPACES = ("chaingrad.cuda", "chaingrad.accelerator", "chaingrad.backends",
+                     "chaingrad.distributed", "chaingrad.amp")
+"""Modules that answer torch's per-device namespaces (``torch.cuda``, ``torch.accelerator``,
+``torch.backends.*``, ``torch.distributed``, ``torch.amp``) as its CPU build does: torch
+itself defines the same names in each (``is_available``, ``manual_seed``, ``synchronize``,
+``GradScaler``), and so do they."""
 
 
 def _defined_names() -> dict[str, set[str]]:
@@ -235,7 +242,8 @@ def _defined_names() -> dict[str, set[str]]:
                     found.setdefault(name, set()).add(module)
 
     for module, tree in MODULES.items():
-        visit(module, tree.body)
+        if not module.startswith(DEVICE_NAMESPACES):
+            visit(module, tree.body)
     return found
 
 

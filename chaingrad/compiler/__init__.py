@@ -59,7 +59,7 @@ from typing import Any
 from .tracing import Trace, flatten_args
 
 
-def compile(fn: Callable[..., Any] | None = None, *, check: bool = False) -> Any:  # noqa: A001
+def compile_function(fn: Callable[..., Any] | None = None, *, check: bool = False) -> Any:
     """Compile ``fn``, a function of Values, into straight-line Python (see the module).
 
     Args:
@@ -75,14 +75,14 @@ def compile(fn: Callable[..., Any] | None = None, *, check: bool = False) -> Any
     Example:
         >>> from chaingrad import Value
         >>> x = Value(2.0, label="x")
-        >>> @compile
+        >>> @compile_function
         ... def scaled_square(scale):
         ...     return x * x * scale
         >>> scaled_square(3.0).data, scaled_square(0.5).data
         (12.0, 2.0)
     """
     if fn is None:
-        return lambda f: compile(f, check=check)
+        return lambda f: compile_function(f, check=check)
     if not callable(fn):
         raise TypeError(f"compile: needs a function, got {type(fn).__name__}")
     if not isinstance(check, bool):

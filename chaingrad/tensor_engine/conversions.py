@@ -128,7 +128,7 @@ class Conversions:
         if wanted is None or wanted == self._value.dtype:
             return self.clone() if copy else self
         data = quietly(self._value.astype, wanted)  # 1e300 as a float32 is inf, as in torch
-        if not (dtypes.floating(wanted) and dtypes.floating(self._value.dtype)):
+        if not (dtypes.is_floating_dtype(wanted) and dtypes.is_floating_dtype(self._value.dtype)):
             return self._constant(data)
         return self._node(data, (self,), CAST.bind(wanted.name))
 
@@ -221,7 +221,7 @@ class Conversions:
 
     def is_floating_point(self) -> _bool:
         """True for a floating dtype."""
-        return dtypes.floating(self._value.dtype)
+        return dtypes.is_floating_dtype(self._value.dtype)
 
     @property
     def device(self) -> Any:

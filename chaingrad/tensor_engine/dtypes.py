@@ -44,7 +44,7 @@ class dtype:  # noqa: N801 - torch's name
 
     @property
     def is_floating_point(self) -> bool:
-        return floating(self.dtype)
+        return is_floating_dtype(self.dtype)
 
     @property
     def is_signed(self) -> bool:
@@ -100,12 +100,12 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def floating(numpy_dtype: np.dtype) -> bool:
+def is_floating_dtype(numpy_dtype: np.dtype) -> bool:
     """Whether a numpy dtype is floating: float16, 32, 64, and bfloat16 (which numpy, not
     knowing it, gives the kind 'V').
 
     Example:
-        >>> floating(np.dtype("float32")), floating(np.dtype("int64"))
+        >>> is_floating_dtype(np.dtype("float32")), is_floating_dtype(np.dtype("int64"))
         (True, False)
     """
     return numpy_dtype.kind == "f" or numpy_dtype.name == "bfloat16"
@@ -162,7 +162,7 @@ def to_numpy(d: Any, where: str) -> np.dtype:
 
 def kind(numpy_dtype: np.dtype) -> int:
     """0 for bool, 1 for integers, 2 for floating: the order in which kinds promote."""
-    return 2 if floating(numpy_dtype) else {"b": 0, "i": 1, "u": 1}[numpy_dtype.kind]
+    return 2 if is_floating_dtype(numpy_dtype) else {"b": 0, "i": 1, "u": 1}[numpy_dtype.kind]
 
 
 def number_dtype(x: Any) -> np.dtype:
@@ -236,7 +236,7 @@ smallest_normal=1.17549e-38, tiny=1.17549e-38, dtype=float32)
 
     def __init__(self, type: Any = None) -> None:  # noqa: A002 - torch's argument name
         wanted = _default.dtype if type is None else to_numpy(type, "finfo")
-        if not floating(wanted):
+        if not is_floating_dtype(wanted):
             raise TypeError(f"finfo: requires a floating point input type, got {of(wanted)!r} "
                             "(use chaingrad.iinfo for an integer one)")
         info = np.finfo(wanted) if wanted.kind == "f" else ml_dtypes.finfo(wanted)
