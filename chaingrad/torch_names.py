@@ -295,7 +295,7 @@ NN_UTILS = frozenset("""
 
 UTILS = frozenset("""
     backcompat backend_registration checkpoint collect_env cpp_backtrace deterministic dlpack
-    generate_methods_for_privateuse1_backend get_cpp_backtrace hooks
+    generate_methods_for_privateuse1_backend get_cpp_backtrace
     rename_privateuse1_backend serialization set_module swap_tensors throughput_benchmark
     ThroughputBenchmark weak
 """.split())  # noqa: SIM905 - a list to read
