@@ -1135,7 +1135,8 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
                    beta: float = 1.0) -> Tensor:
     """0.5 * d ** 2 / beta where |d| < beta, else |d| - 0.5 * beta, for d = input - target,
     reduced, as torch.nn.functional.smooth_l1_loss (``beta=0``: ``l1_loss``); its gradient
-    is d / beta, then the sign of d.
+    is d / beta, then the sign of d. Composed as ``huber_loss`` with delta = beta, divided
+    by beta.
 
     Example:
         >>> smooth_l1_loss(Tensor([0.5, 3.0]), Tensor([0.0, 0.0]), reduction='none').tolist()
@@ -1149,10 +1150,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     check_target_shape("smooth_l1_loss", tuple(x.shape), tuple(t.shape), stacklevel=2)
     if beta == 0:
         return _reduce((x - t).abs(), reduction)
-    d = x - t
-    z = d.abs()
-    return _reduce(functions.where(z._value < beta, 0.5 * d * d / beta, z - 0.5 * beta),
-                   reduction)
+    return _reduce(_huber(x - t, beta) / beta, reduction)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: A002
@@ -1171,12 +1169,22 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: 
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     x, t = tensor_argument(input, "huber_loss"), tensor_argument(target, "huber_loss", "target")
     check_target_shape("huber_loss", tuple(x.shape), tuple(t.shape), stacklevel=2)
-    d = x - t
-    z = d.abs()
-    losses = functions.where(z._value < delta, 0.5 * d * d, delta * (z - 0.5 * delta))
+    losses = _huber(x - t, delta)
     if weight is not None:
         losses = losses * _loss_weight("huber_loss", weight, x)
     return _reduce(losses, reduction)
+
+
+def _huber(d: Tensor, delta: float) -> Tensor:
+    """0.5 * d ** 2 where |d| < delta, else delta * (|d| - 0.5 * delta), composed without a
+    branch on d's numbers, which ``compile`` would keep as they were when it traced (a
+    ``where`` on ``|d| < delta`` would): with m = min(|d|, delta),
+    0.5 * m * m + delta * (|d| - m). Below delta that is torch's number exactly (the second
+    term is 0); above, within a rounding of it. Its gradient is d, then delta times the
+    sign of d, through ``clamp``'s and ``abs``'s rules."""
+    z = d.abs()
+    m = z.clamp(max=delta)
+    return 0.5 * m * m + delta * (z - m)
 
 
 def _loss_weight(op: str, weight: Any, x: Tensor) -> Tensor:
