@@ -482,8 +482,10 @@ def window_sums(x: Tensor, rows: tuple[np.ndarray, np.ndarray],
     """The sum of each window of the last two axes of ``x``: window (i, j) covers rows
     ``rows[0][i]`` to ``rows[0][i] + rows[1][i] - 1`` and the columns alike ((start, length)
     arrays, each window inside ``x``). Added up as torch's CPU pooling adds them, row by
-    row, left to right, so that the sums are torch's to the last bit; a window shorter than
-    the longest adds exact zeros instead. Made of indexing, ``where`` and ``+``.
+    row, left to right, so that the sums are torch's to the last bit: one strided slice of
+    ``x`` for each place in the window where the windows are alike and evenly spaced, else
+    the entries picked by index, a window shorter than the longest adding exact zeros.
+    Made of indexing, ``where`` and ``+``.
 
     Example:
         >>> x = Tensor(np.arange(9.0).reshape(3, 3))
@@ -491,17 +493,37 @@ def window_sums(x: Tensor, rows: tuple[np.ndarray, np.ndarray],
         >>> window_sums(x, rows, columns).tolist()
         [[15.0], [33.0]]
     """
+    regular = all(_evenly_spaced(*axis) for axis in (rows, columns))
     (row_starts, row_lengths), (column_starts, column_lengths) = rows, columns
     total = None
     for dh in range(int(row_lengths.max())):
-        picked_rows = x[..., np.minimum(row_starts + dh, x.shape[-2] - 1), :]
+        picked_rows = None if regular else x[..., np.minimum(row_starts + dh,
+                                                             x.shape[-2] - 1), :]
         for dw in range(int(column_lengths.max())):
-            term = picked_rows[..., np.minimum(column_starts + dw, x.shape[-1] - 1)]
-            inside = (dh < row_lengths)[:, None] & (dw < column_lengths)[None, :]
-            if not inside.all():
-                term = functions.where(inside, term, np.zeros((), dtype=x._value.dtype))
+            if picked_rows is None:
+                term = x[..., _strided(row_starts, dh), _strided(column_starts, dw)]
+            else:
+                term = picked_rows[..., np.minimum(column_starts + dw, x.shape[-1] - 1)]
+                inside = (dh < row_lengths)[:, None] & (dw < column_lengths)[None, :]
+                if not inside.all():
+                    term = functions.where(inside, term, np.zeros((), dtype=x._value.dtype))
             total = term if total is None else total + term
     return total
+
+
+def _evenly_spaced(starts: np.ndarray, lengths: np.ndarray) -> bool:
+    """Whether windows of these starts and lengths are alike and evenly spaced (then a
+    strided slice picks one place of each)."""
+    steps = np.diff(starts)
+    return bool((lengths == lengths[0]).all() and (len(steps) == 0 or (
+        steps[0] > 0 and (steps == steps[0]).all())))
+
+
+def _strided(starts: np.ndarray, offset: int) -> slice:
+    """The slice that picks place ``offset`` of evenly spaced windows at ``starts``."""
+    step = int(starts[1] - starts[0]) if len(starts) > 1 else 1
+    first = int(starts[0]) + offset
+    return slice(first, first + step * (len(starts) - 1) + 1, step)
 
 
 def _pooled_size(size: int, kernel: int, stride: int, padding: int,
@@ -555,19 +577,23 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
         raise RuntimeError(f"Given input size: ({'x'.join(map(str, x.shape[-3:]))}). "
                            f"Calculated output size: ({x.shape[-3]}x{counts[0]}x{counts[1]}). "
                            "Output size is too small")
-    windows, padded = [], []  # per axis: (start, length) inside the input; length with padding
+    inside, padded, widths = [], [], []  # per axis: window lengths in x and padded, pads
     for n, k, s, p, count in zip(sizes, kernel, stride, padding, counts, strict=True):
-        start = np.arange(count) * s - p
+        start = np.arange(count) * s - p  # in the padded input; the zeros around x
         end = np.minimum(start + k, n + p)
         padded.append(end - start)
-        start, end = np.maximum(start, 0), np.minimum(end, n)
-        windows.append((start, end - start))
+        inside.append(np.minimum(end, n) - np.maximum(start, 0))
+        widths.append((p, max(0, (count - 1) * s + k - n - p)))
     if divisor_override is not None:
         divisor = np.full(counts, divisor_override)
     elif count_include_pad:
         divisor = padded[0][:, None] * padded[1][None, :]
     else:
-        divisor = windows[0][1][:, None] * windows[1][1][None, :]
+        divisor = inside[0][:, None] * inside[1][None, :]
+    if any(before or after for before, after in widths):  # zeros add nothing to a sum
+        x = functions.pad(x, [(0, 0)] * (x.ndim - 2) + widths)
+    windows = [(np.arange(count) * s, np.full(count, k))
+               for count, s, k in zip(counts, stride, kernel, strict=True)]
     return window_sums(x, *windows) / divisor.astype(x._value.dtype)
 
 
