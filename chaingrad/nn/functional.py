@@ -827,6 +827,8 @@ def _output_sizes(x: Tensor, size: Any, scale_factor: Any, recompute: bool | Non
         raise ValueError("only one of size or scale_factor should be defined" if size is not None
                          else "either size or scale_factor should be defined")
     if size is not None:
+        if recompute:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
         sizes = list(size) if isinstance(size, (tuple, list)) else [size] * spatial
         if len(sizes) != spatial:
             raise ValueError(f"Input and output must have the same number of spatial "

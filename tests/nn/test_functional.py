@@ -707,6 +707,8 @@ REFUSALS = [
      "only one of size or scale_factor should be defined"),
     (lambda F, T: F.interpolate(T(IMAGE)), ValueError,
      "either size or scale_factor should be defined"),
+    (lambda F, T: F.interpolate(T(IMAGE), size=3, recompute_scale_factor=True), ValueError,
+     "recompute_scale_factor is not meaningful with an explicit size."),
     (lambda F, T: F.interpolate(T(IMAGE), size=(3,)), ValueError,
      "Input and output must have the same number of spatial dimensions, but got input with "
      "spatial dimensions of [6, 5] and output size of (3,)"),
