@@ -558,9 +558,14 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
         [[[[2.5, 4.0], [8.5, 10.0]]]]
     """
     x = tensor_argument(input, "avg_pool2d")
-    kernel = pair(kernel_size, "avg_pool2d: kernel_size", 1)
+    kernel = pair(kernel_size, "avg_pool2d: kernel_size", 0)
     stride = kernel if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
-        else pair(stride, "avg_pool2d: stride", 1)
+        else pair(stride, "avg_pool2d: stride", 0)
+    if 0 in stride:  # a kernel of 0 too, when it is the stride: torch's words for both
+        raise RuntimeError("stride should not be zero")
+    if 0 in kernel:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: "
+                           f"{kernel[0]} kW: {kernel[1]}")
     padding = pair(padding, "avg_pool2d: padding", 0)
     if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
         raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
