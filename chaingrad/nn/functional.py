@@ -777,9 +777,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
         [[[1.0, 1.5, 2.0]]]
     """
     x = tensor_argument(input, "interpolate")
-    if mode not in INTERPOLATION_MODES:
-        if mode in ("bicubic", "lanczos"):
-            raise not_yet(f"interpolate with mode={mode!r}")
+    if mode in ("bicubic", "lanczos"):
+        raise not_yet(f"interpolate with mode={mode!r}")
+    if mode not in INTERPOLATION_MODES or not 3 <= x.ndim <= 5:
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
             "modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
@@ -790,12 +790,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
                          "linear | bilinear | bicubic | trilinear")
     if antialias:
         raise not_yet("interpolate with antialias=True")
-    if not 3 <= x.ndim <= 5 or (mode == "area" and x.ndim == 5):
-        raise not_yet(f"interpolate of a {x.ndim}D input with mode={mode!r}") \
-            if 3 <= x.ndim <= 5 else NotImplementedError(
-            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for "
-            f"the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
-            f"nearest-exact (got {mode})")
+    if mode == "area" and x.ndim == 5:
+        raise not_yet("interpolate of a 5D input with mode='area'")
     sizes, scales = _output_sizes(x, size, scale_factor, recompute_scale_factor)
     if linear and x.ndim != INTERPOLATION_MODES[mode]:
         raise NotImplementedError(f"Got {x.ndim}D input, but {mode} mode needs "
@@ -807,7 +803,6 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
     if linear and x._value.dtype.kind != "f":
         raise NotImplementedError(f'"compute_indices_weights_linear" not implemented for '
                                   f"'{_dtype_name(x._value.dtype)}'")
-    dtype = x._value.dtype if linear else np.dtype(np.float32)
     spatial = x.ndim - 2
     for k in reversed(range(spatial)):  # the last axis first, as torch's kernel
         axis, n_in, n_out = 2 + k, x.shape[2 + k], sizes[k]
@@ -815,7 +810,8 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # no
         if not linear:
             x = x[(*where, _nearest_sources(n_in, n_out, scales[k], mode))]
             continue
-        low, high, weight = _linear_sources(n_in, n_out, scales[k], bool(align_corners), dtype)
+        low, high, weight = _linear_sources(n_in, n_out, scales[k], bool(align_corners),
+                                            x._value.dtype)
         shape = (n_out,) + (1,) * (spatial - 1 - k)
         x = x[(*where, low)] * (1 - weight).reshape(shape) + \
             x[(*where, high)] * weight.reshape(shape)
