@@ -270,7 +270,10 @@ class BackwardHook:
         for i, value in zip(positions, self._through([outputs[i] for i in positions],
                                                        on_outputs), strict=True):
             outputs[i] = value
-        return type(result)(outputs) if several else outputs[0]
+        if not several:
+            return outputs[0]
+        named = isinstance(result, tuple) and type(result) is not tuple  # a namedtuple
+        return type(result)(*outputs) if named else type(result)(outputs)
 
     def _through(self, tensors: list[Any], on_backward: Callable[[tuple], tuple]) -> list[Any]:
         """The tensors passed through one ``BackwardHookFunction`` node."""
