@@ -347,7 +347,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     return out.reshape(tuple(out.shape[1:])) if unbatched else out
 
 
-def same_padding(kernel: tuple[int, int]) -> tuple[tuple[int, int], ...]:
+def same_padding(kernel: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
     """(before, after) along H and W that keeps a stride-1 output as large as its input:
     k - 1 in all, the odd one after (torch's choice)."""
     return tuple(((k - 1) // 2, k - 1 - (k - 1) // 2) for k in kernel)
@@ -495,7 +495,7 @@ def window_sums(x: Tensor, rows: tuple[np.ndarray, np.ndarray],
     """
     regular = all(_evenly_spaced(*axis) for axis in (rows, columns))
     (row_starts, row_lengths), (column_starts, column_lengths) = rows, columns
-    total = None
+    total: Tensor | None = None
     for dh in range(int(row_lengths.max())):
         picked_rows = None if regular else x[..., np.minimum(row_starts + dh,
                                                              x.shape[-2] - 1), :]
@@ -508,6 +508,8 @@ def window_sums(x: Tensor, rows: tuple[np.ndarray, np.ndarray],
                 if not inside.all():
                     term = functions.where(inside, term, np.zeros((), dtype=x._value.dtype))
             total = term if total is None else total + term
+    if total is None:
+        raise ValueError("window_sums: needs windows of at least one entry")
     return total
 
 
@@ -837,7 +839,8 @@ def _output_sizes(x: Tensor, size: Any, scale_factor: Any, recompute: bool | Non
                              f"and output size of {size}. Please provide input tensor in "
                              "(N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
                              "format.")
-        sizes, scales = [int(n) for n in sizes], [None] * spatial
+        sizes = [int(n) for n in sizes]
+        scales: list[float | None] = [None] * spatial
     else:
         factors = list(scale_factor) if isinstance(scale_factor, (tuple, list)) \
             else [scale_factor] * spatial

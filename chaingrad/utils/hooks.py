@@ -180,7 +180,7 @@ def _takes_grad(value: Any) -> bool:
     """Whether ``value`` is a Tensor (a graph node other than a Value) that takes a
     gradient."""
     return isinstance(value, Node) and not isinstance(value, Value) and \
-        bool(value.requires_grad)
+        bool(getattr(value, "requires_grad", False))
 
 
 class BackwardHookFunction(Function):
