@@ -7,7 +7,9 @@ gradient comes from the rules those ops already state. What chaingrad does not h
 (dilation, groups, a padded max pool, ...) raises NotImplementedError naming it, never a
 different result. ``conv2d`` and ``max_pool2d`` here are convolution's and pooling's one
 entry: they check the arguments, once, for the layers (``nn.Conv2d``, ``nn.MaxPool2d``)
-too.
+too. ``conv1d`` is ``conv2d`` on rows of height 1; ``avg_pool2d`` and
+``adaptive_avg_pool2d`` add each window's entries in torch's order (``window_sums``);
+``pad`` and ``interpolate`` pick entries by indexing and weigh them.
 
 The losses are chaingrad's one Tensor form of each (``chaingrad.losses`` hands Tensors to
 them). They take torch's ``reduction='mean' | 'sum' | 'none'`` (and the old
@@ -30,7 +32,9 @@ Example:
 
 from __future__ import annotations
 
+import math
 import warnings
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -46,9 +50,11 @@ from ..tensor_engine.rules import BINARY_CROSS_ENTROPY, CONV2D, MAX_POOL2D, NLL_
 from ..tensor_engine.tensor import Tensor, constant, make_node
 
 __all__ = sorted({
-    "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv2d",
-    "cross_entropy", "dropout", "embedding", "gelu", "layer_norm", "leaky_relu", "linear",
-    "log_softmax", "max_pool2d", "mse_loss", "nll_loss", "one_hot", "relu", "softmax",
+    "adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "conv1d", "conv2d", "cross_entropy", "dropout",
+    "embedding", "gelu", "huber_loss", "interpolate", "l1_loss", "layer_norm", "leaky_relu",
+    "linear", "log_softmax", "max_pool2d", "mse_loss", "nll_loss", "one_hot", "pad", "relu",
+    "smooth_l1_loss", "softmax",
 } | set(functions_in("F")))
 
 REDUCTIONS = ("none", "mean", "sum")
@@ -345,7 +351,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     return out.reshape(tuple(out.shape[1:])) if unbatched else out
 
 
-def same_padding(kernel: tuple[int, int]) -> tuple[tuple[int, int], ...]:
+def same_padding(kernel: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
     """(before, after) along H and W that keeps a stride-1 output as large as its input:
     k - 1 in all, the odd one after (torch's choice)."""
     return tuple(((k - 1) // 2, k - 1 - (k - 1) // 2) for k in kernel)
@@ -361,6 +367,61 @@ def _padded_as(padding: str, x: Tensor, kernel: tuple[int, int],
     if all(before == after for before, after in sides):
         return x, (sides[0][0], sides[1][0])
     return functions.pad(x, ((0, 0), (0, 0)) + sides), (0, 0)
+
+
+def single(value: Any, name: str, minimum: int) -> int:
+    """torch's "an int or a 1-tuple" argument of a 1-D layer (a kernel size, a stride, a
+    padding) as an int >= ``minimum``; ``name`` says whose argument it is in the error.
+
+    Example:
+        >>> single(2, "conv1d: stride", 1), single((3,), "conv1d: padding", 0)
+        (2, 3)
+    """
+    one = value if isinstance(value, (int, np.integer)) else tuple(value)[0] \
+        if isinstance(value, (tuple, list)) and len(value) == 1 else None
+    if one is None or isinstance(one, bool) or not isinstance(one, (int, np.integer)):
+        raise TypeError(f"{name} must be an int or a tuple of one int, got {value!r}")
+    if one < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return int(one)
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
+           stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """1-D convolution (cross-correlation) over (N, C, L) or (C, L) input with filters
+    (O, C, k) and a bias (O,), as torch.nn.functional.conv1d: ``stride`` and ``padding``
+    are ints (or 1-tuples), or ``padding`` is 'valid' or 'same'. The output is
+    (N, O, OL), OL = (L + 2 * padding - k) // stride + 1.
+
+    Composed: it is ``conv2d`` on the input and the filters with a height of 1, so its
+    gradients are conv2d's.
+
+    Example:
+        >>> x, w = Tensor(np.arange(5.0).reshape(1, 1, 5)), Tensor(np.ones((1, 1, 2)))
+        >>> conv1d(x, w).tolist(), tuple(conv1d(x, w, padding='same').shape)
+        ([[[1.0, 3.0, 5.0, 7.0]]], (1, 1, 5))
+    """
+    x, w = tensor_argument(input, "conv1d"), tensor_argument(weight, "conv1d", "weight")
+    if x.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got "
+                           f"input of size: {list(x.shape)}")
+    if w.ndim != 3:
+        raise RuntimeError(f"Expected {w.ndim}-dimensional input for {w.ndim}-dimensional "
+                           f"weight {list(w.shape)}, but got {x.ndim}-dimensional input of "
+                           f"size {list(x.shape)} instead")
+    if x.shape[-2] != w.shape[1]:
+        batched = list(x.shape) if x.ndim == 3 else [1, *x.shape]
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(w.shape)}, expected "
+                           f"input{batched} to have {w.shape[1]} channels, but got "
+                           f"{x.shape[-2]} channels instead")
+    if single(dilation, "conv1d: dilation", 1) != 1:
+        raise not_yet(f"conv1d with dilation={dilation!r}")
+    if groups != 1:
+        raise not_yet(f"conv1d with groups={groups!r}")
+    if not isinstance(padding, str):
+        padding = (0, single(padding, "conv1d: padding", 0))
+    stride = (1, single(stride, "conv1d: stride", 1))
+    return conv2d(x.unsqueeze(-2), w.unsqueeze(-2), bias, stride, padding).squeeze(-2)
 
 
 def max_pool2d_options(op: str, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
@@ -418,6 +479,425 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
     overlap = stride[0] < kernel[0] or stride[1] < kernel[1]
     out = make_node(data, (x,), MAX_POOL2D.bind(picked, overlap))
     return out.reshape(tuple(out.shape[1:])) if unbatched else out
+
+
+def window_sums(x: Tensor, rows: tuple[np.ndarray, np.ndarray],
+                columns: tuple[np.ndarray, np.ndarray]) -> Tensor:
+    """The sum of each window of the last two axes of ``x``: window (i, j) covers rows
+    ``rows[0][i]`` to ``rows[0][i] + rows[1][i] - 1`` and the columns alike ((start, length)
+    arrays, each window inside ``x``). Added up as torch's CPU pooling adds them, row by
+    row, left to right, so that the sums are torch's to the last bit: one strided slice of
+    ``x`` for each place in the window where the windows are alike and evenly spaced, else
+    the entries picked by index, a window shorter than the longest adding exact zeros.
+    Made of indexing, ``where`` and ``+``.
+
+    Example:
+        >>> x = Tensor(np.arange(9.0).reshape(3, 3))
+        >>> rows, columns = (np.array([0, 1]), np.array([2, 2])), (np.array([0]), np.array([3]))
+        >>> window_sums(x, rows, columns).tolist()
+        [[15.0], [33.0]]
+    """
+    regular = all(_evenly_spaced(*axis) for axis in (rows, columns))
+    (row_starts, row_lengths), (column_starts, column_lengths) = rows, columns
+    total: Tensor | None = None
+    for dh in range(int(row_lengths.max())):
+        picked_rows = None if regular else x[..., np.minimum(row_starts + dh,
+                                                             x.shape[-2] - 1), :]
+        for dw in range(int(column_lengths.max())):
+            if picked_rows is None:
+                term = x[..., _strided(row_starts, dh), _strided(column_starts, dw)]
+            else:
+                term = picked_rows[..., np.minimum(column_starts + dw, x.shape[-1] - 1)]
+                inside = (dh < row_lengths)[:, None] & (dw < column_lengths)[None, :]
+                if not inside.all():
+                    term = functions.where(inside, term, np.zeros((), dtype=x._value.dtype))
+            total = term if total is None else total + term
+    if total is None:
+        raise ValueError("window_sums: needs windows of at least one entry")
+    return total
+
+
+def _evenly_spaced(starts: np.ndarray, lengths: np.ndarray) -> bool:
+    """Whether windows of these starts and lengths are alike and evenly spaced (then a
+    strided slice picks one place of each)."""
+    steps = np.diff(starts)
+    return bool((lengths == lengths[0]).all() and (len(steps) == 0 or (
+        steps[0] > 0 and (steps == steps[0]).all())))
+
+
+def _strided(starts: np.ndarray, offset: int) -> slice:
+    """The slice that picks place ``offset`` of evenly spaced windows at ``starts``."""
+    step = int(starts[1] - starts[0]) if len(starts) > 1 else 1
+    first = int(starts[0]) + offset
+    return slice(first, first + step * (len(starts) - 1) + 1, step)
+
+
+def _pooled_size(size: int, kernel: int, stride: int, padding: int,
+                 ceil_mode: bool) -> int:
+    """How many windows fit along an axis, as torch counts them: with ``ceil_mode`` a last,
+    partial window, if it starts inside the input or its left padding."""
+    span = size + 2 * padding - kernel
+    count = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (count - 1) * stride >= size + padding:
+        count -= 1
+    return count
+
+
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
+               padding: Any = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """The mean of each window, over (N, C, H, W) or (C, H, W) input, as
+    torch.nn.functional.avg_pool2d: ``stride`` defaults to ``kernel_size``; ``padding``
+    zeros on each side (at most half the kernel) count in the mean if
+    ``count_include_pad``; ``ceil_mode`` adds a last, partial window along an axis where
+    one is left over (counting the part inside the padded input); ``divisor_override``
+    divides every window's sum by that number instead.
+
+    Made of the sums of ``window_sums`` (torch's order of additions) divided by each
+    window's count, so its gradient is theirs: g / count to each entry of the window.
+
+    Example:
+        >>> x = Tensor(np.arange(16.0).reshape(1, 1, 4, 4))
+        >>> avg_pool2d(x, 2).tolist()
+        [[[[2.5, 4.5], [10.5, 12.5]]]]
+        >>> avg_pool2d(x, 3, stride=2, padding=1, count_include_pad=False).tolist()
+        [[[[2.5, 4.0], [8.5, 10.0]]]]
+    """
+    x = tensor_argument(input, "avg_pool2d")
+    kernel = pair(kernel_size, "avg_pool2d: kernel_size", 0)
+    stride = kernel if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
+        else pair(stride, "avg_pool2d: stride", 0)
+    if 0 in stride:  # a kernel of 0 too, when it is the stride: torch's words for both
+        raise RuntimeError("stride should not be zero")
+    if 0 in kernel:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: "
+                           f"{kernel[0]} kW: {kernel[1]}")
+    padding = pair(padding, "avg_pool2d: padding", 0)
+    if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={max(padding)}, kernel_size={max(kernel)} and dilation=1")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    if x.ndim not in (3, 4):
+        raise ValueError(f"avg_pool2d: needs an input (N, C, H, W) or (C, H, W), got shape "
+                         f"{tuple(x.shape)}")
+    sizes = tuple(x.shape[-2:])
+    counts = [_pooled_size(n, k, s, p, ceil_mode)
+              for n, k, s, p in zip(sizes, kernel, stride, padding, strict=True)]
+    if min(counts) < 1:
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, x.shape[-3:]))}). "
+                           f"Calculated output size: ({x.shape[-3]}x{counts[0]}x{counts[1]}). "
+                           "Output size is too small")
+    inside, padded, widths = [], [], []  # per axis: window lengths in x and padded, pads
+    for n, k, s, p, count in zip(sizes, kernel, stride, padding, counts, strict=True):
+        start = np.arange(count) * s - p  # in the padded input; the zeros around x
+        end = np.minimum(start + k, n + p)
+        padded.append(end - start)
+        inside.append(np.minimum(end, n) - np.maximum(start, 0))
+        widths.append((p, max(0, (count - 1) * s + k - n - p)))
+    if divisor_override is not None:
+        divisor = np.full(counts, divisor_override)
+    elif count_include_pad:
+        divisor = padded[0][:, None] * padded[1][None, :]
+    else:
+        divisor = inside[0][:, None] * inside[1][None, :]
+    if any(before or after for before, after in widths):  # zeros add nothing to a sum
+        x = functions.pad(x, [(0, 0)] * (x.ndim - 2) + widths)
+    windows = [(np.arange(count) * s, np.full(count, k))
+               for count, s, k in zip(counts, stride, kernel, strict=True)]
+    return window_sums(x, *windows) / divisor.astype(x._value.dtype)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
+    """The mean of each of (oh, ow) windows that tile (N, C, H, W) or (C, H, W) input, as
+    torch.nn.functional.adaptive_avg_pool2d: window i along H covers rows
+    floor(i * H / oh) to ceil((i + 1) * H / oh) - 1 (so windows may overlap by one), W
+    alike; ``output_size`` is an int or an (oh, ow) pair, None keeping the input's size.
+
+    A (1, 1) output is the mean over H and W (torch takes the same path); any other is the
+    sums of ``window_sums`` divided by the window's height, then its width, as torch's.
+
+    Example:
+        >>> x = Tensor(np.arange(6.0).reshape(1, 2, 3))
+        >>> adaptive_avg_pool2d(x, (1, 2)).tolist()
+        [[[2.0, 3.0]]]
+    """
+    x = tensor_argument(input, "adaptive_avg_pool2d")
+    if x.ndim < 3:
+        raise ValueError("Input dimension should be at least 3")
+    wanted = (output_size, output_size) if output_size is None or isinstance(
+        output_size, (int, np.integer)) else tuple(output_size)
+    if len(wanted) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    if x.ndim != 4 and x.ndim != 3:
+        raise ValueError(f"adaptive_avg_pool2d: needs an input (N, C, H, W) or (C, H, W), got "
+                         f"shape {tuple(x.shape)}")
+    sizes = tuple(x.shape[-2:])
+    out = tuple(n if o is None else int(o) for n, o in zip(sizes, wanted, strict=True))
+    if min(out) < 0:
+        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater "
+                           f"than or equal to 0 but received {out}")
+    if out == (1, 1):
+        return x.mean((-2, -1), keepdim=True)
+    if min(out) == 0:
+        return constant(np.zeros(tuple(x.shape[:-2]) + out, dtype=x._value.dtype))
+    windows = []
+    for n, o in zip(sizes, out, strict=True):
+        start = np.arange(o) * n // o
+        end = -(-(np.arange(1, o + 1) * n) // o)
+        windows.append((start, end - start))
+    dtype = x._value.dtype
+    heights = windows[0][1][:, None].astype(dtype)
+    widths = windows[1][1][None, :].astype(dtype)
+    return window_sums(x, *windows) / heights / widths
+
+
+# ---- padding and resampling ----
+
+PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
+        value: float | None = None) -> Tensor:
+    """``input`` padded as torch.nn.functional.pad: ``pad`` holds (before, after) pairs for
+    the last axis, then the one before it, and so on (``(1, 1, 2, 0)`` pads the last axis
+    by 1 on each side and the one before by 2 at its start); a negative number crops.
+
+    Modes: ``'constant'`` fills with ``value`` (0 if None), any number of axes;
+    ``'reflect'`` mirrors the input without repeating its edge, ``'replicate'`` repeats
+    the edge, ``'circular'`` wraps around: these pad the last 1, 2 or 3 axes of an input
+    with one or two more (a batch and channels, as torch requires).
+
+    Composed: a constant pad is the ``pad`` primitive (plus ``value`` on the border); the
+    other modes pick each new entry from the input by indexing, so the gradient of an entry
+    picked several times is the sum of its shares.
+
+    Example:
+        >>> x = Tensor([[1.0, 2.0, 3.0]])
+        >>> pad(x, (2, 1), mode='reflect').tolist(), pad(x, (1, 1), value=9.0).tolist()
+        ([[3.0, 2.0, 1.0, 2.0, 3.0, 2.0]], [[9.0, 1.0, 2.0, 3.0, 9.0]])
+        >>> pad(x[None], (1, 0, 1, 0), mode='replicate').tolist()
+        [[[1.0, 1.0, 2.0, 3.0], [1.0, 1.0, 2.0, 3.0]]]
+    """
+    x = tensor_argument(input, "pad")
+    widths = tuple(pad) if isinstance(pad, (tuple, list)) else None
+    if widths is None or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool)
+                                 for n in widths):
+        bad = next((n for n in widths if not isinstance(n, (int, np.integer))), pad) \
+            if widths is not None else pad
+        raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, but found "
+                        f"element of type {type(bad).__name__}")
+    if len(widths) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(widths) // 2 > x.ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the "
+                           f"input dimension but got padding length {len(widths)} and input "
+                           f"of dimension {x.ndim}")
+    if mode not in PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    sides = [(int(widths[2 * i]), int(widths[2 * i + 1])) for i in range(len(widths) // 2)]
+    if mode == "constant":
+        return _constant_pad(x, sides, 0.0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if not len(sides) + 1 <= x.ndim <= len(sides) + 2:
+        raise NotImplementedError(
+            f"Padding size {len(widths)} is not supported for {x.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    for k, (before, after) in enumerate(sides):
+        axis = x.ndim - 1 - k
+        n = x.shape[axis]
+        if mode == "reflect" and (before >= n or after >= n):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the "
+                               f"corresponding input dimension, but got: padding "
+                               f"({before}, {after}) at dimension {axis} of input "
+                               f"{list(x.shape)}")
+        if mode == "circular" and (before > n or after > n):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        picks = np.arange(-before, n + after)
+        if mode == "reflect":
+            picks = np.abs(picks)
+            picks = np.where(picks >= n, 2 * (n - 1) - picks, picks)
+        elif mode == "replicate":
+            picks = np.clip(picks, 0, n - 1)
+        else:  # wrapped around what is left once a negative width has cropped
+            start, kept = max(-before, 0), n - max(-before, 0) - max(-after, 0)
+            picks = start + np.arange(-max(before, 0), kept + max(after, 0)) % kept
+        x = x[(slice(None),) * axis + (picks,)]
+    return x
+
+
+def _constant_pad(x: Tensor, sides: list[tuple[int, int]], value: float) -> Tensor:
+    """``pad``'s constant mode: negative widths crop first, then the ``pad`` primitive adds
+    zeros, and ``value`` is added on the border (as a constant: no gradient goes to it)."""
+    crop = tuple(slice(max(-before, 0), x.shape[x.ndim - 1 - k] - max(-after, 0))
+                 for k, (before, after) in reversed(list(enumerate(sides))))
+    if any(s.start or s.stop != n for s, n in zip(crop, x.shape[x.ndim - len(sides):],
+                                                   strict=True)):
+        x = x[(Ellipsis, *crop)]
+    widths = [(0, 0)] * (x.ndim - len(sides)) + [(max(b, 0), max(a, 0))
+                                                  for b, a in reversed(sides)]
+    padded = functions.pad(x, widths)
+    if value == 0:
+        return padded
+    border = np.ones(tuple(x.shape), dtype=bool)
+    border = ~np.pad(border, widths)
+    return padded + border.astype(padded._value.dtype) * np.asarray(value).astype(
+        padded._value.dtype)
+
+
+INTERPOLATION_MODES = {"nearest": None, "nearest-exact": None, "linear": 3, "bilinear": 4,
+                       "trilinear": 5, "area": None}
+"""The modes of ``interpolate`` chaingrad has, with the input dimensions each needs (None:
+any of 3, 4 and 5; 'area': 3 or 4)."""
+
+
+def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,  # noqa: A002
+                mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
+    """``input`` (N, C, d1, ...) resampled to a new size along d1, ..., as
+    torch.nn.functional.interpolate: ``size`` (an int or one per axis) or
+    ``scale_factor`` (a number or one per axis: the size is floor(d * scale_factor)).
+
+    Modes: ``'nearest'`` (the entry at floor(i * scale), torch's source index, which it
+    computes in float32), ``'nearest-exact'`` (at floor((i + 0.5) * scale)), ``'linear'``
+    (3-D input), ``'bilinear'`` (4-D), ``'trilinear'`` (5-D): each output a weighted sum of
+    the two nearest entries along each axis, ``align_corners`` placing the input's corner
+    entries on the output's corners; ``'area'`` (3-D or 4-D): ``adaptive_avg_pool2d``.
+    The scale of each axis is 1 / scale_factor when one is given (and
+    ``recompute_scale_factor`` is not True), else d / size, as torch's.
+
+    Composed of indexing, ``*`` and ``+`` (one axis at a time, the last first, as torch's
+    CPU kernel adds), so the gradient of an entry is the sum of its weighted shares.
+
+    Example:
+        >>> x = Tensor([[[1.0, 2.0]]])
+        >>> interpolate(x, scale_factor=2).tolist()
+        [[[1.0, 1.0, 2.0, 2.0]]]
+        >>> interpolate(x, size=4, mode='linear').tolist()
+        [[[1.0, 1.25, 1.75, 2.0]]]
+        >>> interpolate(x, size=3, mode='linear', align_corners=True).tolist()
+        [[[1.0, 1.5, 2.0]]]
+    """
+    x = tensor_argument(input, "interpolate")
+    if mode in ("bicubic", "lanczos"):
+        raise not_yet(f"interpolate with mode={mode!r}")
+    if mode not in INTERPOLATION_MODES or not 3 <= x.ndim <= 5:
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {x.ndim}D) for the "
+            "modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+            f"nearest-exact (got {mode})")
+    linear = INTERPOLATION_MODES[mode] is not None
+    if align_corners is not None and not linear:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    if antialias:
+        raise not_yet("interpolate with antialias=True")
+    if mode == "area" and x.ndim == 5:
+        raise not_yet("interpolate of a 5D input with mode='area'")
+    sizes, scales = _output_sizes(x, size, scale_factor, recompute_scale_factor)
+    if linear and x.ndim != INTERPOLATION_MODES[mode]:
+        raise NotImplementedError(f"Got {x.ndim}D input, but {mode} mode needs "
+                                  f"{INTERPOLATION_MODES[mode]}D input")
+    if mode == "area":
+        if x.ndim == 3:
+            return adaptive_avg_pool2d(x.unsqueeze(-2), (1, sizes[0])).squeeze(-2)
+        return adaptive_avg_pool2d(x, sizes)
+    if linear and x._value.dtype.kind != "f":
+        raise NotImplementedError(f'"compute_indices_weights_linear" not implemented for '
+                                  f"'{_dtype_name(x._value.dtype)}'")
+    spatial = x.ndim - 2
+    for k in reversed(range(spatial)):  # the last axis first, as torch's kernel
+        axis, n_in, n_out = 2 + k, x.shape[2 + k], sizes[k]
+        where = (slice(None),) * axis
+        if not linear:
+            x = x[(*where, _nearest_sources(n_in, n_out, scales[k], mode))]
+            continue
+        low, high, weight = _linear_sources(n_in, n_out, scales[k], bool(align_corners),
+                                            x._value.dtype)
+        shape = (n_out,) + (1,) * (spatial - 1 - k)
+        x = x[(*where, low)] * (1 - weight).reshape(shape) + \
+            x[(*where, high)] * weight.reshape(shape)
+    return x
+
+
+def _output_sizes(x: Tensor, size: Any, scale_factor: Any, recompute: bool | None,
+                  ) -> tuple[list[int], list[float | None]]:
+    """interpolate's output size along each axis after the first two, and the scale factor
+    each axis's source index uses (None: the sizes' ratio), as torch works them out."""
+    spatial = x.ndim - 2
+    given = [int(n) for n in x.shape[2:]]
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined" if size is not None
+                         else "either size or scale_factor should be defined")
+    if size is not None:
+        if recompute:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+        sizes = list(size) if isinstance(size, (tuple, list)) else [size] * spatial
+        if len(sizes) != spatial:
+            raise ValueError(f"Input and output must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of {given} "
+                             f"and output size of {size}. Please provide input tensor in "
+                             "(N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
+                             "format.")
+        sizes = [int(n) for n in sizes]
+        scales: list[float | None] = [None] * spatial
+    else:
+        factors = list(scale_factor) if isinstance(scale_factor, (tuple, list)) \
+            else [scale_factor] * spatial
+        if len(factors) != spatial:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of {given} "
+                             f"and scale_factor of shape {scale_factor}. Please provide input "
+                             "tensor in (N, C, d1, d2, ...,dK) format and scale_factor in "
+                             "(s1, s2, ...,sK) format.")
+        sizes = [math.floor(n * float(f)) for n, f in zip(given, factors, strict=True)]
+        scales = [None] * spatial if recompute else [float(f) for f in factors]
+    if min(sizes) <= 0 or min(given) <= 0:
+        names = ("D", "H", "W")[3 - spatial:]
+        shown = lambda ns: ", ".join(f"{a}: {n}" for a, n in zip(names, ns, strict=True))  # noqa: E731
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({shown(given)}) output ({shown(sizes)})")
+    return sizes, scales
+
+
+def _nearest_sources(n_in: int, n_out: int, scale_factor: float | None, mode: str,
+                     ) -> np.ndarray:
+    """The input index of each output of nearest interpolation along one axis, computed as
+    torch's CPU kernel computes it, in float32."""
+    f32 = np.float32
+    scale = f32(1.0 / scale_factor) if scale_factor else f32(n_in) / f32(n_out)
+    out = np.arange(n_out)
+    if mode == "nearest":
+        if n_out == n_in:
+            return out
+        if n_out == 2 * n_in:
+            return out >> 1
+        source = np.floor(out.astype(f32) * scale)
+    else:
+        source = np.floor((out.astype(f32) + f32(0.5)) * scale)
+    return np.minimum(source.astype(np.int64), n_in - 1)
+
+
+def _linear_sources(n_in: int, n_out: int, scale_factor: float | None, align_corners: bool,
+                    dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For linear interpolation along one axis: each output's two input indices and the
+    weight of the second, computed in ``dtype`` as torch's CPU kernel computes them."""
+    real = dtype.type
+    out = np.arange(n_out).astype(dtype)
+    if align_corners:
+        scale = real(n_in - 1) / real(n_out - 1) if n_out > 1 else real(0)
+        source = scale * out
+    else:
+        scale = real(1.0 / scale_factor) if scale_factor else real(n_in) / real(n_out)
+        source = np.maximum(scale * (out + real(0.5)) - real(0.5), real(0))
+    low = np.minimum(np.floor(source).astype(np.int64), n_in - 1)
+    weight = np.clip(source - low.astype(dtype), real(0), real(1)).astype(dtype)
+    high = low + (low < n_in - 1)
+    return low, high, weight
 
 
 # ---- normalization and embedding: the one implementation each, which the layers call ----
@@ -662,6 +1142,93 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  #
     if reduction == "mean":
         return weighted.sum() / w.sum()
     return _reduce(weighted, reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # noqa: A002
+            reduce: bool | None = None, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:
+    """|input - target|, reduced; a target of another shape is broadcast with torch's
+    warning, and ``weight`` (the input's shape) weighs each entry (its mean divides by the
+    weights' sum), as torch.nn.functional.l1_loss. The gradient at input == target is 0.
+
+    Example:
+        >>> l1_loss(Tensor([1.0, 3.0]), Tensor([0.0, 1.0])).item()
+        1.5
+    """
+    reduction = reduction_of(size_average, reduce, reduction)
+    x, t = tensor_argument(input, "l1_loss"), tensor_argument(target, "l1_loss", "target")
+    check_target_shape("l1_loss", tuple(x.shape), tuple(t.shape), stacklevel=2)
+    errors = (x - t).abs()
+    if weight is None:
+        return _reduce(errors, reduction)
+    w = _loss_weight("l1_loss", weight, x)
+    weighted = errors * w
+    return weighted.sum() / w.sum() if reduction == "mean" else _reduce(weighted, reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # noqa: A002
+                   reduce: bool | None = None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """0.5 * d ** 2 / beta where |d| < beta, else |d| - 0.5 * beta, for d = input - target,
+    reduced, as torch.nn.functional.smooth_l1_loss (``beta=0``: ``l1_loss``); its gradient
+    is d / beta, then the sign of d. Composed as ``huber_loss`` with delta = beta, divided
+    by beta.
+
+    Example:
+        >>> smooth_l1_loss(Tensor([0.5, 3.0]), Tensor([0.0, 0.0]), reduction='none').tolist()
+        [0.125, 2.5]
+    """
+    reduction = reduction_of(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    x = tensor_argument(input, "smooth_l1_loss")
+    t = tensor_argument(target, "smooth_l1_loss", "target")
+    check_target_shape("smooth_l1_loss", tuple(x.shape), tuple(t.shape), stacklevel=2)
+    if beta == 0:
+        return _reduce((x - t).abs(), reduction)
+    return _reduce(_huber(x - t, beta) / beta, reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: A002
+               delta: float = 1.0, weight: Tensor | None = None) -> Tensor:
+    """0.5 * d ** 2 where |d| < delta, else delta * (|d| - 0.5 * delta), for d = input -
+    target, reduced, as torch.nn.functional.huber_loss: ``smooth_l1_loss`` times delta, its
+    gradient d, then delta times the sign of d. ``weight`` (the input's shape) weighs each
+    entry; its mean is over the entries, as torch's.
+
+    Example:
+        >>> huber_loss(Tensor([0.5, 3.0]), Tensor([0.0, 0.0]), delta=2.0).item()
+        2.0625
+    """
+    reduction = reduction_of(None, None, reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    x, t = tensor_argument(input, "huber_loss"), tensor_argument(target, "huber_loss", "target")
+    check_target_shape("huber_loss", tuple(x.shape), tuple(t.shape), stacklevel=2)
+    losses = _huber(x - t, delta)
+    if weight is not None:
+        losses = losses * _loss_weight("huber_loss", weight, x)
+    return _reduce(losses, reduction)
+
+
+def _huber(d: Tensor, delta: float) -> Tensor:
+    """0.5 * d ** 2 where |d| < delta, else delta * (|d| - 0.5 * delta), composed without a
+    branch on d's numbers, which ``compile`` would keep as they were when it traced (a
+    ``where`` on ``|d| < delta`` would): with m = min(|d|, delta),
+    0.5 * m * m + delta * (|d| - m). Below delta that is torch's number exactly (the second
+    term is 0); above, within a rounding of it. Its gradient is d, then delta times the
+    sign of d, through ``clamp``'s and ``abs``'s rules."""
+    z = d.abs()
+    m = z.clamp(max=delta)
+    return 0.5 * m * m + delta * (z - m)
+
+
+def _loss_weight(op: str, weight: Any, x: Tensor) -> Tensor:
+    """An elementwise loss's ``weight``: a Tensor of the input's shape, as torch requires."""
+    w = tensor_argument(weight, op, "weight")
+    if tuple(w.shape) != tuple(x.shape):
+        raise ValueError("Weights and input must have the same size.")
+    return w
 
 
 def check_target_shape(op: str, input_shape: tuple[int, ...], target_shape: tuple[int, ...],

@@ -62,6 +62,22 @@ PAIR = Kind("a pair of integers >= 0",
 PADDING = Kind("a pair of integers >= 0, 'same' or 'valid'",
                lambda v: v in ("same", "valid") or PAIR.accepts(v),
                lambda v: v if isinstance(v, str) else PAIR.read(v))
+# Conv1d's sizes: one int, kept as a 1-tuple (as torch keeps them)
+ONE = Kind("a list of one integer >= 0",
+           lambda v: isinstance(v, list) and len(v) == 1 and _is_int(v[0]) and v[0] >= 0,
+           lambda v: [int(v[0])])
+# Conv1d's padding: one int, or 'same' / 'valid'
+PADDING_1D = Kind("a list of one integer >= 0, 'same' or 'valid'",
+                  lambda v: v in ("same", "valid") or ONE.accepts(v),
+                  lambda v: v if isinstance(v, str) else ONE.read(v))
+PADDING_MODE = Kind("'zeros', 'reflect', 'replicate' or 'circular'",
+                    lambda v: v in ("zeros", "reflect", "replicate", "circular"), str)
+# AdaptiveAvgPool2d's output_size: an int or None for both sides, or one each
+OUTPUT_SIZE = Kind("a pair of integers >= 0 or nulls",
+                   lambda v: isinstance(v, list) and len(v) == 2 and all(
+                       n is None or (_is_int(n) and n >= 0) for n in v),
+                   lambda v: [None if n is None else int(n)
+                              for n in ((v, v) if v is None or _is_int(v) else v)])
 OPTIONAL_INT = Kind("an integer or null", lambda v: v is None or _is_int(v),
                     lambda v: v if v is None else int(v))
 OPTIONAL_REAL = Kind("a number or null", lambda v: v is None or REAL.accepts(v),
@@ -159,7 +175,18 @@ LAYER_TYPES: dict[str, LayerType] = {
                         weights=lambda a: a["out_channels"] * (
                             a["in_channels"] * a["kernel_size"][0] * a["kernel_size"][1]
                             + a["bias"])),
+    "Conv1d": LayerType(_home("conv"), {"in_channels": SIZE, "out_channels": SIZE,
+                                        "kernel_size": ONE, "stride": ONE,
+                                        "padding": PADDING_1D, "bias": PRESENT,
+                                        "padding_mode": PADDING_MODE},
+                        weights=lambda a: a["out_channels"] * (
+                            a["in_channels"] * a["kernel_size"][0] + a["bias"])),
     "MaxPool2d": LayerType(_home("pooling"), {"kernel_size": PAIR, "stride": PAIR}),
+    "AvgPool2d": LayerType(_home("pooling"), {"kernel_size": PAIR, "stride": PAIR,
+                                              "padding": PAIR, "ceil_mode": BOOL,
+                                              "count_include_pad": BOOL,
+                                              "divisor_override": OPTIONAL_INT}),
+    "AdaptiveAvgPool2d": LayerType(_home("pooling"), {"output_size": OUTPUT_SIZE}),
     "Flatten": LayerType(_home("flatten"), {"start_dim": INT, "end_dim": INT},
                          defaults={"end_dim": -1}),
     "Dropout": LayerType(_home("dropout"), {"p": REAL}),

@@ -1,6 +1,7 @@
 """``torch.utils``'s parts that training programs use: ``utils.data`` (datasets, samplers,
-``DataLoader``) and ``utils.tensorboard`` (``SummaryWriter``, with the ``tensorboard``
-package: ``pip install 'chaingrad[tensorboard]'``). Each loads when first used, so that
+``DataLoader``), ``utils.hooks`` (the handles of a module's hooks) and
+``utils.tensorboard`` (``SummaryWriter``, with the ``tensorboard`` package:
+``pip install 'chaingrad[tensorboard]'``). Each loads when first used, so that
 ``import chaingrad as torch; torch.utils.data.DataLoader`` works as after ``import torch``.
 
 Example:
@@ -13,11 +14,12 @@ from typing import TYPE_CHECKING
 
 from .. import torch_names
 
-_SUBMODULES = ("data", "tensorboard")
+_SUBMODULES = ("data", "hooks", "tensorboard")
 
 
 if TYPE_CHECKING:  # what __getattr__ serves, for type checkers (tests/test_typing.py)
     from . import data as data
+    from . import hooks as hooks
     from . import tensorboard as tensorboard
 else:
     __getattr__ = torch_names.submodules_on_use("chaingrad.utils", _SUBMODULES, torch_names.UTILS)

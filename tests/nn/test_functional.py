@@ -28,6 +28,8 @@ IMAGE = rng.normal(size=(2, 3, 6, 5))
 KERNEL = rng.normal(size=(4, 3, 3, 3))
 EVEN_KERNEL = rng.normal(size=(4, 3, 2, 4))
 BIAS = rng.normal(size=4)
+SIGNAL = rng.normal(size=(2, 3, 9))
+KERNEL_1D = rng.normal(size=(4, 3, 3))
 
 # (id, the call written once for either module as F, its arguments)
 CASES = [
@@ -55,6 +57,60 @@ CASES = [
     ("max_pool2d stride", lambda F, x: F.max_pool2d(x, (3, 2), stride=1), (IMAGE,)),
     ("max_pool2d unbatched", lambda F, x: F.max_pool2d(x, kernel_size=2, stride=(1, 2)),
      (IMAGE[1],)),
+    ("conv1d", lambda F, x, w, b: F.conv1d(x, w, b), (SIGNAL, KERNEL_1D, BIAS)),
+    ("conv1d stride padding", lambda F, x, w: F.conv1d(x, w, None, 2, 2), (SIGNAL, KERNEL_1D)),
+    ("conv1d same even", lambda F, x, w: F.conv1d(x, w, padding="same"),
+     (SIGNAL, KERNEL_1D[..., :2])),
+    ("conv1d unbatched", lambda F, x, w: F.conv1d(x, w, stride=(3,)), (SIGNAL[0], KERNEL_1D)),
+    ("avg_pool2d", lambda F, x: F.avg_pool2d(x, 2), (IMAGE,)),
+    ("avg_pool2d padding", lambda F, x: F.avg_pool2d(x, 3, stride=2, padding=1), (IMAGE,)),
+    ("avg_pool2d no pad counted ceil",
+     lambda F, x: F.avg_pool2d(x, (3, 2), 2, (1, 1), ceil_mode=True, count_include_pad=False),
+     (IMAGE,)),
+    ("avg_pool2d ceil divisor", lambda F, x: F.avg_pool2d(x, 2, ceil_mode=True,
+                                                          divisor_override=3), (IMAGE[0],)),
+    ("adaptive_avg_pool2d", lambda F, x: F.adaptive_avg_pool2d(x, (4, 3)), (IMAGE,)),
+    ("adaptive_avg_pool2d larger", lambda F, x: F.adaptive_avg_pool2d(x, (8, None)), (IMAGE,)),
+    ("adaptive_avg_pool2d 1", lambda F, x: F.adaptive_avg_pool2d(x, 1), (IMAGE[1],)),
+    ("pad constant", lambda F, x: F.pad(x, (1, 2, 0, 1)), (X3,)),
+    ("pad constant value crop", lambda F, x: F.pad(x, (-1, 2, 1, -1), value=0.5), (X3,)),
+    ("pad reflect", lambda F, x: F.pad(x, (2, 3, 1, 2), mode="reflect"), (IMAGE,)),
+    ("pad replicate", lambda F, x: F.pad(x, (3, 1), mode="replicate"), (X3,)),
+    ("pad circular", lambda F, x: F.pad(x, (2, 5, 3, -1), mode="circular"), (IMAGE,)),
+    ("pad circular crop", lambda F, x: F.pad(x, (-1, 3), mode="circular"), (X3,)),
+    ("pad reflect 3d", lambda F, x: F.pad(x, (1, 1, 2, 0, 1, 1), mode="reflect"),
+     (IMAGE[None],)),
+    ("interpolate nearest", lambda F, x: F.interpolate(x, scale_factor=2), (X3,)),
+    ("interpolate nearest size", lambda F, x: F.interpolate(x, size=(7, 3)), (IMAGE,)),
+    ("interpolate nearest scales", lambda F, x: F.interpolate(x, scale_factor=(1.7, 0.6)),
+     (IMAGE,)),
+    ("interpolate nearest-exact", lambda F, x: F.interpolate(x, size=(9, 7),
+                                                             mode="nearest-exact"), (IMAGE,)),
+    ("interpolate linear", lambda F, x: F.interpolate(x, size=9, mode="linear"), (X3,)),
+    ("interpolate linear corners", lambda F, x: F.interpolate(x, size=7, mode="linear",
+                                                              align_corners=True), (X3,)),
+    ("interpolate linear smaller", lambda F, x: F.interpolate(x, scale_factor=0.6,
+                                                              mode="linear"), (X3,)),
+    ("interpolate bilinear", lambda F, x: F.interpolate(x, size=(9, 4), mode="bilinear"),
+     (IMAGE,)),
+    ("interpolate bilinear corners", lambda F, x: F.interpolate(
+        x, scale_factor=1.5, mode="bilinear", align_corners=True), (IMAGE,)),
+    ("interpolate bilinear recompute", lambda F, x: F.interpolate(
+        x, scale_factor=(2.5, 1.3), mode="bilinear", recompute_scale_factor=True), (IMAGE,)),
+    ("interpolate trilinear", lambda F, x: F.interpolate(x, size=(3, 5, 4), mode="trilinear"),
+     (IMAGE[None],)),
+    ("interpolate area", lambda F, x: F.interpolate(x, size=(4, 3), mode="area"), (IMAGE,)),
+    ("l1_loss", lambda F, x, t: F.l1_loss(x, t), (X, UNIT)),
+    ("l1_loss sum", lambda F, x, t: F.l1_loss(x, t, reduction="sum"), (X, UNIT)),
+    ("l1_loss weight", lambda F, x, t, w: F.l1_loss(x, t, weight=w), (X, UNIT, UNIT + 0.5)),
+    ("smooth_l1_loss", lambda F, x, t: F.smooth_l1_loss(x, t), (X * 2, UNIT)),
+    ("smooth_l1_loss beta none", lambda F, x, t: F.smooth_l1_loss(x, t, reduction="none",
+                                                                  beta=0.3), (X, UNIT)),
+    ("smooth_l1_loss beta 0", lambda F, x, t: F.smooth_l1_loss(x, t, beta=0.0), (X, UNIT)),
+    ("huber_loss", lambda F, x, t: F.huber_loss(x, t), (X * 2, UNIT)),
+    ("huber_loss delta sum", lambda F, x, t: F.huber_loss(x, t, "sum", 0.4), (X, UNIT)),
+    ("huber_loss weight", lambda F, x, t, w: F.huber_loss(x, t, delta=1.5, weight=w),
+     (X * 2, UNIT, UNIT + 0.5)),
     ("mse_loss", lambda F, x, t: F.mse_loss(x, t), (X, UNIT)),
     ("mse_loss sum", lambda F, x, t: F.mse_loss(x, t, reduction="sum"), (X, UNIT)),
     ("mse_loss none", lambda F, x, t: F.mse_loss(x, t, reduction="none"), (X, UNIT)),
@@ -122,6 +178,19 @@ GRADCHECKS = [
     ("conv2d same even", lambda x, w: F.conv2d(x, w, padding="same"),
      (IMAGE[:1, :2, :4, :4], EVEN_KERNEL[:2, :2])),
     ("linear", lambda x, w, b: F.linear(x, w, b), (X, X[:3], BIAS[:3])),
+    ("conv1d", lambda x, w, b: F.conv1d(x, w, b, 2, 1), (SIGNAL[:1], KERNEL_1D[:2], BIAS[:2])),
+    ("avg_pool2d", lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True,
+                                          count_include_pad=False), (IMAGE[:1, :2],)),
+    ("adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, (4, 3)), (IMAGE[:1, :2],)),
+    ("pad reflect", lambda x: F.pad(x, (2, 1), mode="reflect"), (X3,)),
+    ("pad circular", lambda x: F.pad(x, (1, 2, 2, 1), mode="circular"), (X3,)),
+    ("pad constant", lambda x: F.pad(x, (1, -1, 1, 0), value=2.0), (X3,)),
+    ("interpolate bilinear", lambda x: F.interpolate(x, size=(7, 3), mode="bilinear"),
+     (IMAGE[:1, :2],)),
+    ("interpolate nearest", lambda x: F.interpolate(x, scale_factor=1.5), (X3,)),
+    ("smooth_l1_loss", lambda x, t: F.smooth_l1_loss(x, t, beta=0.5), (X, UNIT)),
+    ("huber_loss", lambda x, t: F.huber_loss(x, t, delta=0.5), (X, UNIT)),
+    ("l1_loss weight", lambda x, t, w: F.l1_loss(x, t, weight=w), (X, UNIT, UNIT + 0.5)),
 ]
 
 
@@ -599,3 +668,147 @@ def test_conv2d_and_max_pool2d_have_one_entry_which_the_layers_call(monkeypatch)
     Conv2d(1, 2, 3)(x)
     MaxPool2d(2)(x)
     assert calls == ["conv2d", "max_pool2d"]
+
+
+# (the call written once for either module as F and its tensor maker, the error, its words):
+# torch's own error and chaingrad's, each checked
+REFUSALS = [
+    (lambda F, T: F.pad(T(X3), (1,)), RuntimeError, "Padding length must be divisible by 2"),
+    (lambda F, T: F.pad(T(X3), (1,) * 8), RuntimeError,
+     "Padding length should be less than or equal to two times the input dimension but got "
+     "padding length 8 and input of dimension 3"),
+    (lambda F, T: F.pad(T(X3), (4, 4), mode="reflect"), RuntimeError,
+     "Padding size should be less than the corresponding input dimension, but got: padding "
+     "(4, 4) at dimension 2 of input [2, 3, 4]"),
+    (lambda F, T: F.pad(T(X3), (5, 0), mode="circular"), RuntimeError,
+     "Padding value causes wrapping around more than once."),
+    (lambda F, T: F.pad(T(X3), (1, 1), mode="reflect", value=2.0), RuntimeError,
+     'Padding mode "reflect" doesn\'t take in value argument'),
+    (lambda F, T: F.pad(T(X3), (1, 1), mode="bogus"), NotImplementedError,
+     "Unrecognised padding mode bogus"),
+    (lambda F, T: F.pad(T(X3[0, 0]), (1, 1), mode="reflect"), NotImplementedError,
+     "Padding size 2 is not supported for 1D input tensor."),
+    (lambda F, T: F.pad(T(X3), [1.5, 1]), TypeError,
+     "must be tuple of ints, but found element of type float"),
+    (lambda F, T: F.avg_pool2d(T(IMAGE), 3, padding=2), RuntimeError,
+     "pad should be at most half of effective kernel size, but got pad=2, kernel_size=3"),
+    (lambda F, T: F.avg_pool2d(T(IMAGE), 7), RuntimeError, "Output size is too small"),
+    (lambda F, T: F.avg_pool2d(T(IMAGE), 2, stride=(1, 0)), RuntimeError,
+     "stride should not be zero"),
+    (lambda F, T: F.avg_pool2d(T(IMAGE), 0), RuntimeError, "stride should not be zero"),
+    (lambda F, T: F.avg_pool2d(T(IMAGE), (0, 2), stride=1), RuntimeError,
+     "kernel size should be greater than zero, but got kH: 0 kW: 2"),
+    (lambda F, T: F.avg_pool2d(T(IMAGE), 2, divisor_override=0), RuntimeError,
+     "divisor must be not zero"),
+    (lambda F, T: F.adaptive_avg_pool2d(T(IMAGE), (2, 2, 2)), RuntimeError,
+     "adaptive_avg_pool2d: output_size must be 2"),
+    (lambda F, T: F.adaptive_avg_pool2d(T(X[0]), (2, 2)), ValueError,
+     "Input dimension should be at least 3"),
+    (lambda F, T: F.interpolate(T(IMAGE), scale_factor=2, mode="linear"), NotImplementedError,
+     "Got 4D input, but linear mode needs 3D input"),
+    (lambda F, T: F.interpolate(T(IMAGE), scale_factor=2, align_corners=True), ValueError,
+     "align_corners option can only be set with the interpolating modes"),
+    (lambda F, T: F.interpolate(T(IMAGE), size=3, scale_factor=2), ValueError,
+     "only one of size or scale_factor should be defined"),
+    (lambda F, T: F.interpolate(T(IMAGE)), ValueError,
+     "either size or scale_factor should be defined"),
+    (lambda F, T: F.interpolate(T(IMAGE), size=3, recompute_scale_factor=True), ValueError,
+     "recompute_scale_factor is not meaningful with an explicit size."),
+    (lambda F, T: F.interpolate(T(IMAGE), size=(3,)), ValueError,
+     "Input and output must have the same number of spatial dimensions, but got input with "
+     "spatial dimensions of [6, 5] and output size of (3,)"),
+    (lambda F, T: F.interpolate(T(IMAGE), scale_factor=0.1), RuntimeError,
+     "Input and output sizes should be greater than 0, but got input (H: 6, W: 5) output "
+     "(H: 0, W: 0)"),
+    (lambda F, T: F.interpolate(T(IMAGE), size=3, mode="foo"), NotImplementedError,
+     "(got foo)"),
+    (lambda F, T: F.conv1d(T(IMAGE), T(KERNEL_1D)), RuntimeError,
+     "Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: "
+     "[2, 3, 6, 5]"),
+    (lambda F, T: F.conv1d(T(SIGNAL), T(KERNEL_1D[:, :2])), RuntimeError,
+     "Given groups=1, weight of size [4, 2, 3], expected input[2, 3, 9] to have 2 channels, "
+     "but got 3 channels instead"),
+    (lambda F, T: F.smooth_l1_loss(T(X), T(UNIT), beta=-1.0), RuntimeError,
+     "smooth_l1_loss does not support negative values for beta."),
+    (lambda F, T: F.huber_loss(T(X), T(UNIT), delta=0.0), RuntimeError,
+     "huber_loss does not support non-positive values for delta."),
+    (lambda F, T: F.l1_loss(T(X), T(UNIT), reduction="avg"), ValueError,
+     "avg is not a valid value for reduction"),
+    (lambda F, T: F.l1_loss(T(X), T(UNIT), weight=T(WEIGHT)), ValueError,
+     "Weights and input must have the same size."),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "message"), REFUSALS,
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_the_new_functions_refuse_what_torch_refuses_in_its_words(torch, call, error,
+                                                                  message) -> None:
+    import torch.nn.functional as TF
+
+    for module, make in ((TF, torch.tensor), (F, Tensor)):
+        with pytest.raises(error, match=_literal(message)):
+            call(module, make)
+
+
+@pytest.mark.parametrize(("call", "what"), [
+    (lambda: F.conv1d(Tensor(SIGNAL), Tensor(KERNEL_1D), dilation=2), "conv1d with dilation=2"),
+    (lambda: F.conv1d(Tensor(SIGNAL), Tensor(KERNEL_1D), groups=3), "conv1d with groups=3"),
+    (lambda: F.interpolate(Tensor(IMAGE), size=3, mode="bicubic"),
+     "interpolate with mode='bicubic'"),
+    (lambda: F.interpolate(Tensor(IMAGE), size=3, mode="bilinear", antialias=True),
+     "interpolate with antialias=True"),
+])
+def test_what_the_new_functions_lack_is_named(call, what) -> None:
+    with pytest.raises(NotImplementedError, match=_literal(f"{what} is not in chaingrad yet")):
+        call()
+
+
+@pytest.mark.parametrize(("call", "shape"), [
+    (lambda F, x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True), (2, 3, 11, 10)),
+    (lambda F, x: F.avg_pool2d(x, (2, 3), count_include_pad=False, padding=1), (2, 3, 11, 10)),
+    (lambda F, x: F.adaptive_avg_pool2d(x, (4, 3)), (2, 3, 11, 10)),
+    (lambda F, x: F.adaptive_avg_pool2d(x, (15, 7)), (2, 3, 11, 10)),
+    (lambda F, x: F.interpolate(x, scale_factor=(1.3, 2.7)), (2, 3, 11, 10)),
+    (lambda F, x: F.interpolate(x, size=(17, 4), mode="nearest-exact"), (2, 3, 11, 10)),
+    (lambda F, x: F.pad(x, (3, 2, 1, 4), mode="reflect"), (2, 3, 11, 10)),
+    (lambda F, x: F.smooth_l1_loss(x, x * 0.5, reduction="none"), (4, 5)),
+])
+def test_float32_numbers_are_torchs_to_the_bit(torch, call, shape) -> None:
+    """Pooling adds each window's entries in torch's order, and nearest takes torch's
+    float32 source indices: the float32 outputs are torch's exactly (linear interpolation
+    differs in the last bit where torch's kernel fuses a multiply and an add)."""
+    import torch.nn.functional as TF
+
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    ours = call(F, Tensor(x)).numpy()
+    theirs = call(TF, torch.tensor(x)).numpy()
+    assert ours.dtype == theirs.dtype == np.float32
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_compiled_code_of_the_new_functions_follows_new_parameters() -> None:
+    """No branch on the numbers: compile's code, traced once, gives the eager values and
+    gradients after the parameters change (smooth_l1_loss and huber_loss move entries
+    across beta and delta)."""
+    x = Tensor(np.random.default_rng(8).standard_normal((2, 3, 6, 5)).astype(np.float32))
+    t = Tensor(np.random.default_rng(9).standard_normal((2, 3, 5, 4)).astype(np.float32))
+    w = Parameter(Tensor(np.ones(1, dtype=np.float32)))
+
+    def loss():
+        y = F.avg_pool2d(F.pad(w * x, (1, 1, 0, 1), mode="reflect"), 2, ceil_mode=True)
+        y = F.interpolate(F.adaptive_avg_pool2d(y, (3, 2)), size=(5, 4), mode="bilinear")
+        return (F.smooth_l1_loss(y, t, beta=0.7) + F.huber_loss(y, t, delta=0.5)
+                + F.l1_loss(y, t))
+
+    compiled = chaingrad.compile(loss)
+    for scale in (0.1, 2.0, 5.0):
+        w._value[...] = scale
+        w.grad = None
+        eager = loss()
+        eager.backward()
+        expected = w.grad.numpy().copy()
+        w.grad = None
+        out = compiled()
+        out.backward()
+        assert out.item() == pytest.approx(eager.item(), rel=1e-6)
+        np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-5)

@@ -17,7 +17,8 @@ from ...tensor_engine.tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ["BCEWithLogitsLoss", "CrossEntropyLoss", "MSELoss", "NLLLoss"]
+__all__ = ["BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "L1Loss", "MSELoss", "NLLLoss",
+           "SmoothL1Loss"]
 
 
 class _Loss(Module):
@@ -90,3 +91,48 @@ class BCEWithLogitsLoss(_Loss):
         return F.binary_cross_entropy_with_logits(input, target, self.weight,
                                                   reduction=self.reduction,
                                                   pos_weight=self.pos_weight)
+
+
+class L1Loss(_Loss):
+    """``F.l1_loss``: |input - target|, reduced.
+
+    Example:
+        >>> L1Loss()(Tensor([1.0, 3.0]), Tensor([0.0, 1.0])).item()
+        1.5
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """``F.smooth_l1_loss``: squared below ``beta``, |d| above, reduced.
+
+    Example:
+        >>> SmoothL1Loss(beta=0.5)(Tensor([0.25, 3.0]), Tensor([0.0, 0.0])).item()
+        1.40625
+    """
+
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean", beta: float = 1.0):
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """``F.huber_loss``: squared below ``delta``, ``delta`` times |d| above, reduced.
+
+    Example:
+        >>> HuberLoss(delta=2.0)(Tensor([0.5, 3.0]), Tensor([0.0, 0.0])).item()
+        2.0625
+    """
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0):
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)

@@ -42,6 +42,7 @@ from ...autodiff import Node
 from ...engine import Value
 from ...errors import NoCudaError
 from ...guards import all_finite
+from ...utils.hooks import RemovableHandle, hooks_of
 from .. import registry
 
 # A named parameter: a Parameter, a Value, or a (nested) list of Values shaped like a tensor.
@@ -164,12 +165,101 @@ class Module:
     def __call__(self: HasForward[Args, Result], *args: Args.args,
                  **kwargs: Args.kwargs) -> Result:
         """``forward(*args, **kwargs)``, which type checkers read for the arguments and the
-        result: ``nn.Linear(3, 2)(x)`` is a Tensor."""
-        return self.forward(*args, **kwargs)
+        result: ``nn.Linear(3, 2)(x)`` is a Tensor. With hooks registered, they run around
+        it, as torch's (``chaingrad.utils.hooks.ModuleHooks.call``)."""
+        hooks = self.__dict__.get("_hooks")
+        if hooks is None:
+            return self.forward(*args, **kwargs)
+        return hooks.call(self, args, kwargs)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """What calling the module computes; a subclass defines it."""
         raise NotImplementedError(f"{type(self).__name__} must define forward(...)")
+
+    # ---- hooks ----
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args)`` before each ``forward``, as torch's: a result other
+        than None replaces the positional arguments (a value that is not a tuple is the one
+        argument). With ``with_kwargs``, ``hook(module, args, kwargs)``, returning None or
+        ``(args, kwargs)``. ``prepend`` runs it before those already registered.
+
+        Returns:
+            A handle whose ``remove()`` takes the hook off.
+
+        Example:
+            >>> import chaingrad
+            >>> layer = chaingrad.nn.Identity()
+            >>> handle = layer.register_forward_pre_hook(lambda m, args: args[0] * 2)
+            >>> layer(chaingrad.tensor([1.0])).tolist()
+            [2.0]
+        """
+        hooks = hooks_of(self)
+        return hooks.add(hooks.forward_pre, hook, prepend, with_kwargs=with_kwargs)
+
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                              with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after each ``forward``, as torch's: a result
+        other than None replaces the output. With ``with_kwargs``,
+        ``hook(module, args, kwargs, output)``; with ``always_call``, it is called even
+        when ``forward`` raises (with the output None). ``prepend`` runs it before those
+        already registered.
+
+        Returns:
+            A handle whose ``remove()`` takes the hook off.
+
+        Example:
+            >>> import chaingrad
+            >>> layer = chaingrad.nn.Linear(3, 2)
+            >>> shapes = []
+            >>> handle = layer.register_forward_hook(lambda m, args, out: shapes.append(
+            ...     (tuple(args[0].shape), tuple(out.shape))))
+            >>> _ = layer(chaingrad.ones(4, 3))
+            >>> shapes
+            [((4, 3), (4, 2))]
+        """
+        hooks = hooks_of(self)
+        return hooks.add(hooks.forward, hook, prepend, with_kwargs=with_kwargs,
+                         always_call=always_call)
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any],
+                                        prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients of the module's outputs
+        are known in a backward pass, as torch's: ``grad_output`` is a tuple, one per
+        output tensor; a tuple returned in its place replaces them.
+
+        Returns:
+            A handle whose ``remove()`` takes the hook off.
+        """
+        hooks = hooks_of(self)
+        return hooks.add(hooks.backward_pre, hook, prepend)
+
+    def register_full_backward_hook(self, hook: Callable[..., Any],
+                                    prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients of the
+        module's inputs are known in a backward pass, as torch's: ``grad_input`` holds one
+        per positional argument of the call (None for one that takes no gradient),
+        ``grad_output`` one per output tensor; a tuple returned in place of ``grad_input``
+        replaces it. If no input takes a gradient, the hook is called once the outputs'
+        are known, with ``grad_input`` all None.
+
+        Returns:
+            A handle whose ``remove()`` takes the hook off.
+
+        Example:
+            >>> import chaingrad
+            >>> layer = chaingrad.nn.Linear(3, 2)
+            >>> handle = layer.register_full_backward_hook(
+            ...     lambda m, grad_input, grad_output: (grad_input[0] * 0,))
+            >>> x = chaingrad.ones(4, 3, requires_grad=True)
+            >>> layer(x).sum().backward()
+            >>> x.grad.abs().sum().item()
+            0.0
+        """
+        hooks = hooks_of(self)
+        return hooks.add(hooks.backward, hook, prepend)
 
     # ---- children ----
 
@@ -620,8 +710,7 @@ class Module:
 
 
 _TORCH_MODULE_NAMES = frozenset((
-    "register_forward_hook",
-    "register_forward_pre_hook", "register_full_backward_hook", "register_backward_hook",
+    "register_backward_hook",
     "half", "bfloat16", "share_memory",
     "to_empty", "ipu", "xpu", "mtia", "compile", "set_extra_state", "get_extra_state",
     "register_state_dict_pre_hook", "register_load_state_dict_post_hook", "type",

@@ -279,8 +279,8 @@ def test_torch_module_methods_a_beginner_uses() -> None:
     with pytest.raises(TypeError, match="int is not a Module subclass"):
         model.add_module("x", 3)
     with pytest.raises(AttributeError,
-                       match="chaingrad.nn.Module has no 'register_forward_hook' yet"):
-        model.register_forward_hook  # noqa: B018
+                       match="chaingrad.nn.Module has no 'register_backward_hook' yet"):
+        model.register_backward_hook  # noqa: B018
     with pytest.raises(AttributeError, match="'Sequential' object has no attribute 'nope'"):
         model.nope  # noqa: B018
 
