@@ -406,6 +406,28 @@ def probability_cases(draw):
     return Case((draw(_array(shape, ((0.05, 0.95),))), draw(_array(shape, ((0.001, 0.999),)))))
 
 
+@st.composite
+def flip_cases(draw):
+    """An array and one or more distinct dims to flip."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, **SMALL))
+    dims = draw(st.lists(st.integers(0, len(shape) - 1), min_size=1, max_size=len(shape),
+                         unique=True))
+    return Case((draw(_array(shape)),), {"dims": [d - len(shape) * draw(st.booleans())
+                                                  for d in dims]})
+
+
+@st.composite
+def narrow_cases(draw):
+    """An array, a dim, a start (negative too) and a length that fits."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, **SMALL))
+    dim = draw(st.integers(-len(shape), len(shape) - 1))
+    start = draw(st.integers(0, shape[dim]))
+    length = draw(st.integers(0, shape[dim] - start))
+    if draw(st.booleans()) and start < shape[dim]:
+        start -= shape[dim]
+    return Case((draw(_array(shape)),), {"dim": dim, "start": start, "length": length})
+
+
 def _weighted(pieces: Any, lib: Any, dim: int) -> Any:
     """The pieces of a split joined again, each scaled by its place (so that a gradient that
     reached the wrong piece would show)."""
@@ -581,6 +603,13 @@ OPS: list[TensorOp] = [
     TensorOp("scatter_add", lambda x, src, dim, index: chaingrad.scatter_add(x, dim, index, src),
              lambda x, src, dim, index: T.scatter_add(x, dim, T.as_tensor(index), src),
              lambda: gather_cases(scatter=True)),
+    TensorOp("flip", lambda x, dims: x.flip(dims), lambda x, dims: x.flip(dims), flip_cases),
+    TensorOp("torch.flip", lambda x, dims: chaingrad.flip(x, dims),
+             lambda x, dims: T.flip(x, dims), flip_cases),
+    TensorOp("narrow", lambda x, dim, start, length: x.narrow(dim, start, length),
+             lambda x, dim, start, length: x.narrow(dim, start, length), narrow_cases),
+    TensorOp("Tensor.where", lambda x, y: x.where(x.detach() > 0, y),
+             lambda x, y: x.where(x.detach() > 0, y), _binary(NONZERO, ANY)),
     TensorOp("binary_cross_entropy",
              lambda x, t: chaingrad.nn.functional.binary_cross_entropy(x, t, reduction="none"),
              lambda x, t: T.nn.functional.binary_cross_entropy(x, t, reduction="none"),
