@@ -105,6 +105,7 @@ _TENSOR_NAMES |= {name: (f"{_ENGINE}.legacy", name)
 # Submodules reachable as attributes (chaingrad.losses, ...) without an import of their own;
 # they load on first use (agreement needs numpy; losses only on Tensors).
 _SUBMODULES = ("agreement", "cuda", "generic", "losses", "nn", "optim", "utils")
+_SUBMODULES += ("linalg", "testing")  # torch.linalg, torch.testing
 
 if TYPE_CHECKING:
     # The same names from the same places, for type checkers and editors, which do not run
@@ -113,9 +114,11 @@ if TYPE_CHECKING:
     from . import agreement as agreement
     from . import cuda as cuda
     from . import generic as generic
+    from . import linalg as linalg
     from . import losses as losses
     from . import nn as nn
     from . import optim as optim
+    from . import testing as testing
     from . import utils as utils
     from .tensor_engine import Tensor as Tensor
     from .tensor_engine import cat as cat

@@ -80,7 +80,7 @@ TORCH = frozenset("""
     is_signed is_storage is_vulkan_available is_warn_always_enabled isclose isfinite isin
     isinf isnan isneginf isposinf isreal istft jagged jit JITException kaiser_window kl_div
     kron kthvalue layer_norm layout lcm lcm_ ldexp ldexp_ le legacy_contiguous_format lerp
-    less less_equal lgamma library linalg ListType LiteScriptModule lobpcg LockingLogger
+    less less_equal lgamma library ListType LiteScriptModule lobpcg LockingLogger
     log10_ log1p_ log2_ log_ logaddexp logaddexp2 logcumsumexp logdet
     LoggerBase logical_and logical_not logical_or logical_xor logit logit_ logspace
     LongStorage lstm lstm_cell lstsq lt lu lu_solve lu_unpack
@@ -133,7 +133,7 @@ TORCH = frozenset("""
     strided StringType subtract SUM svd svd_lowrank swapaxes swapdims sym_constrain_range
     sym_constrain_range_for_size sym_float sym_fresh_size sym_int sym_ite sym_max sym_min
     sym_not sym_sqrt sym_sum SymBool SymBoolType symeig SymFloat SymInt SymIntType sys
-    t_copy Tag take take_along_dim tan tan_ tanh_ tensor_split tensordot TensorType testing
+    t_copy Tag take take_along_dim tan tan_ tanh_ tensor_split tensordot TensorType
     textwrap thread_safe_generator threading threshold threshold_ ThroughputBenchmark tile
     to_dlpack torch torch_version trace TracingState transpose_copy trapezoid trapz
     triangular_solve tril_indices triplet_margin_loss triu_indices true_divide
@@ -322,6 +322,19 @@ SUMMARY_WRITER = frozenset("""
 """.split())  # noqa: SIM905 - a list to read
 """``torch.utils.tensorboard.SummaryWriter`` methods that chaingrad's lacks."""
 
+
+LINALG = frozenset("""
+    cholesky cholesky_ex common_notes cond cross diagonal eig eigh eigvals eigvalsh
+    householder_product inv_ex ldl_factor ldl_factor_ex ldl_solve lstsq lu lu_factor
+    lu_factor_ex lu_solve matmul matrix_exp matrix_power matrix_rank multi_dot pinv qr
+    slogdet solve_ex solve_triangular svd svdvals tensorinv tensorsolve vander vecdot
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.linalg.<name>``s that ``chaingrad.linalg`` lacks."""
+
+TESTING = frozenset("""
+    FileCheck assert_allclose make_tensor
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.testing.<name>``s that ``chaingrad.testing`` lacks."""
 
 # ---- what to write instead, where chaingrad's ops compose it ----
 
