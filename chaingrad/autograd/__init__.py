@@ -13,14 +13,14 @@ from collections.abc import Callable, Sequence
 from numbers import Real
 from typing import Any
 
-from . import autodiff, gradmode, guards
-from .declaration import GENERIC_FORMULA, Primitive
-from .engine import Value
-from .errors import DomainError, GradcheckError
-from .gradmode import detect_anomaly as detect_anomaly  # torch.autograd's names for these
-from .gradmode import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
-from .gradmode import is_anomaly_enabled as is_anomaly_enabled
-from .gradmode import set_detect_anomaly as set_detect_anomaly
+from .. import autodiff, gradmode, guards
+from ..declaration import GENERIC_FORMULA, Primitive
+from ..engine import Value
+from ..errors import DomainError, GradcheckError
+from ..gradmode import detect_anomaly as detect_anomaly  # torch.autograd's names for these
+from ..gradmode import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
+from ..gradmode import is_anomaly_enabled as is_anomaly_enabled
+from ..gradmode import set_detect_anomaly as set_detect_anomaly
 
 
 def grad(
@@ -451,7 +451,7 @@ def _gradcheck_arrays(fn: Callable[..., Any], inputs: Sequence[Any], eps: float,
     """``gradcheck`` on Tensors or arrays: every entry of every input, in float64."""
     import numpy as np
 
-    from .tensor_engine import Tensor  # the Tensor engine needs numpy: loaded only here
+    from ..tensor_engine import Tensor  # the Tensor engine needs numpy: loaded only here
 
     point = [np.array(x._value if isinstance(x, Tensor) else x, dtype=np.float64)
              for x in inputs]
