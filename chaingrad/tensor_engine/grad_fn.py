@@ -118,6 +118,7 @@ _GRAD_FN_NAMES = {
     "to": "ToCopy", "max": "Amax", "min": "Amin", "neg": "Neg", "mean": "Mean", "-": "Sub",
     "rsub": "RsubBackward1", "/": "Div", "log1p": "Log1P", "leaky_relu": "LeakyRelu",
     "binary_cross_entropy": "BinaryCrossEntropy", "nll_loss": "NllLoss",
+    "inv": "LinalgInvEx", "det": "LinalgDet", "solve": "LinalgSolveEx",
 }
 
 

@@ -12,7 +12,10 @@ closed-form rule beside it, written with operators and with ``inverse`` and ``so
 - det:   d = det(A);         dA = g d A^-T       (Jacobi's formula; A invertible)
 - solve: X = A^-1 B;         dB = A^-T g,  dA = -dB X^T
 
-``chaingrad.linalg`` is torch.linalg's name for these functions.
+Declared outside chaingrad's rules, each is compiled as a user's primitive is
+(``chaingrad.primitive``): ``forward`` is its forward on arrays, and the compiled code calls
+its rule (``exact=False``: the formulas name ``inverse`` and ``solved``, which only this
+module has). ``chaingrad.linalg`` is torch.linalg's name for these functions.
 
 Example:
     >>> import chaingrad as torch
@@ -45,7 +48,7 @@ def inv_on_arrays(a: np.ndarray) -> np.ndarray:
 
 
 @define("inv", ("-(out.data.mT @ out.grad @ out.data.mT)",), array=inv_on_arrays,
-        saves=("out",))
+        forward=inv_on_arrays, exact=False, saves=("out",))
 def INV(xs, out, g):
     """A^-1;  dA = -Y^T g Y^T, reusing the output Y = A^-1."""
     return (-(out.mT @ g @ out.mT),)
@@ -57,7 +60,7 @@ def det_on_arrays(a: np.ndarray) -> np.ndarray:
 
 
 @define("det", ("(out.grad * out.data)[..., None, None] * inverse(x.data).mT",),
-        array=det_on_arrays, saves=("x out",))
+        array=det_on_arrays, forward=det_on_arrays, exact=False, saves=("x out",))
 def DET(xs, out, g):
     """det(A);  dA = g det(A) A^-T (Jacobi's formula, for an invertible A)."""
     return ((g * out)[..., None, None] * inverse(xs[0]).mT,)
@@ -69,7 +72,7 @@ def solve_on_arrays(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 @define("solve", ("-(solved(x.data.mT, out.grad) @ out.data.mT)", "solved(x.data.mT, out.grad)"),
-        array=solve_on_arrays, saves=("x out", "x"))
+        array=solve_on_arrays, forward=solve_on_arrays, exact=False, saves=("x out", "x"))
 def SOLVE(xs, out, g):
     """X = A^-1 B;  dB = A^-T g (a solve with A^T), dA = -dB X^T."""
     grad_b = solved(xs[0].mT, g)

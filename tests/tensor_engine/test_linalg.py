@@ -73,3 +73,35 @@ def test_what_chaingrad_lacks_is_named() -> None:
         chaingrad.linalg.matrix_norm(chaingrad.eye(2), "nuc")
     with pytest.raises(AttributeError, match="^chaingrad.linalg has no 'svd' yet$"):
         chaingrad.linalg.svd  # noqa: B018
+
+
+def test_grad_fn_names_compile_and_explain_as_any_op(torch) -> None:
+    """The primitives are named as torch's backward functions, compile to the eager
+    numbers, and explain shows each rule's formula."""
+    rng = np.random.default_rng(1)
+    a_array, b_array = rng.normal(size=(3, 3)) + 3 * np.eye(3), rng.normal(size=3)
+    a = chaingrad.tensor(a_array, requires_grad=True)
+    b = chaingrad.tensor(b_array, requires_grad=True)
+    ta, tb = torch.tensor(a_array, requires_grad=True), torch.tensor(b_array)
+    for ours, theirs in ((chaingrad.linalg.inv(a), torch.linalg.inv(ta)),
+                         (chaingrad.linalg.det(a), torch.linalg.det(ta)),
+                         (chaingrad.linalg.solve(a, b.reshape(3, 1)),
+                          torch.linalg.solve(ta, tb.reshape(3, 1)))):
+        assert ours.grad_fn.name() == theirs.grad_fn.name()
+
+    def loss():
+        return (chaingrad.linalg.solve(a, b).sum() + chaingrad.linalg.det(a)
+                + (chaingrad.linalg.inv(a) ** 2).sum())
+
+    eager = loss()
+    eager.backward()
+    expected = (eager.item(), a.grad.numpy().copy(), b.grad.numpy().copy())
+    a.grad = b.grad = None
+    compiled = chaingrad.compile(loss)()
+    compiled.backward()
+    assert compiled.item() == expected[0]
+    np.testing.assert_allclose(a.grad.numpy(), expected[1], rtol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), expected[2], rtol=1e-12)
+    text = chaingrad.explain(loss())
+    for formula in ("inverse(leaf1.data).mT", "solved(leaf1.data.T, out.grad)"):
+        assert formula in text
