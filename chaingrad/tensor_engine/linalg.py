@@ -35,7 +35,7 @@ import numpy as np
 from ..declaration import define
 from ..errors import LinAlgError
 from . import dtypes
-from .arrays import ARRAY_TYPES, normalize_axes
+from .arrays import ARRAY_TYPES, normalize_axes, quietly
 from .factories import tensor_argument
 from .tensor import Tensor, make_node
 
@@ -44,7 +44,7 @@ from .tensor import Tensor, make_node
 
 def inv_on_arrays(a: np.ndarray) -> np.ndarray:
     """A^-1 of each square matrix of ``a`` (numpy's LAPACK inverse, as torch's)."""
-    return np.linalg.inv(a)
+    return quietly(np.linalg.inv, a)
 
 
 @define("inv", ("-(out.data.mT @ out.grad @ out.data.mT)",), array=inv_on_arrays,
@@ -56,7 +56,7 @@ def INV(xs, out, g):
 
 def det_on_arrays(a: np.ndarray) -> np.ndarray:
     """det(A) of each square matrix of ``a`` (from an LU factorisation, as torch's)."""
-    return np.linalg.det(a)
+    return quietly(np.linalg.det, a)
 
 
 @define("det", ("(out.grad * out.data)[..., None, None] * inverse(x.data).mT",),
@@ -68,7 +68,7 @@ def DET(xs, out, g):
 
 def solve_on_arrays(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """X with A X = B, for matrices B (..., n, k), batches broadcast."""
-    return np.linalg.solve(a, b)
+    return quietly(np.linalg.solve, a, b)
 
 
 @define("solve", ("-(solved(x.data.mT, out.grad) @ out.data.mT)", "solved(x.data.mT, out.grad)"),
@@ -312,8 +312,8 @@ def _factored(op: str, a: np.ndarray, forward: Any, *others: np.ndarray) -> np.n
     try:
         return forward(a, *others)
     except np.linalg.LinAlgError:
-        if op != "linalg.inv":
-            raise LinAlgError(f"{op}: The solver failed because the input matrix is "
+        if op != "linalg.inv":  # torch's words, its "torch." included
+            raise LinAlgError(f"torch.{op}: The solver failed because the input matrix is "
                               "singular.") from None
         batch = a.reshape((-1,) + a.shape[-2:])
         for k, matrix in enumerate(batch):

@@ -63,7 +63,7 @@ def test_errors_are_torchs(torch, call) -> None:
         call(torch)
     with pytest.raises(RuntimeError) as ours:
         call(chaingrad)
-    assert str(ours.value) == str(theirs.value).removeprefix("torch.")
+    assert str(ours.value) == str(theirs.value)
     singular = isinstance(theirs.value, torch.linalg.LinAlgError)
     assert isinstance(ours.value, chaingrad.linalg.LinAlgError) == singular
 
