@@ -35,6 +35,10 @@ PAGES: list[tuple[str, list[str], str]] = [
                      "chaingrad.show.dot", "chaingrad.show.render", "chaingrad.show.page"],
      "Seeing backprop: chaingrad.show"),
     ("api/compile.md", ["chaingrad.compiler"], "Compile: chaingrad.compiler"),
+    ("api/autograd.md", ["chaingrad.autograd", "chaingrad.autograd.functional"],
+     "chaingrad.autograd"),
+    ("api/linalg.md", ["chaingrad.linalg"], "chaingrad.linalg"),
+    ("api/testing.md", ["chaingrad.testing"], "chaingrad.testing"),
 ]
 
 

@@ -438,10 +438,10 @@ def gradgradcheck(
         grad_outputs: d(loss)/d(output) for each output; None: random (for Tensors:
             fixed, in float64) or 1 (for Values), as torch draws its own.
         eps, atol, rtol, raise_exception: as ``gradcheck``'s.
-        gen_non_contig_grad_outputs, nondet_tol, check_undefined_grad, check_grad_dtypes,
-            check_rev_over_rev, fast_mode, masked: torch's, accepted. Forward-mode checks
-            (``check_fwd_over_rev=True``) and batched ones are not in chaingrad yet:
-            NotImplementedError.
+        gen_non_contig_grad_outputs, nondet_tol, check_undefined_grad: torch's, accepted.
+        check_grad_dtypes, check_rev_over_rev, fast_mode: torch's, accepted too.
+        check_batched_grad, check_fwd_over_rev, masked: True is not in chaingrad yet (a
+            NotImplementedError says so).
 
     Returns:
         True when every input passes (False where one fails, with

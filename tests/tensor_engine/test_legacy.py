@@ -40,3 +40,15 @@ def test_float_data_becomes_integers_as_in_torch_and_a_tensor_is_kept(torch) -> 
         chaingrad.FloatTensor(2.5)
     with pytest.raises(RuntimeError, match="cuda"):
         chaingrad.FloatTensor(2, device="cuda")
+
+
+def test_tensor_type_takes_a_legacy_type_or_its_name_as_torch(torch) -> None:
+    x, t = chaingrad.tensor([1.5, -2.5]), torch.tensor([1.5, -2.5])
+    for ours, theirs in ((chaingrad.DoubleTensor, torch.DoubleTensor),
+                         ("torch.LongTensor", "torch.LongTensor"),
+                         ("chaingrad.HalfTensor", "torch.HalfTensor")):
+        mine, expected = x.type(ours), t.type(theirs)
+        assert mine.type() == expected.type().replace("torch.", "chaingrad.")
+        assert mine.tolist() == expected.tolist()
+    with pytest.raises(ValueError, match="invalid type: 'torch.Nope'"):
+        x.type("torch.Nope")
