@@ -148,8 +148,11 @@ class Indexing:
         if self.ndim == 0 or not axes:
             return self.clone()
         # every dim indexed by an array (reversed where flipped): a copy, as torch's flip
-        return self[np.ix_(*(np.arange(n - 1, -1, -1) if ax in axes else np.arange(n)
-                             for ax, n in enumerate(self.shape)))]
+        out = self[np.ix_(*(np.arange(n - 1, -1, -1) if ax in axes else np.arange(n)
+                            for ax, n in enumerate(self.shape)))]
+        if out._rule is not None:  # named for grad_fn and explain: FlipBackward0, as torch's
+            out._rule = out._rule.primitive.bind(*out._rule.params, name="flip")
+        return out
 
     def masked_fill(self: SelfTensor, mask: Any, value: Any) -> SelfTensor:
         """``value`` where ``mask`` is True, x elsewhere, as torch.masked_fill: a bool

@@ -63,6 +63,8 @@ def test_flip_copies_and_refuses_what_torch_refuses(torch) -> None:
     assert x.tolist() == [[1.0, 2.0], [3.0, 4.0]]
     assert chaingrad.tensor(1.5).flip(0).item() == torch.tensor(1.5).flip(0).item()
     assert x.flip(0, 1).tolist() == torch.tensor(x.tolist()).flip(0, 1).tolist()
+    y = chaingrad.tensor([[1.0, 2.0]], requires_grad=True)
+    assert y.flip(1).grad_fn.name() == torch.ones(1, requires_grad=True).flip(0).grad_fn.name()
     with pytest.raises(RuntimeError, match="^flip: dim 0 appears multiple times in the list"):
         x.flip([0, -2])
     with pytest.raises(IndexError, match="out of range"):
