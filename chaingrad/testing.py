@@ -28,6 +28,7 @@ import numpy as np
 
 from . import torch_names
 from .tensor_engine import Tensor
+from .tensor_engine.factories import from_numpy
 
 TOLERANCES: dict[np.dtype, tuple[float, float]] = {
     np.dtype(np.float16): (1e-3, 1e-5),
@@ -44,12 +45,12 @@ def assert_close(actual: Any, expected: Any, *, allow_subclasses: bool = True,
                  check_layout: bool = True, check_stride: bool = False,
                  msg: str | Callable[[str], str] | None = None) -> None:
     """Raise an AssertionError unless ``actual`` and ``expected`` are close, as
-    ``torch.testing.assert_close``: of the same kind (tensors, or Python numbers), shape
+    ``torch.testing.assert_close``: of the same kind (tensors, numpy arrays, or numbers), shape
     and (with ``check_dtype``) dtype, and ``|actual - expected| <= atol + rtol * |expected|``
     entry by entry. Lists, tuples and dicts are compared item by item.
 
     Args:
-        actual: A Tensor, a number, or a list, tuple or dict of them.
+        actual: A Tensor, a numpy array, a number, or a list, tuple or dict of them.
         expected: The same, to compare with.
         rtol, atol: The tolerances; both or neither. Left out, torch's for the dtype (the
             larger of the two inputs'): float16 (1e-3, 1e-5), float32 (1.3e-6, 1e-5),
@@ -118,7 +119,10 @@ def _is_sequence(x: Any) -> bool:
 
 def _compare_values(actual: Any, expected: Any, *, rtol: float | None, atol: float | None,
                     equal_nan: bool, check_dtype: bool, msg: Any) -> None:
-    """Two tensors, or two numbers: torch's ``TensorLikePair`` and ``NumberPair``."""
+    """Two tensors (or numpy arrays), or two numbers: torch's ``TensorLikePair`` and
+    ``NumberPair``."""
+    if isinstance(actual, np.ndarray) and isinstance(expected, np.ndarray):
+        actual, expected = from_numpy(actual), from_numpy(expected)  # as torch takes them
     tensors = isinstance(actual, Tensor) and isinstance(expected, Tensor)
     numbers = all(isinstance(x, (Number, np.number)) and not isinstance(x, (Tensor, np.ndarray))
                   for x in (actual, expected))

@@ -103,10 +103,23 @@ def test_the_arguments_are_torchs(torch, name) -> None:
     lambda t, F: F.jacobian(lambda a, b: a * 2, (t.ones(2), t.ones(3)), strict=True),
     lambda t, F: F.hessian(lambda a: a ** 2, t.ones(2)),
     lambda t, F: F.vjp(lambda a: a ** 2, t.ones(2), t.ones(3)),
+    lambda t, F: F.jvp(lambda a: a ** 2, t.ones(2)),
+    lambda t, F: F.hvp(lambda a: (a ** 2).sum(), t.ones(2)),
+    lambda t, F: F.vhp(lambda a: a ** 2, t.ones(2), t.ones(2)),
 ])
 def test_errors_are_torchs(torch, call) -> None:
     with pytest.raises(RuntimeError) as theirs:
         call(torch, torch.autograd.functional)
-    with pytest.raises(RuntimeError) as ours:
+    with pytest.raises(type(theirs.value)) as ours:
         call(chaingrad, functional)
     assert str(ours.value) == str(theirs.value).replace("torch.Size", "chaingrad.Size")
+
+
+def test_forward_mode_needs_vectorize_as_in_torch(torch) -> None:
+    with pytest.raises(NotImplementedError) as theirs:
+        torch.autograd.functional.jacobian(lambda a: a, torch.ones(2), strategy="forward-mode")
+    with pytest.raises(NotImplementedError) as ours:
+        functional.jacobian(lambda a: a, chaingrad.ones(2), strategy="forward-mode")
+    assert str(ours.value) == str(theirs.value)
+    assert functional.jacobian(lambda a: a * 2, chaingrad.ones(2), vectorize=True,
+                               strategy="forward-mode").tolist() == [[2.0, 0.0], [0.0, 2.0]]

@@ -3,6 +3,7 @@ tolerances and torch's message (printed with chaingrad's names)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import chaingrad
@@ -32,6 +33,9 @@ def _cases(lib):
         (1.0, 1.1, {}), (1, 2, {}), (1.0, 1.0 + 1e-9, {}),
         ([t(1.0), t(2.0)], [t(1.0), t(3.0)], {}),
         ({"a": [t(1.0), 2]}, {"a": [t(1.0), 3]}, {}),
+        (np.array([1.0, 2.0]), np.array([1.0, 3.0]), {}),
+        (np.array([1, 2]), np.array([1.0, 2.0]), {}),
+        (np.float64(1.0), 1.0, {}),
     ]
 
 
@@ -49,7 +53,7 @@ def test_passes_and_fails_as_torch_with_its_message(torch, i) -> None:
         return
     with pytest.raises(AssertionError) as ours:
         chaingrad.testing.assert_close(*pair, **kwargs)
-    assert str(ours.value) == expected
+    assert str(ours.value) == expected.replace("torch.", "chaingrad.")  # a dtype's name
 
 
 @pytest.mark.parametrize(("call", "error"), [
@@ -58,6 +62,7 @@ def test_passes_and_fails_as_torch_with_its_message(torch, i) -> None:
     (lambda t: t.testing.assert_close(t.ones(1), t.ones(1), rtol=1e-3), ValueError),
     (lambda t: t.testing.assert_close(t.ones(1), 1.0), TypeError),
     (lambda t: t.testing.assert_close([1, 2], [1, 2, 3]), AssertionError),
+    (lambda t: t.testing.assert_close(t.ones(2), np.ones(2)), TypeError),
 ])
 def test_refuses_as_torch(torch, call, error) -> None:
     with pytest.raises(error) as theirs:

@@ -56,6 +56,9 @@ def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fal
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". '
                          f'Hint: If your strategy is "{strategy}", please double check the '
                          "spelling.")
+    if strategy == "forward-mode" and not vectorize:
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
+                                  "Hessian isonly implemented for `vectorize=True`.")
     is_tuple, xs = _tensors("inputs", inputs, "jacobian")
     xs = _prepared(xs, create_graph)
     outs_tuple, outs = _outputs(func(*xs), "jacobian")
@@ -148,17 +151,7 @@ def vhp(func: Callable[..., Any], inputs: Tensors, v: Tensors | None = None,
         >>> out.item(), product.tolist()
         (9.0, [6.0, 12.0])
     """
-    is_tuple, xs = _tensors("inputs", inputs, "vhp")
-    xs = _prepared(xs, True)
-    _, outs = _outputs(func(*xs), "vhp")
-    if len(outs) != 1 or outs[0].numel() != 1:
-        raise RuntimeError("The Tensor returned by the function given to hvp should contain a "
-                           "single element")
-    vs = _vectors(v, xs, "vhp")
-    gradients = _gradient(outs, xs, (None,), True, strict)
-    product = sum((g * u).sum() for g, u in zip(gradients, vs))
-    found = _gradient((product,), xs, (None,), create_graph, strict, "the gradient")
-    return _shaped(outs, False, create_graph), _shaped(found, is_tuple, create_graph)
+    return _hessian_product("vhp", func, inputs, v, create_graph, strict)
 
 
 def hvp(func: Callable[..., Any], inputs: Tensors, v: Tensors | None = None,
@@ -171,7 +164,24 @@ def hvp(func: Callable[..., Any], inputs: Tensors, v: Tensors | None = None,
         >>> hvp(lambda a: (a ** 3).sum(), torch.tensor([1.0, 2.0]), torch.ones(2))[1].tolist()
         [6.0, 12.0]
     """
-    return vhp(func, inputs, v, create_graph, strict)
+    return _hessian_product("hvp", func, inputs, v, create_graph, strict)
+
+
+def _hessian_product(fn: str, func: Callable[..., Any], inputs: Tensors, v: Any,
+                     create_graph: bool, strict: bool) -> tuple[Any, Any]:
+    """``vhp``'s and ``hvp``'s work: the gradient of (gradient . v); ``fn`` names the
+    function in errors."""
+    is_tuple, xs = _tensors("inputs", inputs, fn)
+    xs = _prepared(xs, True)
+    _, outs = _outputs(func(*xs), fn)
+    if len(outs) != 1 or outs[0].numel() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {fn} should "
+                           "contain a single element")
+    vs = _vectors(v, xs, fn)
+    gradients = _gradient(outs, xs, (None,), True, strict)
+    product = sum((g * u).sum() for g, u in zip(gradients, vs))
+    found = _gradient((product,), xs, (None,), create_graph, strict, "the gradient")
+    return _shaped(outs, False, create_graph), _shaped(found, is_tuple, create_graph)
 
 
 # ---- the pieces ----
@@ -214,10 +224,11 @@ def _vectors(v: Any, like: tuple[Tensor, ...], fn: str) -> tuple[Tensor, ...]:
     ``like`` is one single-element tensor (then v is 1)."""
     if v is None:
         if len(like) != 1 or like[0].numel() != 1:
-            raise RuntimeError("The vector v can only be None if the user-provided function "
-                               + ("returns a single Tensor with a single element."
-                                  if fn == "vjp" else "has a single input which is a Tensor "
-                                  "with a single element."))
+            raise RuntimeError("The vector v can only be None if the "
+                               + ("user-provided function returns a single Tensor with a "
+                                  "single element." if fn == "vjp" else "input to the "
+                                  "user-provided function is a single Tensor with a single "
+                                  "element."))
         return (None,) if fn == "vjp" else (like[0].detach() * 0 + 1,)
     _, vs = _tensors("v", v, fn)
     if len(vs) != len(like):
