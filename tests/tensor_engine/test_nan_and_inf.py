@@ -64,6 +64,11 @@ LINALG = {"linalg.inv", "linalg.det", "linalg.solve_vector", "linalg.solve_matri
           "linalg.solve_broadcast", "linalg.solve_left_false"}
 VALUES_DIFFER |= LINALG
 GRADIENTS_DIFFER |= LINALG
+# torch.linalg's norms: as "norm" above (an entry beyond sqrt(float max) overflows here; the
+# derivative of |x| at nan, and of the norm at inf)
+LINALG_NORMS = {"linalg.vector_norm", "linalg.matrix_norm", "linalg.norm"}
+VALUES_DIFFER |= LINALG_NORMS
+GRADIENTS_DIFFER |= LINALG_NORMS
 VALUE_OPS = [op for op in TORCH_OPS if op.name not in VALUES_DIFFER]
 GRADIENT_OPS = [op for op in TORCH_OPS if op.name not in GRADIENTS_DIFFER
                 and op.name != "binary_cross_entropy"]  # nan refused, as by torch
