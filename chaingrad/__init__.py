@@ -96,12 +96,20 @@ _TENSOR_NAMES |= {
     "double": (f"{_ENGINE}.dtypes", "float64"), "short": (f"{_ENGINE}.dtypes", "int16"),
     "int": (f"{_ENGINE}.dtypes", "int32"), "long": (f"{_ENGINE}.dtypes", "int64"),
 }
+_TENSOR_NAMES |= {name: (f"{_ENGINE}.maths", name)
+                  for name in ("bincount", "flip", "narrow", "unique")}
+# torch's legacy tensor types (torch.FloatTensor, ...): a class per dtype
+_TENSOR_NAMES |= {name: (f"{_ENGINE}.legacy", name)
+                  for name in ("FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
+                               "IntTensor", "ShortTensor", "CharTensor", "ByteTensor",
+                               "BoolTensor")}
 
 
 # Submodules reachable as attributes (chaingrad.losses, ...) without an import of their own;
 # they load on first use (agreement needs numpy; losses only on Tensors).
 _SUBMODULES = ("agreement", "cuda", "generic", "losses", "nn", "optim", "utils",
                "accelerator", "amp", "backends", "distributed", "onnx")
+_SUBMODULES += ("linalg", "testing")  # torch.linalg, torch.testing
 
 if TYPE_CHECKING:
     # The same names from the same places, for type checkers and editors, which do not run
@@ -114,10 +122,12 @@ if TYPE_CHECKING:
     from . import cuda as cuda
     from . import distributed as distributed
     from . import generic as generic
+    from . import linalg as linalg
     from . import losses as losses
     from . import nn as nn
     from . import onnx as onnx
     from . import optim as optim
+    from . import testing as testing
     from . import utils as utils
     from .amp.autocast_mode import autocast as autocast
     from .amp.autocast_mode import get_autocast_dtype as get_autocast_dtype
@@ -183,6 +193,15 @@ if TYPE_CHECKING:
     from .tensor_engine.generator import seed as seed
     from .tensor_engine.generator import set_rng_state as set_rng_state
     from .tensor_engine.generator import use_lecture_rng as use_lecture_rng
+    from .tensor_engine.legacy import BoolTensor as BoolTensor
+    from .tensor_engine.legacy import ByteTensor as ByteTensor
+    from .tensor_engine.legacy import CharTensor as CharTensor
+    from .tensor_engine.legacy import DoubleTensor as DoubleTensor
+    from .tensor_engine.legacy import FloatTensor as FloatTensor
+    from .tensor_engine.legacy import HalfTensor as HalfTensor
+    from .tensor_engine.legacy import IntTensor as IntTensor
+    from .tensor_engine.legacy import LongTensor as LongTensor
+    from .tensor_engine.legacy import ShortTensor as ShortTensor
     from .tensor_engine.maths import add as add
     from .tensor_engine.maths import allclose as allclose
     from .tensor_engine.maths import amax as amax
@@ -190,6 +209,7 @@ if TYPE_CHECKING:
     from .tensor_engine.maths import argmax as argmax
     from .tensor_engine.maths import argmin as argmin
     from .tensor_engine.maths import argsort as argsort
+    from .tensor_engine.maths import bincount as bincount
     from .tensor_engine.maths import bmm as bmm
     from .tensor_engine.maths import chunk as chunk
     from .tensor_engine.maths import clamp as clamp
@@ -202,6 +222,7 @@ if TYPE_CHECKING:
     from .tensor_engine.maths import exp as exp
     from .tensor_engine.maths import expm1 as expm1
     from .tensor_engine.maths import flatten as flatten
+    from .tensor_engine.maths import flip as flip
     from .tensor_engine.maths import gather as gather
     from .tensor_engine.maths import histc as histc
     from .tensor_engine.maths import histogram as histogram
@@ -228,6 +249,7 @@ if TYPE_CHECKING:
     from .tensor_engine.maths import nan_to_num as nan_to_num
     from .tensor_engine.maths import nanmean as nanmean
     from .tensor_engine.maths import nansum as nansum
+    from .tensor_engine.maths import narrow as narrow
     from .tensor_engine.maths import neg as neg
     from .tensor_engine.maths import nonzero as nonzero
     from .tensor_engine.maths import norm as norm
@@ -254,6 +276,7 @@ if TYPE_CHECKING:
     from .tensor_engine.maths import tril as tril
     from .tensor_engine.maths import triu as triu
     from .tensor_engine.maths import unbind as unbind
+    from .tensor_engine.maths import unique as unique
     from .tensor_engine.maths import unsqueeze as unsqueeze
     from .tensor_engine.maths import var as var
     from .tensor_engine.printing import set_printoptions as set_printoptions

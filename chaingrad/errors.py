@@ -13,6 +13,11 @@ class GradcheckError(RuntimeError):
     """``gradcheck`` found an analytic gradient that disagrees with finite differences."""
 
 
+class LinAlgError(RuntimeError):
+    """A linear-algebra function met a matrix it cannot work with (a singular one for
+    ``chaingrad.linalg.inv`` or ``solve``): torch's ``torch.linalg.LinAlgError``."""
+
+
 class CompileCheckError(RuntimeError):
     """``chaingrad.compile(fn, check=True)`` found the compiled code and the eager function
     disagreeing: the message names the first node that differs."""

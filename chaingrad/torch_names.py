@@ -25,14 +25,13 @@ TORCH = frozenset("""
     autocast_increment_nesting AVG avg_pool1d AwaitType baddbmm bartlett_window
     batch_norm batch_norm_backward_elemt batch_norm_backward_reduce batch_norm_elemt
     batch_norm_gather_stats batch_norm_gather_stats_with_counts batch_norm_stats
-    batch_norm_update_stats BenchmarkConfig BenchmarkExecutionStats bernoulli
-    BFloat16Storage BFloat16Tensor bilinear binary_cross_entropy_with_logits bincount
+    batch_norm_update_stats BenchmarkConfig BenchmarkExecutionStats bernoulli BFloat16Storage BFloat16Tensor bilinear binary_cross_entropy_with_logits
     binomial bit bits16 bits1x8 bits2x4 bits4x2 bits8 bitwise_and bitwise_left_shift
     bitwise_not bitwise_or bitwise_right_shift bitwise_xor blackman_window Block block_diag
-    BoolStorage BoolTensor BoolType broadcast_shapes broadcast_tensors broadcast_to
-    bucketize BufferDict ByteStorage ByteTensor CallStack can_cast Capsule cartesian_prod
+    BoolStorage BoolType broadcast_shapes broadcast_tensors broadcast_to
+    bucketize BufferDict ByteStorage CallStack can_cast Capsule cartesian_prod
     ccol_indices_copy cdist cdouble ceil ceil_ celu celu_ cfloat chain_matmul chalf
-    channel_shuffle channels_last channels_last_3d CharStorage CharTensor cholesky
+    channel_shuffle channels_last channels_last_3d CharStorage cholesky
     cholesky_inverse cholesky_solve choose_qparams_optimized clamp_ clamp_max
     clamp_max_ clamp_min clamp_min_ classes classproperty ClassType clear_autocast_cache
     clip_ clone Code col_indices_copy column_stack combinations CompilationUnit
@@ -49,7 +48,7 @@ TORCH = frozenset("""
     dequantize DeserializationStorageContext det detach detach_ detach_copy DeviceObjType
     diag diag_embed diagflat diagonal diagonal_copy diagonal_scatter DictType diff digamma
     DisableTorchFunction DisableTorchFunctionSubclass DispatchKey DispatchKeySet dist
-     distributions divide DoubleStorage DoubleTensor dropout dropout_ dsmm dsplit
+     distributions divide DoubleStorage dropout dropout_ dsmm dsplit
     dstack e eig embedding embedding_bag embedding_renorm_ empty_permuted
     empty_quantized empty_strided EnumType eq erf_ erfc erfc_ erfinv ErrorReport Event
     ExcludeDispatchKeyGuard ExecutionPlan exp2 exp2_ exp_ expand_copy expm1_ export
@@ -58,9 +57,9 @@ TORCH = frozenset("""
     fbgemm_linear_int8_weight fbgemm_linear_int8_weight_fp32_activation
     fbgemm_linear_quantize_weight fbgemm_pack_gemm_matrix_fp16 fbgemm_pack_quantized_matrix
     feature_alpha_dropout feature_alpha_dropout_ feature_dropout feature_dropout_ fft
-    FileCheck fill fill_ finfo fix fix_ flip fliplr flipud float4_e2m1fn_x2 float8_e4m3fn
+    FileCheck fill fill_ finfo fix fix_ fliplr flipud float4_e2m1fn_x2 float8_e4m3fn
     float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu float_power FloatStorage
-    FloatTensor FloatType floor floor_ floor_divide fmax fmin fmod fork frac frac_ frexp
+    FloatType floor floor_ floor_divide fmax fmin fmod fork frac frac_ frexp
     frobenius_norm from_dlpack from_file frombuffer func functional FunctionSchema functools
     fused_moving_avg_obs_fake_quant Future futures FutureType fx gcd gcd_ ge
     Generator geqrf ger get_autocast_cpu_dtype get_autocast_gpu_dtype
@@ -68,13 +67,13 @@ TORCH = frozenset("""
     get_device_module get_file_path get_num_interop_threads
     get_num_threads glob Gradient gradient Graph GraphExecutorState greater
     greater_equal grid_sampler grid_sampler_2d grid_sampler_3d group_norm gru gru_cell gt
-    HalfStorage HalfTensor hamming_window hann_window hardshrink has_lapack has_mkl
+    HalfStorage hamming_window hann_window hardshrink has_lapack has_mkl
     has_openmp has_spectral hash_tensor heaviside hinge_embedding_loss
     histogramdd hsmm hsplit hspmm hstack hub hypot i0 i0_ igamma igammac iinfo imag
     import_ir_module import_ir_module_from_buffer index_add index_copy index_fill index_put
     index_put_ index_reduce index_select indices_copy inf InferredType
     init_num_threads initial_seed inner inspect instance_norm int1 int2 int3 int4 int5 int6
-    int7 int_repr InterfaceType IntStorage IntTensor IntType inverse IODescriptor
+    int7 int_repr InterfaceType IntStorage IntType inverse IODescriptor
     is_anomaly_check_nan_enabled is_anomaly_enabled is_autocast_cache_enabled
     is_autocast_cpu_enabled is_autocast_ipu_enabled
     is_autocast_xla_enabled is_complex is_conj is_deterministic_algorithms_warn_only_enabled
@@ -82,10 +81,10 @@ TORCH = frozenset("""
     is_signed is_storage is_vulkan_available is_warn_always_enabled isclose isfinite isin
     isinf isnan isneginf isposinf isreal istft jagged jit JITException kaiser_window kl_div
     kron kthvalue layer_norm layout lcm lcm_ ldexp ldexp_ le legacy_contiguous_format lerp
-    less less_equal lgamma library linalg ListType LiteScriptModule lobpcg LockingLogger
+    less less_equal lgamma library ListType LiteScriptModule lobpcg LockingLogger
     log10_ log1p_ log2_ log_ logaddexp logaddexp2 logcumsumexp logdet
     LoggerBase logical_and logical_not logical_or logical_xor logit logit_ logspace
-    LongStorage LongTensor lstm lstm_cell lstsq lt lu lu_solve lu_unpack
+    LongStorage lstm lstm_cell lstsq lt lu lu_solve lu_unpack
     margin_ranking_loss masked masked_scatter masked_select math matrix_exp
     matrix_power matrix_rank max_pool1d max_pool1d_with_indices max_pool2d max_pool3d median
     memory_format merge_type_from_type_comment meshgrid miopen_batch_norm miopen_convolution
@@ -94,7 +93,7 @@ TORCH = frozenset("""
     mkldnn_convolution mkldnn_linear_backward_weights mkldnn_max_pool2d mkldnn_max_pool3d
     mkldnn_rnn_layer mode ModuleDict monitor moveaxis movedim mps msort mtia multinomial
     multiply multiprocessing mv mvlgamma nan nan_to_num nan_to_num_ nanmean nanmedian
-    nanquantile nansum narrow narrow_copy native_batch_norm native_channel_shuffle
+    nanquantile nansum narrow_copy native_batch_norm native_channel_shuffle
     native_dropout native_group_norm native_layer_norm native_norm nativert ne neg_ negative
     negative_ nested newaxis nextafter Node NoneType nonzero_static NoopLogger
     norm_except_dim normal not_equal nuclear_norm numa NumberType OperatorInfo ops
@@ -126,7 +125,7 @@ TORCH = frozenset("""
     set_autocast_xla_dtype set_autocast_xla_enabled set_default_tensor_type
     set_deterministic_debug_mode set_flush_denormal
     set_num_interop_threads set_num_threads set_warn_always sgn
-    ShortStorage ShortTensor sigmoid_ sign signal signbit sin_ sinc sinc_ sinh sinh_
+    ShortStorage sigmoid_ sign signal signbit sin_ sinc sinc_ sinh sinh_
     slice_copy slice_inverse slice_scatter slogdet smm solve sparse sparse_bsc
     sparse_bsc_tensor sparse_bsr sparse_bsr_tensor sparse_compressed_tensor sparse_coo
     sparse_coo_tensor sparse_csc sparse_csc_tensor sparse_csr sparse_csr_tensor special
@@ -135,13 +134,13 @@ TORCH = frozenset("""
     strided StringType subtract SUM svd svd_lowrank swapaxes swapdims sym_constrain_range
     sym_constrain_range_for_size sym_float sym_fresh_size sym_int sym_ite sym_max sym_min
     sym_not sym_sqrt sym_sum SymBool SymBoolType symeig SymFloat SymInt SymIntType sys
-    t_copy Tag take take_along_dim tan tan_ tanh_ tensor_split tensordot TensorType testing
+    t_copy Tag take take_along_dim tan tan_ tanh_ tensor_split tensordot TensorType
     textwrap thread_safe_generator threading threshold threshold_ ThroughputBenchmark tile
     to_dlpack torch torch_version trace TracingState transpose_copy trapezoid trapz
     triangular_solve tril_indices triplet_margin_loss triu_indices true_divide
     trunc trunc_ TupleType Type TYPE_CHECKING TypedStorage typename types uint1 uint16 uint2
     uint3 uint32 uint4 uint5 uint6 uint64 uint7 unbind_copy unflatten unfold_copy
-    unify_type_list UnionType unique unique_consecutive unravel_index unsafe_chunk
+    unify_type_list UnionType unique_consecutive unravel_index unsafe_chunk
     unsafe_split unsafe_split_with_sizes unsqueeze_copy UntypedStorage Use
     use_deterministic_algorithms USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH
     values_copy vander var var_mean vdot version view_as_complex view_as_complex_copy
@@ -157,7 +156,7 @@ TENSOR = frozenset("""
     arccos arccos_ arccosh arccosh_ arcsin arcsin_ arcsinh arcsinh_ arctan arctan2 arctan2_
     arctan_ arctanh arctanh_ argwhere as_strided as_strided_ as_strided_scatter
     as_subclass asin asin_ asinh asinh_ atan atan2 atan2_ atan_ atanh atanh_ baddbmm
-    baddbmm_ bernoulli bernoulli_ bincount bitwise_and bitwise_and_
+    baddbmm_ bernoulli bernoulli_ bitwise_and bitwise_and_
     bitwise_left_shift bitwise_left_shift_ bitwise_not bitwise_not_ bitwise_or bitwise_or_
     bitwise_right_shift bitwise_right_shift_ bitwise_xor bitwise_xor_ byte cauchy_
     ccol_indices cdouble ceil ceil_ cfloat chalf char cholesky cholesky_inverse
@@ -167,7 +166,7 @@ TENSOR = frozenset("""
     cumsum_ data_ptr deg2rad deg2rad_ dense_dim dequantize det diag diag_embed
     diagflat diagonal diagonal_scatter diff digamma digamma_ dim_order dist divide divide_
     dsplit eig eq_ erf_ erfc erfc_ erfinv erfinv_ exp2 exp2_ exp_ expm1_
-    exponential_ fill_diagonal_ fix fix_ flip fliplr flipud float_power float_power_ floor
+    exponential_ fill_diagonal_ fix fix_ fliplr flipud float_power float_power_ floor
     floor_ floor_divide floor_divide_ fmax fmin fmod fmod_ frac frac_ frexp gcd gcd_
     ge_ geometric_ geqrf ger get_device grad_dtype greater greater_ greater_equal
     greater_equal_ gt_ hardshrink hash_tensor heaviside heaviside_ hsplit
@@ -184,7 +183,7 @@ TENSOR = frozenset("""
     logical_xor_ logit logit_ lstsq lt_ lu lu_solve mH map2_ map_
     masked_scatter masked_scatter_ masked_select matrix_exp matrix_power median
     mode module_load moveaxis movedim msort mtia multiply multiply_ mv mvlgamma
-    mvlgamma_ name nan_to_num nan_to_num_ nanmean nanmedian nanquantile nansum narrow
+    mvlgamma_ name nan_to_num nan_to_num_ nanmean nanmedian nanquantile nansum
     narrow_copy nbytes ne_ neg_ negative negative_ new new_empty_strided nextafter
     nextafter_ nonzero_static not_equal not_equal_ orgqr ormqr outer output_nr
     pin_memory pinverse polygamma polygamma_ positive prelu prod put put_ q_per_channel_axis
@@ -202,8 +201,8 @@ TENSOR = frozenset("""
     tan_ tanh_ tensor_split tile to_dense to_mkldnn to_padded_tensor to_sparse to_sparse_bsc
     to_sparse_bsr to_sparse_coo to_sparse_csc to_sparse_csr trace transpose_
     triangular_solve tril_ triu_ true_divide true_divide_ trunc trunc_
-    unfold unique unique_consecutive unsafe_chunk unsafe_split unsafe_split_with_sizes
-    unsqueeze_ untyped_storage values var vdot volatile vsplit where xlogy xlogy_ xpu
+    unfold unique_consecutive unsafe_chunk unsafe_split unsafe_split_with_sizes
+    unsqueeze_ untyped_storage values var vdot volatile vsplit xlogy xlogy_ xpu
 """.split())  # noqa: SIM905 - a list to read
 """``torch.Tensor.<name>``s that ``chaingrad.Tensor`` lacks."""
 
@@ -450,6 +449,19 @@ same-named functions do not, yet: Python's own TypeError names the keyword
 (``add() got an unexpected keyword argument 'out'``); here is what to do instead.
 tests/test_torch_names.py finds every torch keyword that a chaingrad function lacks and
 checks that it is one of these."""
+
+LINALG = frozenset("""
+    cholesky cholesky_ex common_notes cond cross diagonal eig eigh eigvals eigvalsh
+    householder_product inv_ex ldl_factor ldl_factor_ex ldl_solve lstsq lu lu_factor
+    lu_factor_ex lu_solve matmul matrix_exp matrix_power matrix_rank multi_dot pinv qr
+    slogdet solve_ex solve_triangular svd svdvals tensorinv tensorsolve vander vecdot
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.linalg.<name>``s that ``chaingrad.linalg`` lacks."""
+
+TESTING = frozenset("""
+    FileCheck assert_allclose make_tensor
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.testing.<name>``s that ``chaingrad.testing`` lacks."""
 
 # ---- what to write instead, where chaingrad's ops compose it ----
 

@@ -43,6 +43,10 @@ PAGES: list[tuple[str, list[str], str]] = [
                             "chaingrad.backends.cpu", "chaingrad.amp", "chaingrad.distributed",
                             "chaingrad.nn.parallel", "chaingrad.onnx", "chaingrad.torch_compile"],
      "One process on one CPU: cuda, accelerator, backends, amp, distributed, onnx"),
+    ("api/autograd.md", ["chaingrad.autograd", "chaingrad.autograd.functional"],
+     "chaingrad.autograd"),
+    ("api/linalg.md", ["chaingrad.linalg"], "chaingrad.linalg"),
+    ("api/testing.md", ["chaingrad.testing"], "chaingrad.testing"),
 ]
 
 

@@ -406,6 +406,69 @@ def probability_cases(draw):
     return Case((draw(_array(shape, ((0.05, 0.95),))), draw(_array(shape, ((0.001, 0.999),)))))
 
 
+@st.composite
+def flip_cases(draw):
+    """An array and one or more distinct dims to flip."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, **SMALL))
+    dims = draw(st.lists(st.integers(0, len(shape) - 1), min_size=1, max_size=len(shape),
+                         unique=True))
+    return Case((draw(_array(shape)),), {"dims": [d - len(shape) * draw(st.booleans())
+                                                  for d in dims]})
+
+
+@st.composite
+def narrow_cases(draw):
+    """An array, a dim, a start (negative too) and a length that fits."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, **SMALL))
+    dim = draw(st.integers(-len(shape), len(shape) - 1))
+    start = draw(st.integers(0, shape[dim]))
+    length = draw(st.integers(0, shape[dim] - start))
+    if draw(st.booleans()) and start < shape[dim]:
+        start -= shape[dim]
+    return Case((draw(_array(shape)),), {"dim": dim, "start": start, "length": length})
+
+
+@st.composite
+def matrix_cases(draw, rhs: str = ""):
+    """Square matrices (n of 1 to 3, a batch of them or not), far from singular: entries in
+    [-1, 1] plus 4 on the diagonal; with ``rhs``, a right-hand side B: "vector" (n,) or
+    (batch, n), "matrix" (n, k) or (batch, n, k), "broadcast" (n, k) against a batch."""
+    n = draw(st.integers(1, 3))
+    batch = draw(st.sampled_from([(), (2,)]))
+    a = draw(_array(batch + (n, n), ((-1.0, 1.0),))) + 4 * np.eye(n)
+    if not rhs:
+        return Case((a,))
+    k = draw(st.integers(1, 3))
+    shape = {"vector": batch + (n,), "matrix": batch + (n, k), "broadcast": (n, k)}[rhs]
+    return Case((a, draw(_array(shape))))
+
+
+def _untied(shape: tuple[int, ...]):
+    """Values away from 0 whose sums over any dims never tie (a norm's max, min and |x|
+    have a clear winner): ``_distinct``'s, each moved by its own power of pi."""
+    size = int(np.prod(shape))
+    return st.permutations(range(size)).map(lambda p: (
+        np.array(p, dtype=np.float64) * 0.25 - size * 0.125 + 0.1
+        + 0.01 * np.pi ** (np.array(p) / size)).reshape(shape))
+
+
+@st.composite
+def linalg_norm_cases(draw, matrix: bool = False):
+    """An array away from 0 (its norms' kinks: |x| at 0), with an ord and dims: one or two
+    dims for a vector norm (or all, None), two for a matrix norm."""
+    shape = draw(hnp.array_shapes(min_dims=2 if matrix else 1, max_dims=3, **SMALL))
+    if matrix:
+        dims = tuple(draw(st.lists(st.integers(-len(shape), len(shape) - 1), min_size=2,
+                                   max_size=2, unique_by=lambda d: d % len(shape))))
+        ord_ = draw(st.sampled_from(["fro", 1, -1, float("inf"), -float("inf")]))
+        return Case((draw(_untied(shape)),), {"ord": ord_, "dim": dims})
+    dims = draw(st.none() | st.lists(st.integers(-len(shape), len(shape) - 1), min_size=1,
+                                     max_size=2, unique_by=lambda d: d % len(shape)
+                                     ).map(tuple))
+    ord_ = draw(st.sampled_from([2, 1, 3, 0.5, -1, float("inf"), -float("inf")]))
+    return Case((draw(_untied(shape)),), {"ord": ord_, "dim": dims})
+
+
 def _weighted(pieces: Any, lib: Any, dim: int) -> Any:
     """The pieces of a split joined again, each scaled by its place (so that a gradient that
     reached the wrong piece would show)."""
@@ -581,6 +644,33 @@ OPS: list[TensorOp] = [
     TensorOp("scatter_add", lambda x, src, dim, index: chaingrad.scatter_add(x, dim, index, src),
              lambda x, src, dim, index: T.scatter_add(x, dim, T.as_tensor(index), src),
              lambda: gather_cases(scatter=True)),
+    TensorOp("flip", lambda x, dims: x.flip(dims), lambda x, dims: x.flip(dims), flip_cases),
+    TensorOp("torch.flip", lambda x, dims: chaingrad.flip(x, dims),
+             lambda x, dims: T.flip(x, dims), flip_cases),
+    TensorOp("narrow", lambda x, dim, start, length: x.narrow(dim, start, length),
+             lambda x, dim, start, length: x.narrow(dim, start, length), narrow_cases),
+    TensorOp("Tensor.where", lambda x, y: x.where(x.detach() > 0, y),
+             lambda x, y: x.where(x.detach() > 0, y), _binary(NONZERO, ANY)),
+    # torch.linalg: inv, det and solve are primitives (chaingrad/tensor_engine/linalg.py)
+    TensorOp("linalg.inv", lambda a: chaingrad.linalg.inv(a), lambda a: T.linalg.inv(a),
+             matrix_cases),
+    TensorOp("linalg.det", lambda a: chaingrad.linalg.det(a), lambda a: T.linalg.det(a),
+             matrix_cases),
+    *(TensorOp(f"linalg.solve_{rhs}", lambda a, b: chaingrad.linalg.solve(a, b),
+               lambda a, b: T.linalg.solve(a, b), lambda rhs=rhs: matrix_cases(rhs))
+      for rhs in ("vector", "matrix", "broadcast")),
+    TensorOp("linalg.solve_left_false",
+             lambda a, b: chaingrad.linalg.solve(a, b.mT, left=False),
+             lambda a, b: T.linalg.solve(a, b.mT, left=False), lambda: matrix_cases("matrix")),
+    TensorOp("linalg.vector_norm", lambda x, ord, dim: chaingrad.linalg.vector_norm(x, ord, dim),
+             lambda x, ord, dim: T.linalg.vector_norm(x, ord, dim), linalg_norm_cases),
+    TensorOp("linalg.matrix_norm",
+             lambda x, ord, dim: chaingrad.linalg.matrix_norm(x, ord, dim),
+             lambda x, ord, dim: T.linalg.matrix_norm(x, ord, dim),
+             lambda: linalg_norm_cases(matrix=True)),
+    TensorOp("linalg.norm", lambda x, ord, dim: chaingrad.linalg.norm(x, ord, dim),
+             lambda x, ord, dim: T.linalg.norm(x, ord, dim),
+             lambda: linalg_norm_cases(matrix=True)),
     TensorOp("binary_cross_entropy",
              lambda x, t: chaingrad.nn.functional.binary_cross_entropy(x, t, reduction="none"),
              lambda x, t: T.nn.functional.binary_cross_entropy(x, t, reduction="none"),

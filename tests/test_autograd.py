@@ -514,3 +514,40 @@ def test_function_with_setup_context_on_values():
     y = Square.apply(x) * 2
     y.backward()
     assert (y.data, x.grad) == (18.0, 12.0)
+
+
+def test_gradgradcheck_passes_true_second_derivatives_and_catches_a_frozen_rule() -> None:
+    """A rule that reads its input's numbers as a constant has the right first derivative
+    (gradcheck passes) but no second (gradgradcheck catches it), on either engine."""
+    from chaingrad.autograd import gradgradcheck
+    from chaingrad.rules import data
+
+    def true_rule(xs, out, g):
+        return (3 * xs[0] ** 2 * g,)
+
+    def frozen_rule(xs, out, g):
+        return (3 * data(xs[0]) ** 2 * g,)
+
+    cube = primitive(lambda x: x ** 3, true_rule)
+    frozen = primitive(lambda x: x ** 3, frozen_rule)
+    x = chaingrad.tensor([0.5, -1.5], dtype=chaingrad.float64, requires_grad=True)
+    for point in ([0.7], x):
+        assert gradcheck(frozen, point) and gradgradcheck(cube, point)
+        with pytest.raises(GradcheckError, match="analytic gradient"):
+            gradgradcheck(frozen, point)
+        assert gradgradcheck(frozen, point, raise_exception=False) is False
+    assert gradgradcheck(lambda t: (t.tanh(), t.sin() * t), x,
+                         grad_outputs=(chaingrad.ones(2), chaingrad.ones(2)))
+
+
+def test_gradgradcheck_takes_torchs_arguments(torch) -> None:
+    import inspect
+
+    from chaingrad.autograd import gradgradcheck
+
+    ours = inspect.signature(gradgradcheck).parameters
+    theirs = inspect.signature(torch.autograd.gradgradcheck).parameters
+    assert list(ours) == list(theirs)
+    assert all(ours[name].default == theirs[name].default for name in list(theirs)[2:])
+    with pytest.raises(NotImplementedError, match="check_fwd_over_rev=True is not in chaingrad"):
+        gradgradcheck(lambda v: v * v, [1.0], check_fwd_over_rev=True)

@@ -133,9 +133,26 @@ class Conversions:
         return self._node(data, (self,), CAST.bind(wanted.name))
 
     def type(self, dtype: Any = None) -> Any:
-        """The dtype's name as torch's ``x.type()`` gives it, or ``to(dtype)``."""
+        """The dtype's name as torch's ``x.type()`` gives it, or ``to(dtype)``: a dtype, a
+        legacy type (``x.type(chaingrad.DoubleTensor)``) or its name
+        (``x.type("torch.LongTensor")``, as torch's code writes it).
+
+        Example:
+            >>> from chaingrad import Tensor
+            >>> x = Tensor([1.5])
+            >>> x.type(), x.type("torch.LongTensor").tolist()
+            ('chaingrad.FloatTensor', [1])
+        """
         if dtype is None:
             return f"chaingrad.{_TYPE_NAMES.get(self._value.dtype.name, self.dtype.name)}"
+        if isinstance(dtype, str):
+            module, _, name = dtype.rpartition(".")
+            named = {legacy: numpy_name for numpy_name, legacy in _TYPE_NAMES.items()}
+            if module not in ("torch", "chaingrad") or name not in named:
+                raise ValueError(f"type: invalid type: {dtype!r}")
+            dtype = np.dtype(named[name])
+        elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), dtypes.dtype):
+            dtype = dtype.dtype  # a legacy type (chaingrad.FloatTensor): its dtype
         return self.to(dtype)
 
     def type_as(self: SelfTensor, other: Any) -> SelfTensor:

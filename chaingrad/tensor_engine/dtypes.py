@@ -148,6 +148,20 @@ def of(numpy_dtype: Any) -> dtype:
     return found
 
 
+def scalar_type(numpy_dtype: Any) -> str:
+    """torch's name of a dtype in its error messages (its ScalarType): Float, Double,
+    Long, ...
+
+    Example:
+        >>> scalar_type(np.dtype(np.int64))
+        'Long'
+    """
+    name = np.dtype(numpy_dtype).name
+    return {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}.get(name, name)
+
+
 def to_numpy(d: Any, where: str) -> np.dtype:
     """A dtype argument (a chaingrad dtype, a numpy dtype or type, None) as a numpy dtype."""
     if isinstance(d, dtype):

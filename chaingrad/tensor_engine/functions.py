@@ -21,15 +21,14 @@ import numpy as np
 from . import dtypes
 from .arrays import normalize_axis, quietly
 from .factories import tensor_argument
-from .promotion import cast, operands
+from .promotion import cast
 from .rules import (
     CONCATENATE,
     EINSUM,
     PAD,
     STACK,
-    WHERE,
 )
-from .tensor import Tensor, constant, make_node
+from .tensor import Tensor, constant, make_node, where_node
 
 
 def _tensors(tensors: Any, where: str) -> list[Tensor]:
@@ -119,29 +118,9 @@ def where(condition: Any, x: Any, y: Any) -> Tensor:
         >>> x.grad.tolist()
         [0.0, 1.0]
     """
-    if isinstance(condition, Tensor):
-        condition = condition._value
-    cond = np.asarray(condition)
-    if cond.dtype != bool:
-        if cond.dtype.kind not in "biuf":
-            raise TypeError(f"where: condition must be booleans, got dtype {cond.dtype}")
-        cond = cond != 0
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         x = tensor_argument(x, "where", numbers=True)
-    if isinstance(x, Tensor):
-        both = operands("where", x, y)
-        x, y = (None, None) if both is NotImplemented else both[:2]
-    else:
-        both = operands("where", y, x)
-        y, x = (None, None) if both is NotImplemented else both[:2]
-    if x is None:
-        raise TypeError("where: expected Tensors, arrays or numbers")
-    try:
-        data = np.where(cond, x._value, y._value)
-    except ValueError:
-        raise ValueError(f"where: shapes {cond.shape}, {tuple(x.shape)} and {tuple(y.shape)} "
-                         "do not broadcast") from None
-    return make_node(data.astype(both[2], copy=False), (x, y), WHERE.bind(cond))
+    return where_node(condition, x, y)
 
 
 LETTERS = string.ascii_letters

@@ -44,7 +44,7 @@ class GradFn:
     def name(self) -> str:
         rule = self.rule
         op = rule.primitive.name if rule.primitive is not None else ""
-        if op == "getitem":
+        if op == "getitem" and rule.name == "getitem":
             base = _getitem_grad_fn(rule.params[0], self.node._prev[0].shape)
         else:
             base = (_GRAD_FN_NAMES.get(rule.name) or _GRAD_FN_NAMES.get(op)
@@ -118,6 +118,7 @@ _GRAD_FN_NAMES = {
     "to": "ToCopy", "max": "Amax", "min": "Amin", "neg": "Neg", "mean": "Mean", "-": "Sub",
     "rsub": "RsubBackward1", "/": "Div", "log1p": "Log1P", "leaky_relu": "LeakyRelu",
     "binary_cross_entropy": "BinaryCrossEntropy", "nll_loss": "NllLoss",
+    "inv": "LinalgInvEx", "det": "LinalgDet", "solve": "LinalgSolveEx", "flip": "Flip",
 }
 
 

@@ -1,9 +1,9 @@
 """Entries picked and placed by index or by mask, as torch does: ``gather``, ``scatter_add``,
-``roll``, ``masked_fill`` (and ``masked_fill_``), ``tril`` and ``triu`` (the ``Indexing``
-part of ``Tensor``).
+``roll``, ``flip``, ``masked_fill`` (and ``masked_fill_``), ``tril`` and ``triu`` (the
+``Indexing`` part of ``Tensor``).
 
 Each is composed of the primitives that move entries, so none has a rule of its own:
-``gather`` and ``roll`` are a getitem (``tensor_engine.rules.GETITEM``: the gradient goes
+``gather``, ``roll`` and ``flip`` are a getitem (``tensor_engine.rules.GETITEM``: the gradient goes
 back to the entries picked), ``scatter_add`` a scatter (``SCATTER``: it reads the gradient
 back at the index), ``masked_fill``, ``tril`` and ``triu`` a where (``WHERE``: the gradient
 goes where the mask keeps x). ``x[index]`` itself, the getitem, is in ``tensor.py``.
@@ -126,6 +126,32 @@ class Indexing:
             n = self.shape[ax]
             if n:
                 out = out[(slice(None),) * ax + ((np.arange(n) - int(shift)) % n,)]
+        return out
+
+    def flip(self: SelfTensor, *dims: Any) -> SelfTensor:
+        """The entries in reverse order along each of ``dims``, as torch.flip (``x.flip(0)``,
+        ``x.flip(0, 1)`` or ``x.flip([0, 1])``): a getitem of reversed slices, whose gradient
+        goes back where each entry came from. A copy, as torch's (not a view).
+
+        Example:
+            >>> from chaingrad import Tensor
+            >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]])
+            >>> x.flip(0).tolist(), x.flip([0, 1]).tolist()
+            ([[3.0, 4.0], [1.0, 2.0]], [[4.0, 3.0], [2.0, 1.0]])
+        """
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        axes = [normalize_axis(d, max(self.ndim, 1), "flip") for d in dims]
+        for ax in axes:
+            if axes.count(ax) > 1:
+                raise RuntimeError(f"flip: dim {ax} appears multiple times in the list of dims")
+        if self.ndim == 0 or not axes:
+            return self.clone()
+        # every dim indexed by an array (reversed where flipped): a copy, as torch's flip
+        out = self[np.ix_(*(np.arange(n - 1, -1, -1) if ax in axes else np.arange(n)
+                            for ax, n in enumerate(self.shape)))]
+        if out._rule is not None:  # named for grad_fn and explain: FlipBackward0, as torch's
+            out._rule = out._rule.primitive.bind(*out._rule.params, name="flip")
         return out
 
     def masked_fill(self: SelfTensor, mask: Any, value: Any) -> SelfTensor:

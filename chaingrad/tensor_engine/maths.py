@@ -314,6 +314,34 @@ def histogram(input: Any, bins: Any = 100, *, range: Any = None,  # noqa: A002
                                                  density=density)
 
 
+def unique(input: Any, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+           return_counts: bool = False, dim: int | None = None) -> Any:
+    """The distinct entries in order, and optionally where each went and how often each
+    occurs (see ``Tensor.unique``).
+
+    Example:
+        >>> unique(Tensor([2.0, 1.0, 2.0])).tolist()
+        [1.0, 2.0]
+    """
+    return _tensor(input, "unique").unique(sorted, return_inverse, return_counts, dim)
+
+
+def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:  # noqa: A002
+    """How often each integer occurs, or the sums of their weights (see
+    ``Tensor.bincount``)."""
+    return _tensor(input, "bincount").bincount(weights, minlength)
+
+
+def flip(input: Any, dims: Any) -> Tensor:  # noqa: A002
+    """The entries in reverse order along each of ``dims`` (see ``Tensor.flip``)."""
+    return _tensor(input, "flip").flip(dims)
+
+
+def narrow(input: Any, dim: int, start: Any, length: int) -> Tensor:  # noqa: A002
+    """The ``length`` entries from ``start`` along ``dim`` (see ``Tensor.narrow``)."""
+    return _tensor(input, "narrow").narrow(dim, start, length)
+
+
 def tril(input: Any, diagonal: int = 0) -> Tensor:  # noqa: A002
     """The entries on and below the ``diagonal``, zeros above (see ``Tensor.tril``).
 

@@ -1,7 +1,7 @@
 """A tensor's entries in another shape, as torch gives them: views (``view``, ``flatten``,
 ``squeeze``, ``unsqueeze``, ``transpose``, ``t``, ``T``, ``mT``, ``expand``, ...),
-``repeat``, and the pieces of ``split``, ``chunk`` and ``unbind`` (the ``Shaping`` part of
-``Tensor``).
+``repeat``, and the pieces of ``split``, ``chunk``, ``unbind`` and ``narrow`` (the
+``Shaping`` part of ``Tensor``).
 
 Each is composed of the four primitives that move entries, in ``tensor.py``: ``reshape``,
 ``permute``, ``broadcast_to`` and the getitem ``x[index]`` (a piece is a slice), whose rules
@@ -214,3 +214,33 @@ class Shaping:
         """
         ax = normalize_axis(dim, self.ndim, "unbind")
         return tuple(self[(slice(None),) * ax + (i,)] for i in range(self.shape[ax]))
+
+    def narrow(self: SelfTensor, dim: int, start: Any, length: int) -> SelfTensor:
+        """The ``length`` entries from ``start`` along ``dim`` (a negative ``start`` counts
+        from the end), as torch.narrow: a slice, whose gradient goes back where it came from.
+
+        Example:
+            >>> from chaingrad import Tensor
+            >>> Tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]).narrow(1, 1, 2).tolist()
+            [[2.0, 3.0], [5.0, 6.0]]
+        """
+        if self.ndim == 0:
+            raise RuntimeError("narrow: narrow() cannot be applied to a 0-dim tensor.")
+        ax = normalize_axis(dim, self.ndim, "narrow")
+        if hasattr(start, "_value"):  # torch takes a 0-dim integer tensor too
+            start = start.item()
+        if isinstance(start, bool) or not isinstance(start, (int, np.integer)):
+            raise TypeError(f"narrow: start must be an int, got {start!r}")
+        if isinstance(length, bool) or not isinstance(length, (int, np.integer)):
+            raise TypeError(f"narrow: length must be an int, got {length!r}")
+        n = self.shape[ax]
+        if not -n <= start <= n:
+            raise IndexError(f"narrow: start out of range (expected to be in range of "
+                             f"[{-n}, {n}], but got {start})")
+        start = start + n if start < 0 else start
+        if length < 0:
+            raise RuntimeError("narrow: narrow(): length must be non-negative.")
+        if start + length > n:
+            raise RuntimeError(f"narrow: start ({start}) + length ({length}) exceeds dimension "
+                               f"size ({n}).")
+        return self[(slice(None),) * ax + (slice(int(start), int(start + length)),)]

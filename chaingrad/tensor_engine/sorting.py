@@ -1,9 +1,11 @@
 """Sorting and counting a tensor's entries, as torch does: ``sort``, ``argsort``, ``topk``,
-``nonzero``, ``histc`` and ``histogram`` (the ``Sorting`` part of ``Tensor``).
+``nonzero``, ``unique``, ``bincount``, ``histc`` and ``histogram`` (the ``Sorting`` part of
+``Tensor``).
 
 None of them is a primitive: ``sort`` and ``topk`` pick their values with a getitem, whose
 rule sends the gradient back to the entries picked; the others give indices or counts,
-which take no gradient. ``values_indices`` and ``histogram_result`` are what they return,
+which take no gradient (torch has none for ``unique`` and ``bincount`` either: its
+backward raises). ``values_indices`` and ``histogram_result`` are what they return,
 as torch's ``torch.return_types``.
 
 Example:
@@ -120,6 +122,81 @@ class Sorting:
         if self.ndim == 0:
             return self._constant(np.zeros((int(found[0].size), 0), dtype=np.int64))
         return self._constant(np.stack(found, axis=1).astype(np.int64))
+
+    def unique(self, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+               return_counts: bool = False, dim: int | None = None) -> Any:
+        """The distinct entries in ascending order (of all, flattened; or with ``dim``, the
+        distinct slices along ``dim``, ordered as tuples), as torch.unique: the tensor, or
+        with ``return_inverse`` and/or ``return_counts`` a tuple adding where each entry
+        (slice) went, in the input's shape (``dim``'s length), and how often each occurs,
+        both int64. ``sorted=False`` is accepted and sorts too, as torch's on the CPU; each
+        nan is distinct, as in torch. No gradient.
+
+        Example:
+            >>> from chaingrad import Tensor
+            >>> out, inverse, counts = Tensor([3.0, 1.0, 3.0]).unique(return_inverse=True,
+            ...                                                        return_counts=True)
+            >>> out.tolist(), inverse.tolist(), counts.tolist()
+            ([1.0, 3.0], [1, 0, 1], [1, 2])
+        """
+        x = self._value
+        if dim is None:
+            values, inverse, counts = np.unique(x.reshape(-1), return_inverse=True,
+                                                return_counts=True, equal_nan=False)
+            inverse = inverse.reshape(x.shape)
+        else:
+            ax = normalize_axis(dim, max(self.ndim, 1), "unique")
+            if any(n == 0 for i, n in enumerate(x.shape) if i != ax):
+                raise RuntimeError("unique: There are 0 sized dimensions, and they aren't "
+                                   "selected, so unique cannot be applied")
+            if x.shape[ax] == 0:
+                values, inverse, counts = x, np.zeros(0, np.int64), np.zeros(0, np.int64)
+            else:
+                values, inverse, counts = np.unique(x.reshape(x.shape or (1,)), axis=ax,
+                                                    return_inverse=True, return_counts=True,
+                                                    equal_nan=False)
+            inverse = inverse.reshape(-1)
+        out = self._constant(np.ascontiguousarray(values))
+        found = ((self._constant(inverse.astype(np.int64)),) if return_inverse else ()) + (
+            (self._constant(counts.astype(np.int64)),) if return_counts else ())
+        return (out, *found) if found else out
+
+    def bincount(self: SelfTensor, weights: Any = None, minlength: int = 0) -> SelfTensor:
+        """How often each of 0, 1, ..., max(x) occurs in this 1-D tensor of integers >= 0
+        (at least ``minlength`` counts), as torch.bincount: int64 counts, or with
+        ``weights`` (one per entry) the weights' sums, float32 for float32 weights and
+        float64 for any other, as torch's. No gradient.
+
+        Example:
+            >>> from chaingrad import Tensor
+            >>> import chaingrad as torch
+            >>> x = torch.tensor([1, 1, 3])
+            >>> x.bincount().tolist(), x.bincount(torch.tensor([0.5, 1.0, 2.0])).tolist()
+            ([0, 2, 0, 1], [0.0, 1.5, 0.0, 2.0])
+        """
+        x = self._value
+        if x.dtype.kind not in "iu":
+            raise NotImplementedError(f"bincount: \"bincount_cpu\" not implemented for "
+                                      f"'{dtypes.scalar_type(x.dtype)}'")
+        if x.ndim != 1 or (x.size and x.min() < 0):
+            raise RuntimeError("bincount: bincount only supports 1-d non-negative integral "
+                               "inputs.")
+        if isinstance(minlength, bool) or not isinstance(minlength, (int, np.integer)):
+            raise TypeError(f"bincount: minlength must be an int, got {minlength!r}")
+        if minlength < 0:
+            raise RuntimeError("bincount: minlength should be >= 0")
+        if weights is None:
+            return self._constant(np.bincount(x, minlength=int(minlength)).astype(np.int64))
+        w = lift(weights, self)
+        if w is None:
+            raise TypeError(f"bincount: weights must be a Tensor, got {type(weights).__name__}")
+        if w.ndim != 1 or w.shape[0] != x.shape[0]:
+            raise RuntimeError("bincount: weights should be 1-d and have the same length as "
+                               "input")
+        dtype = np.float32 if w._value.dtype == np.float32 else np.float64
+        sums = np.zeros(max(int(minlength), int(x.max()) + 1 if x.size else 0), dtype=dtype)
+        np.add.at(sums, x, w._value.astype(dtype))  # in order, in that dtype: torch's sums
+        return self._constant(sums)
 
     def histc(self: SelfTensor, bins: int = 100, min: float = 0,  # noqa: A002
               max: float = 0) -> SelfTensor:  # noqa: A002

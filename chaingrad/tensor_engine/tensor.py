@@ -24,16 +24,17 @@ and ``help(Tensor.sort)`` its docstring):
   primitives (``tanh``, ``exp``, ...), and the ops that make nodes of the Tensor's own
   primitives: ``clamp``, ``sum``, ``mean``, ``max``, ``min``, ``amax``, ``amin``,
   ``softmax``, ``log_softmax``, ``cumsum``, and the four that move entries, ``reshape``,
-  ``permute``, ``broadcast_to`` and ``x[index]``; with ``maximum``, ``minimum`` and
-  ``nan_to_num`` (where nodes), and what takes no gradient beside them (``argmax``,
+  ``permute``, ``broadcast_to`` and ``x[index]``; with ``where``, ``maximum``, ``minimum``
+  and ``nan_to_num`` (where nodes), and what takes no gradient beside them (``argmax``,
   ``argmin``, ``any``, ``all``, ``isnan``, ``isinf``, ...);
 - ``reductions.py``: ``var``, ``std``, ``norm``, ``logsumexp``, ``nansum``, ``nanmean``;
 - ``shaping.py``: ``view``, ``view_as``, ``reshape_as``, ``ravel``, ``flatten``,
   ``unflatten``, ``squeeze``, ``unsqueeze``, ``transpose``, ``t``, ``T``, ``mT``,
-  ``expand``, ``expand_as``, ``repeat``, ``split``, ``chunk``, ``unbind``;
-- ``indexing.py``: ``gather``, ``scatter_add``, ``roll``, ``masked_fill``,
+  ``expand``, ``expand_as``, ``repeat``, ``split``, ``chunk``, ``unbind``, ``narrow``;
+- ``indexing.py``: ``gather``, ``scatter_add``, ``roll``, ``flip``, ``masked_fill``,
   ``masked_fill_``, ``tril``, ``triu``;
-- ``sorting.py``: ``sort``, ``argsort``, ``topk``, ``nonzero``, ``histc``, ``histogram``;
+- ``sorting.py``: ``sort``, ``argsort``, ``topk``, ``nonzero``, ``unique``, ``bincount``,
+  ``histc``, ``histogram``;
 - ``sampling.py``: ``multinomial``;
 - ``inplace.py``: ``x[i] = v``, ``+=`` and the other in-place operators, ``add_``,
   ``sub_``, ``mul_``, ``div_``, ``pow_``, ``clamp_``, ``zero_``, ``fill_``, ``copy_``, the
@@ -696,6 +697,18 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         ``max``)."""
         return self._extreme(MIN, dim, keepdim, axis, keepdims)
 
+    def where(self, condition: Any, y: Operand) -> Tensor:
+        """This tensor where ``condition`` holds, else ``y``, as torch.Tensor.where (that is,
+        ``torch.where(condition, self, y)``): g goes to the one chosen
+        (``tensor_engine.rules.WHERE``).
+
+        Example:
+            >>> x = Tensor([-1.0, 2.0], requires_grad=True)
+            >>> x.where(x > 0, 0.0).tolist()
+            [0.0, 2.0]
+        """
+        return where_node(condition, self, y)
+
     def maximum(self, other: Operand) -> Tensor:
         """The larger of x and other, entry by entry (broadcasting), as torch.maximum;
         composed of ``where`` (``tensor_engine.rules.WHERE``): where they tie, each gets
@@ -1164,6 +1177,33 @@ def _named(out: Tensor, op: str) -> Tensor:
     if out._rule is not None:
         out._rule = out._rule.primitive.bind(*out._rule.params, name=op)
     return out
+
+
+def where_node(condition: Any, x: Any, y: Any) -> Tensor:
+    """torch.where's node, x or y (or both) a Tensor, the other a Tensor, an array or a
+    number: x where ``condition`` holds, else y, in torch's result dtype
+    (``tensor_engine.rules.WHERE``)."""
+    if isinstance(condition, Tensor):
+        condition = condition._value
+    cond = np.asarray(condition)
+    if cond.dtype != bool:
+        if cond.dtype.kind not in "biuf":
+            raise TypeError(f"where: condition must be booleans, got dtype {cond.dtype}")
+        cond = cond != 0
+    if isinstance(x, Tensor):
+        both = operands("where", x, y)
+        x, y = (None, None) if both is NotImplemented else both[:2]
+    else:
+        both = operands("where", y, x)
+        y, x = (None, None) if both is NotImplemented else both[:2]
+    if x is None:
+        raise TypeError("where: expected Tensors, arrays or numbers")
+    try:
+        data = np.where(cond, x._value, y._value)
+    except ValueError:
+        raise ValueError(f"where: shapes {cond.shape}, {tuple(x.shape)} and {tuple(y.shape)} "
+                         "do not broadcast") from None
+    return make_node(data.astype(both[2], copy=False), (x, y), WHERE.bind(cond))
 
 
 def _where(condition: np.ndarray, x: Tensor, y: Tensor, dtype: np.dtype) -> Tensor:

@@ -52,3 +52,20 @@ def test_masked_fill_in_place_follows_torchs_rule_for_writes() -> None:
     with chaingrad.no_grad():
         w.masked_fill_(chaingrad.tensor([True, False, False]), 0.0)
     assert w.tolist() == [0.0, 1.0, 1.0] and w.requires_grad and w.is_leaf
+
+
+def test_flip_copies_and_refuses_what_torch_refuses(torch) -> None:
+    """flip's values and gradients are the table's (tests/tensor_table.py); here: a copy,
+    not a view (writing it leaves x alone, as in torch), a 0-dim tensor, and the errors."""
+    x = chaingrad.tensor([[1.0, 2.0], [3.0, 4.0]])
+    flipped = x.flip(0)
+    flipped[0, 0] = 9.0
+    assert x.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert chaingrad.tensor(1.5).flip(0).item() == torch.tensor(1.5).flip(0).item()
+    assert x.flip(0, 1).tolist() == torch.tensor(x.tolist()).flip(0, 1).tolist()
+    y = chaingrad.tensor([[1.0, 2.0]], requires_grad=True)
+    assert y.flip(1).grad_fn.name() == torch.ones(1, requires_grad=True).flip(0).grad_fn.name()
+    with pytest.raises(RuntimeError, match="^flip: dim 0 appears multiple times in the list"):
+        x.flip([0, -2])
+    with pytest.raises(IndexError, match="out of range"):
+        chaingrad.flip(x, (2,))

@@ -57,6 +57,18 @@ GRADIENTS_DIFFER = {"abs", "relu", "leaky_relu", "leaky_relu_0.2", "maximum", "m
 # the 2-norm of an entry beyond sqrt(float max) overflows to inf here, where torch scales
 # first and gives the entry (1e300)
 VALUES_DIFFER = {"norm"}
+# a matrix holding nan, inf or 1e300: which entries of its inverse, determinant or solution
+# turn nan, and whether it counts as singular, is each LAPACK build's own (numpy's here,
+# torch's MKL or OpenBLAS there); finite matrices are the table's tests
+LINALG = {"linalg.inv", "linalg.det", "linalg.solve_vector", "linalg.solve_matrix",
+          "linalg.solve_broadcast", "linalg.solve_left_false"}
+VALUES_DIFFER |= LINALG
+GRADIENTS_DIFFER |= LINALG
+# torch.linalg's norms: as "norm" above (an entry beyond sqrt(float max) overflows here; the
+# derivative of |x| at nan, and of the norm at inf)
+LINALG_NORMS = {"linalg.vector_norm", "linalg.matrix_norm", "linalg.norm"}
+VALUES_DIFFER |= LINALG_NORMS
+GRADIENTS_DIFFER |= LINALG_NORMS
 VALUE_OPS = [op for op in TORCH_OPS if op.name not in VALUES_DIFFER]
 GRADIENT_OPS = [op for op in TORCH_OPS if op.name not in GRADIENTS_DIFFER
                 and op.name != "binary_cross_entropy"]  # nan refused, as by torch

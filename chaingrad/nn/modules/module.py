@@ -561,6 +561,29 @@ class Module:
         """Floating parameters and buffers converted to float64, in place; returns self."""
         return self._cast("float64")
 
+    def half(self) -> Module:
+        """Floating parameters and buffers converted to float16, in place; returns self.
+
+        Example:
+            >>> import chaingrad as torch
+            >>> torch.nn.Linear(2, 3).half().weight.dtype
+            chaingrad.float16
+        """
+        return self._cast("float16")
+
+    def bfloat16(self) -> Module:
+        """Floating parameters and buffers converted to bfloat16, in place; returns self.
+        Where chaingrad has no bfloat16 dtype (numpy has none of its own), a
+        NotImplementedError that says so."""
+        import numpy as np
+
+        try:
+            np.dtype("bfloat16")  # numpy knows it once the dtype's provider is loaded
+        except TypeError:
+            raise NotImplementedError("Module.bfloat16: chaingrad has no 'bfloat16' dtype yet; "
+                                      "use half() (float16) or float() (float32)") from None
+        return self._cast("bfloat16")
+
     def _cast(self, dtype: Any) -> Module:
         import numpy as np
 

@@ -298,3 +298,44 @@ def test_zero_grad_sets_none_or_zeroes_in_place() -> None:
     model.zero_grad()
     assert model.weight.grad is None and model.bias.grad is None
     assert grad is not None
+
+
+@pytest.mark.parametrize("cast", ["half", "float", "double", "to_float64", "to_float16"])
+def test_half_double_float_and_to_dtype_convert_as_torch(torch, cast) -> None:
+    """The floating parameters and buffers take the dtype, in place (the same objects),
+    with torch's numbers; an integer buffer keeps its own; the module itself is returned."""
+    import chaingrad
+    import chaingrad.nn as cnn
+
+    def convert(lib, model):
+        if cast.startswith("to_"):
+            return model.to(getattr(lib, cast[3:]))
+        return getattr(model, cast)()
+
+    ours = cnn.Sequential(cnn.Linear(3, 2), cnn.BatchNorm1d(2))
+    theirs = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2))
+    theirs.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in ours.state_dict().items()})
+    weight = ours[0].weight
+    assert convert(chaingrad, ours) is ours and ours[0].weight is weight
+    convert(torch, theirs)
+    mine = dict(ours.named_parameters()) | dict(ours.named_buffers())
+    expected = dict(theirs.named_parameters()) | dict(theirs.named_buffers())
+    assert list(mine) == list(expected)
+    for name, tensor in mine.items():
+        assert str(tensor.dtype).split(".")[1] == str(expected[name].dtype).split(".")[1], name
+        assert np.array_equal(tensor.detach().numpy(), expected[name].detach().numpy()), name
+
+
+def test_bfloat16_converts_or_says_chaingrad_lacks_the_dtype() -> None:
+    import chaingrad
+    import chaingrad.nn as cnn
+
+    model = cnn.Linear(2, 2)
+    try:
+        bfloat16 = chaingrad.bfloat16
+    except AttributeError:  # the dtype is not there yet: the module says so, and is unchanged
+        with pytest.raises(NotImplementedError, match="chaingrad has no 'bfloat16' dtype yet"):
+            model.bfloat16()
+        assert model.weight.dtype == chaingrad.float32
+    else:
+        assert model.bfloat16() is model and model.weight.dtype == bfloat16

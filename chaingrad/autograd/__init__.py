@@ -1,6 +1,8 @@
 """Gradients as functions (``grad``), your own primitives (``primitive`` and PyTorch's
-``Function``), and ``gradcheck``; torch's anomaly switches (``set_detect_anomaly``,
-``detect_anomaly``, ``is_anomaly_enabled``), defined in ``chaingrad.gradmode``.
+``Function``), ``gradcheck`` and ``gradgradcheck``; torch's anomaly switches
+(``set_detect_anomaly``, ``detect_anomaly``, ``is_anomaly_enabled``), defined in
+``chaingrad.gradmode``; the Jacobians and Hessians of ``functional`` (loaded on first use:
+it needs the Tensor engine).
 
 Each works on both engines through the node protocol (see ``chaingrad.autodiff``): Values
 and numbers, or Tensors and arrays.
@@ -13,18 +15,18 @@ from collections.abc import Callable, Sequence
 from numbers import Real
 from typing import Any
 
-from . import autodiff, gradmode, guards, torch_names
-from .declaration import GENERIC_FORMULA, Primitive
-from .engine import Value
-from .errors import DomainError, GradcheckError
-from .gradmode import detect_anomaly as detect_anomaly  # torch.autograd's names for these
-from .gradmode import enable_grad as enable_grad
-from .gradmode import inference_mode as inference_mode
-from .gradmode import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
-from .gradmode import is_anomaly_enabled as is_anomaly_enabled
-from .gradmode import no_grad as no_grad
-from .gradmode import set_detect_anomaly as set_detect_anomaly
-from .gradmode import set_grad_enabled as set_grad_enabled
+from .. import autodiff, gradmode, guards, torch_names
+from ..declaration import GENERIC_FORMULA, Primitive
+from ..engine import Value
+from ..errors import DomainError, GradcheckError
+from ..gradmode import detect_anomaly as detect_anomaly  # torch.autograd's names for these
+from ..gradmode import enable_grad as enable_grad
+from ..gradmode import inference_mode as inference_mode
+from ..gradmode import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
+from ..gradmode import is_anomaly_enabled as is_anomaly_enabled
+from ..gradmode import no_grad as no_grad
+from ..gradmode import set_detect_anomaly as set_detect_anomaly
+from ..gradmode import set_grad_enabled as set_grad_enabled
 
 
 def grad(
@@ -408,6 +410,99 @@ def gradcheck(
         return False
 
 
+def gradgradcheck(
+    func: Callable[..., Any],
+    inputs: Sequence[Any] | Any,
+    grad_outputs: Sequence[Any] | Any | None = None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    gen_non_contig_grad_outputs: bool = False,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
+    fast_mode: bool = False,
+    masked: bool = False,
+) -> bool:
+    """Check second derivatives: ``gradcheck`` of the gradient itself, as torch's
+    ``gradgradcheck``. The function checked maps the inputs to
+    ``grad(func(inputs), inputs, grad_outputs, create_graph=True)`` (weighted by fixed
+    random numbers and summed, so that one pass checks every entry up to that projection),
+    so that each rule's own derivative is compared with finite differences. The gradient
+    is linear in ``grad_outputs``, which torch checks too and chaingrad takes as constants.
+
+    Args:
+        func: Takes one Value (or Tensor) per input and returns a Value (or Tensors).
+        inputs: The point: numbers or Values, or Tensors (one alone too).
+        grad_outputs: d(loss)/d(output) for each output; None: random (for Tensors:
+            fixed, in float64) or 1 (for Values), as torch draws its own.
+        eps, atol, rtol, raise_exception: as ``gradcheck``'s.
+        gen_non_contig_grad_outputs, nondet_tol, check_undefined_grad: torch's, accepted.
+        check_grad_dtypes, check_rev_over_rev, fast_mode: torch's, accepted too.
+        check_batched_grad, check_fwd_over_rev, masked: True is not in chaingrad yet (a
+            NotImplementedError says so).
+
+    Returns:
+        True when every input passes (False where one fails, with
+        ``raise_exception=False``).
+
+    Example:
+        >>> gradgradcheck(lambda x, y: (x * y).tanh(), [0.3, -1.2])
+        True
+        >>> import chaingrad as torch
+        >>> x = torch.tensor([0.5, 1.5], dtype=torch.float64, requires_grad=True)
+        >>> gradgradcheck(lambda t: (t ** 3).sum(), (x,))
+        True
+    """
+    for name, value in (("check_batched_grad", check_batched_grad),
+                        ("check_fwd_over_rev", check_fwd_over_rev), ("masked", masked)):
+        if value:
+            raise NotImplementedError(f"gradgradcheck with {name}=True is not in chaingrad "
+                                      "yet")
+    if hasattr(inputs, "_prev") or (hasattr(inputs, "shape") and hasattr(inputs, "dtype")):
+        inputs = (inputs,)
+    inputs = tuple(inputs)
+    with gradmode.no_grad():  # only to see the outputs' number and shapes
+        outputs = func(*(Value(x) if isinstance(x, Real) else x for x in inputs))
+    outs = tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)
+    if grad_outputs is None:
+        grad_outputs = tuple(_random_like(out, seed) for seed, out in enumerate(outs))
+    elif hasattr(grad_outputs, "_prev") or hasattr(grad_outputs, "shape") or isinstance(
+            grad_outputs, Real):
+        grad_outputs = (grad_outputs,)
+    grad_outputs = tuple(grad_outputs)
+    if len(grad_outputs) != len(outs):
+        raise ValueError(f"gradgradcheck: needs one grad_output per output ({len(outs)}), "
+                         f"got {len(grad_outputs)}")
+
+    def gradient(*xs: Any) -> Any:
+        xs = tuple(x if x.requires_grad else x.detach().requires_grad_() for x in xs)
+        with gradmode.enable_grad():  # the gradient is the function, even where the check
+            found = grad(func(*xs), xs, grad_outputs=list(grad_outputs),  # evaluates it
+                         create_graph=True, allow_unused=True)  # without a graph
+        return sum((g * _random_like(g, 100 + i, positive=True)).sum() if hasattr(g, "shape")
+                   else g * (1.5 + 0.25 * i) for i, g in enumerate(found) if g is not None)
+
+    return gradcheck(gradient, inputs, eps, atol, rtol, raise_exception=raise_exception)
+
+
+def _random_like(x: Any, seed: int, positive: bool = False) -> Any:
+    """Fixed random numbers in x's shape, a constant of x's kind (a float for a Value, an
+    array for a Tensor): torch's grad_outputs for gradgradcheck, and its weights."""
+    if not hasattr(x, "shape"):
+        return 1.0 + 0.25 * seed if positive else 1.0
+    import numpy as np  # a Tensor is in play: numpy is there
+
+    rng = np.random.default_rng(seed)
+    shape = tuple(x.shape)
+    return rng.uniform(0.5, 1.5, size=shape) if positive else rng.standard_normal(shape)
+
+
 def _gradcheck(fn: Callable[..., Any], inputs: Sequence[Any], eps: float, atol: float,
                rtol: float) -> bool:
     """``gradcheck``'s check: True, or a GradcheckError naming the first input that fails."""
@@ -455,7 +550,7 @@ def _gradcheck_arrays(fn: Callable[..., Any], inputs: Sequence[Any], eps: float,
     """``gradcheck`` on Tensors or arrays: every entry of every input, in float64."""
     import numpy as np
 
-    from .tensor_engine import Tensor  # the Tensor engine needs numpy: loaded only here
+    from ..tensor_engine import Tensor  # the Tensor engine needs numpy: loaded only here
 
     point = [np.array(x._value if isinstance(x, Tensor) else x, dtype=np.float64)
              for x in inputs]
@@ -499,4 +594,4 @@ def _left_domain(i: int, index: tuple, eps: float, what: str) -> GradcheckError:
         f"domain ({what}); check at a point further from its edge or with a smaller eps")
 
 
-__getattr__ = torch_names.submodules_on_use(__name__, (), torch_names.AUTOGRAD)
+__getattr__ = torch_names.submodules_on_use(__name__, ("functional",), torch_names.AUTOGRAD)

@@ -1,0 +1,21 @@
+"""torch.linalg's names: ``chaingrad.linalg.norm``, ``vector_norm``, ``matrix_norm``,
+``solve``, ``inv``, ``det`` and ``LinAlgError``, as ``import chaingrad as torch`` code
+writes them (``torch.linalg.inv(A)``).
+
+Each is defined in ``chaingrad/tensor_engine/linalg.py``, beside the primitives it makes
+(inv, det and solve, each with its rule); this module only names them where torch does.
+A torch.linalg name chaingrad lacks raises an error naming it.
+
+Example:
+    >>> import chaingrad as torch
+    >>> torch.linalg.solve(torch.tensor([[2.0, 0.0], [0.0, 1.0]]), torch.tensor([4.0, 3.0]))
+    tensor([2., 3.])
+"""
+
+from . import torch_names
+from .errors import LinAlgError
+from .tensor_engine.linalg import det, inv, matrix_norm, norm, solve, vector_norm
+
+__all__ = ["LinAlgError", "det", "inv", "matrix_norm", "norm", "solve", "vector_norm"]
+
+__getattr__ = torch_names.submodules_on_use("chaingrad.linalg", (), torch_names.LINALG)
