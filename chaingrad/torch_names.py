@@ -25,7 +25,8 @@ TORCH = frozenset("""
     autocast_increment_nesting AVG avg_pool1d AwaitType baddbmm bartlett_window
     batch_norm batch_norm_backward_elemt batch_norm_backward_reduce batch_norm_elemt
     batch_norm_gather_stats batch_norm_gather_stats_with_counts batch_norm_stats
-    batch_norm_update_stats BenchmarkConfig BenchmarkExecutionStats bernoulli BFloat16Storage BFloat16Tensor bilinear binary_cross_entropy_with_logits
+    batch_norm_update_stats BenchmarkConfig BenchmarkExecutionStats bernoulli
+    BFloat16Storage BFloat16Tensor bilinear binary_cross_entropy_with_logits
     binomial bit bits16 bits1x8 bits2x4 bits4x2 bits8 bitwise_and bitwise_left_shift
     bitwise_not bitwise_or bitwise_right_shift bitwise_xor blackman_window Block block_diag
     BoolStorage BoolType broadcast_shapes broadcast_tensors broadcast_to
@@ -270,7 +271,7 @@ FUNCTIONAL = frozenset("""
 
 AUTOGRAD = frozenset("""
     anomaly_mode backward cast DeviceType enforce_grad_layout_policy forward_ad function
-    functional grad_mode gradgradcheck graph handle_torch_function has_torch_function
+    grad_mode graph handle_torch_function has_torch_function
     is_multithreading_enabled is_tensor_like is_view_replay_enabled kineto_available Mapping
     NestedIOFunction overload profiler profiler_legacy profiler_util ProfilerActivity
     ProfilerConfig ProfilerEvent ProfilerState SavedTensor set_multithreading_enabled torch
