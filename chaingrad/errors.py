@@ -1,5 +1,7 @@
 """The exceptions chaingrad raises, all in one place."""
 
+import pickle
+
 
 class DomainError(ValueError):
     """An operation was asked for a value outside its mathematical domain.
@@ -41,6 +43,12 @@ class ExpressionError(ValueError):
 class ModelFileError(ValueError):
     """A model file that cannot be loaded: not safetensors, truncated, corrupt, or not
     holding the model it describes. The message names the file and what is wrong."""
+
+
+class UnsafeGlobalError(pickle.UnpicklingError):
+    """A ``weights_only`` load refused a file whose pickle names a global outside the allow
+    list (torch raises ``pickle.UnpicklingError``, which this is). The message names the
+    global and how to allow it; nothing of the file ran."""
 
 
 class NotARegularFileError(OSError):
