@@ -45,6 +45,14 @@ class ModelFileError(ValueError):
     holding the model it describes. The message names the file and what is wrong."""
 
 
+NO_CUDA_LOAD = ("Attempting to deserialize object on a CUDA device but "
+                "torch.cuda.is_available() is False. If you are running on a CPU-only machine, "
+                "please use torch.load with map_location=torch.device('cpu') to map your "
+                "storages to the CPU.")
+"""torch's words when a checkpoint's storages are on a GPU and there is none (chaingrad
+has none): ``load`` says them too."""
+
+
 class UnsafeGlobalError(pickle.UnpicklingError):
     """A ``weights_only`` load refused a file whose pickle names a global outside the allow
     list (torch raises ``pickle.UnpicklingError``, which this is). The message names the

@@ -50,7 +50,7 @@ from typing import Any, BinaryIO, ClassVar
 
 import numpy as np
 
-from .errors import ModelFileError, UnsafeGlobalError
+from .errors import NO_CUDA_LOAD, ModelFileError, UnsafeGlobalError
 from .files import write_atomic
 from .nn.parameter import Parameter
 from .tensor_engine import dtypes
@@ -67,11 +67,6 @@ ALIGNMENT = 64
 
 FOLDER = "archive"
 """The folder of the records, as torch names it for a file object."""
-
-CUDA_ERROR = ("Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "
-              "is False. If you are running on a CPU-only machine, please use torch.load with "
-              "map_location=torch.device('cpu') to map your storages to the CPU.")
-"""torch's words on a build without CUDA, which chaingrad's is."""
 
 
 # ---- torch's storage types, and what stands for them ----
@@ -154,7 +149,7 @@ class Storage:
         return self
 
     def cuda(self, *args: Any, **kwargs: Any) -> Storage:
-        raise RuntimeError(CUDA_ERROR)
+        raise RuntimeError(NO_CUDA_LOAD)
 
 
 # ---- rebuilding tensors: what torch's rebuild functions load as ----
@@ -295,12 +290,13 @@ _TORCH_ALSO_ALLOWS: dict[str, str] = {
         "per_tensor_affine", "per_tensor_symmetric", "per_channel_affine",
         "per_channel_symmetric", "per_channel_affine_float_qparams")},
     **{f"{module}.{kind}Storage": f"a {kind} storage" for module in ("torch", "torch.cuda")
-       for kind in ("ComplexFloat", "ComplexDouble", "QInt8", "QUInt8", "QInt32", "QUInt4x2",
-                    "QUInt2x4")},
+       for kind in ("ComplexFloat", "ComplexDouble")},
+    **{f"torch.{kind}Storage": f"a {kind} storage" for kind in (
+        "QInt8", "QUInt8", "QInt32", "QUInt4x2", "QUInt2x4")},
     **{f"{module}.{kind}Tensor": f"torch's legacy tensor type {module}.{kind}Tensor"
        for module in ("torch", "torch.cuda", "torch.sparse", "torch.cuda.sparse")
        for kind in ("BFloat16", "Bool", "Byte", "Char", "Double", "Float", "Half", "Int",
-                    "Long", "Short")},
+                    "Long", "Short") if not (kind == "Bool" and "sparse" in module)},
 }
 LACKING = {name: what for name, what in _TORCH_ALSO_ALLOWS.items() if name not in TORCH_GLOBALS}
 """The names torch's ``weights_only`` loader allows that chaingrad cannot load (yet: a
@@ -332,9 +328,10 @@ the globals of a pickle."""
 # ---- writing ----
 
 
-def write(obj: Any, f: str | os.PathLike[str] | BinaryIO) -> None:
+def write(obj: Any, f: str | os.PathLike[str] | BinaryIO, byteorder: bool = True) -> None:
     """Write ``obj`` as ``torch.save`` does: to a path (atomically, through a temporary
-    file) or to a binary file object open for writing.
+    file) or to a binary file object open for writing; ``byteorder=False`` leaves out the
+    ``byteorder`` record, as torch's ``_disable_byteorder_record``.
 
     Example:
         >>> import io
@@ -348,8 +345,9 @@ def write(obj: Any, f: str | os.PathLike[str] | BinaryIO) -> None:
     pickler.dump(_tensors_of_arrays(obj))
     pickled = _renamed(data.getvalue())
     records: list[tuple[str, Any]] = [("data.pkl", pickled), (".format_version", b"1"),
-                                      (".storage_alignment", str(ALIGNMENT).encode()),
-                                      ("byteorder", b"little")]
+                                      (".storage_alignment", str(ALIGNMENT).encode())]
+    if byteorder:
+        records.append(("byteorder", b"little"))
     digest = hashlib.sha256(pickled)
     for key, storage in pickler.storages.items():
         raw = _little_endian(storage.array).reshape(-1).view(np.uint8)
@@ -612,7 +610,7 @@ def _restore(map_location: Any) -> Any:
 
     def on_cpu(storage: Storage, location: str) -> Storage:
         if location.partition(":")[0] != "cpu":
-            raise RuntimeError(CUDA_ERROR if location.startswith("cuda") else
+            raise RuntimeError(NO_CUDA_LOAD if location.startswith("cuda") else
                                f"load: the file's storages are on {location!r}; chaingrad has "
                                "only the CPU (give map_location='cpu')")
         return storage
