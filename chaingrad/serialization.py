@@ -146,8 +146,8 @@ def load(f: str | os.PathLike[str] | BinaryIO, map_location: Any = None,
          pickle_module: Any = None, *, weights_only: bool | None = None,
          mmap: bool | None = None, model: Module | None = None, **pickle_load_args: Any) -> Any:
     """Load what ``torch.save`` (PyTorch's or chaingrad's) or ``save`` wrote, as
-    ``torch.load``; the format is recognised by the file's first bytes, and torch need not
-    be installed.
+    ``torch.load``; the format (torch's zip archive, torch's legacy format, safetensors) is
+    recognised by the file's first bytes, and torch need not be installed.
 
     With ``weights_only=True`` (the default, as torch's), a file of torch's format loads
     only if its pickle names nothing outside torch's allow list (the tensor rebuilders,
@@ -179,7 +179,7 @@ def load(f: str | os.PathLike[str] | BinaryIO, map_location: Any = None,
 
     Raises:
         ModelFileError: The file is truncated or corrupt, is in no format chaingrad reads
-            (torch's legacy format, TorchScript), or does not fit ``model``.
+            (a TorchScript archive), or does not fit ``model``.
         UnsafeGlobalError: (a ``pickle.UnpicklingError``, as torch's) ``weights_only`` and
             a global outside the allow list; the message names it and how to allow it.
         NotImplementedError: ``map_location`` names another device than the CPU, or the
@@ -216,7 +216,8 @@ def load(f: str | os.PathLike[str] | BinaryIO, map_location: Any = None,
     if isinstance(f, (str, os.PathLike)):
         with open_regular(f, "load") as (opened, size):
             return _load_opened(opened, size, f"load: {os.fspath(f)!r}", map_location,
-                                weights_only, os.fspath(f) if mmap else None, model)
+                                weights_only, os.fspath(f) if mmap else None, model,
+                                pickle_load_args.get("encoding", "utf-8"))
     if not hasattr(f, "read"):
         raise TypeError(f"load: expected a path or a binary file object, got "
                         f"{type(f).__name__}")
@@ -227,40 +228,41 @@ def load(f: str | os.PathLike[str] | BinaryIO, map_location: Any = None,
     if f.seekable():
         f.seek(start)
     where = f"load: {getattr(f, 'name', type(f).__name__)!r}"
-    return _load_opened(f, size, where, map_location, weights_only, None, model)
+    return _load_opened(f, size, where, map_location, weights_only, None, model,
+                        pickle_load_args.get("encoding", "utf-8"))
 
 
 def _load_opened(f: BinaryIO, size: int, where: str, map_location: Any, weights_only: bool,
-                 mmap_path: str | None, model: Module | None) -> Any:
-    """Dispatch on the first bytes: torch's zip archive, a safetensors file, or neither."""
+                 mmap_path: str | None, model: Module | None, encoding: str) -> Any:
+    """Dispatch on the first bytes: torch's zip archive, its legacy format (a pickle), or a
+    safetensors file."""
     if size < 0:  # a file object that cannot seek: read it whole
         data = f.read()
         f, size = io.BytesIO(data), len(data)
     start = f.tell()
     head = f.read(9)
     f.seek(start)
-    if head.startswith(b"PK\x03\x04"):
-        loaded = _torch_format("load").read(f, where, map_location, weights_only, mmap_path)
-        if model is None:
-            return loaded
-        if not isinstance(loaded, Mapping):
-            raise ModelFileError(f"{where} holds a {type(loaded).__name__}, not a state dict to "
-                                 "load into the model given")
-        try:
-            model.load_state_dict(loaded)
-        except (TypeError, ValueError, AttributeError) as exc:
-            raise ModelFileError(f"{where} does not match the model given: {exc}") from exc
-        return model
-    if mmap_path is not None:
+    if mmap_path is not None and not head.startswith(b"PK\x03\x04"):
         raise RuntimeError("load: mmap can only be used with files saved in torch's zip format "
                            "(torch.save's, and chaingrad.save's)")
-    if head.startswith(b"\x80") and head[8:9] != b"{":  # a pickle, not a safetensors header
-        raise ModelFileError(f"{where} is a file of torch.save in its legacy format "
-                             "(_use_new_zipfile_serialization=False, or older than PyTorch 1.6), "
-                             "which chaingrad does not read: in PyTorch, save it again with "
-                             "torch.save(torch.load(path), path), or as safetensors with "
-                             "safetensors.torch.save_file(model.state_dict(), path)")
-    return _load_safetensors(f, size, where, model)
+    if head.startswith(b"PK\x03\x04"):
+        loaded = _torch_format("load").read(f, where, map_location, weights_only, mmap_path,
+                                            encoding)
+    elif head.startswith(b"\x80") and head[8:9] != b"{":  # a pickle, not a safetensors header
+        loaded = _torch_format("load").read_legacy(f, where, map_location, weights_only,
+                                                   encoding)
+    else:
+        return _load_safetensors(f, size, where, model)
+    if model is None:
+        return loaded
+    if not isinstance(loaded, Mapping):
+        raise ModelFileError(f"{where} holds a {type(loaded).__name__}, not a state dict to "
+                             "load into the model given")
+    try:
+        model.load_state_dict(loaded)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ModelFileError(f"{where} does not match the model given: {exc}") from exc
+    return model
 
 
 def _is_safetensors_path(f: Any) -> bool:

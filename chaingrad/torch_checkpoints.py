@@ -21,7 +21,9 @@ Writing: Python's pickler, with chaingrad's objects standing for torch's (a chai
 Tensor is reduced to ``rebuild_tensor_v2`` of this module; ``FloatStorage`` below stands
 for ``torch.FloatStorage``; ``chaingrad.float32`` for ``torch.float32``); then each
 ``GLOBAL`` instruction that names a stand-in is renamed to torch's name (``WRITTEN_AS``).
-Reading: ``weights_only.Unpickler`` maps each of torch's names back (``TORCH_GLOBALS``).
+Reading: ``weights_only.Unpickler`` maps each of torch's names back (``TORCH_GLOBALS``);
+``read_legacy`` reads the format torch wrote before 1.6 (and with
+``_use_new_zipfile_serialization=False``), the same pickle in a plainer container.
 The numpy arrays of a state dict (what chaingrad's ``state_dict()`` holds) are written as
 tensors, so that torch loads them as its own.
 
@@ -59,8 +61,9 @@ from .tensor_engine.devices import device
 from .tensor_engine.tensor import Tensor, leaf
 from .weights_only import Unpickler
 
-__all__ = ["ALIGNMENT", "LACKING", "TORCH_GLOBALS", "WRITTEN_AS", "Storage", "StorageType",
-           "read", "rebuild_parameter", "rebuild_tensor_v2", "write"]
+__all__ = ["ALIGNMENT", "LACKING", "MAGIC_NUMBER", "TORCH_GLOBALS", "WRITTEN_AS", "Storage",
+           "StorageType", "read", "read_legacy", "rebuild_parameter", "rebuild_tensor_v2",
+           "write"]
 
 ALIGNMENT = 64
 """Where each record's bytes start in the file: at a multiple of this, as torch's."""
@@ -224,9 +227,10 @@ def rebuild_from_type_v2(func: Any, new_type: Any, args: tuple, state: Any) -> A
         raise NotImplementedError(f"load: the file holds a tensor of type {new_type!r}, "
                                   "a subclass chaingrad does not have")
     made = func(*args)
-    if isinstance(state, dict):
-        for key, value in state.items():
-            setattr(made, key, value)
+    for key, value in (state if isinstance(state, dict) else {}).items():
+        if not isinstance(key, str) or key.startswith("_"):  # a tensor's own slots stay its own
+            raise ModelFileError(f"load: a tensor's attribute {key!r:.80} cannot be set")
+        setattr(made, key, value)
     return made
 
 
@@ -483,7 +487,7 @@ def _write_record(zf: zipfile.ZipFile, archive: io.BytesIO, name: str, payload: 
 
 
 def read(f: BinaryIO, where: str, map_location: Any = None, weights_only: bool = True,
-         mmap_path: str | None = None) -> Any:
+         mmap_path: str | None = None, encoding: str = "utf-8") -> Any:
     """The object in a file of ``torch.save``, open for reading in binary.
 
     Args:
@@ -494,6 +498,7 @@ def read(f: BinaryIO, where: str, map_location: Any = None, weights_only: bool =
         weights_only: Refuse any global outside torch's allow list and the safe globals.
         mmap_path: The file's path, to map its storages into memory (copy on write, as
             torch's ``mmap=True``) instead of reading them.
+        encoding: How the pickle's Python 2 strings decode (torch.load's, "utf-8").
 
     Raises:
         ModelFileError: Not a zip archive of torch.save, truncated or corrupt.
@@ -520,7 +525,8 @@ def read(f: BinaryIO, where: str, map_location: Any = None, weights_only: bool =
         overall = None if mmap_path is None else np.memmap(mmap_path, np.uint8, mode="c")
         loader = _StorageLoader(zf, folder, where, _restore(map_location), overall)
         unpickler = Unpickler(io.BytesIO(_record(zf, f"{folder}/data.pkl", where)),
-                              TORCH_GLOBALS, LACKING, loader, weights_only=weights_only)
+                              TORCH_GLOBALS, LACKING, loader, weights_only=weights_only,
+                              encoding=encoding)
         try:
             return unpickler.load()
         except (UnsafeGlobalError, ModelFileError, NotImplementedError, RuntimeError):
@@ -531,6 +537,74 @@ def read(f: BinaryIO, where: str, map_location: Any = None, weights_only: bool =
                 raise  # from the file's own classes, which it may run
             raise ModelFileError(f"{where} is corrupt: its data.pkl does not unpickle "
                                  f"({type(exc).__name__}: {exc})") from exc
+
+
+MAGIC_NUMBER = 0x1950A86A20F9469CFC6C
+"""The first pickle of a file in torch's legacy format (``_use_new_zipfile_serialization=
+False``, and PyTorch before 1.6)."""
+
+
+def read_legacy(f: BinaryIO, where: str, map_location: Any = None, weights_only: bool = True,
+                encoding: str = "utf-8") -> Any:
+    """The object in a file of torch's legacy format: five pickles one after the other
+    (the magic number, the protocol version 1001, the machine's description, the object,
+    the keys of its storages in the order their bytes follow), then each storage's bytes,
+    after its number of elements (8 bytes, little-endian). A tensor views a storage that
+    is filled once the pickles are read, so storages are made empty first.
+
+    Raises:
+        ModelFileError: Not a file of this format, truncated or corrupt.
+        UnsafeGlobalError: (weights_only) A global outside the allow list.
+    """
+    storages: dict[str, Storage] = {}
+    restore = _restore(map_location)
+
+    def storage(pid: tuple) -> Storage:
+        if len(pid) != 6 or not (isinstance(pid[1], type) and issubclass(pid[1], StorageType)):
+            raise ModelFileError(f"{where} is corrupt: a storage's id is {pid!r:.80}")
+        _, kind, key, location, numel, view = pid
+        key = _text(key)
+        if view is not None:
+            raise NotImplementedError(f"{where}: a storage view of torch's legacy format, "
+                                      "which chaingrad does not read")
+        if key not in storages:
+            if not isinstance(numel, int) or numel < 0:
+                raise ModelFileError(f"{where} is corrupt: a storage of {numel!r:.80} elements")
+            storages[key] = restore(Storage(np.zeros(numel, kind.numpy_dtype())),
+                                    _text(location))
+        return storages[key]
+
+    def unpickled() -> Any:
+        return Unpickler(f, TORCH_GLOBALS, LACKING, storage, weights_only=weights_only,
+                         encoding=encoding).load()
+
+    try:
+        if unpickled() != MAGIC_NUMBER:
+            raise ModelFileError(f"{where} is not a file of torch.save (no magic number)")
+        if unpickled() != 1001:
+            raise ModelFileError(f"{where}: a legacy format other than protocol 1001")
+        unpickled()  # the machine's description: its byte order, the sizes of C's types
+        result = unpickled()
+        keys = unpickled()
+        for key in keys if isinstance(keys, list) else [None]:
+            if key not in storages:
+                raise ModelFileError(f"{where} is corrupt: its storage {key!r:.80} is not used")
+            array = storages[key].array
+            (numel,) = struct.unpack("<q", f.read(8))
+            raw = f.read(array.nbytes)
+            if numel != array.size or len(raw) != array.nbytes:
+                raise ModelFileError(f"{where} is truncated or corrupt: storage {key} holds "
+                                     f"{len(raw)} bytes, its tensors need {array.nbytes}")
+            array.view(np.uint8)[:] = np.frombuffer(raw, np.uint8)
+    except (UnsafeGlobalError, ModelFileError, NotImplementedError, RuntimeError):
+        raise
+    except (EOFError, pickle.UnpicklingError, TypeError, ValueError, IndexError, KeyError,
+            AttributeError, struct.error) as exc:
+        if not weights_only and not isinstance(exc, (EOFError, pickle.UnpicklingError)):
+            raise
+        raise ModelFileError(f"{where} is truncated or corrupt: {type(exc).__name__}: "
+                             f"{exc}") from exc
+    return result
 
 
 class _StorageLoader:

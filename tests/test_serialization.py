@@ -674,18 +674,15 @@ def test_saving_a_model_of_ones_own_class_says_to_save_its_state_dict(tmp_path):
     assert not os.path.exists(tmp_path / "net.safetensors")
 
 
-def test_a_file_of_torch_save_loads_and_its_legacy_format_is_named(tmp_path, torch):
+def test_a_file_of_torch_save_loads_in_either_of_its_formats(tmp_path, torch):
     path = tmp_path / "torch.pt"
     theirs = torch.nn.Linear(2, 2).state_dict()
-    torch.save(theirs, path)
-    ours = load(path)
-    assert list(ours) == list(theirs)
-    for key, value in theirs.items():
-        np.testing.assert_array_equal(ours[key].numpy(), value.numpy(), err_msg=key)
-    torch.save(theirs, path, _use_new_zipfile_serialization=False)
-    with pytest.raises(ModelFileError, match="is a file of torch.save in its legacy format .*"
-                                             r"safetensors.torch.save_file\(model.state_dict"):
-        load(path)
+    for zipped in (True, False):  # torch's zip archive, and its legacy format
+        torch.save(theirs, path, _use_new_zipfile_serialization=zipped)
+        ours = load(path)
+        assert list(ours) == list(theirs)
+        for key, value in theirs.items():
+            np.testing.assert_array_equal(ours[key].numpy(), value.numpy(), err_msg=key)
 
 
 def test_a_file_whose_header_length_starts_with_a_pickles_byte_loads(tmp_path):

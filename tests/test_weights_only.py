@@ -13,7 +13,7 @@ from fractions import Fraction
 import pytest
 
 import chaingrad
-from chaingrad import serialization, weights_only
+from chaingrad import serialization, torch_checkpoints, weights_only
 from chaingrad.errors import ModelFileError, UnsafeGlobalError
 
 
@@ -75,14 +75,22 @@ def test_a_malicious_file_is_refused_and_runs_nothing(tmp_path, torch, call, blo
     assert not marker.exists()
 
 
-def test_a_bare_pickle_is_refused_unread(tmp_path):
-    """Not a zip archive: torch's legacy format, which chaingrad does not unpickle at all."""
+def test_a_malicious_file_of_the_legacy_format_is_refused_and_runs_nothing(tmp_path):
+    """Not a zip archive: torch's legacy format, a pickle (or several), checked the same."""
     marker = tmp_path / "ran"
+    evil = Payload(exec, f"open({str(marker)!r}, 'w').close()")
     path = tmp_path / "evil.pkl"
-    path.write_bytes(pickle.dumps(Payload(os.system, f"touch {marker}"), protocol=2))
-    with pytest.raises(ModelFileError, match="legacy format"):
+    path.write_bytes(pickle.dumps(evil, protocol=2))
+    with pytest.raises(UnsafeGlobalError, match="names the global builtins.exec"):
+        chaingrad.load(path)
+    path.write_bytes(b"".join(pickle.dumps(part, protocol=2) for part in (
+        torch_checkpoints.MAGIC_NUMBER, 1001, {"little_endian": True}, {"w": evil}, [])))
+    with pytest.raises(UnsafeGlobalError, match="names the global builtins.exec"):
         chaingrad.load(path)
     assert not marker.exists()
+    path.write_bytes(pickle.dumps(torch_checkpoints.MAGIC_NUMBER, protocol=2)[:5])
+    with pytest.raises(ModelFileError, match="evil.pkl' is truncated or corrupt"):
+        chaingrad.load(path)
 
 
 def test_a_class_of_ones_own_loads_once_allowed(tmp_path, allowed_nothing):
