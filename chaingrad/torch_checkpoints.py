@@ -40,6 +40,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import io
+import mmap
 import os
 import pickle
 import pickletools
@@ -77,7 +78,9 @@ FOLDER = "archive"
 
 class StorageType:
     """Stands for one of torch's storage types (``torch.FloatStorage``, ...): the dtype of
-    a storage's elements, by the name of chaingrad's dtype."""
+    a storage's elements, by the name of chaingrad's dtype. Python's pickler writes a class
+    by its module and name, so each type torch writes has a class of its name here, which
+    ``write`` renames to torch's; loading, ``TORCH_GLOBALS`` maps torch's back to it."""
 
     dtype_name: ClassVar[str] = "uint8"  # torch.storage.UntypedStorage: bytes
 
@@ -522,7 +525,7 @@ def read(f: BinaryIO, where: str, map_location: Any = None, weights_only: bool =
         if f"{folder}/data.pkl" not in names:
             raise ModelFileError(f"{where} is a zip archive without {folder}/data.pkl: not a "
                                  "file of torch.save")
-        overall = None if mmap_path is None else np.memmap(mmap_path, np.uint8, mode="c")
+        overall = None if mmap_path is None else _mapped(mmap_path)
         loader = _StorageLoader(zf, folder, where, _restore(map_location), overall)
         unpickler = Unpickler(io.BytesIO(_record(zf, f"{folder}/data.pkl", where)),
                               TORCH_GLOBALS, LACKING, loader, weights_only=weights_only,
@@ -611,7 +614,7 @@ class _StorageLoader:
     """The persistent_load of a file: each storage read (or mapped) once, from its record."""
 
     def __init__(self, zf: zipfile.ZipFile, folder: str, where: str, restore: Any,
-                 overall: np.ndarray | None) -> None:
+                 overall: mmap.mmap | None) -> None:
         self.zf, self.folder, self.where, self.restore = zf, folder, where, restore
         self.overall = overall
         self.big = zf.read(f"{folder}/byteorder") == b"big" if (
@@ -633,7 +636,10 @@ class _StorageLoader:
         name = f"{self.folder}/data/{key}"
         if self.overall is not None:
             start = _data_offset(self.zf, name, self.where, self.overall)
-            array = self.overall[start:start + numel * dtype.itemsize].view(dtype)
+            if start + numel * dtype.itemsize > len(self.overall):
+                raise ModelFileError(f"{self.where} is truncated: {name} ends past the file")
+            array = np.frombuffer(self.overall, dtype, numel, start) if numel else (
+                np.zeros(0, dtype))  # a base of its own: saved again, it is this storage
         else:
             array = np.empty(numel, dtype)
             raw = _record(self.zf, name, self.where)
@@ -663,7 +669,13 @@ def _record(zf: zipfile.ZipFile, name: str, where: str) -> bytes:
                              f"({exc})") from exc
 
 
-def _data_offset(zf: zipfile.ZipFile, name: str, where: str, overall: np.ndarray) -> int:
+def _mapped(path: str) -> mmap.mmap:
+    """The file mapped into memory, copy on write (torch's default, MAP_PRIVATE)."""
+    with open(path, "rb") as f:
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+
+
+def _data_offset(zf: zipfile.ZipFile, name: str, where: str, overall: mmap.mmap) -> int:
     """Where a stored record's bytes start in the file (after its local header)."""
     try:
         info = zf.getinfo(name)

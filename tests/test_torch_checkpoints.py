@@ -256,6 +256,9 @@ def test_mmap_maps_a_path_and_refuses_a_file_object(tmp_path):
     assert got["w"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0] and got["v"].tolist() == [1, 1]
     got["w"][0] = 9.0  # copy on write: the file keeps its bytes
     assert chaingrad.load(path)["w"].tolist()[0] == 0.0
+    chaingrad.save(got, tmp_path / "again.pt")  # each storage saved alone, not the whole file
+    sizes = {i.filename: i.file_size for i in zipfile.ZipFile(tmp_path / "again.pt").infolist()}
+    assert (sizes["archive/data/0"], sizes["archive/data/1"]) == (20, 8)
     with open(path, "rb") as f, pytest.raises(ValueError, match="must be a file path"):
         chaingrad.load(f, mmap=True)
 
