@@ -561,6 +561,9 @@ def read_legacy(f: BinaryIO, where: str, map_location: Any = None, weights_only:
     """
     storages: dict[str, Storage] = {}
     restore = _restore(map_location)
+    start = f.tell()
+    size = f.seek(0, os.SEEK_END) - start
+    f.seek(start)
 
     def storage(pid: tuple) -> Storage:
         if len(pid) != 6 or not (isinstance(pid[1], type) and issubclass(pid[1], StorageType)):
@@ -571,10 +574,11 @@ def read_legacy(f: BinaryIO, where: str, map_location: Any = None, weights_only:
             raise NotImplementedError(f"{where}: a storage view of torch's legacy format, "
                                       "which chaingrad does not read")
         if key not in storages:
-            if not isinstance(numel, int) or numel < 0:
-                raise ModelFileError(f"{where} is corrupt: a storage of {numel!r:.80} elements")
-            storages[key] = restore(Storage(np.zeros(numel, kind.numpy_dtype())),
-                                    _text(location))
+            dtype = kind.numpy_dtype()
+            if not isinstance(numel, int) or not 0 <= numel * dtype.itemsize <= size:
+                raise ModelFileError(f"{where} is corrupt: a storage of {numel!r:.80} elements "
+                                     f"in a file of {size} bytes")
+            storages[key] = restore(Storage(np.zeros(numel, dtype)), _text(location))
         return storages[key]
 
     def unpickled() -> Any:
@@ -641,12 +645,7 @@ class _StorageLoader:
             array = np.frombuffer(self.overall, dtype, numel, start) if numel else (
                 np.zeros(0, dtype))  # a base of its own: saved again, it is this storage
         else:
-            array = np.empty(numel, dtype)
-            raw = _record(self.zf, name, self.where)
-            if len(raw) != array.nbytes:
-                raise ModelFileError(f"{self.where} is corrupt: {name} holds {len(raw)} bytes, "
-                                     f"its tensors need {array.nbytes}")
-            array.view(np.uint8)[:] = np.frombuffer(raw, np.uint8)
+            array = _read_storage(self.zf, name, self.where, dtype, numel)
         if self.big:
             array = array.byteswap()
         storage = self.restore(Storage(array), location)
@@ -667,6 +666,30 @@ def _record(zf: zipfile.ZipFile, name: str, where: str) -> bytes:
     except (zipfile.BadZipFile, EOFError, OSError) as exc:
         raise ModelFileError(f"{where} is corrupt: record {name} cannot be read "
                              f"({exc})") from exc
+
+
+def _read_storage(zf: zipfile.ZipFile, name: str, where: str, dtype: np.dtype,
+                  numel: int) -> np.ndarray:
+    """A storage's record read into a new array, its size checked before anything is
+    allocated (a file cannot ask for more memory than it holds bytes)."""
+    try:
+        info = zf.getinfo(name)
+        if info.file_size != numel * dtype.itemsize:
+            raise ModelFileError(f"{where} is corrupt: {name} holds {info.file_size} bytes, "
+                                 f"its tensors need {numel * dtype.itemsize}")
+        array = np.empty(numel, dtype)
+        with zf.open(info) as record:
+            got = record.readinto(memoryview(array.view(np.uint8)))
+    except KeyError:
+        raise ModelFileError(f"{where} is truncated or corrupt: it has no record {name}, "
+                             "which its data.pkl names") from None
+    except (zipfile.BadZipFile, EOFError, OSError) as exc:
+        raise ModelFileError(f"{where} is corrupt: record {name} cannot be read "
+                             f"({exc})") from exc
+    if got != array.nbytes:
+        raise ModelFileError(f"{where} is truncated: {name} gave {got} of its "
+                             f"{array.nbytes} bytes")
+    return array
 
 
 def _mapped(path: str) -> mmap.mmap:

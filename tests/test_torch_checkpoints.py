@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import pickle
 import struct
 import threading
 import zipfile
@@ -361,3 +362,24 @@ def test_a_dtype_chaingrad_lacks_is_refused_by_name(tmp_path, torch):
     with pytest.raises(NotImplementedError, match="torch.ComplexFloatStorage, a ComplexFloat "
                                                   "storage, which chaingrad does not have yet"):
         chaingrad.load(path)
+
+
+class ClaimsStorage(pickle.Pickler):
+    """Pickles the string "S" as a persistent id naming a storage of 10**12 floats."""
+
+    def persistent_id(self, obj):
+        if obj == "S":
+            return ("storage", torch_checkpoints.FloatStorage, "0", "cpu", 10**12)
+        return None
+
+
+def test_a_storage_larger_than_its_file_is_refused_before_it_is_allocated(tmp_path):
+    pickled = io.BytesIO()
+    ClaimsStorage(pickled, protocol=2).dump(["S"])
+    path = tmp_path / "huge.pt"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("archive/data.pkl", pickled.getvalue())
+        archive.writestr("archive/data/0", b"\x00" * 16)
+    with pytest.raises(ModelFileError, match="archive/data/0 holds 16 bytes, its tensors need "
+                                             "4000000000000"):
+        chaingrad.load(path, weights_only=False)  # (the stand-in's name is not torch's)
