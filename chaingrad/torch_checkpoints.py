@@ -45,7 +45,6 @@ import os
 import pickle
 import pickletools
 import struct
-import sys
 import zipfile
 from collections import Counter, OrderedDict
 from collections.abc import Mapping
@@ -245,13 +244,6 @@ def _ints(what: str, values: Any) -> tuple[int, ...]:
     return tuple(values)
 
 
-def _lacking(what: str) -> Any:
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(f"load: the file holds {what}, which chaingrad does not "
-                                  "have yet")
-    return refuse
-
-
 # ---- torch's names <-> chaingrad's objects ----
 
 
@@ -386,9 +378,9 @@ class _Pickler(pickle.Pickler):
         if isinstance(obj, Tensor):
             if isinstance(obj, Parameter):
                 return rebuild_parameter, (_Data(obj), obj.requires_grad, OrderedDict())
-            return self.reduce_tensor(obj._value, obj.requires_grad)
+            return self.reduce_tensor(obj.detach().numpy(), obj.requires_grad)
         if isinstance(obj, _Data):
-            return self.reduce_tensor(obj.tensor._value, obj.tensor.requires_grad)
+            return self.reduce_tensor(obj.tensor.detach().numpy(), obj.tensor.requires_grad)
         if isinstance(obj, dtypes.dtype):
             return _dtype_attribute(obj)  # a global: chaingrad.float32 (renamed torch.float32)
         if isinstance(obj, device):
@@ -466,9 +458,8 @@ def _renamed(pickled: bytes) -> bytes:
 
 
 def _little_endian(array: np.ndarray) -> np.ndarray:
-    return array if array.dtype.byteorder != ">" and (
-        array.dtype.byteorder != "=" or sys.byteorder == "little") else array.astype(
-        array.dtype.newbyteorder("<"))
+    """The array itself on a little-endian machine; its bytes swapped on another."""
+    return array.astype(array.dtype.newbyteorder("<"), copy=False)
 
 
 def _write_record(zf: zipfile.ZipFile, archive: io.BytesIO, name: str, payload: Any) -> None:
