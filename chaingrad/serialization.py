@@ -67,11 +67,18 @@ from .errors import NO_CUDA_LOAD, ModelFileError, UnsafeGlobalError
 from .files import open_regular, write_atomic
 from .guards import all_finite
 from .nn import Module, registry
-from .weights_only import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
+from .weights_only import (
+    add_safe_globals,
+    added,
+    clear_safe_globals,
+    get_safe_globals,
+    safe_globals,
+)
 
 __all__ = ["CHECKSUM_KEY", "FORMAT_VERSION", "METADATA_KEY", "ModelFileError", "UnsafeGlobalError",
-           "add_safe_globals", "clear_safe_globals", "get_safe_globals", "load", "safe_globals",
-           "save", "save_safetensors", "to_torch"]
+           "add_safe_globals", "clear_safe_globals", "get_safe_globals",
+           "get_unsafe_globals_in_checkpoint", "load", "safe_globals", "save", "save_safetensors",
+           "to_torch"]
 
 FORMAT_VERSION = 2  # 2: the checksum covers the whole file (in 1, the tensors only)
 METADATA_KEY = "chaingrad"
@@ -230,6 +237,33 @@ def load(f: str | os.PathLike[str] | BinaryIO, map_location: Any = None,
     where = f"load: {getattr(f, 'name', type(f).__name__)!r}"
     return _load_opened(f, size, where, map_location, weights_only, None, model,
                         pickle_load_args.get("encoding", "utf-8"))
+
+
+def get_unsafe_globals_in_checkpoint(f: str | os.PathLike[str] | BinaryIO) -> list[str]:
+    """The globals a file of torch.save names that ``load(f)`` (``weights_only=True``)
+    would refuse, found without unpickling it: an empty list if it loads, as
+    ``torch.serialization.get_unsafe_globals_in_checkpoint``.
+
+    Example:
+        >>> import io, collections, chaingrad
+        >>> f = io.BytesIO()
+        >>> save({"w": chaingrad.ones(2), "count": collections.Counter("aab")}, f)
+        >>> get_unsafe_globals_in_checkpoint(f)
+        []
+    """
+    checkpoints = _torch_format("get_unsafe_globals_in_checkpoint")
+    if isinstance(f, (str, os.PathLike)):
+        with open_regular(f, "get_unsafe_globals_in_checkpoint") as (opened, _):
+            names = checkpoints.globals_in(opened, f"load: {os.fspath(f)!r}")
+    else:
+        names = checkpoints.globals_in(f, f"load: {getattr(f, 'name', type(f).__name__)!r}")
+    return [name for name in names if name not in checkpoints.TORCH_GLOBALS
+            and name not in checkpoints.LACKING and added(name) is None]
+
+
+def __getattr__(name: str) -> object:
+    """An error naming a name of torch.serialization that chaingrad lacks."""
+    raise torch_names.missing(__name__, name, torch_names.SERIALIZATION)
 
 
 def _load_opened(f: BinaryIO, size: int, where: str, map_location: Any, weights_only: bool,

@@ -59,11 +59,11 @@ from .tensor_engine import dtypes
 from .tensor_engine.conversions import Size
 from .tensor_engine.devices import device
 from .tensor_engine.tensor import Tensor, leaf
-from .weights_only import Unpickler
+from .weights_only import PYTHON2_MODULES, Unpickler
 
 __all__ = ["ALIGNMENT", "LACKING", "MAGIC_NUMBER", "TORCH_GLOBALS", "WRITTEN_AS", "Storage",
-           "StorageType", "read", "read_legacy", "rebuild_parameter", "rebuild_tensor_v2",
-           "write"]
+           "StorageType", "globals_in", "read", "read_legacy", "rebuild_parameter",
+           "rebuild_tensor_v2", "write"]
 
 ALIGNMENT = 64
 """Where each record's bytes start in the file: at a multiple of this, as torch's."""
@@ -603,6 +603,33 @@ def read_legacy(f: BinaryIO, where: str, map_location: Any = None, weights_only:
         raise ModelFileError(f"{where} is truncated or corrupt: {type(exc).__name__}: "
                              f"{exc}") from exc
     return result
+
+
+def globals_in(f: BinaryIO, where: str) -> list[str]:
+    """The globals (``module.name``) that the pickle of a file of torch.save names, read
+    from its instructions without unpickling it (Python 2's module names as Python 3's).
+
+    Example:
+        >>> import io
+        >>> f = io.BytesIO()
+        >>> write({"w": Size([2])}, f)
+        >>> globals_in(f, "example")
+        ['torch.Size']
+    """
+    try:
+        with zipfile.ZipFile(f) as zf:
+            folder = zf.namelist()[0].split("/")[0] if zf.namelist() else ""
+            pickled = _record(zf, f"{folder}/data.pkl", where)
+        found = [arg for op, arg, _ in pickletools.genops(pickled) if op.name == "GLOBAL"]
+    except (zipfile.BadZipFile, ValueError, EOFError) as exc:
+        raise ModelFileError(f"{where} is not a file of torch.save, or is corrupt "
+                             f"({exc})") from exc
+    names = []
+    for module, _, name in (arg.partition(" ") for arg in found):
+        full = f"{PYTHON2_MODULES.get(module, module)}.{name}"
+        if full not in names:
+            names.append(full)
+    return names
 
 
 class _StorageLoader:

@@ -36,7 +36,7 @@ from typing import Any, BinaryIO
 
 from .errors import UnsafeGlobalError
 
-__all__ = ["BLOCKED_MODULES", "Unpickler", "add_safe_globals", "clear_safe_globals",
+__all__ = ["BLOCKED_MODULES", "Unpickler", "add_safe_globals", "added", "clear_safe_globals",
            "full_name", "get_safe_globals", "refusal", "safe_globals"]
 
 BLOCKED_MODULES = frozenset({"sys", "os", "posix", "nt"})
@@ -116,6 +116,24 @@ def safe_globals(safe_globals: list[SafeGlobal]) -> Iterator[None]:
         for entry in new:
             if entry in _added:
                 _added.remove(entry)
+
+
+def added(name: str) -> Any:
+    """The safe global that ``add_safe_globals`` allowed under ``name`` (``module.name``),
+    or None (always for a name of a blocked module).
+
+    Example:
+        >>> import fractions
+        >>> with safe_globals([fractions.Fraction]):
+        ...     added("fractions.Fraction") is fractions.Fraction, added("os.system")
+        (True, None)
+    """
+    if name.rpartition(".")[0] in BLOCKED_MODULES:
+        return None
+    for entry in _added:
+        if full_name(entry) == name:
+            return entry[0] if isinstance(entry, tuple) else entry
+    return None
 
 
 def full_name(entry: SafeGlobal) -> str:
@@ -199,11 +217,10 @@ class Unpickler(pickle.Unpickler):
                                       "which chaingrad does not have yet")
         if not self.weights_only:
             return super().find_class(module, name)
-        if module not in BLOCKED_MODULES:
-            for entry in _added:
-                if full_name(entry) == wanted:
-                    return entry[0] if isinstance(entry, tuple) else entry
-        raise UnsafeGlobalError(refusal(wanted))
+        found = added(wanted)
+        if found is None:
+            raise UnsafeGlobalError(refusal(wanted))
+        return found
 
     def persistent_load(self, pid: Any) -> Any:
         if not (isinstance(pid, tuple) and pid and pid[0] in ("storage", b"storage")):

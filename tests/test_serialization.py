@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import chaingrad.serialization as cio
+from chaingrad import torch_names
 from chaingrad.files import write_atomic
 from chaingrad.nn import MLP, Module, Neuron
 from chaingrad.serialization import ModelFileError, load, save, to_torch
@@ -732,3 +733,15 @@ def test_the_parametrised_activations_save_load_and_go_to_torch(tmp_path, torch)
     np.testing.assert_array_equal(loaded(x).detach().numpy(), model(x).detach().numpy())
     theirs = to_torch(model)(torch.from_numpy(x)).detach().numpy()
     np.testing.assert_allclose(theirs, model(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_torch_serializations_names_are_there_or_named_as_missing(torch):
+    import chaingrad
+
+    for name in torch.serialization.__all__:
+        if name in torch_names.SERIALIZATION:
+            with pytest.raises(AttributeError, match=f"chaingrad.serialization has no {name!r} "
+                                                     "yet"):
+                getattr(chaingrad.serialization, name)
+        else:
+            assert callable(getattr(chaingrad.serialization, name)), name

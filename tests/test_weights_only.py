@@ -150,3 +150,18 @@ def test_weights_only_with_a_pickle_module_is_torchs_error(tmp_path):
                                            "pickle_module is specified"):
         chaingrad.load(tmp_path / "a.pt", pickle_module=pickle)
     assert chaingrad.load(tmp_path / "a.pt", pickle_module=pickle, weights_only=False) == [1]
+
+
+def test_the_globals_a_file_would_be_refused_for_are_listed_unread(tmp_path, torch,
+                                                                    allowed_nothing):
+    marker = tmp_path / "ran"
+    path = tmp_path / "evil.pt"
+    archive_holding(path, pickle.dumps({"w": Payload(exec, f"open({str(marker)!r}, 'w')"),
+                                        "p": Point(1.0, 2.0), "s": {1, 2}}, protocol=2))
+    point = weights_only.full_name(Point)
+    assert serialization.get_unsafe_globals_in_checkpoint(path) == ["builtins.exec", point]
+    with serialization.safe_globals([Point]):
+        assert serialization.get_unsafe_globals_in_checkpoint(path) == ["builtins.exec"]
+    assert set(torch.serialization.get_unsafe_globals_in_checkpoint(path)) == {
+        "builtins.exec", point}  # torch's own, the same
+    assert not marker.exists()
