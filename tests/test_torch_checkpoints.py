@@ -119,6 +119,10 @@ def test_a_tensor_saved_to_an_open_file_loads_in_torch(tmp_path, torch):
     assert torch.load(path).tolist() == [[1, 2], [3, 4]]
     with open(path, "rb") as f:
         assert chaingrad.load(f).tolist() == [[1, 2], [3, 4]]
+    with open(path, "wb") as f:  # and the other way
+        torch.save(torch.tensor([0.5, 1.5], dtype=torch.float64), f)
+    with open(path, "rb") as f:
+        assert chaingrad.load(f).tolist() == [0.5, 1.5]
 
 
 def test_the_archive_is_laid_out_as_torchs(tmp_path):
