@@ -354,7 +354,7 @@ def write(obj: Any, f: str | os.PathLike[str] | BinaryIO, byteorder: bool = True
         records.append((f"data/{key}", raw))
     records += [("version", b"3\n"),
                 (".data/serialization_id", str(int(digest.hexdigest(), 16))[:40].encode())]
-    archive = io.BytesIO()
+    archive = _Forward()
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as zf:
         for name, payload in records:
             _write_record(zf, archive, f"{FOLDER}/{name}", payload)
@@ -362,6 +362,18 @@ def write(obj: Any, f: str | os.PathLike[str] | BinaryIO, byteorder: bool = True
         write_atomic(f, archive.getvalue())
     else:
         f.write(archive.getbuffer())
+
+
+class _Forward(io.BytesIO):
+    """A buffer that Python's zipfile cannot seek back in, so that it writes each record
+    as torch's writer does: sizes and CRC in a data descriptor after the bytes, so that the
+    records follow one another at offsets torch computes (``calculate_storage_offsets``)."""
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        raise OSError("written forward only")
+
+    def seekable(self) -> bool:
+        return False
 
 
 class _Pickler(pickle.Pickler):

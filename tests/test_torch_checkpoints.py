@@ -143,6 +143,24 @@ def test_the_archive_is_laid_out_as_torchs(tmp_path):
     assert archive.read("archive/data/0") == np.ones(3, "<f4").tobytes()
 
 
+def test_torch_maps_the_file_and_finds_each_record_where_its_writer_would(tmp_path, torch,
+                                                                         monkeypatch):
+    """torch.load(mmap=True) maps the records; with calculate_storage_offsets it computes
+    where each storage starts from the sizes before it (as torch's writer lays them out),
+    and TORCH_SERIALIZATION_DEBUG checks the computation against the file."""
+    from torch.utils.serialization import config
+
+    path = tmp_path / "mapped.pt"
+    chaingrad.save({"w": chaingrad.arange(10.0), "b": chaingrad.tensor([True]),
+                    "h": chaingrad.ones(3, dtype=chaingrad.float16), "e": chaingrad.zeros(0),
+                    "x": chaingrad.ones(1000)}, path)
+    monkeypatch.setenv("TORCH_SERIALIZATION_DEBUG", "1")
+    with config.patch({"load.calculate_storage_offsets": True}):
+        got = torch.load(path, mmap=True)
+    assert got["w"].tolist() == list(range(10)) and got["x"].sum().item() == 1000.0
+    assert got["h"].dtype == torch.float16 and got["e"].shape == (0,)
+
+
 # ---- torch writes, chaingrad reads ----
 
 
