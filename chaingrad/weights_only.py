@@ -36,8 +36,8 @@ from typing import Any, BinaryIO
 
 from .errors import UnsafeGlobalError
 
-__all__ = ["BLOCKED_MODULES", "Unpickler", "add_safe_globals", "added", "clear_safe_globals",
-           "full_name", "get_safe_globals", "refusal", "safe_globals"]
+__all__ = ["BLOCKED_MODULES", "PYTHON2_MODULES", "Unpickler", "add_safe_globals", "added",
+           "clear_safe_globals", "full_name", "get_safe_globals", "refusal", "safe_globals"]
 
 BLOCKED_MODULES = frozenset({"sys", "os", "posix", "nt"})
 """Modules whose globals are refused even when added to the safe globals, as torch's."""
