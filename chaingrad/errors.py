@@ -1,5 +1,7 @@
 """The exceptions chaingrad raises, all in one place."""
 
+import pickle
+
 
 class DomainError(ValueError):
     """An operation was asked for a value outside its mathematical domain.
@@ -46,6 +48,20 @@ class ExpressionError(ValueError):
 class ModelFileError(ValueError):
     """A model file that cannot be loaded: not safetensors, truncated, corrupt, or not
     holding the model it describes. The message names the file and what is wrong."""
+
+
+NO_CUDA_LOAD = ("Attempting to deserialize object on a CUDA device but "
+                "torch.cuda.is_available() is False. If you are running on a CPU-only machine, "
+                "please use torch.load with map_location=torch.device('cpu') to map your "
+                "storages to the CPU.")
+"""torch's words when a checkpoint's storages are on a GPU and there is none (chaingrad
+has none): ``load`` says them too."""
+
+
+class UnsafeGlobalError(pickle.UnpicklingError):
+    """A ``weights_only`` load refused a file whose pickle names a global outside the allow
+    list (torch raises ``pickle.UnpicklingError``, which this is). The message names the
+    global and how to allow it; nothing of the file ran."""
 
 
 class NotARegularFileError(OSError):

@@ -653,3 +653,13 @@ def submodules_on_use(package: str, submodules: tuple[str, ...],
         raise missing(package, name, lacks)
 
     return __getattr__
+
+
+SERIALIZATION = frozenset("""
+    check_module_version_greater_or_equal default_restore_location get_crc32_options
+    get_default_load_endianness get_default_mmap_options LoadEndianness location_tag mkdtemp
+    normalize_storage_type register_package set_crc32_options set_default_load_endianness
+    set_default_mmap_options skip_data SourceChangeWarning StorageType storage_to_tensor_type
+    validate_cuda_device validate_hpu_device
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.serialization.<name>``s that ``chaingrad.serialization`` lacks."""

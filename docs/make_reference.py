@@ -32,6 +32,7 @@ PAGES: list[tuple[str, list[str], str]] = [
     ("api/optim.lr_scheduler.md", ["chaingrad.optim.lr_scheduler"], "chaingrad.optim.lr_scheduler"),
     ("api/utils.data.md", ["chaingrad.utils.data"], "chaingrad.utils.data"),
     ("api/utils.tensorboard.md", ["chaingrad.utils.tensorboard"], "chaingrad.utils.tensorboard"),
+    ("api/serialization.md", ["chaingrad.serialization"], "chaingrad.serialization"),
     ("api/losses.md", ["chaingrad.losses"], "chaingrad.losses"),
     ("api/show.md", ["chaingrad.show.steps", "chaingrad.show.explain", "chaingrad.show.naive",
                      "chaingrad.show.dot", "chaingrad.show.render", "chaingrad.show.page"],

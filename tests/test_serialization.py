@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import chaingrad.serialization as cio
+from chaingrad import torch_names
 from chaingrad.files import write_atomic
 from chaingrad.nn import MLP, Module, Neuron
 from chaingrad.serialization import ModelFileError, load, save, to_torch
@@ -651,9 +652,14 @@ def test_torch_save_and_torch_load_of_a_state_dict_as_the_lectures_write_them(tm
     with pytest.raises(NotImplementedError, match=r"load\(map_location='cuda'\): chaingrad has "
                                                   "only the CPU"):
         torch.load(path, map_location="cuda")
+    state = torch.load(path, "cpu")  # map_location is the second argument, as torch's
+    assert fresh.load_state_dict(state).missing_keys == []
+    with pytest.raises(TypeError, match="load: map_location is a Sequential; to load the weights "
+                                        r"into a model, give it as model=: load\(path, model="):
+        torch.load(path, fresh)
     with pytest.raises(TypeError, match="load: model must be a chaingrad.nn.Module to fill, got "
-                                        "str .*map_location='cpu'"):
-        torch.load(path, "cpu")
+                                        "str .*map_location is load's second argument"):
+        torch.load(path, model="cpu")
 
 
 def test_saving_a_model_of_ones_own_class_says_to_save_its_state_dict(tmp_path):
@@ -662,31 +668,31 @@ def test_saving_a_model_of_ones_own_class_says_to_save_its_state_dict(tmp_path):
 
     with pytest.raises(TypeError, match=r"save: cannot save a Net whole \(.*\); save its "
                                         r"weights: save\(model.state_dict\(\), path\)"):
-        save(Net(), tmp_path / "net.pt")
+        save(Net(), tmp_path / "net.safetensors")
     with pytest.raises(TypeError, match="save: 'config': expected an array of real numbers, "
                                         "got dict .*torch.save pickles any object"):
-        save({"config": {"lr": 0.1}}, tmp_path / "checkpoint.pt")
-    assert not os.path.exists(tmp_path / "net.pt")
+        save({"config": {"lr": 0.1}}, tmp_path / "checkpoint.safetensors")
+    assert not os.path.exists(tmp_path / "net.safetensors")
 
 
-def test_a_file_of_torch_save_is_named_as_one(tmp_path, torch):
+def test_a_file_of_torch_save_loads_in_either_of_its_formats(tmp_path, torch):
     path = tmp_path / "torch.pt"
-    torch.save(torch.nn.Linear(2, 2).state_dict(), path)
-    with pytest.raises(ModelFileError, match="is a file of torch.save .*safetensors.torch"
-                                             r".save_file\(model.state_dict\(\), path\)"):
-        load(path)
-    torch.save(torch.nn.Linear(2, 2).state_dict(), path, _use_new_zipfile_serialization=False)
-    with pytest.raises(ModelFileError, match="is a file of torch.save"):
-        load(path)
+    theirs = torch.nn.Linear(2, 2).state_dict()
+    for zipped in (True, False):  # torch's zip archive, and its legacy format
+        torch.save(theirs, path, _use_new_zipfile_serialization=zipped)
+        ours = load(path)
+        assert list(ours) == list(theirs)
+        for key, value in theirs.items():
+            np.testing.assert_array_equal(ours[key].numpy(), value.numpy(), err_msg=key)
 
 
 def test_a_file_whose_header_length_starts_with_a_pickles_byte_loads(tmp_path):
     """A safetensors file starts with its header's length, little-endian: a length of 128
     mod 256 makes its first byte 0x80, a pickle's first byte. Such a file (a GPT's state
     dict, say) was refused as a file of torch.save."""
-    path = tmp_path / "state.pt"
+    path = tmp_path / "state.pt"  # a safetensors file under another name: known by its bytes
     for length in range(1, 300):  # a key long enough to bring the header to 128 mod 256
-        save({"w" * length: np.arange(3.0)}, path)
+        cio.save_safetensors({"w" * length: np.arange(3.0)}, path)
         if path.read_bytes()[0] == 0x80:
             break
     assert path.read_bytes()[:1] == b"\x80"
@@ -727,3 +733,15 @@ def test_the_parametrised_activations_save_load_and_go_to_torch(tmp_path, torch)
     np.testing.assert_array_equal(loaded(x).detach().numpy(), model(x).detach().numpy())
     theirs = to_torch(model)(torch.from_numpy(x)).detach().numpy()
     np.testing.assert_allclose(theirs, model(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_torch_serializations_names_are_there_or_named_as_missing(torch):
+    import chaingrad
+
+    for name in torch.serialization.__all__:
+        if name in torch_names.SERIALIZATION:
+            with pytest.raises(AttributeError, match=f"chaingrad.serialization has no {name!r} "
+                                                     "yet"):
+                getattr(chaingrad.serialization, name)
+        else:
+            assert callable(getattr(chaingrad.serialization, name)), name
