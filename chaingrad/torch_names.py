@@ -209,31 +209,29 @@ TENSOR = frozenset("""
 
 
 NN = frozenset("""
-    AdaptiveAvgPool1d AdaptiveAvgPool3d AdaptiveLogSoftmaxWithLoss
-    AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d AlphaDropout attention AvgPool1d
-    AvgPool3d BatchNorm3d BCELoss Bilinear Buffer CELU
-    ChannelShuffle CircularPad1d CircularPad2d CircularPad3d common_types ConstantPad1d
-    ConstantPad2d ConstantPad3d Container Conv3d ConvTranspose1d ConvTranspose2d
-    ConvTranspose3d CosineEmbeddingLoss CosineSimilarity CrossMapLRN2d
-    CTCLoss Dropout1d Dropout2d Dropout3d ELU EmbeddingBag
-    factory_kwargs FeatureAlphaDropout Fold FractionalMaxPool2d FractionalMaxPool3d
-    GaussianNLLLoss GLU grad GroupNorm GRU GRUCell Hardshrink Hardsigmoid Hardswish
-    Hardtanh HingeEmbeddingLoss InstanceNorm1d InstanceNorm2d InstanceNorm3d
-    intrinsic KLDivLoss LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d
+    AdaptiveAvgPool1d AdaptiveAvgPool3d AdaptiveLogSoftmaxWithLoss AdaptiveMaxPool1d
+    AdaptiveMaxPool2d AdaptiveMaxPool3d AlphaDropout attention AvgPool1d AvgPool3d
+    backends BatchNorm3d BCELoss Bilinear Buffer CELU ChannelShuffle CircularPad1d
+    CircularPad2d CircularPad3d common_types ConstantPad1d ConstantPad2d ConstantPad3d
+    Container Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d CosineEmbeddingLoss
+    CosineSimilarity cpp CrossMapLRN2d CTCLoss Dropout1d Dropout2d Dropout3d ELU
+    EmbeddingBag factory_kwargs FeatureAlphaDropout Fold FractionalMaxPool2d
+    FractionalMaxPool3d GaussianNLLLoss GLU grad GroupNorm GRU GRUCell Hardshrink
+    Hardsigmoid Hardswish Hardtanh HingeEmbeddingLoss InstanceNorm1d InstanceNorm2d
+    InstanceNorm3d intrinsic KLDivLoss LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d
     LazyConv1d LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d
-    LazyConvTranspose3d LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d LazyLinear
-    LinearCrossEntropyLoss LinearCrossEntropyOptions LocalResponseNorm LogSigmoid
-    LPPool1d LPPool2d LPPool3d LSTM LSTMCell MarginRankingLoss MaxPool1d MaxPool3d
-    MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish
-    MultiheadAttention MultiLabelMarginLoss MultiLabelSoftMarginLoss MultiMarginLoss
-    NLLLoss2d PairwiseDistance PixelShuffle
-    PixelUnshuffle PoissonNLLLoss PReLU qat quantizable quantized ReflectionPad1d
-    ReflectionPad2d ReflectionPad3d ReLU6 ReplicationPad1d ReplicationPad2d ReplicationPad3d
-    RMSNorm RNN RNNBase RNNCell RNNCellBase RReLU SELU SiLU SoftMarginLoss
-    Softmax2d Softmin Softshrink Softsign SyncBatchNorm Tanhshrink Threshold
-    Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder
-    TransformerEncoderLayer TripletMarginLoss TripletMarginWithDistanceLoss Unflatten Unfold
-    UninitializedBuffer UninitializedParameter Upsample UpsamplingBilinear2d
+    LazyConvTranspose3d LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d
+    LazyLinear LinearCrossEntropyLoss LinearCrossEntropyOptions LocalResponseNorm
+    LogSigmoid LPPool1d LPPool2d LPPool3d LSTM LSTMCell MarginRankingLoss MaxPool1d
+    MaxPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish MultiheadAttention
+    MultiLabelMarginLoss MultiLabelSoftMarginLoss MultiMarginLoss NLLLoss2d
+    PairwiseDistance PixelShuffle PixelUnshuffle PoissonNLLLoss PReLU qat quantizable
+    quantized ReflectionPad1d ReflectionPad2d ReflectionPad3d ReLU6 ReplicationPad1d
+    ReplicationPad2d ReplicationPad3d RMSNorm RNN RNNBase RNNCell RNNCellBase RReLU SELU
+    SiLU SoftMarginLoss Softmax2d Softmin Softshrink Softsign SyncBatchNorm Tanhshrink
+    Threshold Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder
+    TransformerEncoderLayer TripletMarginLoss TripletMarginWithDistanceLoss Unflatten
+    Unfold UninitializedBuffer UninitializedParameter Upsample UpsamplingBilinear2d
     UpsamplingNearest2d ZeroPad1d ZeroPad2d ZeroPad3d
 """.split())  # noqa: SIM905 - a list to read
 """``torch.nn.<name>``s that ``chaingrad.nn`` lacks."""
@@ -286,8 +284,8 @@ INIT = frozenset("""
 """``torch.nn.init.<name>``s that ``chaingrad.nn.init`` lacks."""
 
 OPTIM = frozenset("""
-    ASGD Adafactor Adamax Muon NAdam RAdam Rprop SparseAdam
-    swa_utils swap_in_optimizer_params_and_state
+    Adafactor adamax Adamax asgd ASGD Muon nadam NAdam radam RAdam Rprop rprop
+    sparse_adam SparseAdam swa_utils swap_in_optimizer_params_and_state
 """.split())  # noqa: SIM905 - a list to read
 """``torch.optim.<name>``s that ``chaingrad.optim`` lacks."""
 
@@ -302,23 +300,26 @@ LR_SCHEDULER = frozenset("""
 NN_UTILS = frozenset("""
     clip_grad clip_grad_norm convert_conv2d_weight_memory_format
     convert_conv3d_weight_memory_format convert_parameters fuse_conv_bn_eval
-    fuse_conv_bn_weights fuse_linear_bn_eval fuse_linear_bn_weights fusion init memory_format
-    parameters_to_vector parametrizations parametrize remove_spectral_norm remove_weight_norm
-    rnn skip_init spectral_norm stateless vector_to_parameters weight_norm
+    fuse_conv_bn_weights fuse_linear_bn_eval fuse_linear_bn_weights fusion init
+    memory_format parameters_to_vector parametrizations parametrize prune
+    remove_spectral_norm remove_weight_norm rnn skip_init spectral_norm stateless
+    vector_to_parameters weight_norm
 """.split())  # noqa: SIM905 - a list to read
 """``torch.nn.utils.<name>``s that ``chaingrad.nn.utils`` lacks."""
 
 
 UTILS = frozenset("""
-    backcompat backend_registration checkpoint collect_env cpp_backtrace deterministic dlpack
-    generate_methods_for_privateuse1_backend get_cpp_backtrace
-    rename_privateuse1_backend serialization set_module swap_tensors throughput_benchmark
-    ThroughputBenchmark weak
+    backcompat backend_registration benchmark bundled_inputs checkpoint collect_env
+    cpp_backtrace cpp_extension debug_log deterministic dlpack file_baton flop_counter
+    generate_methods_for_privateuse1_backend get_cpp_backtrace hipify jit mkldnn
+    mobile_optimizer model_dump model_zoo module_tracker rename_privateuse1_backend
+    serialization set_module show_pickle swap_tensors throughput_benchmark
+    ThroughputBenchmark viz weak
 """.split())  # noqa: SIM905 - a list to read
 """``torch.utils.<name>``s that ``chaingrad.utils`` lacks."""
 
 DATA = frozenset("""
-    argument_validation DataChunk datapipes DFIterDataPipe
+    argument_validation backward_compatibility DataChunk datapipes DFIterDataPipe
     distributed DistributedSampler functional_datapipe graph graph_settings
     guaranteed_datapipes_determinism IterDataPipe MapDataPipe non_deterministic
     runtime_validation runtime_validation_disabled StackDataset

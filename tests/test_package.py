@@ -193,8 +193,8 @@ SHARED_NAMES = {
     "COMMAND": "the CLI's protocol", "DEFAULT_LR": "the CLI's protocol",
     "add_arguments": "the CLI's protocol", "run": "the CLI's protocol",
     # torch has both, with different signatures: torch.softmax(input, dim) and
-    # F.softmax(input, dim=None, _stacklevel, dtype)
-    "softmax": "torch's two", "log_softmax": "torch's two",
+    # F.softmax(input, dim=None, _stacklevel, dtype); torch.norm and torch.linalg.norm
+    "softmax": "torch's two", "log_softmax": "torch's two", "norm": "torch's two",
     # micrograd's losses on lists of Values (chaingrad.losses), which hand a Tensor to
     # torch's (F.cross_entropy, F.mse_loss): one Tensor form
     "cross_entropy": "micrograd's and torch's", "mse_loss": "micrograd's and torch's",

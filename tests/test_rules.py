@@ -16,7 +16,7 @@ from chaingrad import Tensor, Value, autodiff, rules
 from chaingrad.declaration import GENERIC_FORMULA, Bound, Primitive
 from chaingrad.nn.functional import conv2d, cross_entropy, max_pool2d, nll_loss
 from chaingrad.rules import PRIMITIVES
-from chaingrad.tensor_engine import concatenate, pad, stack, where
+from chaingrad.tensor_engine import concatenate, stack, where, zero_pad
 from chaingrad.tensor_engine import rules as tensor_rules
 
 ALL = PRIMITIVES + tensor_rules.PRIMITIVES
@@ -44,7 +44,7 @@ def tensor_graphs() -> list[Tensor]:
             a.log_softmax(axis=0), a.clip(0.8, 1.2), a.reshape(3, 2), a.transpose(1, 0),
             a.to(np.float32),
             b.broadcast_to((2, 3)), a[np.array([0, 0, 1])], concatenate([a, e], axis=1),
-            stack([a, e]), where(a > 1, a, e), pad(a, [(1, 0), (0, 2)]),
+            stack([a, e]), where(a > 1, a, e), zero_pad(a, [(1, 0), (0, 2)]),
             conv2d(image, kernel, stride=2, padding=1), max_pool2d(image, 2, 1),
             a.cumsum(1), chaingrad.einsum("ij,jk->ik", a, w), chaingrad.einsum("ij->", a),
             (a * 0.5)._apply(tensor_rules.BINARY_CROSS_ENTROPY, e - 0.5),

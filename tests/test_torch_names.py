@@ -27,6 +27,9 @@ def public_names(module: types.ModuleType) -> list[str]:
     not yet (another test may import ``torch.onnx``, say)."""
     names = [m.name for m in pkgutil.iter_modules(module.__path__) if not m.name.startswith("_")
              ] if module.__name__ == "torch" else []
+    if hasattr(module, "__path__"):  # a package: its submodules, whether imported yet or not
+        names += [m.name for m in pkgutil.iter_modules(module.__path__)
+                  if not m.name.startswith("_") and m.name not in names]
     for name in dir(module):
         thing = getattr(module, name)
         if name.startswith("_"):

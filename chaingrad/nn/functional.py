@@ -366,7 +366,7 @@ def _padded_as(padding: str, x: Tensor, kernel: tuple[int, int],
     sides = same_padding(kernel)
     if all(before == after for before, after in sides):
         return x, (sides[0][0], sides[1][0])
-    return functions.pad(x, ((0, 0), (0, 0)) + sides), (0, 0)
+    return functions.zero_pad(x, ((0, 0), (0, 0)) + sides), (0, 0)
 
 
 def single(value: Any, name: str, minimum: int) -> int:
@@ -602,7 +602,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
     else:
         divisor = inside[0][:, None] * inside[1][None, :]
     if any(before or after for before, after in widths):  # zeros add nothing to a sum
-        x = functions.pad(x, [(0, 0)] * (x.ndim - 2) + widths)
+        x = functions.zero_pad(x, [(0, 0)] * (x.ndim - 2) + widths)
     windows = [(np.arange(count) * s, np.full(count, k))
                for count, s, k in zip(counts, stride, kernel, strict=True)]
     return window_sums(x, *windows) / divisor.astype(x._value.dtype)
@@ -740,7 +740,7 @@ def _constant_pad(x: Tensor, sides: list[tuple[int, int]], value: float) -> Tens
         x = x[(Ellipsis, *crop)]
     widths = [(0, 0)] * (x.ndim - len(sides)) + [(max(b, 0), max(a, 0))
                                                   for b, a in reversed(sides)]
-    padded = functions.pad(x, widths)
+    padded = functions.zero_pad(x, widths)
     if value == 0:
         return padded
     border = np.ones(tuple(x.shape), dtype=bool)

@@ -23,7 +23,7 @@ The backward pass is the scalar engine's (``chaingrad/autodiff.py``).
 """
 
 from . import threads  # noqa: F401 - torch's default number of BLAS threads, applied on import
-from .functions import cat, concatenate, pad, stack, where
+from .functions import cat, concatenate, stack, where, zero_pad
 from .tensor import Tensor
 
-__all__ = ["Tensor", "cat", "concatenate", "pad", "stack", "where"]
+__all__ = ["Tensor", "cat", "concatenate", "stack", "where", "zero_pad"]

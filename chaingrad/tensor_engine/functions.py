@@ -1,4 +1,4 @@
-"""Functions of tensors: ``concatenate``, ``stack``, ``where``, ``einsum``, ``pad``, and the
+"""Functions of tensors: ``concatenate``, ``stack``, ``where``, ``einsum``, ``zero_pad``, and the
 nodes of convolution and pooling (``conv2d``, ``max_pool2d``), which ``chaingrad.nn.functional``'s
 functions of the same names, their one entry, check the arguments of and call.
 
@@ -230,12 +230,12 @@ def einsum_subscripts(equation: str, ndims: list[int]) -> tuple[list[str], str]:
     return subscripts, result
 
 
-def pad(x: Tensor, pad_width: Sequence[tuple[int, int]]) -> Tensor:
+def zero_pad(x: Tensor, pad_width: Sequence[tuple[int, int]]) -> Tensor:
     """Zeros around ``x``: ``pad_width`` holds (before, after) for every axis;
     the gradient is g without the border (``rules.PAD``).
 
     Example:
-        >>> pad(Tensor([1.0, 2.0]), [(1, 2)]).tolist()
+        >>> zero_pad(Tensor([1.0, 2.0]), [(1, 2)]).tolist()
         [0.0, 1.0, 2.0, 0.0, 0.0]
     """
     x = tensor_argument(x, "pad", numbers=True)

@@ -4,7 +4,7 @@ each differentiate?
 The norms are composed of primitives (``abs``, ``**``, ``sum``, ``amax``, ``where``), so
 their gradients come from those rules. The inverse, the determinant and the solve of a
 linear system cannot be composed of them: each is a primitive declared here, with its
-closed-form rule beside it, written with operators and with ``inverse`` and ``solved``
+closed-form rule beside it, written with operators and with ``matrix_inverse`` and ``solved``
 (each a node on Tensors), so that the same rule serves ``backward()`` and
 ``backward(create_graph=True)``:
 
@@ -14,7 +14,7 @@ closed-form rule beside it, written with operators and with ``inverse`` and ``so
 
 Declared outside chaingrad's rules, each is compiled as a user's primitive is
 (``chaingrad.primitive``): ``forward`` is its forward on arrays, and the compiled code calls
-its rule (``exact=False``: the formulas name ``inverse`` and ``solved``, which only this
+its rule (``exact=False``: the formulas name ``matrix_inverse`` and ``solved``, which only this
 module has). ``chaingrad.linalg`` is torch.linalg's name for these functions.
 
 Example:
@@ -59,11 +59,11 @@ def det_on_arrays(a: np.ndarray) -> np.ndarray:
     return quietly(np.linalg.det, a)
 
 
-@define("det", ("(out.grad * out.data)[..., None, None] * inverse(x.data).mT",),
+@define("det", ("(out.grad * out.data)[..., None, None] * matrix_inverse(x.data).mT",),
         array=det_on_arrays, forward=det_on_arrays, exact=False, saves=("x out",))
 def DET(xs, out, g):
     """det(A);  dA = g det(A) A^-T (Jacobi's formula, for an invertible A)."""
-    return ((g * out)[..., None, None] * inverse(xs[0]).mT,)
+    return ((g * out)[..., None, None] * matrix_inverse(xs[0]).mT,)
 
 
 def solve_on_arrays(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -79,7 +79,7 @@ def SOLVE(xs, out, g):
     return -(grad_b @ out.mT), grad_b
 
 
-def inverse(a: Any) -> Any:
+def matrix_inverse(a: Any) -> Any:
     """A^-1: on arrays, computed; on Tensors, an ``inv`` node (for rules)."""
     if isinstance(a, ARRAY_TYPES):
         return inv_on_arrays(a)

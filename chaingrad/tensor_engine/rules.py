@@ -214,13 +214,13 @@ def cumsum_on_arrays(x: np.ndarray, axis: int) -> np.ndarray:
     return np.cumsum(x, axis=axis)
 
 
-@define("cumsum", ("flip(flip(out.grad, axis).cumsum(axis), axis)",),
+@define("cumsum", ("flipped(flipped(out.grad, axis).cumsum(axis), axis)",),
         array=cumsum_on_arrays, params=("axis",), saves=("",),
         torch=("torch.cumsum", "Tensor.cumsum"))
 def CUMSUM(xs, out, g, axis):
     """The running sums along ``axis``, out[i] = x[0] + ... + x[i];  d/dx[i] = g[i] + g[i+1]
     + ...: the running sums of g from the other end (flipped, summed, flipped back)."""
-    return (flip(flip(g, axis).cumsum(axis), axis),)
+    return (flipped(flipped(g, axis).cumsum(axis), axis),)
 
 
 def binary_cross_entropy_on_arrays(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -515,7 +515,7 @@ def at_least(x: Any, floor: float) -> Any:
     return x.maximum(floor) if hasattr(x, "_prev") else np.maximum(x, floor)
 
 
-def flip(x: Any, axis: int) -> Any:
+def flipped(x: Any, axis: int) -> Any:
     """x with its entries along ``axis`` in reverse order (a slice of step -1, on an array
     or a Tensor)."""
     return x[(slice(None),) * axis + (slice(None, None, -1),)]

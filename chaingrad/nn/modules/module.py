@@ -591,11 +591,11 @@ class Module:
             target = np.dtype(dtype)
         except TypeError:
             raise TypeError(f"Module.to: expected a device or a dtype, got {dtype!r}") from None
-        if target.kind != "f":
+        if not _floating(target):
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
                             f"desired dtype={dtype}")
         for p in [*self.parameters(), *self.buffers()]:
-            if not isinstance(p, Value) and p._value.dtype.kind == "f":
+            if not isinstance(p, Value) and _floating(p._value.dtype):
                 p._value = p._value.astype(target)
                 if hasattr(p.grad, "_prev"):  # a Tensor gradient: its numbers too
                     p.grad._value = p.grad._value.astype(target)
@@ -872,3 +872,9 @@ def _as_numbers(name: str, value: Any, p: Nested, np: Any) -> tuple[Any, str]:
 
 def _has_text(array: Any) -> bool:
     return array.dtype.kind in "US" or any(isinstance(x, (str, bytes)) for x in array.flat)
+
+
+def _floating(dtype: Any) -> bool:
+    """Whether a numpy dtype is a floating one: float16, 32, 64, or bfloat16 (ml_dtypes',
+    of numpy's kind 'V')."""
+    return dtype.kind == "f" or dtype.name == "bfloat16"
