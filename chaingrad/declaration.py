@@ -227,15 +227,23 @@ class Bound:
     them put in, so that every rule, bound or not, is called ``rule.vjp(xs, out, g)``
     (``params`` keeps them, for what shows or compiles the rule)."""
 
-    __slots__ = ("primitive", "params", "vjp", "name")
+    __slots__ = ("primitive", "params", "name", "_vjp")
 
     def __init__(self, primitive: Primitive, params: tuple, name: str = ""):
         if len(params) != len(primitive.param_names):
             raise TypeError(f"{primitive.name}: needs parameters {primitive.param_names}, "
                             f"got {len(params)} value(s)")
-        self.primitive, self.params = primitive, params
-        self.vjp = with_params(primitive.vjp, params) if params else primitive.vjp
+        self.primitive, self.params, self._vjp = primitive, params, None
         self.name = name or primitive.name
+
+    @property
+    def vjp(self) -> Callable[..., tuple]:
+        """The primitive's rule with this node's parameters put in (made when first asked
+        for: most bound nodes of a forward pass never run their rule)."""
+        if self._vjp is None:
+            self._vjp = with_params(self.primitive.vjp, self.params) if self.params else \
+                self.primitive.vjp
+        return self._vjp
 
     def __repr__(self) -> str:
         values = ", ".join(f"{k}={v!r}" for k, v in zip(self.primitive.param_names, self.params))
