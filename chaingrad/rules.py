@@ -1,28 +1,18 @@
 """The primitives: every op that chaingrad differentiates by hand, each declared once.
 
-Each is its forward and its local derivative side by side: a rule ``vjp(xs, out, g,
-*params)`` that, given the inputs ``xs``, the output ``out`` and the gradient ``g`` that
-reached the output, returns ``g * d(out)/d(x)`` for each input ``x`` (a vector-Jacobian
-product), decorated with what else there is to say about the op:
+Each is a rule ``vjp(xs, out, g, *params)``, returning ``g * d(out)/d(x)`` for each input
+``x`` given the inputs ``xs``, the output ``out`` and the gradient ``g`` that reached it,
+decorated with the op's forward on floats (``forward=math.tanh``) and on numpy arrays
+(``array=``: numpy's function, or a named function beside the rule), its ``domain``
+(outside it a Value raises a ``DomainError``, as Python's ``math`` does), what the rule
+reads of the forward pass (``saves``) and PyTorch's names for it (``torch``). The formula
+``explain``, the page and ``compile`` print is read off the rule itself (``formulas.py``);
+how a declaration becomes an op is ``declaration.py``'s business.
 
-- the forward on floats (``forward=math.tanh``) and on numpy arrays (``array=``: numpy's
-  function, or a named function beside the rule, such as ``sigmoid_on_arrays``);
-- ``domain``: where it is defined (``log``: ``x > 0``); outside it a Value raises a
-  ``DomainError`` that says so (``log: got 0.0, needs x > 0``), as Python's ``math`` does;
-- the rule as a formula, one expression per input, in the words ``explain``, the
-  step-by-step page and ``compile`` print (``x``, ``y``: inputs 0 and 1; ``out``: the
-  output; ``.data``: a node's value as a constant; ``.grad``: its gradient); a test checks
-  each formula against its rule;
-- ``saves``: what the rule reads of the forward pass (PyTorch's "saved tensors");
-- ``torch``: PyTorch's names for the op, from which the methods and functions are made.
-
-How a declaration becomes an op is ``chaingrad/declaration.py``'s business. A rule uses only
-operators and the functions at the end of this module (``cos``, ``log``, ``sign``, ``data``:
-each a primitive applied to a float, an array, a Value or a Tensor), so one rule serves
-floats (Values), arrays (Tensors), and ``backward(create_graph=True)``, where it runs on the
-nodes themselves and the gradient becomes a graph that can be differentiated again. The
-Tensor engine's own primitives (matmul, sum, reshape, conv2d, ...) are declared the same way
-in ``chaingrad/tensor_engine/rules.py``; docs/ops.md says how to add one.
+A rule uses only operators and the functions at the end of this module (``cos``, ``log``,
+``sign``, ``data``: each works on a float, an array, a Value or a Tensor), so one rule serves
+Values, Tensors and ``backward(create_graph=True)``. The Tensor's own primitives (matmul,
+sum, conv2d, ...) are in ``tensor_engine/rules.py``; docs/ops.md says how to add one.
 
 Example:
     >>> TANH.vjp((0.5,), TANH.forward(0.5), 1.0) == (1 - TANH.forward(0.5) ** 2,)
@@ -44,47 +34,7 @@ from .declaration import Primitive, any_true, define, numpy, numpy_function
 from .errors import DomainError
 from .formulas import Symbol
 
-SQRT1_2 = math.sqrt(0.5)  # 1 / sqrt(2): gelu's erf(x / sqrt(2)) is erf(x * SQRT1_2)
-
-# ---- the forwards on floats that Python's operators and math do not give as they are ----
-
-
-def sigmoid_forward(x: float) -> float:
-    """1 / (1 + exp(-x)) without overflow: exp only ever sees -|x|."""
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
-
-
-def gelu_forward(x: float) -> float:
-    """x * Phi(x), Phi the standard normal's distribution function, 0.5 * (1 + erf(x / sqrt 2)),
-    in torch's order of operations."""
-    return x * 0.5 * (1.0 + math.erf(x * SQRT1_2))
-
-
-def softplus_forward(x: float, beta: float, threshold: float) -> float:
-    """log(1 + exp(beta * x)) / beta, written so that exp never overflows; x itself where
-    beta * x > threshold (torch's switch to the line it approaches)."""
-    z = x * beta
-    if z > threshold:
-        return x
-    return (max(z, 0.0) + math.log1p(math.exp(-abs(z)))) / beta
-
-
-def power(op: str, x: float, n: float) -> float:
-    """x ** n on floats, with a DomainError where Python would fail or go complex."""
-    if x == 0 and n < 0:
-        raise DomainError(f"{op}: got base 0.0 and exponent {n}, needs a base != 0")
-    if x < 0 and n != int(n):
-        raise DomainError(f"{op}: got base {x} and exponent {n}, needs an integer exponent")
-    try:
-        return float(x**n)
-    except OverflowError:
-        raise DomainError(f"{op}: {x} ** {n} overflows a float") from None
-
-
-# ---- the primitives: forward, domain, rule and formula, what it keeps, one op at a time ----
+# ---- the primitives: forward, domain, rule, what it keeps, one op at a time ----
 
 
 @define("+", forward=operator.add, saves=("", ""),
@@ -100,6 +50,18 @@ def MUL(xs, out, g):
     """x * y;  d/dx = y, d/dy = x."""
     x, y = xs
     return y * g, x * g
+
+
+def power(op: str, x: float, n: float) -> float:
+    """x ** n on floats, with a DomainError where Python would fail or go complex."""
+    if x == 0 and n < 0:
+        raise DomainError(f"{op}: got base 0.0 and exponent {n}, needs a base != 0")
+    if x < 0 and n != int(n):
+        raise DomainError(f"{op}: got base {x} and exponent {n}, needs an integer exponent")
+    try:
+        return float(x**n)
+    except OverflowError:
+        raise DomainError(f"{op}: {x} ** {n} overflows a float") from None
 
 
 def pow_n_on_arrays(x: Any, n: Any) -> Any:
@@ -177,6 +139,14 @@ def RELU(xs, out, g):
 def TANH(xs, out, g):
     """tanh(x);  d/dx = 1 - tanh(x)**2, reusing the output (micrograd's very arithmetic)."""
     return ((1 - out**2) * g,)
+
+
+def sigmoid_forward(x: float) -> float:
+    """1 / (1 + exp(-x)) without overflow: exp only ever sees -|x|."""
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
 
 
 def sigmoid_on_arrays(x: Any) -> Any:
@@ -355,6 +325,15 @@ def ERF(xs, out, g):
     return (1.1283791670955126 * exp(-(x * x)) * g,)
 
 
+SQRT1_2 = math.sqrt(0.5)  # 1 / sqrt(2): gelu's erf(x / sqrt(2)) is erf(x * SQRT1_2)
+
+
+def gelu_forward(x: float) -> float:
+    """x * Phi(x), Phi the standard normal's distribution function, 0.5 * (1 + erf(x / sqrt 2)),
+    in torch's order of operations."""
+    return x * 0.5 * (1.0 + math.erf(x * SQRT1_2))
+
+
 def gelu_on_arrays(x: Any) -> Any:
     """x * Phi(x) on an array, in torch's order of operations (``gelu_forward``'s)."""
     return x * 0.5 * (1.0 + erf_on_arrays(x * 0.7071067811865476))
@@ -399,6 +378,15 @@ def LEAKY_RELU(xs, out, g, negative_slope):
     would be a float64 array)."""
     x = data(xs[0])
     return (g * (x > 0) + g * (x <= 0) * negative_slope,)
+
+
+def softplus_forward(x: float, beta: float, threshold: float) -> float:
+    """log(1 + exp(beta * x)) / beta, written so that exp never overflows; x itself where
+    beta * x > threshold (torch's switch to the line it approaches)."""
+    z = x * beta
+    if z > threshold:
+        return x
+    return (max(z, 0.0) + math.log1p(math.exp(-abs(z)))) / beta
 
 
 def softplus_on_arrays(x: Any, beta: float, threshold: float) -> Any:
