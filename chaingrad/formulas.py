@@ -86,6 +86,9 @@ class Symbol:
     def __neg__(self) -> Symbol:
         return Symbol(f"-{_operand(self, BINDS_UNARY, False)}", BINDS_UNARY)
 
+    def __abs__(self) -> Symbol:
+        return self.call("abs")
+
     def __invert__(self) -> Symbol:
         return Symbol(f"~{_operand(self, BINDS_UNARY, False)}", BINDS_UNARY)
 
