@@ -52,9 +52,10 @@ def compile(model: Any = None, *, fullgraph: bool = False, dynamic: bool | None 
     Args:
         model: An ``nn.Module`` (returns an ``OptimizedModule``) or a function (returns
             ``chaingrad.compiler``'s ``Compiled``); omitted, a decorator.
-        fullgraph, dynamic, backend, mode, options, name, recompile_limit,
-            isolate_recompiles, shapes_spec: torch's; checked as torch checks them, and
-            otherwise the same to chaingrad's one compiler.
+        fullgraph: torch's, as are ``dynamic``, ``backend``, ``mode``, ``options``,
+            ``name``, ``recompile_limit``, ``isolate_recompiles`` and ``shapes_spec``:
+            checked as torch checks them, and otherwise the same to chaingrad's one
+            compiler.
         disable: True returns ``model`` itself, as torch's.
         check: chaingrad's: run the eager model beside the compiled code at every call and
             raise ``CompileCheckError`` at the first difference.
