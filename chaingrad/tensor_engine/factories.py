@@ -12,11 +12,14 @@ algorithms, ``generator.py`` the generators).
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from .. import gradmode
 from . import dtypes, sampling
 from .arrays import quietly, size_of, to_array
 from .devices import check_device
@@ -45,6 +48,57 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     check_device(device, "as_tensor")
     array = to_array(data, dtype, "as_tensor", copy=False)
     return leaf(array, False, "as_tensor")
+
+
+def with_out(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` taking torch's ``out=``: the result is written into that tensor (resized to
+    the result's shape if need be), or a ``(values, indices)`` result into that pair of
+    tensors, which is returned; as in torch, not while the inputs record a graph.
+
+    Example:
+        >>> @with_out
+        ... def double(x):
+        ...     return x * 2
+        >>> y = zeros(2)
+        >>> double(ones(2), out=y) is y, y.tolist()
+        (True, [2.0, 2.0])
+    """
+
+    @functools.wraps(fn)
+    def call(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+        result = fn(*args, **kwargs)
+        if out is None:
+            return result
+        op = f"{fn.__name__.rstrip('_')}(out=...)"
+        pairs = tuple(zip(out, result)) if isinstance(result, tuple) and isinstance(
+            out, (tuple, list)) and len(out) == len(result) else ((out, result),)
+        for target, value in pairs:
+            if not isinstance(target, Tensor) or not isinstance(value, Tensor):
+                raise TypeError(f"{op}: out must be a Tensor (or, for a (values, indices) "
+                                f"result, a pair of them), got {type(out).__name__}")
+            if value.requires_grad and gradmode.is_grad_enabled():
+                raise RuntimeError(f"{op}: functions with out=... arguments don't support "
+                                   "automatic differentiation, but one of the arguments "
+                                   "requires grad")
+            if target.shape != value.shape:
+                target._check_in_place(op)
+                target._value = np.zeros(value.shape, dtype=target._value.dtype)  # resized
+            target._write(op, value._value)
+        return out
+
+    return call
+
+
+def dense_only(op: str, layout: Any = None, memory_format: Any = None,
+               pin_memory: bool = False) -> None:
+    """torch's ``layout=``, ``memory_format=`` and ``pin_memory=``, taken at their defaults
+    (chaingrad's tensors are dense, contiguous and in ordinary memory); any other value a
+    NotImplementedError naming it."""
+    for name, value in (("layout", layout), ("memory_format", memory_format),
+                        ("pin_memory", pin_memory or None)):
+        if value is not None:
+            raise NotImplementedError(f"{op}: chaingrad does not take {name}={value!r} yet "
+                                      "(its tensors are dense, contiguous, on the CPU)")
 
 
 def tensor_argument(x: Any, where: str, arg: str = "input", *, numbers: bool = False,
@@ -130,15 +184,19 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
 
 
 def zeros_like(input: Tensor, dtype: Any = None, device: Any = None,  # noqa: A002
-               requires_grad: bool = False) -> Tensor:
+               requires_grad: bool = False,
+               *, layout: Any = None, memory_format: Any = None) -> Tensor:
     """Zeros of ``input``'s shape and dtype."""
+    dense_only("zeros_like", layout, memory_format)
     return _filled("zeros_like", (_like(input, "zeros_like").shape,), 0,
                    dtype or input._value.dtype, device, requires_grad)
 
 
 def ones_like(input: Tensor, dtype: Any = None, device: Any = None,  # noqa: A002
-              requires_grad: bool = False) -> Tensor:
+              requires_grad: bool = False,
+              *, layout: Any = None, memory_format: Any = None) -> Tensor:
     """Ones of ``input``'s shape and dtype."""
+    dense_only("ones_like", layout, memory_format)
     return _filled("ones_like", (_like(input, "ones_like").shape,), 1,
                    dtype or input._value.dtype, device, requires_grad)
 
@@ -188,22 +246,27 @@ def randn(*size: Any, generator: Any = None, dtype: Any = None, device: Any = No
 
 
 def rand_like(input: Tensor, *, generator: Any = None, dtype: Any = None,  # noqa: A002
-              device: Any = None, requires_grad: bool = False) -> Tensor:
+              device: Any = None, requires_grad: bool = False,
+              layout: Any = None, memory_format: Any = None) -> Tensor:
     """Uniform numbers from [0, 1) in ``input``'s shape and dtype (as ``rand``)."""
+    dense_only("rand_like", layout, memory_format)
     return rand(_like(input, "rand_like").shape, generator=generator,
                 dtype=dtype or input._value.dtype, device=device, requires_grad=requires_grad)
 
 
 def randn_like(input: Tensor, *, generator: Any = None, dtype: Any = None,  # noqa: A002
-               device: Any = None, requires_grad: bool = False) -> Tensor:
+               device: Any = None, requires_grad: bool = False,
+               layout: Any = None, memory_format: Any = None) -> Tensor:
     """Standard normal numbers in ``input``'s shape and dtype (as ``randn``)."""
+    dense_only("randn_like", layout, memory_format)
     return randn(_like(input, "randn_like").shape, generator=generator,
                  dtype=dtype or input._value.dtype, device=device, requires_grad=requires_grad)
 
 
+@with_out
 def randint(*args: Any, low: Any = None, high: Any = None, size: Any = None,
             generator: Any = None, dtype: Any = None, device: Any = None,
-            requires_grad: bool = False) -> Tensor:
+            requires_grad: bool = False, layout: Any = None) -> Tensor:
     """Integers drawn uniformly from [low, high): ``randint(high, size)`` or
     ``randint(low, high, size)``, any of them by keyword too (``randint(high=10,
     size=(3,))``; ``low`` is 0 if not given), int64 unless ``dtype`` says otherwise, as
@@ -215,6 +278,7 @@ def randint(*args: Any, low: Any = None, high: Any = None, size: Any = None,
         >>> randint(3, 10, (4,), generator=chaingrad.Generator().manual_seed(0))
         tensor([7, 6, 3, 5])
     """
+    dense_only("randint", layout)
     named = {"low": low, "high": high, "size": size}
     # by position: (high, size) or (low, high, size); one or two with keywords for the rest
     if len(args) == 3:
@@ -244,9 +308,11 @@ def randint(*args: Any, low: Any = None, high: Any = None, size: Any = None,
 
 def randint_like(input: Tensor, low: int = 0, high: int | None = None, *,  # noqa: A002
                  generator: Any = None, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False) -> Tensor:
+                 requires_grad: bool = False,
+                 layout: Any = None, memory_format: Any = None) -> Tensor:
     """Integers from [low, high) in ``input``'s shape and dtype: ``randint_like(x, high)``
     or ``randint_like(x, low, high)``, as torch.randint_like."""
+    dense_only("randint_like", layout, memory_format)
     if high is None:
         low, high = 0, low
     return randint(low, high, _like(input, "randint_like").shape, generator=generator,
@@ -254,8 +320,9 @@ def randint_like(input: Tensor, low: int = 0, high: int | None = None, *,  # noq
                    requires_grad=requires_grad)
 
 
+@with_out
 def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A random permutation of 0 .. n-1 (int64 unless ``dtype`` says otherwise), torch's
     for the seed: entry i swapped with entry i + (r32 mod (n - i)), i = 0 .. n-2.
 
@@ -264,6 +331,7 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
         >>> randperm(5, generator=chaingrad.Generator().manual_seed(0))
         tensor([4, 0, 1, 3, 2])
     """
+    dense_only("randperm", layout, pin_memory=pin_memory)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"randperm: n must be an int, got {type(n).__name__} {n!r}")
     if n < 0:
@@ -274,6 +342,7 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
                  "randperm")
 
 
+@with_out
 def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None,
            dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Numbers drawn from N(mean, std**2), as torch.normal: ``normal(mean, std, size)``
@@ -325,6 +394,7 @@ def bernoulli(input: Tensor, p: float | None = None, *,  # noqa: A002
     return leaf(drawn, False, "bernoulli")
 
 
+@with_out
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002
                 generator: Any = None) -> Tensor:
     """``num_samples`` indices drawn per row of ``input`` (weights, 1-D or 2-D, that need

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import dtypes
 from .arrays import normalize_axis, quietly
-from .factories import tensor_argument
+from .factories import tensor_argument, with_out
 from .promotion import cast
 from .rules import (
     CONCATENATE,
@@ -76,6 +76,7 @@ def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     return cat(tensors, axis)
 
 
+@with_out
 def stack(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join same-shaped tensors along a new ``dim``;  input i's gradient is g[..., i, ...]
     (``rules.STACK``).
@@ -103,6 +104,7 @@ def _dim_or_axis(op: str, dim: int, axis: int | None) -> int:
     return axis
 
 
+@with_out
 def where(condition: Any, x: Any, y: Any) -> Tensor:
     """``x`` where ``condition`` holds, else ``y`` (broadcasting, torch's result dtype);
     g goes to the one chosen (``rules.WHERE``).

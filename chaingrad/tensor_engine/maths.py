@@ -17,12 +17,9 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-
-from .. import gradmode
 from ..declaration import Primitive
 from ..rules import functions_in
-from .factories import tensor_argument
+from .factories import tensor_argument, with_out
 from .tensor import Tensor
 
 _tensor = functools.partial(tensor_argument, numbers=True)
@@ -30,37 +27,12 @@ _tensor = functools.partial(tensor_argument, numbers=True)
 functions here take them (``torch.maximum(x, 0.0)``)."""
 
 
-def _with_out(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
-    """``fn`` taking torch's ``out=``: the result is written into that tensor (resized to
-    the result's shape if need be), which is returned; as in torch, not while the inputs
-    record a graph."""
-
-    @functools.wraps(fn)
-    def call(*args: Any, out: Tensor | None = None, **kwargs: Any) -> Tensor:
-        result = fn(*args, **kwargs)
-        if out is None:
-            return result
-        op = f"{fn.__name__.rstrip('_')}(out=...)"
-        if not isinstance(out, Tensor):
-            raise TypeError(f"{op}: out must be a Tensor, got {type(out).__name__}")
-        if result.requires_grad and gradmode.is_grad_enabled():
-            raise RuntimeError(f"{op}: functions with out=... arguments don't support "
-                               "automatic differentiation, but one of the arguments requires "
-                               "grad")
-        if out.shape != result.shape:
-            out._check_in_place(op)
-            out._value = np.zeros(result.shape, dtype=out._value.dtype)  # torch resizes out
-        return out._write(op, result._value)
-
-    return call
-
-
 def _elementwise(name: str, prim: Primitive) -> Callable[..., Tensor]:
     """torch's ``name(input)`` for an elementwise primitive: the Tensor method of the same
     name, on ``input`` made a Tensor (``out=`` as torch's)."""
     method = prim.method
 
-    @_with_out
+    @with_out
     def function(input: Any) -> Tensor:  # noqa: A002 - torch's argument name
         return getattr(_tensor(input, name), method)()
 
@@ -104,19 +76,19 @@ if TYPE_CHECKING:  # the loop's functions, for type checkers (tests/test_typing.
     tanh: Elementwise
 
 
-@_with_out
+@with_out
 def square(input: Any) -> Tensor:  # noqa: A002
     """x ** 2, entry by entry."""
     return _tensor(input, "square") ** 2
 
 
-@_with_out
+@with_out
 def neg(input: Any) -> Tensor:  # noqa: A002
     """-x."""
     return -_tensor(input, "neg")
 
 
-@_with_out
+@with_out
 def pow_(input: Any, exponent: Any) -> Tensor:  # noqa: A002
     """input ** exponent (``chaingrad.pow``); input may be a number, exponent a tensor."""
     if not isinstance(input, Tensor):
@@ -124,91 +96,95 @@ def pow_(input: Any, exponent: Any) -> Tensor:  # noqa: A002
     return input**exponent
 
 
-@_with_out
+@with_out
 def add(input: Any, other: Any, *, alpha: float = 1) -> Tensor:  # noqa: A002
     """input + alpha * other."""
     return _tensor(input, "add").add(other, alpha=alpha)
 
 
-@_with_out
+@with_out
 def sub(input: Any, other: Any, *, alpha: float = 1) -> Tensor:  # noqa: A002
     """input - alpha * other."""
     return _tensor(input, "sub").sub(other, alpha=alpha)
 
 
-@_with_out
+@with_out
 def mul(input: Any, other: Any) -> Tensor:  # noqa: A002
     """input * other."""
     return _tensor(input, "mul") * other
 
 
-@_with_out
+@with_out
 def div(input: Any, other: Any) -> Tensor:  # noqa: A002
     """input / other (true division: integers give floats)."""
     return _tensor(input, "div") / other
 
 
-@_with_out
+@with_out
 def matmul(input: Any, other: Any) -> Tensor:  # noqa: A002
     """input @ other (1-D, 2-D, batched), as torch.matmul."""
     return _tensor(input, "matmul") @ _tensor(other, "matmul")
 
 
-@_with_out
+@with_out
 def mm(input: Any, mat2: Any) -> Tensor:  # noqa: A002
     """The product of two matrices (both 2-D), as torch.mm."""
     return _tensor(input, "mm").mm(_tensor(mat2, "mm"))
 
 
-@_with_out
+@with_out
 def dot(input: Any, other: Any) -> Tensor:  # noqa: A002
     """The dot product of two 1-D tensors, as torch.dot."""
     return _tensor(input, "dot").dot(_tensor(other, "dot"))
 
 
-@_with_out
+@with_out
 def maximum(input: Any, other: Any) -> Tensor:  # noqa: A002
     """The larger entry of the two, entry by entry, as torch.maximum."""
     return _tensor(input, "maximum").maximum(other)
 
 
-@_with_out
+@with_out
 def minimum(input: Any, other: Any) -> Tensor:  # noqa: A002
     """The smaller entry of the two, entry by entry, as torch.minimum."""
     return _tensor(input, "minimum").minimum(other)
 
 
-@_with_out
+@with_out
 def sum_(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
          dtype: Any = None) -> Tensor:
     """The sum over ``dim`` (all entries if None) (``chaingrad.sum``)."""
     return _tensor(input, "sum").sum(dim, keepdim, dtype=dtype)
 
 
-@_with_out
+@with_out
 def mean(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
          dtype: Any = None) -> Tensor:
     """The mean over ``dim`` (all entries if None)."""
     return _tensor(input, "mean").mean(dim, keepdim, dtype=dtype)
 
 
+@with_out
 def var(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
         correction: int = 1, unbiased: bool | None = None) -> Tensor:
     """The variance over ``dim`` (see ``Tensor.var``)."""
     return _tensor(input, "var").var(dim, keepdim, correction=correction, unbiased=unbiased)
 
 
+@with_out
 def std(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
         correction: int = 1, unbiased: bool | None = None) -> Tensor:
     """The standard deviation over ``dim`` (see ``Tensor.std``)."""
     return _tensor(input, "std").std(dim, keepdim, correction=correction, unbiased=unbiased)
 
 
+@with_out
 def max_(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """The largest entry, or ``(values, indices)`` along ``dim`` (``chaingrad.max``)."""
     return _tensor(input, "max").max(dim, keepdim)
 
 
+@with_out
 def min_(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """The smallest entry, or ``(values, indices)`` along ``dim`` (``chaingrad.min``)."""
     return _tensor(input, "min").min(dim, keepdim)
@@ -249,7 +225,7 @@ def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> 
     return _tensor(input, "norm").norm(p, dim, keepdim)
 
 
-@_with_out
+@with_out
 def clamp(input: Any, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
     """input clamped into [min, max], as torch.clamp."""
     return _tensor(input, "clamp").clamp(min, max)
@@ -272,12 +248,13 @@ def logsumexp(input: Any, dim: Any, keepdim: bool = False) -> Tensor:  # noqa: A
     return _tensor(input, "logsumexp").logsumexp(dim, keepdim)
 
 
-@_with_out
+@with_out
 def cumsum(input: Any, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """The running sums along ``dim`` (see ``Tensor.cumsum``)."""
     return _tensor(input, "cumsum").cumsum(dim, dtype=dtype)
 
 
+@with_out
 def sort(input: Any, dim: int = -1, descending: bool = False, *,  # noqa: A002
          stable: bool = False) -> Any:
     """``(values, indices)`` of the entries along ``dim`` in order (see ``Tensor.sort``)."""
@@ -290,6 +267,7 @@ def argsort(input: Any, dim: int = -1, descending: bool = False, *,  # noqa: A00
     return _tensor(input, "argsort").argsort(dim, descending, stable=stable)
 
 
+@with_out
 def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
          sorted: bool = True) -> Any:  # noqa: A002
     """``(values, indices)`` of the ``k`` largest entries along ``dim`` (see
@@ -297,6 +275,7 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
     return _tensor(input, "topk").topk(k, dim, largest, sorted)
 
 
+@with_out
 def nonzero(input: Any, *, as_tuple: bool = False) -> Any:  # noqa: A002
     """The indices of the nonzero entries (see ``Tensor.nonzero``)."""
     return _tensor(input, "nonzero").nonzero(as_tuple=as_tuple)
@@ -342,16 +321,18 @@ def narrow(input: Any, dim: int, start: Any, length: int) -> Tensor:  # noqa: A0
     return _tensor(input, "narrow").narrow(dim, start, length)
 
 
+@with_out
 def tril(input: Any, diagonal: int = 0) -> Tensor:  # noqa: A002
     """The entries on and below the ``diagonal``, zeros above (see ``Tensor.tril``).
 
     Example:
-        >>> tril(Tensor(np.ones((2, 2)))).tolist()
+        >>> tril(Tensor([[1.0, 1.0], [1.0, 1.0]])).tolist()
         [[1.0, 0.0], [1.0, 1.0]]
     """
     return _tensor(input, "tril").tril(diagonal)
 
 
+@with_out
 def triu(input: Any, diagonal: int = 0) -> Tensor:  # noqa: A002
     """The entries on and above the ``diagonal``, zeros below (see ``Tensor.triu``)."""
     return _tensor(input, "triu").triu(diagonal)
@@ -394,7 +375,7 @@ def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Tensor:  # noqa: 
     return _tensor(input, "scatter_add").scatter_add(dim, index, src)
 
 
-@_with_out
+@with_out
 def bmm(input: Any, mat2: Any) -> Tensor:  # noqa: A002
     """The products of two batches of matrices (see ``Tensor.bmm``)."""
     return _tensor(input, "bmm").bmm(_tensor(mat2, "bmm"))
@@ -472,37 +453,37 @@ TORCH_NAMES = {"abs": "abs_", "pow": "pow_", "sum": "sum_", "max": "max_", "min"
 module's docstring)."""
 
 
-@_with_out
+@with_out
 def isnan(input: Any) -> Tensor:  # noqa: A002
     """Where ``input`` is nan, as a bool tensor (``Tensor.isnan``)."""
     return _tensor(input, "isnan").isnan()
 
 
-@_with_out
+@with_out
 def isinf(input: Any) -> Tensor:  # noqa: A002
     """Where ``input`` is inf or -inf, as a bool tensor (``Tensor.isinf``)."""
     return _tensor(input, "isinf").isinf()
 
 
-@_with_out
+@with_out
 def isfinite(input: Any) -> Tensor:  # noqa: A002
     """Where ``input`` is neither nan nor +-inf, as a bool tensor (``Tensor.isfinite``)."""
     return _tensor(input, "isfinite").isfinite()
 
 
-@_with_out
+@with_out
 def isposinf(input: Any) -> Tensor:  # noqa: A002
     """Where ``input`` is inf, as a bool tensor (``Tensor.isposinf``)."""
     return _tensor(input, "isposinf").isposinf()
 
 
-@_with_out
+@with_out
 def isneginf(input: Any) -> Tensor:  # noqa: A002
     """Where ``input`` is -inf, as a bool tensor (``Tensor.isneginf``)."""
     return _tensor(input, "isneginf").isneginf()
 
 
-@_with_out
+@with_out
 def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None,  # noqa: A002
                neginf: float | None = None) -> Tensor:
     """nan, inf and -inf replaced by numbers (``Tensor.nan_to_num``).
@@ -515,14 +496,14 @@ def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None,  # noq
     return _tensor(input, "nan_to_num").nan_to_num(nan, posinf, neginf)
 
 
-@_with_out
+@with_out
 def nansum(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
            dtype: Any = None) -> Tensor:
     """The sum with nan entries taken as 0 (``Tensor.nansum``)."""
     return _tensor(input, "nansum").nansum(dim, keepdim, dtype=dtype)
 
 
-@_with_out
+@with_out
 def nanmean(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
             dtype: Any = None) -> Tensor:
     """The mean of the entries that are not nan (``Tensor.nanmean``)."""

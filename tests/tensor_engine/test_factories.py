@@ -175,3 +175,37 @@ def test_the_cpu_is_accepted_everywhere_other_devices_are_named() -> None:
             call()
     with pytest.raises(RuntimeError, match="device: expected one of cpu"):
         chaingrad.device("tpu")
+
+
+OUT_CALLS = {
+    "stack": lambda t, **kw: t.stack([t.ones(2), t.zeros(2)], **kw),
+    "tril": lambda t, **kw: t.tril(t.ones(2, 2), **kw),
+    "var": lambda t, **kw: t.var(t.tensor([1.0, 2.0, 4.0]), **kw),
+    "where": lambda t, **kw: t.where(t.tensor([True, False]), t.ones(2), t.zeros(2), **kw),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUT_CALLS))
+def test_out_writes_the_result_into_the_tensor_given_as_torchs(torch, name):
+    """torch's out=: the result written into ``out`` (resized to it), which is returned."""
+    call = OUT_CALLS[name]
+    out, theirs = chaingrad.zeros(1), torch.zeros(1)
+    assert call(chaingrad, out=out) is out and call(torch, out=theirs) is theirs
+    assert out.tolist() == theirs.tolist() and out.shape == tuple(theirs.shape)
+
+
+def test_sort_with_out_fills_the_pair_it_is_given():
+    values, indices = chaingrad.zeros(3), chaingrad.zeros(3, dtype=chaingrad.int64)
+    got = chaingrad.sort(chaingrad.tensor([3.0, 1.0, 2.0]), out=(values, indices))
+    assert got == (values, indices) or got[0] is values
+    assert values.tolist() == [1.0, 2.0, 3.0] and indices.tolist() == [1, 2, 0]
+
+
+def test_layout_and_memory_format_are_taken_at_their_defaults_and_named_otherwise():
+    x = chaingrad.ones(2)
+    assert chaingrad.zeros_like(x, layout=None, memory_format=None).tolist() == [0.0, 0.0]
+    with pytest.raises(NotImplementedError, match="zeros_like: chaingrad does not take "
+                                                  "memory_format='channels_last' yet"):
+        chaingrad.zeros_like(x, memory_format="channels_last")
+    with pytest.raises(NotImplementedError, match="randperm: .* pin_memory=True"):
+        chaingrad.randperm(3, pin_memory=True)
