@@ -257,7 +257,7 @@ FUNCTIONAL = frozenset("""
     multi_head_attention_forward multi_margin_loss multilabel_margin_loss
     multilabel_soft_margin_loss native_channel_shuffle normalize
     pairwise_distance pdist pixel_shuffle pixel_unshuffle poisson_nll_loss prelu relu6 relu_
-    rms_norm rrelu rrelu_ scaled_dot_product_attention scaled_grouped_mm scaled_mm
+    rms_norm rrelu rrelu_ scaled_grouped_mm scaled_mm
     ScalingType selu selu_ silu soft_margin_loss softmin softshrink
     softsign SwizzleType tanhshrink threshold threshold_ triplet_margin_loss
     triplet_margin_with_distance_loss unfold upsample upsample_bilinear upsample_nearest
