@@ -223,7 +223,7 @@ NN = frozenset("""
     LazyConvTranspose3d LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d
     LazyLinear LinearCrossEntropyLoss LinearCrossEntropyOptions LocalResponseNorm
     LogSigmoid LPPool1d LPPool2d LPPool3d LSTM LSTMCell MarginRankingLoss MaxPool1d
-    MaxPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish MultiheadAttention
+    MaxPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish
     MultiLabelMarginLoss MultiLabelSoftMarginLoss MultiMarginLoss NLLLoss2d
     PairwiseDistance PixelShuffle PixelUnshuffle PoissonNLLLoss PReLU qat quantizable
     quantized ReflectionPad1d ReflectionPad2d ReflectionPad3d ReLU6 ReplicationPad1d

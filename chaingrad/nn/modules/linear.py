@@ -81,3 +81,9 @@ class Identity(Module):
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return tensor_argument(input, "Identity")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A ``Linear``, under the name torch gives ``MultiheadAttention.out_proj`` (torch's
+    quantization tools leave a layer of this type alone; chaingrad has none, so it is a
+    Linear in all but its name)."""
