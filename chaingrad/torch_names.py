@@ -229,8 +229,7 @@ NN = frozenset("""
     quantized ReflectionPad1d ReflectionPad2d ReflectionPad3d ReLU6 ReplicationPad1d
     ReplicationPad2d ReplicationPad3d RMSNorm RNN RNNBase RNNCell RNNCellBase RReLU SELU
     SiLU SoftMarginLoss Softmax2d Softmin Softshrink Softsign SyncBatchNorm Tanhshrink
-    Threshold Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder
-    TransformerEncoderLayer TripletMarginLoss TripletMarginWithDistanceLoss Unflatten
+    Threshold TripletMarginLoss TripletMarginWithDistanceLoss Unflatten
     Unfold UninitializedBuffer UninitializedParameter Upsample UpsamplingBilinear2d
     UpsamplingNearest2d ZeroPad1d ZeroPad2d ZeroPad3d
 """.split())  # noqa: SIM905 - a list to read
