@@ -276,10 +276,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if scale is None:
         scale = 1 / math.sqrt(q.shape[-1])
     weights = q @ k.transpose(-2, -1) * scale
-    if is_causal:
-        attn_mask = np.tri(q.shape[-2], k.shape[-2], dtype=bool)
     blind = None
-    if attn_mask is not None:
+    if is_causal:  # every query sees key 0 at least
+        weights = _attention_bias(weights, np.tri(q.shape[-2], k.shape[-2], dtype=bool))
+    elif attn_mask is not None:
         weights = _attention_bias(weights, attn_mask)
         blind = np.isneginf(weights._value).all(-1, keepdims=True)  # queries that see no key
         if blind.any():  # their weights 0, not nan; no gradient through them either
