@@ -297,7 +297,7 @@ class TransformerEncoder(Module):
         attention = first.self_attn
         return (self.use_nested_tensor and not first.training and not first.norm_first
                 and attention.batch_first and attention.in_proj_bias is not None
-                and attention._qkv_same_embed_dim and first.activation_relu_or_gelu
+                and attention.in_proj_weight is not None and first.activation_relu_or_gelu
                 and attention.num_heads % 2 == 0 and first.norm1.eps == first.norm2.eps
                 and mask is None and x.ndim == 3 and not x.requires_grad)
 

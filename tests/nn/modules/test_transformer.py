@@ -197,3 +197,23 @@ def test_a_transformer_explains_and_compiles():
     assert out.item() == pytest.approx(loss().item(), rel=1e-5, abs=1e-6)
     np.testing.assert_allclose(model.layers[0].linear1.weight.grad.numpy(), eager, rtol=1e-4,
                                atol=1e-6)
+
+
+def test_a_checkpoint_crosses_the_import_line_both_ways(torch, tmp_path):
+    """torch.save of torch's model loads into chaingrad's, and chaingrad's into torch's,
+    giving the same outputs (eval, float32)."""
+    torch.manual_seed(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = transformer(torch).eval()
+    chaingrad.manual_seed(2)  # other weights, replaced by torch's
+    ours = transformer(chaingrad).eval()
+    torch.save(theirs.state_dict(), tmp_path / "theirs.pt")
+    ours.load_state_dict(chaingrad.load(tmp_path / "theirs.pt"))
+    chaingrad.save(ours.state_dict(), tmp_path / "ours.pt")
+    theirs.load_state_dict(torch.load(tmp_path / "ours.pt"))
+    src, tgt = SRC.astype(np.float32), TGT.astype(np.float32)
+    with chaingrad.no_grad(), torch.no_grad():
+        mine = ours(chaingrad.tensor(src), chaingrad.tensor(tgt)).numpy()
+        its = theirs(torch.tensor(src), torch.tensor(tgt)).numpy()
+    np.testing.assert_allclose(mine, its, rtol=1e-5, atol=1e-5)
