@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ...tensor_engine.devices import check_device
 from ...tensor_engine.factories import tensor_argument
 from ...tensor_engine.tensor import Tensor, constant
 from .. import functional as F
@@ -46,7 +47,9 @@ Activation = str | Callable[[Tensor], Tensor]
 
 def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
     """The causal mask of a sequence of ``sz``: a float (sz, sz) tensor, 0 on and below the
-    diagonal and -inf above it (so position i attends to 0 .. i), as torch's."""
+    diagonal and -inf above it (so position i attends to 0 .. i), as torch's; of ``dtype``
+    (float32 by default), on the CPU."""
+    check_device(device, f"generate_square_subsequent_mask(device={device!r})")
     mask = np.triu(np.full((sz, sz), -np.inf), 1)
     return constant(mask.astype(np.float32 if dtype is None else np.dtype(dtype)))
 

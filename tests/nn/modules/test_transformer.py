@@ -179,7 +179,7 @@ def test_a_bad_argument_is_refused_as_torch(make, error, message):
         make()
 
 
-def test_a_transformer_explains_and_compiles():
+def test_a_transformer_explains_opens_in_the_page_and_compiles(tmp_path):
     chaingrad.manual_seed(0)
     model = nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0), 1)
     x = chaingrad.randn(3, 2, 4)
@@ -188,6 +188,8 @@ def test_a_transformer_explains_and_compiles():
     def loss():
         return model(x, mask=mask).sum()
 
+    page = chaingrad.to_html(loss(), tmp_path / "page.html", params=model)
+    assert "layers.0.self_attn.in_proj_weight" in open(page).read()
     text = chaingrad.explain(loss(), file=io.StringIO(), params=model)
     assert "layers.0.linear1.weight.grad" in text
     eager = model.layers[0].linear1.weight.grad.numpy().copy()
