@@ -296,8 +296,9 @@ def _check_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any, dropout_p:
                      is_causal: bool) -> None:
     """torch's checks of scaled_dot_product_attention's arguments, in its words."""
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
-        raise RuntimeError(f"scaled_dot_product_attention: expected query, key and value to "
-                           f"have at least 2 dimensions, got {q.ndim}, {k.ndim} and {v.ndim}")
+        raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, "
+                           f"but got query.dim: {q.ndim} key.dim: {k.ndim} and value.dim: "
+                           f"{v.ndim} instead.")
     if not q.dtype == k.dtype == v.dtype:
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
                            f"query.dtype: {q.dtype} key.dtype: {k.dtype} and value.dtype: "
@@ -346,7 +347,7 @@ def _attention_bias(weights: Tensor, attn_mask: Any) -> Tensor:
             weights = weights.expand(*shape)
         return weights.masked_fill(~mask, float("-inf"))
     bias = tensor_argument(attn_mask, "scaled_dot_product_attention", "attn_mask")
-    if bias.dtype != weights.dtype:
+    if bias._value.dtype not in (np.float32, weights._value.dtype):  # float, or the query's
         raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
                            f"dtype, but got attn_mask.dtype: {bias.dtype} and  query.dtype: "
                            f"{weights.dtype} instead.")

@@ -828,6 +828,7 @@ SDPA_CASES = [
     ("float mask (4, 6)", {"attn_mask": rng.normal(size=(4, 6))}),
     ("bool mask (3, 1, 6)", {"attn_mask": rng.uniform(size=(3, 1, 6)) > 0.3}),
     ("a query that sees no key", {"attn_mask": NO_KEY}),
+    ("float32 mask", {"attn_mask": rng.normal(size=(4, 6)).astype(np.float32)}),
 ]
 
 
@@ -883,7 +884,9 @@ def test_scaled_dot_product_attention_drops_torchs_weights(torch):
     ({"attn_mask": np.ones((5, 6), dtype=bool)}, RuntimeError, "does not broadcast"),
     ({"enable_gqa": True, "key": rng.normal(size=(2, 2, 6, 5))}, RuntimeError,
      "must divide the number of heads in query"),
-], ids=["mask and causal", "dropout", "int mask", "mask shape", "heads"])
+    ({"key": rng.normal(size=5)}, RuntimeError, "Expected query, key, and value to all be  at "
+                                                "least 2 dimensional"),
+], ids=["mask and causal", "dropout", "int mask", "mask shape", "heads", "1-d"])
 def test_scaled_dot_product_attention_refuses_as_torch(options, error, message):
     given = dict(options)
     key = Tensor(given.pop("key", K))
