@@ -314,13 +314,16 @@ class MultiheadAttention(Module):
             raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
                                "the Transformer module method `generate_square_subsequent_mask` "
                                "to create this mask.")
-        if _is_bool(key_padding_mask) != _is_bool(attn_mask) and attn_mask is not None \
-                and key_padding_mask is not None:
+        if attn_mask is not None and key_padding_mask is not None \
+                and _is_bool(key_padding_mask) != _is_bool(attn_mask):
             warnings.warn("Support for mismatched key_padding_mask and attn_mask is "
                           "deprecated. Use same type for both instead.", UserWarning,
                           stacklevel=4)
         q, k, v = self._project_in(q, k, v, self_attention)
         padding = _float_mask(key_padding_mask, "key_padding_mask", q)
+        if padding is not None and tuple(padding.shape) != (batch, k.shape[0]):
+            raise RuntimeError(f"expecting key_padding_mask shape of {(batch, k.shape[0])}, "
+                               f"but got {tuple(padding.shape)}")
         # the hint taken, as torch's: the causal mask made by scaled_dot_product_attention
         causal = is_causal and padding is None and not need_weights
         bias = None if causal else _float_mask(attn_mask, "attn_mask", q)
@@ -341,9 +344,6 @@ class MultiheadAttention(Module):
             padding = None if padding is None else F.pad(padding, (0, 1))
         keys = k.shape[1]
         if padding is not None:
-            if tuple(padding.shape) != (batch, keys):
-                raise RuntimeError(f"expecting key_padding_mask shape of {(batch, keys)}, but "
-                                   f"got {tuple(padding.shape)}")
             padding = padding.reshape(batch, 1, 1, keys).expand(batch, heads, 1, keys)
             padding = padding.reshape(batch * heads, 1, keys)
             bias = padding if bias is None else bias + padding
@@ -418,6 +418,6 @@ def _float_mask(mask: Any, name: str, like: Tensor) -> Tensor | None:
 
 
 def _is_bool(mask: Any) -> bool:
-    """Whether a mask (a Tensor, an array or None) holds booleans."""
+    """Whether a mask (a Tensor or an array) holds booleans."""
     values = mask._value if isinstance(mask, Tensor) else np.asarray(mask)
-    return mask is not None and values.dtype == np.bool_
+    return values.dtype == np.bool_
