@@ -223,14 +223,13 @@ NN = frozenset("""
     LazyConvTranspose3d LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d
     LazyLinear LinearCrossEntropyLoss LinearCrossEntropyOptions LocalResponseNorm
     LogSigmoid LPPool1d LPPool2d LPPool3d LSTM LSTMCell MarginRankingLoss MaxPool1d
-    MaxPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish MultiheadAttention
+    MaxPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish
     MultiLabelMarginLoss MultiLabelSoftMarginLoss MultiMarginLoss NLLLoss2d
     PairwiseDistance PixelShuffle PixelUnshuffle PoissonNLLLoss PReLU qat quantizable
     quantized ReflectionPad1d ReflectionPad2d ReflectionPad3d ReLU6 ReplicationPad1d
     ReplicationPad2d ReplicationPad3d RMSNorm RNN RNNBase RNNCell RNNCellBase RReLU SELU
     SiLU SoftMarginLoss Softmax2d Softmin Softshrink Softsign SyncBatchNorm Tanhshrink
-    Threshold Transformer TransformerDecoder TransformerDecoderLayer TransformerEncoder
-    TransformerEncoderLayer TripletMarginLoss TripletMarginWithDistanceLoss Unflatten
+    Threshold TripletMarginLoss TripletMarginWithDistanceLoss Unflatten
     Unfold UninitializedBuffer UninitializedParameter Upsample UpsamplingBilinear2d
     UpsamplingNearest2d ZeroPad1d ZeroPad2d ZeroPad3d
 """.split())  # noqa: SIM905 - a list to read
@@ -257,7 +256,7 @@ FUNCTIONAL = frozenset("""
     multi_head_attention_forward multi_margin_loss multilabel_margin_loss
     multilabel_soft_margin_loss native_channel_shuffle normalize
     pairwise_distance pdist pixel_shuffle pixel_unshuffle poisson_nll_loss prelu relu6 relu_
-    rms_norm rrelu rrelu_ scaled_dot_product_attention scaled_grouped_mm scaled_mm
+    rms_norm rrelu rrelu_ scaled_grouped_mm scaled_mm
     ScalingType selu selu_ silu soft_margin_loss softmin softshrink
     softsign SwizzleType tanhshrink threshold threshold_ triplet_margin_loss
     triplet_margin_with_distance_loss unfold upsample upsample_bilinear upsample_nearest

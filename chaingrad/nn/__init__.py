@@ -231,6 +231,7 @@ if TYPE_CHECKING:
     from .modules.normalization import *  # noqa: F403 - the names of its __all__
     from .modules.pooling import *  # noqa: F403 - the names of its __all__
     from .modules.sparse import *  # noqa: F403 - the names of its __all__
+    from .modules.transformer import *  # noqa: F403 - the names of its __all__
     from .parallel import DataParallel as DataParallel
     from .parameter import Parameter as Parameter
 else:

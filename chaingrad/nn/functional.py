@@ -54,7 +54,7 @@ __all__ = sorted({
     "binary_cross_entropy_with_logits", "conv1d", "conv2d", "cross_entropy", "dropout",
     "embedding", "gelu", "huber_loss", "interpolate", "l1_loss", "layer_norm", "leaky_relu",
     "linear", "log_softmax", "max_pool2d", "mse_loss", "nll_loss", "one_hot", "pad", "relu",
-    "smooth_l1_loss", "softmax",
+    "scaled_dot_product_attention", "smooth_l1_loss", "softmax",
 } | set(functions_in("F")))
 
 REDUCTIONS = ("none", "mean", "sum")
@@ -229,6 +229,129 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
         return x * 0.0
     keep = sampling.draw_bernoulli(None, x.shape, x._value.dtype, 1 - p, "dropout")
     return x * (keep / np.asarray(1 - p, dtype=x.dtype))
+
+
+# ---- attention ----
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """Attention of each query over the keys, as torch.nn.functional.scaled_dot_product_attention::
+
+        weights = softmax(query @ key.transpose(-2, -1) * scale + bias, dim=-1)
+        output  = dropout(weights, dropout_p) @ value
+
+    with ``scale`` 1 / sqrt(E) by default (E the queries' last size). Shapes: query
+    (..., L, E), key (..., S, E), value (..., S, Ev); the output (..., L, Ev); the leading
+    axes broadcast. The bias comes from ``attn_mask``: a bool mask says which keys each
+    query may attend to (True: attend; False: -inf before the softmax), a float mask is
+    added; either broadcasts to (..., L, S). ``is_causal=True`` is the bool mask
+    ``ones(L, S).tril()`` (aligned to the upper left, as torch's: query i sees keys 0 .. i)
+    and cannot be given with ``attn_mask``. A query that may attend to no key gets weights
+    0 and an output of 0 (torch's ``_safe_softmax``), not nan. ``dropout_p`` applies always,
+    training or not (pass ``dropout_p=p if self.training else 0``, as nanoGPT does); its
+    mask is torch's for the same seed, drawn as ``F.dropout`` draws one over the weights,
+    as torch's CPU kernel does. ``enable_gqa=True`` lets the key and value have fewer heads
+    (axis -3) than the query, each repeated to serve query heads in turn (grouped-query
+    attention).
+
+    Composed of matmul, softmax, masked_fill and dropout, so its gradient is theirs, and
+    ``explain`` and ``compile`` show those steps.
+
+    Example:
+        >>> import chaingrad
+        >>> q = k = v = chaingrad.eye(2).reshape(1, 2, 2)
+        >>> scaled_dot_product_attention(q, k, v, is_causal=True)
+        tensor([[[1.0000, 0.0000],
+                 [0.3302, 0.6698]]])
+    """
+    q = tensor_argument(query, "scaled_dot_product_attention", "query")
+    k = tensor_argument(key, "scaled_dot_product_attention", "key")
+    v = tensor_argument(value, "scaled_dot_product_attention", "value")
+    _check_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    if enable_gqa:
+        k, v = _repeat_heads(q, k, "key"), _repeat_heads(q, v, "value")
+    if scale is None:
+        scale = 1 / math.sqrt(q.shape[-1])
+    weights = q @ k.transpose(-2, -1) * scale
+    blind = None
+    if is_causal:  # every query sees key 0 at least
+        weights = _attention_bias(weights, np.tri(q.shape[-2], k.shape[-2], dtype=bool))
+    elif attn_mask is not None:
+        weights = _attention_bias(weights, attn_mask)
+        blind = np.isneginf(weights._value).all(-1, keepdims=True)  # queries that see no key
+        if blind.any():  # their weights 0, not nan; no gradient through them either
+            weights = weights.masked_fill(blind, 0.0)
+    weights = weights.softmax(-1)
+    if blind is not None and blind.any():
+        weights = weights.masked_fill(blind, 0.0)
+    if dropout_p > 0:
+        weights = dropout(weights, dropout_p)
+    return weights @ v
+
+
+def _check_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Any, dropout_p: Any,
+                     is_causal: bool) -> None:
+    """torch's checks of scaled_dot_product_attention's arguments, in its words."""
+    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, "
+                           f"but got query.dim: {q.ndim} key.dim: {k.ndim} and value.dim: "
+                           f"{v.ndim} instead.")
+    if not q.dtype == k.dtype == v.dtype:
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
+                           f"query.dtype: {q.dtype} key.dtype: {k.dtype} and value.dtype: "
+                           f"{v.dtype} instead.")
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise RuntimeError(f"scaled_dot_product_attention: query {tuple(q.shape)}, key "
+                           f"{tuple(k.shape)} and value {tuple(v.shape)} do not fit: expected "
+                           "query (..., L, E), key (..., S, E) and value (..., S, Ev)")
+    if isinstance(dropout_p, bool) or not isinstance(dropout_p, (int, float)) \
+            or not 0 <= dropout_p <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got "
+                           f"{dropout_p}")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                           "set when is_causal=True")
+
+
+def _repeat_heads(q: Tensor, kv: Tensor, name: str) -> Tensor:
+    """A key or value of Hk heads (axis -3) with each head repeated Hq / Hk times in turn
+    (torch's ``repeat_interleave`` along the heads), to serve Hq query heads."""
+    if q.ndim < 3 or kv.ndim < 3:
+        raise RuntimeError("scaled_dot_product_attention: enable_gqa=True needs query, key and "
+                           "value with a heads dimension (..., H, L, E)")
+    heads, groups = q.shape[-3], kv.shape[-3]
+    if heads % groups:
+        raise RuntimeError(f"Number of heads in key and value must divide the number of heads "
+                           f"in query, got {groups} and {heads}")
+    *lead, _, s, e = kv.shape
+    repeated = kv.unsqueeze(-3).expand(*lead, groups, heads // groups, s, e)
+    return repeated.reshape(*lead, heads, s, e)
+
+
+def _attention_bias(weights: Tensor, attn_mask: Any) -> Tensor:
+    """The attention weights before their softmax with a bool mask's -inf (where it is
+    False) or a float mask's numbers added."""
+    mask = attn_mask._value if isinstance(attn_mask, Tensor) else np.asarray(attn_mask)
+    if mask.dtype == np.bool_:
+        try:
+            np.broadcast_shapes(mask.shape, tuple(weights.shape))
+        except ValueError:
+            raise RuntimeError(f"scaled_dot_product_attention: attn_mask of shape "
+                               f"{tuple(mask.shape)} does not broadcast to the attention "
+                               f"weights' shape {tuple(weights.shape)}") from None
+        shape = np.broadcast_shapes(mask.shape, tuple(weights.shape))
+        if shape != tuple(weights.shape):
+            weights = weights.expand(*shape)
+        return weights.masked_fill(~mask, float("-inf"))
+    bias = tensor_argument(attn_mask, "scaled_dot_product_attention", "attn_mask")
+    if bias._value.dtype not in (np.float32, weights._value.dtype):  # float, or the query's
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
+                           f"dtype, but got attn_mask.dtype: {bias.dtype} and  query.dtype: "
+                           f"{weights.dtype} instead.")
+    return weights + bias
 
 
 # ---- layers' functions ----

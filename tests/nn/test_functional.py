@@ -812,3 +812,105 @@ def test_compiled_code_of_the_new_functions_follows_new_parameters() -> None:
         out.backward()
         assert out.item() == pytest.approx(eager.item(), rel=1e-6)
         np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-5)
+
+
+# ---- scaled_dot_product_attention against torch, finite differences and torch's dropout ----
+
+Q, K, V = (rng.normal(size=(2, 3, 4, 5)), rng.normal(size=(2, 3, 6, 5)),
+           rng.normal(size=(2, 3, 6, 7)))
+NO_KEY = np.ones((4, 6), dtype=bool)
+NO_KEY[2] = False  # query 2 may attend to no key: torch gives it weights 0, not nan
+
+SDPA_CASES = [
+    ("plain", {}),
+    ("causal, more keys than queries", {"is_causal": True}),
+    ("scale", {"scale": 0.3}),
+    ("float mask (4, 6)", {"attn_mask": rng.normal(size=(4, 6))}),
+    ("bool mask (3, 1, 6)", {"attn_mask": rng.uniform(size=(3, 1, 6)) > 0.3}),
+    ("a query that sees no key", {"attn_mask": NO_KEY}),
+    ("float32 mask", {"attn_mask": rng.normal(size=(4, 6)).astype(np.float32)}),
+]
+
+
+@pytest.mark.parametrize("options", [c[1] for c in SDPA_CASES], ids=[c[0] for c in SDPA_CASES])
+def test_scaled_dot_product_attention_is_torchs(agrees_with_torch, torch, options):
+    def call(module, q, k, v):
+        given = {name: module.tensor(value) if isinstance(value, np.ndarray) else value
+                 for name, value in options.items()}
+        return module.nn.functional.scaled_dot_product_attention(q, k, v, **given)
+
+    out = agrees_with_torch(functools.partial(call, chaingrad), functools.partial(call, torch),
+                            Q, K, V)
+    assert not np.isnan(out.detach().numpy()).any()
+
+
+def test_scaled_dot_product_attention_groups_heads_as_torch(agrees_with_torch, torch):
+    """enable_gqa: 2 heads of keys and values serve 6 heads of queries (each twice, in turn)."""
+    q, kv = rng.normal(size=(2, 6, 4, 5)), rng.normal(size=(2, 2, 6, 5))
+    agrees_with_torch(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+                      lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(
+                          q, k, v, enable_gqa=True), q, kv, kv * 2)
+
+
+@pytest.mark.parametrize("options", [{}, {"is_causal": True}, {"attn_mask": NO_KEY}],
+                         ids=["plain", "causal", "masked"])
+def test_scaled_dot_product_attention_matches_finite_differences(options):
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, **options)
+
+    assert gradcheck(fn, [Tensor(a[:1, :2], requires_grad=True) for a in (Q, K, V)],
+                     eps=1e-6, atol=1e-7, rtol=1e-5)
+
+
+def test_scaled_dot_product_attention_drops_torchs_weights(torch):
+    """dropout_p: the weights' mask is torch's for the same seed (drawn as F.dropout draws
+    it), in training or not, as torch's."""
+    q, k, v = (a.astype(np.float32) for a in (Q, K, V))
+    manual_seed(5)
+    ours = F.scaled_dot_product_attention(Tensor(q), Tensor(k), Tensor(v), dropout_p=0.4,
+                                          is_causal=True)
+    torch.manual_seed(5)
+    theirs = torch.nn.functional.scaled_dot_product_attention(
+        torch.tensor(q), torch.tensor(k), torch.tensor(v), dropout_p=0.4, is_causal=True)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(("options", "error", "message"), [
+    ({"attn_mask": np.ones((4, 6), dtype=bool), "is_causal": True}, RuntimeError,
+     "Explicit attn_mask should not be set when is_causal=True"),
+    ({"dropout_p": 1.5}, RuntimeError, "dropout probability has to be between 0 and 1"),
+    ({"attn_mask": np.ones((4, 6), dtype=np.int64)}, RuntimeError,
+     "Expected attn_mask dtype to be bool or float or to match query dtype"),
+    ({"attn_mask": np.ones((5, 6), dtype=bool)}, RuntimeError, "does not broadcast"),
+    ({"enable_gqa": True, "key": rng.normal(size=(2, 2, 6, 5))}, RuntimeError,
+     "must divide the number of heads in query"),
+    ({"key": rng.normal(size=5)}, RuntimeError, "Expected query, key, and value to all be  at "
+                                                "least 2 dimensional"),
+], ids=["mask and causal", "dropout", "int mask", "mask shape", "heads", "1-d"])
+def test_scaled_dot_product_attention_refuses_as_torch(options, error, message):
+    given = dict(options)
+    key = Tensor(given.pop("key", K))
+    if isinstance(given.get("attn_mask"), np.ndarray):
+        given["attn_mask"] = chaingrad.tensor(given["attn_mask"])
+    with pytest.raises(error, match=message):
+        F.scaled_dot_product_attention(Tensor(Q), key, Tensor(V), **given)
+
+
+def test_scaled_dot_product_attention_explains_and_compiles():
+    """Composed of primitives: explain shows its steps, and compile's code gives its value
+    and gradients."""
+    import io
+
+    q = Tensor(Q[:1, :1].astype(np.float32), requires_grad=True, label="q")
+
+    def loss():
+        return F.scaled_dot_product_attention(q, q, q, is_causal=True).sum()
+
+    text = chaingrad.explain(loss(), file=io.StringIO())
+    assert "softmax" in text and "matmul" in text
+    eager = q.grad.numpy().copy()
+    q.grad = None
+    out = chaingrad.compile(loss)()
+    out.backward()
+    assert out.item() == pytest.approx(loss().item(), rel=1e-6)
+    np.testing.assert_allclose(q.grad.numpy(), eager, rtol=1e-5, atol=1e-6)

@@ -1,5 +1,6 @@
-"""The affine layers, as torch.nn.modules.linear: ``Linear`` (y = x @ weight.T + bias) and
-``Identity``, the placeholder that passes its input through.
+"""The affine layers, as torch.nn.modules.linear: ``Linear`` (y = x @ weight.T + bias),
+``Identity``, the placeholder that passes its input through, and
+``NonDynamicallyQuantizableLinear``, the Linear of ``MultiheadAttention.out_proj``.
 
 Example:
     >>> import chaingrad
@@ -20,7 +21,7 @@ from .. import init
 from .module import Module
 from .utils import check_sizes, new_parameter
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Identity", "Linear", "NonDynamicallyQuantizableLinear"]
 
 
 class Linear(Module):
@@ -81,3 +82,10 @@ class Identity(Module):
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return tensor_argument(input, "Identity")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A ``Linear``, under the name torch gives ``MultiheadAttention.out_proj`` (torch's
+    quantization tools leave a layer of this type alone; chaingrad has none, so it is a
+    Linear in all but its name). ``chaingrad.nn`` serves it as every module of this
+    package; ``torch.nn`` keeps it in ``torch.nn.modules.linear`` only."""
