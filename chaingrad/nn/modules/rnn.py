@@ -61,52 +61,54 @@ State = tuple[Tensor, Tensor | None]
 
 
 # ---- one step of each kind ----
+# Each takes the input's and the state's parts of the gates, x W_ih^T + b_ih and
+# h W_hh^T + b_hh, which the caller computes (a sequence layer with each weight transposed
+# once for all its steps).
 
 
-def rnn_step(x: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None,
-             nonlinearity: str) -> Tensor:
-    """An Elman RNN's step: tanh (or relu) of x + h W_hh^T + b_hh, where x is the input
-    already multiplied by W_ih (x W_ih^T + b_ih).
+def rnn_step(x_part: Tensor, h_part: Tensor, nonlinearity: str = "tanh") -> Tensor:
+    """An Elman RNN's step: h' = tanh (or relu) of (h W_hh^T + b_hh) + (x W_ih^T + b_ih).
 
     Example:
-        >>> rnn_step(Tensor([[0.5]]), Tensor([[1.0]]), Tensor([[2.0]]), None, "relu").tolist()
+        >>> rnn_step(Tensor([[0.5]]), Tensor([[2.0]]), "relu").tolist()
         [[2.5]]
     """
-    gates = F.linear(h, w_hh, b_hh) + x
+    gates = h_part + x_part
     return gates.tanh() if nonlinearity == "tanh" else gates.relu()
 
 
-def lstm_step(x: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None,
-              w_hr: Tensor | None = None) -> tuple[Tensor, Tensor]:
-    """An LSTM's step, from x = x W_ih^T + b_ih: the gates i, f, g, o (torch's order), then
-    c' = f * c + i * g and h' = o * tanh(c') (projected by W_hr when given).
+def lstm_step(x_part: Tensor, h_part: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
+    """An LSTM's step: the gates i, f, g, o (torch's order) of the sum of the parts, then
+    c' = f * c + i * g and h' = o * tanh(c'); returns (h', c'). The sigmoid is taken of all
+    the gates at once (one op over one array instead of three over strided slices: the
+    same numbers) and g's block is read off before it.
 
     Example:
         >>> import numpy as np
-        >>> x, h = Tensor(np.zeros((1, 4))), Tensor([[0.0]])
-        >>> h, c = lstm_step(x, h, Tensor([[1.0]]), Tensor(np.zeros((4, 1))), None)
+        >>> h, c = lstm_step(Tensor(np.zeros((1, 4))), Tensor(np.zeros((1, 4))), Tensor([[1.0]]))
         >>> round(c.item(), 4), round(h.item(), 4)
         (0.5, 0.2311)
     """
-    i, f, g, o = (F.linear(h, w_hh, b_hh) + x).chunk(4, 1)
-    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    h = o.sigmoid() * c.tanh()
-    return (h if w_hr is None else F.linear(h, w_hr)), c
+    gates = h_part + x_part
+    n = gates.shape[1] // 4
+    opened = gates.sigmoid()
+    i, f, o = opened[:, :n], opened[:, n:2 * n], opened[:, 3 * n:]
+    c = f * c + i * gates[:, 2 * n:3 * n].tanh()
+    return o * c.tanh(), c
 
 
-def gru_step(x: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
-    """A GRU's step, from x = x W_ih^T + b_ih: the reset and update gates r and z, the new
-    gate n = tanh(x_n + r * (h W_hn^T + b_hn)) (torch's, the reset inside), and
-    h' = (h - n) * z + n.
+def gru_step(x_part: Tensor, h_part: Tensor, h: Tensor) -> Tensor:
+    """A GRU's step: the reset and update gates r = sigmoid(x_r + h_r) and
+    z = sigmoid(x_z + h_z), the new gate n = tanh(x_n + r * h_n) (torch's: the reset applied
+    to h W_hn^T + b_hn), and h' = (h - n) * z + n.
 
     Example:
         >>> import numpy as np
-        >>> x = Tensor(np.zeros((1, 3)))
-        >>> gru_step(x, Tensor([[1.0]]), Tensor(np.zeros((3, 1))), None).tolist()
+        >>> gru_step(Tensor(np.zeros((1, 3))), Tensor(np.zeros((1, 3))), Tensor([[1.0]])).tolist()
         [[0.5]]
     """
-    x_r, x_z, x_n = x.chunk(3, 1)
-    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, 1)
+    x_r, x_z, x_n = x_part.chunk(3, 1)
+    h_r, h_z, h_n = h_part.chunk(3, 1)
     r = (h_r + x_r).sigmoid()
     z = (h_z + x_z).sigmoid()
     n = (x_n + h_n * r).tanh()
@@ -274,19 +276,22 @@ class RNNBase(Module):
         """One layer in one direction over the steps: its outputs (in the steps' order)
         and its last state."""
         w = [getattr(self, name) for name in names]
-        w_ih, w_hh = w[0], w[1]
+        w_ih, w_hh = w[0].T, w[1].T  # transposed once for all the steps
         b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
-        w_hr = w[-1] if self.proj_size > 0 else None
+        w_hr = w[-1].T if self.proj_size > 0 else None
         h, c = state
         outputs = []
         for x in (reversed(steps) if reverse else steps):
-            x = F.linear(x, w_ih, b_ih)
+            x_part, h_part = x @ w_ih, h @ w_hh
+            if b_ih is not None and b_hh is not None:
+                x_part, h_part = x_part + b_ih, h_part + b_hh
             if self.mode == "LSTM":
-                h, c = lstm_step(x, h, c, w_hh, b_hh, w_hr)
+                h, c = lstm_step(x_part, h_part, c)
+                h = h if w_hr is None else h @ w_hr
             elif self.mode == "GRU":
-                h = gru_step(x, h, w_hh, b_hh)
+                h = gru_step(x_part, h_part, h)
             else:
-                h = rnn_step(x, h, w_hh, b_hh, "tanh" if self.mode == "RNN_TANH" else "relu")
+                h = rnn_step(x_part, h_part, "tanh" if self.mode == "RNN_TANH" else "relu")
             outputs.append(h)
         return (outputs[::-1] if reverse else outputs), (h, c)
 
@@ -507,7 +512,7 @@ class RNNCell(RNNCellBase):
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:  # noqa: A002
         x, (h,), batched = self._step_input(input, (hx,))
-        h = rnn_step(x, h, self.weight_hh, self.bias_hh, self.nonlinearity)
+        h = rnn_step(x, F.linear(h, self.weight_hh, self.bias_hh), self.nonlinearity)
         return h if batched else h.squeeze(0)
 
 
@@ -531,7 +536,7 @@ class LSTMCell(RNNCellBase):
     def forward(self, input: Tensor,  # noqa: A002
                 hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
         x, (h, c), batched = self._step_input(input, (None, None) if hx is None else hx)
-        h, c = lstm_step(x, h, c, self.weight_hh, self.bias_hh)
+        h, c = lstm_step(x, F.linear(h, self.weight_hh, self.bias_hh), c)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
 
@@ -552,7 +557,7 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:  # noqa: A002
         x, (h,), batched = self._step_input(input, (hx,))
-        h = gru_step(x, h, self.weight_hh, self.bias_hh)
+        h = gru_step(x, F.linear(h, self.weight_hh, self.bias_hh), h)
         return h if batched else h.squeeze(0)
 
 
