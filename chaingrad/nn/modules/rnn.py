@@ -1,23 +1,25 @@
 """The recurrent layers, as torch.nn.modules.rnn: ``RNN``, ``LSTM`` and ``GRU`` over whole
 sequences, and ``RNNCell``, ``LSTMCell`` and ``GRUCell`` for one step.
 
-Each step is written with the ops a learner already knows (``F.linear``, ``chunk``,
-``sigmoid``, ``tanh``, ``*``, ``+``), in torch's order of operations, so its backward comes
-from their rules, ``explain`` shows it and ``compile`` writes it like any graph. The three
-steps, with x the input and h (and c) the state:
+Each step is written with the ops a learner already knows (``@``, ``+``, slices,
+``chunk``, ``sigmoid``, ``tanh``, ``*``), in torch's order of operations, so its backward
+comes from their rules, and ``explain`` shows it and ``compile`` writes it like any graph.
+The three steps, with x the input and h (and c) the state, x_part = x W_ih^T + b_ih and
+h_part = h W_hh^T + b_hh:
 
-    RNN:  h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)             (or relu)
-    LSTM: i, f, g, o = chunk(x W_ih^T + b_ih + h W_hh^T + b_hh, 4)
+    RNN:  h' = tanh(h_part + x_part)                                (or relu)
+    LSTM: i, f, g, o = the four blocks of h_part + x_part
           c' = sigmoid(f) * c + sigmoid(i) * tanh(g)
-          h' = sigmoid(o) * tanh(c')                                 (then h' W_hr^T)
-    GRU:  r = sigmoid(x_r + h_r),  z = sigmoid(x_z + h_z)   (x_. = x W_i.^T + b_i., h_. alike)
+          h' = sigmoid(o) * tanh(c')                                (then h' W_hr^T)
+    GRU:  r = sigmoid(x_r + h_r),  z = sigmoid(x_z + h_z)      (the blocks of the parts)
           n = tanh(x_n + r * h_n)
-          h' = (h - n) * z + n                             (= (1 - z) * n + z * h)
+          h' = (h - n) * z + n                                  (= (1 - z) * n + z * h)
 
-A sequence is run step by step, layer by layer: the input's steps are taken apart once, each
-layer's outputs go on to the next as a list, and the output is stacked once at the end, so
-the backward pass never scatters a step's gradient into a whole sequence's zeros more than
-once per step of the first layer's input.
+A sequence runs step by step, layer by layer: the input is taken apart into its steps once,
+each layer hands its outputs to the next as a list of steps, and the output is stacked once
+at the end. (Slicing each step out of a tensor of the whole sequence, to multiply the input
+by W_ih in one product, would cost more: each slice's gradient is scattered into zeros of
+the whole sequence.)
 
 Parameters have torch's names, shapes and order (``weight_ih_l0``, ``weight_hh_l0``,
 ``bias_ih_l0``, ``bias_hh_l0``, then ``weight_hr_l0`` for an LSTM with ``proj_size``, the
