@@ -312,3 +312,13 @@ def test_a_float64_input_to_float32_weights_is_refused_as_torch_refuses_it():
     with pytest.raises(ValueError, match=r"RNN input dtype \(chaingrad.float64\) does not match "
                                          r"weight dtype \(chaingrad.float32\)"):
         nn.LSTM(3, 4)(chaingrad.tensor(np.zeros((2, 1, 3))))
+
+
+def test_a_state_dict_saved_as_torchs_checkpoint_loads_into_torchs_lstm(torch, tmp_path):
+    chaingrad.manual_seed(2)
+    ours = nn.LSTM(3, 4, 2, bidirectional=True)
+    chaingrad.save(ours.state_dict(), tmp_path / "lstm.pt")
+    theirs = torch.nn.LSTM(3, 4, 2, bidirectional=True)
+    theirs.load_state_dict(torch.load(tmp_path / "lstm.pt"))
+    x = np.random.default_rng(1).standard_normal((4, 2, 3)).astype(np.float32)
+    assert_close(ours(chaingrad.tensor(x))[0], theirs(torch.tensor(x))[0], np.float32, "output")
