@@ -6,6 +6,7 @@ torch's errors."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -197,7 +198,7 @@ def test_the_gradients_match_finite_differences_in_float64(name, kwargs):
 
 
 @pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"])
-def test_each_opens_in_explain_and_compiles(name):
+def test_each_opens_in_explain_and_the_page_and_compiles(name, tmp_path):
     chaingrad.manual_seed(0)
     layer = getattr(nn, name)(2, 3)
     shape = (2, 1, 2) if "Cell" not in name else (1, 2)
@@ -208,6 +209,8 @@ def test_each_opens_in_explain_and_compiles(name):
 
     text = chaingrad.explain(loss(), file=_Quiet())
     assert "tanh" in text and "@" in text
+    page = chaingrad.to_html(loss(), tmp_path / "page.html")
+    assert "tanh" in Path(page).read_text(encoding="utf-8")
     eager = [p.grad.numpy().copy() for p in layer.parameters()]
     layer.zero_grad()
     compiled = chaingrad.compile(loss)
