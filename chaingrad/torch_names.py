@@ -216,18 +216,17 @@ NN = frozenset("""
     Container Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d CosineEmbeddingLoss
     CosineSimilarity cpp CrossMapLRN2d CTCLoss Dropout1d Dropout2d Dropout3d ELU
     EmbeddingBag factory_kwargs FeatureAlphaDropout Fold FractionalMaxPool2d
-    FractionalMaxPool3d GaussianNLLLoss GLU grad GroupNorm GRU GRUCell Hardshrink
+    FractionalMaxPool3d GaussianNLLLoss GLU grad GroupNorm Hardshrink
     Hardsigmoid Hardswish Hardtanh HingeEmbeddingLoss InstanceNorm1d InstanceNorm2d
     InstanceNorm3d intrinsic KLDivLoss LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d
     LazyConv1d LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d
     LazyConvTranspose3d LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d
     LazyLinear LinearCrossEntropyLoss LinearCrossEntropyOptions LocalResponseNorm
-    LogSigmoid LPPool1d LPPool2d LPPool3d LSTM LSTMCell MarginRankingLoss MaxPool1d
-    MaxPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish
+    LogSigmoid LPPool1d LPPool2d LPPool3d MarginRankingLoss MaxPool1d MaxPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish
     MultiLabelMarginLoss MultiLabelSoftMarginLoss MultiMarginLoss NLLLoss2d
     PairwiseDistance PixelShuffle PixelUnshuffle PoissonNLLLoss PReLU qat quantizable
     quantized ReflectionPad1d ReflectionPad2d ReflectionPad3d ReLU6 ReplicationPad1d
-    ReplicationPad2d ReplicationPad3d RMSNorm RNN RNNBase RNNCell RNNCellBase RReLU SELU
+    ReplicationPad2d ReplicationPad3d RMSNorm RReLU SELU
     SiLU SoftMarginLoss Softmax2d Softmin Softshrink Softsign SyncBatchNorm Tanhshrink
     Threshold TripletMarginLoss TripletMarginWithDistanceLoss Unflatten
     Unfold UninitializedBuffer UninitializedParameter Upsample UpsamplingBilinear2d
@@ -593,7 +592,7 @@ _TORCH_SPACE = {"chaingrad": "torch", "chaingrad.Tensor": "Tensor", "chaingrad.n
 
 def missing(module: str, name: str, lacks: frozenset[str]) -> AttributeError:
     """The error for ``module.name``, a name the module does not have: for one of torch's
-    names in ``lacks``, chaingrad's ``TorchNameError`` "chaingrad.nn has no 'LSTM' yet",
+    names in ``lacks``, chaingrad's ``TorchNameError`` "chaingrad.nn has no 'GroupNorm' yet",
     followed by what to write instead where chaingrad composes it (``INSTEAD``); Python's
     usual AttributeError otherwise (a typo). A module's ``__getattr__`` raises it.
 

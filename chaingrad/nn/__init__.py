@@ -230,6 +230,7 @@ if TYPE_CHECKING:
     from .modules.loss import *  # noqa: F403 - the names of its __all__
     from .modules.normalization import *  # noqa: F403 - the names of its __all__
     from .modules.pooling import *  # noqa: F403 - the names of its __all__
+    from .modules.rnn import *  # noqa: F403 - the names of its __all__
     from .modules.sparse import *  # noqa: F403 - the names of its __all__
     from .modules.transformer import *  # noqa: F403 - the names of its __all__
     from .parallel import DataParallel as DataParallel

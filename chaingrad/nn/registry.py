@@ -90,6 +90,7 @@ SIZES = Kind("a non-empty list of positive integers",
              lambda v: [int(n) for n in v])
 ACTIVATION = Kind(f"one of {ACTIVATIONS}", lambda v: v in ACTIVATIONS, str)
 APPROXIMATE = Kind("'none' or 'tanh'", lambda v: v in ("none", "tanh"), str)  # GELU's
+NONLINEARITY = Kind("'tanh' or 'relu'", lambda v: v in ("tanh", "relu"), str)  # RNN's
 # a Sequential's children, given to the constructor positionally: read from its children
 LAYERS = Kind("a list of layers", lambda v: isinstance(v, list), lambda v: v)
 # a ModuleList's children, given to the constructor as one list
@@ -153,6 +154,28 @@ def _batch_norm_weights(arch: dict[str, Any]) -> int:
     return c * arch["affine"] * (1 + arch["bias"]) + arch["track_running_stats"] * (2 * c + 1)
 
 
+def _recurrent_weights(gates: int) -> Callable[[dict[str, Any]], int]:
+    """How many numbers an RNN (1 gate), GRU (3) or LSTM (4) holds: for each layer and
+    direction, W_ih, W_hh, the biases and W_hr (with ``proj_size``); a cell (no
+    ``num_layers``) is one layer of one direction."""
+    def count(arch: dict[str, Any]) -> int:
+        hidden, proj = arch["hidden_size"], arch.get("proj_size", 0)
+        out = proj or hidden
+        directions = 2 if arch.get("bidirectional") else 1
+        total = 0
+        for layer in range(arch.get("num_layers", 1)):
+            inputs = arch["input_size"] if layer == 0 else out * directions
+            total += directions * (gates * hidden * (inputs + out + 2 * arch["bias"])
+                                   + proj * hidden)
+        return total
+    return count
+
+
+_RECURRENT = {"input_size": SIZE, "hidden_size": SIZE, "num_layers": SIZE, "bias": BOOL,
+              "batch_first": BOOL, "dropout": REAL, "bidirectional": BOOL}
+_CELL = {"input_size": SIZE, "hidden_size": SIZE, "bias": BOOL}
+
+
 _BATCH_NORM = {"num_features": SIZE, "eps": REAL, "momentum": OPTIONAL_REAL,
                "affine": BOOL, "track_running_stats": BOOL, "bias": PRESENT}
 
@@ -202,6 +225,17 @@ LAYER_TYPES: dict[str, LayerType] = {
     "Embedding": LayerType(_home("sparse"), {"num_embeddings": SIZE, "embedding_dim": SIZE,
                                              "padding_idx": OPTIONAL_INT},
                            weights=lambda a: a["num_embeddings"] * a["embedding_dim"]),
+    "RNN": LayerType(_home("rnn"), {"input_size": SIZE, "hidden_size": SIZE,
+                                    "num_layers": SIZE, "nonlinearity": NONLINEARITY,
+                                    "bias": BOOL, "batch_first": BOOL, "dropout": REAL,
+                                    "bidirectional": BOOL}, weights=_recurrent_weights(1)),
+    "LSTM": LayerType(_home("rnn"), _RECURRENT | {"proj_size": INT},
+                      weights=_recurrent_weights(4)),
+    "GRU": LayerType(_home("rnn"), _RECURRENT, weights=_recurrent_weights(3)),
+    "RNNCell": LayerType(_home("rnn"), _CELL | {"nonlinearity": NONLINEARITY},
+                         weights=_recurrent_weights(1)),
+    "LSTMCell": LayerType(_home("rnn"), _CELL, weights=_recurrent_weights(4)),
+    "GRUCell": LayerType(_home("rnn"), _CELL, weights=_recurrent_weights(3)),
     "LayerNorm": LayerType(_home("normalization"),
                            {"normalized_shape": SIZES, "eps": REAL,
                             "elementwise_affine": BOOL, "bias": PRESENT},

@@ -4,7 +4,7 @@
 of Tensors. Each other file holds the Tensor modules of one kind (``activation.py``,
 ``linear.py``, ``conv.py``, ``pooling.py``, ``sparse.py``, ``normalization.py``,
 ``batchnorm.py``, ``dropout.py``, ``loss.py``, ``flatten.py``, ``container.py``,
-``transformer.py``), and its
+``rnn.py``, ``transformer.py``), and its
 ``__all__`` names them: that is the one list of them. ``chaingrad.nn.Linear`` and
 ``chaingrad.nn.modules.Linear`` are ``chaingrad.nn.modules.linear.Linear``, as in torch, and
 a new module is one class in the file of its kind, named in that file's ``__all__``.
@@ -42,7 +42,7 @@ from ... import torch_names
 from .module import Module as Module
 
 KINDS = ("activation", "batchnorm", "container", "conv", "dropout", "flatten", "linear",
-         "loss", "normalization", "pooling", "sparse", "transformer")
+         "loss", "normalization", "pooling", "rnn", "sparse", "transformer")
 """The files of Tensor modules, one for each kind: each one's ``__all__`` names its modules."""
 
 
@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     from .loss import *  # noqa: F403 - the names of its __all__
     from .normalization import *  # noqa: F403 - the names of its __all__
     from .pooling import *  # noqa: F403 - the names of its __all__
+    from .rnn import *  # noqa: F403 - the names of its __all__
     from .sparse import *  # noqa: F403 - the names of its __all__
     from .transformer import *  # noqa: F403 - the names of its __all__
 else:

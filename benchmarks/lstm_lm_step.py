@@ -1,0 +1,105 @@
+"""How long does an LSTM language model's training step take, chaingrad against torch?
+
+The model and step of PyTorch's word_language_model example, at its small sizes: an
+embedding of 200, a 2-layer LSTM of 200 hidden units, a decoder to a vocabulary of 1000,
+batches of 20 sequences of 35 tokens (bptt), cross-entropy, ``clip_grad_norm_(0.25)`` and
+SGD, the hidden state carried from batch to batch (detached). Each run is its own process
+on one thread (OMP/OPENBLAS/MKL_NUM_THREADS=1, ``torch.set_num_threads(1)``) and times
+``--steps`` steps after two untimed ones; the table gives each engine's median over
+``--runs`` runs and chaingrad's ratio to torch's.
+
+    python benchmarks/lstm_lm_step.py [--runs 5] [--steps 20]
+    python benchmarks/lstm_lm_step.py --engine chaingrad   # one run: its seconds per step
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"  # before numpy (or torch) is imported anywhere in this process
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+VOCAB, EMBED, HIDDEN, LAYERS, BATCH, BPTT = 1000, 200, 200, 2, 20, 35
+ENGINES = ("torch", "chaingrad")
+
+
+def one_run(engine: str, steps: int) -> float:
+    """Seconds per training step of ``engine`` (``'torch'`` or ``'chaingrad'``)."""
+    if engine == "torch":
+        import torch
+        torch.set_num_threads(1)
+    else:
+        import chaingrad as torch  # the same program with the import changed
+    nn = torch.nn
+
+    class Model(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = nn.Embedding(VOCAB, EMBED)
+            self.rnn = nn.LSTM(EMBED, HIDDEN, LAYERS)
+            self.decoder = nn.Linear(HIDDEN, VOCAB)
+
+        def forward(self, tokens: Any, hidden: Any) -> Any:
+            output, hidden = self.rnn(self.encoder(tokens), hidden)
+            return self.decoder(output).view(-1, VOCAB), hidden
+
+    torch.manual_seed(0)
+    model = Model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=20.0)
+    rng = np.random.default_rng(0)
+    batches = [torch.tensor(rng.integers(0, VOCAB, (BPTT + 1, BATCH)))
+               for _ in range(steps + 2)]
+    hidden = (torch.zeros(LAYERS, BATCH, HIDDEN), torch.zeros(LAYERS, BATCH, HIDDEN))
+
+    def step(batch: Any, hidden: Any) -> Any:
+        hidden = tuple(h.detach() for h in hidden)
+        optimizer.zero_grad()
+        output, hidden = model(batch[:-1], hidden)
+        loss = nn.functional.cross_entropy(output, batch[1:].reshape(-1))
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+        optimizer.step()
+        return hidden
+
+    for batch in batches[:2]:  # untimed: first-call costs
+        hidden = step(batch, hidden)
+    start = time.perf_counter()
+    for batch in batches[2:]:
+        hidden = step(batch, hidden)
+    return (time.perf_counter() - start) / steps
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engine", choices=ENGINES, help="one run of one engine")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=20)
+    args = parser.parse_args(argv)
+    if args.engine:
+        print(f"{one_run(args.engine, args.steps):.6f}")
+        return 0
+    times: dict[str, list[float]] = {engine: [] for engine in ENGINES}
+    for _ in range(args.runs):  # alternating, so that both see the same machine load
+        for engine in ENGINES:
+            out = subprocess.run([sys.executable, __file__, "--engine", engine, "--steps",
+                                  str(args.steps)], capture_output=True, text=True, check=True)
+            times[engine].append(float(out.stdout))
+    medians = {engine: statistics.median(t) for engine, t in times.items()}
+    for engine in ENGINES:
+        runs = " ".join(f"{t * 1e3:.1f}" for t in times[engine])
+        print(f"{engine:10} {medians[engine] * 1e3:8.1f} ms/step  (runs: {runs})")
+    print(f"chaingrad / torch: {medians['chaingrad'] / medians['torch']:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,633 @@
+"""The recurrent layers, as torch.nn.modules.rnn: ``RNN``, ``LSTM`` and ``GRU`` over whole
+sequences, and ``RNNCell``, ``LSTMCell`` and ``GRUCell`` for one step.
+
+Each step is written with the ops a learner already knows (``@``, ``+``, slices,
+``chunk``, ``sigmoid``, ``tanh``, ``*``), in torch's order of operations, so its backward
+comes from their rules, and ``explain`` shows it and ``compile`` writes it like any graph.
+The three steps, with x the input and h (and c) the state, x_part = x W_ih^T + b_ih and
+h_part = h W_hh^T + b_hh:
+
+    RNN:  h' = tanh(h_part + x_part)                                (or relu)
+    LSTM: i, f, g, o = the four blocks of h_part + x_part
+          c' = sigmoid(f) * c + sigmoid(i) * tanh(g)
+          h' = sigmoid(o) * tanh(c')                                (then h' W_hr^T)
+    GRU:  r = sigmoid(x_r + h_r),  z = sigmoid(x_z + h_z)      (the blocks of the parts)
+          n = tanh(x_n + r * h_n)
+          h' = (h - n) * z + n                                  (= (1 - z) * n + z * h)
+
+A sequence runs step by step, layer by layer: the input is taken apart into its steps once,
+each layer hands its outputs to the next as a list of steps, and the output is stacked once
+at the end. (Slicing each step out of a tensor of the whole sequence, to multiply the input
+by W_ih in one product, would cost more: each slice's gradient is scattered into zeros of
+the whole sequence.)
+
+Parameters have torch's names, shapes and order (``weight_ih_l0``, ``weight_hh_l0``,
+``bias_ih_l0``, ``bias_hh_l0``, then ``weight_hr_l0`` for an LSTM with ``proj_size``, the
+reverse direction's with ``_reverse``), and are drawn as torch draws them: each uniform in
++-1/sqrt(hidden_size), in that order, so that after ``manual_seed(n)`` a layer starts from
+torch's very weights. Dropout between layers draws torch's masks for the seed.
+
+Example:
+    >>> import chaingrad
+    >>> _ = chaingrad.manual_seed(0)
+    >>> lstm = LSTM(10, 20, num_layers=2)
+    >>> output, (h_n, c_n) = lstm(chaingrad.randn(5, 3, 10))
+    >>> output.shape, h_n.shape, c_n.shape
+    (chaingrad.Size([5, 3, 20]), chaingrad.Size([2, 3, 20]), chaingrad.Size([2, 3, 20]))
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from collections.abc import Sequence
+from typing import Any, cast
+
+from ...tensor_engine.factories import ones, tensor_argument, zeros
+from ...tensor_engine.functions import cat, stack
+from ...tensor_engine.tensor import Tensor
+from .. import functional as F
+from .. import init
+from .module import Module
+from .utils import new_parameter
+
+__all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+
+GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+"""How many blocks of ``hidden_size`` rows each mode's ``weight_ih`` and ``weight_hh`` hold:
+the gates, in torch's order (LSTM: i, f, g, o; GRU: r, z, n)."""
+
+State = tuple[Tensor, Tensor | None]
+"""A layer's state between steps: h, and c for an LSTM (None otherwise)."""
+
+
+# ---- one step of each kind ----
+# Each takes the input's and the state's parts of the gates, x W_ih^T + b_ih and
+# h W_hh^T + b_hh, which the caller computes (a sequence layer with each weight transposed
+# once for all its steps).
+
+
+def rnn_step(x_part: Tensor, h_part: Tensor, nonlinearity: str = "tanh") -> Tensor:
+    """An Elman RNN's step: h' = tanh (or relu) of (h W_hh^T + b_hh) + (x W_ih^T + b_ih).
+
+    Example:
+        >>> rnn_step(Tensor([[0.5]]), Tensor([[2.0]]), "relu").tolist()
+        [[2.5]]
+    """
+    gates = h_part + x_part
+    return gates.tanh() if nonlinearity == "tanh" else gates.relu()
+
+
+def lstm_step(x_part: Tensor, h_part: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
+    """An LSTM's step: the gates i, f, g, o (torch's order) of the sum of the parts, then
+    c' = f * c + i * g and h' = o * tanh(c'); returns (h', c'). The sigmoid is taken of all
+    the gates at once (one op over one array instead of three over strided slices: the
+    same numbers) and g's block is read off before it.
+
+    Example:
+        >>> import numpy as np
+        >>> h, c = lstm_step(Tensor(np.zeros((1, 4))), Tensor(np.zeros((1, 4))), Tensor([[1.0]]))
+        >>> round(c.item(), 4), round(h.item(), 4)
+        (0.5, 0.2311)
+    """
+    gates = h_part + x_part
+    n = gates.shape[1] // 4
+    opened = gates.sigmoid()
+    i, f, o = opened[:, :n], opened[:, n:2 * n], opened[:, 3 * n:]
+    c = f * c + i * gates[:, 2 * n:3 * n].tanh()
+    return o * c.tanh(), c
+
+
+def gru_step(x_part: Tensor, h_part: Tensor, h: Tensor) -> Tensor:
+    """A GRU's step: the reset and update gates r = sigmoid(x_r + h_r) and
+    z = sigmoid(x_z + h_z), the new gate n = tanh(x_n + r * h_n) (torch's: the reset applied
+    to h W_hn^T + b_hn), and h' = (h - n) * z + n.
+
+    Example:
+        >>> import numpy as np
+        >>> gru_step(Tensor(np.zeros((1, 3))), Tensor(np.zeros((1, 3))), Tensor([[1.0]])).tolist()
+        [[0.5]]
+    """
+    x_r, x_z, x_n = x_part.chunk(3, 1)
+    h_r, h_z, h_n = h_part.chunk(3, 1)
+    r = (h_r + x_r).sigmoid()
+    z = (h_z + x_z).sigmoid()
+    n = (x_n + h_n * r).tanh()
+    return (h - n) * z + n
+
+
+# ---- the sequence layers ----
+
+
+class RNNBase(Module):
+    """What RNN, LSTM and GRU share, as torch.nn.RNNBase: the parameters of each layer and
+    direction, their checks, and running a sequence through them.
+
+    Args:
+        mode: ``'RNN_TANH'``, ``'RNN_RELU'``, ``'LSTM'`` or ``'GRU'``.
+        input_size: The size of each step of the input.
+        hidden_size: The size of the state h (and c).
+        num_layers: How many layers are stacked, each reading the one below's outputs.
+        bias: Whether the steps add ``b_ih`` and ``b_hh``.
+        batch_first: Inputs and outputs (not states) as (N, L, H) instead of (L, N, H).
+        dropout: Dropout's p on each layer's outputs but the last one's, in training.
+        bidirectional: A second direction in each layer, running the sequence backwards;
+            its outputs are joined to the first's along the last dimension.
+        proj_size: LSTM only: the size h is projected to (by ``weight_hr``), or 0.
+        device: The CPU only (None, 'cpu').
+        dtype: The parameters' dtype (float32 by default, as in torch).
+    """
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device: Any = None,
+                 dtype: Any = None) -> None:
+        self.mode = mode
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.bidirectional = bias, batch_first, bidirectional
+        self.proj_size = proj_size
+        _check_options(input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                       proj_size)
+        self.dropout = float(dropout)
+        if mode not in GATES:
+            raise ValueError("Unrecognized RNN mode: " + mode)
+        gate_size = GATES[mode] * hidden_size
+        real_hidden_size = proj_size if proj_size > 0 else hidden_size
+        self._flat_weights_names: list[str] = []
+        self._all_weights: list[list[str]] = []
+        for layer in range(num_layers):
+            for direction in range(2 if bidirectional else 1):
+                layer_input_size = input_size if layer == 0 else real_hidden_size * (
+                    2 if bidirectional else 1)
+                shapes = {"weight_ih": (gate_size, layer_input_size),
+                          "weight_hh": (gate_size, real_hidden_size)}
+                if bias:
+                    shapes |= {"bias_ih": (gate_size,), "bias_hh": (gate_size,)}
+                if proj_size > 0:
+                    shapes["weight_hr"] = (proj_size, hidden_size)
+                suffix = "_reverse" if direction == 1 else ""
+                names = [f"{kind}_l{layer}{suffix}" for kind in shapes]
+                for name, shape in zip(names, shapes.values()):
+                    setattr(self, name, new_parameter(type(self).__name__, shape, device,
+                                                      dtype))
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw every parameter afresh, uniform in +-1/sqrt(hidden_size), in their order
+        (torch's numbers for the seed)."""
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -bound, bound)
+
+    def flatten_parameters(self) -> None:
+        """Nothing to do: torch packs the weights into one block for cuDNN, which a CPU does
+        not use (as on torch's CPU build)."""
+
+    @property
+    def _flat_weights(self) -> list[Tensor | None]:
+        return [getattr(self, name, None) for name in self._flat_weights_names]
+
+    @property
+    def all_weights(self) -> list[list[Tensor]]:
+        """The parameters of each layer and direction, in order, as torch's."""
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+    # ---- running a sequence ----
+
+    def _run(self, input: Any, hx: Any) -> tuple[Tensor, Tensor, Tensor | None]:  # noqa: A002
+        """(output, h_n, c_n) for the input and the initial states, each checked as torch
+        checks them; c_n is None but for an LSTM."""
+        name = "RNN" if self.mode.startswith("RNN") else self.mode
+        x = tensor_argument(input, name)
+        if x.ndim not in (2, 3):
+            tensor = " tensor" if name == "RNN" else ""
+            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {x.ndim}D{tensor} "
+                             f"instead")
+        batched = x.ndim == 3
+        h0, c0 = _initial_states(self.mode, hx, batched)
+        if not batched:
+            x = x.unsqueeze(0 if self.batch_first else 1)
+        if self.batch_first:
+            x = x.transpose(0, 1)
+        self._check_input(x)
+        directions = 2 if self.bidirectional else 1
+        batch = x.shape[1]
+        h_size = (self.num_layers * directions, batch,
+                  self.proj_size if self.proj_size > 0 else self.hidden_size)
+        c_size = (self.num_layers * directions, batch, self.hidden_size)
+        if h0 is None:
+            h0 = zeros(h_size, dtype=x.dtype)
+            c0 = zeros(c_size, dtype=x.dtype) if self.mode == "LSTM" else None
+        else:
+            if not batched:
+                h0 = h0.unsqueeze(1)
+                c0 = None if c0 is None else c0.unsqueeze(1)
+            lstm = self.mode == "LSTM"
+            _check_state(h0, h_size, "Expected hidden[0] size" if lstm else
+                         "Expected hidden size")
+            if c0 is not None:
+                _check_state(c0, c_size, "Expected hidden[1] size")
+        steps: Sequence[Tensor] = x.unbind(0)
+        h_n: list[Tensor] = []
+        c_n: list[Tensor] = []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                k = layer * directions + direction
+                state = (h0[k], None if c0 is None else c0[k])
+                out, (h, c) = self._run_layer(steps, state, self._all_weights[k],
+                                              reverse=direction == 1)
+                outputs.append(out)
+                h_n.append(h)
+                if c is not None:
+                    c_n.append(c)
+            steps = outputs[0] if directions == 1 else [cat(pair, 1) for pair in
+                                                         zip(*outputs)]
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                steps = _dropped(steps, self.dropout)
+        output = stack(steps, 1 if self.batch_first else 0)
+        if not batched:
+            output = output.squeeze(0 if self.batch_first else 1)
+        h_last, c_last = stack(h_n), stack(c_n) if c_n else None
+        if not batched:
+            h_last = h_last.squeeze(1)
+            c_last = None if c_last is None else c_last.squeeze(1)
+        return output, h_last, c_last
+
+    def _run_layer(self, steps: Sequence[Tensor], state: State, names: list[str],
+                   reverse: bool) -> tuple[list[Tensor], State]:
+        """One layer in one direction over the steps: its outputs (in the steps' order)
+        and its last state."""
+        w = [getattr(self, name) for name in names]
+        w_ih, w_hh = w[0].T, w[1].T  # transposed once for all the steps
+        b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
+        w_hr = w[-1].T if self.proj_size > 0 else None
+        h, c = state
+        outputs = []
+        for x in (reversed(steps) if reverse else steps):
+            x_part, h_part = x @ w_ih, h @ w_hh
+            if b_ih is not None and b_hh is not None:
+                x_part, h_part = x_part + b_ih, h_part + b_hh
+            if self.mode == "LSTM":
+                h, c = lstm_step(x_part, h_part, c)
+                h = h if w_hr is None else h @ w_hr
+            elif self.mode == "GRU":
+                h = gru_step(x_part, h_part, h)
+            else:
+                h = rnn_step(x_part, h_part, "tanh" if self.mode == "RNN_TANH" else "relu")
+            outputs.append(h)
+        return (outputs[::-1] if reverse else outputs), (h, c)
+
+    def _check_input(self, x: Tensor) -> None:
+        weight = self._flat_weights[0]
+        if weight is not None and x.dtype != weight.dtype:
+            raise ValueError(f"RNN input dtype ({x.dtype}) does not match weight dtype "
+                             f"({weight.dtype}). Convert input: input.to({weight.dtype}), or "
+                             f"convert model: model.to({x.dtype})")
+        if x.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {x.shape[-1]}")
+
+
+class RNN(RNNBase):
+    """An Elman RNN, as torch.nn.RNN: for each step t and each layer,
+    h_t = tanh(x_t W_ih^T + b_ih + h_(t-1) W_hh^T + b_hh) (relu with
+    ``nonlinearity='relu'``).
+
+    Args:
+        input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+        device, dtype: As for ``RNNBase``.
+        nonlinearity: ``'tanh'`` or ``'relu'`` (fourth, as in torch).
+
+    Calling it takes ``input`` of shape (L, N, H_in) ((N, L, H_in) with ``batch_first``,
+    (L, H_in) unbatched) and ``hx`` of shape (D * num_layers, N, H_out) (zeros if None),
+    and returns ``(output, h_n)``: every step's last-layer state (L, N, D * H_out) and every
+    layer's last state.
+
+    Example:
+        >>> import chaingrad
+        >>> rnn = RNN(4, 3, 2, nonlinearity="relu", batch_first=True)
+        >>> output, h_n = rnn(chaingrad.randn(2, 5, 4))
+        >>> output.shape, h_n.shape
+        (chaingrad.Size([2, 5, 3]), chaingrad.Size([2, 2, 3]))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
+                 dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
+                 dtype: Any = None, **kwargs: Any) -> None:
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if kwargs:
+            raise TypeError(f"RNN.__init__() got an unexpected keyword argument "
+                            f"{next(iter(kwargs))!r}")
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
+                             f"'relu'.")
+        self.nonlinearity = nonlinearity
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
+                         hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None,  # noqa: A002
+                ) -> tuple[Tensor, Tensor]:
+        output, h_n, _ = self._run(input, hx)
+        return output, h_n
+
+
+class LSTM(RNNBase):
+    """A long short-term memory network, as torch.nn.LSTM: for each step and layer, the
+    input, forget, cell and output gates (i, f, g, o) of x_t W_ih^T + b_ih +
+    h_(t-1) W_hh^T + b_hh, then c_t = sigmoid(f) * c_(t-1) + sigmoid(i) * tanh(g) and
+    h_t = sigmoid(o) * tanh(c_t) (times W_hr^T with ``proj_size``).
+
+    Args:
+        input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+        proj_size, device, dtype: As for ``RNNBase``.
+
+    Calling it takes ``input`` as ``RNN`` does and ``hx``, the pair (h_0, c_0) (zeros if
+    None), and returns ``(output, (h_n, c_n))``: h_n of shape (D * num_layers, N, H_out)
+    (H_out is ``proj_size`` when set) and c_n of shape (D * num_layers, N, hidden_size).
+
+    Example:
+        >>> import chaingrad
+        >>> lstm = LSTM(4, 6, proj_size=3, bidirectional=True)
+        >>> output, (h_n, c_n) = lstm(chaingrad.randn(5, 4))
+        >>> output.shape, h_n.shape, c_n.shape
+        (chaingrad.Size([5, 6]), chaingrad.Size([2, 3]), chaingrad.Size([2, 6]))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, proj_size, device, dtype)
+
+    def forward(self, input: Tensor,  # noqa: A002
+                hx: tuple[Tensor, Tensor] | None = None,
+                ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        output, h_n, c_n = self._run(input, hx)
+        return output, (h_n, cast(Tensor, c_n))  # an LSTM's run always gives c_n
+
+
+class GRU(RNNBase):
+    """A gated recurrent unit network, as torch.nn.GRU: for each step and layer, the reset
+    and update gates r = sigmoid(x_r + h_r) and z = sigmoid(x_z + h_z), the new gate
+    n = tanh(x_n + r * h_n) (torch's: the reset applied to h W_hn^T + b_hn) and
+    h_t = (1 - z) * n + z * h_(t-1), where x_. = x_t W_i.^T + b_i. and
+    h_. = h_(t-1) W_h.^T + b_h..
+
+    Args:
+        input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+        device, dtype: As for ``RNNBase``.
+
+    Calling it takes and returns what ``RNN`` does.
+
+    Example:
+        >>> import chaingrad
+        >>> gru = GRU(4, 3, num_layers=2)
+        >>> output, h_n = gru(chaingrad.randn(5, 2, 4), chaingrad.zeros(2, 2, 3))
+        >>> output.shape, h_n.shape
+        (chaingrad.Size([5, 2, 3]), chaingrad.Size([2, 2, 3]))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, device: Any = None, dtype: Any = None,
+                 **kwargs: Any) -> None:
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if kwargs:
+            raise TypeError(f"GRU.__init__() got an unexpected keyword argument "
+                            f"{next(iter(kwargs))!r}")
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None,  # noqa: A002
+                ) -> tuple[Tensor, Tensor]:
+        output, h_n, _ = self._run(input, hx)
+        return output, h_n
+
+
+# ---- the cells: one step ----
+
+
+class RNNCellBase(Module):
+    """What the cells share, as torch.nn.RNNCellBase: ``weight_ih`` (chunks * hidden_size,
+    input_size), ``weight_hh`` (chunks * hidden_size, hidden_size), ``bias_ih`` and
+    ``bias_hh`` (or None), each uniform in +-1/sqrt(hidden_size), in that order."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
+                 device: Any = None, dtype: Any = None) -> None:
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        rows, where = num_chunks * hidden_size, type(self).__name__
+        self.weight_ih = new_parameter(where, (rows, input_size), device, dtype)
+        self.weight_hh = new_parameter(where, (rows, hidden_size), device, dtype)
+        for name in ("bias_ih", "bias_hh"):
+            self.register_parameter(name, new_parameter(where, (rows,), device, dtype)
+                                    if bias else None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw every parameter afresh, uniform in +-1/sqrt(hidden_size), in their order."""
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -bound, bound)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        nonlinearity = self.__dict__.get("nonlinearity", "tanh")
+        return s + (f", nonlinearity={nonlinearity}" if nonlinearity != "tanh" else "")
+
+    def _step_input(self, input: Any, states: Sequence[Tensor | None],  # noqa: A002
+                    ) -> tuple[Tensor, list[Tensor], bool]:
+        """The input (N, H_in) multiplied by W_ih, the states as (N, hidden_size) (zeros
+        where None), and whether the input came batched; checked as torch checks them."""
+        where = type(self).__name__
+        x = tensor_argument(input, where)
+        if x.ndim not in (1, 2):
+            raise ValueError(f"{where}: Expected input to be 1D or 2D, got {x.ndim}D instead")
+        for k, state in enumerate(states):
+            if state is not None and state.ndim not in (1, 2):
+                which = f"hx[{k}]" if len(states) > 1 else "hidden"
+                raise ValueError(f"{where}: Expected {which} to be 1D or 2D, got "
+                                 f"{state.ndim}D instead")
+        batched = x.ndim == 2
+        if not batched:
+            x = x.unsqueeze(0)
+        if x.shape[1] != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {x.shape[1]} expected "
+                               f"{self.input_size}")
+        full = []
+        for k, state in enumerate(states):
+            h = zeros(x.shape[0], self.hidden_size, dtype=x.dtype) if state is None else (
+                tensor_argument(state, where, "hx") if batched else state.unsqueeze(0))
+            if h.shape[0] != x.shape[0]:
+                raise RuntimeError(f"Input batch size {x.shape[0]} doesn't match hidden{k} "
+                                   f"batch size {h.shape[0]}")
+            if h.shape[1] != self.hidden_size:
+                raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got "
+                                   f"{h.shape[1]}, expected {self.hidden_size}")
+            full.append(h)
+        return F.linear(x, self.weight_ih, self.bias_ih), full, batched
+
+
+class RNNCell(RNNCellBase):
+    """One step of an Elman RNN, as torch.nn.RNNCell:
+    h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (relu with ``nonlinearity='relu'``).
+
+    Example:
+        >>> import chaingrad
+        >>> cell = RNNCell(4, 3)
+        >>> cell(chaingrad.randn(2, 4)).shape, cell(chaingrad.randn(4)).shape
+        (chaingrad.Size([2, 3]), chaingrad.Size([3]))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh", device: Any = None, dtype: Any = None) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise RuntimeError(f"Unknown nonlinearity: {nonlinearity}")
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:  # noqa: A002
+        x, (h,), batched = self._step_input(input, (hx,))
+        h = rnn_step(x, F.linear(h, self.weight_hh, self.bias_hh), self.nonlinearity)
+        return h if batched else h.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    """One step of an LSTM, as torch.nn.LSTMCell: from the gates i, f, g, o of
+    x W_ih^T + b_ih + h W_hh^T + b_hh, c' = sigmoid(f) * c + sigmoid(i) * tanh(g) and
+    h' = sigmoid(o) * tanh(c'); returns (h', c').
+
+    Example:
+        >>> import chaingrad
+        >>> cell = LSTMCell(4, 3)
+        >>> h, c = cell(chaingrad.randn(2, 4))
+        >>> h.shape, c.shape
+        (chaingrad.Size([2, 3]), chaingrad.Size([2, 3]))
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
+
+    def forward(self, input: Tensor,  # noqa: A002
+                hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
+        x, (h, c), batched = self._step_input(input, (None, None) if hx is None else hx)
+        h, c = lstm_step(x, F.linear(h, self.weight_hh, self.bias_hh), c)
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    """One step of a GRU, as torch.nn.GRUCell: r = sigmoid(x_r + h_r),
+    z = sigmoid(x_z + h_z), n = tanh(x_n + r * h_n), h' = (1 - z) * n + z * h.
+
+    Example:
+        >>> import chaingrad
+        >>> cell = GRUCell(4, 3)
+        >>> cell(chaingrad.randn(2, 4), chaingrad.zeros(2, 3)).shape
+        chaingrad.Size([2, 3])
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:  # noqa: A002
+        x, (h,), batched = self._step_input(input, (hx,))
+        h = gru_step(x, F.linear(h, self.weight_hh, self.bias_hh), h)
+        return h if batched else h.squeeze(0)
+
+
+# ---- checks and helpers ----
+
+
+def _check_options(input_size: Any, hidden_size: Any, num_layers: Any, bias: Any,
+                   batch_first: Any, dropout: Any, proj_size: Any) -> None:
+    """torch's checks of RNNBase's arguments, in torch's order and words."""
+    if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool)
+            or not 0 <= dropout <= 1):  # type: ignore[operator]
+        raise ValueError("dropout should be a number in range [0, 1] representing the "
+                         "probability of an element being zeroed")
+    if dropout > 0 and num_layers == 1:  # type: ignore[operator]
+        warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
+                      f"non-zero dropout expects num_layers greater than 1, but got "
+                      f"dropout={dropout} and num_layers={num_layers}", stacklevel=4)
+    if not isinstance(bias, bool):
+        raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
+    if not isinstance(batch_first, bool):
+        raise TypeError(f"batch_first should be of type bool, got: "
+                        f"{type(batch_first).__name__}")
+    for name, size in (("input_size", input_size), ("hidden_size", hidden_size)):
+        if not isinstance(size, int):
+            raise TypeError(f"{name} should be of type int, got: {type(size).__name__}")
+        if size <= 0:
+            raise ValueError(f"{name} must be greater than zero")
+    if num_layers <= 0:
+        raise ValueError("num_layers must be greater than zero")
+    if proj_size < 0:
+        raise ValueError("proj_size should be a positive integer or zero to disable "
+                         "projections")
+    if proj_size >= hidden_size:
+        raise ValueError("proj_size has to be smaller than hidden_size")
+
+
+def _initial_states(mode: str, hx: Any, batched: bool) -> tuple[Tensor | None, Tensor | None]:
+    """(h0, c0) as given (None, None when hx is None), their dimensions checked as torch
+    checks them: 3-D for a batched input, 2-D for an unbatched one."""
+    if hx is None:
+        return None, None
+    want, kind = (3, "batched 3-D") if batched else (2, "unbatched 2-D")
+    if mode == "LSTM":
+        if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+            raise TypeError(f"LSTM: hx must be a pair (h_0, c_0) of Tensors, got "
+                            f"{type(hx).__name__}")
+        h0, c0 = (tensor_argument(s, "LSTM", "hx") for s in hx)
+        if h0.ndim != want or c0.ndim != want:
+            raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but got "
+                               f"({h0.ndim}-D, {c0.ndim}-D) tensors")
+        return h0, c0
+    h0 = tensor_argument(hx, "RNN" if mode.startswith("RNN") else mode, "hx")
+    if h0.ndim != want:
+        raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got "
+                           f"{h0.ndim}-D tensor")
+    return h0, None
+
+
+def _check_state(state: Tensor, expected: tuple[int, int, int], what: str) -> None:
+    if tuple(state.shape) != expected:
+        raise RuntimeError(f"{what} {expected}, got {list(state.shape)}")
+
+
+def _dropped(steps: Sequence[Tensor], p: float) -> list[Tensor]:
+    """Each step times its slice of the mask that ``F.dropout`` would apply to the steps
+    stacked (torch's draws for the seed, in that order): the same numbers as dropout on the
+    stacked outputs, while each step's gradient stays its own."""
+    first = steps[0]
+    mask = F.dropout(ones((len(steps), *first.shape), dtype=first.dtype), p, True)
+    return [step * keep for step, keep in zip(steps, mask.unbind(0))]
+
