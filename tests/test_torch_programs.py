@@ -47,6 +47,16 @@ IMPORT_MAP = {
         "from chaingrad.utils.data.dataloader import DataLoader",
     "from torch.utils.tensorboard import SummaryWriter":
         "from chaingrad.utils.tensorboard import SummaryWriter",
+    # the one-process names that nanoGPT, build-nanogpt and PyTorch's examples import at
+    # their top, on one CPU too
+    "from torch.nn.parallel import DistributedDataParallel as DDP":
+        "from chaingrad.nn.parallel import DistributedDataParallel as DDP",
+    "from torch.distributed import init_process_group, destroy_process_group":
+        "from chaingrad.distributed import init_process_group, destroy_process_group",
+    "import torch.distributed as dist": "import chaingrad.distributed as dist",
+    "import torch.onnx": "import chaingrad.onnx",
+    "from torch.optim.lr_scheduler import StepLR":
+        "from chaingrad.optim.lr_scheduler import StepLR",
 }
 TORCH_IMPORT = re.compile(r"\s*(import|from)\s+torch\b")
 
