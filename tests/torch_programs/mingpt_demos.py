@@ -371,7 +371,7 @@ def small_gpt(vocab_size, block_size):
 
 def train_config(max_iters):
     config = Trainer.get_default_config()
-    config.merge_from_dict(dict(learning_rate=5e-4, max_iters=max_iters, batch_size=32))
+    config.merge_from_dict(dict(learning_rate=1e-3, max_iters=max_iters, batch_size=32))
     return config
 
 
@@ -382,7 +382,7 @@ test_dataset = AdditionDataset(ndigit=ndigit, split='test')
 print(len(train_dataset), len(test_dataset), train_dataset[0])
 model_config, model = small_gpt(train_dataset.get_vocab_size(), train_dataset.get_block_size())
 print(model_config, end='')
-trainer = Trainer(train_config(40), model, train_dataset)
+trainer = Trainer(train_config(60), model, train_dataset)
 trainer.set_callback('on_batch_end', batch_end_callback)
 seen = []
 trainer.add_callback('on_batch_end', lambda t: seen.append(t.iter_num))
