@@ -55,6 +55,7 @@ IMPORT_MAP = {
         "from chaingrad.distributed import init_process_group, destroy_process_group",
     "import torch.distributed as dist": "import chaingrad.distributed as dist",
     "import torch.onnx": "import chaingrad.onnx",
+    "from torch import nn, optim": "from chaingrad import nn, optim",
     "from torch.optim.lr_scheduler import StepLR":
         "from chaingrad.optim.lr_scheduler import StepLR",
 }
