@@ -5,7 +5,8 @@ Each program in tests/torch_programs/ is a plain PyTorch script written for this
 the spirit of PyTorch's beginner pages (CPU only, no download, deterministic). It prints its
 results one per line; ``to_chaingrad`` maps its import lines, and the two runs' outputs must
 agree line by line: the same text, and numbers equal within float32 tolerance. torch is a
-test dependency: without it these tests fail (they never skip).
+test dependency: without it these tests fail (they never skip; only a program that needs
+names chaingrad is still gaining, ``NEEDS``, is skipped until they are there).
 
 Each run is a process of its own, forked from a runner that has imported the library once
 (``Runner``): importing torch takes longer than most of the programs, and a forked child
@@ -15,6 +16,7 @@ starts as a fresh interpreter that has just imported it would.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import os
@@ -161,6 +163,22 @@ def compare_under_bfloat16(torch_out: str, chaingrad_out: str) -> str | None:
 
 COMPARISONS = {"backprop_by_hand": compare_by_hand, "gpt2_tiny": compare_under_bfloat16}
 """Programs whose outputs are compared otherwise than line for line (compare_outputs)."""
+
+NEEDS = {"example_time_sequence_prediction": ("nn.LSTMCell",),
+         "example_word_language_model": ("nn.LSTM", "nn.Transformer")}
+"""Programs that use names chaingrad is still gaining (issue 34's sequence models): each is
+skipped, naming them, while one is missing, and runs like the others once all are there."""
+
+
+def missing_names(program: str) -> list[str]:
+    """The names of ``NEEDS[program]`` that chaingrad does not have yet."""
+    missing = []
+    for name in NEEDS.get(program, ()):
+        try:
+            functools.reduce(getattr, name.split("."), chaingrad)
+        except AttributeError:  # chaingrad's TorchNameError for a torch name it lacks
+            missing.append(name)
+    return missing
 
 
 # The runner's code: import a library once, then for each program path it is sent, fork a
@@ -337,6 +355,12 @@ def test_compare_by_hand_holds_chaingrad_at_least_as_close_as_torch(chaingrad_li
     assert (compare_by_hand(torch_out, "\n".join(lines)) is None) == passes
 
 
+def test_missing_names_finds_what_chaingrad_lacks(monkeypatch):
+    monkeypatch.setitem(NEEDS, "probe", ("nn.Linear", "nn.NoSuchLayer"))
+    assert missing_names("probe") == ["nn.NoSuchLayer"]
+    assert missing_names("poly_nn") == []
+
+
 def test_docs_list_every_program():
     listed = set(re.findall(r"^\| `(\w+)` \|", (PROGRAMS_DIR.parents[1] / "docs" / "pytorch.md")
                             .read_text(), flags=re.MULTILINE))
@@ -359,6 +383,8 @@ def test_each_run_computes_on_one_thread(tmp_path, runners):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_program_gives_torch_results_under_chaingrad(name, tmp_path, runners):
+    if missing_names(name):
+        pytest.skip(f"{name} needs {', '.join(missing_names(name))}, not in chaingrad yet")
     source = (PROGRAMS_DIR / f"{name}.py").read_text()
     mapped = tmp_path / f"{name}.py"
     mapped.write_text(to_chaingrad(source))
