@@ -55,6 +55,8 @@ IMPORT_MAP = {
         "from chaingrad.nn.parallel import DistributedDataParallel as DDP",
     "from torch.distributed import init_process_group, destroy_process_group":
         "from chaingrad.distributed import init_process_group, destroy_process_group",
+    "from torch.distributed import destroy_process_group, init_process_group":  # sorted
+        "from chaingrad.distributed import destroy_process_group, init_process_group",
     "import torch.distributed as dist": "import chaingrad.distributed as dist",
     "import torch.onnx": "import chaingrad.onnx",
     "from torch import nn, optim": "from chaingrad import nn, optim",

@@ -50,6 +50,6 @@ for batch_idx in count(1):
     if loss < 1e-3 or batch_idx == 2000:
         break
 
-print('Loss: {:.6f} after {} batches'.format(loss, batch_idx))
+print(f'Loss: {loss:.6f} after {batch_idx} batches')
 print('==> Learned function:\t' + poly_desc(fc.weight.view(-1).tolist(), fc.bias))
 print('==> Actual function:\t' + poly_desc(W_target.view(-1).tolist(), b_target))

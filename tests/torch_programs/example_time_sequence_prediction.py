@@ -20,12 +20,13 @@ def generate_sine_wave(path, T=20, L=80, N=12):
     x = np.empty((N, L), 'int64')
     x[:] = np.array(range(L)) + np.random.randint(-4 * T, 4 * T, N).reshape(N, 1)
     data = np.sin(x / 1.0 / T).astype('float64')
-    torch.save(torch.from_numpy(data), open(path, 'wb'))
+    with open(path, 'wb') as f:
+        torch.save(torch.from_numpy(data), f)
 
 
 class Sequence(nn.Module):
     def __init__(self):
-        super(Sequence, self).__init__()
+        super().__init__()
         self.lstm1 = nn.LSTMCell(1, 51)
         self.lstm2 = nn.LSTMCell(51, 51)
         self.linear = nn.Linear(51, 1)
@@ -41,7 +42,7 @@ class Sequence(nn.Module):
             h_t2, c_t2 = self.lstm2(h_t, (h_t2, c_t2))
             output = self.linear(h_t2)
             outputs += [output]
-        for i in range(future):  # the model's own output as the next input
+        for _i in range(future):  # the model's own output as the next input
             h_t, c_t = self.lstm1(output, (h_t, c_t))
             h_t2, c_t2 = self.lstm2(h_t, (h_t2, c_t2))
             output = self.linear(h_t2)
@@ -73,7 +74,7 @@ if __name__ == '__main__':
             optimizer.zero_grad()
             out = seq(input)
             loss = criterion(out, target)
-            print('loss: %.10f' % loss.item())
+            print(f'loss: {loss.item():.10f}')
             loss.backward()
             return loss
         optimizer.step(closure)
@@ -81,6 +82,6 @@ if __name__ == '__main__':
             future = 20
             pred = seq(test_input, future=future)
             loss = criterion(pred[:, :-future], test_target)
-            print('test loss: %.10f' % loss.item())
+            print(f'test loss: {loss.item():.10f}')
             y = pred.detach().numpy()
         print('predicted ahead:', ' '.join(f'{v:.6f}' for v in y[0, -future::5]))

@@ -22,10 +22,7 @@ args = parser.parse_args()
 
 use_accel = not args.no_accel and torch.accelerator.is_available()
 torch.manual_seed(args.seed)
-if use_accel:
-    device = torch.accelerator.current_accelerator()
-else:
-    device = torch.device("cpu")
+device = torch.accelerator.current_accelerator() if use_accel else torch.device("cpu")
 print(f"Using {device} device")
 
 
@@ -105,11 +102,11 @@ def train(epoch):
         train_loss += loss.item()
         optimizer.step()
         if batch_idx % args.log_interval == 0:
-            print('Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}'.format(
-                epoch, batch_idx * len(data), len(train_loader.dataset),
-                100. * batch_idx / len(train_loader), loss.item() / len(data)))
-    print('====> Epoch: {} Average loss: {:.4f}'.format(
-        epoch, train_loss / len(train_loader.dataset)))
+            done, total = batch_idx * len(data), len(train_loader.dataset)
+            print(f'Train Epoch: {epoch} [{done}/{total} '
+                  f'({100. * batch_idx / len(train_loader):.0f}%)]\t'
+                  f'Loss: {loss.item() / len(data):.6f}')
+    print(f'====> Epoch: {epoch} Average loss: {train_loss / len(train_loader.dataset):.4f}')
 
 
 def test(epoch):
@@ -126,7 +123,7 @@ def test(epoch):
                 print('comparison', tuple(comparison.shape),
                       f'{(comparison[:n] - comparison[n:]).abs().mean().item():.5f}')
     test_loss /= len(test_loader.dataset)
-    print('====> Test set loss: {:.4f}'.format(test_loss))
+    print(f'====> Test set loss: {test_loss:.4f}')
 
 
 for epoch in range(1, args.epochs + 1):

@@ -36,7 +36,7 @@ the miller sits by the fire and waits for the spring
 
 # ---- data.py ----
 
-class Dictionary(object):
+class Dictionary:
     def __init__(self):
         self.word2idx = {}
         self.idx2word = []
@@ -51,7 +51,7 @@ class Dictionary(object):
         return len(self.idx2word)
 
 
-class Corpus(object):
+class Corpus:
     def __init__(self, path):
         self.dictionary = Dictionary()
         self.train = self.tokenize(os.path.join(path, 'train.txt'))
@@ -60,7 +60,7 @@ class Corpus(object):
 
     def tokenize(self, path):
         """A file's words as one LongTensor of ids, <eos> at each line's end."""
-        with open(path, 'r', encoding="utf8") as f:
+        with open(path, encoding="utf8") as f:
             idss = []
             for line in f:
                 words = line.split() + ['<eos>']
@@ -75,7 +75,7 @@ class RNNModel(nn.Module):
     """An encoder, a recurrent module and a decoder."""
 
     def __init__(self, rnn_type, ntoken, ninp, nhid, nlayers, dropout=0.5, tie_weights=False):
-        super(RNNModel, self).__init__()
+        super().__init__()
         self.ntoken = ntoken
         self.drop = nn.Dropout(dropout)
         self.encoder = nn.Embedding(ntoken, ninp)
@@ -113,7 +113,7 @@ class PositionalEncoding(nn.Module):
     """Sines and cosines of the position at geometric frequencies, added to the input."""
 
     def __init__(self, d_model, dropout=0.1, max_len=5000):
-        super(PositionalEncoding, self).__init__()
+        super().__init__()
         self.dropout = nn.Dropout(p=dropout)
         pe = torch.zeros(max_len, d_model)
         position = torch.arange(0, max_len, dtype=torch.float).unsqueeze(1)
@@ -131,7 +131,7 @@ class TransformerModel(nn.Transformer):
     """nn.Transformer's encoder, a positional encoding and a decoder to the vocabulary."""
 
     def __init__(self, ntoken, ninp, nhead, nhid, nlayers, dropout=0.5):
-        super(TransformerModel, self).__init__(d_model=ninp, nhead=nhead, dim_feedforward=nhid,
+        super().__init__(d_model=ninp, nhead=nhead, dim_feedforward=nhid,
                                                num_encoder_layers=nlayers,
                                                num_decoder_layers=1, dropout=dropout)
         self.model_type = 'Transformer'
@@ -259,10 +259,10 @@ def train(model, epoch, lr):
         total_loss += loss.item()
         if batch % args.log_interval == 0:
             cur_loss = total_loss / (args.log_interval if batch else 1)
-            print('| epoch {:3d} | {:5d}/{:5d} batches | lr {:02.2f} | grad norm {:.6f} | '
-                  'loss {:5.4f} | ppl {:8.3f}'.format(epoch, batch, len(train_data) // args.bptt,
-                                                     lr, norm.item(), cur_loss,
-                                                     math.exp(cur_loss)))
+            batches = len(train_data) // args.bptt
+            print(f'| epoch {epoch:3d} | {batch:5d}/{batches:5d} batches | lr {lr:02.2f} | '
+                  f'grad norm {norm.item():.6f} | '
+                  f'loss {cur_loss:5.4f} | ppl {math.exp(cur_loss):8.3f}')
             total_loss = 0
 
 
@@ -281,8 +281,8 @@ for model_type in ('LSTM', 'Transformer'):
     for epoch in range(1, args.epochs + 1):
         train(model, epoch, lr)
         val_loss = evaluate(model, val_data)
-        print('| end of epoch {:3d} | valid loss {:5.4f} | valid ppl {:8.3f}'.format(
-            epoch, val_loss, math.exp(val_loss)))
+        print(f'| end of epoch {epoch:3d} | valid loss {val_loss:5.4f} | '
+              f'valid ppl {math.exp(val_loss):8.3f}')
         if not best_val_loss or val_loss < best_val_loss:
             with open(save, 'wb') as f:
                 torch.save(model, f)
@@ -294,5 +294,4 @@ for model_type in ('LSTM', 'Transformer'):
         if model_type in ['RNN_TANH', 'RNN_RELU', 'LSTM', 'GRU']:
             model.rnn.flatten_parameters()
     test_loss = evaluate(model, test_data)
-    print('| End of training | test loss {:5.4f} | test ppl {:8.3f}'.format(
-        test_loss, math.exp(test_loss)))
+    print(f'| End of training | test loss {test_loss:5.4f} | test ppl {math.exp(test_loss):8.3f}')

@@ -18,10 +18,10 @@ import os
 from dataclasses import dataclass
 
 import torch
-import torch.nn as nn
-from torch.nn import functional as F
 import torch.distributed as dist
-from torch.distributed import init_process_group, destroy_process_group
+import torch.nn as nn
+from torch.distributed import destroy_process_group, init_process_group
+from torch.nn import functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 
@@ -115,7 +115,7 @@ class GPT(nn.Module):
 
     def forward(self, idx, targets=None):
         B, T = idx.size()
-        assert T <= self.config.block_size
+        assert self.config.block_size >= T
         pos = torch.arange(0, T, dtype=torch.long, device=idx.device)
         x = self.transformer.wte(idx) + self.transformer.wpe(pos)
         for block in self.transformer.h:

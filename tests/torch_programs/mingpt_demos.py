@@ -19,7 +19,6 @@ from torch.nn import functional as F
 from torch.utils.data import Dataset
 from torch.utils.data.dataloader import DataLoader
 
-
 # ---- utils ----
 
 def set_seed(seed):
@@ -131,7 +130,7 @@ class GPT(nn.Module):
             if pn.endswith('c_proj.weight'):
                 torch.nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
         n_params = sum(p.numel() for p in self.transformer.parameters())
-        print("number of parameters: %.3fM" % (n_params / 1e6,))
+        print(f"number of parameters: {n_params / 1e6:.3f}M")
 
     def _init_weights(self, module):
         if isinstance(module, nn.Linear):
@@ -150,7 +149,7 @@ class GPT(nn.Module):
         decay, no_decay = set(), set()
         whitelist, blacklist = (nn.Linear,), (nn.LayerNorm, nn.Embedding)
         for mn, m in self.named_modules():
-            for pn, p in m.named_parameters():
+            for pn, _p in m.named_parameters():
                 fpn = f'{mn}.{pn}' if mn else pn
                 if pn.endswith('bias'):
                     no_decay.add(fpn)
@@ -308,7 +307,7 @@ def eval_adder(model, dataset, ndigit, max_batches):
     results, mistakes = [], []
     factors = torch.tensor([[10 ** i for i in range(ndigit + 1)][::-1]])
     loader = DataLoader(dataset, batch_size=50, num_workers=0, drop_last=False)
-    for b, (x, y) in enumerate(loader):
+    for b, (x, _y) in enumerate(loader):
         d1d2 = x[:, :ndigit * 2]
         d1d2d3 = model.generate(d1d2, ndigit + 1, do_sample=False)
         d3 = d1d2d3[:, -(ndigit + 1):].flip(1)  # the sum was written backwards

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 import torch.nn as nn
+from torch.distributed import destroy_process_group, init_process_group
 from torch.nn import functional as F
 from torch.nn.parallel import DistributedDataParallel as DDP
-from torch.distributed import init_process_group, destroy_process_group
 
 # a few lines written for this test, in place of Shakespeare
 TEXT = """WARDEN: Who keeps the gate tonight? The wind is up and the lamps are low.
@@ -126,8 +126,8 @@ class CausalSelfAttention(nn.Module):
         self.flash = hasattr(torch.nn.functional, 'scaled_dot_product_attention')
         if not self.flash:
             # the mask, for the attention written out
-            self.register_buffer("bias", torch.tril(torch.ones(config.block_size, config.block_size))
-                                 .view(1, 1, config.block_size, config.block_size))
+            n = config.block_size
+            self.register_buffer("bias", torch.tril(torch.ones(n, n)).view(1, 1, n, n))
 
     def forward(self, x):
         B, T, C = x.size()
@@ -205,7 +205,7 @@ class GPT(nn.Module):
         for pn, p in self.named_parameters():
             if pn.endswith('c_proj.weight'):
                 torch.nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
-        print("number of parameters: %.2fM" % (self.get_num_params() / 1e6,))
+        print(f"number of parameters: {self.get_num_params() / 1e6:.2f}M")
 
     def get_num_params(self, non_embedding=True):
         n_params = sum(p.numel() for p in self.parameters())
@@ -325,7 +325,7 @@ def train(init_from, max_iters):
         model = GPT(GPTConfig(**model_args))
         state_dict = checkpoint['model']
         unwanted_prefix = '_orig_mod.'
-        for k, v in list(state_dict.items()):
+        for k, _v in list(state_dict.items()):
             if k.startswith(unwanted_prefix):
                 state_dict[k[len(unwanted_prefix):]] = state_dict.pop(k)
         model.load_state_dict(state_dict)
@@ -393,7 +393,7 @@ def train(init_from, max_iters):
                     torch.save(checkpoint, os.path.join(out_dir, 'ckpt.pt'))
         if iter_num == 0 and init_from == 'scratch':
             pass  # nanoGPT's eval_only would stop here
-        for micro_step in range(gradient_accumulation_steps):
+        for _micro_step in range(gradient_accumulation_steps):
             with ctx:
                 logits, loss = model(X, Y)
                 loss = loss / gradient_accumulation_steps
@@ -432,10 +432,10 @@ def sample(start, num_samples, max_new_tokens, temperature, top_k):
         meta = pickle.load(f)
     stoi, itos = meta['stoi'], meta['itos']
     encode = lambda s: [stoi[c] for c in s]  # noqa: E731 (sample.py's own lambdas)
-    decode = lambda l: ''.join([itos[i] for i in l])  # noqa: E731
+    decode = lambda ids: ''.join([itos[i] for i in ids])  # noqa: E731
     x = torch.tensor(encode(start), dtype=torch.long, device=device)[None, ...]
     with torch.no_grad():
-        for k in range(num_samples):
+        for _k in range(num_samples):
             y = model.generate(x, max_new_tokens, temperature=temperature, top_k=top_k)
             print(repr(decode(y[0].tolist())))
             print('---------------')
