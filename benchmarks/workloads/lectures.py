@@ -22,8 +22,8 @@ T7: nanoGPT's CPU recipe as its ``train.py`` runs it (``--block_size=64 --batch_
 train.py's default ``bias=False`` (no bias in any Linear or LayerNorm), the attention by
 ``F.scaled_dot_product_attention(is_causal=True)`` where the module has it (nanoGPT's
 ``flash`` path, which torch 2.13 takes; else written out as in T6), and the gradients
-clipped to norm 1.0 before AdamW's step. On torch this iteration is some 15% faster than
-T6's.
+clipped to norm 1.0 before AdamW's step. On torch this iteration takes less time than
+T6's (benchmarks/RESULTS.md, issue 34).
 
 All four draw their data and initial weights from the module's own generator, seeded:
 torch and chaingrad start from the same numbers and compute the same losses (``loss`` is
