@@ -2,7 +2,7 @@
 
 Run from the repository root (see benchmarks/README.md for what each workload is):
 
-    python benchmarks/run.py [--only S1,S2,S3,T1,...,T6] [--repeats N] [--json FILE]
+    python benchmarks/run.py [--only S1,S2,S3,T1,...,T7] [--repeats N] [--json FILE]
                              [--markdown FILE] [--quick]
                              [--worker micrograd-cpp-engine=/tmp/venv-mgcpp/bin/python]
 
@@ -49,7 +49,7 @@ LOCAL_SCALAR = {"S1": [("chaingrad", False), ("micrograd", False), ("micrograd",
 LOCAL_TENSOR = {"T1": ("chaingrad", "chaingrad-compiled", "torch", "numpy"),
                 "T2": ("chaingrad", "torch"), "T3": ("chaingrad", "torch"),
                 "T4": ("chaingrad", "torch", "numpy"), "T5": ("chaingrad", "torch"),
-                "T6": ("chaingrad", "torch")}
+                "T6": ("chaingrad", "torch"), "T7": ("chaingrad", "torch")}
 
 
 def scalar_entries(wid: str, sizes: dict, externals: dict[str, str], skipped: list[str]) -> list:
@@ -125,7 +125,7 @@ def probe_memory(rows: list, sizes: dict, externals: dict[str, str]) -> None:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = Parser(prog="run.py", description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(WORKLOADS),
-                        help="comma-separated workloads (default: all of S1,S2,S3,T1-T6)")
+                        help="comma-separated workloads (default: all of S1,S2,S3,T1-T7)")
     parser.add_argument("--repeats", type=int, default=5, help="timed blocks per engine")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--markdown", metavar="FILE", help="write the tables as Markdown")

@@ -2,7 +2,7 @@
 
 Run from the repository root (see benchmarks/README.md):
 
-    python benchmarks/versions.py --before DIR --after DIR [--only S1,S2,S3,T1,...,T6]
+    python benchmarks/versions.py --before DIR --after DIR [--only S1,S2,S3,T1,...,T7]
                                   [--repeats N] [--quick] [--json FILE] [--markdown FILE]
 
 DIR is a source tree holding a ``chaingrad/`` package (a git worktree of another commit,
@@ -62,7 +62,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--after", required=True, metavar="DIR",
                         help="the changed source tree (holds a chaingrad/ package)")
     parser.add_argument("--only", default=",".join(w for w in WORKLOADS if w != "S2c"),
-                        help="comma-separated workloads (default: all of S1,S2,S3,T1-T6)")
+                        help="comma-separated workloads (default: all of S1,S2,S3,T1-T7)")
     parser.add_argument("--repeats", type=int, default=DEFAULT_REPEATS,
                         help=f"timed blocks per version (default {DEFAULT_REPEATS}; "
                              f"S3 runs at most {S3_MAX_REPEATS})")

@@ -222,7 +222,8 @@ NN = frozenset("""
     LazyConv1d LazyConv2d LazyConv3d LazyConvTranspose1d LazyConvTranspose2d
     LazyConvTranspose3d LazyInstanceNorm1d LazyInstanceNorm2d LazyInstanceNorm3d
     LazyLinear LinearCrossEntropyLoss LinearCrossEntropyOptions LocalResponseNorm
-    LogSigmoid LPPool1d LPPool2d LPPool3d MarginRankingLoss MaxPool1d MaxPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish
+    LogSigmoid LPPool1d LPPool2d LPPool3d MarginRankingLoss MaxPool1d MaxPool3d
+    MaxUnpool1d MaxUnpool2d MaxUnpool3d Mish
     MultiLabelMarginLoss MultiLabelSoftMarginLoss MultiMarginLoss NLLLoss2d
     PairwiseDistance PixelShuffle PixelUnshuffle PoissonNLLLoss PReLU qat quantizable
     quantized ReflectionPad1d ReflectionPad2d ReflectionPad3d ReLU6 ReplicationPad1d

@@ -99,7 +99,8 @@ def test_quick_run_reports_every_workload(tmp_path):
     assert {"cpu", "versions", "env", "load_average_start", "load_average_end"} <= set(machine)
     assert machine["env"]["OMP_NUM_THREADS"] == "1"
     rows = {(r["workload"], r["engine"]): r for r in payload["results"]}
-    for workload in ("S1", "S2", "S2c", "S3", "T1/8", "T1/16", "T2", "T3", "T4", "T5", "T6"):
+    for workload in ("S1", "S2", "S2c", "S3", "T1/8", "T1/16", "T2", "T3", "T4", "T5", "T6",
+                     "T7"):
         engines_run = ["chaingrad"] + (["micrograd"] if workload[0] == "S" else [])
         for engine in engines_run + (["numpy"] if workload[:2] in ("T1", "T4") else []):
             row = rows[(workload, engine)]
@@ -119,7 +120,8 @@ def test_quick_run_reports_every_workload(tmp_path):
     assert "S3: deep scalar MLP" in done.stdout
 
 
-@pytest.mark.parametrize("workload", ["S1", "S2", "S3", "T1", "T2", "T3", "T4", "T5", "T6"])
+@pytest.mark.parametrize("workload", ["S1", "S2", "S3", "T1", "T2", "T3", "T4", "T5", "T6",
+                                      "T7"])
 def test_every_workload_runs_a_block_on_torch(workload):
     """torch's contestants, as run.py builds them (scalar ones in a worker, from the same
     classes), each timing one block of the quick sizes."""
@@ -314,7 +316,7 @@ def test_s2_computes_the_same_losses_on_chaingrad_and_torch():
     assert losses["chaingrad"] == pytest.approx(losses["torch"], rel=1e-12)
 
 
-@pytest.mark.parametrize("workload", ["T4", "T5", "T6"])
+@pytest.mark.parametrize("workload", ["T4", "T5", "T6", "T7"])
 def test_the_lectures_steps_compute_the_same_losses_on_chaingrad_and_torch(workload):
     """One code, two modules: the same seeds give the same data, weights, dropout masks
     and so the same losses (float32: within rounding)."""

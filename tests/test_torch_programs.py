@@ -5,7 +5,8 @@ Each program in tests/torch_programs/ is a plain PyTorch script written for this
 the spirit of PyTorch's beginner pages (CPU only, no download, deterministic). It prints its
 results one per line; ``to_chaingrad`` maps its import lines, and the two runs' outputs must
 agree line by line: the same text, and numbers equal within float32 tolerance. torch is a
-test dependency: without it these tests fail (they never skip).
+test dependency: without it these tests fail (they never skip; only a program that needs
+names chaingrad is still gaining, ``NEEDS``, is skipped until they are there).
 
 Each run is a process of its own, forked from a runner that has imported the library once
 (``Runner``): importing torch takes longer than most of the programs, and a forked child
@@ -15,6 +16,7 @@ starts as a fresh interpreter that has just imported it would.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import os
@@ -47,6 +49,19 @@ IMPORT_MAP = {
         "from chaingrad.utils.data.dataloader import DataLoader",
     "from torch.utils.tensorboard import SummaryWriter":
         "from chaingrad.utils.tensorboard import SummaryWriter",
+    # the one-process names that nanoGPT, build-nanogpt and PyTorch's examples import at
+    # their top, on one CPU too
+    "from torch.nn.parallel import DistributedDataParallel as DDP":
+        "from chaingrad.nn.parallel import DistributedDataParallel as DDP",
+    "from torch.distributed import init_process_group, destroy_process_group":
+        "from chaingrad.distributed import init_process_group, destroy_process_group",
+    "from torch.distributed import destroy_process_group, init_process_group":  # sorted
+        "from chaingrad.distributed import destroy_process_group, init_process_group",
+    "import torch.distributed as dist": "import chaingrad.distributed as dist",
+    "import torch.onnx": "import chaingrad.onnx",
+    "from torch import nn, optim": "from chaingrad import nn, optim",
+    "from torch.optim.lr_scheduler import StepLR":
+        "from chaingrad.optim.lr_scheduler import StepLR",
 }
 TORCH_IMPORT = re.compile(r"\s*(import|from)\s+torch\b")
 
@@ -80,8 +95,8 @@ def to_chaingrad(source: str) -> str:
     return "".join(lines)
 
 
-def _same_line(torch_line: str, chaingrad_line: str) -> bool:
-    """The same text between the numbers, and each number within RTOL/ATOL of torch's.
+def _same_line(torch_line: str, chaingrad_line: str, rtol: float = RTOL) -> bool:
+    """The same text between the numbers, and each number within ``rtol``/ATOL of torch's.
     The module's own name is the one text allowed to differ: under ``import chaingrad as
     torch`` a dtype prints as ``chaingrad.float64`` where torch prints ``torch.float64``."""
     chaingrad_line = chaingrad_line.replace("chaingrad.", "torch.")
@@ -92,12 +107,12 @@ def _same_line(torch_line: str, chaingrad_line: str) -> bool:
         if math.isnan(expected) or math.isnan(got):
             if not (math.isnan(expected) and math.isnan(got)):
                 return False
-        elif expected != got and not abs(got - expected) <= ATOL + RTOL * abs(expected):
+        elif expected != got and not abs(got - expected) <= ATOL + rtol * abs(expected):
             return False
     return True
 
 
-def compare_outputs(torch_out: str, chaingrad_out: str) -> str | None:
+def compare_outputs(torch_out: str, chaingrad_out: str, rtol: float = RTOL) -> str | None:
     """None when the two outputs agree line by line (see ``_same_line``), else a message
     showing the first line where they differ, as torch and as chaingrad printed it."""
     torch_lines, chaingrad_lines = torch_out.splitlines(), chaingrad_out.splitlines()
@@ -105,8 +120,8 @@ def compare_outputs(torch_out: str, chaingrad_out: str) -> str | None:
         expected = torch_lines[index] if index < len(torch_lines) else "<no more lines>"
         got = chaingrad_lines[index] if index < len(chaingrad_lines) else "<no more lines>"
         if index >= len(torch_lines) or index >= len(chaingrad_lines) or \
-                not _same_line(expected, got):
-            return (f"line {index + 1} differs (numbers compared with rtol {RTOL}, atol {ATOL})"
+                not _same_line(expected, got, rtol):
+            return (f"line {index + 1} differs (numbers compared with rtol {rtol}, atol {ATOL})"
                     f"\n  torch:     {expected}\n  chaingrad: {got}")
     return None
 
@@ -134,8 +149,38 @@ def compare_by_hand(torch_out: str, chaingrad_out: str) -> str | None:
     return None
 
 
-COMPARISONS = {"backprop_by_hand": compare_by_hand}
+# A program that runs its forward under torch.autocast(device_type="cpu", dtype=bfloat16):
+# chaingrad rounds the products to bfloat16 as torch does, but runs the ops after them in
+# float32 where torch runs them in bfloat16 (docs/pytorch.md, "Different on purpose").
+# gpt2_tiny's losses and norms then differ by up to 4.5e-4 of torch's (its loss at step 15:
+# torch 2.874293, chaingrad 2.874109), against 3.4e-7 with autocast disabled: a quarter of
+# bfloat16's epsilon (2**-8) bounds them.
+BFLOAT16_RTOL = 2**-8 / 4
+
+
+def compare_under_bfloat16(torch_out: str, chaingrad_out: str) -> str | None:
+    """``compare_outputs`` within BFLOAT16_RTOL: for a program under bfloat16 autocast."""
+    return compare_outputs(torch_out, chaingrad_out, rtol=BFLOAT16_RTOL)
+
+
+COMPARISONS = {"backprop_by_hand": compare_by_hand, "gpt2_tiny": compare_under_bfloat16}
 """Programs whose outputs are compared otherwise than line for line (compare_outputs)."""
+
+NEEDS = {"example_time_sequence_prediction": ("nn.LSTMCell",),
+         "example_word_language_model": ("nn.LSTM", "nn.Transformer")}
+"""Programs that use names chaingrad is still gaining (issue 34's sequence models): each is
+skipped, naming them, while one is missing, and runs like the others once all are there."""
+
+
+def missing_names(program: str) -> list[str]:
+    """The names of ``NEEDS[program]`` that chaingrad does not have yet."""
+    missing = []
+    for name in NEEDS.get(program, ()):
+        try:
+            functools.reduce(getattr, name.split("."), chaingrad)
+        except AttributeError:  # chaingrad's TorchNameError for a torch name it lacks
+            missing.append(name)
+    return missing
 
 
 # The runner's code: import a library once, then for each program path it is sent, fork a
@@ -266,6 +311,15 @@ def test_every_program_imports_only_mapped_lines():
         assert not any(TORCH_IMPORT.match(line) for line in mapped.splitlines()), name
 
 
+def test_compare_under_bfloat16_takes_bfloat16_noise_but_not_more():
+    torch_out = "step 15 | loss: 2.874293 | norm: 0.6684\n"
+    assert compare_outputs(torch_out, "step 15 | loss: 2.874109 | norm: 0.6681\n") is not None
+    assert compare_under_bfloat16(torch_out, "step 15 | loss: 2.874109 | norm: 0.6681\n") \
+        is None
+    assert compare_under_bfloat16(torch_out, "step 15 | loss: 2.868 | norm: 0.6684\n") \
+        is not None
+
+
 def test_compare_outputs_accepts_float32_noise_and_equal_text():
     torch_out = "loss 499 169.20082092285156\nshape (3, 1) True\nzero 1e-09 nan\n"
     chaingrad_out = "loss 499 169.2019\nshape (3, 1) True\nzero -5e-07 nan\n"
@@ -303,6 +357,12 @@ def test_compare_by_hand_holds_chaingrad_at_least_as_close_as_torch(chaingrad_li
     assert (compare_by_hand(torch_out, "\n".join(lines)) is None) == passes
 
 
+def test_missing_names_finds_what_chaingrad_lacks(monkeypatch):
+    monkeypatch.setitem(NEEDS, "probe", ("nn.Linear", "nn.NoSuchLayer"))
+    assert missing_names("probe") == ["nn.NoSuchLayer"]
+    assert missing_names("poly_nn") == []
+
+
 def test_docs_list_every_program():
     listed = set(re.findall(r"^\| `(\w+)` \|", (PROGRAMS_DIR.parents[1] / "docs" / "pytorch.md")
                             .read_text(), flags=re.MULTILINE))
@@ -325,6 +385,8 @@ def test_each_run_computes_on_one_thread(tmp_path, runners):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_program_gives_torch_results_under_chaingrad(name, tmp_path, runners):
+    if missing_names(name):
+        pytest.skip(f"{name} needs {', '.join(missing_names(name))}, not in chaingrad yet")
     source = (PROGRAMS_DIR / f"{name}.py").read_text()
     mapped = tmp_path / f"{name}.py"
     mapped.write_text(to_chaingrad(source))

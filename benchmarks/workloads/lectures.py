@@ -1,4 +1,4 @@
-"""T4, T5 and T6: the training steps of the lectures after micrograd, and nanoGPT's,
+"""T4-T7: the training steps of the lectures after micrograd, and nanoGPT's,
 written once against PyTorch's API and run on the module given, ``torch`` or ``chaingrad``
 (issue 24's "fast enough to follow the lectures", issue 32's "faster than torch").
 
@@ -17,7 +17,15 @@ all heads, ``nn.GELU()`` (erf, ``approximate='none'``) in the feed-forward layer
 ``LayerNorm`` before each, the output layer's weight tied to the token embedding, nanoGPT's
 initialisation, and ``AdamW`` with weight decay 0.1 on the matrices only, betas (0.9, 0.99).
 
-All three draw their data and initial weights from the module's own generator, seeded:
+T7: nanoGPT's CPU recipe as its ``train.py`` runs it (``--block_size=64 --batch_size=12
+--n_layer=4 --n_head=4 --n_embd=128 --dropout=0.0``, issue 34): T6's model with
+train.py's default ``bias=False`` (no bias in any Linear or LayerNorm), the attention by
+``F.scaled_dot_product_attention(is_causal=True)`` where the module has it (nanoGPT's
+``flash`` path, which torch 2.13 takes; else written out as in T6), and the gradients
+clipped to norm 1.0 before AdamW's step. On torch this iteration takes less time than
+T6's (benchmarks/RESULTS.md, issue 34).
+
+All four draw their data and initial weights from the module's own generator, seeded:
 torch and chaingrad start from the same numbers and compute the same losses (``loss`` is
 the last step's).
 """
@@ -35,6 +43,7 @@ GPT = {"batch": 16, "block": 32, "n_embd": 64, "heads": 4, "layers": 2, "dropout
 NANOGPT = {"batch": 12, "block": 64, "n_embd": 128, "heads": 4, "layers": 4, "dropout": 0.0,
            "vocab": 65, "tokens": 10_000, "lr": 1e-3, "weight_decay": 0.1,
            "betas": (0.9, 0.99)}
+NANOGPT_TRAIN = {**NANOGPT, "bias": False, "flash": True, "grad_clip": 1.0}
 
 
 class MlpStepT4:
@@ -205,19 +214,24 @@ def nanogpt_model(torch: ModuleType, c: dict[str, Any]) -> Any:
     """nanoGPT's GPT (``model.py``) at the sizes ``c``, from ``torch.nn``'s layers: one
     linear makes every head's keys, queries and values, the heads are an axis of their
     own, the feed-forward layer's activation is ``nn.GELU()``, the output layer shares the
-    token embedding's weight, and the weights start as nanoGPT starts them."""
+    token embedding's weight, and the weights start as nanoGPT starts them. ``c["bias"]``
+    (default True): biases in the Linears and LayerNorms; ``c["flash"]`` (default False):
+    the attention by ``F.scaled_dot_product_attention`` where the module has it."""
     nn, F = torch.nn, torch.nn.functional
     width, heads, block, layers = c["n_embd"], c["heads"], c["block"], c["layers"]
+    bias = c.get("bias", True)
+    flash = c.get("flash", False) and hasattr(F, "scaled_dot_product_attention")
 
     class CausalSelfAttention(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.c_attn = nn.Linear(width, 3 * width)
-            self.c_proj = nn.Linear(width, width)
+            self.c_attn = nn.Linear(width, 3 * width, bias=bias)
+            self.c_proj = nn.Linear(width, width, bias=bias)
             self.attn_dropout, self.resid_dropout = nn.Dropout(c["dropout"]), nn.Dropout(
                 c["dropout"])
-            self.register_buffer("bias", torch.tril(torch.ones(block, block))
-                                 .view(1, 1, block, block))
+            if not flash:
+                self.register_buffer("bias", torch.tril(torch.ones(block, block))
+                                     .view(1, 1, block, block))
 
         def forward(self, x: Any) -> Any:
             B, T, C = x.size()
@@ -225,17 +239,22 @@ def nanogpt_model(torch: ModuleType, c: dict[str, Any]) -> Any:
             k = k.view(B, T, heads, C // heads).transpose(1, 2)
             q = q.view(B, T, heads, C // heads).transpose(1, 2)
             v = v.view(B, T, heads, C // heads).transpose(1, 2)
-            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
-            att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
-            att = self.attn_dropout(F.softmax(att, dim=-1))
-            y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+            if flash:
+                y = F.scaled_dot_product_attention(
+                    q, k, v, dropout_p=c["dropout"] if self.training else 0.0, is_causal=True)
+            else:
+                att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+                att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+                y = self.attn_dropout(F.softmax(att, dim=-1)) @ v
+            y = y.transpose(1, 2).contiguous().view(B, T, C)
             return self.resid_dropout(self.c_proj(y))
 
     class MLP(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.c_fc, self.gelu = nn.Linear(width, 4 * width), nn.GELU()
-            self.c_proj, self.dropout = nn.Linear(4 * width, width), nn.Dropout(c["dropout"])
+            self.c_fc, self.gelu = nn.Linear(width, 4 * width, bias=bias), nn.GELU()
+            self.c_proj = nn.Linear(4 * width, width, bias=bias)
+            self.dropout = nn.Dropout(c["dropout"])
 
         def forward(self, x: Any) -> Any:
             return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))
@@ -243,8 +262,8 @@ def nanogpt_model(torch: ModuleType, c: dict[str, Any]) -> Any:
     class Block(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.ln_1, self.attn = nn.LayerNorm(width), CausalSelfAttention()
-            self.ln_2, self.mlp = nn.LayerNorm(width), MLP()
+            self.ln_1, self.attn = nn.LayerNorm(width, bias=bias), CausalSelfAttention()
+            self.ln_2, self.mlp = nn.LayerNorm(width, bias=bias), MLP()
 
         def forward(self, x: Any) -> Any:
             x = x + self.attn(self.ln_1(x))
@@ -256,7 +275,7 @@ def nanogpt_model(torch: ModuleType, c: dict[str, Any]) -> Any:
             self.transformer = nn.ModuleDict(dict(
                 wte=nn.Embedding(c["vocab"], width), wpe=nn.Embedding(block, width),
                 drop=nn.Dropout(c["dropout"]), h=nn.ModuleList([Block() for _ in range(layers)]),
-                ln_f=nn.LayerNorm(width)))
+                ln_f=nn.LayerNorm(width, bias=bias)))
             self.lm_head = nn.Linear(width, c["vocab"], bias=False)
             self.transformer.wte.weight = self.lm_head.weight  # weight tying
             self.apply(self._init_weights)
@@ -285,11 +304,14 @@ def nanogpt_model(torch: ModuleType, c: dict[str, Any]) -> Any:
 
 
 class NanoGptIterationT6(GptIterationT5):
-    """nanoGPT's training iteration (``c`` = ``NANOGPT``): its AdamW decays the weights of
-    the matrices (every parameter of two or more axes) and not the biases and norms."""
+    """nanoGPT's training iteration (``c`` = ``config``, ``NANOGPT``): its AdamW decays the
+    weights of the matrices (every parameter of two or more axes) and not the biases and
+    norms."""
+
+    config: dict[str, Any] = NANOGPT
 
     def __init__(self, torch: ModuleType, batch: int = NANOGPT["batch"]):
-        c = NANOGPT
+        c = self.config
         self.torch, self.c, self.batch = torch, c, batch
         torch.manual_seed(1337)
         self.data = torch.randint(0, c["vocab"], (c["tokens"],))
@@ -303,5 +325,26 @@ class NanoGptIterationT6(GptIterationT5):
         self.loss = None
 
 
-STEPS = {"T4": MlpStepT4, "T5": GptIterationT5, "T6": NanoGptIterationT6}
+class NanoGptTrainIterationT7(NanoGptIterationT6):
+    """nanoGPT's CPU recipe as ``train.py`` runs it (``c`` = ``NANOGPT_TRAIN``): T6's model
+    without biases, the attention by ``F.scaled_dot_product_attention`` where the module has
+    it, and ``clip_grad_norm_(model.parameters(), 1.0)`` between backward and step."""
+
+    config: dict[str, Any] = NANOGPT_TRAIN
+
+    def step(self) -> None:
+        block = self.c["block"]
+        ix = self.torch.randint(len(self.data) - block, (self.batch,))
+        x = self.torch.stack([self.data[i:i + block] for i in ix])
+        y = self.torch.stack([self.data[i + 1:i + block + 1] for i in ix])
+        _, loss = self.model(x, y)
+        loss.backward()
+        self.torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.c["grad_clip"])
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.loss = loss
+
+
+STEPS = {"T4": MlpStepT4, "T5": GptIterationT5, "T6": NanoGptIterationT6,
+         "T7": NanoGptTrainIterationT7}
 """The workload id of each step's class."""

@@ -11,23 +11,23 @@ from typing import Any
 
 from . import engines, scalar
 
-WORKLOADS = ("S1", "S2", "S2c", "S3", "T1", "T2", "T3", "T4", "T5", "T6")
+WORKLOADS = ("S1", "S2", "S2c", "S3", "T1", "T2", "T3", "T4", "T5", "T6", "T7")
 SIZES = {
     "full": {"s1_ops": 100_002, "s2_points": 100, "s2_steps": 3, "s3_width": 32,
              "s3_depth": 319, "s3_max_repeats": 3, "t1_batches": (128, 1024),
              "t1_steps": (10, 3), "t2_batch": 64, "t2_steps": 5, "t3_ops": 10_002,
              "t4_batch": 32, "t4_steps": 100, "t5_batch": 16, "t5_steps": 3,
-             "t6_batch": 12, "t6_steps": 2},
+             "t6_batch": 12, "t6_steps": 2, "t7_batch": 12, "t7_steps": 2},
     "quick": {"s1_ops": 300, "s2_points": 10, "s2_steps": 1, "s3_width": 4, "s3_depth": 3,
               "s3_max_repeats": 1, "t1_batches": (8, 16), "t1_steps": (1, 1), "t2_batch": 8,
               "t2_steps": 1, "t3_ops": 30, "t4_batch": 4, "t4_steps": 1, "t5_batch": 2,
-              "t5_steps": 1, "t6_batch": 2, "t6_steps": 1},
+              "t5_steps": 1, "t6_batch": 2, "t6_steps": 1, "t7_batch": 2, "t7_steps": 1},
 }
 METRICS = {"S1": ("fwd ns/op", "bwd ns/op"), "S2": ("ms/step",),
            "S2c": ("ms/step", "compile ms", "ms/step incl. compile/100"),
            "S3": ("ns/node", "fwd ms", "bwd ms", "tracemalloc B/node", "rss B/node"),
            "T1": ("ms/step",), "T2": ("ms/step",), "T3": ("fwd ns/op", "bwd ns/op"),
-           "T4": ("ms/step",), "T5": ("ms/step",), "T6": ("ms/step",)}
+           "T4": ("ms/step",), "T5": ("ms/step",), "T6": ("ms/step",), "T7": ("ms/step",)}
 """Per workload, the metrics a row reports (S3's last two come from ``worker.py probe``)."""
 
 
@@ -74,7 +74,10 @@ def titles(sizes: dict[str, Any]) -> dict[str, str]:
          "T5": f"T5: the GPT lecture's training iteration (block 32, n_embd 64, 4 heads, 2 "
                f"layers, dropout 0.2, AdamW), batch {sizes['t5_batch']}",
          "T6": f"T6: nanoGPT's GPT (block 64, n_embd 128, 4 heads, 4 layers, GELU, LayerNorm, "
-               f"dropout 0, tied output, AdamW), batch {sizes['t6_batch']}"}
+               f"dropout 0, tied output, AdamW), batch {sizes['t6_batch']}",
+         "T7": f"T7: nanoGPT's CPU recipe as train.py runs it (T6's GPT without biases, "
+               f"scaled_dot_product_attention where the library has it, clip_grad_norm_ 1.0), "
+               f"batch {sizes['t7_batch']}"}
     for batch in sizes["t1_batches"]:
         t[f"T1/{batch}"] = (f"T1: MLP 784-128-10 step (ReLU, cross-entropy, SGD), batch "
                             f"{batch}, float32")

@@ -3,7 +3,7 @@
 T1: a training step of an MLP 784-128-10 (ReLU, softmax cross-entropy, SGD lr 0.01) on
 random float32 data; T2: a training step of a small CNN on scikit-learn's 8x8 digits;
 T3: a chain of 1-element tensor ops, forward and backward per op (the per-op overhead).
-T4, T5 and T6: the makemore MLP step, the GPT lecture's iteration and nanoGPT's
+T4-T7: the makemore MLP step, the GPT lecture's iteration and nanoGPT's (two ways)
 (``lectures``), on chaingrad and torch.
 
 The caller sets one BLAS/OpenMP thread (environment, before numpy is imported) and
@@ -209,7 +209,7 @@ class TinyOpsT3:
 
 
 def _lecture(engine: str, workload: str, batch: int, steps: int) -> tuple[Any, str, str]:
-    """T4, T5 or T6 (``lectures``), the same code on torch's module or chaingrad's."""
+    """T4-T7 (``lectures``), the same code on torch's module or chaingrad's."""
     if engine == "torch":
         module = torch_module()
         label = f"torch {module.__version__}"

@@ -10,7 +10,7 @@ Two modes:
     Blocks read wall time, or this process's CPU time if setup says ``"clock": "cpu"``.
     ``run.py`` keeps one such worker per scalar engine and alternates its blocks with the
     other engines' blocks; ``versions.py`` keeps one per chaingrad tree and workload (the
-    tensor workloads T1-T6 too: their sizes carry ``batch`` and ``steps``).
+    tensor workloads T1-T7 too: their sizes carry ``batch`` and ``steps``).
 
 ``python worker.py probe --engine NAME --width W --depth D --mode rss|tracemalloc [--path DIR]``
     S3's peak memory per node, measured in this fresh process; prints one JSON line.
@@ -40,7 +40,7 @@ from workloads import engines, scalar  # noqa: E402
 def build(engine: Any, workload: str, sizes: dict[str, Any], X: Any = None, y: Any = None) -> Any:
     """The workload object for ``engine`` with ``sizes`` (see ``suite.SIZES``).
 
-    The tensor workloads (T1-T6) need numpy, imported only then (``tensor``), and
+    The tensor workloads (T1-T7) need numpy, imported only then (``tensor``), and
     ``sizes["batch"]``, ``sizes["steps"]`` for the one run of ``suite.tensor_runs`` this
     worker times. ``X``
     and ``y`` are S2's points, or T2's images and labels when the caller sends them.
