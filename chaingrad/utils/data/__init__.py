@@ -23,16 +23,13 @@ each sample and joins them with ``collate_fn``::
 For the same seed, the batches, their order and the random numbers drawn are torch's, with
 worker processes or without.
 
-Example:
+Example (``dataloader.py`` shows a DataLoader at work):
     >>> import chaingrad as torch
-    >>> from chaingrad.utils.data import DataLoader, TensorDataset
-    >>> xs = torch.arange(10.0).reshape(5, 2)
-    >>> ys = torch.tensor([0, 1, 0, 1, 1])
-    >>> for x, y in DataLoader(TensorDataset(xs, ys), batch_size=2):
-    ...     print(x.tolist(), y.tolist())
-    [[0.0, 1.0], [2.0, 3.0]] [0, 1]
-    [[4.0, 5.0], [6.0, 7.0]] [0, 1]
-    [[8.0, 9.0]] [1]
+    >>> from chaingrad.utils.data import TensorDataset, random_split
+    >>> _ = torch.manual_seed(0)
+    >>> train, test = random_split(TensorDataset(torch.arange(10.0)), [0.8, 0.2])
+    >>> len(train), len(test)
+    (8, 2)
 """
 
 from typing import TYPE_CHECKING
