@@ -198,12 +198,16 @@ class GptIterationT5:
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=GPT["lr"])
         self.loss = None
 
-    def step(self) -> None:
+    def batch(self) -> tuple[Any, Any]:
+        """The next batch: blocks of tokens at random places, and the tokens after them."""
         block = self.c["block"]
         ix = self.torch.randint(len(self.data) - block, (self.batch,))
         x = self.torch.stack([self.data[i:i + block] for i in ix])
         y = self.torch.stack([self.data[i + 1:i + block + 1] for i in ix])
-        _, loss = self.model(x, y)
+        return x, y
+
+    def step(self) -> None:
+        _, loss = self.model(*self.batch())
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
@@ -333,11 +337,7 @@ class NanoGptTrainIterationT7(NanoGptIterationT6):
     config: dict[str, Any] = NANOGPT_TRAIN
 
     def step(self) -> None:
-        block = self.c["block"]
-        ix = self.torch.randint(len(self.data) - block, (self.batch,))
-        x = self.torch.stack([self.data[i:i + block] for i in ix])
-        y = self.torch.stack([self.data[i + 1:i + block + 1] for i in ix])
-        _, loss = self.model(x, y)
+        _, loss = self.model(*self.batch())
         loss.backward()
         self.torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.c["grad_clip"])
         self.optimizer.step()

@@ -1258,13 +1258,9 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  #
     squares = (x - t) ** 2
     if weight is None:
         return _reduce(squares, reduction)
-    w = tensor_argument(weight, "mse_loss", "weight")
-    if tuple(w.shape) != tuple(x.shape):
-        raise ValueError("Weights and input must have the same size.")
+    w = _loss_weight("mse_loss", weight, x)
     weighted = squares * w
-    if reduction == "mean":
-        return weighted.sum() / w.sum()
-    return _reduce(weighted, reduction)
+    return weighted.sum() / w.sum() if reduction == "mean" else _reduce(weighted, reduction)
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # noqa: A002
