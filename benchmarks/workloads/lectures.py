@@ -198,7 +198,7 @@ class GptIterationT5:
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=GPT["lr"])
         self.loss = None
 
-    def batch(self) -> tuple[Any, Any]:
+    def next_batch(self) -> tuple[Any, Any]:
         """The next batch: blocks of tokens at random places, and the tokens after them."""
         block = self.c["block"]
         ix = self.torch.randint(len(self.data) - block, (self.batch,))
@@ -207,7 +207,7 @@ class GptIterationT5:
         return x, y
 
     def step(self) -> None:
-        _, loss = self.model(*self.batch())
+        _, loss = self.model(*self.next_batch())
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
@@ -337,7 +337,7 @@ class NanoGptTrainIterationT7(NanoGptIterationT6):
     config: dict[str, Any] = NANOGPT_TRAIN
 
     def step(self) -> None:
-        _, loss = self.model(*self.batch())
+        _, loss = self.model(*self.next_batch())
         loss.backward()
         self.torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.c["grad_clip"])
         self.optimizer.step()
