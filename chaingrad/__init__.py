@@ -285,8 +285,15 @@ if TYPE_CHECKING:
     from .tensor_engine.threads import set_num_interop_threads as set_num_interop_threads
     from .tensor_engine.threads import set_num_threads as set_num_threads
 
-    abs, all, any, max, min = _maths.abs_, _maths.all_, _maths.any_, _maths.max_, _maths.min_
-    pow, sum, clip, concat = _maths.pow_, _maths.sum_, _maths.clamp, cat
+    abs = _maths.abs_
+    all = _maths.all_
+    any = _maths.any_
+    max = _maths.max_
+    min = _maths.min_
+    pow = _maths.pow_
+    sum = _maths.sum_
+    clip = _maths.clamp
+    concat = cat
     bool, half, float, double = _dtypes.bool_, _dtypes.float16, _dtypes.float32, _dtypes.float64
     short, int, long = _dtypes.int16, _dtypes.int32, _dtypes.int64
 else:

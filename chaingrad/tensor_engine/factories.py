@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import gradmode
+from ..gradmode import is_grad_enabled
 from . import dtypes, sampling
 from .arrays import quietly, size_of, to_array
 from .devices import check_device
@@ -50,10 +50,11 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return leaf(array, False, "as_tensor")
 
 
-def with_out(fn: Callable[..., Any]) -> Callable[..., Any]:
+def with_out(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """``fn`` taking torch's ``out=``: the result is written into that tensor (resized to
-    the result's shape if need be), or a ``(values, indices)`` result into that pair of
-    tensors, which is returned; as in torch, not while the inputs record a graph.
+    the result's shape if need be), which is returned; as in torch, not while the inputs
+    record a graph. (Typed as giving a Tensor: a function that gives a pair is not
+    wrapped.)
 
     Example:
         >>> @with_out
@@ -65,26 +66,21 @@ def with_out(fn: Callable[..., Any]) -> Callable[..., Any]:
     """
 
     @functools.wraps(fn)
-    def call(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+    def call(*args: Any, out: Tensor | None = None, **kwargs: Any) -> Tensor:
         result = fn(*args, **kwargs)
         if out is None:
             return result
         op = f"{fn.__name__.rstrip('_')}(out=...)"
-        pairs = tuple(zip(out, result)) if isinstance(result, tuple) and isinstance(
-            out, (tuple, list)) and len(out) == len(result) else ((out, result),)
-        for target, value in pairs:
-            if not isinstance(target, Tensor) or not isinstance(value, Tensor):
-                raise TypeError(f"{op}: out must be a Tensor (or, for a (values, indices) "
-                                f"result, a pair of them), got {type(out).__name__}")
-            if value.requires_grad and gradmode.is_grad_enabled():
-                raise RuntimeError(f"{op}: functions with out=... arguments don't support "
-                                   "automatic differentiation, but one of the arguments "
-                                   "requires grad")
-            if target.shape != value.shape:
-                target._check_in_place(op)
-                target._value = np.zeros(value.shape, dtype=target._value.dtype)  # resized
-            target._write(op, value._value)
-        return out
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{op}: out must be a Tensor, got {type(out).__name__}")
+        if result.requires_grad and is_grad_enabled():
+            raise RuntimeError(f"{op}: functions with out=... arguments don't support "
+                               "automatic differentiation, but one of the arguments requires "
+                               "grad")
+        if out.shape != result.shape:
+            out._check_in_place(op)
+            out._value = np.zeros(result.shape, dtype=out._value.dtype)  # torch resizes out
+        return out._write(op, result._value)
 
     return call
 

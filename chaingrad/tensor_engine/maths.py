@@ -178,13 +178,11 @@ def std(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
     return _tensor(input, "std").std(dim, keepdim, correction=correction, unbiased=unbiased)
 
 
-@with_out
 def max_(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """The largest entry, or ``(values, indices)`` along ``dim`` (``chaingrad.max``)."""
     return _tensor(input, "max").max(dim, keepdim)
 
 
-@with_out
 def min_(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """The smallest entry, or ``(values, indices)`` along ``dim`` (``chaingrad.min``)."""
     return _tensor(input, "min").min(dim, keepdim)
@@ -254,7 +252,6 @@ def cumsum(input: Any, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
     return _tensor(input, "cumsum").cumsum(dim, dtype=dtype)
 
 
-@with_out
 def sort(input: Any, dim: int = -1, descending: bool = False, *,  # noqa: A002
          stable: bool = False) -> Any:
     """``(values, indices)`` of the entries along ``dim`` in order (see ``Tensor.sort``)."""
@@ -267,7 +264,6 @@ def argsort(input: Any, dim: int = -1, descending: bool = False, *,  # noqa: A00
     return _tensor(input, "argsort").argsort(dim, descending, stable=stable)
 
 
-@with_out
 def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
          sorted: bool = True) -> Any:  # noqa: A002
     """``(values, indices)`` of the ``k`` largest entries along ``dim`` (see
@@ -275,7 +271,6 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
     return _tensor(input, "topk").topk(k, dim, largest, sorted)
 
 
-@with_out
 def nonzero(input: Any, *, as_tuple: bool = False) -> Any:  # noqa: A002
     """The indices of the nonzero entries (see ``Tensor.nonzero``)."""
     return _tensor(input, "nonzero").nonzero(as_tuple=as_tuple)

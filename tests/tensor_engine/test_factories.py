@@ -194,13 +194,6 @@ def test_out_writes_the_result_into_the_tensor_given_as_torchs(torch, name):
     assert out.tolist() == theirs.tolist() and out.shape == tuple(theirs.shape)
 
 
-def test_sort_with_out_fills_the_pair_it_is_given():
-    values, indices = chaingrad.zeros(3), chaingrad.zeros(3, dtype=chaingrad.int64)
-    got = chaingrad.sort(chaingrad.tensor([3.0, 1.0, 2.0]), out=(values, indices))
-    assert got == (values, indices) or got[0] is values
-    assert values.tolist() == [1.0, 2.0, 3.0] and indices.tolist() == [1, 2, 0]
-
-
 def test_layout_and_memory_format_are_taken_at_their_defaults_and_named_otherwise():
     x = chaingrad.ones(2)
     assert chaingrad.zeros_like(x, layout=None, memory_format=None).tolist() == [0.0, 0.0]

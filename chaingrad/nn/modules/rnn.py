@@ -314,8 +314,8 @@ class RNN(RNNBase):
     ``nonlinearity='relu'``).
 
     Args:
-        input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
-        device, dtype: As for ``RNNBase``.
+        input_size: As for ``RNNBase``, as are ``hidden_size``, ``num_layers``, ``bias``,
+            ``batch_first``, ``dropout``, ``bidirectional``, ``device`` and ``dtype``.
         nonlinearity: ``'tanh'`` or ``'relu'`` (fourth, as in torch).
 
     Calling it takes ``input`` of shape (L, N, H_in) ((N, L, H_in) with ``batch_first``,
@@ -361,8 +361,9 @@ class LSTM(RNNBase):
     h_t = sigmoid(o) * tanh(c_t) (times W_hr^T with ``proj_size``).
 
     Args:
-        input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
-        proj_size, device, dtype: As for ``RNNBase``.
+        input_size: As for ``RNNBase``, as are ``hidden_size``, ``num_layers``, ``bias``,
+            ``batch_first``, ``dropout``, ``bidirectional``, ``proj_size``, ``device`` and
+            ``dtype``.
 
     Calling it takes ``input`` as ``RNN`` does and ``hx``, the pair (h_0, c_0) (zeros if
     None), and returns ``(output, (h_n, c_n))``: h_n of shape (D * num_layers, N, H_out)
@@ -398,8 +399,8 @@ class GRU(RNNBase):
     h_. = h_(t-1) W_h.^T + b_h..
 
     Args:
-        input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
-        device, dtype: As for ``RNNBase``.
+        input_size: As for ``RNNBase``, as are ``hidden_size``, ``num_layers``, ``bias``,
+            ``batch_first``, ``dropout``, ``bidirectional``, ``device`` and ``dtype``.
 
     Calling it takes and returns what ``RNN`` does.
 

@@ -159,8 +159,9 @@ class TransformerDecoderLayer(Module):
     or, with ``norm_first=True``, each block on ``norm_i(x)`` added to x.
 
     Args:
-        d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
-            norm_first, bias, device, dtype: As for ``TransformerEncoderLayer``.
+        d_model: As for ``TransformerEncoderLayer``, as are ``nhead``,
+            ``dim_feedforward``, ``dropout``, ``activation``, ``layer_norm_eps``,
+            ``batch_first``, ``norm_first``, ``bias``, ``device`` and ``dtype``.
 
     Example:
         >>> import chaingrad
@@ -355,10 +356,13 @@ class Transformer(Module):
     Args:
         d_model: The size of each position's vector.
         nhead: The heads of every attention.
-        num_encoder_layers, num_decoder_layers: How many layers each stack has.
-        dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
-            bias, device, dtype: As for ``TransformerEncoderLayer``.
-        custom_encoder, custom_decoder: Modules to use instead of the stacks.
+        num_encoder_layers: How many layers the encoder's stack has.
+        num_decoder_layers: How many layers the decoder's stack has.
+        dim_feedforward: As for ``TransformerEncoderLayer``, as are ``dropout``,
+            ``activation``, ``layer_norm_eps``, ``batch_first``, ``norm_first``, ``bias``,
+            ``device`` and ``dtype``.
+        custom_encoder: A module to use instead of the encoder's stack.
+        custom_decoder: A module to use instead of the decoder's stack.
 
     Every parameter of more than one dimension is drawn afresh, xavier-uniform, in
     ``parameters()``'s order (torch's ``_reset_parameters``).
