@@ -1256,11 +1256,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  #
     x, t = tensor_argument(input, "mse_loss"), tensor_argument(target, "mse_loss", "target")
     check_target_shape("mse_loss", tuple(x.shape), tuple(t.shape), stacklevel=2)
     squares = (x - t) ** 2
-    if weight is None:
-        return _reduce(squares, reduction)
-    w = _loss_weight("mse_loss", weight, x)
-    weighted = squares * w
-    return weighted.sum() / w.sum() if reduction == "mean" else _reduce(weighted, reduction)
+    return _weighted_reduce("mse_loss", squares, weight, x, reduction)
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # noqa: A002
@@ -1278,11 +1274,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # 
     x, t = tensor_argument(input, "l1_loss"), tensor_argument(target, "l1_loss", "target")
     check_target_shape("l1_loss", tuple(x.shape), tuple(t.shape), stacklevel=2)
     errors = (x - t).abs()
-    if weight is None:
-        return _reduce(errors, reduction)
-    w = _loss_weight("l1_loss", weight, x)
-    weighted = errors * w
-    return weighted.sum() / w.sum() if reduction == "mean" else _reduce(weighted, reduction)
+    return _weighted_reduce("l1_loss", errors, weight, x, reduction)
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # noqa: A002
@@ -1340,6 +1332,17 @@ def _huber(d: Tensor, delta: float) -> Tensor:
     z = d.abs()
     m = z.clamp(max=delta)
     return 0.5 * m * m + delta * (z - m)
+
+
+def _weighted_reduce(op: str, losses: Tensor, weight: Any, x: Tensor,
+                     reduction: str) -> Tensor:
+    """An elementwise loss reduced, each entry weighed by ``weight`` if given: then its
+    mean divides by the weights' sum, as torch's ``mse_loss`` and ``l1_loss`` do."""
+    if weight is None:
+        return _reduce(losses, reduction)
+    w = _loss_weight(op, weight, x)
+    weighted = losses * w
+    return weighted.sum() / w.sum() if reduction == "mean" else _reduce(weighted, reduction)
 
 
 def _loss_weight(op: str, weight: Any, x: Tensor) -> Tensor:
