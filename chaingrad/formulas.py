@@ -9,8 +9,16 @@ the rule returns is its formula. ``TANH``'s ``(1 - out**2) * g`` returns
 
 A rule's branches on its numbers cannot be read this way (a symbol is no number); a
 symbol's truth is the general case's: ``POW_N``'s ``if not any_true(n != 0)`` (n = 0) takes
-the branch of every other n. A rule whose branches matter keeps its formula, declared, and
+the branch of every other n. A symbol stands for a matrix (its ``ndim`` is 2), so that the
+Tensor's rules that branch on the number of axes (matmul's vectors and batches) are read in
+their 2-D case. A rule whose branches matter keeps its formula, declared, and
 ``exact=False`` (compiled code then calls the rule itself).
+
+The Tensor's rules call helpers (``expand``, ``scatter``, ...) whose bodies are not the
+derivative: a helper marked ``@shown()`` appears in the formula as a call by its name
+(``expand(out.grad, axes, x.shape)``), or, with a template, as the numpy words it stands for
+(``swap_last`` as ``y.data.mT``). The mark costs nothing at run time: ``derive`` reads a
+copy of the rule whose helpers are stand-ins (``reading``).
 
 Example:
     >>> x, g = Symbol("x.data"), Symbol("out.grad")
@@ -20,8 +28,11 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import types
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 BINDS_ATOM, BINDS_POWER, BINDS_UNARY, BINDS_PRODUCT = 9, 8, 7, 6
 BINDS_SUM, BINDS_AND, BINDS_COMPARISON = 5, 4, 3
@@ -53,9 +64,34 @@ class Symbol:
     def __bool__(self) -> bool:
         return True  # a branch on a symbol takes the general case (see the module's doc)
 
-    def call(self, name: str, *args: Any) -> Symbol:
+    ndim = 2
+    """A symbol stands for a matrix (see the module's doc)."""
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> Symbol:
         """``name(self, *args)``: a primitive or a helper applied to this symbol."""
-        return Symbol(f"{name}({', '.join(_text(a) for a in (self, *args))})")
+        return Symbol(f"{name}({_arguments((self, *args), kwargs)})")
+
+    # what arrays and Tensors share, that the Tensor's rules use: attributes and methods
+    def __getattr__(self, name: str) -> Any:
+        if name in ARRAY_ATTRIBUTES:  # x.data.shape is x.shape, as formulas write it
+            base = self.text[:-len(".data")] if name == "shape" and \
+                self.text.endswith(".data") else _operand(self, BINDS_ATOM, False)
+            return Symbol(f"{base}.{name}")
+        if name in ARRAY_METHODS:
+            receiver = _operand(self, BINDS_ATOM, False)
+            return lambda *args, **kwargs: Symbol(
+                f"{receiver}.{name}({_arguments(args, kwargs)})")
+        raise AttributeError(name)
+
+    def __getitem__(self, index: Any) -> Symbol:
+        inside = ", ".join(map(_index, index)) if isinstance(index, tuple) else _index(index)
+        return Symbol(f"{_operand(self, BINDS_ATOM, False)}[{inside}]")
+
+    def __iter__(self) -> Iterator[Symbol]:
+        """A symbol's entries are one: the k-th (``for piece in pieces`` gives
+        ``pieces[k]``), as the formula of a primitive of any number of inputs speaks of
+        input k."""
+        yield Symbol(f"{_operand(self, BINDS_ATOM, False)}[k]")
 
     # binary operators: (operator's text, how tightly it binds)
     def _binary(self, other: Any, op: str, binds: int, reflected: bool = False) -> Symbol:
@@ -95,6 +131,27 @@ class Symbol:
     __hash__ = None  # type: ignore[assignment]  # (== gives a symbol, not a bool)
 
 
+ARRAY_ATTRIBUTES = frozenset({"shape", "dtype", "T", "mT"})
+ARRAY_METHODS = frozenset({"reshape", "sum", "cumsum", "transpose", "astype", "broadcast_to"})
+"""What a symbol answers as an array would: ``g.reshape(x.shape)``."""
+
+
+def _arguments(args: tuple, kwargs: dict[str, Any]) -> str:
+    return ", ".join([*map(_text, args), *(f"{k}={_text(v)}" for k, v in kwargs.items())])
+
+
+def _index(i: Any) -> str:
+    """One entry of an index as Python writes it: ``2:``, ``...``, ``None``, a symbol."""
+    if isinstance(i, slice):
+        text = f"{_bound(i.start)}:{_bound(i.stop)}"
+        return text if i.step is None else f"{text}:{_text(i.step)}"
+    return "..." if i is Ellipsis else _text(i)
+
+
+def _bound(x: Any) -> str:
+    return "" if x is None else _text(x)
+
+
 def _spaced(op: str) -> str:
     return op if op == "**" else f" {op} "
 
@@ -125,6 +182,55 @@ def derive(vjp: Callable[..., tuple], inputs: int, params: tuple[str, ...]) -> t
         >>> derive(MUL.vjp, 2, ())
         ('y.data * out.grad', 'x.data * out.grad')
     """
-    xs = tuple(Symbol(f"{'xy'[k]}.data") for k in range(inputs))
-    grads = vjp(xs, Symbol("out.data"), Symbol("out.grad"), *map(Symbol, params))
+    xs = tuple(Symbol(f"{'xyz'[k]}.data") for k in range(inputs))
+    grads = reading(vjp)(xs, Symbol("out.data"), Symbol("out.grad"), *map(Symbol, params))
     return tuple(_text(g) for g in grads)
+
+
+def shown(template: str = "") -> Callable[[F], F]:
+    """Mark a helper of the rules to appear in formulas as a call by its name, or as
+    ``template`` (``"{0}.mT"``: its arguments put in), rather than as what its body does.
+    The helper itself is returned unchanged.
+
+    Example:
+        >>> @shown("{0}.mT")
+        ... def swap(x): return x.swapaxes(-1, -2)
+        >>> derive(lambda xs, out, g: (g @ swap(xs[0]),), 1, ())
+        ('out.grad @ x.data.mT',)
+    """
+
+    def mark(helper: F) -> F:
+        helper.shown_as = template or helper.__name__ + "({})"  # type: ignore[attr-defined]
+        return helper
+
+    return mark
+
+
+def reading(vjp: Callable[..., tuple]) -> Callable[..., tuple]:
+    """``vjp`` with each ``@shown`` helper that it calls by name standing for itself: a
+    copy of the function, run on the same code with those names bound to stand-ins."""
+    scope = vjp.__globals__
+    stand_ins = {name: _stand_in(scope[name].shown_as) for name in _names(vjp.__code__)
+                 if hasattr(scope.get(name), "shown_as")}
+    if not stand_ins:
+        return vjp
+    return types.FunctionType(vjp.__code__, {**scope, **stand_ins}, vjp.__name__,
+                              vjp.__defaults__, vjp.__closure__)
+
+
+def _names(code: types.CodeType) -> set[str]:
+    """The global names a function's code reads, its nested code (a generator) included."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+def _stand_in(template: str) -> Callable[..., Symbol]:
+    def stand_in(*args: Any) -> Symbol:
+        if "{}" in template:  # a call by the helper's name
+            return Symbol(template.format(_arguments(args, {})))
+        return Symbol(template.format(*(_operand(a, BINDS_ATOM, False) for a in args)))
+
+    return stand_in

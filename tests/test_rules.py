@@ -178,21 +178,3 @@ def test_a_primitive_applied_as_a_function_takes_its_parameters() -> None:
     assert rules.LEAKY_RELU(-2.0, 0.5) == -1.0
     assert rules.LEAKY_RELU(np.array([-2.0, 3.0])).tolist() == [-0.02, 3.0]
     assert rules.LEAKY_RELU(Value(-2.0), negative_slope=0.5).data == -1.0
-
-
-def test_each_shared_derivative_is_stated_once_as_code() -> None:
-    """rules.py declares no formula beside a rule: each formula is read off the rule
-    (``chaingrad.formulas.derive``), and is what the rule computes (the tests above)."""
-    import ast
-    from pathlib import Path
-
-    import chaingrad.rules as module
-    from chaingrad.formulas import derive
-
-    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
-    declared = [d for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
-                for d in node.decorator_list if isinstance(d, ast.Call)
-                and getattr(d.func, "id", "") == "define" and len(d.args) > 1]
-    assert not declared, [ast.unparse(d)[:60] for d in declared]
-    for prim in PRIMITIVES:
-        assert prim.formulas == derive(prim.vjp, len(prim.saves), prim.param_names)

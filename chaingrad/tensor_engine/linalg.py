@@ -34,6 +34,7 @@ import numpy as np
 
 from ..declaration import define
 from ..errors import LinAlgError
+from ..formulas import shown
 from . import dtypes
 from .arrays import ARRAY_TYPES, normalize_axes, quietly
 from .factories import tensor_argument
@@ -47,8 +48,7 @@ def inv_on_arrays(a: np.ndarray) -> np.ndarray:
     return quietly(np.linalg.inv, a)
 
 
-@define("inv", ("-(out.data.mT @ out.grad @ out.data.mT)",), array=inv_on_arrays,
-        forward=inv_on_arrays, exact=False, saves=("out",))
+@define("inv", array=inv_on_arrays, forward=inv_on_arrays, exact=False, saves=("out",))
 def INV(xs, out, g):
     """A^-1;  dA = -Y^T g Y^T, reusing the output Y = A^-1."""
     return (-(out.mT @ g @ out.mT),)
@@ -59,8 +59,7 @@ def det_on_arrays(a: np.ndarray) -> np.ndarray:
     return quietly(np.linalg.det, a)
 
 
-@define("det", ("(out.grad * out.data)[..., None, None] * matrix_inverse(x.data).mT",),
-        array=det_on_arrays, forward=det_on_arrays, exact=False, saves=("x out",))
+@define("det", array=det_on_arrays, forward=det_on_arrays, exact=False, saves=("x out",))
 def DET(xs, out, g):
     """det(A);  dA = g det(A) A^-T (Jacobi's formula, for an invertible A)."""
     return ((g * out)[..., None, None] * matrix_inverse(xs[0]).mT,)
@@ -71,14 +70,14 @@ def solve_on_arrays(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return quietly(np.linalg.solve, a, b)
 
 
-@define("solve", ("-(solved(x.data.mT, out.grad) @ out.data.mT)", "solved(x.data.mT, out.grad)"),
-        array=solve_on_arrays, forward=solve_on_arrays, exact=False, saves=("x out", "x"))
+@define("solve", array=solve_on_arrays, forward=solve_on_arrays, exact=False, saves=("x out", "x"))
 def SOLVE(xs, out, g):
     """X = A^-1 B;  dB = A^-T g (a solve with A^T), dA = -dB X^T."""
     grad_b = solved(xs[0].mT, g)
     return -(grad_b @ out.mT), grad_b
 
 
+@shown()
 def matrix_inverse(a: Any) -> Any:
     """A^-1: on arrays, computed; on Tensors, an ``inv`` node (for rules)."""
     if isinstance(a, ARRAY_TYPES):
@@ -86,6 +85,7 @@ def matrix_inverse(a: Any) -> Any:
     return a._apply(INV)
 
 
+@shown()
 def solved(a: Any, b: Any) -> Any:
     """X with A X = B: on arrays, computed; on Tensors, a ``solve`` node (for rules)."""
     if isinstance(a, ARRAY_TYPES):

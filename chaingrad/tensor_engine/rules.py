@@ -3,10 +3,12 @@
 Declared as ``chaingrad/rules.py`` declares the primitives both engines share (``+``, ``*``,
 tanh, exp, ...): a name, the forward on arrays (``array``: a function called with the
 inputs, then the parameters: numpy's own, or a named function beside the rule), the rule
-``vjp(xs, out, g, *params)`` and its formula, one expression per input (a primitive with any
-number of inputs, ``concatenate`` and ``stack``, has one formula in ``k``, the input's
-position), what the rule keeps of the forward pass, and PyTorch's names for it. Parameters
-(axes, shapes, an index) are passed to the rule explicitly, as the node's bound values.
+``vjp(xs, out, g, *params)``, what the rule keeps of the forward pass, and PyTorch's names
+for it. Parameters (axes, shapes, an index) are passed to the rule explicitly, as the node's
+bound values. The formula ``explain``, the page and ``compile`` print is read off the rule
+(``chaingrad/formulas.py``), one expression per input (a primitive with any number of
+inputs, ``concatenate`` and ``stack``, has one formula in ``k``, the input's position); the
+helpers marked ``@shown`` appear in it by their names (``expand(out.grad, axes, x.shape)``).
 
 A rule returns each gradient in the output's shape or the input's; the driver sums a
 broadcast gradient back (``autodiff.sum_to_shape``). Rules use what arrays and Tensors
@@ -28,6 +30,7 @@ import numpy as np
 
 from .. import reference
 from ..declaration import Primitive, define
+from ..formulas import shown
 from ..rules import data, exp, log, log1p
 from . import kernels
 from .arrays import ARRAY_TYPES
@@ -40,7 +43,7 @@ def matmul_on_arrays(x: np.ndarray, y: np.ndarray, needs: tuple[bool, bool]) -> 
     return matrix_product(x, y)
 
 
-@define("matmul", ("out.grad @ y.data.mT", "x.data.mT @ out.grad"), array=matmul_on_arrays,
+@define("matmul", array=matmul_on_arrays,
         params=("needs",), saves=("y", "x"), torch=("torch.matmul", "Tensor.matmul"))
 def MATMUL(xs, out, g, needs):
     """x @ y as np.matmul (1-D, 2-D, batched);  d/dx = g @ y^T, d/dy = x^T @ g.
@@ -106,8 +109,7 @@ def matmul_y_grad_transposed(a: np.ndarray, g: np.ndarray) -> np.ndarray:
 # ---- division ----
 
 
-@define("/", ("out.grad / y.data", "-out.grad * (x.data / y.data / y.data)"),
-        array=operator.truediv, saves=("y", "x y"),
+@define("/", array=operator.truediv, saves=("y", "x y"),
         torch=("torch.div", "Tensor.div", "torch.true_divide"))
 def DIV(xs, out, g):
     """x / y, rounded once, as torch divides (``Value`` keeps micrograd's x * y**-1);
@@ -124,7 +126,7 @@ def scale_on_arrays(x: np.ndarray, c: float) -> np.ndarray:
     return x * c
 
 
-@define("scale", ("c * out.grad",), array=scale_on_arrays, params=("c",), saves=("",))
+@define("scale", array=scale_on_arrays, params=("c",), saves=("",))
 def SCALE(xs, out, g, c):
     """x * c for a number c fixed when the node is made (``-x``, a mean);  d/dx = c.
 
@@ -143,8 +145,7 @@ def sum_on_arrays(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.nd
     return x.sum(axis=axes, keepdims=keepdims)
 
 
-@define("sum", ("expand(out.grad, axes, x.shape)",),
-        array=sum_on_arrays, params=("axes", "keepdims"),
+@define("sum", array=sum_on_arrays, params=("axes", "keepdims"),
         saves=("",), torch=("torch.sum", "Tensor.sum"))
 def SUM(xs, out, g, axes, keepdims):
     """The sum over ``axes``;  d/dx = 1 for every entry: g repeated along the summed axes.
@@ -160,11 +161,11 @@ def _extreme(xs, out, g, axes, share):
 
 # max and min have no forward of their own: ``share`` depends on where the extreme entries
 # are, which the op finds as it computes them (so they are not compiled on Tensors)
-MAX = Primitive("max", _extreme, ("share * expand(out.grad, axes, x.shape)",),
+MAX = Primitive("max", _extreme,
                 params=("axes", "share"), saves=("",), torch=("torch.amax", "Tensor.amax"))
 """The largest entry over ``axes``;  d/dx = 1 / (number of ties) at the largest entries."""
 
-MIN = Primitive("min", _extreme, ("share * expand(out.grad, axes, x.shape)",),
+MIN = Primitive("min", _extreme,
                 params=("axes", "share"), saves=("",), torch=("torch.amin", "Tensor.amin"))
 """The smallest entry over ``axes``;  d/dx = 1 / (number of ties) at the smallest entries."""
 
@@ -177,18 +178,15 @@ def tie_share(x: np.ndarray, extreme: np.ndarray, axes: tuple[int, ...]) -> np.n
     return share
 
 
-@define("softmax",
-        ("out.data * (out.grad - (out.grad * out.data).sum(axis=axis, keepdims=True))",),
-        array=kernels.softmax_on_arrays, params=("axis",), saves=("out",), floats=True,
+@define("softmax", array=kernels.softmax_on_arrays, params=("axis",), saves=("out",), floats=True,
         torch=("torch.softmax", "Tensor.softmax", "F.softmax"))
 def SOFTMAX(xs, out, g, axis):
     """exp(x) / sum(exp(x)) along ``axis``;  vjp: s * (g - sum(g * s)), reusing the output s."""
     return (out * (g - (g * out).sum(axis=axis, keepdims=True)),)
 
 
-@define("log_softmax", ("out.grad - exp(out.data) * out.grad.sum(axis=axis, keepdims=True)",),
-        array=kernels.log_softmax_on_arrays, params=("axis",), saves=("out",), floats=True,
-        torch=("torch.log_softmax", "Tensor.log_softmax", "F.log_softmax"))
+@define("log_softmax", array=kernels.log_softmax_on_arrays, params=("axis",), saves=("out",),
+        floats=True, torch=("torch.log_softmax", "Tensor.log_softmax", "F.log_softmax"))
 def LOG_SOFTMAX(xs, out, g, axis):
     """x - log(sum(exp(x))) along ``axis``;  vjp: g - softmax(x) * sum(g)."""
     return (g - exp(out) * g.sum(axis=axis, keepdims=True),)
@@ -199,7 +197,7 @@ def nll_loss_on_arrays(x: np.ndarray, at: Any, w: Any, d: Any) -> np.ndarray:
     return -(x[at] * w).sum() / d
 
 
-@define("nll_loss", ("scatter(out.grad * (-w / d), at, x.shape)",), array=nll_loss_on_arrays,
+@define("nll_loss", array=nll_loss_on_arrays,
         params=("at", "w", "d"), saves=("",), torch=("F.nll_loss",))
 def NLL_LOSS(xs, out, g, at, w, d):
     """The negative log-likelihood -sum_i w_i x[at_i] / d of log-probabilities x, at each
@@ -214,8 +212,7 @@ def cumsum_on_arrays(x: np.ndarray, axis: int) -> np.ndarray:
     return np.cumsum(x, axis=axis)
 
 
-@define("cumsum", ("flipped(flipped(out.grad, axis).cumsum(axis), axis)",),
-        array=cumsum_on_arrays, params=("axis",), saves=("",),
+@define("cumsum", array=cumsum_on_arrays, params=("axis",), saves=("",),
         torch=("torch.cumsum", "Tensor.cumsum"))
 def CUMSUM(xs, out, g, axis):
     """The running sums along ``axis``, out[i] = x[0] + ... + x[i];  d/dx[i] = g[i] + g[i+1]
@@ -228,10 +225,7 @@ def binary_cross_entropy_on_arrays(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return (y - 1) * np.maximum(np.log1p(-x), -100) - y * np.maximum(np.log(x), -100)
 
 
-@define("binary_cross_entropy",
-        ("out.grad * (x.data - y.data) / at_least((1 - x.data) * x.data, 9.999999960041972e-13)",
-         "out.grad * (at_least(log1p(-x.data), -100) - at_least(log(x.data), -100))"),
-        array=binary_cross_entropy_on_arrays,
+@define("binary_cross_entropy", array=binary_cross_entropy_on_arrays,
         domain="0 <= x <= 1", saves=("x y", "x"), floats=True,
         torch=("F.binary_cross_entropy",))
 def BINARY_CROSS_ENTROPY(xs, out, g):
@@ -244,7 +238,7 @@ def BINARY_CROSS_ENTROPY(xs, out, g):
             g * (at_least(log1p(-x), -100) - at_least(log(x), -100)))
 
 
-@define("clip", ("between(x.data, low, high) * out.grad",), array=np.clip,
+@define("clip", array=np.clip,
         params=("low", "high"), saves=("x",), torch=("torch.clamp", "Tensor.clamp"))
 def CLIP(xs, out, g, low, high):
     """x clamped into [low, high];  d/dx = 1 where low <= x <= high, else 0 (torch.clamp)."""
@@ -259,14 +253,14 @@ def reshape_on_arrays(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return x.reshape(shape)
 
 
-@define("reshape", ("out.grad.reshape(x.shape)",), array=reshape_on_arrays, params=("shape",),
+@define("reshape", array=reshape_on_arrays, params=("shape",),
         saves=("",), torch=("torch.reshape", "Tensor.reshape"))
 def RESHAPE(xs, out, g, shape):
     """The same entries in a new shape;  the gradient is reshaped back."""
     return (g.reshape(xs[0].shape),)
 
 
-@define("transpose", ("out.grad.transpose(inverse(axes))",), array=np.transpose,
+@define("transpose", array=np.transpose,
         params=("axes",), saves=("",), torch=("torch.permute", "Tensor.permute"))
 def TRANSPOSE(xs, out, g, axes):
     """The axes permuted;  the gradient is permuted back."""
@@ -278,21 +272,21 @@ def cast_on_arrays(x: np.ndarray, dtype: Any) -> np.ndarray:
     return x.astype(dtype)
 
 
-@define("to", ("out.grad.astype(x.data.dtype)",), array=cast_on_arrays, params=("dtype",),
+@define("to", array=cast_on_arrays, params=("dtype",),
         saves=("",), torch=("Tensor.to",))
 def CAST(xs, out, g, dtype):
     """x in another floating dtype (named by ``dtype``);  the gradient is cast back."""
     return (as_dtype(g, xs[0].dtype),)
 
 
-@define("broadcast_to", ("out.grad",), array=np.broadcast_to, params=("shape",),
+@define("broadcast_to", array=np.broadcast_to, params=("shape",),
         saves=("",), torch=("torch.broadcast_to", "Tensor.broadcast_to"))
 def BROADCAST_TO(xs, out, g, shape):
     """Repeated along new or size-1 axes;  the driver sums the gradient back."""
     return (g,)
 
 
-@define("getitem", ("scatter(out.grad, index, x.shape)",), array=operator.getitem,
+@define("getitem", array=operator.getitem,
         params=("index",), saves=("",), torch=("Tensor.__getitem__",))
 def GETITEM(xs, out, g, index):
     """x[index];  the gradient is scattered back into zeros (an entry picked twice gets
@@ -305,7 +299,7 @@ def setitem_on_arrays(x: np.ndarray, y: Any, index: Any) -> np.ndarray:
     return put(x, index, y)
 
 
-@define("setitem", ("zeroed(out.grad, index)", "out.grad[index]"), array=setitem_on_arrays,
+@define("setitem", array=setitem_on_arrays,
         params=("index",), saves=("", ""), torch=("Tensor.__setitem__", "Tensor.index_put_"))
 def SETITEM(xs, out, g, index):
     """x with ``x[index] = y`` (an in-place write that the graph records, as torch records
@@ -314,7 +308,7 @@ def SETITEM(xs, out, g, index):
     return zeroed(g, index), g[index]
 
 
-@define("scatter", ("out.grad[index]",), array=kernels.scatter_on_arrays,
+@define("scatter", array=kernels.scatter_on_arrays,
         params=("index", "shape"), saves=("",))
 def SCATTER(xs, out, g, index, shape):
     """g added into zeros of ``shape`` at ``index`` (getitem's gradient);  d: g[index]."""
@@ -327,7 +321,7 @@ def concatenate_on_arrays(*args: Any) -> np.ndarray:
     return np.concatenate(xs, axis=axis)
 
 
-@define("concatenate", ("out.grad[pieces[k]]",), array=concatenate_on_arrays,
+@define("concatenate", array=concatenate_on_arrays,
         params=("axis", "pieces"), saves=("",), torch=("torch.cat",))
 def CONCATENATE(xs, out, g, axis, pieces):
     """Tensors joined along an axis;  input k's gradient is its slice of g."""
@@ -340,7 +334,7 @@ def stack_on_arrays(*args: Any) -> np.ndarray:
     return np.stack(xs, axis=axis)
 
 
-@define("stack", ("out.grad[picks[k]]",), array=stack_on_arrays,
+@define("stack", array=stack_on_arrays,
         params=("axis", "picks"), saves=("",), torch=("torch.stack",))
 def STACK(xs, out, g, axis, picks):
     """Tensors stacked along a new axis;  input k's gradient is g[..., k, ...]."""
@@ -352,8 +346,7 @@ def where_on_arrays(x: np.ndarray, y: np.ndarray, condition: np.ndarray) -> np.n
     return np.where(condition, x, y)
 
 
-@define("where", ("out.grad * condition", "out.grad * ~condition"),
-        array=where_on_arrays, params=("condition",), saves=("", ""),
+@define("where", array=where_on_arrays, params=("condition",), saves=("", ""),
         torch=("torch.where",))
 def WHERE(xs, out, g, condition):
     """x where the condition holds, else y;  the gradient goes to the one chosen."""
@@ -366,9 +359,7 @@ def einsum_on_arrays(x: np.ndarray, y: np.ndarray, equation: str,
     return np.einsum(equation, x, y, optimize=True)
 
 
-@define("einsum", ("einsum_grad(equation, 0, out.grad, y.data, x.shape)",
-                   "einsum_grad(equation, 1, out.grad, x.data, y.shape)"),
-        array=einsum_on_arrays, params=("equation", "needs"),
+@define("einsum", array=einsum_on_arrays, params=("equation", "needs"),
         saves=("y", "x"), torch=("torch.einsum",))
 def EINSUM(xs, out, g, equation, needs):
     """Sums of products of the entries of x and y, each axis named by a letter of
@@ -381,7 +372,7 @@ def EINSUM(xs, out, g, equation, needs):
             einsum_grad(equation, 1, g, x, y.shape) if needs[1] else None)
 
 
-@define("pad", ("out.grad[unpadded(widths, x.shape)]",), array=np.pad,
+@define("pad", array=np.pad,
         params=("widths",), saves=("",))
 def PAD(xs, out, g, widths):
     """Zeros around x ((before, after) for each axis);  the gradient without the border."""
@@ -405,10 +396,7 @@ def conv2d_forward(*args: Any) -> np.ndarray:
     return kernels.conv2d_on_arrays(xs[0], xs[1], stride, padding, *xs[2:])
 
 
-@define("conv2d", ("conv2d_input_grad(out.grad, y.data, x.shape[2:], stride, padding)",
-                   "conv2d_weight_grad(x.data, out.grad, y.shape[2:], stride, padding)",
-                   "out.grad.sum(axis=0).sum(axis=(1, 2))"),
-        array=conv2d_forward, params=("stride", "padding", "needs"),
+@define("conv2d", array=conv2d_forward, params=("stride", "padding", "needs"),
         saves=("y", "x", ""), torch=("torch.conv2d", "F.conv2d"))
 def CONV2D(xs, out, g, stride, padding, needs):
     """Filters w (O, C, kh, kw) slid over x (N, C, H, W), plus a bias (O,) if given;
@@ -420,9 +408,7 @@ def CONV2D(xs, out, g, stride, padding, needs):
     return (gx, gw) if len(xs) == 2 else (gx, gw, g.sum(axis=0).sum(axis=(1, 2)))
 
 
-@define("conv2d_input_grad", ("convolve(out.grad, y.data, stride, padding)",
-                              "conv2d_weight_grad(out.grad, x.data, y.shape[2:], stride, padding)"),
-        array=kernels.conv2d_input_grad_on_arrays,
+@define("conv2d_input_grad", array=kernels.conv2d_input_grad_on_arrays,
         params=("size", "stride", "padding"), saves=("y", "x"))
 def CONV2D_INPUT_GRAD(xs, out, u, size, stride, padding):
     """conv2d's gradient for its input, from the output's gradient g and the filters w (a
@@ -433,9 +419,7 @@ def CONV2D_INPUT_GRAD(xs, out, u, size, stride, padding):
             conv2d_weight_grad(u, g, w.shape[2:], stride, padding))
 
 
-@define("conv2d_weight_grad", ("conv2d_input_grad(y.data, out.grad, x.shape[2:], stride, padding)",
-                               "convolve(x.data, out.grad, stride, padding)"),
-        array=kernels.conv2d_weight_grad_on_arrays,
+@define("conv2d_weight_grad", array=kernels.conv2d_weight_grad_on_arrays,
         params=("kernel", "stride", "padding"), saves=("y", "x"))
 def CONV2D_WEIGHT_GRAD(xs, out, v, kernel, stride, padding):
     """conv2d's gradient for its filters, from the input x and the output's gradient g:
@@ -448,7 +432,7 @@ def CONV2D_WEIGHT_GRAD(xs, out, v, kernel, stride, padding):
 
 # max_pool2d has no forward of its own, as max: ``picked`` depends on where the largest
 # entries are, which the op finds as it computes them (``kernels.max_pool2d_on_arrays``)
-@define("max_pool2d", ("unpool(out.grad, picked, x.shape, overlap)",), params=("picked", "overlap"),
+@define("max_pool2d", params=("picked", "overlap"),
         saves=("",), torch=("F.max_pool2d",))
 def MAX_POOL2D(xs, out, g, picked, overlap):
     """The largest entry of each window;  each window's gradient goes to its first largest
@@ -456,8 +440,7 @@ def MAX_POOL2D(xs, out, g, picked, overlap):
     return (unpool(g, picked, xs[0].shape, overlap),)
 
 
-@define("unpool", ("out.grad.reshape(-1)[picked]",),
-        array=kernels.unpool_on_arrays, params=("picked", "shape", "overlap"),
+@define("unpool", array=kernels.unpool_on_arrays, params=("picked", "shape", "overlap"),
         saves=("",))
 def UNPOOL(xs, out, g, picked, shape, overlap):
     """Each window's gradient put at its picked entry (max_pool2d's gradient);
@@ -476,6 +459,7 @@ PRIMITIVES: tuple[Primitive, ...] = (
 # ---- the functions the rules use: on arrays, and as ops on Tensors ----
 
 
+@shown("{0}.mT")
 def swap_last(x: Any) -> Any:
     """x with its last two axes swapped (the matrix transpose, batched)."""
     axes = list(range(x.ndim))
@@ -483,16 +467,19 @@ def swap_last(x: Any) -> Any:
     return permuted(x, tuple(axes))
 
 
+@shown("{0}.transpose({1})")
 def permuted(x: Any, axes: tuple[int, ...]) -> Any:
     """x with its axes in the order ``axes``: ndarray.transpose, or a Tensor's permute."""
     return x.transpose(axes) if isinstance(x, ARRAY_TYPES) else x.permute(axes)
 
 
+@shown("{0}.astype({1})")
 def as_dtype(x: Any, dtype: Any) -> Any:
     """x in ``dtype``: ndarray.astype, or a Tensor's ``to``."""
     return x.astype(dtype) if isinstance(x, ARRAY_TYPES) else x.to(dtype)
 
 
+@shown()
 def inverse(axes: tuple[int, ...]) -> tuple[int, ...]:
     """The permutation that undoes ``axes``."""
     return tuple(sorted(range(len(axes)), key=axes.__getitem__))
@@ -503,18 +490,21 @@ def kept_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
+@shown()
 def expand(g: Any, axes: tuple[int, ...], shape: tuple[int, ...]) -> Any:
     """g, reduced over ``axes`` of ``shape``, repeated back along them to ``shape``."""
     g = g.reshape(kept_shape(shape, axes))
     return np.broadcast_to(g, shape) if isinstance(g, ARRAY_TYPES) else g.broadcast_to(shape)
 
 
+@shown()
 def at_least(x: Any, floor: float) -> Any:
     """x, but at least ``floor`` (a number), entry by entry: on an array (or a numpy
     number) or a Tensor."""
     return x.maximum(floor) if hasattr(x, "_prev") else np.maximum(x, floor)
 
 
+@shown()
 def flipped(x: Any, axis: int) -> Any:
     """x with its entries along ``axis`` in reverse order (a slice of step -1, on an array
     or a Tensor)."""
@@ -527,6 +517,7 @@ def contract(equation: str, x: Any, y: Any) -> Any:
     return apply(EINSUM.bind(equation, needs), x, y)
 
 
+@shown()
 def einsum_grad(equation: str, k: int, g: Any, other: Any, shape: tuple[int, ...]) -> Any:
     """The gradient of operand ``k`` (0 or 1) of the two-operand ``equation``, of ``shape``,
     from the output's gradient g and the other operand: the einsum of g and the other
@@ -546,6 +537,7 @@ def einsum_grad(equation: str, k: int, g: Any, other: Any, shape: tuple[int, ...
     return expand(part, summed_away, shape) if summed_away else part
 
 
+@shown()
 def between(x: np.ndarray, low: float | None, high: float | None) -> np.ndarray:
     """Where ``low <= x <= high`` (a bound of None is no bound), as a boolean array."""
     inside = np.ones(x.shape, dtype=bool)
@@ -556,6 +548,7 @@ def between(x: np.ndarray, low: float | None, high: float | None) -> np.ndarray:
     return inside
 
 
+@shown()
 def unpadded(widths: tuple, shape: tuple[int, ...]) -> tuple[slice, ...]:
     """The index of an input of ``shape`` inside its padded output."""
     return tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, shape))
@@ -569,6 +562,7 @@ def apply(rule: Any, *inputs: Any) -> Any:
     return inputs[0]._apply(rule, *inputs[1:])
 
 
+@shown()
 def zeroed(g: Any, index: Any) -> Any:
     """g with zeros at ``index``; on a Tensor, a ``setitem`` node."""
     if isinstance(g, ARRAY_TYPES):
@@ -583,23 +577,27 @@ def put(x: np.ndarray, index: Any, value: Any) -> np.ndarray:
     return out
 
 
+@shown()
 def scatter(g: Any, index: Any, shape: tuple[int, ...]) -> Any:
     """g added into zeros of ``shape`` at ``index``; on a Tensor, a ``scatter`` node."""
     return apply(SCATTER.bind(index, shape), g)
 
 
+@shown()
 def convolve(x: Any, w: Any, stride: tuple[int, int], padding: tuple[int, int]) -> Any:
     """conv2d without bias: on arrays, its forward; on Tensors, a ``conv2d`` node."""
     needs = (getattr(x, "requires_grad", False), getattr(w, "requires_grad", False))
     return apply(CONV2D.bind(stride, padding, needs), x, w)
 
 
+@shown()
 def conv2d_input_grad(g: Any, w: Any, size: tuple[int, int], stride: tuple[int, int],
                       padding: tuple[int, int]) -> Any:
     """conv2d's gradient for an input of ``size``: on arrays, computed; on Tensors, a node."""
     return apply(CONV2D_INPUT_GRAD.bind(tuple(size), stride, padding), g, w)
 
 
+@shown()
 def conv2d_weight_grad(x: Any, g: Any, kernel: tuple[int, int], stride: tuple[int, int],
                        padding: tuple[int, int]) -> Any:
     """conv2d's gradient for filters of ``kernel`` size: on arrays, computed; on Tensors, a
@@ -607,6 +605,7 @@ def conv2d_weight_grad(x: Any, g: Any, kernel: tuple[int, int], stride: tuple[in
     return apply(CONV2D_WEIGHT_GRAD.bind(tuple(kernel), stride, padding), x, g)
 
 
+@shown()
 def unpool(g: Any, picked: np.ndarray, shape: tuple[int, ...], overlap: bool) -> Any:
     """Each window's gradient at its picked entry of zeros of ``shape``; on a Tensor, an
     ``unpool`` node."""
