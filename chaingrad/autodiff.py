@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from . import anomaly, guards
@@ -357,20 +357,18 @@ def backward_pass(order: list[Any], create_graph: bool = False, watch: Watch | N
     """
     floats = not create_graph and type(order[-1]._value) is float  # a Value graph's numbers
     try:
-        for out in reversed(order):
+        for out in reversed(order) if watch is None else watch.around(reversed(order)):
             rule, g = out._rule, out.grad
             if rule is None or g is None:
                 continue  # a leaf, or a node no gradient reached: nothing to pass on
-            if watch is not None:
-                watch.before(out)
             x, y = out._a, out._b  # its inputs (see Node)
-            if floats and y is None and x is not None:  # a Value's op of one input: x.tanh()
-                (gx,) = rule.vjp((x._value,), out._value, g)
-                x.grad += gx
-            elif floats and y is not None and y is not MANY:  # of two: x + y, x * y
+            if floats and y is not None and y is not MANY:  # a Value's op of two: x + y, x * y
                 gx, gy = rule.vjp((x._value, y._value), out._value, g)
                 x.grad += gx
                 y.grad += gy
+            elif floats and x is not None and y is None:  # of one: x.tanh()
+                (gx,) = rule.vjp((x._value,), out._value, g)
+                x.grad += gx
             else:  # any node: a Tensor's (arrays), create_graph's (nodes), three inputs or more
                 inputs = out._prev  # the rule gets their numbers, or with create_graph the nodes
                 xs, o = (inputs, out) if create_graph else ([x._value for x in inputs], out._value)
@@ -380,8 +378,6 @@ def backward_pass(order: list[Any], create_graph: bool = False, watch: Watch | N
                     if type(x._value) is not float and gx.shape != x._value.shape:
                         gx = sum_to_shape(gx, x._value.shape, out._op)  # the op broadcast x
                     x.grad = gx if x.grad is None else x.grad + gx  # not in place: gx may be shared
-            if watch is not None:
-                watch.after(out)
     except (ZeroDivisionError, OverflowError, DomainError) as exc:
         guards.rule_failed(out, exc)  # raises the error that names the op
 
@@ -421,6 +417,18 @@ class Watch:
         """The Watch a pass over ``order`` needs, or None if it needs none."""
         refusals = guards.refusals_due(order)
         return cls(refusals, check, trace) if refusals or check or trace is not None else None
+
+    def around(self, steps: Iterator[Any]) -> Iterator[Any]:
+        """The nodes of ``steps``, each looked at before its step and after it (a step runs
+        between one node's yield and the next): for a node with a rule that a gradient
+        reached, the nodes ``backward_pass`` runs a step for."""
+        for out in steps:
+            runs = out._rule is not None and out.grad is not None
+            if runs:
+                self.before(out)
+            yield out
+            if runs:
+                self.after(out)
 
     def before(self, out: Any) -> None:
         """Before ``out``'s rule runs."""
