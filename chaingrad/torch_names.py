@@ -297,7 +297,7 @@ LR_SCHEDULER = frozenset("""
 
 
 NN_UTILS = frozenset("""
-    clip_grad clip_grad_norm convert_conv2d_weight_memory_format
+    clip_grad_norm convert_conv2d_weight_memory_format
     convert_conv3d_weight_memory_format convert_parameters fuse_conv_bn_eval
     fuse_conv_bn_weights fuse_linear_bn_eval fuse_linear_bn_weights fusion init
     memory_format parameters_to_vector parametrizations parametrize prune
