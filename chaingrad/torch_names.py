@@ -301,7 +301,7 @@ NN_UTILS = frozenset("""
     convert_conv3d_weight_memory_format convert_parameters fuse_conv_bn_eval
     fuse_conv_bn_weights fuse_linear_bn_eval fuse_linear_bn_weights fusion init
     memory_format parameters_to_vector parametrizations parametrize prune
-    remove_spectral_norm remove_weight_norm rnn skip_init spectral_norm stateless
+    remove_spectral_norm remove_weight_norm skip_init spectral_norm stateless
     vector_to_parameters weight_norm
 """.split())  # noqa: SIM905 - a list to read
 """``torch.nn.utils.<name>``s that ``chaingrad.nn.utils`` lacks."""
@@ -663,3 +663,9 @@ SERIALIZATION = frozenset("""
     validate_cuda_device validate_hpu_device
 """.split())  # noqa: SIM905 - a list to read
 """``torch.serialization.<name>``s that ``chaingrad.serialization`` lacks."""
+
+
+NN_UTILS_RNN = frozenset("""
+    bind copy_method_params
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.nn.utils.rnn.<name>``s that ``chaingrad.nn.utils.rnn`` lacks (torch's helpers)."""
