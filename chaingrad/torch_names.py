@@ -438,18 +438,17 @@ BACKENDS_CUDA = frozenset("""
 # ---- torch's arguments that chaingrad's functions of the same name do not take yet ----
 
 KEYWORDS_NOT_YET: dict[str, str] = {
-    "out": "write the result to a name instead (y = torch.add(a, b))",
-    "layout": "chaingrad's tensors are dense (torch.strided)",
-    "memory_format": "chaingrad's tensors are contiguous (torch.contiguous_format)",
-    "pin_memory": "pinned memory is for copies to a GPU",
-    "sparse_grad": "chaingrad's gradients are dense",
-    "rounding_mode": "for rounding_mode='floor' write torch.div(a, b).floor()",
+    "out": "write the result to a name instead (y = torch.cat([a, b]))",
 }
-"""Keywords that torch's builtin functions (``torch.add(..., out=y)``) take and chaingrad's
-same-named functions do not, yet: Python's own TypeError names the keyword
-(``add() got an unexpected keyword argument 'out'``); here is what to do instead.
-tests/test_torch_names.py finds every torch keyword that a chaingrad function lacks and
-checks that it is one of these."""
+"""Keywords that torch's builtin functions take and chaingrad's same-named functions do not,
+yet: Python's own TypeError names the keyword (``cat() got an unexpected keyword argument
+'out'``); here is what to do instead. Only ``out=`` remains, on ``cat`` (``concat``,
+``concatenate``), the factories ``arange``, ``eye``, ``full`` and ``linspace``, and
+``histc``, ``histogram`` and ``nonzero``; the everyday functions take it (``add``,
+``matmul``, ``max``, ``min``, ``sort``, ``topk``, ...: ``factories.with_out``), and
+``layout=``, ``memory_format=``, ``pin_memory=`` and ``sparse_grad=`` are taken at their
+defaults (any other value is refused by name). tests/test_torch_names.py finds every torch
+keyword that a chaingrad function lacks and checks that it is one of these."""
 
 LINALG = frozenset("""
     cholesky cholesky_ex common_notes cond cross diagonal eig eigh eigvals eigvalsh
