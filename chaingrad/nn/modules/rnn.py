@@ -21,6 +21,11 @@ at the end. (Slicing each step out of a tensor of the whole sequence, to multipl
 by W_ih in one product, would cost more: each slice's gradient is scattered into zeros of
 the whole sequence.)
 
+A ``PackedSequence`` (``chaingrad.nn.utils.rnn``) runs the same way, its steps being its
+rows ``batch_sizes[t]`` at a time, the longest sequences first: a step has fewer rows than
+the one before where sequences have ended, so each runs to its own last step, and its state
+there is its row of h_n (and c_n). The output is a PackedSequence of the same layout.
+
 Parameters have torch's names, shapes and order (``weight_ih_l0``, ``weight_hh_l0``,
 ``bias_ih_l0``, ``bias_hh_l0``, then ``weight_hr_l0`` for an LSTM with ``proj_size``, the
 reverse direction's with ``_reverse``), and are drawn as torch draws them: each uniform in
@@ -377,7 +382,8 @@ class RNN(RNNBase):
     Calling it takes ``input`` of shape (L, N, H_in) ((N, L, H_in) with ``batch_first``,
     (L, H_in) unbatched) and ``hx`` of shape (D * num_layers, N, H_out) (zeros if None),
     and returns ``(output, h_n)``: every step's last-layer state (L, N, D * H_out) and every
-    layer's last state.
+    layer's last state. A ``PackedSequence`` input gives a PackedSequence output, and h_n
+    holds each sequence's state at its own last step.
 
     Example:
         >>> import chaingrad
