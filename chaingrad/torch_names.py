@@ -297,11 +297,11 @@ LR_SCHEDULER = frozenset("""
 
 
 NN_UTILS = frozenset("""
-    clip_grad clip_grad_norm convert_conv2d_weight_memory_format
+    clip_grad_norm convert_conv2d_weight_memory_format
     convert_conv3d_weight_memory_format convert_parameters fuse_conv_bn_eval
     fuse_conv_bn_weights fuse_linear_bn_eval fuse_linear_bn_weights fusion init
     memory_format parameters_to_vector parametrizations parametrize prune
-    remove_spectral_norm remove_weight_norm rnn skip_init spectral_norm stateless
+    remove_spectral_norm remove_weight_norm skip_init spectral_norm stateless
     vector_to_parameters weight_norm
 """.split())  # noqa: SIM905 - a list to read
 """``torch.nn.utils.<name>``s that ``chaingrad.nn.utils`` lacks."""
@@ -438,18 +438,17 @@ BACKENDS_CUDA = frozenset("""
 # ---- torch's arguments that chaingrad's functions of the same name do not take yet ----
 
 KEYWORDS_NOT_YET: dict[str, str] = {
-    "out": "write the result to a name instead (y = torch.add(a, b))",
-    "layout": "chaingrad's tensors are dense (torch.strided)",
-    "memory_format": "chaingrad's tensors are contiguous (torch.contiguous_format)",
-    "pin_memory": "pinned memory is for copies to a GPU",
-    "sparse_grad": "chaingrad's gradients are dense",
-    "rounding_mode": "for rounding_mode='floor' write torch.div(a, b).floor()",
+    "out": "write the result to a name instead (y = torch.cat([a, b]))",
 }
-"""Keywords that torch's builtin functions (``torch.add(..., out=y)``) take and chaingrad's
-same-named functions do not, yet: Python's own TypeError names the keyword
-(``add() got an unexpected keyword argument 'out'``); here is what to do instead.
-tests/test_torch_names.py finds every torch keyword that a chaingrad function lacks and
-checks that it is one of these."""
+"""Keywords that torch's builtin functions take and chaingrad's same-named functions do not,
+yet: Python's own TypeError names the keyword (``cat() got an unexpected keyword argument
+'out'``); here is what to do instead. Only ``out=`` remains, on ``cat`` (``concat``,
+``concatenate``), the factories ``arange``, ``eye``, ``full`` and ``linspace``, and
+``histc``, ``histogram`` and ``nonzero``; the everyday functions take it (``add``,
+``matmul``, ``max``, ``min``, ``sort``, ``topk``, ...: ``factories.with_out``), and
+``layout=``, ``memory_format=``, ``pin_memory=`` and ``sparse_grad=`` are taken at their
+defaults (any other value is refused by name). tests/test_torch_names.py finds every torch
+keyword that a chaingrad function lacks and checks that it is one of these."""
 
 LINALG = frozenset("""
     cholesky cholesky_ex common_notes cond cross diagonal eig eigh eigvals eigvalsh
@@ -663,3 +662,9 @@ SERIALIZATION = frozenset("""
     validate_cuda_device validate_hpu_device
 """.split())  # noqa: SIM905 - a list to read
 """``torch.serialization.<name>``s that ``chaingrad.serialization`` lacks."""
+
+
+NN_UTILS_RNN = frozenset("""
+    bind copy_method_params
+""".split())  # noqa: SIM905 - a list to read
+"""``torch.nn.utils.rnn.<name>``s that ``chaingrad.nn.utils.rnn`` lacks (torch's helpers)."""

@@ -36,6 +36,7 @@ SPACES: list[tuple[str, str, str]] = [
     ("F", "torch.nn.functional", "chaingrad.nn.functional"),
     ("nn.init", "torch.nn.init", "chaingrad.nn.init"),
     ("nn.utils", "torch.nn.utils", "chaingrad.nn.utils"),
+    ("nn.utils.rnn", "torch.nn.utils.rnn", "chaingrad.nn.utils.rnn"),
     ("optim", "torch.optim", "chaingrad.optim"),
     ("optim.lr_scheduler", "torch.optim.lr_scheduler", "chaingrad.optim.lr_scheduler"),
     ("utils", "torch.utils", "chaingrad.utils"),

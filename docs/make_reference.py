@@ -24,7 +24,7 @@ PAGES: list[tuple[str, list[str], str]] = [
     ("api/nn.md", ["chaingrad.nn"], "chaingrad.nn"),
     ("api/nn.functional.md", ["chaingrad.nn.functional"], "chaingrad.nn.functional"),
     ("api/nn.init.md", ["chaingrad.nn.init"], "chaingrad.nn.init"),
-    ("api/nn.utils.md", ["chaingrad.nn.utils"], "chaingrad.nn.utils"),
+    ("api/nn.utils.md", ["chaingrad.nn.utils", "chaingrad.nn.utils.rnn"], "chaingrad.nn.utils"),
     ("api/optim.md", ["chaingrad.optim", "chaingrad.optim.optimizer", "chaingrad.optim.sgd",
                       "chaingrad.optim.adam", "chaingrad.optim.rmsprop",
                       "chaingrad.optim.adagrad", "chaingrad.optim.adadelta",

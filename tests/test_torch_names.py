@@ -17,7 +17,7 @@ import chaingrad
 from chaingrad import torch_names
 from chaingrad.errors import TorchNameError
 
-MODULES = ["", ".nn", ".nn.functional", ".nn.init", ".nn.utils", ".optim",
+MODULES = ["", ".nn", ".nn.functional", ".nn.init", ".nn.utils", ".nn.utils.rnn", ".optim",
            ".optim.lr_scheduler", ".utils", ".utils.data", ".utils.tensorboard"]
 
 

@@ -19,6 +19,11 @@ What a trace sees, and what it cannot (as with PyTorch's tracing):
   x.data > 0:``). An argument number used that way is guarded: a call with another value
   traces again. A branch on a Value's data is not seen at all: ``compile(fn, check=True)``
   runs the eager function beside the compiled code and raises at the first difference.
+- A mask or an index given as an argument (a boolean or integer Tensor outside the graph,
+  or a numpy array) is read from each call where a rule takes it as it is
+  (``masked_fill(x, m, v)``, ``where(m, x, y)``, a loss's targets); an argument the trace
+  used otherwise (``m == 0``; ``x[m]``, whose shape it decides) is guarded: a call with
+  another one traces again. A buffer changed in place is read as it is now.
 - A trace is reused while the call has the same shape: the same structure of arguments
   (numbers, Values, lists and tuples of the same lengths). The parameters are the very
   Values the function read when it was traced: give one a new ``.data`` at will, but if

@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -74,16 +75,17 @@ class Trace:
         self.fn_name = getattr(fn, "__name__", "the function")
         self.chunked = len(self.order) > chunks.LOCALS_LIMIT and not self.arrays
         self.takes_grad = [leaf for _, leaf in self.params if leaf.requires_grad]
-        self.args = {id(x): i for i, x in enumerate(flat) if is_array(x)}  # for rules' params
+        self.args = _arguments_read(self.order, flat, self.params)  # for rules' params
         self.zeros = [out._value * 0 for out in self.outputs]  # the seed of an output not asked
         self.outputs_template = self.outputs[0]
         let_go = self.chunked and not keep_graph  # keep the code, not the graph
         if let_go:
             self.outputs_template = Value(0.0)
         texts = self._write(let_go)
-        used = {i for i, _ in self.inputs} | self.writer.used_args
+        used = {i for i, _ in self.inputs} | {i for i, _ in self.params} | self.writer.used_args
         self.guarded = {i: _snapshot(x) for i, x in enumerate(flat)  # the trace's constants
-                        if not isinstance(x, autodiff.Node) and i not in used}
+                        if i not in used and not (isinstance(x, autodiff.Node)
+                                                  and not is_array(x._value))}
         self.rule = Primitive(self.fn_name, self._vjp, (GENERIC_FORMULA,),
                               params=("state", "k"))
         self.graph = build(self.writer, texts)
@@ -213,13 +215,79 @@ def _number(order: list) -> None:
         node._mark = place
 
 
+def _arguments_read(order: list, flat: list, params: list) -> dict[int, tuple[int, str]]:
+    """The arrays among the rules' parameters that the code reads from the call's arguments
+    instead of keeping them: ``id(array)`` -> (the argument's place, the code that reads it).
+
+    A numpy array argument is read as it is (``args[i]``); a Tensor argument outside the
+    graph (a mask, an index: no rule takes its gradient) by its array (``args[i]._value``),
+    or broadcast as the rule took it (``masked_fill``'s mask). A boolean index of ``x[m]``
+    is not read: the result's shape depends on it, so its argument is guarded instead (a
+    call with another mask traces again), as is an argument that a rule reads only through
+    what the function made of it (``m == 0``)."""
+    leaves = {i for i, _ in params}
+    arrays = {id(x): (i, x) for i, x in enumerate(flat) if is_array(x)}
+    tensors = {id(x._value): (i, x._value) for i, x in enumerate(flat)
+               if isinstance(x, autodiff.Node) and is_array(x._value) and i not in leaves}
+    read: dict[int, tuple[int, str]] = {}
+    for node in order:
+        if node._rule is None:
+            continue
+        prim = node._rule.primitive
+        shapes_output = operator.getitem in (prim.array, prim.forward)  # x[m]
+        for p in _arrays_among(node._rule.params):
+            if shapes_output and p.dtype.kind == "b":
+                continue
+            if id(p) in arrays:
+                read[id(p)] = (arrays[id(p)][0], f"args[{arrays[id(p)][0]}]")
+                continue
+            base = p.base if p.base is not None and id(p.base) in tensors else p
+            if id(base) not in tensors:
+                continue
+            i, array = tensors[id(base)]
+            if p is array:
+                read[id(p)] = (i, f"args[{i}]._value")
+            elif _is_broadcast_of(p, array):
+                read[id(p)] = (i, f"np.broadcast_to(args[{i}]._value, {p.shape!r})")
+    return read
+
+
+def _arrays_among(params: tuple) -> Iterator:
+    """The arrays among a rule's parameters (an index tuple's included)."""
+    for p in params:
+        if is_array(p):
+            yield p
+        elif isinstance(p, tuple):
+            yield from _arrays_among(p)
+
+
+def _is_broadcast_of(view: Any, array: Any) -> bool:
+    """Whether ``view`` is ``np.broadcast_to(array, view.shape)``: the same numbers from the
+    same place, laid out as broadcasting lays them out (stride 0 along a new or stretched
+    axis, the array's own stride elsewhere), not a slice of them, say."""
+    lead = view.ndim - array.ndim
+    if view.dtype != array.dtype or lead < 0 or (view.__array_interface__["data"][0]
+                                                 != array.__array_interface__["data"][0]):
+        return False
+    for k, (n, stride) in enumerate(zip(view.shape, view.strides)):
+        own = (1, 0) if k < lead else (array.shape[k - lead], array.strides[k - lead])
+        if n != 1 and stride != (own[1] if own[0] == n else 0 if own[0] == 1 else None):
+            return False
+    return True
+
+
 def _snapshot(x: Any) -> Any:
-    """An argument as the trace saw it (a copy of an array, which may change in place)."""
+    """An argument as the trace saw it (a copy of an array or of a Tensor's, which may
+    change in place)."""
+    if isinstance(x, autodiff.Node):
+        x = x._value
     return x.copy() if is_array(x) else x
 
 
 def _same(now: Any, then: Any) -> bool:
     """Whether an argument is what the trace saw."""
+    if isinstance(now, autodiff.Node):
+        now = now._value
     if is_array(then):
         return is_array(now) and now.shape == then.shape and bool((now == then).all())
     return now == then

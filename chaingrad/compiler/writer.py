@@ -124,9 +124,10 @@ class CodeWriter:
             return repr(value)
         if isinstance(value, tuple):
             return "(" + "".join(f"{self.constant(v)}, " for v in value) + ")"
-        if id(value) in self.trace.args:
-            self.used_args.add(self.trace.args[id(value)])
-            return f"args[{self.trace.args[id(value)]}]"
+        if id(value) in self.trace.args:  # read from the call's arguments (args[i])
+            place, text = self.trace.args[id(value)]
+            self.used_args.add(place)
+            return text
         for i, known in enumerate(self.stored):
             if known is value:
                 return f"K[{i}]"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -24,6 +24,8 @@ from . import dtypes, sampling
 from .arrays import quietly, size_of, to_array
 from .devices import check_device
 from .tensor import Tensor, leaf
+
+_Result = TypeVar("_Result")  # what a function wrapped by with_out gives
 
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -50,11 +52,12 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return leaf(array, False, "as_tensor")
 
 
-def with_out(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+def with_out(fn: Callable[..., _Result]) -> Callable[..., _Result]:
     """``fn`` taking torch's ``out=``: the result is written into that tensor (resized to
     the result's shape if need be), which is returned; as in torch, not while the inputs
-    record a graph. (Typed as giving a Tensor: a function that gives a pair is not
-    wrapped.)
+    record a graph. A function that gives torch's namedtuple (``max`` along a dim gives
+    ``(values, indices)``) takes a tuple of as many tensors, each written, and gives them
+    back as that namedtuple.
 
     Example:
         >>> @with_out
@@ -66,23 +69,34 @@ def with_out(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """
 
     @functools.wraps(fn)
-    def call(*args: Any, out: Tensor | None = None, **kwargs: Any) -> Tensor:
+    def call(*args: Any, out: Any = None, **kwargs: Any) -> Any:
         result = fn(*args, **kwargs)
         if out is None:
             return result
         op = f"{fn.__name__.rstrip('_')}(out=...)"
-        if not isinstance(out, Tensor):
-            raise TypeError(f"{op}: out must be a Tensor, got {type(out).__name__}")
-        if result.requires_grad and is_grad_enabled():
-            raise RuntimeError(f"{op}: functions with out=... arguments don't support "
-                               "automatic differentiation, but one of the arguments requires "
-                               "grad")
-        if out.shape != result.shape:
-            out._check_in_place(op)
-            out._value = np.zeros(result.shape, dtype=out._value.dtype)  # torch resizes out
-        return out._write(op, result._value)
+        if not isinstance(result, tuple):
+            return _write_out(op, out, result)
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(f"{op}: out must be a tuple of {len(result)} Tensors "
+                            f"({', '.join(getattr(result, '_fields', ()))}), got "
+                            f"{type(out).__name__}")
+        return type(result)(*(_write_out(op, o, r) for o, r in zip(out, result)))
 
     return call
+
+
+def _write_out(op: str, out: Any, result: Tensor) -> Tensor:
+    """``result``'s numbers written into ``out`` (resized to its shape if need be)."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}: out must be a Tensor, got {type(out).__name__}")
+    if result.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"{op}: functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires "
+                           "grad")
+    if out.shape != result.shape:
+        out._check_in_place(op)
+        out._value = np.zeros(result.shape, dtype=out._value.dtype)  # torch resizes out
+    return out._write(op, result._value)
 
 
 def dense_only(op: str, layout: Any = None, memory_format: Any = None,
@@ -165,7 +179,7 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 
 
 def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+         requires_grad: bool = False, *, layout: Any = None) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value``, whose type gives the dtype if
     ``dtype`` is None (a float: float32; an int: int64; a bool: bool), as torch.full.
 
@@ -173,6 +187,7 @@ def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
         >>> full((2,), 7), full((), 0.5, requires_grad=True)
         (tensor([7, 7]), tensor(0.5000, requires_grad=True))
     """
+    dense_only("full", layout)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     wanted = dtypes.number_dtype(fill_value) if dtype is None else dtype
@@ -198,14 +213,18 @@ def ones_like(input: Tensor, dtype: Any = None, device: Any = None,  # noqa: A00
 
 
 def empty_like(input: Tensor, dtype: Any = None, device: Any = None,  # noqa: A002
-               requires_grad: bool = False) -> Tensor:
+               requires_grad: bool = False,
+               *, layout: Any = None, memory_format: Any = None) -> Tensor:
     """A tensor of ``input``'s shape and dtype (zeros, in chaingrad)."""
+    dense_only("empty_like", layout, memory_format)
     return zeros_like(input, dtype, device, requires_grad)
 
 
 def full_like(input: Tensor, fill_value: Any, dtype: Any = None,  # noqa: A002
-              device: Any = None, requires_grad: bool = False) -> Tensor:
+              device: Any = None, requires_grad: bool = False,
+              *, layout: Any = None, memory_format: Any = None) -> Tensor:
     """``fill_value`` in ``input``'s shape and dtype."""
+    dense_only("full_like", layout, memory_format)
     return _filled("full_like", (_like(input, "full_like").shape,), fill_value,
                    dtype or input._value.dtype, device, requires_grad)
 
@@ -413,7 +432,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     return leaf(drawn, False, "multinomial")
 
 def arange(start: Any = None, end: Any = None, step: Any = 1, *, dtype: Any = None,
-           device: Any = None, requires_grad: bool = False) -> Tensor:
+           device: Any = None, requires_grad: bool = False, layout: Any = None) -> Tensor:
     """start, start + step, ... up to (not including) end; int64 when all three are ints,
     else the default floating dtype, as torch.arange (``arange(end)``, ``arange(start,
     end)``, and by keyword: ``arange(end=3)``).
@@ -433,6 +452,7 @@ def arange(start: Any = None, end: Any = None, step: Any = 1, *, dtype: Any = No
     if numbers[2] == 0:
         raise ValueError("arange: step must be nonzero")
     check_device(device, "arange")
+    dense_only("arange", layout)
     if dtype is not None:
         wanted = dtypes.to_numpy(dtype, "arange")
     elif all(isinstance(v, int) for v in numbers):
@@ -447,7 +467,7 @@ def arange(start: Any = None, end: Any = None, step: Any = 1, *, dtype: Any = No
 
 
 def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False, layout: Any = None) -> Tensor:
     """``steps`` evenly spaced numbers from start to end, both included (float32 unless
     ``dtype`` says otherwise), as torch.linspace.
 
@@ -458,6 +478,7 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
         raise TypeError(f"linspace: steps must be an int >= 0, got {steps!r}")
     check_device(device, "linspace")
+    dense_only("linspace", layout)
     wanted = dtypes.get_default_dtype().dtype if dtype is None else dtypes.to_numpy(
         dtype, "linspace")
     values = np.linspace(_plain(start, "linspace"), _plain(end, "linspace"), int(steps))
@@ -465,9 +486,10 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
-        requires_grad: bool = False) -> Tensor:
+        requires_grad: bool = False, layout: Any = None) -> Tensor:
     """The n x m identity matrix (m = n if not given)."""
     check_device(device, "eye")
+    dense_only("eye", layout)
     wanted = dtypes.get_default_dtype().dtype if dtype is None else dtypes.to_numpy(dtype, "eye")
     return leaf(np.eye(int(n), None if m is None else int(m), dtype=wanted), requires_grad,
                  "eye")

@@ -286,9 +286,12 @@ class InPlace:
         """x *= other, in place."""
         return self._in_place("mul_", lambda x: x * other, other)
 
-    def div_(self: SelfTensor, other: Operand) -> SelfTensor:
-        """x /= other, in place (an integer tensor cannot hold the quotient, as in torch)."""
-        return self._in_place("div_", lambda x: x / other, other)
+    def div_(self: SelfTensor, other: Operand, *,
+             rounding_mode: str | None = None) -> SelfTensor:
+        """x /= other, in place (an integer tensor cannot hold the quotient, as in torch),
+        or rounded with ``rounding_mode`` (see ``Tensor.div``), which an integer one can."""
+        return self._in_place("div_", lambda x: x.div(other, rounding_mode=rounding_mode),
+                              other)
 
     def pow_(self: SelfTensor, exponent: Operand) -> SelfTensor:
         """x **= exponent, in place."""

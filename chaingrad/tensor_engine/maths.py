@@ -115,9 +115,10 @@ def mul(input: Any, other: Any) -> Tensor:  # noqa: A002
 
 
 @with_out
-def div(input: Any, other: Any) -> Tensor:  # noqa: A002
-    """input / other (true division: integers give floats)."""
-    return _tensor(input, "div") / other
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:  # noqa: A002
+    """input / other (true division: integers give floats), or rounded with
+    ``rounding_mode`` ``'trunc'`` or ``'floor'`` (see ``Tensor.div``)."""
+    return _tensor(input, "div").div(other, rounding_mode=rounding_mode)
 
 
 @with_out
@@ -178,21 +179,25 @@ def std(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
     return _tensor(input, "std").std(dim, keepdim, correction=correction, unbiased=unbiased)
 
 
+@with_out
 def max_(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """The largest entry, or ``(values, indices)`` along ``dim`` (``chaingrad.max``)."""
     return _tensor(input, "max").max(dim, keepdim)
 
 
+@with_out
 def min_(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """The smallest entry, or ``(values, indices)`` along ``dim`` (``chaingrad.min``)."""
     return _tensor(input, "min").min(dim, keepdim)
 
 
+@with_out
 def amax(input: Any, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
     """The largest entry over ``dim``, ties sharing the gradient."""
     return _tensor(input, "amax").amax(dim, keepdim)
 
 
+@with_out
 def amin(input: Any, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
     """The smallest entry over ``dim``, ties sharing the gradient."""
     return _tensor(input, "amin").amin(dim, keepdim)
@@ -208,6 +213,7 @@ def argmin(input: Any, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return _tensor(input, "argmin").argmin(dim, keepdim)
 
 
+@with_out
 def all_(input: Any, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
     """Whether every entry is nonzero (``chaingrad.all``)."""
     return _tensor(input, "all").all(dim, keepdim)
@@ -241,6 +247,7 @@ def log_softmax(input: Any, dim: int, dtype: Any = None) -> Tensor:  # noqa: A00
     return (x if dtype is None else x.to(dtype)).log_softmax(dim)
 
 
+@with_out
 def logsumexp(input: Any, dim: Any, keepdim: bool = False) -> Tensor:  # noqa: A002
     """log(sum(exp(x))) over ``dim``, computed stably (see ``Tensor.logsumexp``)."""
     return _tensor(input, "logsumexp").logsumexp(dim, keepdim)
@@ -252,6 +259,7 @@ def cumsum(input: Any, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
     return _tensor(input, "cumsum").cumsum(dim, dtype=dtype)
 
 
+@with_out
 def sort(input: Any, dim: int = -1, descending: bool = False, *,  # noqa: A002
          stable: bool = False) -> Any:
     """``(values, indices)`` of the entries along ``dim`` in order (see ``Tensor.sort``)."""
@@ -264,6 +272,7 @@ def argsort(input: Any, dim: int = -1, descending: bool = False, *,  # noqa: A00
     return _tensor(input, "argsort").argsort(dim, descending, stable=stable)
 
 
+@with_out
 def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
          sorted: bool = True) -> Any:  # noqa: A002
     """``(values, indices)`` of the ``k`` largest entries along ``dim`` (see
@@ -359,8 +368,14 @@ def roll(input: Any, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
     return _tensor(input, "roll").roll(shifts, dims)
 
 
-def gather(input: Any, dim: int, index: Any) -> Tensor:  # noqa: A002
-    """The entries along ``dim`` at ``index`` (see ``Tensor.gather``)."""
+@with_out
+def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False,  # noqa: A002
+           ) -> Tensor:
+    """The entries along ``dim`` at ``index`` (see ``Tensor.gather``); ``sparse_grad`` at
+    its default only (chaingrad's gradients are dense)."""
+    if sparse_grad:
+        raise NotImplementedError("gather: chaingrad's gradients are dense: sparse_grad=True "
+                                  "is not taken yet")
     return _tensor(input, "gather").gather(dim, index)
 
 

@@ -604,9 +604,26 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         """x * other."""
         return self * other
 
-    def div(self, other: Operand) -> Tensor:
-        """x / other (true division: integers give floats)."""
-        return self / other
+    def div(self, other: Operand, *, rounding_mode: str | None = None) -> Tensor:
+        """x / other (true division: integers give floats); with ``rounding_mode``, the
+        quotient rounded as torch rounds it (``rounded_quotient``): ``'trunc'`` toward zero,
+        ``'floor'`` down, an integer dtype kept; its gradient is zero, as torch's.
+
+        Example:
+            >>> Tensor([7.0, -7.0]).div(2, rounding_mode="floor")
+            tensor([ 3., -4.])
+        """
+        if rounding_mode is None:
+            return self / other
+        return rounded_quotient(self, other, rounding_mode)
+
+    def __floordiv__(self, other: Operand) -> Tensor:
+        """x // y: torch's floor division, ``x.div(y, rounding_mode="floor")``."""
+        return self.div(other, rounding_mode="floor")
+
+    def __rfloordiv__(self, other: Operand) -> Tensor:  # other // self
+        both = operands("//", self, other)
+        return both if both is NotImplemented else both[1].div(both[0], rounding_mode="floor")
 
     def neg(self) -> Tensor:
         """-x."""
@@ -1177,6 +1194,49 @@ def _named(out: Tensor, op: str) -> Tensor:
     if out._rule is not None:
         out._rule = out._rule.primitive.bind(*out._rule.params, name=op)
     return out
+
+
+def rounded_quotient(x: Tensor, other: Any, rounding_mode: Any) -> Tensor:
+    """torch.div's quotient with ``rounding_mode`` ``'trunc'`` (toward zero) or ``'floor'``
+    (down), in torch's result dtype (integers stay integers), rounded as torch rounds it:
+    a float quotient floored as Python's ``//`` floors it (``1.0 // 0.1`` is 9.0, where
+    ``floor(1.0 / 0.1)`` is 10), a division by zero giving torch's inf or nan.
+
+    The quotient is flat between its steps, so its gradient is zero, as torch's: it is
+    chosen by a ``where`` whose other branch is ``0 * x + 0 * other``, so that zeros reach
+    x and other.
+
+    Example:
+        >>> x = Tensor([7.0, -7.0, 1.0], requires_grad=True)
+        >>> q = rounded_quotient(x, 2.0, "trunc")
+        >>> q.sum().backward()
+        >>> q.tolist(), x.grad.tolist()
+        ([3.0, -3.0, 0.0], [0.0, 0.0, 0.0])
+    """
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found {rounding_mode!r}")
+    both = operands("div", x, other)
+    if both is NotImplemented:
+        raise TypeError(f"div: needs a number, an array or a Tensor to divide by, got "
+                        f"{type(other).__name__}")
+    x, y, dtype = both
+    a, b = np.broadcast_arrays(x._value.astype(dtype, copy=False),
+                               y._value.astype(dtype, copy=False))
+    if dtype.kind in "iu":
+        if np.any(b == 0):
+            raise RuntimeError("ZeroDivisionError: div: an integer divided by zero "
+                               f"(rounding_mode={rounding_mode!r})")
+        quotient = np.floor_divide(a, b)
+        if rounding_mode == "trunc":  # up by one where the floor went below a negative one
+            quotient += (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            quotient = np.floor_divide(a, b) if rounding_mode == "floor" else np.trunc(a / b)
+    rounded = constant(np.asarray(quotient, dtype=dtype))
+    if not gradmode.is_grad_enabled() or not (x.requires_grad or y.requires_grad):
+        return rounded
+    return _named(where_node(np.ones(a.shape, dtype=bool), rounded, x * 0 + y * 0), "/")
 
 
 def where_node(condition: Any, x: Any, y: Any) -> Tensor:

@@ -620,3 +620,93 @@ def test_a_parameterised_primitive_called_by_name_in_another_rule_runs_eagerly_a
     want = np.log1p(np.exp(x)) + leaky_relu_on_arrays(x, 0.01)
     np.testing.assert_allclose(leaf.grad.numpy(), want, rtol=1e-15)
     np.testing.assert_allclose(other.grad.numpy(), want, rtol=1e-15)
+
+
+# ---- Tensor masks and indices given as arguments, or kept in a buffer ----
+
+
+def _masked(w, x, m):
+    return (w * x).masked_fill(m, 0.0).sum()
+
+
+def _where(w, x, m):
+    return chaingrad.where(m, w * x, -w).sum()
+
+
+def _selected(w, x, m):
+    return (w * x)[m].sum()
+
+
+def _compared(w, x, m):
+    return (w * x).masked_fill(m == 0, 0.0).sum()
+
+
+def _picked(w, x, m):
+    return chaingrad.nn.functional.cross_entropy((w * x).reshape(2, 2), m)
+
+
+MASK_CASES = [  # (function, the two masks, the traces two calls take, what the code reads)
+    (_masked, [[True, False, True, False], [False, True, True, True]], 1,
+     "np.broadcast_to(args[2]._value, (4,))"),
+    (_where, [[True, False, True, False], [False, True, True, True]], 1, "args[2]._value"),
+    (_picked, [[0, 1], [1, 1]], 1, "args[2]._value"),
+    (_selected, [[True, False, True, False], [False, True, True, True]], 2, None),
+    (_compared, [[1, 0, 1, 0], [0, 1, 1, 1]], 2, None),
+]
+
+
+@pytest.mark.parametrize(("fn", "masks", "traces", "reads"), MASK_CASES,
+                         ids=[case[0].__name__.strip("_") for case in MASK_CASES])
+def test_a_tensor_mask_given_anew_is_read_afresh_or_traced_again(fn, masks, traces, reads):
+    """A mask or an index Tensor that changes between calls is read from the call (the
+    code reads its array), or, where what the function made of it is a constant of the
+    trace (``m == 0``) or decides a shape (``x[m]``), the call traces again: never the first
+    call's mask."""
+    import numpy as np
+
+    from chaingrad import Tensor
+
+    step = chaingrad.compile(fn)
+    x = Tensor([1.0, -2.0, 3.0, 0.5])
+    for mask in masks:
+        results = []
+        for f in (fn, step):
+            w = Tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+            out = f(w, x, chaingrad.tensor(mask))
+            out.backward()
+            results.append((out.item(), w.grad.numpy()))
+        assert results[1][0] == results[0][0]
+        assert np.array_equal(results[1][1], results[0][1])
+    assert len(step.traces) == 1  # one shape of call
+    assert reads is None or reads in step.source
+    assert _traces_taken(fn, masks) == traces
+
+
+def _traces_taken(fn, masks) -> int:
+    """How many times ``compile(fn)`` traces over calls with these masks in turn."""
+    from chaingrad import Tensor
+
+    step, traced = chaingrad.compile(fn), []
+    w, x = Tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True), Tensor([1.0, -2.0, 3.0, 0.5])
+    for mask in masks:
+        step(w, x, chaingrad.tensor(mask))
+        traced.append(step.last)  # (kept: a trace let go may leave its id to the next)
+    return len({id(trace) for trace in traced})
+
+
+def test_a_buffer_mask_changed_in_place_between_calls_is_read_afresh() -> None:
+    from chaingrad import Tensor
+
+    mask = chaingrad.tensor([True, False, True, False])
+    w = Tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+
+    def masked(x):
+        return (w * x).masked_fill(mask, 0.0).sum()
+
+    step, x = chaingrad.compile(masked), Tensor([1.0, 1.0, 1.0, 1.0])
+    assert step(x).item() == 6.0
+    mask.copy_(chaingrad.tensor([False, True, True, True]))
+    assert step(x).item() == masked(x).item() == 1.0
+    mask[0] = True
+    assert step(x).item() == masked(x).item() == 0.0
+    assert len(step.traces) == 1

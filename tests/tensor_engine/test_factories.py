@@ -182,6 +182,19 @@ OUT_CALLS = {
     "tril": lambda t, **kw: t.tril(t.ones(2, 2), **kw),
     "var": lambda t, **kw: t.var(t.tensor([1.0, 2.0, 4.0]), **kw),
     "where": lambda t, **kw: t.where(t.tensor([True, False]), t.ones(2), t.zeros(2), **kw),
+    "max": lambda t, **kw: t.max(t.tensor([[1.0, 5.0], [3.0, 2.0]]), **kw),
+    "amax": lambda t, **kw: t.amax(t.tensor([[1.0, 5.0], [3.0, 2.0]]), 0, **kw),
+    "amin": lambda t, **kw: t.amin(t.tensor([[1.0, 5.0], [3.0, 2.0]]), 1, **kw),
+    "logsumexp": lambda t, **kw: t.logsumexp(t.tensor([[1.0, 5.0], [3.0, 2.0]]), 1, **kw),
+    "gather": lambda t, **kw: t.gather(t.tensor([[1.0, 5.0], [3.0, 2.0]]), 1,
+                                       t.tensor([[1], [0]]), **kw),
+}
+
+PAIR_CALLS = {  # torch's namedtuple (values, indices), into out=(values, indices)
+    "max": lambda t, x, **kw: t.max(x, 1, **kw),
+    "min": lambda t, x, **kw: t.min(x, 0, keepdim=True, **kw),
+    "sort": lambda t, x, **kw: t.sort(x, 1, descending=True, **kw),
+    "topk": lambda t, x, **kw: t.topk(x, 2, **kw),
 }
 
 
@@ -194,6 +207,32 @@ def test_out_writes_the_result_into_the_tensor_given_as_torchs(torch, name):
     assert out.tolist() == theirs.tolist() and out.shape == tuple(theirs.shape)
 
 
+@pytest.mark.parametrize("name", sorted(PAIR_CALLS))
+def test_out_takes_a_pair_where_torch_gives_values_and_indices(torch, name):
+    x = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    results = []
+    for t in (chaingrad, torch):
+        out = (t.zeros(1), t.zeros(1, dtype=t.int64))
+        result = PAIR_CALLS[name](t, t.tensor(x), out=out)
+        assert result.values is out[0] and result.indices is out[1]
+        results.append([r.numpy() for r in out])
+    for mine, theirs in zip(*results):
+        assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs)
+    with pytest.raises(TypeError, match=rf"{name}\(out=...\): out must be a tuple of 2 "
+                                        r"Tensors \(values, indices\), got Tensor"):
+        PAIR_CALLS[name](chaingrad, chaingrad.tensor(x), out=chaingrad.zeros(1))
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        PAIR_CALLS[name](chaingrad, chaingrad.tensor(x, requires_grad=True),
+                         out=(chaingrad.zeros(1), chaingrad.zeros(1, dtype=chaingrad.int64)))
+
+
+def test_all_writes_its_booleans_into_out(torch):
+    for t in (chaingrad, torch):
+        out = t.zeros(2, dtype=t.bool)
+        assert t.all(t.tensor([[True, False], [True, True]]), 0, out=out) is out
+        assert out.tolist() == [True, False]
+
+
 def test_layout_and_memory_format_are_taken_at_their_defaults_and_named_otherwise():
     x = chaingrad.ones(2)
     assert chaingrad.zeros_like(x, layout=None, memory_format=None).tolist() == [0.0, 0.0]
@@ -202,3 +241,19 @@ def test_layout_and_memory_format_are_taken_at_their_defaults_and_named_otherwis
         chaingrad.zeros_like(x, memory_format="channels_last")
     with pytest.raises(NotImplementedError, match="randperm: .* pin_memory=True"):
         chaingrad.randperm(3, pin_memory=True)
+    for name, call in {"arange": lambda **kw: chaingrad.arange(3, **kw),
+                       "eye": lambda **kw: chaingrad.eye(2, **kw),
+                       "full": lambda **kw: chaingrad.full((2,), 1.5, **kw),
+                       "linspace": lambda **kw: chaingrad.linspace(0, 1, 3, **kw),
+                       "empty_like": lambda **kw: chaingrad.empty_like(x, **kw),
+                       "full_like": lambda **kw: chaingrad.full_like(x, 2.0, **kw)}.items():
+        assert call(layout=None).shape == call().shape
+        with pytest.raises(NotImplementedError, match=f"{name}: chaingrad does not take "
+                                                      "layout='sparse_coo' yet"):
+            call(layout="sparse_coo")
+    with pytest.raises(NotImplementedError, match="full_like: .* memory_format='x'"):
+        chaingrad.full_like(x, 1.0, memory_format="x")
+    index = chaingrad.tensor([1, 0])
+    assert chaingrad.gather(x, 0, index, sparse_grad=False).tolist() == [1.0, 1.0]
+    with pytest.raises(NotImplementedError, match="gather: chaingrad's gradients are dense"):
+        chaingrad.gather(x, 0, index, sparse_grad=True)

@@ -106,3 +106,60 @@ def test_grad_modes(torch) -> None:
     assert not chaingrad.is_grad_enabled()
     chaingrad.set_grad_enabled(True)
     assert chaingrad.is_grad_enabled()
+
+
+# ---- div's rounding_mode ----
+
+
+@pytest.mark.parametrize("rounding_mode", ["trunc", "floor"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32])
+def test_div_rounds_as_torchs_in_its_dtype(torch, rounding_mode, dtype) -> None:
+    """``torch.div(x, y, rounding_mode=)``, ``Tensor.div``, ``div_`` and ``//`` give torch's
+    quotients bit for bit: a float one floored as Python's ``//`` floors it (1.0 // 0.1 is
+    9), by zero inf or nan; integers stay integers."""
+    rng = np.random.default_rng(0)
+    if dtype in (np.float32, np.float64):
+        x = (rng.standard_normal(400) * 10).astype(dtype)
+        y = rng.standard_normal(400).astype(dtype)
+        x[:3], y[:6], x[6], y[6], y[7] = 0, 0, 1.0, 0.1, -0.0
+    else:
+        x = rng.integers(-30, 30, 400).astype(dtype)
+        y = (rng.integers(1, 7, 400) * rng.choice([-1, 1], 400)).astype(dtype)
+    calls = [lambda t, a, b: t.div(a, b, rounding_mode=rounding_mode),
+             lambda t, a, b: a.div(b, rounding_mode=rounding_mode),
+             lambda t, a, b: a.clone().div_(b, rounding_mode=rounding_mode),
+             lambda t, a, b: t.div(a, 3, rounding_mode=rounding_mode),
+             lambda t, a, b: t.div(a, 2.5, rounding_mode=rounding_mode)]
+    if rounding_mode == "floor":
+        calls += [lambda t, a, b: a // b, lambda t, a, b: 7 // b]
+    for call in calls:
+        mine = call(chaingrad, chaingrad.tensor(x), chaingrad.tensor(y))
+        theirs = call(torch, torch.tensor(x), torch.tensor(y))
+        assert mine.dtype.name == str(theirs.dtype).removeprefix("torch.")
+        assert np.array_equal(mine.numpy(), theirs.numpy(), equal_nan=True)
+        assert np.array_equal(np.signbit(mine.numpy()), np.signbit(theirs.numpy()))
+
+
+@pytest.mark.parametrize("rounding_mode", ["trunc", "floor"])
+def test_a_rounded_quotient_passes_back_a_zero_gradient_as_torchs(torch, rounding_mode):
+    grads = []
+    for t in (chaingrad, torch):
+        x = t.tensor([7.0, -7.0, 2.5], requires_grad=True)
+        y = t.tensor([[2.0], [-0.3]], requires_grad=True)
+        q = t.div(x, y, rounding_mode=rounding_mode)
+        assert q.requires_grad
+        (q * x).sum().backward()
+        grads.append((q.detach().numpy(), x.grad.numpy(), y.grad.numpy()))
+    for mine, theirs in zip(*grads):
+        assert np.array_equal(mine, theirs)
+    assert chaingrad.tensor([7.0]).div(2, rounding_mode="floor").grad_fn is None
+
+
+def test_div_refuses_what_torch_refuses() -> None:
+    with pytest.raises(RuntimeError, match="div expected rounding_mode to be one of None, "
+                                           "'trunc', or 'floor' but found 'round'"):
+        chaingrad.div(chaingrad.ones(2), 2, rounding_mode="round")
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        chaingrad.tensor([1, 2]).div(chaingrad.tensor([1, 0]), rounding_mode="trunc")
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+        chaingrad.tensor([1, 2]).div_(2)  # a true quotient does not fit in an integer tensor

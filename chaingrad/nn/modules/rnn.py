@@ -21,6 +21,11 @@ at the end. (Slicing each step out of a tensor of the whole sequence, to multipl
 by W_ih in one product, would cost more: each slice's gradient is scattered into zeros of
 the whole sequence.)
 
+A ``PackedSequence`` (``chaingrad.nn.utils.rnn``) runs the same way, its steps being its
+rows ``batch_sizes[t]`` at a time, the longest sequences first: a step has fewer rows than
+the one before where sequences have ended, so each runs to its own last step, and its state
+there is its row of h_n (and c_n). The output is a PackedSequence of the same layout.
+
 Parameters have torch's names, shapes and order (``weight_ih_l0``, ``weight_hh_l0``,
 ``bias_ih_l0``, ``bias_hh_l0``, then ``weight_hr_l0`` for an LSTM with ``proj_size``, the
 reverse direction's with ``_reverse``), and are drawn as torch draws them: each uniform in
@@ -42,13 +47,14 @@ import math
 import numbers
 import warnings
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast, overload
 
 from ...tensor_engine.factories import ones, tensor_argument, zeros
 from ...tensor_engine.functions import cat, stack
 from ...tensor_engine.tensor import Tensor
 from .. import functional as F
 from .. import init
+from ..utils.rnn import PackedSequence
 from .module import Module
 from .utils import new_parameter
 
@@ -213,9 +219,12 @@ class RNNBase(Module):
 
     # ---- running a sequence ----
 
-    def _run(self, input: Any, hx: Any) -> tuple[Tensor, Tensor, Tensor | None]:  # noqa: A002
-        """(output, h_n, c_n) for the input and the initial states, each checked as torch
-        checks them; c_n is None but for an LSTM."""
+    def _run(self, input: Any, hx: Any,  # noqa: A002
+             ) -> tuple[Tensor | PackedSequence, Tensor, Tensor | None]:
+        """(output, h_n, c_n) for the input (a PackedSequence gives one back) and the
+        initial states, each checked as torch checks them; c_n is None but for an LSTM."""
+        if isinstance(input, PackedSequence):
+            return self._run_packed(input, hx)
         name = "RNN" if self.mode.startswith("RNN") else self.mode
         x = tensor_argument(input, name)
         if x.ndim not in (2, 3):
@@ -226,27 +235,63 @@ class RNNBase(Module):
         h0, c0 = _initial_states(self.mode, hx, batched)
         if not batched:
             x = x.unsqueeze(0 if self.batch_first else 1)
+            if h0 is not None:
+                h0 = h0.unsqueeze(1)
+                c0 = None if c0 is None else c0.unsqueeze(1)
         if self.batch_first:
             x = x.transpose(0, 1)
         self._check_input(x)
+        h0, c0 = self._states(h0, c0, x.shape[1], x.dtype)
+        steps, h_last, c_last = self._run_layers(x.unbind(0), h0, c0)
+        output = stack(steps, 1 if self.batch_first else 0)
+        if not batched:
+            output = output.squeeze(0 if self.batch_first else 1)
+            h_last = h_last.squeeze(1)
+            c_last = None if c_last is None else c_last.squeeze(1)
+        return output, h_last, c_last
+
+    def _run_packed(self, packed: PackedSequence, hx: Any,
+                    ) -> tuple[PackedSequence, Tensor, Tensor | None]:
+        """``_run`` of a PackedSequence, as torch's: its steps are its rows, batch_sizes[t]
+        at step t (``batch_first`` does not apply); the initial states are given in the
+        batch's order and taken in the packed one (``sorted_indices``), and the last
+        states, each sequence's at its own last step, are given back in the batch's."""
+        h0, c0 = _initial_states(self.mode, hx, batched=True)
+        order, inverse = packed.sorted_indices, packed.unsorted_indices
+        if h0 is not None and order is not None:
+            h0, c0 = h0[:, order], None if c0 is None else c0[:, order]
+        x, batch_sizes = packed.data, packed.batch_sizes.tolist()
+        if x.ndim != 2:
+            raise RuntimeError(f"input must have 2 dimensions, got {x.ndim}")
+        self._check_input(x)
+        h0, c0 = self._states(h0, c0, batch_sizes[0], x.dtype)
+        steps, h_last, c_last = self._run_layers(x.split(batch_sizes), h0, c0)
+        if inverse is not None:
+            h_last, c_last = h_last[:, inverse], None if c_last is None else c_last[:, inverse]
+        output = PackedSequence(cat(steps), packed.batch_sizes, order, inverse)
+        return output, h_last, c_last
+
+    def _states(self, h0: Tensor | None, c0: Tensor | None, batch: int, dtype: Any,
+                ) -> tuple[Tensor, Tensor | None]:
+        """The initial states (D * num_layers, N, H): zeros if not given, else checked."""
         directions = 2 if self.bidirectional else 1
-        batch = x.shape[1]
         h_size = (self.num_layers * directions, batch,
                   self.proj_size if self.proj_size > 0 else self.hidden_size)
         c_size = (self.num_layers * directions, batch, self.hidden_size)
         if h0 is None:
-            h0 = zeros(h_size, dtype=x.dtype)
-            c0 = zeros(c_size, dtype=x.dtype) if self.mode == "LSTM" else None
-        else:
-            if not batched:
-                h0 = h0.unsqueeze(1)
-                c0 = None if c0 is None else c0.unsqueeze(1)
-            lstm = self.mode == "LSTM"
-            _check_state(h0, h_size, "Expected hidden[0] size" if lstm else
-                         "Expected hidden size")
-            if c0 is not None:
-                _check_state(c0, c_size, "Expected hidden[1] size")
-        steps: Sequence[Tensor] = x.unbind(0)
+            return zeros(h_size, dtype=dtype), zeros(c_size, dtype=dtype) if (
+                self.mode == "LSTM") else None
+        lstm = self.mode == "LSTM"
+        _check_state(h0, h_size, "Expected hidden[0] size" if lstm else "Expected hidden size")
+        if c0 is not None:
+            _check_state(c0, c_size, "Expected hidden[1] size")
+        return h0, c0
+
+    def _run_layers(self, steps: Sequence[Tensor], h0: Tensor, c0: Tensor | None,
+                    ) -> tuple[list[Tensor], Tensor, Tensor | None]:
+        """Every layer and direction over the steps, from the initial states: the last
+        layer's outputs, step by step, and each layer's last states, stacked."""
+        directions = 2 if self.bidirectional else 1
         h_n: list[Tensor] = []
         c_n: list[Tensor] = []
         for layer in range(self.num_layers):
@@ -264,26 +309,39 @@ class RNNBase(Module):
                                                          zip(*outputs)]
             if self.dropout and self.training and layer < self.num_layers - 1:
                 steps = _dropped(steps, self.dropout)
-        output = stack(steps, 1 if self.batch_first else 0)
-        if not batched:
-            output = output.squeeze(0 if self.batch_first else 1)
-        h_last, c_last = stack(h_n), stack(c_n) if c_n else None
-        if not batched:
-            h_last = h_last.squeeze(1)
-            c_last = None if c_last is None else c_last.squeeze(1)
-        return output, h_last, c_last
+        return list(steps), stack(h_n), stack(c_n) if c_n else None
 
     def _run_layer(self, steps: Sequence[Tensor], state: State, names: list[str],
                    reverse: bool) -> tuple[list[Tensor], State]:
         """One layer in one direction over the steps: its outputs (in the steps' order)
-        and its last state."""
+        and its last state.
+
+        Packed, a step has fewer rows than the one before it where sequences have ended
+        (they are longest first): going forward, the state of those that ended is put
+        aside and the step runs the rest; going backward, a sequence joins at its last
+        step, from its initial state. The last state holds each sequence's own."""
         w = [getattr(self, name) for name in names]
         w_ih, w_hh = w[0].T, w[1].T  # transposed once for all the steps
         b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
         w_hr = w[-1].T if self.proj_size > 0 else None
+        h0, c0 = state
         h, c = state
-        outputs = []
+        if reverse and steps[-1].shape[0] < h0.shape[0]:  # packed: the shortest start it
+            h, c = h0[:steps[-1].shape[0]], None if c0 is None else c0[:steps[-1].shape[0]]
+        outputs: list[Tensor] = []
+        ended_h: list[Tensor] = []  # the states put aside, packed and going forward
+        ended_c: list[Tensor] = []
         for x in (reversed(steps) if reverse else steps):
+            n, running = x.shape[0], h.shape[0]
+            if n < running:  # packed, forward: the sequences past the n-th have ended
+                ended_h.append(h[n:])
+                h = h[:n]
+                if c is not None:
+                    ended_c.append(c[n:])
+                    c = c[:n]
+            elif n > running:  # packed, backward: the next sequences start at their end
+                h = cat([h, h0[running:n]])
+                c = None if c is None or c0 is None else cat([c, c0[running:n]])
             x_part, h_part = x @ w_ih, h @ w_hh
             if b_ih is not None and b_hh is not None:
                 x_part, h_part = x_part + b_ih, h_part + b_hh
@@ -295,6 +353,9 @@ class RNNBase(Module):
             else:
                 h = rnn_step(x_part, h_part, "tanh" if self.mode == "RNN_TANH" else "relu")
             outputs.append(h)
+        if ended_h:  # the states put aside, back below the longer sequences' states
+            h = cat([h, *reversed(ended_h)])
+            c = None if c is None else cat([c, *reversed(ended_c)])
         return (outputs[::-1] if reverse else outputs), (h, c)
 
     def _check_input(self, x: Tensor) -> None:
@@ -321,7 +382,8 @@ class RNN(RNNBase):
     Calling it takes ``input`` of shape (L, N, H_in) ((N, L, H_in) with ``batch_first``,
     (L, H_in) unbatched) and ``hx`` of shape (D * num_layers, N, H_out) (zeros if None),
     and returns ``(output, h_n)``: every step's last-layer state (L, N, D * H_out) and every
-    layer's last state.
+    layer's last state. A ``PackedSequence`` input gives a PackedSequence output, and h_n
+    holds each sequence's state at its own last step.
 
     Example:
         >>> import chaingrad
@@ -348,10 +410,21 @@ class RNN(RNNBase):
                          hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          device=device, dtype=dtype)
 
-    def forward(self, input: Tensor, hx: Tensor | None = None,  # noqa: A002
-                ) -> tuple[Tensor, Tensor]:
+    def forward(self, input: Tensor | PackedSequence, hx: Tensor | None = None,  # noqa: A002
+                ) -> tuple[Tensor | PackedSequence, Tensor]:
         output, h_n, _ = self._run(input, hx)
         return output, h_n
+
+    if TYPE_CHECKING:  # what a call gives for each input (Module's __call__ reads one)
+        @overload
+        def __call__(self, input: Tensor, hx: Tensor | None = None,  # noqa: A002
+                     ) -> tuple[Tensor, Tensor]: ...
+
+        @overload
+        def __call__(self, input: PackedSequence, hx: Tensor | None = None,  # noqa: A002
+                     ) -> tuple[PackedSequence, Tensor]: ...
+
+        def __call__(self, input: Any, hx: Any = None) -> Any: ...  # noqa: A002
 
 
 class LSTM(RNNBase):
@@ -384,11 +457,24 @@ class LSTM(RNNBase):
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, proj_size, device, dtype)
 
-    def forward(self, input: Tensor,  # noqa: A002
+    def forward(self, input: Tensor | PackedSequence,  # noqa: A002
                 hx: tuple[Tensor, Tensor] | None = None,
-                ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+                ) -> tuple[Tensor | PackedSequence, tuple[Tensor, Tensor]]:
         output, h_n, c_n = self._run(input, hx)
         return output, (h_n, cast(Tensor, c_n))  # an LSTM's run always gives c_n
+
+    if TYPE_CHECKING:  # what a call gives for each input (Module's __call__ reads one)
+        @overload
+        def __call__(self, input: Tensor,  # noqa: A002
+                     hx: tuple[Tensor, Tensor] | None = None,
+                     ) -> tuple[Tensor, tuple[Tensor, Tensor]]: ...
+
+        @overload
+        def __call__(self, input: PackedSequence,  # noqa: A002
+                     hx: tuple[Tensor, Tensor] | None = None,
+                     ) -> tuple[PackedSequence, tuple[Tensor, Tensor]]: ...
+
+        def __call__(self, input: Any, hx: Any = None) -> Any: ...  # noqa: A002
 
 
 class GRU(RNNBase):
@@ -424,10 +510,21 @@ class GRU(RNNBase):
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, device=device, dtype=dtype)
 
-    def forward(self, input: Tensor, hx: Tensor | None = None,  # noqa: A002
-                ) -> tuple[Tensor, Tensor]:
+    def forward(self, input: Tensor | PackedSequence, hx: Tensor | None = None,  # noqa: A002
+                ) -> tuple[Tensor | PackedSequence, Tensor]:
         output, h_n, _ = self._run(input, hx)
         return output, h_n
+
+    if TYPE_CHECKING:  # what a call gives for each input (Module's __call__ reads one)
+        @overload
+        def __call__(self, input: Tensor, hx: Tensor | None = None,  # noqa: A002
+                     ) -> tuple[Tensor, Tensor]: ...
+
+        @overload
+        def __call__(self, input: PackedSequence, hx: Tensor | None = None,  # noqa: A002
+                     ) -> tuple[PackedSequence, Tensor]: ...
+
+        def __call__(self, input: Any, hx: Any = None) -> Any: ...  # noqa: A002
 
 
 # ---- the cells: one step ----
@@ -625,10 +722,11 @@ def _check_state(state: Tensor, expected: tuple[int, int, int], what: str) -> No
 
 
 def _dropped(steps: Sequence[Tensor], p: float) -> list[Tensor]:
-    """Each step times its slice of the mask that ``F.dropout`` would apply to the steps
-    stacked (torch's draws for the seed, in that order): the same numbers as dropout on the
-    stacked outputs, while each step's gradient stays its own."""
+    """Each step times its rows of the mask that ``F.dropout`` would apply to the steps
+    joined (torch's draws for the seed, in that order, the steps packed or not): the same
+    numbers as dropout on the joined outputs, while each step's gradient stays its own."""
+    rows = [step.shape[0] for step in steps]
     first = steps[0]
-    mask = F.dropout(ones((len(steps), *first.shape), dtype=first.dtype), p, True)
-    return [step * keep for step, keep in zip(steps, mask.unbind(0))]
+    mask = F.dropout(ones((sum(rows), *first.shape[1:]), dtype=first.dtype), p, True)
+    return [step * keep for step, keep in zip(steps, mask.split(rows))]
 

@@ -45,10 +45,13 @@ def both(torch, name: str, kwargs: dict, *sizes: int, dtype=np.float32, seed: in
 
 
 def flat(result) -> list:
-    """The tensors of a layer's result: output, h_n (and c_n)."""
+    """The tensors of a layer's result: output (a PackedSequence's data), h_n (and c_n)."""
     out = []
     for item in result if isinstance(result, tuple) else (result,):
-        out.extend(flat(item) if isinstance(item, tuple) else [item])
+        if type(item).__name__ == "PackedSequence":
+            out.append(item.data)
+        else:
+            out.extend(flat(item) if isinstance(item, tuple) else [item])
     return out
 
 
@@ -325,3 +328,83 @@ def test_a_state_dict_saved_as_torchs_checkpoint_loads_into_torchs_lstm(torch, t
     theirs.load_state_dict(torch.load(tmp_path / "lstm.pt"))
     x = np.random.default_rng(1).standard_normal((4, 2, 3)).astype(np.float32)
     assert_close(ours(chaingrad.tensor(x))[0], theirs(torch.tensor(x))[0], np.float32, "output")
+
+
+# ---- packed sequences ----
+
+
+def packer(torch, lengths: list[int], batch_first: bool, enforce_sorted: bool):
+    """``agree``'s ``pack``: the padded input packed (by chaingrad's or torch's own
+    ``pack_padded_sequence``, whichever its tensors are), then the initial states."""
+    def pack(xs):
+        utils = chaingrad.nn.utils if isinstance(xs[0], chaingrad.Tensor) else torch.nn.utils
+        packed = utils.rnn.pack_padded_sequence(xs[0], lengths, batch_first=batch_first,
+                                                enforce_sorted=enforce_sorted)
+        states = xs[1:]
+        return (packed,) if not states else (packed, states[0] if len(states) == 1
+                                             else tuple(states))
+    return pack
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("given", ["sorted", "unsorted, with initial states"])
+@pytest.mark.parametrize(("name", "kwargs"), SEQUENCE_CASES)
+def test_a_packed_batch_runs_each_sequence_to_its_own_end_as_torchs(torch, name, kwargs,
+                                                                     dtype, given):
+    """A PackedSequence in, one out, with torch's data, each sequence's own last state
+    (h_n, c_n), and the gradients of the padded input, the initial states and every
+    parameter."""
+    ours, theirs = both(torch, name, kwargs, 4, 6, dtype=dtype)
+    rng = np.random.default_rng(8)
+    batch_first = kwargs.get("batch_first", False)
+    lengths = [5, 5, 3, 1] if given == "sorted" else [3, 5, 1, 5]
+    x = rng.standard_normal((4, 5, 4) if batch_first else (5, 4, 4)).astype(dtype)
+    inputs = [x]
+    if given != "sorted":
+        layers = kwargs.get("num_layers", 1) * (2 if kwargs.get("bidirectional") else 1)
+        inputs.append(rng.standard_normal((layers, 4, kwargs.get("proj_size") or 6)))
+        if name == "LSTM":
+            inputs.append(rng.standard_normal((layers, 4, 6)))
+        inputs[1:] = [a.astype(dtype) for a in inputs[1:]]
+    pack = packer(torch, lengths, batch_first, enforce_sorted=given == "sorted")
+    agree(torch, ours, theirs, inputs, dtype, pack)
+    mine, its = ours(*pack([chaingrad.tensor(a) for a in inputs]))[0], theirs(
+        *pack([torch.tensor(a) for a in inputs]))[0]
+    assert type(mine).__name__ == "PackedSequence"
+    for field in ("batch_sizes", "sorted_indices", "unsorted_indices"):
+        a, b = getattr(mine, field), getattr(its, field)
+        assert (a is None and b is None) or a.tolist() == b.tolist(), field
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dropout_on_a_packed_batch_draws_torchs_masks(torch, dtype):
+    ours, theirs = both(torch, "LSTM", {"num_layers": 3, "dropout": 0.4}, 4, 6, dtype=dtype)
+    x = np.random.default_rng(9).standard_normal((6, 3, 4)).astype(dtype)
+    torch.manual_seed(12)
+    chaingrad.manual_seed(12)
+    agree(torch, ours, theirs, [x], dtype, packer(torch, [4, 6, 2], False, False))
+
+
+def test_the_gradients_of_a_packed_batch_match_finite_differences_in_float64():
+    chaingrad.manual_seed(7)
+    layer = nn.GRU(3, 4, num_layers=2, bidirectional=True).double()
+    x = chaingrad.tensor(np.random.default_rng(10).standard_normal((4, 3, 3)),
+                         requires_grad=True)
+
+    def run(x, *params):
+        packed = chaingrad.nn.utils.rnn.pack_padded_sequence(x, [2, 4, 1],
+                                                             enforce_sorted=False)
+        return chaingrad.cat([t.reshape(-1) for t in flat(layer(packed))])
+
+    assert gradcheck(run, (x, *layer.parameters()))
+
+
+def test_a_packed_batch_is_checked_as_torch_checks_it(torch):
+    packed = chaingrad.nn.utils.rnn.pack_sequence([chaingrad.ones(3, 4), chaingrad.ones(2, 4)])
+    with pytest.raises(RuntimeError, match=r"input.size\(-1\) must be equal to input_size"):
+        nn.GRU(5, 3)(packed)
+    with pytest.raises(RuntimeError, match=r"Expected hidden size \(1, 2, 3\), got \[1, 3, 3\]"):
+        nn.GRU(4, 3)(packed, chaingrad.zeros(1, 3, 3))
+    flat_data = chaingrad.nn.utils.rnn.PackedSequence(chaingrad.ones(5), packed.batch_sizes)
+    with pytest.raises(RuntimeError, match="input must have 2 dimensions, got 1"):
+        nn.RNN(4, 3)(flat_data)

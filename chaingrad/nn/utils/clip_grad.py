@@ -1,4 +1,4 @@
-"""``torch.nn.utils``'s gradient clipping: ``clip_grad_norm_`` and ``clip_grad_value_``,
+"""``torch.nn.utils.clip_grad``: gradient clipping, ``clip_grad_norm_`` and ``clip_grad_value_``,
 called between ``loss.backward()`` and ``optimizer.step()`` to keep one bad batch from
 throwing the weights far away.
 
@@ -28,15 +28,14 @@ import types
 import warnings
 from collections.abc import Iterable
 from numbers import Real
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from .. import torch_names
-from ..errors import NonFiniteNormError
-from ..gradmode import no_grad
-from ..tensor_engine import Tensor
-from ..tensor_engine.tensor import constant
+from ...errors import NonFiniteNormError
+from ...gradmode import no_grad
+from ...tensor_engine import Tensor
+from ...tensor_engine.tensor import constant
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
@@ -261,7 +260,3 @@ def _grads(parameters: list[Tensor], where: str = "") -> list[Tensor]:
             "(p.grad = p.grad.detach()) or call backward() without create_graph")
     return grads
 
-
-if not TYPE_CHECKING:  # a checker flags a name that is not here by itself
-    def __getattr__(name: str) -> object:
-        raise torch_names.missing("chaingrad.nn.utils", name, torch_names.NN_UTILS)
