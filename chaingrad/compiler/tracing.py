@@ -198,13 +198,15 @@ class Trace:
                     f"eagerly but {value!r} compiled: a value the trace took as a constant "
                     "has changed")
         outs = compiled if isinstance(compiled, (list, tuple)) else (compiled,)
-        eager_grads = autodiff.backward(list(eager), [1.0] * len(eager), accumulate=False)
-        compiled_grads = autodiff.backward(list(outs), [1.0] * len(outs), accumulate=False)
-        for i, leaf in self.params:
-            leaf = leaf if i is None else flat[i]
+        eager_grads = autodiff.backward(list(eager), [_ones_like(o._value) for o in eager],
+                                        accumulate=False)
+        compiled_grads = autodiff.backward(list(outs), [_ones_like(o._value) for o in outs],
+                                           accumulate=False)
+        for i, traced_leaf in self.params:
+            leaf = traced_leaf if i is None else flat[i]
             if not _close(compiled_grads.get(id(leaf), 0.0), eager_grads.get(id(leaf), 0.0)):
                 raise CompileCheckError(
-                    f"compile(check=True): the gradient of {self.names[id(self.params[0][1])]}"
+                    f"compile(check=True): the gradient of {self.names[id(traced_leaf)]}"
                     f" differs: {eager_grads.get(id(leaf))!r} eagerly, "
                     f"{compiled_grads.get(id(leaf))!r} compiled")
 
@@ -320,8 +322,25 @@ def _values_of(trace: Trace, flat: list) -> dict[int, float]:
     return values
 
 
-def _close(a: float, b: float) -> bool:
+def _close(a: Any, b: Any) -> bool:
+    """Whether two values or gradients agree to 1e-12 relative: floats, or arrays entry by
+    entry (of one shape; nan agrees with nan, as a Tensor holds it); None (no gradient)
+    agrees with None and with zeros."""
+    if a is None or b is None:  # no gradient: zeros
+        other = a if b is None else b
+        return other is None or not (other.any() if hasattr(other, "any") else other)
+    if hasattr(a, "shape") or hasattr(b, "shape"):
+        if getattr(a, "shape", ()) != getattr(b, "shape", ()):
+            return False
+        near = (a == b) | ((a != a) & (b != b)) | (abs(a - b) <= 1e-12 * abs(b))
+        return bool(near.all())
     return a == b or abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+
+
+def _ones_like(value: Any) -> Any:
+    """The seed of an output: 1.0, or an array of ones of its shape and dtype (``v ** 0``
+    is 1 for every entry, nan and inf included)."""
+    return 1.0 if type(value) is float else value ** 0
 
 
 def _needing_gradients(trace: Trace) -> bytearray:

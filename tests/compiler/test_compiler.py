@@ -156,6 +156,27 @@ def test_check_passes_a_faithful_function_and_compares_gradients() -> None:
         step([[0.5, -1.0], [1.5, 0.2]], [1, -1]).backward()
 
 
+def test_check_runs_on_a_tensor_graph_and_names_the_gradient_that_differs() -> None:
+    """check=True on Tensors: arrays compared entry by entry, the outputs seeded with ones."""
+    chaingrad.manual_seed(0)
+    layer = chaingrad.nn.Linear(3, 2)
+    targets = chaingrad.tensor([0, 1])
+
+    def loss(x):
+        return chaingrad.nn.functional.cross_entropy(layer(x), targets)
+
+    step = chaingrad.compile(loss, check=True)
+    for _ in range(2):
+        step(chaingrad.randn(2, 3)).backward()
+    scale = {"c": 1.0}
+    w = chaingrad.ones(3, requires_grad=True)
+    scaled = chaingrad.compile(lambda: (w * scale["c"]).sum(), check=True)
+    scaled().backward()
+    scale["c"] = 2.0  # a constant of the trace changes: the gradients differ
+    with pytest.raises(CompileCheckError, match=r"the gradient of \w+ differs: array\(\[2\., "):
+        scaled()
+
+
 def test_the_neuron_reads_as_the_walk_through() -> None:
     x1, w1 = Value(2.0, label="x1"), Value(-3.0, label="w1")
     x2, w2 = Value(0.0, label="x2"), Value(1.0, label="w2")
