@@ -46,6 +46,7 @@ from ..rules import functions_in
 from ..tensor_engine import autocast_state, functions, kernels, sampling
 from ..tensor_engine.arrays import quietly
 from ..tensor_engine.factories import tensor_argument
+from ..tensor_engine.promotion import floating, rounded_back
 from ..tensor_engine.rules import BINARY_CROSS_ENTROPY, CONV2D, MAX_POOL2D, NLL_LOSS
 from ..tensor_engine.tensor import Tensor, constant, make_node
 
@@ -120,7 +121,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
     if approximate != "tanh":
         raise RuntimeError(f"gelu: approximate argument must be either none or tanh, got "
                            f"{approximate!r}")
-    return 0.5 * x * (1 + (0.7978845608028654 * (x + 0.044715 * x**3)).tanh())
+    y = floating(x)  # bfloat16 in float32, rounded once at the end: torch's one kernel
+    return rounded_back(0.5 * y * (1 + (0.7978845608028654 * (y + 0.044715 * y**3)).tanh()), x)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01,  # noqa: A002
