@@ -318,6 +318,7 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         data = quietly(POW_N.on_arrays, x._value, y._value)  # x * x * x for x ** 3, as torch
         return make_node(data, (x,), POW_N.bind(n, name=f"**{other}"))
 
+    @autocast_state.casts("matmul")
     def __matmul__(self, other: Any) -> Tensor:
         """x @ y as np.matmul (1-D, 2-D, batched);  d/dx = g @ y^T, d/dy = x^T @ g
         (``tensor_engine.rules.MATMUL``).
@@ -329,8 +330,6 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         other = lift(other, self, numbers=False)
         if other is None:
             return NotImplemented
-        if autocast_state.active(self, other):  # under chaingrad.autocast: torch's rounding
-            return autocast_state.run_lowered(Tensor.__matmul__, self, other)
         a, b = self._value, other._value
         if a.dtype != b.dtype and not (a.dtype.kind == b.dtype.kind == "f"):
             raise RuntimeError(f"matmul: expected both operands to have the same dtype, got "
@@ -380,6 +379,7 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
                                "not match (b, n, m) and (b, m, p)")
         return self @ other
 
+    @autocast_state.casts("dot")
     def dot(self, other: Tensor) -> Tensor:
         """The dot product of two 1-D tensors, as torch.dot."""
         if self.ndim != 1 or getattr(other, "ndim", None) != 1:
