@@ -1,6 +1,6 @@
 """chaingrad.amp: autocast runs torch's CPU autocast lists with torch's dtypes and numbers,
-its state as torch's; GradScaler runs torch's algorithm on the CPU, and passes everything
-through when disabled, as torch's."""
+its state as torch's; GradScaler runs torch's algorithm on the CPU with torch's numbers,
+and passes everything through when disabled, as torch's."""
 
 import warnings
 
@@ -202,11 +202,11 @@ def _gpt_step_losses(lib, steps=6):
     return np.array(losses)
 
 
-GPT_RTOL = 2**-12
+GPT_RTOL = 1e-6
 """How close a small GPT's losses under bfloat16 autocast come to torch's: measured, the
-largest relative difference over six AdamW steps is 2.5e-5 (one bfloat16 step is 2**-8 =
-3.9e-3): the forward and the attention's backward are torch's bit for bit, and float32
-sums in another order round a few bfloat16 gradients the other way."""
+largest relative difference over twelve AdamW steps is 8.4e-8, nine steps equal (one
+bfloat16 step is 2**-8 = 3.9e-3): every gradient is torch's bit for bit but LayerNorm's,
+whose float32 sums run in another order."""
 
 
 def test_a_gpt_training_step_under_autocast_gives_torchs_losses(torch):
@@ -365,11 +365,94 @@ def test_a_scaler_for_the_gpu_disables_itself_with_torchs_warning(torch):
                                              "available.  Disabling."):
             scaler = library.amp.GradScaler("cuda")
         assert not scaler.is_enabled()
+        with pytest.warns(FutureWarning, match=r"torch.cuda.amp.GradScaler\(args...\)` is "
+                                               "deprecated"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            assert not library.cuda.amp.GradScaler().is_enabled()
 
 
-def test_a_scaler_that_scales_on_the_cpu_is_not_there_yet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with pytest.raises(NotImplementedError, match=r"GradScaler\(device='cpu', "
-                                                      r"enabled=True\) is not in chaingrad yet"):
-            chaingrad.amp.GradScaler("cpu")
+def _scaler_run(lib, steps=12, poisoned=(4, 5, 9)):
+    """SGD with a CPU scaler (growth every 3 steps); at the steps ``poisoned`` a gradient
+    entry is made inf (or nan): the scale, the growth tracker and the weights each step."""
+    w = lib.nn.Parameter(lib.tensor([1.0, -2.0, 0.5]))
+    opt = lib.optim.SGD([w], lr=0.01)
+    scaler = lib.amp.GradScaler("cpu", init_scale=2.0**10, growth_interval=3)
+    seen = []
+    for step in range(steps):
+        opt.zero_grad()
+        scaler.scale((w * w).sum()).backward()
+        if step in poisoned:
+            with lib.no_grad():
+                w.grad[1] = float("nan") if step == 5 else float("inf")
+        if step % 2:
+            scaler.unscale_(opt)  # as before clip_grad_norm_
+        scaler.step(opt)
+        scaler.update()
+        seen.append((scaler.get_scale(), scaler.state_dict()["_growth_tracker"], w.tolist()))
+    return seen, scaler.state_dict()
+
+
+def test_the_scale_sequence_with_an_injected_inf_is_torchs(torch):
+    ours, theirs = _scaler_run(chaingrad), _scaler_run(torch)
+    assert ours == theirs
+    scales = [scale for scale, _, _ in ours[0]]
+    assert scales[:6] == [1024.0, 1024.0, 2048.0, 2048.0, 1024.0, 512.0]  # grow, back off
+    assert ours[0][4][2] == ours[0][3][2]  # the step that found an inf was skipped
+
+
+def test_scale_keeps_each_outputs_dtype_and_container(torch):
+    for lib in (chaingrad, torch):
+        scaler = lib.amp.GradScaler("cpu", init_scale=4.0)
+        a, b = lib.tensor([1.5]).bfloat16(), lib.tensor([2.0])
+        scaled = scaler.scale([a, (b, b)])
+        assert isinstance(scaled, list) and isinstance(scaled[1], tuple)
+        assert scaled[0].dtype == lib.bfloat16 and scaled[0].item() == 6.0
+        assert scaled[1][0].item() == 8.0
+        with pytest.raises(ValueError, match="outputs must be a Tensor or an iterable"):
+            scaler.scale(3.0)
+
+
+def test_scaler_misuse_raises_torchs_errors(torch):
+    for lib in (chaingrad, torch):
+        w = lib.nn.Parameter(lib.tensor([1.0]))
+        opt = lib.optim.SGD([w], lr=0.1)
+        scaler = lib.amp.GradScaler("cpu")
+        with pytest.raises(AssertionError, match="Attempted step but _scale is None"):
+            scaler.step(opt)
+        scaler.scale(w.sum()).backward()
+        scaler.unscale_(opt)
+        with pytest.raises(RuntimeError, match=r"unscale_\(\) has already been called"):
+            scaler.unscale_(opt)
+        scaler.step(opt)
+        with pytest.raises(RuntimeError, match=r"step\(\) has already been called"):
+            scaler.step(opt)
+        with pytest.raises(RuntimeError, match=r"unscale_\(\) is being called after step"):
+            scaler.unscale_(opt)
+        scaler.update()
+        with pytest.raises(RuntimeError, match="Closure use is not currently supported"):
+            scaler.step(opt, closure=lambda: None)
+        with pytest.raises(AssertionError, match="The growth factor must be > 1.0"):
+            lib.amp.GradScaler("cpu", growth_factor=1.0)
+        with pytest.raises(RuntimeError, match="The source state dict is empty"):
+            scaler.load_state_dict({})
+        half = lib.nn.Parameter(lib.tensor([1.0], dtype=lib.float16))
+        half.grad = lib.tensor([1.0], dtype=lib.float16)
+        with pytest.raises(ValueError, match="Attempting to unscale FP16 gradients"):
+            scaler.unscale_(lib.optim.SGD([half], lr=0.1))
+
+
+def test_a_scalers_state_goes_between_the_libraries(torch):
+    """state_dict in torch's layout, each way; update(new_scale) as torch's."""
+    ours, theirs = _scaler_run(chaingrad, steps=4)[1], _scaler_run(torch, steps=4)[1]
+    assert ours == theirs
+    for source, target_lib in ((ours, torch), (theirs, chaingrad)):
+        scaler = target_lib.amp.GradScaler("cpu")
+        scaler.load_state_dict(source)
+        assert scaler.state_dict() == source
+    scaler = chaingrad.amp.GradScaler("cpu")
+    w = chaingrad.nn.Parameter(chaingrad.tensor([1.0]))
+    scaler.scale(w.sum())
+    scaler.update(new_scale=8.0)
+    assert scaler.get_scale() == 8.0
+    scaler.update(new_scale=chaingrad.tensor(16.0))
+    assert scaler.get_scale() == 16.0
