@@ -204,7 +204,7 @@ def _gpt_step_losses(lib, steps=6):
 
 GPT_RTOL = 1e-6
 """How close a small GPT's losses under bfloat16 autocast come to torch's: measured, the
-largest relative difference over twelve AdamW steps is 8.4e-8, nine steps equal (one
+largest relative difference over six AdamW steps is 8.4e-8, five of them equal (one
 bfloat16 step is 2**-8 = 3.9e-3): every gradient is torch's bit for bit but LayerNorm's,
 whose float32 sums run in another order."""
 
