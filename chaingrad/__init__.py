@@ -71,7 +71,11 @@ _TENSOR_NAMES: dict[str, tuple[str, str]] = {
         f"{_ENGINE}.devices": ("device", "set_default_device", "get_default_device"),
         f"{_ENGINE}.threads": ("set_num_threads", "get_num_threads", "set_num_interop_threads",
                                "get_num_interop_threads"),
-        "chaingrad.amp.autocast_mode": ("autocast", "is_autocast_enabled", "get_autocast_dtype"),
+        "chaingrad.amp.autocast_mode": ("autocast", "is_autocast_enabled", "get_autocast_dtype",
+                                        "get_autocast_cpu_dtype", "is_autocast_cpu_enabled",
+                                        "set_autocast_enabled", "set_autocast_dtype",
+                                        "is_autocast_cache_enabled",
+                                        "set_autocast_cache_enabled", "clear_autocast_cache"),
         "chaingrad.amp.grad_scaler": ("GradScaler",),
         "chaingrad.backends": ("set_float32_matmul_precision", "get_float32_matmul_precision"),
         f"{_ENGINE}.generator": (
@@ -130,8 +134,15 @@ if TYPE_CHECKING:
     from . import testing as testing
     from . import utils as utils
     from .amp.autocast_mode import autocast as autocast
+    from .amp.autocast_mode import clear_autocast_cache as clear_autocast_cache
+    from .amp.autocast_mode import get_autocast_cpu_dtype as get_autocast_cpu_dtype
     from .amp.autocast_mode import get_autocast_dtype as get_autocast_dtype
+    from .amp.autocast_mode import is_autocast_cache_enabled as is_autocast_cache_enabled
+    from .amp.autocast_mode import is_autocast_cpu_enabled as is_autocast_cpu_enabled
     from .amp.autocast_mode import is_autocast_enabled as is_autocast_enabled
+    from .amp.autocast_mode import set_autocast_cache_enabled as set_autocast_cache_enabled
+    from .amp.autocast_mode import set_autocast_dtype as set_autocast_dtype
+    from .amp.autocast_mode import set_autocast_enabled as set_autocast_enabled
     from .amp.grad_scaler import GradScaler as GradScaler
     from .backends import get_float32_matmul_precision as get_float32_matmul_precision
     from .backends import set_float32_matmul_precision as set_float32_matmul_precision

@@ -1,7 +1,8 @@
-"""``chaingrad.amp``: torch's automatic mixed precision, on one CPU: ``autocast`` rounds what
-torch's CPU autocast rounds (see ``chaingrad.amp.autocast_mode``), and ``GradScaler``, whose
-work only a GPU's float16 training needs, passes everything through unchanged when
-disabled, as torch's does (see ``chaingrad.amp.grad_scaler``).
+"""``chaingrad.amp``: torch's automatic mixed precision, on one CPU: ``autocast`` runs what
+torch's CPU autocast runs in bfloat16 (or float16) as torch does (see
+``chaingrad.amp.autocast_mode``), and ``GradScaler("cpu")`` scales losses and unscales
+gradients with torch's algorithm and numbers, passing everything through when disabled,
+as torch's does (see ``chaingrad.amp.grad_scaler``).
 
 Example:
     >>> import chaingrad as torch

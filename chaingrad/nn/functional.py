@@ -46,6 +46,7 @@ from ..rules import functions_in
 from ..tensor_engine import autocast_state, functions, kernels, sampling
 from ..tensor_engine.arrays import quietly
 from ..tensor_engine.factories import tensor_argument
+from ..tensor_engine.promotion import floating, rounded_back
 from ..tensor_engine.rules import BINARY_CROSS_ENTROPY, CONV2D, MAX_POOL2D, NLL_LOSS
 from ..tensor_engine.tensor import Tensor, constant, make_node
 
@@ -120,7 +121,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
     if approximate != "tanh":
         raise RuntimeError(f"gelu: approximate argument must be either none or tanh, got "
                            f"{approximate!r}")
-    return 0.5 * x * (1 + (0.7978845608028654 * (x + 0.044715 * x**3)).tanh())
+    y = floating(x)  # bfloat16 in float32, rounded once at the end: torch's one kernel
+    return rounded_back(0.5 * y * (1 + (0.7978845608028654 * (y + 0.044715 * y**3)).tanh()), x)
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01,  # noqa: A002
@@ -234,6 +236,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
 # ---- attention ----
 
 
+@autocast_state.casts("scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
@@ -357,6 +360,7 @@ def _attention_bias(weights: Tensor, attn_mask: Any) -> Tensor:
 # ---- layers' functions ----
 
 
+@autocast_state.casts("linear")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
     """x @ weight.T + bias, as torch.nn.functional.linear.
 
@@ -365,8 +369,6 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         [[11.5]]
     """
     x, w = tensor_argument(input, "linear"), tensor_argument(weight, "linear", "weight")
-    if autocast_state.active(x, w):  # under chaingrad.autocast: torch's rounding
-        return autocast_state.run_lowered(linear, x, w, bias)
     if x.ndim == 0 or w.ndim not in (1, 2) or x.shape[-1] != w.shape[-1]:
         raise ValueError(f"linear: input of shape {tuple(x.shape)} and weight of shape "
                          f"{tuple(w.shape)} cannot be multiplied (the input's last dimension "
@@ -423,6 +425,7 @@ def conv2d_options(op: str, stride: Any, padding: Any, dilation: Any, groups: in
     return stride, padding, dilated
 
 
+@autocast_state.casts("conv2d")
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
            stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """2-D convolution (cross-correlation) over (N, C, H, W) or (C, H, W) input with filters
@@ -442,8 +445,6 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
         ((1, 2, 4, 4), (1, 2, 4, 4))
     """
     x, w = tensor_argument(input, "conv2d"), tensor_argument(weight, "conv2d", "weight")
-    if autocast_state.active(x, w):  # under chaingrad.autocast: torch's rounding
-        return autocast_state.run_lowered(conv2d, x, w, bias, stride, padding, dilation, groups)
     stride, padding, _ = conv2d_options("conv2d", stride, padding, dilation, groups)
     unbatched = x.ndim == 3
     if unbatched:
@@ -1221,18 +1222,25 @@ def _indices(op: str, input: Any, rows: int) -> np.ndarray:  # noqa: A002
 # ---- losses ----
 
 
-def reduction_of(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+def reduction_of(size_average: bool | None, reduce: bool | None, reduction: str,
+                 stacklevel: int = 3) -> str:
     """The reduction meant: ``reduction``, or what the old ``size_average``/``reduce``
-    said (with torch's warning)."""
+    said (with torch's warning, ``stacklevel`` frames up from here: 3 from a loss
+    module's ``__init__``, ``CALLER_OF_A_LOSS + 1`` from a loss function)."""
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "none" if not reduce else "mean" if size_average else "sum"
         warnings.warn("size_average and reduce args will be deprecated, please use "
-                      f"reduction='{reduction}' instead.", UserWarning, stacklevel=3)
+                      f"reduction='{reduction}' instead.", UserWarning, stacklevel=stacklevel)
     if reduction not in REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return reduction
+
+
+CALLER_OF_A_LOSS = 3
+"""How many frames up from a loss function's body its caller is: past the loss and the hook
+that gives it autocast's policy (``@autocast_state.casts``); a warning points there."""
 
 
 def _reduce(losses: Tensor, reduction: str) -> Tensor:
@@ -1241,6 +1249,7 @@ def _reduce(losses: Tensor, reduction: str) -> Tensor:
     return losses.sum() if reduction == "sum" else losses.mean()
 
 
+@autocast_state.casts("mse_loss")
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # noqa: A002
              reduce: bool | None = None, reduction: str = "mean",
              weight: Tensor | None = None) -> Tensor:
@@ -1252,13 +1261,14 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  #
         >>> mse_loss(Tensor([1.0, 3.0]), Tensor([0.0, 1.0])).item()
         2.5
     """
-    reduction = reduction_of(size_average, reduce, reduction)
+    reduction = reduction_of(size_average, reduce, reduction, CALLER_OF_A_LOSS + 1)
     x, t = tensor_argument(input, "mse_loss"), tensor_argument(target, "mse_loss", "target")
-    check_target_shape("mse_loss", tuple(x.shape), tuple(t.shape), stacklevel=2)
+    check_target_shape("mse_loss", tuple(x.shape), tuple(t.shape), CALLER_OF_A_LOSS)
     squares = (x - t) ** 2
     return _weighted_reduce("mse_loss", squares, weight, x, reduction)
 
 
+@autocast_state.casts("l1_loss")
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # noqa: A002
             reduce: bool | None = None, reduction: str = "mean",
             weight: Tensor | None = None) -> Tensor:
@@ -1270,13 +1280,14 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # 
         >>> l1_loss(Tensor([1.0, 3.0]), Tensor([0.0, 1.0])).item()
         1.5
     """
-    reduction = reduction_of(size_average, reduce, reduction)
+    reduction = reduction_of(size_average, reduce, reduction, CALLER_OF_A_LOSS + 1)
     x, t = tensor_argument(input, "l1_loss"), tensor_argument(target, "l1_loss", "target")
-    check_target_shape("l1_loss", tuple(x.shape), tuple(t.shape), stacklevel=2)
+    check_target_shape("l1_loss", tuple(x.shape), tuple(t.shape), CALLER_OF_A_LOSS)
     errors = (x - t).abs()
     return _weighted_reduce("l1_loss", errors, weight, x, reduction)
 
 
+@autocast_state.casts("smooth_l1_loss")
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,  # noqa: A002
                    reduce: bool | None = None, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
@@ -1289,17 +1300,18 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
         >>> smooth_l1_loss(Tensor([0.5, 3.0]), Tensor([0.0, 0.0]), reduction='none').tolist()
         [0.125, 2.5]
     """
-    reduction = reduction_of(size_average, reduce, reduction)
+    reduction = reduction_of(size_average, reduce, reduction, CALLER_OF_A_LOSS + 1)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     x = tensor_argument(input, "smooth_l1_loss")
     t = tensor_argument(target, "smooth_l1_loss", "target")
-    check_target_shape("smooth_l1_loss", tuple(x.shape), tuple(t.shape), stacklevel=2)
+    check_target_shape("smooth_l1_loss", tuple(x.shape), tuple(t.shape), CALLER_OF_A_LOSS)
     if beta == 0:
         return _reduce((x - t).abs(), reduction)
     return _reduce(_huber(x - t, beta) / beta, reduction)
 
 
+@autocast_state.casts("huber_loss")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: A002
                delta: float = 1.0, weight: Tensor | None = None) -> Tensor:
     """0.5 * d ** 2 where |d| < delta, else delta * (|d| - 0.5 * delta), for d = input -
@@ -1315,7 +1327,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean",  # noqa: 
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     x, t = tensor_argument(input, "huber_loss"), tensor_argument(target, "huber_loss", "target")
-    check_target_shape("huber_loss", tuple(x.shape), tuple(t.shape), stacklevel=2)
+    check_target_shape("huber_loss", tuple(x.shape), tuple(t.shape), CALLER_OF_A_LOSS)
     losses = _huber(x - t, delta)
     if weight is not None:
         losses = losses * _loss_weight("huber_loss", weight, x)
@@ -1358,7 +1370,8 @@ def check_target_shape(op: str, input_shape: tuple[int, ...], target_shape: tupl
     """torch's warning for an elementwise loss whose target has another shape than its
     input: the two broadcast, which is rarely what was meant (scores (N, 1) and targets
     (N,) make N * N terms); a ValueError naming ``op`` if they cannot broadcast. The
-    warning points ``stacklevel`` frames up from the loss (2: at the loss's caller).
+    warning points ``stacklevel`` frames up from the loss (``CALLER_OF_A_LOSS``: at the
+    caller of a loss function).
 
     Example:
         >>> import warnings
@@ -1426,6 +1439,7 @@ def _at_classes(ndim: int, classes: np.ndarray) -> tuple:
     return (grid[0], classes, *grid[1:])
 
 
+@autocast_state.casts("nll_loss")
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
              size_average: bool | None = None, ignore_index: int = -100,
              reduce: bool | None = None, reduction: str = "mean") -> Tensor:
@@ -1438,7 +1452,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
         >>> round(nll_loss(Tensor([[-0.5, -1.0], [-2.0, -0.1]]), np.array([0, 1])).item(), 4)
         0.3
     """
-    reduction = reduction_of(size_average, reduce, reduction)
+    reduction = reduction_of(size_average, reduce, reduction, CALLER_OF_A_LOSS + 1)
     x = tensor_argument(input, "nll_loss")
     if x.ndim == 0:
         raise ValueError("nll_loss: the input needs a class axis, got a 0-d tensor")
@@ -1484,6 +1498,7 @@ def _class_weights(where: str, weight: Any, classes: int) -> Any:
     return w
 
 
+@autocast_state.casts("cross_entropy")
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
                   size_average: bool | None = None, ignore_index: int = -100,
                   reduce: bool | None = None, reduction: str = "mean",
@@ -1497,7 +1512,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
         >>> round(cross_entropy(x, np.array([0]), label_smoothing=0.1).item(), 4)
         0.3913
     """
-    reduction = reduction_of(size_average, reduce, reduction)
+    reduction = reduction_of(size_average, reduce, reduction, CALLER_OF_A_LOSS + 1)
     x = tensor_argument(input, "cross_entropy")
     if x.ndim == 0:
         raise ValueError("cross_entropy: the input needs a class axis, got a 0-d tensor")
@@ -1561,6 +1576,7 @@ def _soft_cross_entropy(logp: Tensor, target: Any, weight: Any, ignore_index: in
     return _reduce(losses, reduction)
 
 
+@autocast_state.casts("binary_cross_entropy")
 def binary_cross_entropy(input: Tensor, target: Tensor,  # noqa: A002
                          weight: Tensor | None = None, size_average: bool | None = None,
                          reduce: bool | None = None, reduction: str = "mean") -> Tensor:
@@ -1573,7 +1589,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor,  # noqa: A002
         >>> round(binary_cross_entropy(Tensor([0.8]), Tensor([1.0])).item(), 4)
         0.2231
     """
-    reduction = reduction_of(size_average, reduce, reduction)
+    reduction = reduction_of(size_average, reduce, reduction, CALLER_OF_A_LOSS + 1)
     x = tensor_argument(input, "binary_cross_entropy")
     t = tensor_argument(target, "binary_cross_entropy", "target")
     if tuple(t.shape) != tuple(x.shape):
@@ -1592,6 +1608,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor,  # noqa: A002
     return _reduce(losses, reduction)
 
 
+@autocast_state.casts("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(
     input: Tensor,  # noqa: A002
     target: Tensor,
@@ -1609,7 +1626,7 @@ def binary_cross_entropy_with_logits(
         >>> round(binary_cross_entropy_with_logits(Tensor([0.0]), Tensor([1.0])).item(), 4)
         0.6931
     """
-    reduction = reduction_of(size_average, reduce, reduction)
+    reduction = reduction_of(size_average, reduce, reduction, CALLER_OF_A_LOSS + 1)
     x = tensor_argument(input, "binary_cross_entropy_with_logits")
     t = tensor_argument(target, "binary_cross_entropy_with_logits", "target")
     if tuple(t.shape) != tuple(x.shape):

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes
+from . import autocast_state, dtypes
 from .arrays import normalize_axis, quietly
 from .factories import tensor_argument, with_out
 from .promotion import cast
@@ -129,6 +129,7 @@ LETTERS = string.ascii_letters
 """The letters that name axes in an einsum equation (torch's: a-z and A-Z)."""
 
 
+@autocast_state.casts("einsum")
 def einsum(equation: str, *operands: Any) -> Tensor:
     """Sums of products of the operands' entries, their axes named by the letters of
     ``equation``, as torch.einsum: ``"ij,jk->ik"`` is a matrix product, ``"bij,bjk->bik"``

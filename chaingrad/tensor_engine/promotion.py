@@ -69,7 +69,7 @@ def operands(op: str, x: Any, other: object, floating: bool = False) -> Any:
     if n is not None:
         nd = dtypes.number_dtype(n)
         dtype = xd if dtypes.kind(nd) <= dtypes.kind(xd) else nd
-        if floating and dtype.kind != "f":
+        if floating and not dtypes.is_floating_dtype(dtype):
             dtype = dtypes.get_default_dtype().dtype
         return cast(x, dtype), x._constant(np.asarray(n, dtype=dtype)), dtype
     y = lift(other, x, numbers=False)
@@ -79,24 +79,69 @@ def operands(op: str, x: Any, other: object, floating: bool = False) -> Any:
                             f"{type(other).__name__} {other!r}")
         return NotImplemented
     dtype = dtypes.promote([(xd, rank(x)), (y._value.dtype, rank(y))])
-    if floating and dtype.kind != "f":
+    if floating and not dtypes.is_floating_dtype(dtype):
         dtype = dtypes.get_default_dtype().dtype
     return cast(x, dtype), cast(y, dtype), dtype
 
 
 def cast(t: Any, dtype: np.dtype) -> Any:
-    """``t`` in ``dtype``, if it needs no gradient (a constant copy); else ``t`` itself."""
-    if t._value.dtype == dtype or t.requires_grad:
+    """``t`` in ``dtype``, if it needs no gradient (a constant copy); else ``t`` itself, but
+    for a bfloat16 ``t``: a differentiable cast, whose gradient is rounded to bfloat16 on
+    its way back, as torch rounds every gradient to its input's dtype."""
+    if t._value.dtype == dtype:
         return t
+    if t.requires_grad:
+        return t if t._value.dtype.kind != "V" else t.to(dtypes.of(dtype))
     return t._constant(quietly(t._value.astype, dtype))
 
 
 def floating(t: Any) -> Any:
     """``t``, or for an integer or bool tensor its values in the default floating dtype
-    (as torch's exp, sqrt, ... compute them)."""
+    (as torch's exp, sqrt, ... compute them). A bfloat16 tensor: its values in float32 (a
+    differentiable cast), where torch's kernels compute bfloat16; ``rounded_back`` gives
+    the op's result bfloat16 again, and the cast's gradient is rounded to bfloat16 on its
+    way back, as torch's kernels round theirs."""
     if t._value.dtype.kind == "f":
         return t
+    if dtypes.is_floating_dtype(t._value.dtype):
+        return t.to(dtypes.float32)
     return t._constant(t._value.astype(dtypes.get_default_dtype().dtype))
+
+
+def rounded_back(out: Any, t: Any) -> Any:
+    """``out``, an op's result on ``floating(t)``, cast back to bfloat16 if ``t`` is
+    bfloat16: torch's kernels compute bfloat16 in float32 and round their result once, so
+    the op gives torch's numbers in torch's dtype. The float32 node ``out`` (just made)
+    holds its result so rounded, as a rule that reuses the output (softmax's) reads
+    torch's rounded one. Any other ``out`` as it is.
+
+    Example:
+        >>> import chaingrad
+        >>> chaingrad.tensor([1.0, 2.0]).bfloat16().exp()
+        tensor([2.7188, 7.3750], dtype=chaingrad.bfloat16)
+    """
+    if t._value.dtype.kind == "f" or not dtypes.is_floating_dtype(t._value.dtype):
+        return out
+    out._value = out._value.astype(t._value.dtype).astype(out._value.dtype)
+    return out.to(t.dtype)
+
+
+def by_a_number(op: str, x: Any, other: object) -> Any:
+    """``x * other`` or ``x / other`` (``op``) for a bfloat16 ``x`` and a Python number:
+    computed in float32 with the number as it is, the result rounded once, and its gradient
+    so too, as torch's kernels compute them (``+`` and ``-`` round the number to bfloat16
+    first, as chaingrad's promotion does). None for any other operands.
+
+    Example:
+        >>> import chaingrad
+        >>> x = chaingrad.tensor([3.0]).bfloat16()
+        >>> (x * 0.3).item(), (x * chaingrad.tensor(0.3).bfloat16()).item()
+        (0.8984375, 0.90234375)
+    """
+    if x._value.dtype.kind != "V" or isinstance(other, bool) or number(other) is None:
+        return None
+    wide = floating(x)
+    return rounded_back(wide * other if op == "*" else wide / other, x)
 
 
 # ---- the ops that compute in that dtype: tensor.py's operators call these ----
@@ -107,6 +152,8 @@ def promoted(op: str, ufunc: Any, rule: Any, x: Any, other: object) -> Any:
     both made Tensors of torch's result dtype first (``operands``). ``+`` and ``*`` come
     here only then: two tensors of one dtype (most calls) need no promotion, and they skip
     this call (T3 in benchmarks/versions.py)."""
+    if op == "*" and (scaled := by_a_number(op, x, other)) is not None:
+        return scaled
     both = operands(op, x, other)
     if both is NotImplemented:
         return both

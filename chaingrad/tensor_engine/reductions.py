@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .arrays import Dims, SelfTensor, normalize_axes
-from .promotion import floating
+from .promotion import floating, rounded_back
 
 
 class Reductions:
@@ -82,7 +82,8 @@ class Reductions:
             raise ValueError(f"var: {count} entries over dim {dim} leave no degrees of freedom "
                              f"with correction={correction}")
         centred = x - x.mean(axes, keepdim=True)
-        return (centred * centred).sum(axes, keepdim) * (1.0 / (count - correction))
+        out = (centred * centred).sum(axes, keepdim) * (1.0 / (count - correction))
+        return rounded_back(out, self)
 
     def std(self: SelfTensor, dim: Dims = None, keepdim: bool = False, *, correction: int = 1,
             unbiased: bool | None = None) -> SelfTensor:
@@ -101,11 +102,11 @@ class Reductions:
         """
         x = floating(self)
         if p in ("fro", 2):
-            return (x * x).sum(dim, keepdim).sqrt()
+            return rounded_back((x * x).sum(dim, keepdim).sqrt(), self)
         if p == 1:
-            return x.abs().sum(dim, keepdim)
+            return rounded_back(x.abs().sum(dim, keepdim), self)
         if isinstance(p, (int, float)) and not isinstance(p, bool) and p > 0:
-            return (x.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
+            return rounded_back((x.abs() ** p).sum(dim, keepdim) ** (1.0 / p), self)
         raise NotImplementedError(f"chaingrad.Tensor has no norm(p={p!r}) yet "
                                   "(p may be 'fro', or a number > 0)")
 
@@ -129,4 +130,4 @@ class Reductions:
         top = x._value.max(axis=axes, keepdims=True)
         top = self._constant(np.where(np.isfinite(top), top, 0).astype(top.dtype))  # inf: torch's
         total = (x - top).exp().sum(axes, keepdim=True).log() + top
-        return total if keepdim else total.squeeze(axes)
+        return rounded_back(total if keepdim else total.squeeze(axes), self)

@@ -571,9 +571,9 @@ def multinomial_exponential(generator: Any, rows: np.ndarray, num_samples: int,
 
 
 def multinomial_cdf(generator: Any, rows: np.ndarray, num_samples: int, op: str) -> np.ndarray:
-    """For each row: the cumulative sums c (in float32 for float16 rows, else in the rows'
-    dtype, added left to right), divided by their total, the last set to 1; then per
-    sample one u53 and the first index j with c[j] >= u (a binary search). Row by row, the
+    """For each row: the cumulative sums c (in float32 for float16 and bfloat16 rows, else
+    in the rows' dtype, added left to right), divided by their total, the last set to 1;
+    then per sample one u53 and the first index j with c[j] >= u (a binary search). Row by row, the
     samples of a row in order."""
     if not (rows >= 0).all():  # nan too, as in torch
         raise RuntimeError(f"{op}: invalid multinomial distribution (encountering "
@@ -581,7 +581,7 @@ def multinomial_cdf(generator: Any, rows: np.ndarray, num_samples: int, op: str)
     if not all_finite(rows):
         raise RuntimeError(f"{op}: invalid multinomial distribution (encountering "
                            "probability entry = infinity or NaN)")
-    exact = np.float32 if rows.dtype == np.float16 else rows.dtype
+    exact = np.float32 if rows.dtype.itemsize == 2 else rows.dtype  # half, bfloat16
     cumulative = np.cumsum(rows, axis=1, dtype=exact)
     totals = cumulative[:, -1:]
     if not (totals > 0).all():
@@ -599,7 +599,7 @@ def _check_multinomial(probs: np.ndarray, num_samples: int, replacement: bool,
     """torch's checks of multinomial's arguments, with its messages."""
     if probs.ndim not in (1, 2):
         raise RuntimeError(f"{op}: prob_dist must be 1 or 2 dim")
-    if probs.dtype.kind != "f":
+    if not dtypes.is_floating_dtype(probs.dtype):
         raise RuntimeError(f"{op}: multinomial only supports floating-point dtypes for "
                            f"input, got: {_torch_name(probs.dtype)}")
     if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)):
@@ -733,18 +733,19 @@ def _rounded(number: float, dtype: np.dtype) -> Any:
 
 def _via(dtype: np.dtype) -> np.dtype:
     """The dtype a float64 result passes through on its way to ``dtype``: torch converts a
-    double to half through float."""
-    return np.dtype(np.float32) if dtype == np.float16 else dtype
+    double to half (and to bfloat16) through float."""
+    return np.dtype(np.float32) if dtype.itemsize == 2 else dtype  # half and bfloat16
 
 
 def _check_floating(dtype: np.dtype, op: str, message: str | None = None) -> None:
-    if dtype.kind != "f":
+    if not dtypes.is_floating_dtype(dtype):
         text = message or f"{op} expects a floating point dtype, but got"
         raise RuntimeError(f"{op}: {text} {_torch_name(dtype)}")
 
 
 def _torch_name(dtype: np.dtype) -> str:
     """torch's name of a dtype in its messages: Float, Double, Long, ..."""
-    names = {"float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long",
-             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+    names = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+             "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+             "bool": "Bool"}
     return names.get(dtypes.of(dtype).name, dtypes.of(dtype).name)

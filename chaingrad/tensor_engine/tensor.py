@@ -92,6 +92,7 @@ from .indexing import Indexing
 from .inplace import InPlace
 from .promotion import (
     broadcasting,
+    by_a_number,
     compare,
     floating,
     lift,
@@ -99,6 +100,7 @@ from .promotion import (
     number,
     operands,
     promoted,
+    rounded_back,
 )
 from .reductions import Reductions
 from .rules import (
@@ -182,7 +184,7 @@ def leaf(data: np.ndarray, requires_grad: bool, where: str) -> Tensor:
     """A leaf of any dtype (the factories'); only a floating one may require grad."""
     out = constant(data)
     if requires_grad:
-        if data.dtype.kind != "f":
+        if not dtypes.is_floating_dtype(data.dtype):
             raise RuntimeError(f"{where}: Only Tensors of floating point dtype can require "
                                f"gradients, got {dtypes.of(data.dtype)}")
         out.requires_grad = True
@@ -215,7 +217,8 @@ def elementwise(prim: Primitive) -> Callable[..., Tensor]:
             x = floating(x)
         elif x._value.dtype is _BOOL:
             raise RuntimeError(f"{name}: Boolean inputs not supported for {name} (as in torch)")
-        return make_node(quietly(forward, x._value), (x,), prim)
+        out = make_node(quietly(forward, x._value), (x,), prim)
+        return out if x is self else rounded_back(out, self)
 
     apply.__name__ = apply.__qualname__ = name
     apply.__doc__ = prim.doc
@@ -315,6 +318,7 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         data = quietly(POW_N.on_arrays, x._value, y._value)  # x * x * x for x ** 3, as torch
         return make_node(data, (x,), POW_N.bind(n, name=f"**{other}"))
 
+    @autocast_state.casts("matmul")
     def __matmul__(self, other: Any) -> Tensor:
         """x @ y as np.matmul (1-D, 2-D, batched);  d/dx = g @ y^T, d/dy = x^T @ g
         (``tensor_engine.rules.MATMUL``).
@@ -326,8 +330,6 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         other = lift(other, self, numbers=False)
         if other is None:
             return NotImplemented
-        if autocast_state.active(self, other):  # under chaingrad.autocast: torch's rounding
-            return autocast_state.run_lowered(Tensor.__matmul__, self, other)
         a, b = self._value, other._value
         if a.dtype != b.dtype and not (a.dtype.kind == b.dtype.kind == "f"):
             raise RuntimeError(f"matmul: expected both operands to have the same dtype, got "
@@ -377,6 +379,7 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
                                "not match (b, n, m) and (b, m, p)")
         return self @ other
 
+    @autocast_state.casts("dot")
     def dot(self, other: Tensor) -> Tensor:
         """The dot product of two 1-D tensors, as torch.dot."""
         if self.ndim != 1 or getattr(other, "ndim", None) != 1:
@@ -412,6 +415,8 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         """x / y, rounded once, as torch divides;  d/dx = 1 / y, d/dy = -x / y**2
         (``tensor_engine.rules.DIV``). Integers divide into the default floating dtype, as
         in torch; by zero, it gives torch's inf, -inf or nan (0 / 0)."""
+        if (scaled := by_a_number("/", self, other)) is not None:  # bfloat16 / 3.0
+            return scaled
         both = operands("/", self, other, floating=True)
         if both is NotImplemented:
             return both
@@ -671,6 +676,8 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         x = self if dtype is None else self.to(dtype)
         if x._value.dtype.kind in "biu":
             x = x.to(dtypes.int64)
+        elif x._value.dtype.kind != "f":
+            return rounded_back(floating(x).sum(dim, keepdim), x)  # bfloat16, as torch's
         axes = normalize_axes(dim, x.ndim, "sum")
         data = quietly(SUM.on_arrays, x._value, axes, keepdim)
         return make_node(data, (x,), SUM.bind(axes, keepdim))
@@ -681,9 +688,11 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         dim, keepdim = _dims_args("mean", dim, keepdim, axis, keepdims)
         x = self if dtype is None else self.to(dtype)
         if x._value.dtype.kind != "f":
-            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be "
-                               f"either a floating point or complex dtype. Got: {x.dtype} "
-                               "(use x.float().mean())")
+            if not dtypes.is_floating_dtype(x._value.dtype):
+                raise RuntimeError("mean(): could not infer output dtype. Input dtype must "
+                                   f"be either a floating point or complex dtype. Got: "
+                                   f"{x.dtype} (use x.float().mean())")
+            return rounded_back(floating(x).mean(dim, keepdim), x)  # bfloat16, as torch's
         axes = normalize_axes(dim, x.ndim, "mean")
         count = math.prod(x.shape[a] for a in axes)
         if count == 0:
@@ -815,7 +824,8 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         dim, _ = _dims_args("softmax", dim, False, axis, None, default=-1)
         x = floating(self)
         ax = normalize_axis(dim, max(x.ndim, 1), "softmax")
-        return make_node(quietly(SOFTMAX.on_arrays, x._value, ax), (x,), SOFTMAX.bind(ax))
+        out = make_node(quietly(SOFTMAX.on_arrays, x._value, ax), (x,), SOFTMAX.bind(ax))
+        return out if x is self else rounded_back(out, self)
 
     def log_softmax(self, dim: int = -1, *, axis: int | None = None) -> Tensor:
         """x - log(sum(exp(x))) along ``dim``, computed stably;  vjp: g - softmax * sum(g)
@@ -828,8 +838,9 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         dim, _ = _dims_args("log_softmax", dim, False, axis, None, default=-1)
         x = floating(self)
         ax = normalize_axis(dim, max(x.ndim, 1), "log_softmax")
-        return make_node(quietly(LOG_SOFTMAX.on_arrays, x._value, ax), (x,),
-                         LOG_SOFTMAX.bind(ax))
+        out = make_node(quietly(LOG_SOFTMAX.on_arrays, x._value, ax), (x,),
+                        LOG_SOFTMAX.bind(ax))
+        return out if x is self else rounded_back(out, self)
 
     # ---- running sums (sorting and counting: sorting.py) ----
 
@@ -930,7 +941,7 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         if self._rule is not None and not requires_grad:
             raise RuntimeError("requires_grad_: you can only change requires_grad flags of "
                                "leaf variables; use y.detach() for a tensor without a graph")
-        if requires_grad and self._value.dtype.kind != "f":
+        if requires_grad and not dtypes.is_floating_dtype(self._value.dtype):
             raise RuntimeError(f"requires_grad_: only Tensors of floating point dtype can "
                                f"require gradients, this one is {self.dtype}")
         self.requires_grad = bool(requires_grad)
@@ -1144,7 +1155,8 @@ class Tensor(Reductions, Shaping, Indexing, Sorting, Sampling, InPlace, Conversi
         if others:
             return make_node(quietly(prim.on_arrays, *map(_value_of, inputs), *rule.params),
                              inputs, rule)
-        return make_node(quietly(prim.on_arrays, inputs[0]._value, *rule.params), inputs, rule)
+        out = make_node(quietly(prim.on_arrays, inputs[0]._value, *rule.params), inputs, rule)
+        return out if inputs[0] is self else rounded_back(out, self)
 
 
 _value_of = attrgetter("_value")

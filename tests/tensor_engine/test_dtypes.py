@@ -125,6 +125,62 @@ def test_bfloat16_promotes_as_torchs(torch, other) -> None:
     assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
 
 
+BFLOAT16_OPS = {
+    "exp": lambda L, x: x.exp(), "tanh": lambda L, x: x.tanh(),
+    "sigmoid": lambda L, x: x.sigmoid(), "relu": lambda L, x: x.relu(),
+    "softmax": lambda L, x: x.softmax(-1), "sum": lambda L, x: x.sum(-1),
+    "mean": lambda L, x: x.mean(-1),
+    "norm": lambda L, x: x.norm(), "gelu": lambda L, x: L.nn.functional.gelu(x),
+    "gelu tanh": lambda L, x: L.nn.functional.gelu(x, approximate="tanh"),
+    "leaky_relu": lambda L, x: L.nn.functional.leaky_relu(x, 0.1),
+    "x * 0.3": lambda L, x: x * 0.3, "0.3 * x": lambda L, x: 0.3 * x,
+    "x / 3": lambda L, x: x / 3, "x + 0.3": lambda L, x: x + 0.3,
+    "x - 0.3": lambda L, x: x - 0.3, "x * x": lambda L, x: x * x,
+}
+"""Ops on bfloat16 that give torch's numbers bit for bit, forward and backward: torch's
+kernels compute bfloat16 in float32 and round the result (and the gradient) once, and so
+does chaingrad (``promotion.floating`` and ``rounded_back``)."""
+
+
+@pytest.mark.parametrize("name", sorted(BFLOAT16_OPS))
+def test_ops_on_bfloat16_are_torchs_bit_for_bit(torch, name) -> None:
+    array = np.random.default_rng(0).normal(size=(6, 50)).astype(np.float32)
+    results = []
+    for lib in (chaingrad, torch):
+        x = lib.tensor(array).bfloat16().requires_grad_()
+        out = BFLOAT16_OPS[name](lib, x)
+        weights = np.linspace(-1, 1, out.numel(), dtype=np.float32).reshape(tuple(out.shape))
+        (out.float() * lib.tensor(weights)).sum().backward()
+        results.append([out, x.grad])
+    for ours, theirs in zip(*results):
+        assert ours.dtype == chaingrad.bfloat16 and theirs.dtype == torch.bfloat16
+        np.testing.assert_array_equal(ours.detach().float().numpy(),
+                                      theirs.detach().float().numpy())
+
+
+def test_a_bfloat16_input_of_a_wider_op_gets_a_bfloat16_gradient(torch) -> None:
+    """torch rounds each gradient to its input's dtype: bfloat16 + float32 is float32, and
+    the gradient of the bfloat16 side is rounded; cat promotes the same way."""
+    a, b = np.random.default_rng(1).normal(size=(2, 5)).astype(np.float32)
+    grads = []
+    for lib in (chaingrad, torch):
+        x = lib.tensor(a).bfloat16().requires_grad_()
+        y = x + lib.tensor(b)
+        assert y.dtype == lib.float32
+        (y * lib.tensor(b) + lib.cat([x, lib.tensor(b)]).sum()).sum().backward()
+        grads.append(x.grad.float().numpy())
+    np.testing.assert_array_equal(*grads)
+
+
+def test_multinomial_draws_from_bfloat16_probabilities_as_torchs(torch) -> None:
+    probs = np.random.default_rng(2).random((3, 7)).astype(np.float32)
+    draws = []
+    for lib in (chaingrad, torch):
+        gen = lib.Generator().manual_seed(5)
+        draws.append(lib.multinomial(lib.tensor(probs).bfloat16(), 1, generator=gen).tolist())
+    assert draws[0] == draws[1]
+
+
 def test_without_ml_dtypes_bfloat16_says_which_extra_brings_it(run_python) -> None:
     result = run_python("import sys; sys.modules['ml_dtypes'] = None\n"
                         "import chaingrad\n"
