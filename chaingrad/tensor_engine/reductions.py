@@ -24,6 +24,7 @@ import numpy as np
 
 from .arrays import Dims, SelfTensor, normalize_axes
 from .promotion import floating
+from .reduction_order import norm_sum
 
 
 class Reductions:
@@ -92,7 +93,8 @@ class Reductions:
     def norm(self: SelfTensor, p: Any = "fro", dim: Dims = None,
              keepdim: bool = False) -> SelfTensor:
         """The p-norm over ``dim`` (all entries if None): p=2 (or 'fro') is
-        sqrt(sum(x**2)), p=1 sum(|x|), else sum(|x|**p)**(1/p); composed of primitives.
+        sqrt(sum(x**2)), p=1 sum(|x|), else sum(|x|**p)**(1/p); composed of primitives,
+        float32 and float64 sums added in torch's order (``reduction_order.norm_sum``).
 
         Example:
             >>> from chaingrad import Tensor
@@ -100,12 +102,13 @@ class Reductions:
             5.0
         """
         x = floating(self)
+        axes = normalize_axes(dim, x.ndim, "norm")
         if p in ("fro", 2):
-            return (x * x).sum(dim, keepdim).sqrt()
+            return norm_sum(x, 2, axes, keepdim, x._value).sqrt()
         if p == 1:
-            return x.abs().sum(dim, keepdim)
+            return norm_sum(x, 1, axes, keepdim, x._value)
         if isinstance(p, (int, float)) and not isinstance(p, bool) and p > 0:
-            return (x.abs() ** p).sum(dim, keepdim) ** (1.0 / p)
+            return norm_sum(x, p, axes, keepdim, x._value) ** (1.0 / p)
         raise NotImplementedError(f"chaingrad.Tensor has no norm(p={p!r}) yet "
                                   "(p may be 'fro', or a number > 0)")
 
