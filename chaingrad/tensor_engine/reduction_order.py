@@ -20,7 +20,9 @@ thread), bit for bit, over sizes, layouts and dims, in float32 and float64
   ``ROUNDED_TAIL`` when there are that many, squared and rounded as everywhere else.
 - ord 2 anywhere else (a strided view, dims that are not the last ones), ord 1 and any
   other p: **one at a time**, in memory order, fastest-moving dim first (ATen's
-  ``binary_kernel_reduce``), each square rounded.
+  ``binary_kernel_reduce``), each square rounded; a norm of all of a tensor, of
+  ``GRAIN_SIZE`` entries or more, split between torch's threads (``get_num_threads()``:
+  the same on one thread and on several when chaingrad is told torch's number).
 
 The root is taken in the same float type; ``ord`` inf, -inf and 0 have no rounding to
 order. 32 bytes is the width of ATen's vectors on x86-64 for every CPU capability (torch's
@@ -50,10 +52,16 @@ import numpy as np
 from ..declaration import define
 from .arrays import quietly
 from .rules import expand, kept_shape
+from .threads import get_num_threads
 
 LANE_BYTES = 32
 """The width of torch's vectors as its reductions use them on x86-64 (ATen's
 ``Vectorized<float>::size()`` is 8)."""
+
+GRAIN_SIZE = 32768
+"""The fewest entries torch gives each of its threads when it splits one sum between them
+(ATen's ``GRAIN_SIZE``): a sum of one output added one at a time, of this many entries or
+more, on several threads."""
 
 ROUNDED_TAIL = 4
 """Of the entries left over after the lanes' last whole row, if there are at least this
@@ -72,10 +80,20 @@ def exact_sum(rows: np.ndarray) -> np.ndarray:
 
 def sum_one_at_a_time(rows: np.ndarray) -> np.ndarray:
     """Each row's sum (over the last axis), adding its entries one at a time in order, every
-    addition rounded to the rows' type (numpy's running sum: its last entry)."""
-    if rows.shape[-1] == 0:
-        return np.zeros(rows.shape[:-1], dtype=rows.dtype)
-    return np.add.accumulate(rows, axis=-1)[..., -1]
+    addition rounded to the rows' type (numpy's running sum: its last entry). One row of
+    ``GRAIN_SIZE`` entries or more, on several threads (``get_num_threads()``), is cut
+    into as many pieces as torch's threads take (at most one per ``GRAIN_SIZE`` entries),
+    each added from 0, then the pieces' sums added in order."""
+    n = rows.shape[-1]
+    total = np.zeros(rows.shape[:-1], dtype=rows.dtype)
+    if n == 0:
+        return total
+    one_row = rows.size == n
+    pieces = min(get_num_threads(), -(-n // GRAIN_SIZE)) if one_row and n >= GRAIN_SIZE else 1
+    size = -(-n // pieces)
+    for start in range(0, n, size):
+        total = total + np.add.accumulate(rows[..., start:start + size], axis=-1)[..., -1]
+    return total
 
 
 def sum_of_squares_in_lanes(rows: np.ndarray) -> np.ndarray:

@@ -99,16 +99,18 @@ def test_the_exact_sum_is_not_torch_s():
 
 @pytest.fixture(autouse=True)
 def one_thread(request):
-    """torch on one thread: on more, it splits a one-at-a-time sum of 32768 entries or more
-    between its threads (chaingrad adds as one thread does)."""
+    """torch and chaingrad on one thread each: on more, a one-at-a-time sum of 32768 entries
+    or more is split between the threads (``test_a_long_sum_...``)."""
     if "torch" not in request.fixturenames:
         yield
         return
     torch = request.getfixturevalue("torch")
-    threads = torch.get_num_threads()
+    threads = torch.get_num_threads(), chaingrad.get_num_threads()
     torch.set_num_threads(1)
+    chaingrad.set_num_threads(1)
     yield
-    torch.set_num_threads(threads)
+    torch.set_num_threads(threads[0])
+    chaingrad.set_num_threads(threads[1])
 
 
 def same_bits(ours, theirs) -> bool:
@@ -159,6 +161,27 @@ def test_norms_over_dims_of_views_are_torch_s(torch, dtype, shape, view):
             assert same_bits(chaingrad.norm(ours, 1, dim), torch.norm(theirs, 1, dim)), dim
     assert same_bits(ours.norm(), theirs.norm())
     assert same_bits(chaingrad.linalg.norm(ours), torch.linalg.norm(theirs))
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_a_long_sum_one_at_a_time_is_split_between_threads_as_torch_s(torch, threads):
+    """On several threads torch cuts a one-at-a-time sum of one output (a 1-norm, a 2-norm of
+    a strided view) into a piece per thread; told the same number, chaingrad cuts the same."""
+    before = chaingrad.get_num_threads(), torch.get_num_threads()
+    chaingrad.set_num_threads(threads)
+    torch.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(6)
+        for n in (32767, 32768, 65537, 300001):
+            x = rng.standard_normal(2 * n).astype(np.float32)
+            for view in (lambda t, n=n: t[:n], lambda t: t[::2]):  # contiguous, strided
+                ours, theirs = view(chaingrad.tensor(x)), view(torch.from_numpy(x))
+                for ord in (1, 2):
+                    expected = torch.linalg.vector_norm(theirs, ord)
+                    assert same_bits(chaingrad.linalg.vector_norm(ours, ord), expected), n
+    finally:
+        chaingrad.set_num_threads(before[0])
+        torch.set_num_threads(before[1])
 
 
 def test_one_entry_is_its_magnitude_as_torch_s(torch):
