@@ -251,6 +251,9 @@ def norm_in_torch_order(x: np.ndarray, ord: float) -> np.ndarray:  # noqa: A002 
 
 
 def _norm_in_torch_order(x: np.ndarray, ord: float) -> np.ndarray:  # noqa: A002
+    axes, in_lanes = summation_order(x, tuple(range(x.ndim)))
+    if ord == 2 and x.size != 1:  # the usual norm first: it needs no |x|
+        return np.asarray(np.sqrt(sum_of_squares_on_arrays(x, axes, False, in_lanes)))
     magnitudes = np.abs(x)
     if ord == math.inf:
         return np.asarray(magnitudes.max(initial=0), dtype=x.dtype)
@@ -260,9 +263,6 @@ def _norm_in_torch_order(x: np.ndarray, ord: float) -> np.ndarray:  # noqa: A002
         return np.asarray(np.count_nonzero(x), dtype=x.dtype)
     if x.size == 1:  # torch's |x| for one entry (no square to overflow)
         return magnitudes.reshape(())
-    axes, in_lanes = summation_order(x, tuple(range(x.ndim)))
-    if ord == 2:
-        return np.asarray(np.sqrt(sum_of_squares_on_arrays(x, axes, False, in_lanes)))
     if ord == 1:
         return np.asarray(sum_in_order_on_arrays(magnitudes, axes, False))
     # torch raises each |x| to ord with C's pow (powf in float32: the same as pow's float64
