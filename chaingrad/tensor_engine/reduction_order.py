@@ -267,7 +267,14 @@ def _norm_in_torch_order(x: np.ndarray, ord: float) -> np.ndarray:  # noqa: A002
         return np.asarray(sum_in_order_on_arrays(magnitudes, axes, False))
     # torch raises each |x| to ord with C's pow (powf in float32: the same as pow's float64
     # result rounded once), as Python's ** does; numpy's power may differ in the last bit
-    terms = np.array([m ** ord for m in magnitudes.ravel().tolist()]).astype(x.dtype)
+    terms = np.array([_pow(m, ord) for m in magnitudes.ravel().tolist()]).astype(x.dtype)
     terms = terms.reshape(x.shape)
     root = float(np.float32(1) / np.float32(ord)) if x.dtype == np.float32 else 1.0 / ord
-    return np.asarray(float(sum_in_order_on_arrays(terms, axes, False)) ** root, dtype=x.dtype)
+    return np.asarray(_pow(float(sum_in_order_on_arrays(terms, axes, False)), root),
+                      dtype=x.dtype)
+
+
+def _pow(base: float, exponent: float) -> float:
+    """C's pow(base, exponent) for a base >= 0: Python's ``**``, with inf for 0 to a
+    negative power (where Python raises)."""
+    return math.inf if base == 0 and exponent < 0 else base**exponent

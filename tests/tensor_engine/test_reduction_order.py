@@ -119,7 +119,7 @@ def same_bits(ours, theirs) -> bool:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("ord", [2, 1, math.inf, 3.0, 0.5])
+@pytest.mark.parametrize("ord", [2, 1, math.inf, 3.0, 0.5, -1.0])
 def test_vector_norm_of_a_vector_is_torch_s(torch, dtype, ord):
     rng = np.random.default_rng(2)
     for n in SIZES + ([2_000_000] if ord in (1, 2) else []):
@@ -190,6 +190,9 @@ def test_one_entry_is_its_magnitude_as_torch_s(torch):
     expected = torch.linalg.vector_norm(torch.from_numpy(x), dim=1)
     assert same_bits(chaingrad.linalg.vector_norm(chaingrad.tensor(x), dim=1), expected)
     assert norm_in_torch_order(x[:1], 2) == np.float32(1e20)
+    zero = np.array([0.0, 2.0, -3.0], dtype=np.float32)  # |0| ** -1 is inf, the norm 0
+    assert same_bits(norm_in_torch_order(zero, -1.0),
+                     torch.linalg.vector_norm(torch.from_numpy(zero), -1.0))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
