@@ -11,12 +11,13 @@ import chaingrad
 from chaingrad import rules
 from chaingrad.declaration import GENERIC_FORMULA
 from chaingrad.formulas import Symbol, derive, reading, shown
-from chaingrad.tensor_engine import linalg
+from chaingrad.tensor_engine import linalg, reduction_order
 from chaingrad.tensor_engine import rules as tensor_rules
 
 PACKAGE = Path(chaingrad.__file__).parent
 EVERY_PRIMITIVE = (*rules.PRIMITIVES, *tensor_rules.PRIMITIVES,
-                   linalg.INV, linalg.DET, linalg.SOLVE)
+                   linalg.INV, linalg.DET, linalg.SOLVE,
+                   reduction_order.SUM_OF_SQUARES, reduction_order.SUM_IN_ORDER)
 
 
 def declared_formulas(path: Path) -> list[str]:

@@ -38,6 +38,7 @@ from ..formulas import shown
 from . import dtypes
 from .arrays import ARRAY_TYPES, normalize_axes, quietly
 from .factories import tensor_argument
+from .reduction_order import norm_sum
 from .tensor import Tensor, make_node
 
 # ---- the primitives ----
@@ -176,7 +177,9 @@ def vector_norm(x: Any, ord: float = 2, dim: Any = None,  # noqa: A002 - torch's
     """The ``ord``-norm of the entries over ``dim`` (all of them if None) as vectors, as
     torch.linalg.vector_norm: sum(|x|**ord)**(1/ord); inf the largest |x|, -inf the
     smallest, 0 the number of nonzero entries. Composed of primitives; at a zero vector the
-    gradient is 0, as torch's (not the 0/0 of the formula).
+    gradient is 0, as torch's (not the 0/0 of the formula). float32 and float64 sums are
+    added in the order torch adds them, so the norm has torch's rounding to the bit
+    (``tensor_engine/reduction_order.py``).
 
     Example:
         >>> import chaingrad as torch
@@ -198,14 +201,18 @@ def vector_norm(x: Any, ord: float = 2, dim: Any = None,  # noqa: A002 - torch's
         return magnitude.amin(axes, keepdim)
     if ord == 0:
         return (magnitude != 0).to(t.dtype).sum(axes, keepdim)
+    if t.numel() and all(t.shape[a] == 1 for a in axes):  # one entry each: torch's |x|
+        return magnitude if keepdim else magnitude.squeeze(axes)
+    # the sums added in torch's order (reduction_order.py): its float32 rounding
+    layout = t._value
     if ord == 1:
-        return magnitude.sum(axes, keepdim)
+        return norm_sum(t, 1, axes, keepdim, layout)
     # a zero vector: the norm of ones instead, then 0, so that its gradient is 0 as torch's
     # (the formula's is 0/0 there)
     zero = magnitude._value.sum(axis=axes, keepdims=True) == 0 if ord > 0 else np.False_
     if zero.any():
         t = t.where(~zero, 1.0)
-    total = (t * t if ord == 2 else t.abs() ** ord).sum(axes, keepdim)
+    total = norm_sum(t, ord, axes, keepdim, layout)
     out = total.sqrt() if ord == 2 else total ** (1.0 / ord)
     return out.where(~(zero if keepdim else zero.squeeze(axis=axes)), 0.0) if zero.any() else out
 
@@ -263,9 +270,8 @@ def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False,  # noq
     if isinstance(dim, (int, np.integer)) and not isinstance(dim, bool):
         dim = (dim,)
     if dim is None:
-        if ord is None:
-            return vector_norm(a.reshape(-1), 2, 0, False).reshape((1,) * a.ndim if keepdim
-                                                                   else ())
+        if ord is None:  # over all dims as they lie in memory, not flattened: torch's order
+            return vector_norm(a, 2, None, keepdim)
         if a.ndim not in (1, 2):
             raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input "
                                f"must be 1D or 2D. Got {a.ndim}D.")

@@ -24,6 +24,7 @@ import numpy as np
 
 from .arrays import Dims, SelfTensor, normalize_axes
 from .promotion import floating, rounded_back
+from .reduction_order import norm_sum
 
 
 class Reductions:
@@ -93,7 +94,8 @@ class Reductions:
     def norm(self: SelfTensor, p: Any = "fro", dim: Dims = None,
              keepdim: bool = False) -> SelfTensor:
         """The p-norm over ``dim`` (all entries if None): p=2 (or 'fro') is
-        sqrt(sum(x**2)), p=1 sum(|x|), else sum(|x|**p)**(1/p); composed of primitives.
+        sqrt(sum(x**2)), p=1 sum(|x|), else sum(|x|**p)**(1/p); composed of primitives,
+        float32 and float64 sums added in torch's order (``reduction_order.norm_sum``).
 
         Example:
             >>> from chaingrad import Tensor
@@ -101,12 +103,13 @@ class Reductions:
             5.0
         """
         x = floating(self)
+        axes = normalize_axes(dim, x.ndim, "norm")
         if p in ("fro", 2):
-            return rounded_back((x * x).sum(dim, keepdim).sqrt(), self)
+            return rounded_back(norm_sum(x, 2, axes, keepdim, x._value).sqrt(), self)
         if p == 1:
-            return rounded_back(x.abs().sum(dim, keepdim), self)
+            return rounded_back(norm_sum(x, 1, axes, keepdim, x._value), self)
         if isinstance(p, (int, float)) and not isinstance(p, bool) and p > 0:
-            return rounded_back((x.abs() ** p).sum(dim, keepdim) ** (1.0 / p), self)
+            return rounded_back(norm_sum(x, p, axes, keepdim, x._value) ** (1.0 / p), self)
         raise NotImplementedError(f"chaingrad.Tensor has no norm(p={p!r}) yet "
                                   "(p may be 'fro', or a number > 0)")
 

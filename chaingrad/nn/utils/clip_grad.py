@@ -8,6 +8,10 @@ above ``max_norm``, scales every gradient down by the same factor::
     total = norm([norm(p.grad) for p in parameters])          (of order norm_type)
     p.grad = p.grad * min(1, max_norm / (total + 1e-6))
 
+Each norm is computed as torch computes it, in the gradients' float type and in the order
+torch adds (``tensor_engine/reduction_order.py``): where the clipping starts, and so every
+later step of a program that clips, follows torch's rounding.
+
 ``clip_grad_value_`` clamps each entry into ``[-clip_value, clip_value]``. Both change the
 gradients in place, as torch's do, and record no graph.
 
@@ -35,6 +39,7 @@ import numpy as np
 from ...errors import NonFiniteNormError
 from ...gradmode import no_grad
 from ...tensor_engine import Tensor
+from ...tensor_engine.reduction_order import norm_in_torch_order, torch_orders
 from ...tensor_engine.tensor import constant
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
@@ -71,8 +76,14 @@ def get_total_norm(tensors: Tensor | Iterable[Tensor], norm_type: float = 2.0,
         raise TypeError(f"get_total_norm: expected floating-point tensors, got "
                         f"{sorted({str(a.dtype) for a in arrays})}")
     dtype = np.result_type(*arrays)
-    each = [_norm(a.astype(np.float64).ravel(), order) for a in arrays]
-    total = _norm(np.array(each, dtype=np.float64), order)
+    if torch_orders(dtype) and all(torch_orders(a.dtype) for a in arrays):
+        # as torch: each gradient's norm in its own type, then the norm of their stack, each
+        # added in torch's order (its float32 rounding moves where clipping starts)
+        each = [norm_in_torch_order(a, order) for a in arrays]
+        total = float(norm_in_torch_order(np.stack(each).astype(dtype), order))
+    else:
+        each = [_norm(a.astype(np.float64).ravel(), order) for a in arrays]
+        total = _norm(np.array(each, dtype=np.float64), order)
     if error_if_nonfinite and not math.isfinite(total):
         raise NonFiniteNormError(
             f"clip_grad_norm_: the total norm of order {order} of the gradients is {total}, "
