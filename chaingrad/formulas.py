@@ -32,7 +32,7 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-F = TypeVar("F", bound=Callable[..., Any])
+Helper = TypeVar("Helper", bound=Callable[..., Any])
 
 BINDS_ATOM, BINDS_POWER, BINDS_UNARY, BINDS_PRODUCT = 9, 8, 7, 6
 BINDS_SUM, BINDS_AND, BINDS_COMPARISON = 5, 4, 3
@@ -187,7 +187,7 @@ def derive(vjp: Callable[..., tuple], inputs: int, params: tuple[str, ...]) -> t
     return tuple(_text(g) for g in grads)
 
 
-def shown(template: str = "") -> Callable[[F], F]:
+def shown(template: str = "") -> Callable[[Helper], Helper]:
     """Mark a helper of the rules to appear in formulas as a call by its name, or as
     ``template`` (``"{0}.mT"``: its arguments put in), rather than as what its body does.
     The helper itself is returned unchanged.
@@ -199,7 +199,7 @@ def shown(template: str = "") -> Callable[[F], F]:
         ('out.grad @ x.data.mT',)
     """
 
-    def mark(helper: F) -> F:
+    def mark(helper: Helper) -> Helper:
         helper.shown_as = template or helper.__name__ + "({})"  # type: ignore[attr-defined]
         return helper
 
