@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -24,8 +24,6 @@ from . import dtypes, sampling
 from .arrays import quietly, size_of, to_array
 from .devices import check_device
 from .tensor import Tensor, leaf
-
-_Result = TypeVar("_Result")  # what a function wrapped by with_out gives
 
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
@@ -52,12 +50,11 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return leaf(array, False, "as_tensor")
 
 
-def with_out(fn: Callable[..., _Result]) -> Callable[..., _Result]:
+def with_out(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """``fn`` taking torch's ``out=``: the result is written into that tensor (resized to
     the result's shape if need be), which is returned; as in torch, not while the inputs
-    record a graph. A function that gives torch's namedtuple (``max`` along a dim gives
-    ``(values, indices)``) takes a tuple of as many tensors, each written, and gives them
-    back as that namedtuple.
+    record a graph. (Typed as giving a Tensor; ``with_outs`` is the same for a function that
+    gives torch's namedtuple.)
 
     Example:
         >>> @with_out
@@ -67,6 +64,18 @@ def with_out(fn: Callable[..., _Result]) -> Callable[..., _Result]:
         >>> double(ones(2), out=y) is y, y.tolist()
         (True, [2.0, 2.0])
     """
+    return _taking_out(fn)
+
+
+def with_outs(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``with_out`` for a function that gives torch's namedtuple (``max`` along a dim gives
+    ``(values, indices)``): ``out`` is a tuple of as many tensors, each written, given back
+    as that namedtuple."""
+    return _taking_out(fn)
+
+
+def _taking_out(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` taking ``out=`` (see ``with_out``)."""
 
     @functools.wraps(fn)
     def call(*args: Any, out: Any = None, **kwargs: Any) -> Any:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..declaration import Primitive
 from ..rules import functions_in
-from .factories import tensor_argument, with_out
+from .factories import tensor_argument, with_out, with_outs
 from .tensor import Tensor
 
 _tensor = functools.partial(tensor_argument, numbers=True)
@@ -179,13 +179,13 @@ def std(input: Any, dim: Any = None, keepdim: bool = False, *,  # noqa: A002
     return _tensor(input, "std").std(dim, keepdim, correction=correction, unbiased=unbiased)
 
 
-@with_out
+@with_outs
 def max_(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """The largest entry, or ``(values, indices)`` along ``dim`` (``chaingrad.max``)."""
     return _tensor(input, "max").max(dim, keepdim)
 
 
-@with_out
+@with_outs
 def min_(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A002
     """The smallest entry, or ``(values, indices)`` along ``dim`` (``chaingrad.min``)."""
     return _tensor(input, "min").min(dim, keepdim)
@@ -259,7 +259,7 @@ def cumsum(input: Any, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
     return _tensor(input, "cumsum").cumsum(dim, dtype=dtype)
 
 
-@with_out
+@with_outs
 def sort(input: Any, dim: int = -1, descending: bool = False, *,  # noqa: A002
          stable: bool = False) -> Any:
     """``(values, indices)`` of the entries along ``dim`` in order (see ``Tensor.sort``)."""
@@ -272,7 +272,7 @@ def argsort(input: Any, dim: int = -1, descending: bool = False, *,  # noqa: A00
     return _tensor(input, "argsort").argsort(dim, descending, stable=stable)
 
 
-@with_out
+@with_outs
 def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
          sorted: bool = True) -> Any:  # noqa: A002
     """``(values, indices)`` of the ``k`` largest entries along ``dim`` (see
