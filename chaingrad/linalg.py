@@ -14,8 +14,18 @@ Example:
 
 from . import torch_names
 from .errors import LinAlgError
-from .tensor_engine.linalg import det, inv, matrix_norm, norm, solve, vector_norm
+from .tensor_engine.linalg import (
+    det,
+    inv,
+    matrix_norm,
+    norm,
+    solve,
+    svd,
+    svdvals,
+    vector_norm,
+)
 
-__all__ = ["LinAlgError", "det", "inv", "matrix_norm", "norm", "solve", "vector_norm"]
+__all__ = ["LinAlgError", "det", "inv", "matrix_norm", "norm", "solve", "svd", "svdvals",
+           "vector_norm"]
 
 __getattr__ = torch_names.submodules_on_use("chaingrad.linalg", (), torch_names.LINALG)

@@ -469,6 +469,31 @@ def linalg_norm_cases(draw, matrix: bool = False):
     return Case((draw(_untied(shape)),), {"ord": ord_, "dim": dims})
 
 
+@st.composite
+def spread_matrix_cases(draw, ords: tuple = ()):
+    """Matrices (m and n of 1 to 4, a batch of them or not) whose singular values are far
+    apart and from 0 (where U, S and Vh are smooth): entries in [-0.5, 0.5] plus 5, 10, 15,
+    20 down the diagonal, so that each singular value is within 2 of its own. With
+    ``ords``, a matrix norm's ord (one of them) and its two dims."""
+    m, n = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    batch = draw(st.sampled_from([(), (2,)]))
+    a = draw(_array(batch + (m, n), ((-0.5, 0.5),))) + 5 * np.eye(m, n) * np.arange(1, n + 1)
+    if not ords:
+        return Case((a,))
+    dims = draw(st.sampled_from([(-2, -1), (-1, -2)] + [(1, 2), (2, 1)] * bool(batch)))
+    return Case((a,), {"ord": draw(st.sampled_from(ords)), "dim": dims})
+
+
+def _squares_of_svd(lib: Any, a: Any, full_matrices: bool = False) -> Any:
+    """The singular values with the squares of U's and Vh's first k columns and rows,
+    side by side: what does not depend on the sign of each singular vector (torch's and
+    LAPACK builds' choices differ)."""
+    u, s, vh = lib.linalg.svd(a, full_matrices=full_matrices)
+    k, batch = s.shape[-1], tuple(s.shape[:-1])
+    return lib.cat([(u[..., :k] ** 2).reshape(batch + (-1,)), s,
+                    (vh[..., :k, :] ** 2).reshape(batch + (-1,))], -1)
+
+
 def _weighted(pieces: Any, lib: Any, dim: int) -> Any:
     """The pieces of a split joined again, each scaled by its place (so that a gradient that
     reached the wrong piece would show)."""
@@ -671,6 +696,19 @@ OPS: list[TensorOp] = [
     TensorOp("linalg.norm", lambda x, ord, dim: chaingrad.linalg.norm(x, ord, dim),
              lambda x, ord, dim: T.linalg.norm(x, ord, dim),
              lambda: linalg_norm_cases(matrix=True)),
+    # the singular values and vectors: svd's three outputs, each a primitive
+    TensorOp("linalg.svdvals", lambda a: chaingrad.linalg.svdvals(a),
+             lambda a: T.linalg.svdvals(a), spread_matrix_cases),
+    *(TensorOp(f"linalg.svd{'_full' * full}", lambda a, full=full: _squares_of_svd(
+        chaingrad, a, full), lambda a, full=full: _squares_of_svd(T, a, full),
+        spread_matrix_cases) for full in (False, True)),
+    TensorOp("linalg.matrix_norm_svd",
+             lambda x, ord, dim: chaingrad.linalg.matrix_norm(x, ord, dim),
+             lambda x, ord, dim: T.linalg.matrix_norm(x, ord, dim),
+             lambda: spread_matrix_cases(("nuc", 2, -2))),
+    TensorOp("linalg.norm_svd", lambda x, ord, dim: chaingrad.linalg.norm(x, ord, dim),
+             lambda x, ord, dim: T.linalg.norm(x, ord, dim),
+             lambda: spread_matrix_cases(("nuc", 2, -2))),
     TensorOp("binary_cross_entropy",
              lambda x, t: chaingrad.nn.functional.binary_cross_entropy(x, t, reduction="none"),
              lambda x, t: T.nn.functional.binary_cross_entropy(x, t, reduction="none"),

@@ -28,6 +28,7 @@ Example:
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,8 @@ from ..errors import LinAlgError
 from . import dtypes
 from .arrays import ARRAY_TYPES, normalize_axes, quietly
 from .factories import tensor_argument
-from .tensor import Tensor, make_node
+from .functions import cat
+from .tensor import Tensor, constant, make_node
 
 # ---- the primitives ----
 
@@ -62,8 +64,9 @@ def det_on_arrays(a: np.ndarray) -> np.ndarray:
 @define("det", ("(out.grad * out.data)[..., None, None] * matrix_inverse(x.data).mT",),
         array=det_on_arrays, forward=det_on_arrays, exact=False, saves=("x out",))
 def DET(xs, out, g):
-    """det(A);  dA = g det(A) A^-T (Jacobi's formula, for an invertible A)."""
-    return ((g * out)[..., None, None] * matrix_inverse(xs[0]).mT,)
+    """det(A);  dA = g det(A) A^-T (Jacobi's formula, for an invertible A; at a singular
+    one, torch's numbers: see ``det_backward``)."""
+    return (det_backward(xs[0], out, g),)
 
 
 def solve_on_arrays(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -214,8 +217,8 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: tuple[int, int] = (-2, -1),  # no
                 keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """The ``ord``-norm of the matrices over the two dims ``dim``, as
     torch.linalg.matrix_norm: 'fro' sqrt(sum(|a|**2)); 1 (-1) the largest (smallest) sum
-    of |a| down a column, inf (-inf) along a row. Composed of primitives. 'nuc', 2 and
-    -2 need singular values, which chaingrad does not have yet.
+    of |a| down a column, inf (-inf) along a row; 'nuc' the sum of the singular values, 2
+    (-2) the largest (smallest) of them (``svdvals``). Composed of primitives.
 
     Example:
         >>> import chaingrad as torch
@@ -223,6 +226,8 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: tuple[int, int] = (-2, -1),  # no
         >>> norm = torch.linalg.matrix_norm
         >>> norm(A, ord=1).item(), norm(A, ord=float("inf")).item()
         (6.0, 7.0)
+        >>> round(norm(A, ord="nuc").item(), 4), round(norm(A, ord=2).item(), 4)
+        (7.0711, 5.1167)
     """
     a = _floating(A, "linalg.matrix_norm", dtype)
     if a.ndim < 2:
@@ -236,9 +241,16 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: tuple[int, int] = (-2, -1),  # no
                            f"{dim[1]})")
     if ord == "fro":
         return vector_norm(a, 2, (rows, cols), keepdim)
-    if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"chaingrad.linalg has no matrix_norm(ord={ord!r}) yet (it "
-                                  "needs singular values); ord may be 'fro', 1, -1, inf or -inf")
+    if ord in ("nuc", 2, -2):  # of the singular values: their sum, the largest, the smallest
+        others = tuple(d for d in range(a.ndim) if d not in (rows, cols))
+        values = svdvals(a.permute(others + (rows, cols)))
+        out = values.sum(-1) if ord == "nuc" else values.amax(-1) if ord == 2 else values.amin(-1)
+        if not keepdim:
+            return out
+        kept = list(out.shape)
+        for d in sorted((rows, cols)):
+            kept.insert(d, 1)
+        return out.reshape(kept)
     if ord not in (1, -1, math.inf, -math.inf):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     summed, across = (rows, cols) if abs(ord) == 1 else (cols, rows)
@@ -338,3 +350,217 @@ def _first_zero_pivot(matrix: np.ndarray) -> int | None:
         u[[k, row]] = u[[row, k]]
         u[k + 1:, k:] -= np.outer(u[k + 1:, k] / u[k, k], u[k, k:])
     return None
+
+
+# ---- singular values: svd and svdvals; det at a singular matrix ----
+#
+# A = U diag(S) Vh has three outputs, and a node has one: U, S and Vh are each a node of A,
+# with a rule of its own. torch's svd_backward is linear in the three cotangents (the
+# terms of gU, gS and gVh add up), so that the three rules together give torch's gradient.
+
+svd_result = namedtuple("linalg_svd", ["U", "S", "Vh"])
+"""What ``svd`` returns, as torch's ``torch.return_types.linalg_svd``."""
+
+
+def svd_on_arrays(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """U, S, Vh of each matrix of ``a``, thin (k = min(m, n) columns of U, rows of Vh), S
+    descending: numpy's LAPACK gesdd, torch's default on a CPU."""
+    return quietly(np.linalg.svd, a, False)
+
+
+def singular_u_on_arrays(a: np.ndarray) -> np.ndarray:
+    """U of the thin SVD of each matrix of ``a``."""
+    return svd_on_arrays(a)[0]
+
+
+def singular_values_on_arrays(a: np.ndarray) -> np.ndarray:
+    """S of the SVD of each matrix of ``a``, descending."""
+    return svd_on_arrays(a)[1]
+
+
+def singular_vh_on_arrays(a: np.ndarray) -> np.ndarray:
+    """Vh of the thin SVD of each matrix of ``a``."""
+    return svd_on_arrays(a)[2]
+
+
+@define("svd_U", ("svd_backward(x.data, out.grad, None, None)",), array=singular_u_on_arrays,
+        forward=singular_u_on_arrays, exact=False, saves=("x",))
+def SVD_U(xs, out, g):
+    """U of A = U diag(S) Vh;  dA from g_U alone (``svd_backward``)."""
+    return (svd_backward(xs[0], g, None, None),)
+
+
+@define("svd_S", ("svd_backward(x.data, None, out.grad, None)",),
+        array=singular_values_on_arrays, forward=singular_values_on_arrays, exact=False,
+        saves=("x",))
+def SVD_S(xs, out, g):
+    """S of A = U diag(S) Vh;  dA = U diag(g) Vh (``svd_backward``)."""
+    return (svd_backward(xs[0], None, g, None),)
+
+
+@define("svd_Vh", ("svd_backward(x.data, None, None, out.grad)",), array=singular_vh_on_arrays,
+        forward=singular_vh_on_arrays, exact=False, saves=("x",))
+def SVD_VH(xs, out, g):
+    """Vh of A = U diag(S) Vh;  dA from g_Vh alone (``svd_backward``)."""
+    return (svd_backward(xs[0], None, None, g),)
+
+
+def svd_backward(a: Any, grad_u: Any, grad_s: Any, grad_vh: Any) -> Any:
+    """dA from the gradients of the thin SVD's U, S and Vh (None: that output has none), as
+    torch's ``svd_backward``. With E[j, k] = S_k**2 - S_j**2 (1 on the diagonal) and
+    skew(X) = X - X^T:
+
+        dA = U [(skew(U^T gU) / E) S + S (skew(Vh gVh^T) / E) + diag(gS)] Vh
+             + (I - U U^T) gU S^-1 Vh        (m > n)
+             + U S^-1 gVh (I - Vh^T Vh)      (m < n)
+
+    It needs distinct singular values for gU and gVh (E divides), and nonzero ones for a
+    rectangular A; gS alone needs neither. On arrays the SVD is computed again; on Tensors
+    it is ``svd``'s nodes, so that the rule differentiates again.
+    """
+    u, s, vh = thin_svd(a)
+    m, n = a.shape[-2], a.shape[-1]
+    if grad_u is None and grad_vh is None:
+        return u @ (grad_s[..., :, None] * vh) if m >= n else (u * grad_s[..., None, :]) @ vh
+    squares = s * s
+    gaps = squares[..., None, :] - squares[..., :, None] + _identity(s, s.shape[-1])
+    inner: Any = 0
+    if grad_u is not None:
+        product = u.mT @ grad_u
+        inner = (product - product.mT) / gaps * s[..., None, :]
+    if grad_vh is not None:
+        product = vh @ grad_vh.mT
+        inner = inner + s[..., :, None] * ((product - product.mT) / gaps)
+    if grad_s is not None:
+        inner = inner + grad_s[..., :, None] * _identity(s, s.shape[-1])
+    if m > n and grad_u is not None:
+        scaled = grad_u / s[..., None, :]
+        return (u @ inner + scaled - u @ (u.mT @ scaled)) @ vh
+    if m < n and grad_vh is not None:
+        scaled = grad_vh / s[..., :, None]
+        return u @ (inner @ vh + scaled - (scaled @ vh.mT) @ vh)
+    return u @ (inner @ vh) if m >= n else (u @ inner) @ vh
+
+
+def thin_svd(a: Any) -> tuple[Any, Any, Any]:
+    """U, S, Vh of the thin SVD: on arrays, computed; on Tensors, ``svd``'s nodes (for
+    rules)."""
+    if isinstance(a, ARRAY_TYPES):
+        return svd_on_arrays(a)
+    return tuple(svd(a, full_matrices=False))
+
+
+def det_backward(a: Any, det_a: Any, g: Any) -> Any:
+    """dA of det(A), as torch's ``linalg_det_backward``: g det(A) A^-T (Jacobi's formula)
+    for an invertible A. At a singular one torch's two passes differ, and so do these:
+
+    - a plain ``backward()`` (arrays) solves with the LU factors, an exact zero pivot
+      replaced by eps; det(A) is 0 there, so dA is 0;
+    - ``backward(create_graph=True)`` (Tensors), where |det(A)| < 100 eps, gives the
+      adjugate's transpose from an SVD A = U diag(S) Vh, which is well defined at a
+      singular matrix: g det(U) det(Vh) U diag(prod of the S_j, j != i) Vh, made of nodes
+      so that it differentiates again; elsewhere, Jacobi's formula.
+    """
+    n = a.shape[-1]
+    if isinstance(g, ARRAY_TYPES):
+        singular = det_a == 0  # where an inverse may not exist, and g det(A) is 0
+        if np.any(singular):
+            a = np.where(np.reshape(singular, np.shape(singular) + (1, 1)), _identity(a, n), a)
+        return (g * det_a)[..., None, None] * inv_on_arrays(a).mT
+    small = np.abs(det_a._value) < 100 * np.finfo(det_a._value.dtype).eps
+    if not small.any():
+        return (g * det_a)[..., None, None] * matrix_inverse(a).mT
+    if small.all():
+        return _adjugate_by_svd(a, g)
+    # some of a batch: each formula on its own matrices, then back in the batch's order
+    flat_a, flat_g = a.reshape((-1, n, n)), g.reshape(-1)
+    flat_det = det_a.reshape(-1)
+    singular, regular = np.flatnonzero(small), np.flatnonzero(~small)
+    parts = cat([_adjugate_by_svd(flat_a[singular], flat_g[singular]),
+                 (flat_g[regular] * flat_det[regular])[:, None, None]
+                 * matrix_inverse(flat_a[regular]).mT])
+    return parts[np.argsort(np.concatenate([singular, regular]))].reshape(a.shape)
+
+
+def _adjugate_by_svd(a: Tensor, g: Tensor) -> Tensor:
+    """g adj(A)^T from the SVD A = U diag(S) Vh: g det(U) det(Vh) U diag(d) Vh, d_i the
+    product of the S_j but S_i (a product that needs no division, so 0 at no cost)."""
+    u, s, vh = svd(a)
+    n = s.shape[-1]
+    others: Any = 1
+    for j, one_hot in enumerate(_identity(s, n)):
+        others = others * (s[..., j:j + 1] * (1 - one_hot) + one_hot)
+    scale = det(u) * det(vh) * g
+    return (u * (scale[..., None] * others)[..., None, :]) @ vh
+
+
+def _identity(like: Any, n: int) -> np.ndarray:
+    """The n x n identity in the float dtype of ``like`` (an array or a Tensor)."""
+    return np.eye(n, dtype=like.dtype if isinstance(like, ARRAY_TYPES) else like._value.dtype)
+
+
+def svd(A: Any, full_matrices: bool = True, *, driver: str | None = None,  # noqa: N803
+        out: Any = None) -> svd_result:
+    """The singular value decomposition A = U diag(S) Vh of a matrix (or of each in a
+    batch), as torch.linalg.svd: S descending; with ``full_matrices`` (torch's default) U
+    is m x m and Vh n x n, else k = min(m, n) of their columns and rows. Each column of U
+    (row of Vh) is defined only up to its sign, which may differ from torch's; a loss that
+    does not depend on the signs has torch's gradient (``svd_backward``). With
+    ``full_matrices``, the columns beyond k are a basis of what U's first k leave, and take
+    no gradient, as in torch.
+
+    Raises:
+        RuntimeError: A has fewer than 2 dims, or is not floating; ``driver`` (CUDA only).
+
+    Example:
+        >>> import chaingrad as torch
+        >>> U, S, Vh = torch.linalg.svd(torch.tensor([[3.0, 0.0], [0.0, -4.0]]))
+        >>> S.tolist()
+        [4.0, 3.0]
+        >>> (U * S @ Vh).tolist()
+        [[3.0, 0.0], [0.0, -4.0]]
+    """
+    a = _matrices(A, "linalg.svd", driver, out)
+    u, s, vh = (make_node(part, (a,), rule) for part, rule in
+                zip(svd_on_arrays(a._value), (SVD_U, SVD_S, SVD_VH)))
+    m, n = a.shape[-2], a.shape[-1]
+    if full_matrices and m > n:
+        u = cat([u, constant(_complement(u._value))], -1)
+    elif full_matrices and m < n:
+        vh = cat([vh, constant(_complement(vh._value.mT).mT)], -2)
+    return svd_result(u, s, vh)
+
+
+def svdvals(A: Any, *, driver: str | None = None, out: Any = None) -> Tensor:  # noqa: N803
+    """The singular values of a matrix (or of each in a batch), descending, as
+    torch.linalg.svdvals; dA = U diag(g) Vh (``svd_backward``), defined for repeated and
+    zero singular values too.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.linalg.svdvals(torch.tensor([[0.0, 2.0], [1.0, 0.0]])).tolist()
+        [2.0, 1.0]
+    """
+    a = _matrices(A, "linalg.svd", driver, out)
+    return make_node(singular_values_on_arrays(a._value), (a,), SVD_S)
+
+
+def _complement(u: np.ndarray) -> np.ndarray:
+    """Orthonormal columns spanning what the orthonormal columns of ``u`` (m x k) leave:
+    the last m - k columns of the complete QR factorisation's Q."""
+    return np.linalg.qr(u, mode="complete")[0][..., u.shape[-1]:]
+
+
+def _matrices(x: Any, op: str, driver: Any, out: Any) -> Tensor:
+    """``x`` as a floating Tensor of matrices for a decomposition, or torch's error (CPU
+    has no ``driver``)."""
+    if driver is not None:
+        raise RuntimeError(f"torch.{op}: keyword argument `driver=` is only supported on CUDA "
+                           "inputs with cuSOLVER backend.")
+    if out is not None:
+        raise NotImplementedError(f"chaingrad.linalg has no {op.split('.')[-1]}(out=...) yet; "
+                                  "use the result it returns")
+    t = _floating(x, op, None)
+    if t.ndim < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    return t

@@ -57,6 +57,10 @@ def test_the_counting_norm_and_keepdim(torch) -> None:
     lambda t: t.linalg.norm(t.ones(2, 2, 2), ord=2),
     lambda t: t.linalg.solve(t.eye(2), t.ones(3)),
     lambda t: t.linalg.matrix_norm(t.ones(2, 2), ord=3),
+    lambda t: t.linalg.svd(t.ones(3)),
+    lambda t: t.linalg.svdvals(t.ones(2, 2, dtype=t.int64)),
+    lambda t: t.linalg.svd(t.ones(2, 2), driver="gesvd"),
+    lambda t: t.linalg.matrix_norm(t.ones(2, 2), ord="nuc", dim=(0, 0)),
 ])
 def test_errors_are_torchs(torch, call) -> None:
     with pytest.raises(RuntimeError) as theirs:
@@ -69,10 +73,10 @@ def test_errors_are_torchs(torch, call) -> None:
 
 
 def test_what_chaingrad_lacks_is_named() -> None:
-    with pytest.raises(NotImplementedError, match="no matrix_norm\\(ord='nuc'\\) yet"):
-        chaingrad.linalg.matrix_norm(chaingrad.eye(2), "nuc")
-    with pytest.raises(AttributeError, match="^chaingrad.linalg has no 'svd' yet$"):
-        chaingrad.linalg.svd  # noqa: B018
+    with pytest.raises(AttributeError, match="^chaingrad.linalg has no 'lu_factor' yet$"):
+        chaingrad.linalg.lu_factor  # noqa: B018
+    with pytest.raises(NotImplementedError, match="no svd\\(out=...\\) yet"):
+        chaingrad.linalg.svd(chaingrad.eye(2), out=chaingrad.eye(2))
 
 
 def test_grad_fn_names_compile_and_explain_as_any_op(torch) -> None:
@@ -105,3 +109,112 @@ def test_grad_fn_names_compile_and_explain_as_any_op(torch) -> None:
     text = chaingrad.explain(loss())
     for formula in ("inverse(leaf1.data).mT", "solved(leaf1.data.T, out.grad)"):
         assert formula in text
+
+
+# ---- the singular values: svd, svdvals, the norms of them ----
+
+
+def _signless_svd(lib, a, full_matrices):
+    """S, and U's and Vh's first k columns and rows squared (their signs are LAPACK's)."""
+    u, s, vh = lib.linalg.svd(a, full_matrices=full_matrices)
+    k = s.shape[-1]
+    return [u[..., :k] ** 2, s, vh[..., :k, :] ** 2]
+
+
+SINGULAR_VALUE_CALLS = {
+    "svd": lambda lib, a: _signless_svd(lib, a, False),
+    "svd_full": lambda lib, a: _signless_svd(lib, a, True),
+    "svdvals": lambda lib, a: [lib.linalg.svdvals(a)],
+    "nuclear": lambda lib, a: [lib.linalg.matrix_norm(a, "nuc")],
+    "spectral": lambda lib, a: [lib.linalg.matrix_norm(a, 2, dim=(-1, -2), keepdim=True)],
+    "smallest": lambda lib, a: [lib.linalg.norm(a, -2, dim=(0, 2))],
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(3, 4, 4), (2, 5, 3), (2, 3, 5)])
+@pytest.mark.parametrize("name", sorted(SINGULAR_VALUE_CALLS))
+def test_singular_values_and_their_gradients_are_torchs(torch, name, shape, dtype) -> None:
+    """Tall, wide and square batches, with a weight on each output so that every entry of
+    the gradient counts; float32 within its rounding."""
+    rng = np.random.default_rng(2)
+    a = rng.normal(size=shape).astype(dtype)
+    results = []
+    for lib in (chaingrad, torch):
+        x = lib.tensor(a, requires_grad=True)
+        outs = SINGULAR_VALUE_CALLS[name](lib, x)
+        weights = [np.random.default_rng(i).normal(size=tuple(o.shape)).astype(dtype)
+                   for i, o in enumerate(outs)]
+        sum(((o * lib.tensor(w)).sum() for o, w in zip(outs, weights))).backward()
+        assert all(o.dtype == getattr(lib, dtype) for o in outs)
+        results.append(([o.detach().numpy() for o in outs], x.grad.numpy()))
+    (outs, grad), (expected, expected_grad) = results
+    tol = 2e-5 if dtype == "float32" else 1e-10
+    for o, e in zip(outs, expected):
+        np.testing.assert_allclose(o, e, rtol=tol, atol=tol)
+    np.testing.assert_allclose(grad, expected_grad, rtol=20 * tol, atol=20 * tol)
+
+
+def test_full_matrices_completes_u_and_vh_to_orthogonal_ones(torch) -> None:
+    rng = np.random.default_rng(3)
+    for shape in ((5, 2), (2, 5), (2, 4, 3)):
+        a = rng.normal(size=shape)
+        u, s, vh = chaingrad.linalg.svd(chaingrad.tensor(a))
+        theirs = torch.linalg.svd(torch.tensor(a))
+        assert [tuple(t.shape) for t in (u, s, vh)] == [tuple(t.shape) for t in theirs]
+        for q in (u.numpy(), vh.numpy()):
+            np.testing.assert_allclose(q @ q.swapaxes(-1, -2), np.eye(q.shape[-1]) + 0 * q,
+                                       atol=1e-12)
+        k = s.shape[-1]
+        np.testing.assert_allclose((u[..., :k] * s[..., None, :] @ vh[..., :k, :]).numpy(), a,
+                                   atol=1e-12)
+
+
+def test_svd_names_its_outputs_and_grad_fn_as_torch(torch) -> None:
+    a = np.arange(6.0).reshape(3, 2)
+    ours = chaingrad.linalg.svd(chaingrad.tensor(a, requires_grad=True))
+    theirs = torch.linalg.svd(torch.tensor(a, requires_grad=True))
+    assert ours._fields == ("U", "S", "Vh")
+    assert all(getattr(ours, f).shape == getattr(theirs, f).shape for f in ours._fields)
+    assert ours.S.grad_fn.name() == theirs.S.grad_fn.name() == "LinalgSvdBackward0"
+    assert chaingrad.linalg.svdvals(chaingrad.tensor(a, requires_grad=True)).grad_fn.name() \
+        == "LinalgSvdBackward0"
+
+
+# ---- det at a singular matrix: torch's numbers in either pass ----
+
+SINGULAR_MATRICES = {
+    "rank 1 of 2": [[1.0, 2.0], [2.0, 4.0]],
+    "rank 2 of 3": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]],
+    "rank 1 of 3": [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [-1.0, -2.0, -3.0]],
+    "zero": [[0.0, 0.0], [0.0, 0.0]],
+    "a batch, singular and not": [[[1.0, 2.0], [2.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]],
+                                  [[0.0, 1.0], [0.0, 5.0]]],
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(SINGULAR_MATRICES))
+def test_det_gradient_at_a_singular_matrix_is_torchs(torch, name, dtype) -> None:
+    """torch's plain backward solves with its LU factors and gives g det(A) A^-T, 0 where
+    det(A) is 0; its create_graph=True backward gives the adjugate from an SVD there
+    (nonzero for rank n - 1), and that differentiates again."""
+    a = np.array(SINGULAR_MATRICES[name], dtype=dtype)
+    results = []
+    for lib in (chaingrad, torch):
+        x = lib.tensor(a, requires_grad=True)
+        lib.linalg.det(x).sum().backward()
+        plain = x.grad.numpy()
+        x = lib.tensor(a, requires_grad=True)
+        (graph,) = lib.autograd.grad(lib.linalg.det(x).sum(), [x], create_graph=True)
+        second = None
+        if name != "zero":  # where S has a repeated 0, svd's backward divides 0 by 0 (nan)
+            (second,) = lib.autograd.grad((graph * lib.tensor(a + 1)).sum(), [x])
+            second = second.numpy()
+        results.append((plain, graph.detach().numpy(), second))
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for ours, theirs in zip(*results):
+        if theirs is not None:
+            np.testing.assert_allclose(ours, theirs, rtol=tol, atol=tol)
+    if name == "rank 1 of 2":
+        np.testing.assert_allclose(results[0][1], [[4.0, -2.0], [-2.0, 1.0]], atol=tol)

@@ -61,7 +61,8 @@ VALUES_DIFFER = {"norm"}
 # turn nan, and whether it counts as singular, is each LAPACK build's own (numpy's here,
 # torch's MKL or OpenBLAS there); finite matrices are the table's tests
 LINALG = {"linalg.inv", "linalg.det", "linalg.solve_vector", "linalg.solve_matrix",
-          "linalg.solve_broadcast", "linalg.solve_left_false"}
+          "linalg.solve_broadcast", "linalg.solve_left_false", "linalg.svdvals", "linalg.svd",
+          "linalg.svd_full", "linalg.matrix_norm_svd", "linalg.norm_svd"}
 VALUES_DIFFER |= LINALG
 GRADIENTS_DIFFER |= LINALG
 # torch.linalg's norms: as "norm" above (an entry beyond sqrt(float max) overflows here; the
