@@ -1,10 +1,12 @@
 """torch.linalg's names: ``chaingrad.linalg.norm``, ``vector_norm``, ``matrix_norm``,
-``solve``, ``inv``, ``det`` and ``LinAlgError``, as ``import chaingrad as torch`` code
-writes them (``torch.linalg.inv(A)``).
+``solve``, ``inv``, ``det``, ``svd``, ``svdvals``, ``slogdet``, ``cholesky``, ``qr``,
+``eigh``, ``eigvalsh``, ``pinv``, ``lstsq``, ``solve_triangular``, ``matrix_power``,
+``multi_dot``, ``cross``, ``vecdot``, ``diagonal`` and ``LinAlgError``, as
+``import chaingrad as torch`` code writes them (``torch.linalg.inv(A)``).
 
 Each is defined in ``chaingrad/tensor_engine/linalg.py``, beside the primitives it makes
-(inv, det and solve, each with its rule); this module only names them where torch does.
-A torch.linalg name chaingrad lacks raises an error naming it.
+(inv, det, solve, svd's three outputs, ..., each with its rule); this module only names
+them where torch does. A torch.linalg name chaingrad lacks raises an error naming it.
 
 Example:
     >>> import chaingrad as torch
@@ -15,17 +17,31 @@ Example:
 from . import torch_names
 from .errors import LinAlgError
 from .tensor_engine.linalg import (
+    cholesky,
+    cross,
     det,
+    diagonal,
+    eigh,
+    eigvalsh,
     inv,
+    lstsq,
     matrix_norm,
+    matrix_power,
+    multi_dot,
     norm,
+    pinv,
+    qr,
+    slogdet,
     solve,
+    solve_triangular,
     svd,
     svdvals,
+    vecdot,
     vector_norm,
 )
 
-__all__ = ["LinAlgError", "det", "inv", "matrix_norm", "norm", "solve", "svd", "svdvals",
-           "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
+           "lstsq", "matrix_norm", "matrix_power", "multi_dot", "norm", "pinv", "qr", "slogdet",
+           "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
 
 __getattr__ = torch_names.submodules_on_use("chaingrad.linalg", (), torch_names.LINALG)

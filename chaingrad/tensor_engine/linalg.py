@@ -564,3 +564,632 @@ def _matrices(x: Any, op: str, driver: Any, out: Any) -> Tensor:
     if t.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
     return t
+
+
+# ---- everyday torch.linalg names: each a primitive where it cannot be composed ----
+
+slogdet_result = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
+"""What ``slogdet`` returns, as torch's ``torch.return_types.linalg_slogdet``."""
+
+qr_result = namedtuple("linalg_qr", ["Q", "R"])
+"""What ``qr`` returns, as torch's ``torch.return_types.linalg_qr``."""
+
+eigh_result = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+"""What ``eigh`` returns, as torch's ``torch.return_types.linalg_eigh``."""
+
+lstsq_result = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+"""What ``lstsq`` returns, as torch's ``torch.return_types.linalg_lstsq``."""
+
+
+def logabsdet_on_arrays(a: np.ndarray) -> np.ndarray:
+    """log|det(A)| of each square matrix of ``a`` (from an LU factorisation, as torch's)."""
+    return quietly(np.linalg.slogdet, a)[1]
+
+
+@define("slogdet", ("out.grad[..., None, None] * matrix_inverse(x.data).mT",),
+        array=logabsdet_on_arrays, forward=logabsdet_on_arrays, exact=False, saves=("x",))
+def LOGABSDET(xs, out, g):
+    """log|det(A)|;  dA = g A^-T."""
+    return (g[..., None, None] * matrix_inverse(xs[0]).mT,)
+
+
+def cholesky_on_arrays(a: np.ndarray, upper: bool = False) -> np.ndarray:
+    """L lower triangular with L L^T = A, from A's lower triangle (LAPACK's potrf); with
+    ``upper``, U = L^T."""
+    lower = quietly(np.linalg.cholesky, a)
+    return lower.mT if upper else lower
+
+
+@define("cholesky", ("cholesky_backward(out.data, out.grad, upper)",), array=cholesky_on_arrays,
+        forward=cholesky_on_arrays, exact=False, saves=("out",), params=("upper",))
+def CHOLESKY(xs, out, g, upper):
+    """L with L L^T = A (or U = L^T);  dA = L^-T Phi L^-1, Phi = tril(L^T g) with its
+    diagonal halved, made symmetric (``cholesky_backward``)."""
+    return (cholesky_backward(out.mT, g.mT) if upper else cholesky_backward(out, g),)
+
+
+def cholesky_backward(lower: Any, grad: Any) -> Any:
+    """dA of the Cholesky factor L (lower) for its gradient ``grad``, as torch's
+    ``cholesky_backward`` (Murray, 2016): with P = tril(L^T grad),
+    dA = L^-T (P + tril(P, -1)^T) / 2 L^-1, solved with L twice rather than inverted."""
+    product = _lower(lower.mT @ grad, 0)
+    inner = (product + _lower(product, -1).mT) * 0.5
+    left = solved(lower.mT, inner)  # L^-T inner
+    return solved(lower.mT, left.mT).mT  # (L^-T left^T)^T = left L^-1
+
+
+def _lower(x: Any, k: int) -> Any:
+    """The lower triangle of x on and below diagonal ``k`` (an array or a Tensor)."""
+    mask = np.tri(x.shape[-2], x.shape[-1], k, dtype=bool)
+    return np.where(mask, x, 0) if isinstance(x, ARRAY_TYPES) else x.tril(k)
+
+
+def qr_q_on_arrays(a: np.ndarray) -> np.ndarray:
+    """Q of the reduced QR factorisation of each matrix of ``a`` (Householder's, LAPACK's)."""
+    return quietly(np.linalg.qr, a)[0]
+
+
+def qr_r_on_arrays(a: np.ndarray) -> np.ndarray:
+    """R of the reduced QR factorisation of each matrix of ``a``."""
+    return quietly(np.linalg.qr, a)[1]
+
+
+@define("qr_Q", ("qr_backward(x.data, out.grad, None)",), array=qr_q_on_arrays,
+        forward=qr_q_on_arrays, exact=False, saves=("x",))
+def QR_Q(xs, out, g):
+    """Q of A = Q R;  dA from g_Q alone (``qr_backward``)."""
+    return (qr_backward(xs[0], g, None),)
+
+
+@define("qr_R", ("qr_backward(x.data, None, out.grad)",), array=qr_r_on_arrays,
+        forward=qr_r_on_arrays, exact=False, saves=("x",))
+def QR_R(xs, out, g):
+    """R of A = Q R;  dA from g_R alone (``qr_backward``)."""
+    return (qr_backward(xs[0], None, g),)
+
+
+def qr_backward(a: Any, grad_q: Any, grad_r: Any) -> Any:
+    """dA from the gradients of the reduced QR's Q and R (None: that output has none), as
+    torch's ``linalg_qr_backward``: with M = g_R R^T - Q^T g_Q,
+
+        m >= n:  dA = (Q (M' + M'^T with the diagonal halved) + g_Q) R^-T,  M' = triu(M)
+        m < n:   dA = [Q tril(N - N^T) R_1^-T, 0] + Q g_R,  N = -M, R_1 = R[:, :m]
+
+    On arrays the factorisation is computed again; on Tensors it is ``qr``'s nodes."""
+    q, r = thin_qr(a)
+    m, n = a.shape[-2], a.shape[-1]
+    if any(grad is not None and tuple(grad.shape[-2:]) != tuple(thin.shape[-2:])
+           for grad, thin in ((grad_q, q), (grad_r, r))):  # mode='complete', m > n
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' "
+                           "and nrows > ncols.")
+    if grad_q is None:
+        inner = grad_r @ r.mT
+    elif grad_r is None:
+        inner = -(q.mT @ grad_q)
+    else:
+        inner = grad_r @ r.mT - q.mT @ grad_q
+    if m >= n:
+        upper = inner - _lower(inner, -1)  # triu
+        both = upper + upper.mT
+        both = both - 0.5 * both * _identity(both, n)  # the diagonal halved
+        total = q @ both if grad_q is None else q @ both + grad_q
+        return solved(r, total.mT).mT  # total R^-T
+    skew = _lower(-inner - (-inner).mT, 0)
+    head = solved(r[..., :, :m], (q @ skew).mT).mT
+    widths = tuple(head.shape[:-1]) + (n - m,)
+    zeros = np.zeros(widths, dtype=_identity(head, 1).dtype)
+    grad = cat([head, constant(zeros)], -1) if not isinstance(head, ARRAY_TYPES) \
+        else np.concatenate([head, zeros], -1)
+    return grad if grad_r is None else grad + q @ grad_r
+
+
+def thin_qr(a: Any) -> tuple[Any, Any]:
+    """Q, R of the reduced QR: on arrays, computed; on Tensors, ``qr``'s nodes (for rules)."""
+    if isinstance(a, ARRAY_TYPES):
+        return quietly(np.linalg.qr, a)
+    return tuple(qr(a))
+
+
+@define("qr_R_only", ("qr_backward(x.data, None, out.grad)",), array=qr_r_on_arrays,
+        forward=qr_r_on_arrays, exact=False, saves=())
+def QR_R_ONLY(xs, out, g):
+    """R of A = Q R computed without Q (mode='r'): not differentiable, as in torch."""
+    raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
+                       "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going "
+                       "to differentiate through linalg.qr.")
+
+
+def eigenvalues_on_arrays(a: np.ndarray, lower: bool = True) -> np.ndarray:
+    """The eigenvalues, ascending, of each symmetric matrix of ``a``, from its lower (or
+    upper) triangle: LAPACK's syevd, as torch's."""
+    return quietly(np.linalg.eigh, a, "L" if lower else "U")[0]
+
+
+def eigenvectors_on_arrays(a: np.ndarray, lower: bool = True) -> np.ndarray:
+    """The eigenvectors (columns), in the order of the eigenvalues, of each symmetric
+    matrix of ``a``, from its lower (or upper) triangle."""
+    return quietly(np.linalg.eigh, a, "L" if lower else "U")[1]
+
+
+@define("eigh_values", ("eigh_backward(x.data, out.grad, None, lower)",),
+        array=eigenvalues_on_arrays, forward=eigenvalues_on_arrays, exact=False,
+        saves=("x",), params=("lower",))
+def EIGH_VALUES(xs, out, g, lower):
+    """The eigenvalues L of a symmetric A = V diag(L) V^T;  dA = V diag(g) V^T."""
+    return (eigh_backward(xs[0], g, None, lower),)
+
+
+@define("eigh_vectors", ("eigh_backward(x.data, None, out.grad, lower)",),
+        array=eigenvectors_on_arrays, forward=eigenvectors_on_arrays, exact=False,
+        saves=("x",), params=("lower",))
+def EIGH_VECTORS(xs, out, g, lower):
+    """The eigenvectors V of a symmetric A = V diag(L) V^T;  dA from g_V alone
+    (``eigh_backward``)."""
+    return (eigh_backward(xs[0], None, g, lower),)
+
+
+def eigh_backward(a: Any, grad_values: Any, grad_vectors: Any, lower: bool) -> Any:
+    """dA from the gradients of eigh's eigenvalues L and eigenvectors V (None: none), as
+    torch's ``linalg_eig_backward`` for a symmetric A: with E[i, j] = L_j - L_i (1 on the
+    diagonal), dA = V (diag(g_L) + ((V^T g_V - (V^T g_V)^T) / 2) / E) V^T. It needs
+    distinct eigenvalues for g_V. On arrays the decomposition is computed again; on
+    Tensors it is ``eigh``'s nodes."""
+    values, vectors = _eigh_parts(a, lower)
+    n = a.shape[-1]
+    inner: Any = 0
+    if grad_vectors is not None:
+        product = vectors.mT @ grad_vectors
+        gaps = values[..., None, :] - values[..., :, None] + _identity(values, n)
+        inner = (product - product.mT) * 0.5 / gaps
+    if grad_values is not None:
+        inner = inner + grad_values[..., :, None] * _identity(values, n)
+    return vectors @ (inner @ vectors.mT)
+
+
+def _eigh_parts(a: Any, lower: bool) -> tuple[Any, Any]:
+    """The eigenvalues and eigenvectors: on arrays, computed; on Tensors, nodes."""
+    if isinstance(a, ARRAY_TYPES):
+        return quietly(np.linalg.eigh, a, "L" if lower else "U")
+    return tuple(eigh(a, "L" if lower else "U"))
+
+
+def pinv_on_arrays(a: np.ndarray, atol: float, rtol: float) -> np.ndarray:
+    """The pseudo-inverse of each matrix of ``a`` from its SVD, as torch's: 1/S for the
+    singular values above max(atol, rtol * the largest), 0 for the others."""
+    u, s, vh = svd_on_arrays(a)
+    largest = s.max(axis=-1, keepdims=True, initial=0.0)
+    keep = s > np.maximum(atol, rtol * largest)
+    inverted = np.where(keep, 1 / np.where(keep, s, 1), 0).astype(s.dtype)
+    return (vh.mT * inverted[..., None, :]) @ u.mT
+
+
+@define("pinv", ("pinv_backward(x.data, out.data, out.grad)",), array=pinv_on_arrays,
+        forward=pinv_on_arrays, exact=False, saves=("x out",), params=("atol", "rtol"))
+def PINV(xs, out, g, atol, rtol):
+    """A^+ (the pseudo-inverse);  dA as torch's ``pinv_backward``."""
+    return (pinv_backward(xs[0], out, g),)
+
+
+def pinv_backward(a: Any, pinv_a: Any, grad: Any) -> Any:
+    """dA of the pseudo-inverse P = A^+ for its gradient g, as torch's ``pinv_backward``
+    (for m <= n, with K = g^T P: -(P K)^T + K P^T - A P K P^T + P^T P (g^T - K A); its
+    transpose's for m > n), exact where A's rank does not change."""
+    m, n = a.shape[-2], a.shape[-1]
+    grad_t, pinv_t = grad.mT, pinv_a.mT
+    if m <= n:
+        k = grad_t @ pinv_a
+        k_pinv_t = k @ pinv_t
+        return (-(pinv_a @ k).mT + k_pinv_t - (a @ pinv_a) @ k_pinv_t
+                + (pinv_t @ pinv_a) @ (grad_t - k @ a))
+    k = pinv_a @ grad_t
+    pinv_t_k = pinv_t @ k
+    return (-(k @ pinv_a).mT + (grad_t - a @ k) @ pinv_a @ pinv_t + pinv_t_k
+            - pinv_t_k @ pinv_a @ a)
+
+
+def slogdet(A: Any, *, out: Any = None) -> slogdet_result:  # noqa: N803 - torch's name
+    """The sign and the log of the absolute value of the determinant, as
+    torch.linalg.slogdet: det(A) = sign * exp(logabsdet), exact where det would over- or
+    underflow. d(logabsdet)/dA = A^-T; the sign takes no gradient (torch's is 0).
+
+    Example:
+        >>> import chaingrad as torch
+        >>> sign, logabsdet = torch.linalg.slogdet(torch.tensor([[0.0, 2.0], [3.0, 0.0]]))
+        >>> sign.item(), round(logabsdet.exp().item(), 4)
+        (-1.0, 6.0)
+    """
+    _no_out("slogdet", out)
+    a = _square_matrices(A, "linalg.slogdet")
+    sign, logabsdet = quietly(np.linalg.slogdet, a._value)
+    return slogdet_result(constant(np.asarray(sign, dtype=a._value.dtype)),
+                          make_node(np.asarray(logabsdet, dtype=a._value.dtype), (a,),
+                                    LOGABSDET))
+
+
+def cholesky(A: Any, *, upper: bool = False, out: Any = None) -> Tensor:  # noqa: N803
+    """The Cholesky factor of a symmetric positive-definite matrix (or of each in a
+    batch), as torch.linalg.cholesky: L lower triangular with A = L L^T, read from A's lower
+    triangle (``upper=True``: U = L^T, with A = U^T U). Its gradient is torch's, symmetric
+    (``cholesky_backward``).
+
+    Raises:
+        LinAlgError: A matrix is not positive-definite (torch's words, naming the order of
+            its first leading minor that is not).
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.linalg.cholesky(torch.tensor([[4.0, 2.0], [2.0, 5.0]])).tolist()
+        [[2.0, 0.0], [1.0, 2.0]]
+    """
+    _no_out("cholesky", out)
+    a = _square_matrices(A, "linalg.cholesky")
+    try:
+        factor = cholesky_on_arrays(a._value, bool(upper))
+    except np.linalg.LinAlgError:
+        batch = a._value.reshape((-1,) + tuple(a.shape[-2:]))
+        for index, matrix in enumerate(batch):
+            order = _first_not_positive_minor(matrix)
+            if order is not None:
+                where = f"(Batch element {index}): " if a.ndim > 2 else ""
+                raise LinAlgError(f"linalg.cholesky: {where}The factorization could not be "
+                                  "completed because the input is not positive-definite (the "
+                                  f"leading minor of order {order} is not positive-definite)."
+                                  ) from None
+        raise
+    return make_node(factor, (a,), CHOLESKY.bind(bool(upper)))
+
+
+def _first_not_positive_minor(matrix: np.ndarray) -> int | None:
+    """The order of the first leading minor of ``matrix`` (its lower triangle) whose
+    Cholesky factorisation fails, or None."""
+    for order in range(1, matrix.shape[-1] + 1):
+        try:
+            np.linalg.cholesky(matrix[:order, :order])
+        except np.linalg.LinAlgError:
+            return order
+    return None
+
+
+def qr(A: Any, mode: str = "reduced", *, out: Any = None) -> qr_result:  # noqa: N803
+    """The QR factorisation A = Q R of a matrix (or of each in a batch), as torch.linalg.qr:
+    Q with orthonormal columns, R upper triangular (Householder's, as LAPACK's, so the signs
+    are torch's). ``mode``: 'reduced' (k = min(m, n) columns of Q), 'complete' (Q m x m;
+    not differentiable for m > n, as in torch) or 'r' (R only, Q empty; not
+    differentiable). The gradient is torch's (``qr_backward``).
+
+    Example:
+        >>> import chaingrad as torch
+        >>> Q, R = torch.linalg.qr(torch.tensor([[3.0, 1.0], [4.0, 2.0]]))
+        >>> [[round(r, 4) for r in row] for row in R.tolist()]
+        [[-5.0, -2.2], [0.0, 0.4]]
+    """
+    _no_out("qr", out)
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    a = _matrices(A, "linalg.qr", None, None)
+    m, n = a.shape[-2], a.shape[-1]
+    if mode == "r":
+        r = make_node(qr_r_on_arrays(a._value), (a,), QR_R_ONLY)
+        return qr_result(constant(np.zeros((0,), dtype=a._value.dtype)), r)
+    q_array, r_array = quietly(np.linalg.qr, a._value)
+    if mode == "complete" and m > n:  # Q m x m, R m x n: the rule refuses a g of Q's shape
+        q_array, r_array = quietly(np.linalg.qr, a._value, "complete")
+    return qr_result(make_node(q_array, (a,), QR_Q), make_node(r_array, (a,), QR_R))
+
+
+def eigh(A: Any, UPLO: str = "L", *, out: Any = None) -> eigh_result:  # noqa: N803
+    """The eigenvalues (ascending) and eigenvectors of a symmetric matrix (or of each in a
+    batch), as torch.linalg.eigh, read from its lower (``UPLO='L'``) or upper triangle.
+    Each eigenvector is defined only up to its sign; a loss that does not depend on the
+    signs has torch's gradient (``eigh_backward``).
+
+    Example:
+        >>> import chaingrad as torch
+        >>> values, vectors = torch.linalg.eigh(torch.tensor([[2.0, 0.0], [0.0, 1.0]]))
+        >>> values.tolist()
+        [1.0, 2.0]
+    """
+    _no_out("eigh", out)
+    a = _symmetric(A, "linalg.eigh", UPLO)
+    values, vectors = quietly(np.linalg.eigh, a._value, UPLO)
+    lower = UPLO == "L"
+    return eigh_result(make_node(values, (a,), EIGH_VALUES.bind(lower)),
+                       make_node(vectors, (a,), EIGH_VECTORS.bind(lower)))
+
+
+def eigvalsh(A: Any, UPLO: str = "L", *, out: Any = None) -> Tensor:  # noqa: N803
+    """The eigenvalues (ascending) of a symmetric matrix (or of each in a batch), as
+    torch.linalg.eigvalsh; dA = V diag(g) V^T.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.linalg.eigvalsh(torch.tensor([[2.0, 1.0], [1.0, 2.0]])).tolist()
+        [1.0, 3.0]
+    """
+    _no_out("eigvalsh", out)
+    a = _symmetric(A, "linalg.eigvalsh", UPLO)
+    return make_node(eigenvalues_on_arrays(a._value, UPLO == "L"), (a,),
+                     EIGH_VALUES.bind(UPLO == "L"))
+
+
+def _symmetric(x: Any, op: str, uplo: Any) -> Tensor:
+    """``x`` as square floating matrices for eigh, with torch's check of ``UPLO``."""
+    if uplo not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {uplo}")
+    return _square_matrices(x, op)
+
+
+def pinv(A: Any, *, atol: float | None = None, rtol: float | None = None,  # noqa: N803
+         hermitian: bool = False, out: Any = None) -> Tensor:
+    """The pseudo-inverse of a matrix (or of each in a batch), as torch.linalg.pinv: from
+    the SVD, 1/S for the singular values above max(atol, rtol * the largest) and 0 for the
+    others; with neither given, rtol = max(m, n) * eps. ``hermitian`` is accepted and the
+    SVD used (the numbers are the same to rounding). The gradient is torch's
+    (``pinv_backward``).
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.linalg.pinv(torch.tensor([[2.0, 0.0], [0.0, 0.0]])).tolist()
+        [[0.5, 0.0], [0.0, 0.0]]
+    """
+    _no_out("pinv", out)
+    a = _matrices(A, "linalg.pinv", None, None)
+    for name, value in (("atol", atol), ("rtol", rtol)):
+        if value is not None and not isinstance(value, (int, float)):
+            raise TypeError(f"linalg.pinv: {name} must be a number, got {value!r}")
+    if rtol is None:
+        rtol = (max(a.shape[-2:]) * float(np.finfo(a._value.dtype).eps)
+                if atol is None or atol <= 0 else 0.0)
+    rule = PINV.bind(float(atol or 0.0), float(rtol))
+    return make_node(pinv_on_arrays(a._value, *rule.params), (a,), rule)
+
+
+def matrix_power(A: Any, n: int, *, out: Any = None) -> Tensor:  # noqa: N803 - torch's name
+    """A to the integer power ``n``, as torch.linalg.matrix_power: the identity for 0, the
+    inverse's power for n < 0 (floating A only), by squaring as torch's (A A A for 3, then
+    the bits of n from the lowest). Composed of matmul and inv.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.linalg.matrix_power(torch.tensor([[1.0, 1.0], [0.0, 1.0]]), 5).tolist()
+        [[1.0, 5.0], [0.0, 1.0]]
+    """
+    _no_out("matrix_power", out)
+    a = tensor_argument(A, "linalg.matrix_power")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"linalg.matrix_power: n must be an int, got {n!r}")
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but "
+                           f"they are {a.shape[-2] if a.ndim > 1 else 1} by {a.shape[-1]} "
+                           "matrices")
+    if n == 0:  # the identity, from A as torch's (a copy into it): its gradient is 0
+        return a.where(np.zeros(a.shape, dtype=bool), np.eye(a.shape[-1], dtype=a._value.dtype))
+    if n < 0:
+        a, n = inv(a), -n
+    if n <= 3:
+        return a.clone() if n == 1 else a @ a if n == 2 else a @ a @ a
+    square: Tensor | None = None
+    result: Tensor | None = None
+    while n > 0:
+        bit, n = n % 2, n // 2
+        square = a if square is None else square @ square
+        if bit:
+            result = square if result is None else result @ square
+    return result
+
+
+def multi_dot(tensors: Any, *, out: Any = None) -> Tensor:
+    """The product of two or more matrices, as torch.linalg.multi_dot: the first may be a
+    vector (a row), the last a vector (a column); multiplied in the order that costs the
+    fewest multiplications (the matrix-chain order, as torch's). Composed of matmul.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> A, B, C = torch.ones(2, 3), torch.ones(3, 4), torch.ones(4)
+        >>> torch.linalg.multi_dot([A, B, C]).tolist()
+        [12.0, 12.0]
+    """
+    _no_out("multi_dot", out)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    mats = [tensor_argument(t, "linalg.multi_dot") for t in tensors]
+    first, last = mats[0].ndim, mats[-1].ndim
+    if first not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {first}D")
+    if last not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last}D")
+    for i, t in enumerate(mats[1:-1], 1):
+        if t.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
+    row, column = first == 1, last == 1
+    if row:
+        mats[0] = mats[0].unsqueeze(0)
+    if column:
+        mats[-1] = mats[-1].unsqueeze(-1)
+    for i in range(len(mats) - 1):
+        if mats[i].shape[1] != mats[i + 1].shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                               f"{list(tensors[i].shape)} and {list(tensors[i + 1].shape)} "
+                               "cannot be multiplied")
+    result = _chain(mats, _chain_order([m.shape[0] for m in mats] + [mats[-1].shape[1]]),
+                    0, len(mats) - 1)
+    if row:
+        result = result.squeeze(0)
+    if column:
+        result = result.squeeze(-1)
+    return result
+
+
+def _chain_order(sizes: list[int]) -> list[list[int]]:
+    """Where to split each run i..j of the chain of matrices (sizes[i] x sizes[i + 1]) so
+    that the product costs the fewest multiplications (the textbook dynamic programme)."""
+    count = len(sizes) - 1
+    cost = [[0] * count for _ in range(count)]
+    split = [[0] * count for _ in range(count)]
+    for length in range(1, count):
+        for i in range(count - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + sizes[i] * sizes[k + 1] * sizes[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def _chain(mats: list[Tensor], split: list[list[int]], i: int, j: int) -> Tensor:
+    """The product of mats[i..j] in the order ``split`` gives."""
+    if i == j:
+        return mats[i]
+    k = split[i][j]
+    return _chain(mats, split, i, k) @ _chain(mats, split, k + 1, j)
+
+
+def cross(input: Any, other: Any, *, dim: int = -1, out: Any = None) -> Tensor:  # noqa: A002
+    """The cross product of 3-vectors along ``dim``, as torch.linalg.cross (the inputs
+    broadcast): (a2 b3 - a3 b2, a3 b1 - a1 b3, a1 b2 - a2 b1). Composed of roll, * and -.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.linalg.cross(torch.tensor([1.0, 0.0, 0.0]), torch.tensor([0.0, 1.0, 0.0]))
+        tensor([0., 0., 1.])
+    """
+    _no_out("cross", out)
+    a = tensor_argument(input, "linalg.cross", "input")
+    b = tensor_argument(other, "linalg.cross", "other")
+    if a.ndim != b.ndim:
+        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions. "
+                           f"Got {a.ndim} and {b.ndim}")
+    if not -a.ndim <= dim < max(a.ndim, 1):
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-a.ndim}, {a.ndim - 1}], but got {dim})")
+    if a.shape[dim] != 3 or b.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{a.shape[dim]} and {b.shape[dim]}")
+    shape = np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    a, b = a.broadcast_to(shape), b.broadcast_to(shape)
+    return a.roll(-1, dim) * b.roll(-2, dim) - a.roll(-2, dim) * b.roll(-1, dim)
+
+
+def vecdot(x: Any, y: Any, *, dim: int = -1, out: Any = None) -> Tensor:
+    """The dot product of vectors along ``dim``, as torch.linalg.vecdot (the inputs
+    broadcast): sum(x * y, dim). Composed of * and sum.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.linalg.vecdot(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), torch.ones(2)).tolist()
+        [3.0, 7.0]
+    """
+    _no_out("vecdot", out)
+    a = tensor_argument(x, "linalg.vecdot", "x")
+    b = tensor_argument(y, "linalg.vecdot", "y")
+    return (a * b).sum(dim)
+
+
+def diagonal(A: Any, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  # noqa: N803
+    """The diagonal (``offset`` above it, or below for a negative one) of the matrices over
+    ``dim1`` and ``dim2``, as torch.linalg.diagonal: those two dims go, and the diagonal is
+    the last dim. Composed of permute and an index.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.linalg.diagonal(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), offset=1).tolist()
+        [2.0]
+    """
+    a = tensor_argument(A, "linalg.diagonal")
+    rows, cols = (normalize_axes(d, a.ndim, "linalg.diagonal")[0] for d in (dim1, dim2))
+    if rows == cols:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    others = tuple(d for d in range(a.ndim) if d not in (rows, cols))
+    moved = a.permute(others + (rows, cols))
+    start_row, start_col = max(-offset, 0), max(offset, 0)
+    length = max(min(a.shape[rows] - start_row, a.shape[cols] - start_col), 0)
+    steps = np.arange(length)
+    return moved[..., start_row + steps, start_col + steps]
+
+
+def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,  # noqa: N803
+                     unitriangular: bool = False, out: Any = None) -> Tensor:
+    """X with A X = B (``left=False``: X A = B) for a triangular A, as
+    torch.linalg.solve_triangular: only A's upper (``upper=True``) or lower triangle is
+    read, and with ``unitriangular`` its diagonal is taken as ones. Composed of ``triu``
+    or ``tril`` and the ``solve`` primitive, so that A's gradient is torch's: the solve's,
+    on the triangle read.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> A = torch.tensor([[2.0, 1.0], [9.0, 4.0]])
+        >>> torch.linalg.solve_triangular(A, torch.tensor([[3.0], [4.0]]), upper=True).tolist()
+        [[1.0], [1.0]]
+    """
+    _no_out("solve_triangular", out)
+    a = _square_matrices(A, "linalg.solve_triangular")
+    b = tensor_argument(B, "linalg.solve_triangular", "B")
+    if b.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
+                           "dimensions.")
+    if b._value.dtype != a._value.dtype:
+        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
+                           f"but found A of type {dtypes.scalar_type(a._value.dtype)} and B "
+                           f"of type {dtypes.scalar_type(b._value.dtype)} instead.")
+    n = a.shape[-1]
+    read = a.triu(1 if unitriangular else 0) if upper else a.tril(-1 if unitriangular else 0)
+    if unitriangular:
+        read = read + constant(np.eye(n, dtype=a._value.dtype))
+    if not left:  # X A = B is A^T X^T = B^T
+        read, b = read.mT, b.mT
+    if b.shape[-2] != n:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           f"equation {'AX = B' if left else 'XA = B'} ({n}x{n} and "
+                           f"{'x'.join(map(str, (b.mT if not left else b).shape[-2:]))})")
+    x = make_node(_factored("linalg.solve_triangular", read._value, solve_on_arrays,
+                            b._value), (read, b), SOLVE)
+    return x if left else x.mT
+
+
+def lstsq(A: Any, B: Any, rcond: float | None = None, *,  # noqa: N803 - torch's names
+          driver: str | None = None) -> lstsq_result:
+    """The least-squares solution X of A X = B (the X with the smallest |A X - B|), as
+    torch.linalg.lstsq on a CPU with its default driver 'gelsy': the solution and the rank;
+    residuals and singular_values are empty, as that driver's. The solution is
+    ``pinv(A) @ B`` (its rounding, not gelsy's, within float rounding of torch's for a full
+    rank A), so its gradient is torch's (which is pinv's). B is a vector when it has one
+    dim fewer than A.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> A = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+        >>> torch.linalg.lstsq(A, torch.tensor([[1.0], [2.0], [3.0]])).solution.tolist()
+        [[1.0], [2.0]]
+    """
+    if driver not in (None, "gelsy", "gelsd", "gelss", "gels"):
+        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, "
+                           f"gelsy, gelsd, gelss). Got {driver}")
+    if driver not in (None, "gelsy"):
+        raise NotImplementedError(f"chaingrad.linalg has no lstsq(driver={driver!r}) yet; "
+                                  "its default, 'gelsy', is there")
+    a = _matrices(A, "linalg.lstsq", None, None)
+    b = tensor_argument(B, "linalg.lstsq", "B")
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
+    m = b.unsqueeze(-1) if vector else b
+    if m.ndim < 2 or m.shape[-2] != a.shape[-2]:
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2). "
+                           f"Got {a.shape[-2]} and {m.shape[-2]}")
+    eps = float(np.finfo(a._value.dtype).eps)
+    tolerance = max(a.shape[-2:]) * eps if rcond is None or rcond < 0 else float(rcond)
+    inverse = make_node(pinv_on_arrays(a._value, 0.0, tolerance), (a,),
+                        PINV.bind(0.0, tolerance))
+    solution = inverse @ m
+    s = singular_values_on_arrays(a._value)
+    rank = (s > tolerance * s.max(axis=-1, keepdims=True, initial=0.0)).sum(-1)
+    empty = np.zeros((0,), dtype=a._value.dtype)
+    return lstsq_result(solution.squeeze(-1) if vector else solution, constant(empty),
+                        constant(np.asarray(rank, dtype=np.int64)), constant(empty))
+
+
+def _no_out(op: str, out: Any) -> None:
+    """chaingrad's error for torch's ``out=`` where it is not there yet."""
+    if out is not None:
+        raise NotImplementedError(f"chaingrad.linalg has no {op}(out=...) yet; use the "
+                                  "result it returns")

@@ -61,6 +61,20 @@ def test_the_counting_norm_and_keepdim(torch) -> None:
     lambda t: t.linalg.svdvals(t.ones(2, 2, dtype=t.int64)),
     lambda t: t.linalg.svd(t.ones(2, 2), driver="gesvd"),
     lambda t: t.linalg.matrix_norm(t.ones(2, 2), ord="nuc", dim=(0, 0)),
+    lambda t: t.linalg.cholesky(t.tensor([[1.0, 2.0], [2.0, 1.0]])),
+    lambda t: t.linalg.cholesky(t.tensor([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 1.0]]])),
+    lambda t: t.linalg.eigh(t.eye(2), UPLO="X"),
+    lambda t: t.linalg.qr(t.eye(2), mode="x"),
+    lambda t: t.linalg.matrix_power(t.ones(2, 3), 2),
+    lambda t: t.linalg.matrix_power(t.ones(2, 2, dtype=t.int64), -1),
+    lambda t: t.linalg.multi_dot([t.eye(2)]),
+    lambda t: t.linalg.multi_dot([t.ones(2, 2, 2), t.eye(2)]),
+    lambda t: t.linalg.multi_dot([t.eye(2), t.ones(3, 2)]),
+    lambda t: t.linalg.cross(t.ones(2), t.ones(2)),
+    lambda t: t.linalg.solve_triangular(t.eye(2), t.ones(2), upper=True),
+    lambda t: t.linalg.slogdet(t.ones(2, 3)),
+    lambda t: t.linalg.qr(t.ones(3, 2, requires_grad=True), mode="r").R.sum().backward(),
+    lambda t: t.linalg.qr(t.ones(3, 2, requires_grad=True), mode="complete").R.sum().backward(),
 ])
 def test_errors_are_torchs(torch, call) -> None:
     with pytest.raises(RuntimeError) as theirs:
@@ -218,3 +232,92 @@ def test_det_gradient_at_a_singular_matrix_is_torchs(torch, name, dtype) -> None
             np.testing.assert_allclose(ours, theirs, rtol=tol, atol=tol)
     if name == "rank 1 of 2":
         np.testing.assert_allclose(results[0][1], [[4.0, -2.0], [-2.0, 1.0]], atol=tol)
+
+
+# ---- the everyday names: float32 and float64 against torch ----
+
+def _symmetric(a):
+    return a + a.mT
+
+
+EVERYDAY_CALLS = {
+    "slogdet": lambda lib, a: list(lib.linalg.slogdet(a)),
+    "cholesky": lambda lib, a: [lib.linalg.cholesky(a @ a.mT)],
+    "cholesky_upper": lambda lib, a: [lib.linalg.cholesky(a @ a.mT, upper=True)],
+    "qr": lambda lib, a: list(lib.linalg.qr(a)),
+    "qr_complete": lambda lib, a: list(lib.linalg.qr(a[..., :2, :], mode="complete")),
+    "eigh": lambda lib, a: [lib.linalg.eigh(_symmetric(a)).eigenvalues,
+                            lib.linalg.eigh(_symmetric(a)).eigenvectors ** 2],
+    "eigvalsh": lambda lib, a: [lib.linalg.eigvalsh(_symmetric(a), UPLO="U")],
+    "matrix_power": lambda lib, a: [lib.linalg.matrix_power(a, 5),
+                                    lib.linalg.matrix_power(a, -2)],
+    "multi_dot": lambda lib, a: [lib.linalg.multi_dot([a[0, 0], a[0], a[1, :, :2], a[2, :2]])],
+    "pinv": lambda lib, a: [lib.linalg.pinv(a[..., :3])],
+    "cross": lambda lib, a: [lib.linalg.cross(a[..., :3], a[..., 1:], dim=-1)],
+    "vecdot": lambda lib, a: [lib.linalg.vecdot(a, a[0], dim=-2)],
+    "diagonal": lambda lib, a: [lib.linalg.diagonal(a, offset=1, dim1=0, dim2=-1)],
+    "solve_triangular": lambda lib, a: [lib.linalg.solve_triangular(a, a[0], upper=False),
+                                        lib.linalg.solve_triangular(a, a[0, :2], upper=True,
+                                                                    left=False,
+                                                                    unitriangular=True)],
+    "lstsq": lambda lib, a: [lib.linalg.lstsq(a[..., :2], a[..., 2:]).solution],
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(EVERYDAY_CALLS))
+def test_everyday_names_give_torchs_numbers_and_gradients(torch, name, dtype) -> None:
+    """A batch of well-conditioned 4 x 4 matrices with distinct eigen- and singular values;
+    a weight on each output so that every entry of the gradient counts."""
+    rng = np.random.default_rng(4)
+    a = (rng.normal(size=(3, 4, 4)) * 0.3 + np.diag([1.0, 2.0, 3.0, 4.0])).astype(dtype)
+    results = []
+    for lib in (chaingrad, torch):
+        x = lib.tensor(a, requires_grad=True)
+        outs = EVERYDAY_CALLS[name](lib, x)
+        weights = [np.random.default_rng(i).normal(size=tuple(o.shape)).astype(dtype)
+                   for i, o in enumerate(outs)]
+        sum(((o * lib.tensor(w)).sum() for o, w in zip(outs, weights)
+             if o.requires_grad)).backward()
+        assert all(o.dtype == getattr(lib, dtype) for o in outs)
+        results.append(([o.detach().numpy() for o in outs], x.grad.numpy()))
+    (outs, grad), (expected, expected_grad) = results
+    tol = 5e-5 if dtype == "float32" else 1e-10
+    for o, e in zip(outs, expected):
+        np.testing.assert_allclose(o, e, rtol=tol, atol=tol)
+    np.testing.assert_allclose(grad, expected_grad, rtol=20 * tol, atol=20 * tol)
+
+
+def test_the_results_are_named_as_torchs(torch) -> None:
+    a = np.array([[2.0, 1.0], [1.0, 3.0]])
+    for call in (lambda t: t.linalg.slogdet(t.tensor(a)), lambda t: t.linalg.qr(t.tensor(a)),
+                 lambda t: t.linalg.eigh(t.tensor(a)),
+                 lambda t: t.linalg.lstsq(t.tensor(a), t.tensor(a))):
+        ours, theirs = call(chaingrad), call(torch)
+        assert type(ours).__name__ == type(theirs).__name__
+        assert len(ours) == len(theirs)
+        for field in ours._fields:
+            mine, expected = getattr(ours, field), getattr(theirs, field)
+            assert tuple(mine.shape) == tuple(expected.shape), field
+            np.testing.assert_allclose(mine.numpy(), expected.numpy(), atol=1e-12)
+
+
+def test_the_primitives_grad_fn_are_named_as_torchs(torch) -> None:
+    a = np.array([[2.0, 1.0], [1.0, 3.0]])
+    calls = [lambda t, x: t.linalg.slogdet(x).logabsdet, lambda t, x: t.linalg.cholesky(x),
+             lambda t, x: t.linalg.cholesky(x, upper=True), lambda t, x: t.linalg.qr(x).Q,
+             lambda t, x: t.linalg.qr(x, mode="r").R, lambda t, x: t.linalg.eigvalsh(x),
+             lambda t, x: t.linalg.eigh(x).eigenvectors, lambda t, x: t.linalg.pinv(x)]
+    for call in calls:
+        ours = call(chaingrad, chaingrad.tensor(a, requires_grad=True))
+        theirs = call(torch, torch.tensor(a, requires_grad=True))
+        assert ours.grad_fn.name() == theirs.grad_fn.name()
+
+
+def test_lstsq_of_a_rank_deficient_matrix_gives_its_rank_and_minimal_solution(torch) -> None:
+    a = np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])
+    b = np.array([[1.0], [2.0], [4.0]])
+    ours = chaingrad.linalg.lstsq(chaingrad.tensor(a), chaingrad.tensor(b))
+    theirs = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b))
+    assert ours.rank.item() == theirs.rank.item() == 1
+    np.testing.assert_allclose(ours.solution.numpy(), theirs.solution.numpy(), atol=1e-12)

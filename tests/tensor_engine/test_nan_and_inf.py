@@ -62,7 +62,10 @@ VALUES_DIFFER = {"norm"}
 # torch's MKL or OpenBLAS there); finite matrices are the table's tests
 LINALG = {"linalg.inv", "linalg.det", "linalg.solve_vector", "linalg.solve_matrix",
           "linalg.solve_broadcast", "linalg.solve_left_false", "linalg.svdvals", "linalg.svd",
-          "linalg.svd_full", "linalg.matrix_norm_svd", "linalg.norm_svd"}
+          "linalg.svd_full", "linalg.matrix_norm_svd", "linalg.norm_svd", "linalg.slogdet",
+          "linalg.cholesky", "linalg.cholesky_upper", "linalg.qr", "linalg.eigh_L",
+          "linalg.eigh_U", "linalg.eigvalsh", "linalg.pinv", "linalg.lstsq",
+          "linalg.matrix_power", "linalg.multi_dot", "linalg.solve_triangular"}
 VALUES_DIFFER |= LINALG
 GRADIENTS_DIFFER |= LINALG
 # torch.linalg's norms: as "norm" above (an entry beyond sqrt(float max) overflows here; the
