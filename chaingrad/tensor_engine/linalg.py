@@ -1,21 +1,31 @@
-"""torch.linalg on Tensors: which norms, solves, inverses and determinants, and how does
-each differentiate?
+"""torch.linalg on Tensors: which norms, solves, inverses, determinants and
+decompositions, and how does each differentiate?
 
-The norms are composed of primitives (``abs``, ``**``, ``sum``, ``amax``, ``where``), so
-their gradients come from those rules. The inverse, the determinant and the solve of a
-linear system cannot be composed of them: each is a primitive declared here, with its
-closed-form rule beside it, written with operators and with ``matrix_inverse`` and ``solved``
-(each a node on Tensors), so that the same rule serves ``backward()`` and
-``backward(create_graph=True)``:
+The norms are composed of primitives (``abs``, ``**``, ``sum``, ``amax``, ``where``, and
+``svdvals`` for 'nuc', 2 and -2), so their gradients come from those rules. The inverse,
+the determinant and the solve of a linear system cannot be composed of them: each is a
+primitive declared here, with its closed-form rule beside it, written with operators and
+with ``matrix_inverse`` and ``solved`` (each a node on Tensors), so that the same rule
+serves ``backward()`` and ``backward(create_graph=True)``:
 
 - inv:   Y = A^-1;           dA = -Y^T g Y^T
 - det:   d = det(A);         dA = g d A^-T       (Jacobi's formula; A invertible)
 - solve: X = A^-1 B;         dB = A^-T g,  dA = -dB X^T
 
+The decompositions (``svd``, ``qr``, ``eigh``) have several outputs, and a node has one:
+each output is a primitive of its own on A, whose rule is torch's backward with that
+output's gradient alone (``svd_backward(a, grad_u, None, None)``); torch's backward is
+linear in the outputs' gradients, so that the rules add up to its gradient. On Tensors
+those functions take the decomposition from its own nodes, so they differentiate again.
+``slogdet``, ``cholesky`` and ``pinv`` are primitives too; ``matrix_power``,
+``multi_dot``, ``cross``, ``vecdot``, ``diagonal``, ``solve_triangular`` and ``lstsq``
+are composed.
+
 Declared outside chaingrad's rules, each is compiled as a user's primitive is
 (``chaingrad.primitive``): ``forward`` is its forward on arrays, and the compiled code calls
-its rule (``exact=False``: the formulas name ``matrix_inverse`` and ``solved``, which only this
-module has). ``chaingrad.linalg`` is torch.linalg's name for these functions.
+its rule (``exact=False``: the formulas name ``matrix_inverse``, ``solved`` and the
+backward functions, which only this module has). ``chaingrad.linalg`` is torch.linalg's
+name for these functions.
 
 Example:
     >>> import chaingrad as torch
@@ -117,8 +127,8 @@ def inv(A: Any) -> Tensor:  # noqa: N803 - torch's name
 
 def det(A: Any) -> Tensor:  # noqa: N803 - torch's name
     """The determinant of a square matrix (or of each in a batch), as torch.linalg.det;
-    its gradient is ``DET``'s rule (for an invertible matrix: at a singular one it is
-    not a number, where torch's, from an SVD, is).
+    its gradient is ``DET``'s rule, torch's at a singular matrix too (``det_backward``: 0
+    in a plain ``backward()``, the adjugate under ``create_graph=True``).
 
     Example:
         >>> import chaingrad as torch
