@@ -944,7 +944,11 @@ def pinv(A: Any, *, atol: float | None = None, rtol: float | None = None,  # noq
         [[0.5, 0.0], [0.0, 0.0]]
     """
     _no_out("pinv", out)
-    a = _matrices(A, "linalg.pinv", None, None)
+    a = tensor_argument(A, "linalg.pinv")
+    if a.ndim < 2 or a._value.dtype.kind != "f":
+        raise RuntimeError(f"linalg.pinv({dtypes.scalar_type(a._value.dtype)}"
+                           f"{{{list(a.shape)}}}): expected a tensor with 2 or more dimensions "
+                           "of float, double, cfloat or cdouble types")
     for name, value in (("atol", atol), ("rtol", rtol)):
         if value is not None and not isinstance(value, (int, float)):
             raise TypeError(f"linalg.pinv: {name} must be a number, got {value!r}")
@@ -1069,8 +1073,7 @@ def cross(input: Any, other: Any, *, dim: int = -1, out: Any = None) -> Tensor: 
     a = tensor_argument(input, "linalg.cross", "input")
     b = tensor_argument(other, "linalg.cross", "other")
     if a.ndim != b.ndim:
-        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions. "
-                           f"Got {a.ndim} and {b.ndim}")
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     if not -a.ndim <= dim < max(a.ndim, 1):
         raise IndexError(f"Dimension out of range (expected to be in range of "
                          f"[{-a.ndim}, {a.ndim - 1}], but got {dim})")
@@ -1139,10 +1142,8 @@ def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,  # noqa:
     if b.ndim < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
                            "dimensions.")
-    if b._value.dtype != a._value.dtype:
-        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
-                           f"but found A of type {dtypes.scalar_type(a._value.dtype)} and B "
-                           f"of type {dtypes.scalar_type(b._value.dtype)} instead.")
+    if b._value.dtype != a._value.dtype:  # torch computes in A's dtype
+        b = b.to(a.dtype)
     n = a.shape[-1]
     read = a.triu(1 if unitriangular else 0) if upper else a.tril(-1 if unitriangular else 0)
     if unitriangular:
@@ -1174,18 +1175,21 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *,  # noqa: N803 - torch's
         [[1.0], [2.0]]
     """
     if driver not in (None, "gelsy", "gelsd", "gelss", "gels"):
-        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, "
-                           f"gelsy, gelsd, gelss). Got {driver}")
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, "
+                           "gelsy, gelsd, gelss)")
     if driver not in (None, "gelsy"):
         raise NotImplementedError(f"chaingrad.linalg has no lstsq(driver={driver!r}) yet; "
                                   "its default, 'gelsy', is there")
     a = _matrices(A, "linalg.lstsq", None, None)
     b = tensor_argument(B, "linalg.lstsq", "B")
+    if b._value.dtype != a._value.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
+                           f"dtype, but got input's dtype {dtypes.scalar_type(a._value.dtype)} "
+                           f"and other's dtype {dtypes.scalar_type(b._value.dtype)}")
     vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
     m = b.unsqueeze(-1) if vector else b
     if m.ndim < 2 or m.shape[-2] != a.shape[-2]:
-        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2). "
-                           f"Got {a.shape[-2]} and {m.shape[-2]}")
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     eps = float(np.finfo(a._value.dtype).eps)
     tolerance = max(a.shape[-2:]) * eps if rcond is None or rcond < 0 else float(rcond)
     inverse = make_node(pinv_on_arrays(a._value, 0.0, tolerance), (a,),

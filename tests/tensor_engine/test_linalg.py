@@ -73,6 +73,17 @@ def test_the_counting_norm_and_keepdim(torch) -> None:
     lambda t: t.linalg.cross(t.ones(2), t.ones(2)),
     lambda t: t.linalg.solve_triangular(t.eye(2), t.ones(2), upper=True),
     lambda t: t.linalg.slogdet(t.ones(2, 3)),
+    lambda t: t.linalg.eigh(t.ones(2, 3)),
+    lambda t: t.linalg.qr(t.ones(3)),
+    lambda t: t.linalg.pinv(t.ones(3)),
+    lambda t: t.linalg.pinv(t.ones(2, 2, dtype=t.int64)),
+    lambda t: t.linalg.lstsq(t.ones(3, 2), t.ones(4, 1)),
+    lambda t: t.linalg.lstsq(t.ones(3, 2), t.ones(3, 1, dtype=t.float64)),
+    lambda t: t.linalg.lstsq(t.ones(3, 2), t.ones(3, 1), driver="foo"),
+    lambda t: t.linalg.diagonal(t.ones(2, 2), dim1=0, dim2=-2),
+    lambda t: t.linalg.cross(t.ones(3), t.ones(2, 3)),
+    lambda t: t.linalg.solve_triangular(t.eye(2), t.ones(1, 3), upper=True, left=False),
+    lambda t: t.linalg.svdvals(t.ones(2, 2), driver="gesvd"),
     lambda t: t.linalg.qr(t.ones(3, 2, requires_grad=True), mode="r").R.sum().backward(),
     lambda t: t.linalg.qr(t.ones(3, 2, requires_grad=True), mode="complete").R.sum().backward(),
 ])
@@ -321,3 +332,48 @@ def test_lstsq_of_a_rank_deficient_matrix_gives_its_rank_and_minimal_solution(to
     theirs = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b))
     assert ours.rank.item() == theirs.rank.item() == 1
     np.testing.assert_allclose(ours.solution.numpy(), theirs.solution.numpy(), atol=1e-12)
+
+
+def test_the_decompositions_compile_to_the_eager_numbers() -> None:
+    rng = np.random.default_rng(6)
+    a = chaingrad.tensor(rng.normal(size=(2, 4, 3)), requires_grad=True)
+    b = chaingrad.tensor(rng.normal(size=(2, 4, 2)), requires_grad=True)
+    linalg = chaingrad.linalg
+
+    def loss():
+        square = a[:, :3]
+        return (linalg.cholesky(a.mT @ a + chaingrad.eye(3), upper=True).sum()
+                + linalg.lstsq(a, b).solution.sum() + linalg.qr(a).Q.sum()
+                + linalg.eigh(a.mT @ a).eigenvalues.sum() + linalg.svdvals(a).sum()
+                + linalg.slogdet(square).logabsdet.sum() + linalg.pinv(a).sum()
+                + linalg.det(square).sum())
+
+    eager = loss()
+    eager.backward()
+    expected = (eager.item(), a.grad.numpy().copy(), b.grad.numpy().copy())
+    a.grad = b.grad = None
+    compiled = chaingrad.compile(loss)()
+    compiled.backward()
+    assert compiled.item() == expected[0]
+    np.testing.assert_allclose(a.grad.numpy(), expected[1], rtol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), expected[2], rtol=1e-12)
+
+
+def test_torch_norm_of_nuc_is_the_nuclear_norm_as_torchs(torch) -> None:
+    x = np.random.default_rng(7).normal(size=(2, 3, 4))
+    for kwargs in ({"dim": (0, 2), "keepdim": True}, {"dim": (-1, -2)}):
+        ours = chaingrad.norm(chaingrad.tensor(x), "nuc", **kwargs)
+        theirs = torch.norm(torch.tensor(x), "nuc", **kwargs)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(chaingrad.norm(chaingrad.tensor(x[0]), "nuc").item(),
+                               torch.norm(torch.tensor(x[0]), "nuc").item(), rtol=1e-12)
+
+
+def test_solve_triangular_computes_in_as_dtype_as_torch(torch) -> None:
+    for a_dtype, b_dtype in (("float32", "float64"), ("float64", "float32")):
+        results = [lib.linalg.solve_triangular(
+            lib.tensor([[2.0, 1.0], [0.0, 4.0]], dtype=getattr(lib, a_dtype)),
+            lib.ones(2, 1, dtype=getattr(lib, b_dtype)), upper=True)
+            for lib in (chaingrad, torch)]
+        assert str(results[0].dtype).split(".")[-1] == str(results[1].dtype).split(".")[-1]
+        np.testing.assert_allclose(results[0].numpy(), results[1].numpy())
