@@ -464,8 +464,9 @@ def det_backward(a: Any, det_a: Any, g: Any) -> Any:
     """dA of det(A), as torch's ``linalg_det_backward``: g det(A) A^-T (Jacobi's formula)
     for an invertible A. At a singular one torch's two passes differ, and so do these:
 
-    - a plain ``backward()`` (arrays) solves with the LU factors, an exact zero pivot
-      replaced by eps; det(A) is 0 there, so dA is 0;
+    - a plain ``backward()`` (arrays): torch solves with its LU factors, an exact zero
+      pivot replaced by eps, so that its dA there is g det(A) = 0 times a finite matrix: 0.
+      Here too: where det(A) is 0, the identity stands in for A before inverting;
     - ``backward(create_graph=True)`` (Tensors), where |det(A)| < 100 eps, gives the
       adjugate's transpose from an SVD A = U diag(S) Vh, which is well defined at a
       singular matrix: g det(U) det(Vh) U diag(prod of the S_j, j != i) Vh, made of nodes
@@ -700,8 +701,8 @@ def thin_qr(a: Any) -> tuple[Any, Any]:
     return tuple(qr(a))
 
 
-@define("qr_R_only", ("qr_backward(x.data, None, out.grad)",), array=qr_r_on_arrays,
-        forward=qr_r_on_arrays, exact=False, saves=())
+@define("qr_R_only", ("RuntimeError",), array=qr_r_on_arrays, forward=qr_r_on_arrays,
+        exact=False, saves=("",))
 def QR_R_ONLY(xs, out, g):
     """R of A = Q R computed without Q (mode='r'): not differentiable, as in torch."""
     raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
