@@ -1162,25 +1162,33 @@ def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,  # noqa:
 
 def lstsq(A: Any, B: Any, rcond: float | None = None, *,  # noqa: N803 - torch's names
           driver: str | None = None) -> lstsq_result:
-    """The least-squares solution X of A X = B (the X with the smallest |A X - B|), as
-    torch.linalg.lstsq on a CPU with its default driver 'gelsy': the solution and the rank;
-    residuals and singular_values are empty, as that driver's. The solution is
-    ``pinv(A) @ B`` (its rounding, not gelsy's, within float rounding of torch's for a full
-    rank A), so its gradient is torch's (which is pinv's). B is a vector when it has one
-    dim fewer than A.
+    """The least-squares solution X of A X = B (the X with the smallest |A X - B|, and of
+    those the smallest), as torch.linalg.lstsq on a CPU, with each driver's outputs:
+
+    - 'gelsy' (the default): the solution and the rank;
+    - 'gelsd', 'gelss': the solution, the rank, the singular values of A, and the residuals
+      (the squared |A X - B| of each column of B) where m > n and every A has rank n;
+    - 'gels' (for A of full rank): the solution, and the residuals where m > n.
+
+    The other outputs are empty, as torch's. The solution is ``pinv(A) @ B`` (rounded as
+    that, not as LAPACK's drivers, within float rounding of torch's where A is not close to
+    rank deficient), so its gradient is torch's (which is pinv's); the residuals' gradient
+    takes X as fixed, as torch's (X minimises them). B is a vector when it has one dim
+    fewer than A.
 
     Example:
         >>> import chaingrad as torch
         >>> A = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
-        >>> torch.linalg.lstsq(A, torch.tensor([[1.0], [2.0], [3.0]])).solution.tolist()
+        >>> B = torch.tensor([[1.0], [2.0], [3.0]])
+        >>> torch.linalg.lstsq(A, B).solution.tolist()
         [[1.0], [2.0]]
+        >>> torch.linalg.lstsq(A, B, driver="gelsd").residuals.tolist()
+        [9.0]
     """
     if driver not in (None, "gelsy", "gelsd", "gelss", "gels"):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, "
                            "gelsy, gelsd, gelss)")
-    if driver not in (None, "gelsy"):
-        raise NotImplementedError(f"chaingrad.linalg has no lstsq(driver={driver!r}) yet; "
-                                  "its default, 'gelsy', is there")
+    driver = driver or "gelsy"
     a = _matrices(A, "linalg.lstsq", None, None)
     b = tensor_argument(B, "linalg.lstsq", "B")
     if b._value.dtype != a._value.dtype:
@@ -1198,9 +1206,17 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *,  # noqa: N803 - torch's
     solution = inverse @ m
     s = singular_values_on_arrays(a._value)
     rank = (s > tolerance * s.max(axis=-1, keepdims=True, initial=0.0)).sum(-1)
-    empty = np.zeros((0,), dtype=a._value.dtype)
-    return lstsq_result(solution.squeeze(-1) if vector else solution, constant(empty),
-                        constant(np.asarray(rank, dtype=np.int64)), constant(empty))
+    empty = constant(np.zeros((0,), dtype=a._value.dtype))
+    residuals = empty
+    rows, cols = a.shape[-2], a.shape[-1]
+    if rows > cols and (driver == "gels" or driver in ("gelsd", "gelss") and
+                        np.all(rank == cols)):
+        residuals = ((a @ solution.detach() - m) ** 2).sum(-2)
+    return lstsq_result(
+        solution.squeeze(-1) if vector else solution, residuals,
+        constant(np.zeros((0,), dtype=np.int64)) if driver == "gels"
+        else constant(np.asarray(rank, dtype=np.int64)),
+        constant(s) if driver in ("gelsd", "gelss") else empty)
 
 
 def _no_out(op: str, out: Any) -> None:

@@ -377,3 +377,26 @@ def test_solve_triangular_computes_in_as_dtype_as_torch(torch) -> None:
             for lib in (chaingrad, torch)]
         assert str(results[0].dtype).split(".")[-1] == str(results[1].dtype).split(".")[-1]
         np.testing.assert_allclose(results[0].numpy(), results[1].numpy())
+
+
+@pytest.mark.parametrize("driver", ["gels", "gelsy", "gelsd", "gelss"])
+@pytest.mark.parametrize(("a_shape", "b_shape"), [((2, 5, 3), (2, 5, 2)), ((2, 5, 3), (2, 5)),
+                                                  ((3, 5), (3, 2))])
+def test_lstsq_gives_each_drivers_outputs_and_gradients_as_torch(torch, driver, a_shape,
+                                                                  b_shape) -> None:
+    rng = np.random.default_rng(8)
+    a, b = rng.normal(size=a_shape), rng.normal(size=b_shape)
+    results = []
+    for lib in (chaingrad, torch):
+        x, y = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        out = lib.linalg.lstsq(x, y, driver=driver)
+        loss = (out.solution * lib.tensor(np.cos(np.arange(out.solution.numel())).reshape(
+            tuple(out.solution.shape)))).sum() + 0.5 * out.residuals.sum()
+        loss.backward()
+        results.append(([t.detach().numpy() for t in out], x.grad.numpy(), y.grad.numpy()))
+    (outs, *grads), (expected, *expected_grads) = results
+    for o, e in zip(outs, expected):
+        assert o.shape == e.shape and o.dtype == e.dtype
+        np.testing.assert_allclose(o, e, rtol=1e-10, atol=1e-12)
+    for g, e in zip(grads, expected_grads):
+        np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-12)
