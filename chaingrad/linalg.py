@@ -1,12 +1,15 @@
 """torch.linalg's names: ``chaingrad.linalg.norm``, ``vector_norm``, ``matrix_norm``,
 ``solve``, ``inv``, ``det``, ``svd``, ``svdvals``, ``slogdet``, ``cholesky``, ``qr``,
 ``eigh``, ``eigvalsh``, ``pinv``, ``lstsq``, ``solve_triangular``, ``matrix_power``,
-``multi_dot``, ``cross``, ``vecdot``, ``diagonal`` and ``LinAlgError``, as
-``import chaingrad as torch`` code writes them (``torch.linalg.inv(A)``).
+``matrix_rank``, ``cond``, ``multi_dot``, ``cross``, ``vecdot``, ``diagonal``,
+``vander``, ``tensorinv``, ``tensorsolve``, ``matmul`` (``chaingrad.matmul`` itself) and
+``LinAlgError``, as ``import chaingrad as torch`` code writes them
+(``torch.linalg.inv(A)``).
 
 Each is defined in ``chaingrad/tensor_engine/linalg.py``, beside the primitives it makes
-(inv, det, solve, svd's three outputs, ..., each with its rule); this module only names
-them where torch does. A torch.linalg name chaingrad lacks raises an error naming it.
+(inv, det, solve, svd's three outputs, ..., each with its rule), but ``matmul``
+(``chaingrad/tensor_engine/maths.py``); this module only names them where torch does. A
+torch.linalg name chaingrad lacks raises an error naming it.
 
 Example:
     >>> import chaingrad as torch
@@ -18,6 +21,7 @@ from . import torch_names
 from .errors import LinAlgError
 from .tensor_engine.linalg import (
     cholesky,
+    cond,
     cross,
     det,
     diagonal,
@@ -27,6 +31,7 @@ from .tensor_engine.linalg import (
     lstsq,
     matrix_norm,
     matrix_power,
+    matrix_rank,
     multi_dot,
     norm,
     pinv,
@@ -36,12 +41,17 @@ from .tensor_engine.linalg import (
     solve_triangular,
     svd,
     svdvals,
+    tensorinv,
+    tensorsolve,
+    vander,
     vecdot,
     vector_norm,
 )
+from .tensor_engine.maths import matmul  # torch.linalg.matmul is torch.matmul
 
-__all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
-           "lstsq", "matrix_norm", "matrix_power", "multi_dot", "norm", "pinv", "qr", "slogdet",
-           "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
+           "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
+           "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals",
+           "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 __getattr__ = torch_names.submodules_on_use("chaingrad.linalg", (), torch_names.LINALG)

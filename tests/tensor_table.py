@@ -555,6 +555,23 @@ def triangular_cases(draw):
                                       "unitriangular": draw(st.booleans())})
 
 
+@st.composite
+def vander_cases(draw):
+    """An array of 1 or 2 dims (its last at least 2 long, as N defaults to it), away from
+    0 (where torch's cumprod backward divides by an x that underflows), and N: None or 2
+    to 5."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=2, min_side=2, max_side=4))
+    return Case((draw(_array(shape, NONZERO)),), {"N": draw(st.none() | st.integers(2, 5))})
+
+
+@st.composite
+def tensor_matrix_cases(draw, rhs: bool = False):
+    """A 4 x 4 matrix far from singular (``matrix_cases``' kind), for the tensor solvers to
+    see as (2, 2, 4); with ``rhs``, a right-hand side of 4 entries."""
+    a = draw(_array((4, 4), ((-1.0, 1.0),))) + 4 * np.eye(4)
+    return Case((a, draw(_array((4,)))) if rhs else (a,))
+
+
 def _side_by_side(lib: Any, *parts: Any) -> Any:
     """Outputs of one matrix (or batch) side by side in one tensor, each flattened."""
     batch = tuple(parts[0].shape[:-2])
@@ -815,6 +832,25 @@ OPS: list[TensorOp] = [
              lambda a, b, dim: T.linalg.vecdot(a, b, dim=dim), cross_cases),
     TensorOp("linalg.diagonal", lambda a, **where: chaingrad.linalg.diagonal(a, **where),
              lambda a, **where: T.linalg.diagonal(a, **where), diagonal_cases),
+    TensorOp("linalg.cond", lambda a, ord, dim: chaingrad.linalg.cond(a, ord),
+             lambda a, ord, dim: T.linalg.cond(a, ord),
+             lambda: spread_matrix_cases((None, 2, -2))),
+    TensorOp("linalg.cond_nuc", lambda a, ord, dim: chaingrad.linalg.cond(a, ord),
+             lambda a, ord, dim: T.linalg.cond(a, ord),
+             lambda: spread_matrix_cases(("nuc",), shape="square")),
+    # torch 2.13's backward of these raises (its composition changes A^-1 in place): their
+    # values are checked against torch's in test_linalg.py
+    TensorOp("linalg.cond_of_inverse", lambda a, ord, dim: chaingrad.linalg.cond(a, ord),
+             None, lambda: spread_matrix_cases(("fro", 1, -1, float("inf"), -float("inf")),
+                                               shape="square")),
+    TensorOp("linalg.vander", lambda x, N: chaingrad.linalg.vander(x, N=N),
+             lambda x, N: T.linalg.vander(x, N=N), vander_cases),
+    TensorOp("linalg.tensorinv", lambda a: chaingrad.linalg.tensorinv(a.reshape(2, 2, 4), 2),
+             lambda a: T.linalg.tensorinv(a.reshape(2, 2, 4), 2), tensor_matrix_cases),
+    TensorOp("linalg.tensorsolve",
+             lambda a, b: chaingrad.linalg.tensorsolve(a.reshape(2, 2, 4), b.reshape(2, 2)),
+             lambda a, b: T.linalg.tensorsolve(a.reshape(2, 2, 4), b.reshape(2, 2)),
+             lambda: tensor_matrix_cases(rhs=True)),
     TensorOp("linalg.solve_triangular",
              lambda a, b, **how: chaingrad.linalg.solve_triangular(a, b, **how),
              lambda a, b, **how: T.linalg.solve_triangular(a, b, **how), triangular_cases),

@@ -18,8 +18,9 @@ output's gradient alone (``svd_backward(a, grad_u, None, None)``); torch's backw
 linear in the outputs' gradients, so that the rules add up to its gradient. On Tensors
 those functions take the decomposition from its own nodes, so they differentiate again.
 ``slogdet``, ``cholesky`` and ``pinv`` are primitives too; ``matrix_power``,
-``multi_dot``, ``cross``, ``vecdot``, ``diagonal``, ``solve_triangular`` and ``lstsq``
-are composed.
+``matrix_rank``, ``cond``, ``multi_dot``, ``cross``, ``vecdot``, ``diagonal``,
+``vander``, ``tensorinv``, ``tensorsolve``, ``solve_triangular`` and ``lstsq`` are
+composed.
 
 Declared outside chaingrad's rules, each is compiled as a user's primitive is
 (``chaingrad.primitive``): ``forward`` is its forward on arrays, and the compiled code calls
@@ -48,7 +49,7 @@ from ..errors import LinAlgError
 from . import dtypes
 from .arrays import ARRAY_TYPES, normalize_axes, quietly
 from .factories import tensor_argument
-from .functions import cat
+from .functions import cat, stack
 from .tensor import Tensor, constant, make_node
 
 # ---- the primitives ----
@@ -1217,6 +1218,132 @@ def lstsq(A: Any, B: Any, rcond: float | None = None, *,  # noqa: N803 - torch's
         constant(np.zeros((0,), dtype=np.int64)) if driver == "gels"
         else constant(np.asarray(rank, dtype=np.int64)),
         constant(s) if driver in ("gelsd", "gelss") else empty)
+
+
+def matrix_rank(A: Any, *, atol: float | None = None, rtol: float | None = None,  # noqa: N803
+                hermitian: bool = False, out: Any = None) -> Tensor:
+    """The number of singular values of each matrix above max(atol, rtol * the largest), as
+    torch.linalg.matrix_rank (with neither given, rtol = max(m, n) * eps, as ``pinv``'s);
+    an int64 tensor, which takes no gradient. ``hermitian`` is accepted and the SVD used.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.linalg.matrix_rank(torch.tensor([[1.0, 2.0], [2.0, 4.0]])).item()
+        1
+    """
+    _no_out("matrix_rank", out)
+    a = _matrices(A, "linalg.matrix_rank", None, None)
+    if rtol is None:
+        rtol = (max(a.shape[-2:]) * float(np.finfo(a._value.dtype).eps)
+                if atol is None or atol <= 0 else 0.0)
+    values = singular_values_on_arrays(a._value)
+    largest = values.max(axis=-1, keepdims=True, initial=0.0)
+    return constant(np.asarray((values > np.maximum(atol or 0.0, rtol * largest)).sum(-1),
+                               dtype=np.int64))
+
+
+def cond(A: Any, p: Any = None, *, out: Any = None) -> Tensor:  # noqa: N803 - torch's name
+    """The condition number of each matrix in the ``p`` norm, as torch.linalg.cond: for p
+    None or 2 the largest singular value over the smallest (-2: the other way round), of
+    any matrix; of square matrices, for 'nuc' the sum of the singular values times the sum
+    of their reciprocals, for 'fro', 1, -1, inf or -inf ``matrix_norm(A, p)`` times that of
+    A's inverse (inf where A is singular).
+    Composed of ``svdvals``, ``matrix_norm`` and ``inv``. (torch 2.13's backward raises for
+    these last ones; chaingrad's differentiates.)
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.linalg.cond(torch.tensor([[4.0, 0.0], [0.0, 2.0]])).item()
+        2.0
+    """
+    _no_out("cond", out)
+    a = _matrices(A, "linalg.cond", None, None)
+    if p is None or (not isinstance(p, str) and p in (2, -2)):
+        values = svdvals(a)
+        ratio = values[..., 0] / values[..., -1]
+        return ratio if p is None or p == 2 else 1 / ratio
+    if p not in ("fro", "nuc", 1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, but "
+                           f"they are {a.shape[-2]} by {a.shape[-1]} matrices")
+    if p == "nuc":
+        values = svdvals(a)
+        return values.sum(-1) * (1 / values).sum(-1)
+    singular = det_on_arrays(a._value) == 0
+    if not np.any(singular):
+        return matrix_norm(a, p) * matrix_norm(inv(a), p)
+    eye = np.eye(a.shape[-1], dtype=a._value.dtype)
+    regular = a.where(~np.reshape(singular, np.shape(singular) + (1, 1)), eye)
+    return (matrix_norm(a, p) * matrix_norm(inv(regular), p)).where(~singular, math.inf)
+
+
+def vander(x: Any, *, N: int | None = None) -> Tensor:  # noqa: N803 - torch's name
+    """The Vandermonde matrix of the last dim of ``x``: its columns x**0, x**1, ...,
+    x**(N-1) (N the size of that dim if None), as torch.linalg.vander, each power the one
+    before times x (torch's cumulative product). Composed of * and stack.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.linalg.vander(torch.tensor([1.0, 2.0, 3.0])).tolist()
+        [[1.0, 1.0, 1.0], [1.0, 2.0, 4.0], [1.0, 3.0, 9.0]]
+    """
+    t = tensor_argument(x, "linalg.vander", "x")
+    count = (t.shape[-1] if t.ndim else 1) if N is None else N
+    if count <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    powers = [constant(np.ones(t.shape, dtype=t._value.dtype)), t]
+    while len(powers) < count:
+        powers.append(powers[-1] * t)
+    return stack(powers, -1)
+
+
+def tensorinv(A: Any, ind: int = 2, *, out: Any = None) -> Tensor:  # noqa: N803
+    """The inverse of A as a linear map from its last dims to its first ``ind``, as
+    torch.linalg.tensorinv: ``inv`` of A reshaped to a square matrix, reshaped to
+    A.shape[ind:] + A.shape[:ind]. Composed of reshape and inv.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> A = torch.eye(4).reshape(4, 2, 2) * 2
+        >>> torch.linalg.tensorinv(A, ind=1).shape
+        chaingrad.Size([2, 2, 4])
+    """
+    _no_out("tensorinv", out)
+    a = tensor_argument(A, "linalg.tensorinv")
+    if isinstance(ind, bool) or not isinstance(ind, (int, np.integer)) or ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = math.prod(a.shape[:ind]), math.prod(a.shape[ind:])
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) "
+                           f"== prod(self.shape[:ind]), but got {cols} != {rows}")
+    return inv(a.reshape(rows, cols)).reshape(tuple(a.shape[ind:]) + tuple(a.shape[:ind]))
+
+
+def tensorsolve(A: Any, B: Any, dims: Any = None, *, out: Any = None) -> Tensor:  # noqa: N803
+    """X with tensordot(A, X, X.ndim) = B, as torch.linalg.tensorsolve: A's dims ``dims``
+    moved to its end first; X has A's dims beyond B's. Composed of permute, reshape and
+    solve.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> A = torch.eye(6).reshape(2, 3, 6) * 2
+        >>> torch.linalg.tensorsolve(A, torch.ones(2, 3)).tolist()
+        [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]
+    """
+    _no_out("tensorsolve", out)
+    a = tensor_argument(A, "linalg.tensorsolve")
+    b = tensor_argument(B, "linalg.tensorsolve", "B")
+    if dims is not None:
+        moved = normalize_axes(tuple(dims), a.ndim, "linalg.tensorsolve")
+        a = a.permute(tuple(d for d in range(a.ndim) if d not in moved) + moved)
+    rest = tuple(a.shape[b.ndim:])
+    size = math.prod(b.shape)
+    if math.prod(rest) != size:
+        raise RuntimeError(f"Expected self to satisfy the requirement "
+                           f"prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), "
+                           f"but got {math.prod(rest)} != {size}")
+    return solve(a.reshape(size, size), b.reshape(size)).reshape(rest)
 
 
 def _no_out(op: str, out: Any) -> None:

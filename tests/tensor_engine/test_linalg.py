@@ -84,6 +84,11 @@ def test_the_counting_norm_and_keepdim(torch) -> None:
     lambda t: t.linalg.cross(t.ones(3), t.ones(2, 3)),
     lambda t: t.linalg.solve_triangular(t.eye(2), t.ones(1, 3), upper=True, left=False),
     lambda t: t.linalg.svdvals(t.ones(2, 2), driver="gesvd"),
+    lambda t: t.linalg.cond(t.ones(3, 4), "fro"),
+    lambda t: t.linalg.cond(t.ones(3, 3), 3),
+    lambda t: t.linalg.vander(t.tensor(1.0)),
+    lambda t: t.linalg.tensorinv(t.ones(2, 3, 4), ind=1),
+    lambda t: t.linalg.tensorinv(t.ones(2, 3), ind=0),
     lambda t: t.linalg.qr(t.ones(3, 2, requires_grad=True), mode="r").R.sum().backward(),
     lambda t: t.linalg.qr(t.ones(3, 2, requires_grad=True), mode="complete").R.sum().backward(),
 ])
@@ -272,6 +277,13 @@ EVERYDAY_CALLS = {
                                                                     left=False,
                                                                     unitriangular=True)],
     "lstsq": lambda lib, a: [lib.linalg.lstsq(a[..., :2], a[..., 2:]).solution],
+    "cond": lambda lib, a: [lib.linalg.cond(a), lib.linalg.cond(a[..., :3], -2),
+                            lib.linalg.cond(a, "nuc")],
+    "vander": lambda lib, a: [lib.linalg.vander(a[0, 0], N=5), lib.linalg.vander(a[1])],
+    "tensorinv": lambda lib, a: [lib.linalg.tensorinv(a[0].reshape(2, 2, 4), ind=2)],
+    "tensorsolve": lambda lib, a: [lib.linalg.tensorsolve(a[1].reshape(4, 2, 2),
+                                                          a[2, 0].reshape(2, 2), dims=(0,))],
+    "matmul": lambda lib, a: [lib.linalg.matmul(a, a[0])],
 }
 
 
@@ -400,3 +412,18 @@ def test_lstsq_gives_each_drivers_outputs_and_gradients_as_torch(torch, driver, 
         np.testing.assert_allclose(o, e, rtol=1e-10, atol=1e-12)
     for g, e in zip(grads, expected_grads):
         np.testing.assert_allclose(g, e, rtol=1e-9, atol=1e-12)
+
+
+def test_matrix_rank_and_cond_at_singular_matrices_are_torchs(torch) -> None:
+    batch = np.array([[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 3.0]], [[0.0, 0.0],
+                                                                          [0.0, 0.0]]])
+    for kwargs in ({}, {"atol": 1.5}, {"rtol": 0.5}, {"atol": 0.1, "rtol": 0.0}):
+        ours = chaingrad.linalg.matrix_rank(chaingrad.tensor(batch), **kwargs)
+        theirs = torch.linalg.matrix_rank(torch.tensor(batch), **kwargs)
+        assert ours.dtype == chaingrad.int64 and ours.tolist() == theirs.tolist()
+    regular = batch + 2 * np.eye(2)
+    for p in (None, 2, -2, "fro", "nuc", 1, -1, float("inf"), -float("inf")):
+        for matrices in (batch, regular):
+            ours = chaingrad.linalg.cond(chaingrad.tensor(matrices), p).numpy()
+            theirs = torch.linalg.cond(torch.tensor(matrices), p).numpy()
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12)

@@ -65,9 +65,13 @@ LINALG = {"linalg.inv", "linalg.det", "linalg.solve_vector", "linalg.solve_matri
           "linalg.svd_full", "linalg.matrix_norm_svd", "linalg.norm_svd", "linalg.slogdet",
           "linalg.cholesky", "linalg.cholesky_upper", "linalg.qr", "linalg.eigh_L",
           "linalg.eigh_U", "linalg.eigvalsh", "linalg.pinv", "linalg.lstsq",
-          "linalg.matrix_power", "linalg.multi_dot", "linalg.solve_triangular"}
+          "linalg.matrix_power", "linalg.multi_dot", "linalg.solve_triangular", "linalg.cond",
+          "linalg.cond_nuc", "linalg.tensorinv", "linalg.tensorsolve"}
 VALUES_DIFFER |= LINALG
 GRADIENTS_DIFFER |= LINALG
+# vander's powers are torch's cumprod, whose backward divides by x: nan at inf where the
+# products' rule gives inf
+GRADIENTS_DIFFER |= {"linalg.vander"}
 # torch.linalg's norms: as "norm" above (an entry beyond sqrt(float max) overflows here; the
 # derivative of |x| at nan, and of the norm at inf)
 LINALG_NORMS = {"linalg.vector_norm", "linalg.matrix_norm", "linalg.norm"}
