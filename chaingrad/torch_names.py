@@ -453,7 +453,7 @@ checks that it is one of these."""
 
 LINALG = frozenset("""
     cholesky_ex common_notes eig eigvals householder_product inv_ex ldl_factor ldl_factor_ex
-    ldl_solve lu lu_factor lu_factor_ex lu_solve matrix_exp solve_ex
+    ldl_solve lu lu_factor lu_factor_ex lu_solve solve_ex
 """.split())  # noqa: SIM905 - a list to read
 """``torch.linalg.<name>``s that ``chaingrad.linalg`` lacks."""
 
@@ -533,6 +533,7 @@ INSTEAD: dict[str, tuple[str, str]] = {
                     "torch.linalg.cross(x[:, :3], y[:, :3], dim=1)"),
     "torch.diagonal": ("torch.diagonal(x, 1)", "torch.linalg.diagonal(x, offset=1)"),
     "torch.nuclear_norm": ("torch.nuclear_norm(x)", "torch.linalg.matrix_norm(x, 'nuc')"),
+    "torch.matrix_exp": ("torch.matrix_exp(x @ x.mT)", "torch.linalg.matrix_exp(x @ x.mT)"),
     # Tensor methods: "Tensor.<name>"
     "Tensor.erfc": ("x.erfc()", "1 - x.erf()"),
     "Tensor.rsqrt": ("x.rsqrt()", "x ** -0.5"),
@@ -580,6 +581,7 @@ INSTEAD: dict[str, tuple[str, str]] = {
     "Tensor.cross": ("x[:, :3].cross(y[:, :3], dim=1)",
                      "torch.linalg.cross(x[:, :3], y[:, :3], dim=1)"),
     "Tensor.diagonal": ("x.diagonal(1)", "torch.linalg.diagonal(x, offset=1)"),
+    "Tensor.matrix_exp": ("(x @ x.mT).matrix_exp()", "torch.linalg.matrix_exp(x @ x.mT)"),
     # torch.nn.functional: "F.<name>"
     "F.silu": ("F.silu(x)", "x * torch.sigmoid(x)"),
     "F.elu": ("F.elu(x)", "torch.where(x > 0, x, torch.exp(x) - 1)"),

@@ -851,6 +851,9 @@ OPS: list[TensorOp] = [
              lambda a, b: chaingrad.linalg.tensorsolve(a.reshape(2, 2, 4), b.reshape(2, 2)),
              lambda a, b: T.linalg.tensorsolve(a.reshape(2, 2, 4), b.reshape(2, 2)),
              lambda: tensor_matrix_cases(rhs=True)),
+    *(TensorOp(f"linalg.matrix_exp{suffix}", lambda a, scale=scale: chaingrad.linalg.matrix_exp(
+        a * scale), lambda a, scale=scale: T.linalg.matrix_exp(a * scale), matrix_cases)
+      for suffix, scale in (("", 0.25), ("_squared", 2.0))),  # squared 0 times, then 1 or 2
     TensorOp("linalg.solve_triangular",
              lambda a, b, **how: chaingrad.linalg.solve_triangular(a, b, **how),
              lambda a, b, **how: T.linalg.solve_triangular(a, b, **how), triangular_cases),

@@ -17,7 +17,7 @@ each output is a primitive of its own on A, whose rule is torch's backward with 
 output's gradient alone (``svd_backward(a, grad_u, None, None)``); torch's backward is
 linear in the outputs' gradients, so that the rules add up to its gradient. On Tensors
 those functions take the decomposition from its own nodes, so they differentiate again.
-``slogdet``, ``cholesky`` and ``pinv`` are primitives too; ``matrix_power``,
+``slogdet``, ``cholesky``, ``pinv`` and ``matrix_exp`` are primitives too; ``matrix_power``,
 ``matrix_rank``, ``cond``, ``multi_dot``, ``cross``, ``vecdot``, ``diagonal``,
 ``vander``, ``tensorinv``, ``tensorsolve``, ``solve_triangular`` and ``lstsq`` are
 composed.
@@ -1344,6 +1344,82 @@ def tensorsolve(A: Any, B: Any, dims: Any = None, *, out: Any = None) -> Tensor:
                            f"prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), "
                            f"but got {math.prod(rest)} != {size}")
     return solve(a.reshape(size, size), b.reshape(size)).reshape(rest)
+
+
+# ---- the matrix exponential ----
+
+_PADE_13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+            129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+            40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+"""The coefficients of the [13/13] Pade approximant of exp (Higham, 2005)."""
+
+_PADE_13_REACH = 5.371920351148152
+"""The largest 1-norm at which the [13/13] approximant is exp to double precision."""
+
+
+def matrix_exp_on_arrays(a: np.ndarray) -> np.ndarray:
+    """exp(A) of each square matrix of ``a`` by scaling and squaring (Higham, 2005): A
+    scaled by 2**-s into the reach of the [13/13] Pade approximant p(A) / q(A), which is
+    then squared s times. Computed in float64 and rounded to ``a``'s dtype (torch's own
+    float32 kernel rounds at each step: within float32's rounding of this)."""
+    x = a.astype(np.float64)
+    n = x.shape[-1]
+    if x.size == 0:
+        return a.copy()
+    norm = np.abs(x).sum(axis=-2).max(axis=-1)  # the 1-norm of each matrix
+    with np.errstate(divide="ignore"):
+        steps = np.maximum(0, np.ceil(np.log2(norm / _PADE_13_REACH))).astype(int)
+    x = x / (2.0 ** steps)[..., None, None]
+    b = _PADE_13
+    eye = np.eye(n)
+    x2 = x @ x
+    x4 = x2 @ x2
+    x6 = x4 @ x2
+    odd = x @ (x6 @ (b[13] * x6 + b[11] * x4 + b[9] * x2) + b[7] * x6 + b[5] * x4
+               + b[3] * x2 + b[1] * eye)
+    even = (x6 @ (b[12] * x6 + b[10] * x4 + b[8] * x2) + b[6] * x6 + b[4] * x4 + b[2] * x2
+            + b[0] * eye)
+    out = np.linalg.solve(even - odd, even + odd)
+    for step in range(int(steps.max(initial=0))):
+        out = np.where((step < steps)[..., None, None], out @ out, out)
+    return out.astype(a.dtype)
+
+
+@define("matrix_exp", ("matrix_exp_backward(x.data, out.grad)",), array=matrix_exp_on_arrays,
+        forward=matrix_exp_on_arrays, exact=False, saves=("x",))
+def MATRIX_EXP(xs, out, g):
+    """exp(A);  dA = the top right block of exp([[A^T, g], [0, A^T]])
+    (``matrix_exp_backward``)."""
+    return (matrix_exp_backward(xs[0], g),)
+
+
+def matrix_exp_backward(a: Any, grad: Any) -> Any:
+    """dA of exp(A) for its gradient ``grad``, as torch's (Mathias, 1996): the top right
+    n x n block of the exponential of the 2n x 2n matrix [[A^T, grad], [0, A^T]]. On
+    Tensors, that exponential is a ``matrix_exp`` node, so that it differentiates again."""
+    n = a.shape[-1]
+    if isinstance(a, ARRAY_TYPES):
+        block = np.zeros(a.shape[:-2] + (2 * n, 2 * n), dtype=a.dtype)
+        block[..., :n, :n] = block[..., n:, n:] = a.mT
+        block[..., :n, n:] = grad
+        return matrix_exp_on_arrays(block)[..., :n, n:]
+    zeros = constant(np.zeros(tuple(a.shape), dtype=a._value.dtype))
+    block = cat([cat([a.mT, grad], -1), cat([zeros, a.mT], -1)], -2)
+    return matrix_exp(block)[..., :n, n:]
+
+
+def matrix_exp(A: Any) -> Tensor:  # noqa: N803 - torch's name
+    """The matrix exponential exp(A) = I + A + A^2/2! + ... of a square matrix (or of each
+    in a batch), as torch.linalg.matrix_exp (by scaling and squaring a Pade approximant,
+    ``matrix_exp_on_arrays``); its gradient is torch's (``matrix_exp_backward``).
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.linalg.matrix_exp(torch.tensor([[0.0, 1.0], [0.0, 0.0]])).tolist()
+        [[1.0, 1.0], [0.0, 1.0]]
+    """
+    a = _square_matrices(A, "linalg.matrix_exp")
+    return make_node(matrix_exp_on_arrays(a._value), (a,), MATRIX_EXP)
 
 
 def _no_out(op: str, out: Any) -> None:

@@ -89,6 +89,8 @@ def test_the_counting_norm_and_keepdim(torch) -> None:
     lambda t: t.linalg.vander(t.tensor(1.0)),
     lambda t: t.linalg.tensorinv(t.ones(2, 3, 4), ind=1),
     lambda t: t.linalg.tensorinv(t.ones(2, 3), ind=0),
+    lambda t: t.linalg.matrix_exp(t.ones(2, 3)),
+    lambda t: t.linalg.matrix_exp(t.ones(2, 2, dtype=t.int64)),
     lambda t: t.linalg.qr(t.ones(3, 2, requires_grad=True), mode="r").R.sum().backward(),
     lambda t: t.linalg.qr(t.ones(3, 2, requires_grad=True), mode="complete").R.sum().backward(),
 ])
@@ -207,6 +209,8 @@ def test_svd_names_its_outputs_and_grad_fn_as_torch(torch) -> None:
     assert ours._fields == ("U", "S", "Vh")
     assert all(getattr(ours, f).shape == getattr(theirs, f).shape for f in ours._fields)
     assert ours.S.grad_fn.name() == theirs.S.grad_fn.name() == "LinalgSvdBackward0"
+    assert chaingrad.linalg.matrix_exp(chaingrad.tensor(a[:2], requires_grad=True)).grad_fn \
+        .name() == "LinalgMatrixExpBackward0"
     assert chaingrad.linalg.svdvals(chaingrad.tensor(a, requires_grad=True)).grad_fn.name() \
         == "LinalgSvdBackward0"
 
@@ -284,6 +288,7 @@ EVERYDAY_CALLS = {
     "tensorsolve": lambda lib, a: [lib.linalg.tensorsolve(a[1].reshape(4, 2, 2),
                                                           a[2, 0].reshape(2, 2), dims=(0,))],
     "matmul": lambda lib, a: [lib.linalg.matmul(a, a[0])],
+    "matrix_exp": lambda lib, a: [lib.linalg.matrix_exp(a), lib.linalg.matrix_exp(a * 5)],
 }
 
 

@@ -66,7 +66,8 @@ LINALG = {"linalg.inv", "linalg.det", "linalg.solve_vector", "linalg.solve_matri
           "linalg.cholesky", "linalg.cholesky_upper", "linalg.qr", "linalg.eigh_L",
           "linalg.eigh_U", "linalg.eigvalsh", "linalg.pinv", "linalg.lstsq",
           "linalg.matrix_power", "linalg.multi_dot", "linalg.solve_triangular", "linalg.cond",
-          "linalg.cond_nuc", "linalg.tensorinv", "linalg.tensorsolve"}
+          "linalg.cond_nuc", "linalg.tensorinv", "linalg.tensorsolve", "linalg.matrix_exp",
+          "linalg.matrix_exp_squared"}
 VALUES_DIFFER |= LINALG
 GRADIENTS_DIFFER |= LINALG
 # vander's powers are torch's cumprod, whose backward divides by x: nan at inf where the
