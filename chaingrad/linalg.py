@@ -1,10 +1,10 @@
 """torch.linalg's names: ``chaingrad.linalg.norm``, ``vector_norm``, ``matrix_norm``,
 ``solve``, ``inv``, ``det``, ``svd``, ``svdvals``, ``slogdet``, ``cholesky``, ``qr``,
 ``eigh``, ``eigvalsh``, ``pinv``, ``lstsq``, ``solve_triangular``, ``matrix_power``,
-``matrix_rank``, ``matrix_exp``, ``cond``, ``multi_dot``, ``cross``, ``vecdot``,
-``diagonal``, ``vander``, ``tensorinv``, ``tensorsolve``, ``matmul`` (``chaingrad.matmul``
-itself) and ``LinAlgError``, as ``import chaingrad as torch`` code writes them
-(``torch.linalg.inv(A)``).
+``matrix_rank``, ``matrix_exp``, ``lu``, ``lu_factor``, ``lu_factor_ex``, ``lu_solve``,
+``cond``, ``multi_dot``, ``cross``, ``vecdot``, ``diagonal``, ``vander``, ``tensorinv``,
+``tensorsolve``, ``matmul`` (``chaingrad.matmul`` itself) and ``LinAlgError``, as ``import
+chaingrad as torch`` code writes them (``torch.linalg.inv(A)``).
 
 Each is defined in ``chaingrad/tensor_engine/linalg.py``, beside the primitives it makes
 (inv, det, solve, svd's three outputs, ..., each with its rule), but ``matmul``
@@ -29,6 +29,10 @@ from .tensor_engine.linalg import (
     eigvalsh,
     inv,
     lstsq,
+    lu,
+    lu_factor,
+    lu_factor_ex,
+    lu_solve,
     matrix_exp,
     matrix_norm,
     matrix_power,
@@ -51,8 +55,9 @@ from .tensor_engine.linalg import (
 from .tensor_engine.maths import matmul  # torch.linalg.matmul is torch.matmul
 
 __all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
-           "inv", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
-           "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd",
-           "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
+           "inv", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
+           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
+           "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "tensorinv",
+           "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 __getattr__ = torch_names.submodules_on_use("chaingrad.linalg", (), torch_names.LINALG)

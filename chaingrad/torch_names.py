@@ -453,7 +453,7 @@ checks that it is one of these."""
 
 LINALG = frozenset("""
     cholesky_ex common_notes eig eigvals householder_product inv_ex ldl_factor ldl_factor_ex
-    ldl_solve lu lu_factor lu_factor_ex lu_solve solve_ex
+    ldl_solve solve_ex
 """.split())  # noqa: SIM905 - a list to read
 """``torch.linalg.<name>``s that ``chaingrad.linalg`` lacks."""
 

@@ -572,6 +572,17 @@ def tensor_matrix_cases(draw, rhs: bool = False):
     return Case((a, draw(_array((4,)))) if rhs else (a,))
 
 
+@st.composite
+def pivoted_cases(draw, rhs: bool = False):
+    """``spread_matrix_cases``' matrices with their rows shuffled, so that LU's partial
+    pivoting swaps rows (each column's largest entry well clear of the others); with
+    ``rhs``, a square one and a right-hand side."""
+    case = draw(spread_matrix_cases(shape="square" if rhs else "any", rhs=rhs))
+    a = case.arrays[0]
+    order = draw(st.permutations(range(a.shape[-2])))
+    return Case((a[..., order, :],) + case.arrays[1:])
+
+
 def _side_by_side(lib: Any, *parts: Any) -> Any:
     """Outputs of one matrix (or batch) side by side in one tensor, each flattened."""
     batch = tuple(parts[0].shape[:-2])
@@ -854,6 +865,18 @@ OPS: list[TensorOp] = [
     *(TensorOp(f"linalg.matrix_exp{suffix}", lambda a, scale=scale: chaingrad.linalg.matrix_exp(
         a * scale), lambda a, scale=scale: T.linalg.matrix_exp(a * scale), matrix_cases)
       for suffix, scale in (("", 0.25), ("_squared", 2.0))),  # squared 0 times, then 1 or 2
+    TensorOp("linalg.lu", lambda a: _side_by_side(chaingrad, *chaingrad.linalg.lu(a)),
+             lambda a: _side_by_side(T, *T.linalg.lu(a)), pivoted_cases),
+    TensorOp("linalg.lu_factor", lambda a: chaingrad.linalg.lu_factor(a).LU,
+             lambda a: T.linalg.lu_factor(a).LU, pivoted_cases),
+    *(TensorOp(f"linalg.lu_solve_{'left' if left else 'right'}{'_adjoint' * adjoint}",
+               lambda a, b, left=left, adjoint=adjoint: chaingrad.linalg.lu_solve(
+                   *chaingrad.linalg.lu_factor(a), b if left else b.mT, left=left,
+                   adjoint=adjoint),
+               lambda a, b, left=left, adjoint=adjoint: T.linalg.lu_solve(
+                   *T.linalg.lu_factor(a), b if left else b.mT, left=left, adjoint=adjoint),
+               lambda: pivoted_cases(rhs=True))
+      for left in (True, False) for adjoint in (False, True)),
     TensorOp("linalg.solve_triangular",
              lambda a, b, **how: chaingrad.linalg.solve_triangular(a, b, **how),
              lambda a, b, **how: T.linalg.solve_triangular(a, b, **how), triangular_cases),

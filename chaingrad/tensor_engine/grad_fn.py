@@ -122,7 +122,7 @@ _GRAD_FN_NAMES = {
     "svd_U": "LinalgSvd", "svd_S": "LinalgSvd", "svd_Vh": "LinalgSvd", "slogdet": "LinalgSlogdet",
     "cholesky": "LinalgCholeskyEx", "qr_Q": "LinalgQr", "qr_R": "LinalgQr",
     "qr_R_only": "LinalgQr", "eigh_values": "LinalgEigh", "eigh_vectors": "LinalgEigh",
-    "pinv": "LinalgPinv", "matrix_exp": "LinalgMatrixExp",
+    "pinv": "LinalgPinv", "matrix_exp": "LinalgMatrixExp", "lu_L": "LinalgLu", "lu_U": "LinalgLu",
 }
 
 

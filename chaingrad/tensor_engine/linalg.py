@@ -12,15 +12,15 @@ serves ``backward()`` and ``backward(create_graph=True)``:
 - det:   d = det(A);         dA = g d A^-T       (Jacobi's formula; A invertible)
 - solve: X = A^-1 B;         dB = A^-T g,  dA = -dB X^T
 
-The decompositions (``svd``, ``qr``, ``eigh``) have several outputs, and a node has one:
+The decompositions (``svd``, ``qr``, ``eigh``, ``lu``) have several outputs, and a node has one:
 each output is a primitive of its own on A, whose rule is torch's backward with that
 output's gradient alone (``svd_backward(a, grad_u, None, None)``); torch's backward is
 linear in the outputs' gradients, so that the rules add up to its gradient. On Tensors
 those functions take the decomposition from its own nodes, so they differentiate again.
 ``slogdet``, ``cholesky``, ``pinv`` and ``matrix_exp`` are primitives too; ``matrix_power``,
 ``matrix_rank``, ``cond``, ``multi_dot``, ``cross``, ``vecdot``, ``diagonal``,
-``vander``, ``tensorinv``, ``tensorsolve``, ``solve_triangular`` and ``lstsq`` are
-composed.
+``vander``, ``tensorinv``, ``tensorsolve``, ``solve_triangular``, ``lstsq``,
+``lu_factor`` and ``lu_solve`` are composed.
 
 Declared outside chaingrad's rules, each is compiled as a user's primitive is
 (``chaingrad.primitive``): ``forward`` is its forward on arrays, and the compiled code calls
@@ -1420,6 +1420,296 @@ def matrix_exp(A: Any) -> Tensor:  # noqa: N803 - torch's name
     """
     a = _square_matrices(A, "linalg.matrix_exp")
     return make_node(matrix_exp_on_arrays(a._value), (a,), MATRIX_EXP)
+
+
+# ---- LU: lu, lu_factor, lu_factor_ex, lu_solve ----
+
+lu_result = namedtuple("linalg_lu", ["P", "L", "U"])
+"""What ``lu`` returns, as torch's ``torch.return_types.linalg_lu``."""
+
+lu_factor_result = namedtuple("linalg_lu_factor", ["LU", "pivots"])
+"""What ``lu_factor`` returns, as torch's ``torch.return_types.linalg_lu_factor``."""
+
+lu_factor_ex_result = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+"""What ``lu_factor_ex`` returns, as torch's ``torch.return_types.linalg_lu_factor_ex``."""
+
+
+def lu_factor_on_arrays(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """LU with partial pivoting of each matrix of ``a``, as LAPACK's getrf: the factors
+    packed in one matrix (L's unit diagonal left out), the pivots (1-based: row j was
+    swapped with row pivots[j]) and info (the 1-based place of the first zero pivot, 0 if
+    none: the factorisation goes on past it, as LAPACK's)."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    flat = a.reshape((-1, m, n)).copy()
+    count = flat.shape[0]
+    pivots = np.zeros((count, k), dtype=np.int32)
+    info = np.zeros(count, dtype=np.int32)
+    every = np.arange(count)
+    for j in range(k):
+        row = j + np.argmax(np.abs(flat[:, j:, j]), axis=-1)  # the first largest, as idamax
+        pivots[:, j] = row + 1
+        flat[every, j], flat[every, row] = flat[every, row], flat[every, j].copy()
+        pivot = flat[:, j, j]
+        zero = pivot == 0  # then the column below is 0 too: nothing to scale or subtract
+        info = np.where((info == 0) & zero, j + 1, info).astype(np.int32)
+        flat[:, j + 1:, j] /= np.where(zero, 1, pivot)[:, None]
+        flat[:, j + 1:, j + 1:] -= flat[:, j + 1:, j, None] * flat[:, j, None, j + 1:]
+    batch = a.shape[:-2]
+    return flat.reshape(a.shape), pivots.reshape(batch + (k,)), info.reshape(batch)
+
+
+def permutation_of(pivots: np.ndarray, m: int) -> np.ndarray:
+    """The row order ``perm`` that the pivots' swaps give (A[perm] = L U), per matrix."""
+    order = np.broadcast_to(np.arange(m), pivots.shape[:-1] + (m,)).copy()
+    flat, swaps = order.reshape((-1, m)), pivots.reshape((-1, pivots.shape[-1])) - 1
+    every = np.arange(flat.shape[0])
+    for j in range(swaps.shape[-1]):
+        row = swaps[:, j]
+        flat[every, j], flat[every, row] = flat[every, row], flat[every, j].copy()
+    return order
+
+
+def lu_parts_on_arrays(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """P, L (m x k, unit lower triangular) and U (k x n, upper triangular) with A = P L U."""
+    packed, pivots, _ = lu_factor_on_arrays(a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    lower = np.tril(packed[..., :, :k], -1) + np.eye(m, k, dtype=a.dtype)
+    upper = np.triu(packed[..., :k, :])
+    perm = permutation_of(pivots, m)
+    p = (perm[..., :, None] == np.arange(m)).astype(a.dtype).mT  # P[perm[i], i] = 1
+    return p, lower, upper
+
+
+def lu_l_on_arrays(a: np.ndarray) -> np.ndarray:
+    """L of A = P L U."""
+    return lu_parts_on_arrays(a)[1]
+
+
+def lu_u_on_arrays(a: np.ndarray) -> np.ndarray:
+    """U of A = P L U."""
+    return lu_parts_on_arrays(a)[2]
+
+
+@define("lu_L", ("lu_backward(x.data, out.grad, None)",), array=lu_l_on_arrays,
+        forward=lu_l_on_arrays, exact=False, saves=("x",))
+def LU_L(xs, out, g):
+    """L of A = P L U;  dA from g_L alone (``lu_backward``)."""
+    return (lu_backward(xs[0], g, None),)
+
+
+@define("lu_U", ("lu_backward(x.data, None, out.grad)",), array=lu_u_on_arrays,
+        forward=lu_u_on_arrays, exact=False, saves=("x",))
+def LU_U(xs, out, g):
+    """U of A = P L U;  dA from g_U alone (``lu_backward``)."""
+    return (lu_backward(xs[0], None, g),)
+
+
+def lu_backward(a: Any, grad_l: Any, grad_u: Any) -> Any:
+    """dA from the gradients of L and U of A = P L U (None: none), as torch's
+    ``linalg_lu_backward``; for a square A,
+    dA = P L^-T (tril(L^T g_L, -1) + triu(g_U U^T)) U^-T,
+    and for a wide (tall) one, the same on its first m columns (rows) with the rest of U
+    (L) added. On arrays the factorisation is computed again; on Tensors it is ``lu``'s
+    nodes."""
+    p, lower, upper = _lu_parts(a)
+    m, n = a.shape[-2], a.shape[-1]
+    k = min(m, n)
+    if m == n:
+        inner: Any = 0
+        if grad_l is not None:
+            inner = _lower(lower.mT @ grad_l, -1)
+        if grad_u is not None:
+            inner = inner + _upper(grad_u @ upper.mT)
+        grad = _solve_lower_t_unit(lower, _solve_right_upper_t(upper, inner))
+        return p @ grad
+    if m < n:  # wide: L is m x m, U = [U1 U2]
+        inner = 0
+        if grad_l is not None:
+            inner = lower.mT @ grad_l
+        if grad_u is not None:
+            inner = inner - _upper(grad_u) @ upper.mT
+        head = _solve_right_upper_t(upper[..., :, :k], _lower(inner, -1))
+        if grad_u is not None:
+            grad = _join([head + _upper(grad_u[..., :, :k]), grad_u[..., :, k:]], -1)
+        else:
+            grad = _join([head, _zeros_like(upper[..., :, k:])], -1)
+        return p @ _solve_lower_t_unit(lower, grad)
+    inner = 0  # tall: U is n x n, L = [L1; L2]
+    if grad_u is not None:
+        inner = grad_u @ upper.mT
+    if grad_l is not None:
+        inner = inner - lower.mT @ _lower(grad_l, -1)
+    head = _solve_lower_t_unit(lower[..., :k, :], _upper(inner))
+    if grad_l is not None:
+        grad = _join([head + _lower(grad_l[..., :k, :], -1), grad_l[..., k:, :]], -2)
+    else:
+        grad = _join([head, _zeros_like(lower[..., k:, :])], -2)
+    return p @ _solve_right_upper_t(upper, grad)
+
+
+def _lu_parts(a: Any) -> tuple[Any, Any, Any]:
+    """P, L, U: on arrays, computed; on Tensors, ``lu``'s nodes (for rules)."""
+    if isinstance(a, ARRAY_TYPES):
+        return lu_parts_on_arrays(a)
+    return tuple(lu(a))
+
+
+def _upper(x: Any) -> Any:
+    """The upper triangle of x, its diagonal included (an array or a Tensor)."""
+    return x - _lower(x, -1)
+
+
+def _solve_lower_t_unit(lower: Any, b: Any) -> Any:
+    """L^-T b for a unit lower triangular L (on Tensors, a ``solve`` node)."""
+    return solved(lower.mT, b)
+
+
+def _solve_right_upper_t(upper: Any, b: Any) -> Any:
+    """b U^-T for an upper triangular U: (U^-1 b^T)^T."""
+    return solved(upper, b.mT).mT
+
+
+def _join(parts: list, axis: int) -> Any:
+    """Arrays or Tensors side by side along ``axis``."""
+    if isinstance(parts[0], ARRAY_TYPES):
+        return np.concatenate(parts, axis)
+    return cat(parts, axis)
+
+
+def _zeros_like(x: Any) -> Any:
+    """Zeros of x's shape and dtype (an array, or a constant Tensor)."""
+    if isinstance(x, ARRAY_TYPES):
+        return np.zeros_like(x)
+    return constant(np.zeros(tuple(x.shape), dtype=x._value.dtype))
+
+
+def lu(A: Any, *, pivot: bool = True, out: Any = None) -> lu_result:  # noqa: N803
+    """The LU factorisation with partial pivoting A = P L U of a matrix (or of each in a
+    batch), as torch.linalg.lu: P a permutation matrix (no gradient), L m x k lower
+    triangular with a unit diagonal, U k x n upper triangular, k = min(m, n); the pivots
+    are LAPACK getrf's (the largest in each column, the first of equals). Its gradient is
+    torch's (``lu_backward``).
+
+    Example:
+        >>> import chaingrad as torch
+        >>> P, L, U = torch.linalg.lu(torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        >>> P.tolist(), L.tolist()
+        ([[0.0, 1.0], [1.0, 0.0]], [[1.0, 0.0], [0.3333333432674408, 1.0]])
+    """
+    _no_out("lu", out)
+    a = _lu_input(A, "linalg.lu", pivot)
+    p, lower, upper = lu_parts_on_arrays(a._value)
+    return lu_result(constant(p), make_node(lower, (a,), LU_L), make_node(upper, (a,), LU_U))
+
+
+def lu_factor(A: Any, *, pivot: bool = True, out: Any = None) -> lu_factor_result:  # noqa: N803
+    """The LU factorisation as torch.linalg.lu_factor: L (but its unit diagonal) and U
+    packed in one m x n matrix, and the pivots (int32, 1-based, LAPACK's), for
+    ``lu_solve``. Composed of ``lu``'s L and U, so that its gradient is torch's.
+
+    Raises:
+        RuntimeError: A matrix has a zero pivot (torch's words; ``lu_factor_ex`` reports it
+            in ``info`` instead).
+
+    Example:
+        >>> import chaingrad as torch
+        >>> LU, pivots = torch.linalg.lu_factor(torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        >>> pivots.tolist()
+        [2, 2]
+    """
+    _no_out("lu_factor", out)
+    packed, pivots, info = lu_factor_ex(A, pivot=pivot)
+    if np.any(info._value > 0):
+        k = int(info._value[info._value > 0].flat[0])
+        where = "" if info.ndim == 0 else \
+            f"(Batch element {int(np.flatnonzero(info._value.reshape(-1))[0])}): "
+        raise RuntimeError(f"torch.linalg.lu_factor: {where}U[{k},{k}] is zero and using it "
+                           "on lu_solve would result in a division by zero. If you still want "
+                           "to perform the factorization, consider calling linalg.lu(A, pivot) "
+                           "or linalg.lu_factor_ex(A, pivot)")
+    return lu_factor_result(packed, pivots)
+
+
+def lu_factor_ex(A: Any, *, pivot: bool = True, check_errors: bool = False,  # noqa: N803
+                 out: Any = None) -> lu_factor_ex_result:
+    """``lu_factor`` and its ``info``, as torch.linalg.lu_factor_ex: the 1-based place of
+    the first zero pivot of each matrix (0 if none), where the factorisation went on.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.linalg.lu_factor_ex(torch.tensor([[1.0, 2.0], [2.0, 4.0]])).info.item()
+        2
+    """
+    _no_out("lu_factor_ex", out)
+    a = _lu_input(A, "linalg.lu_factor_ex", pivot)
+    _, pivots, info = lu_factor_on_arrays(a._value)
+    _, lower, upper = lu(a)
+    m, n = a.shape[-2], a.shape[-1]
+    k = min(m, n)
+    strictly_lower = lower.tril(-1)
+    if k < n:
+        strictly_lower = cat([strictly_lower, _zeros_like(upper[..., :, k:])], -1)
+    if k < m:
+        upper = cat([upper, constant(np.zeros(tuple(upper.shape[:-2]) + (m - k, n),
+                                              dtype=a._value.dtype))], -2)
+    if check_errors and np.any(info > 0):
+        raise LinAlgError("linalg.lu_factor_ex: The factorization could not be completed "
+                          "because the input matrix is singular.")
+    return lu_factor_ex_result(strictly_lower + upper, constant(pivots), constant(info))
+
+
+def lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True,  # noqa: N803
+             adjoint: bool = False, out: Any = None) -> Tensor:
+    """X with A X = B from A's ``lu_factor``, as torch.linalg.lu_solve (``adjoint``: with
+    A^T; ``left=False``: X A = B). Composed of ``solve_triangular`` on the packed factors
+    (each solve reads its own triangle) and a reordering of rows, so that the gradients
+    of LU and B are torch's.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> A = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> LU, pivots = torch.linalg.lu_factor(A)
+        >>> X = torch.linalg.lu_solve(LU, pivots, torch.tensor([[5.0], [11.0]]))
+        >>> [[round(x, 6) for x in row] for row in X.tolist()]
+        [[1.0], [2.0]]
+    """
+    _no_out("lu_solve", out)
+    packed = _square_matrices(LU, "linalg.lu_solve")
+    b = tensor_argument(B, "linalg.lu_solve", "B")
+    order = np.asarray(tensor_argument(pivots, "linalg.lu_solve", "pivots")._value)
+    if b.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 "
+                           "dimensions.")
+    if not left:  # X A = B is A^T X^T = B^T, X A^T = B is A X^T = B^T
+        return lu_solve(packed, pivots, b.mT, adjoint=not adjoint).mT
+    n = packed.shape[-1]
+    perm = permutation_of(order.astype(np.int64), n)
+    batch = np.broadcast_shapes(tuple(packed.shape[:-2]), tuple(b.shape[:-2]), perm.shape[:-1])
+    b = b.broadcast_to(batch + tuple(b.shape[-2:]))
+    if not adjoint:  # A = P L U: X = U^-1 L^-1 (P^T B), P^T B = B[perm]
+        rows = b.gather(-2, _row_index(perm, b))
+        lower = solve_triangular(packed, rows, upper=False, unitriangular=True)
+        return solve_triangular(packed, lower, upper=True)
+    upper_t = solve_triangular(packed.mT, b, upper=False)  # U^T W = B
+    lower_t = solve_triangular(packed.mT, upper_t, upper=True, unitriangular=True)
+    return lower_t.gather(-2, _row_index(np.argsort(perm, axis=-1), lower_t))  # X = P V
+
+
+def _row_index(perm: np.ndarray, b: Tensor) -> np.ndarray:
+    """``perm`` (rows, per matrix) as a gather index over the rows of ``b``."""
+    shape = np.broadcast_shapes(perm.shape[:-1], tuple(b.shape[:-2])) + tuple(b.shape[-2:])
+    return np.broadcast_to(perm[..., :, None], shape)
+
+
+def _lu_input(x: Any, op: str, pivot: bool) -> Tensor:
+    """``x`` as floating matrices for an LU factorisation (with pivoting: torch's CPU has
+    no other)."""
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the "
+                           "CPU")
+    return _matrices(x, op, None, None)
 
 
 def _no_out(op: str, out: Any) -> None:

@@ -91,6 +91,9 @@ def test_the_counting_norm_and_keepdim(torch) -> None:
     lambda t: t.linalg.tensorinv(t.ones(2, 3), ind=0),
     lambda t: t.linalg.matrix_exp(t.ones(2, 3)),
     lambda t: t.linalg.matrix_exp(t.ones(2, 2, dtype=t.int64)),
+    lambda t: t.linalg.lu_factor(t.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])),
+    lambda t: t.linalg.lu(t.eye(2), pivot=False),
+    lambda t: t.linalg.lu_solve(t.eye(2), t.tensor([1, 2], dtype=t.int32), t.ones(2)),
     lambda t: t.linalg.qr(t.ones(3, 2, requires_grad=True), mode="r").R.sum().backward(),
     lambda t: t.linalg.qr(t.ones(3, 2, requires_grad=True), mode="complete").R.sum().backward(),
 ])
@@ -105,8 +108,8 @@ def test_errors_are_torchs(torch, call) -> None:
 
 
 def test_what_chaingrad_lacks_is_named() -> None:
-    with pytest.raises(AttributeError, match="^chaingrad.linalg has no 'lu_factor' yet$"):
-        chaingrad.linalg.lu_factor  # noqa: B018
+    with pytest.raises(AttributeError, match="^chaingrad.linalg has no 'ldl_factor' yet$"):
+        chaingrad.linalg.ldl_factor  # noqa: B018
     with pytest.raises(NotImplementedError, match="no svd\\(out=...\\) yet"):
         chaingrad.linalg.svd(chaingrad.eye(2), out=chaingrad.eye(2))
 
@@ -289,6 +292,10 @@ EVERYDAY_CALLS = {
                                                           a[2, 0].reshape(2, 2), dims=(0,))],
     "matmul": lambda lib, a: [lib.linalg.matmul(a, a[0])],
     "matrix_exp": lambda lib, a: [lib.linalg.matrix_exp(a), lib.linalg.matrix_exp(a * 5)],
+    "lu": lambda lib, a: [*lib.linalg.lu(a.flip(-2)), *lib.linalg.lu(a[..., :3].mT)],
+    "lu_factor": lambda lib, a: [lib.linalg.lu_factor_ex(a.flip(-2)[..., :3]).LU],
+    "lu_solve": lambda lib, a: [lib.linalg.lu_solve(*lib.linalg.lu_factor(a.flip(-2)), a[0],
+                                                    adjoint=True, left=False)],
 }
 
 
@@ -363,7 +370,9 @@ def test_the_decompositions_compile_to_the_eager_numbers() -> None:
                 + linalg.lstsq(a, b).solution.sum() + linalg.qr(a).Q.sum()
                 + linalg.eigh(a.mT @ a).eigenvalues.sum() + linalg.svdvals(a).sum()
                 + linalg.slogdet(square).logabsdet.sum() + linalg.pinv(a).sum()
-                + linalg.det(square).sum())
+                + linalg.det(square).sum() + linalg.matrix_exp(square).sum()
+                + linalg.lu(a).U.sum() + linalg.lu_solve(*linalg.lu_factor(square), b[:, :3])
+                .sum())
 
     eager = loss()
     eager.backward()
@@ -432,3 +441,15 @@ def test_matrix_rank_and_cond_at_singular_matrices_are_torchs(torch) -> None:
             ours = chaingrad.linalg.cond(chaingrad.tensor(matrices), p).numpy()
             theirs = torch.linalg.cond(torch.tensor(matrices), p).numpy()
             np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_lu_of_singular_matrices_reports_the_first_zero_pivot_as_torch(torch) -> None:
+    batch = np.array([[[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], np.eye(3),
+                      np.zeros((3, 3))])
+    ours = chaingrad.linalg.lu_factor_ex(chaingrad.tensor(batch))
+    theirs = torch.linalg.lu_factor_ex(torch.tensor(batch))
+    for mine, expected in zip(ours, theirs):
+        assert mine.dtype == getattr(chaingrad, str(expected.dtype).split(".")[-1])
+        np.testing.assert_allclose(mine.numpy(), expected.numpy(), atol=1e-15)
+    p, lower, upper = chaingrad.linalg.lu(chaingrad.tensor(batch))
+    np.testing.assert_allclose((p @ lower @ upper).numpy(), batch, atol=1e-15)

@@ -67,7 +67,9 @@ LINALG = {"linalg.inv", "linalg.det", "linalg.solve_vector", "linalg.solve_matri
           "linalg.eigh_U", "linalg.eigvalsh", "linalg.pinv", "linalg.lstsq",
           "linalg.matrix_power", "linalg.multi_dot", "linalg.solve_triangular", "linalg.cond",
           "linalg.cond_nuc", "linalg.tensorinv", "linalg.tensorsolve", "linalg.matrix_exp",
-          "linalg.matrix_exp_squared"}
+          "linalg.matrix_exp_squared", "linalg.lu", "linalg.lu_factor", "linalg.lu_solve_left",
+          "linalg.lu_solve_left_adjoint", "linalg.lu_solve_right",
+          "linalg.lu_solve_right_adjoint"}
 VALUES_DIFFER |= LINALG
 GRADIENTS_DIFFER |= LINALG
 # vander's powers are torch's cumprod, whose backward divides by x: nan at inf where the
