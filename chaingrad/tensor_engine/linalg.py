@@ -681,17 +681,13 @@ def qr_backward(a: Any, grad_q: Any, grad_r: Any) -> Any:
     else:
         inner = grad_r @ r.mT - q.mT @ grad_q
     if m >= n:
-        upper = inner - _lower(inner, -1)  # triu
-        both = upper + upper.mT
+        both = _upper(inner) + _upper(inner).mT
         both = both - 0.5 * both * _identity(both, n)  # the diagonal halved
         total = q @ both if grad_q is None else q @ both + grad_q
         return solved(r, total.mT).mT  # total R^-T
-    skew = _lower(-inner - (-inner).mT, 0)
-    head = solved(r[..., :, :m], (q @ skew).mT).mT
-    widths = tuple(head.shape[:-1]) + (n - m,)
-    zeros = np.zeros(widths, dtype=_identity(head, 1).dtype)
-    grad = cat([head, constant(zeros)], -1) if not isinstance(head, ARRAY_TYPES) \
-        else np.concatenate([head, zeros], -1)
+    skew = _lower(inner.mT - inner, 0)
+    head = solved(r[..., :, :m], (q @ skew).mT).mT  # Q skew R_1^-T
+    grad = _join([head, _zeros_like(r[..., :, m:])], -1)
     return grad if grad_r is None else grad + q @ grad_r
 
 
