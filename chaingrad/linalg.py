@@ -21,6 +21,7 @@ from . import torch_names
 from .errors import LinAlgError
 from .tensor_engine.linalg import (
     cholesky,
+    cholesky_ex,
     cond,
     cross,
     det,
@@ -28,6 +29,7 @@ from .tensor_engine.linalg import (
     eigh,
     eigvalsh,
     inv,
+    inv_ex,
     lstsq,
     lu,
     lu_factor,
@@ -43,6 +45,7 @@ from .tensor_engine.linalg import (
     qr,
     slogdet,
     solve,
+    solve_ex,
     solve_triangular,
     svd,
     svdvals,
@@ -54,10 +57,10 @@ from .tensor_engine.linalg import (
 )
 from .tensor_engine.maths import matmul  # torch.linalg.matmul is torch.matmul
 
-__all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
-           "inv", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
-           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
-           "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "tensorinv",
-           "tensorsolve", "vander", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
+           "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+           "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
+           "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
+           "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 __getattr__ = torch_names.submodules_on_use("chaingrad.linalg", (), torch_names.LINALG)

@@ -20,7 +20,8 @@ those functions take the decomposition from its own nodes, so they differentiate
 ``slogdet``, ``cholesky``, ``pinv`` and ``matrix_exp`` are primitives too; ``matrix_power``,
 ``matrix_rank``, ``cond``, ``multi_dot``, ``cross``, ``vecdot``, ``diagonal``,
 ``vander``, ``tensorinv``, ``tensorsolve``, ``solve_triangular``, ``lstsq``,
-``lu_factor`` and ``lu_solve`` are composed.
+``lu_factor`` and ``lu_solve`` are composed; ``inv_ex``, ``solve_ex`` and
+``cholesky_ex`` are theirs with LAPACK's info, and at a failure its numbers.
 
 Declared outside chaingrad's rules, each is compiled as a user's primitive is
 (``chaingrad.primitive``): ``forward`` is its forward on arrays, and the compiled code calls
@@ -335,7 +336,7 @@ def _factored(op: str, a: np.ndarray, forward: Any, *others: np.ndarray) -> np.n
     try:
         return forward(a, *others)
     except np.linalg.LinAlgError:
-        if op != "linalg.inv":  # torch's words, its "torch." included
+        if op not in ("linalg.inv", "linalg.inv_ex"):  # torch's words, "torch." included
             raise LinAlgError(f"torch.{op}: The solver failed because the input matrix is "
                               "singular.") from None
         batch = a.reshape((-1,) + a.shape[-2:])
@@ -607,9 +608,10 @@ def LOGABSDET(xs, out, g):
 
 def cholesky_on_arrays(a: np.ndarray, upper: bool = False) -> np.ndarray:
     """L lower triangular with L L^T = A, from A's lower triangle (LAPACK's potrf); with
-    ``upper``, U = L^T."""
-    lower = quietly(np.linalg.cholesky, a)
-    return lower.mT if upper else lower
+    ``upper``, U upper triangular with U^T U = A, from A's upper triangle."""
+    if upper:
+        return quietly(np.linalg.cholesky, a.mT).mT
+    return quietly(np.linalg.cholesky, a)
 
 
 @define("cholesky", ("cholesky_backward(out.data, out.grad, upper)",), array=cholesky_on_arrays,
@@ -817,8 +819,8 @@ def slogdet(A: Any, *, out: Any = None) -> slogdet_result:  # noqa: N803 - torch
 def cholesky(A: Any, *, upper: bool = False, out: Any = None) -> Tensor:  # noqa: N803
     """The Cholesky factor of a symmetric positive-definite matrix (or of each in a
     batch), as torch.linalg.cholesky: L lower triangular with A = L L^T, read from A's lower
-    triangle (``upper=True``: U = L^T, with A = U^T U). Its gradient is torch's, symmetric
-    (``cholesky_backward``).
+    triangle (``upper=True``: U upper triangular with A = U^T U, read from A's upper
+    triangle). Its gradient is torch's, symmetric (``cholesky_backward``).
 
     Raises:
         LinAlgError: A matrix is not positive-definite (torch's words, naming the order of
@@ -834,7 +836,8 @@ def cholesky(A: Any, *, upper: bool = False, out: Any = None) -> Tensor:  # noqa
     try:
         factor = cholesky_on_arrays(a._value, bool(upper))
     except np.linalg.LinAlgError:
-        batch = a._value.reshape((-1,) + tuple(a.shape[-2:]))
+        read = a._value.mT if upper else a._value  # the triangle read, as a lower one
+        batch = read.reshape((-1,) + tuple(a.shape[-2:]))
         for index, matrix in enumerate(batch):
             order = _first_not_positive_minor(matrix)
             if order is not None:
@@ -1706,6 +1709,169 @@ def _lu_input(x: Any, op: str, pivot: bool) -> Tensor:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the "
                            "CPU")
     return _matrices(x, op, None, None)
+
+
+# ---- the _ex variants: the result and LAPACK's info, no error unless asked ----
+
+inv_ex_result = namedtuple("linalg_inv_ex", ["inverse", "info"])
+"""What ``inv_ex`` returns, as torch's ``torch.return_types.linalg_inv_ex``."""
+
+solve_ex_result = namedtuple("linalg_solve_ex", ["result", "info"])
+"""What ``solve_ex`` returns, as torch's ``torch.return_types.linalg_solve_ex``."""
+
+cholesky_ex_result = namedtuple("linalg_cholesky_ex", ["L", "info"])
+"""What ``cholesky_ex`` returns, as torch's ``torch.return_types.linalg_cholesky_ex``."""
+
+
+def lu_substitution(packed: np.ndarray, pivots: np.ndarray, b: np.ndarray,
+                    adjoint: bool = False) -> np.ndarray:
+    """X with P L U X = B (``adjoint``: (P L U)^T X = B) from ``lu_factor_on_arrays``'
+    factors, by substitution in LAPACK getrs' order (no step skipped): at a zero pivot, the
+    infs and nans that torch's ``_ex`` functions give for a singular matrix."""
+    n = packed.shape[-1]
+    perm = permutation_of(pivots.astype(np.int64), n)
+    rows = np.broadcast_to(perm[..., :, None], b.shape)
+    with np.errstate(all="ignore"):
+        if adjoint:  # U^T w = B, then L^T v = w, then X = P v (X[perm] = v)
+            x = b.copy()
+            for i in range(n):
+                done = (packed[..., :i, i:i + 1] * x[..., :i, :]).sum(-2, keepdims=True)
+                x[..., i:i + 1, :] = (x[..., i:i + 1, :] - done) / packed[..., i:i + 1, i:i + 1]
+            for i in range(n - 1, -1, -1):
+                done = (packed[..., i + 1:, i:i + 1] * x[..., i + 1:, :]).sum(-2, keepdims=True)
+                x[..., i:i + 1, :] -= done
+            out = np.empty_like(x)
+            np.put_along_axis(out, rows, x, -2)
+            return out
+        x = np.take_along_axis(b, rows, -2).copy()
+        for k in range(n):  # L y = P^T B, L unit lower triangular
+            x[..., k + 1:, :] -= x[..., k:k + 1, :] * packed[..., k + 1:, k:k + 1]
+        for k in range(n - 1, -1, -1):  # U X = y
+            x[..., k:k + 1, :] /= packed[..., k:k + 1, k:k + 1]
+            x[..., :k, :] -= x[..., k:k + 1, :] * packed[..., :k, k:k + 1]
+    return x
+
+
+def inv_ex(A: Any, *, check_errors: bool = False, out: Any = None) -> inv_ex_result:  # noqa: N803
+    """The inverse and LAPACK's info, as torch.linalg.inv_ex: info is 0, or for a singular
+    matrix the 1-based place of its first zero pivot, where the inverse holds the infs and
+    nans of the substitution (``lu_substitution``, as torch's) and takes no gradient; no
+    error unless ``check_errors``.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.linalg.inv_ex(torch.tensor([[1.0, 2.0], [2.0, 4.0]])).info.item()
+        2
+    """
+    _no_out("inv_ex", out)
+    a = _square_matrices(A, "linalg.inv_ex")
+    packed, pivots, info = lu_factor_on_arrays(a._value)
+    singular = info > 0
+    if not np.any(singular):
+        return inv_ex_result(inv(a), constant(info))
+    if check_errors:
+        _factored("linalg.inv_ex", a._value, inv_on_arrays)
+    eye = np.eye(a.shape[-1], dtype=a._value.dtype)
+    mask = np.reshape(singular, singular.shape + (1, 1))
+    garbage = lu_substitution(packed, pivots, np.broadcast_to(eye, a.shape))
+    return inv_ex_result(inv(a.where(~mask, eye)).where(~mask, garbage), constant(info))
+
+
+def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False,  # noqa: N803
+             out: Any = None) -> solve_ex_result:
+    """``solve`` and LAPACK's info, as torch.linalg.solve_ex: info is 0, or for a singular
+    matrix the 1-based place of its first zero pivot, where the result holds the infs and
+    nans of the substitution and takes no gradient (left=True: as torch's); no error
+    unless ``check_errors``.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> A = torch.tensor([[1.0, 2.0], [2.0, 4.0]])
+        >>> torch.linalg.solve_ex(A, torch.ones(2)).info.item()
+        2
+    """
+    _no_out("solve_ex", out)
+    a = _square_matrices(A, "linalg.solve_ex")
+    packed, pivots, info = lu_factor_on_arrays(a._value)
+    singular = info > 0
+    if not np.any(singular):
+        return solve_ex_result(solve(a, B, left=left), constant(info))
+    if check_errors:
+        where = f"(Batch element {int(np.flatnonzero(singular)[0])}): " if a.ndim > 2 else ""
+        raise LinAlgError(f"torch.linalg.solve_ex: {where}The solver failed because the input "
+                          "matrix is singular.")
+    eye = np.eye(a.shape[-1], dtype=a._value.dtype)
+    mask = np.reshape(singular, singular.shape + (1, 1))
+    result = solve(a.where(~mask, eye), B, left=left)
+    b = tensor_argument(B, "linalg.solve_ex", "B")._value
+    vector = result.ndim == a.ndim - 1
+    if left:
+        rhs = b[..., None] if vector else b
+        shape = np.broadcast_shapes(a.shape[:-2], rhs.shape[:-2])
+        garbage = lu_substitution(np.broadcast_to(packed, shape + packed.shape[-2:]),
+                                  np.broadcast_to(pivots, shape + pivots.shape[-1:]),
+                                  np.broadcast_to(rhs, shape + rhs.shape[-2:]))
+    else:  # X A = B is A^T X^T = B^T
+        shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        garbage = lu_substitution(np.broadcast_to(packed, shape + packed.shape[-2:]),
+                                  np.broadcast_to(pivots, shape + pivots.shape[-1:]),
+                                  np.broadcast_to(b.mT, shape + b.mT.shape[-2:]), True).mT
+    if vector:
+        garbage, mask = garbage[..., 0], mask[..., 0]
+    return solve_ex_result(result.where(~mask, garbage), constant(info))
+
+
+def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False,  # noqa: N803
+                out: Any = None) -> cholesky_ex_result:
+    """``cholesky`` and LAPACK's info, as torch.linalg.cholesky_ex: info is 0, or the order
+    of the first leading minor that is not positive-definite, where L holds what LAPACK's
+    potf2 leaves (the columns before it, at it the value that is not positive, after it A's
+    own lower triangle) and takes no gradient; no error unless ``check_errors``.
+
+    Example:
+        >>> import chaingrad as torch
+        >>> torch.linalg.cholesky_ex(torch.tensor([[1.0, 2.0], [2.0, 1.0]])).L.tolist()
+        [[1.0, 0.0], [2.0, -3.0]]
+    """
+    _no_out("cholesky_ex", out)
+    a = _square_matrices(A, "linalg.cholesky_ex")
+    partial, info = _cholesky_columns(a._value.mT if upper else a._value)
+    failed = info > 0
+    if not np.any(failed):
+        return cholesky_ex_result(cholesky(a, upper=upper), constant(info))
+    if check_errors:  # cholesky's error, naming the minor, in cholesky_ex's name
+        try:
+            cholesky(a, upper=upper)
+        except LinAlgError as error:
+            raise LinAlgError(str(error).replace("linalg.cholesky:", "linalg.cholesky_ex:",
+                                                 1)) from None
+    eye = np.eye(a.shape[-1], dtype=a._value.dtype)
+    mask = np.reshape(failed, failed.shape + (1, 1))
+    factor = cholesky(a.where(~mask, eye), upper=upper)
+    return cholesky_ex_result(factor.where(~mask, partial.mT if upper else partial),
+                              constant(info))
+
+
+def _cholesky_columns(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The Cholesky factor column by column, as LAPACK's potf2, stopping each matrix at its
+    first diagonal that is not positive (left there, not rooted; A's lower triangle after
+    it), and info (that column, 1-based, or 0)."""
+    n = a.shape[-1]
+    lower = np.tril(a).astype(a.dtype)
+    info = np.zeros(a.shape[:-2], dtype=np.int32)
+    with np.errstate(all="ignore"):
+        for j in range(n):
+            going = info == 0
+            d = lower[..., j, j] - (lower[..., j, :j] ** 2).sum(-1)
+            bad = going & ~(d > 0)
+            info = np.where(bad, j + 1, info).astype(np.int32)
+            going = going & ~bad
+            root = np.sqrt(np.where(going, d, 1))
+            lower[..., j, j] = np.where(going, root, np.where(bad, d, lower[..., j, j]))
+            done = (lower[..., j + 1:, :j] @ lower[..., j, :j, None])[..., 0]
+            below = (lower[..., j + 1:, j] - done) / root[..., None]
+            lower[..., j + 1:, j] = np.where(going[..., None], below, lower[..., j + 1:, j])
+    return lower, info
 
 
 def _no_out(op: str, out: Any) -> None:

@@ -94,6 +94,12 @@ def test_the_counting_norm_and_keepdim(torch) -> None:
     lambda t: t.linalg.lu_factor(t.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])),
     lambda t: t.linalg.lu(t.eye(2), pivot=False),
     lambda t: t.linalg.lu_solve(t.eye(2), t.tensor([1, 2], dtype=t.int32), t.ones(2)),
+    lambda t: t.linalg.inv_ex(t.tensor([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]]]),
+                              check_errors=True),
+    lambda t: t.linalg.solve_ex(t.tensor([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]]]),
+                                t.ones(2), check_errors=True),
+    lambda t: t.linalg.cholesky_ex(t.tensor([[4.0, 9.0], [1.0, 1.0]]), upper=True,
+                                   check_errors=True),
     lambda t: t.linalg.qr(t.ones(3, 2, requires_grad=True), mode="r").R.sum().backward(),
     lambda t: t.linalg.qr(t.ones(3, 2, requires_grad=True), mode="complete").R.sum().backward(),
 ])
@@ -453,3 +459,48 @@ def test_lu_of_singular_matrices_reports_the_first_zero_pivot_as_torch(torch) ->
         np.testing.assert_allclose(mine.numpy(), expected.numpy(), atol=1e-15)
     p, lower, upper = chaingrad.linalg.lu(chaingrad.tensor(batch))
     np.testing.assert_allclose((p @ lower @ upper).numpy(), batch, atol=1e-15)
+
+
+EX_MATRICES = np.array([[[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], 2 * np.eye(3),
+                        np.zeros((3, 3)), np.ones((3, 3)), [[4.0, 2.0, 1.0], [2.0, 1.0, 3.0],
+                                                            [1.0, 3.0, 5.0]]])
+EX_CALLS = {
+    "inv_ex": lambda t, a, b: t.linalg.inv_ex(a),
+    "solve_ex": lambda t, a, b: t.linalg.solve_ex(a, b),
+    "solve_ex_vector": lambda t, a, b: t.linalg.solve_ex(a, b[..., 0]),
+    "solve_ex_right": lambda t, a, b: t.linalg.solve_ex(a, b.mT, left=False),
+    "cholesky_ex": lambda t, a, b: t.linalg.cholesky_ex(a),
+    "cholesky_ex_upper": lambda t, a, b: t.linalg.cholesky_ex(a.mT, upper=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EX_CALLS))
+def test_the_ex_functions_give_torchs_results_and_info_at_failures_too(torch, name) -> None:
+    """Singular and not positive-definite matrices among regular ones: the info as
+    torch's, the infs and nans of a singular system where torch's are (LAPACK's
+    substitution), what potf2 leaves of a failed Cholesky factor; and the gradient of the
+    regular ones."""
+    b = np.random.default_rng(9).normal(size=(5, 3, 2))
+    results = []
+    for lib in (chaingrad, torch):
+        a = lib.tensor(EX_MATRICES, requires_grad=True)
+        result, info = EX_CALLS[name](lib, a, lib.tensor(b))
+        regular = lib.tensor(info.numpy() == 0)
+        result[regular].sum().backward()
+        results.append((result.detach().numpy(), info.numpy(), a.grad.numpy()[info.numpy() == 0]))
+    (ours, info, grad), (theirs, expected_info, expected_grad) = results
+    assert info.tolist() == expected_info.tolist()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)  # nan and inf where
+    np.testing.assert_allclose(grad, expected_grad, rtol=1e-12, atol=1e-12)
+
+
+def test_cholesky_upper_reads_the_upper_triangle_as_torch(torch) -> None:
+    a = np.array([[4.0, 2.0, 1.0], [5.0, 5.0, 3.0], [7.0, 9.0, 6.0]])
+    results = []
+    for lib in (chaingrad, torch):
+        x = lib.tensor(a, requires_grad=True)
+        u = lib.linalg.cholesky(x, upper=True)
+        (u * lib.tensor(np.arange(9.0).reshape(3, 3))).sum().backward()
+        results.append((u.detach().numpy(), x.grad.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
