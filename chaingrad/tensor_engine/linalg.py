@@ -1469,9 +1469,11 @@ def permutation_of(pivots: np.ndarray, m: int) -> np.ndarray:
     return order
 
 
-def lu_parts_on_arrays(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """P, L (m x k, unit lower triangular) and U (k x n, upper triangular) with A = P L U."""
-    packed, pivots, _ = lu_factor_on_arrays(a)
+def lu_parts_on_arrays(a: np.ndarray, factored: tuple | None = None,
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """P, L (m x k, unit lower triangular) and U (k x n, upper triangular) with A = P L U
+    (from ``factored``, ``lu_factor_on_arrays(a)``, if given)."""
+    packed, pivots, _ = lu_factor_on_arrays(a) if factored is None else factored
     m, n = a.shape[-2:]
     k = min(m, n)
     lower = np.tril(packed[..., :, :k], -1) + np.eye(m, k, dtype=a.dtype)
@@ -1598,9 +1600,15 @@ def lu(A: Any, *, pivot: bool = True, out: Any = None) -> lu_result:  # noqa: N8
         ([[0.0, 1.0], [1.0, 0.0]], [[1.0, 0.0], [0.3333333432674408, 1.0]])
     """
     _no_out("lu", out)
-    a = _lu_input(A, "linalg.lu", pivot)
-    p, lower, upper = lu_parts_on_arrays(a._value)
-    return lu_result(constant(p), make_node(lower, (a,), LU_L), make_node(upper, (a,), LU_U))
+    return _lu_nodes(_lu_input(A, "linalg.lu", pivot))[0]
+
+
+def _lu_nodes(a: Tensor) -> tuple[lu_result, np.ndarray, np.ndarray]:
+    """``lu``'s P, L and U of ``a``, with the pivots and info of the one factorisation."""
+    factored = lu_factor_on_arrays(a._value)
+    p, lower, upper = lu_parts_on_arrays(a._value, factored)
+    nodes = lu_result(constant(p), make_node(lower, (a,), LU_L), make_node(upper, (a,), LU_U))
+    return nodes, factored[1], factored[2]
 
 
 def lu_factor(A: Any, *, pivot: bool = True, out: Any = None) -> lu_factor_result:  # noqa: N803
@@ -1619,15 +1627,7 @@ def lu_factor(A: Any, *, pivot: bool = True, out: Any = None) -> lu_factor_resul
         [2, 2]
     """
     _no_out("lu_factor", out)
-    packed, pivots, info = lu_factor_ex(A, pivot=pivot)
-    if np.any(info._value > 0):
-        k = int(info._value[info._value > 0].flat[0])
-        where = "" if info.ndim == 0 else \
-            f"(Batch element {int(np.flatnonzero(info._value.reshape(-1))[0])}): "
-        raise RuntimeError(f"torch.linalg.lu_factor: {where}U[{k},{k}] is zero and using it "
-                           "on lu_solve would result in a division by zero. If you still want "
-                           "to perform the factorization, consider calling linalg.lu(A, pivot) "
-                           "or linalg.lu_factor_ex(A, pivot)")
+    packed, pivots, _ = _lu_factor(A, pivot, "linalg.lu_factor", True)
     return lu_factor_result(packed, pivots)
 
 
@@ -1642,9 +1642,21 @@ def lu_factor_ex(A: Any, *, pivot: bool = True, check_errors: bool = False,  # n
         2
     """
     _no_out("lu_factor_ex", out)
-    a = _lu_input(A, "linalg.lu_factor_ex", pivot)
-    _, pivots, info = lu_factor_on_arrays(a._value)
-    _, lower, upper = lu(a)
+    return lu_factor_ex_result(*_lu_factor(A, pivot, "linalg.lu_factor_ex", check_errors))
+
+
+def _lu_factor(x: Any, pivot: bool, op: str, check_errors: bool) -> tuple:
+    """The packed factors (a node made of ``lu``'s L and U), the pivots and the info;
+    with ``check_errors``, torch's error at a zero pivot."""
+    a = _lu_input(x, op, pivot)
+    (_, lower, upper), pivots, info = _lu_nodes(a)
+    if check_errors and np.any(info > 0):
+        k = int(info[info > 0].flat[0])
+        where = f"(Batch element {int(np.flatnonzero(info)[0])}): " if info.ndim else ""
+        raise RuntimeError(f"torch.{op}: {where}U[{k},{k}] is zero and using it on lu_solve "
+                           "would result in a division by zero. If you still want to perform "
+                           "the factorization, consider calling linalg.lu(A, pivot) or "
+                           "linalg.lu_factor_ex(A, pivot)")
     m, n = a.shape[-2], a.shape[-1]
     k = min(m, n)
     strictly_lower = lower.tril(-1)
@@ -1653,10 +1665,7 @@ def lu_factor_ex(A: Any, *, pivot: bool = True, check_errors: bool = False,  # n
     if k < m:
         upper = cat([upper, constant(np.zeros(tuple(upper.shape[:-2]) + (m - k, n),
                                               dtype=a._value.dtype))], -2)
-    if check_errors and np.any(info > 0):
-        raise LinAlgError("linalg.lu_factor_ex: The factorization could not be completed "
-                          "because the input matrix is singular.")
-    return lu_factor_ex_result(strictly_lower + upper, constant(pivots), constant(info))
+    return strictly_lower + upper, constant(pivots), constant(info)
 
 
 def lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True,  # noqa: N803

@@ -93,6 +93,8 @@ def test_the_counting_norm_and_keepdim(torch) -> None:
     lambda t: t.linalg.matrix_exp(t.ones(2, 2, dtype=t.int64)),
     lambda t: t.linalg.lu_factor(t.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])),
     lambda t: t.linalg.lu(t.eye(2), pivot=False),
+    lambda t: t.linalg.lu_factor_ex(t.tensor([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]]]),
+                                    check_errors=True),
     lambda t: t.linalg.lu_solve(t.eye(2), t.tensor([1, 2], dtype=t.int32), t.ones(2)),
     lambda t: t.linalg.inv_ex(t.tensor([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]]]),
                               check_errors=True),
