@@ -1,7 +1,9 @@
 """chaingrad/tensor_engine/linalg.py (and chaingrad/linalg.py, torch.linalg's names): the
 values and gradients of each function are the table's (tests/tensor_table.py, against
-finite differences and torch, twice differentiated); here, float32 numbers, the gradient at
-a zero vector, the errors in torch's words, and the names chaingrad lacks."""
+finite differences and torch, twice differentiated); here, float32 and float64 numbers
+against torch's, the gradient at a zero vector, det's at a singular matrix, the outputs
+named as torch's, the drivers of lstsq, what the _ex functions give at a failure, the
+errors in torch's words, and the names chaingrad lacks."""
 
 from __future__ import annotations
 
