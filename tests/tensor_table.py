@@ -469,6 +469,133 @@ def linalg_norm_cases(draw, matrix: bool = False):
     return Case((draw(_untied(shape)),), {"ord": ord_, "dim": dims})
 
 
+@st.composite
+def spread_matrix_cases(draw, ords: tuple = (), shape: str = "any", rhs: bool = False):
+    """Matrices (m and n of 1 to 4, a batch of them or not) whose singular values are far
+    apart and from 0 (where U, S and Vh are smooth, and so are the eigenvectors of
+    A + A^T): entries in [-0.5, -0.05] or [0.05, 0.5] (none 0, where Householder's QR flips
+    a sign) plus 5, 10, 15, 20 down the diagonal, so that each singular value is within 2
+    of its own. ``shape``: "any", "square" or "tall" (m >= n); ``rhs``: with a right-hand
+    side B (m x k). With ``ords``, a matrix norm's ord (one of them) and its two dims."""
+    m, n = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    if shape != "any":
+        m = n if shape == "square" else max(m, n)
+    batch = draw(st.sampled_from([(), (2,)]))
+    noise = draw(_array(batch + (m, n), ((-0.5, -0.05), (0.05, 0.5))))
+    a = noise + 5 * np.eye(m, n) * np.arange(1, n + 1)
+    if rhs:
+        return Case((a, draw(_array(batch + (m, draw(st.integers(1, 3)))))))
+    if not ords:
+        return Case((a,))
+    dims = draw(st.sampled_from([(-2, -1), (-1, -2)] + [(1, 2), (2, 1)] * bool(batch)))
+    return Case((a,), {"ord": draw(st.sampled_from(ords)), "dim": dims})
+
+
+def _squares_of_svd(lib: Any, a: Any, full_matrices: bool = False) -> Any:
+    """The singular values with the squares of U's and Vh's first k columns and rows,
+    side by side: what does not depend on the sign of each singular vector (torch's and
+    LAPACK builds' choices differ)."""
+    u, s, vh = lib.linalg.svd(a, full_matrices=full_matrices)
+    k, batch = s.shape[-1], tuple(s.shape[:-1])
+    return lib.cat([(u[..., :k] ** 2).reshape(batch + (-1,)), s,
+                    (vh[..., :k, :] ** 2).reshape(batch + (-1,))], -1)
+
+
+@st.composite
+def matrix_power_cases(draw):
+    """A matrix far from singular (``matrix_cases``) divided by 4, and a power n."""
+    case = draw(matrix_cases())
+    return Case((case.arrays[0] / 4,), {"n": draw(st.sampled_from([-3, -1, 0, 1, 2, 3, 5, 6]))})
+
+
+@st.composite
+def multi_dot_cases(draw):
+    """Two to four matrices of chained sizes, the first may be a vector (a row), the last a
+    vector (a column)."""
+    count = draw(st.integers(2, 4))
+    sizes = [draw(st.integers(1, 4)) for _ in range(count + 1)]
+    shapes = [(sizes[i], sizes[i + 1]) for i in range(count)]
+    if draw(st.booleans()):
+        shapes[0] = shapes[0][1:]
+    if draw(st.booleans()):
+        shapes[-1] = shapes[-1][:1]
+    return Case(tuple(draw(_array(shape)) for shape in shapes))
+
+
+@st.composite
+def cross_cases(draw):
+    """Two arrays that broadcast, of a size-3 dim ``dim``."""
+    shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=3,
+                                                    **SMALL)).input_shapes
+    ndim = max(len(shape) for shape in shapes)
+    shapes = [(1,) * (ndim - len(shape)) + shape for shape in shapes]
+    dim = draw(st.integers(-ndim, ndim - 1))
+    shapes = [shape[:dim % ndim] + (3,) + shape[dim % ndim + 1:] for shape in shapes]
+    return Case(tuple(draw(_array(shape)) for shape in shapes), {"dim": dim})
+
+
+@st.composite
+def diagonal_cases(draw):
+    """An array of 2 or 3 dims, two of them, and an offset (within them or not)."""
+    shape = draw(hnp.array_shapes(min_dims=2, max_dims=3, **SMALL))
+    dims = draw(st.lists(st.integers(-len(shape), len(shape) - 1), min_size=2, max_size=2,
+                         unique_by=lambda d: d % len(shape)))
+    return Case((draw(_array(shape)),), {"offset": draw(st.integers(-3, 3)), "dim1": dims[0],
+                                         "dim2": dims[1]})
+
+
+@st.composite
+def triangular_cases(draw):
+    """A matrix far from singular and a right-hand side (``matrix_cases``), and which of
+    its triangles to read, from which side, with a unit diagonal or not."""
+    case = draw(matrix_cases("matrix"))
+    left = draw(st.booleans())
+    b = case.arrays[1] if left else case.arrays[1].swapaxes(-1, -2)
+    return Case((case.arrays[0], b), {"upper": draw(st.booleans()), "left": left,
+                                      "unitriangular": draw(st.booleans())})
+
+
+@st.composite
+def vander_cases(draw):
+    """An array of 1 or 2 dims (its last at least 2 long, as N defaults to it), away from
+    0 (where torch's cumprod backward divides by an x that underflows), and N: None or 2
+    to 5."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=2, min_side=2, max_side=4))
+    return Case((draw(_array(shape, NONZERO)),), {"N": draw(st.none() | st.integers(2, 5))})
+
+
+@st.composite
+def tensor_matrix_cases(draw, rhs: bool = False):
+    """A 4 x 4 matrix far from singular (``matrix_cases``' kind), for the tensor solvers to
+    see as (2, 2, 4); with ``rhs``, a right-hand side of 4 entries."""
+    a = draw(_array((4, 4), ((-1.0, 1.0),))) + 4 * np.eye(4)
+    return Case((a, draw(_array((4,)))) if rhs else (a,))
+
+
+@st.composite
+def pivoted_cases(draw, rhs: bool = False):
+    """``spread_matrix_cases``' matrices with their rows shuffled, so that LU's partial
+    pivoting swaps rows (each column's largest entry well clear of the others); with
+    ``rhs``, a square one and a right-hand side."""
+    case = draw(spread_matrix_cases(shape="square" if rhs else "any", rhs=rhs))
+    a = case.arrays[0]
+    order = draw(st.permutations(range(a.shape[-2])))
+    return Case((a[..., order, :],) + case.arrays[1:])
+
+
+def _side_by_side(lib: Any, *parts: Any) -> Any:
+    """Outputs of one matrix (or batch) side by side in one tensor, each flattened."""
+    batch = tuple(parts[0].shape[:-2])
+    return lib.cat([part.reshape(batch + (-1,)) for part in parts], -1)
+
+
+def _eigh(lib: Any, a: Any, uplo: str) -> Any:
+    """eigh of the symmetric A + A^T: the eigenvalues, and the eigenvectors squared (their
+    signs are LAPACK's)."""
+    values, vectors = lib.linalg.eigh(a + a.mT, UPLO=uplo)
+    return _side_by_side(lib, values[..., None], vectors ** 2)
+
+
 def _weighted(pieces: Any, lib: Any, dim: int) -> Any:
     """The pieces of a split joined again, each scaled by its place (so that a gradient that
     reached the wrong piece would show)."""
@@ -671,6 +798,88 @@ OPS: list[TensorOp] = [
     TensorOp("linalg.norm", lambda x, ord, dim: chaingrad.linalg.norm(x, ord, dim),
              lambda x, ord, dim: T.linalg.norm(x, ord, dim),
              lambda: linalg_norm_cases(matrix=True)),
+    # the singular values and vectors: svd's three outputs, each a primitive
+    TensorOp("linalg.svdvals", lambda a: chaingrad.linalg.svdvals(a),
+             lambda a: T.linalg.svdvals(a), spread_matrix_cases),
+    *(TensorOp(f"linalg.svd{'_full' * full}", lambda a, full=full: _squares_of_svd(
+        chaingrad, a, full), lambda a, full=full: _squares_of_svd(T, a, full),
+        spread_matrix_cases) for full in (False, True)),
+    TensorOp("linalg.matrix_norm_svd",
+             lambda x, ord, dim: chaingrad.linalg.matrix_norm(x, ord, dim),
+             lambda x, ord, dim: T.linalg.matrix_norm(x, ord, dim),
+             lambda: spread_matrix_cases(("nuc", 2, -2))),
+    TensorOp("linalg.norm_svd", lambda x, ord, dim: chaingrad.linalg.norm(x, ord, dim),
+             lambda x, ord, dim: T.linalg.norm(x, ord, dim),
+             lambda: spread_matrix_cases(("nuc", 2, -2))),
+    # the everyday torch.linalg names: slogdet, cholesky, qr, eigh, eigvalsh and pinv are
+    # primitives (cholesky and eigh read one triangle: here of a symmetric matrix, where
+    # finite differences agree with torch's symmetric gradient); the others composed
+    TensorOp("linalg.slogdet", lambda a: chaingrad.linalg.slogdet(a).logabsdet,
+             lambda a: T.linalg.slogdet(a).logabsdet, matrix_cases),
+    *(TensorOp(f"linalg.cholesky{'_upper' * upper}",
+               lambda a, upper=upper: chaingrad.linalg.cholesky(a @ a.mT, upper=upper),
+               lambda a, upper=upper: T.linalg.cholesky(a @ a.mT, upper=upper), matrix_cases)
+      for upper in (False, True)),
+    TensorOp("linalg.qr", lambda a: _side_by_side(chaingrad, *chaingrad.linalg.qr(a)),
+             lambda a: _side_by_side(T, *T.linalg.qr(a)), spread_matrix_cases),
+    *(TensorOp(f"linalg.eigh_{uplo}", lambda a, uplo=uplo: _eigh(chaingrad, a, uplo),
+               lambda a, uplo=uplo: _eigh(T, a, uplo),
+               lambda: spread_matrix_cases(shape="square")) for uplo in "LU"),
+    TensorOp("linalg.eigvalsh", lambda a: chaingrad.linalg.eigvalsh(a + a.mT, "U"),
+             lambda a: T.linalg.eigvalsh(a + a.mT, "U"), lambda: spread_matrix_cases(
+                 shape="square")),
+    TensorOp("linalg.pinv", lambda a: chaingrad.linalg.pinv(a), lambda a: T.linalg.pinv(a),
+             spread_matrix_cases),
+    TensorOp("linalg.lstsq", lambda a, b: chaingrad.linalg.lstsq(a, b).solution,
+             lambda a, b: T.linalg.lstsq(a, b).solution,
+             lambda: spread_matrix_cases(shape="tall", rhs=True)),
+    TensorOp("linalg.matrix_power", lambda a, n: chaingrad.linalg.matrix_power(a, n),
+             lambda a, n: T.linalg.matrix_power(a, n), matrix_power_cases),
+    TensorOp("linalg.multi_dot", lambda *ms: chaingrad.linalg.multi_dot(ms),
+             lambda *ms: T.linalg.multi_dot(ms), multi_dot_cases),
+    TensorOp("linalg.cross", lambda a, b, dim: chaingrad.linalg.cross(a, b, dim=dim),
+             lambda a, b, dim: T.linalg.cross(a, b, dim=dim), cross_cases),
+    TensorOp("linalg.vecdot", lambda a, b, dim: chaingrad.linalg.vecdot(a, b, dim=dim),
+             lambda a, b, dim: T.linalg.vecdot(a, b, dim=dim), cross_cases),
+    TensorOp("linalg.diagonal", lambda a, **where: chaingrad.linalg.diagonal(a, **where),
+             lambda a, **where: T.linalg.diagonal(a, **where), diagonal_cases),
+    TensorOp("linalg.cond", lambda a, ord, dim: chaingrad.linalg.cond(a, ord),
+             lambda a, ord, dim: T.linalg.cond(a, ord),
+             lambda: spread_matrix_cases((None, 2, -2))),
+    TensorOp("linalg.cond_nuc", lambda a, ord, dim: chaingrad.linalg.cond(a, ord),
+             lambda a, ord, dim: T.linalg.cond(a, ord),
+             lambda: spread_matrix_cases(("nuc",), shape="square")),
+    # torch 2.13's backward of these raises (its composition changes A^-1 in place): their
+    # values are checked against torch's in test_linalg.py
+    TensorOp("linalg.cond_of_inverse", lambda a, ord, dim: chaingrad.linalg.cond(a, ord),
+             None, lambda: spread_matrix_cases(("fro", 1, -1, float("inf"), -float("inf")),
+                                               shape="square")),
+    TensorOp("linalg.vander", lambda x, N: chaingrad.linalg.vander(x, N=N),
+             lambda x, N: T.linalg.vander(x, N=N), vander_cases),
+    TensorOp("linalg.tensorinv", lambda a: chaingrad.linalg.tensorinv(a.reshape(2, 2, 4), 2),
+             lambda a: T.linalg.tensorinv(a.reshape(2, 2, 4), 2), tensor_matrix_cases),
+    TensorOp("linalg.tensorsolve",
+             lambda a, b: chaingrad.linalg.tensorsolve(a.reshape(2, 2, 4), b.reshape(2, 2)),
+             lambda a, b: T.linalg.tensorsolve(a.reshape(2, 2, 4), b.reshape(2, 2)),
+             lambda: tensor_matrix_cases(rhs=True)),
+    *(TensorOp(f"linalg.matrix_exp{suffix}", lambda a, scale=scale: chaingrad.linalg.matrix_exp(
+        a * scale), lambda a, scale=scale: T.linalg.matrix_exp(a * scale), matrix_cases)
+      for suffix, scale in (("", 0.25), ("_squared", 2.0))),  # squared 0 times, then 1 or 2
+    TensorOp("linalg.lu", lambda a: _side_by_side(chaingrad, *chaingrad.linalg.lu(a)),
+             lambda a: _side_by_side(T, *T.linalg.lu(a)), pivoted_cases),
+    TensorOp("linalg.lu_factor", lambda a: chaingrad.linalg.lu_factor(a).LU,
+             lambda a: T.linalg.lu_factor(a).LU, pivoted_cases),
+    *(TensorOp(f"linalg.lu_solve_{'left' if left else 'right'}{'_adjoint' * adjoint}",
+               lambda a, b, left=left, adjoint=adjoint: chaingrad.linalg.lu_solve(
+                   *chaingrad.linalg.lu_factor(a), b if left else b.mT, left=left,
+                   adjoint=adjoint),
+               lambda a, b, left=left, adjoint=adjoint: T.linalg.lu_solve(
+                   *T.linalg.lu_factor(a), b if left else b.mT, left=left, adjoint=adjoint),
+               lambda: pivoted_cases(rhs=True))
+      for left in (True, False) for adjoint in (False, True)),
+    TensorOp("linalg.solve_triangular",
+             lambda a, b, **how: chaingrad.linalg.solve_triangular(a, b, **how),
+             lambda a, b, **how: T.linalg.solve_triangular(a, b, **how), triangular_cases),
     TensorOp("binary_cross_entropy",
              lambda x, t: chaingrad.nn.functional.binary_cross_entropy(x, t, reduction="none"),
              lambda x, t: T.nn.functional.binary_cross_entropy(x, t, reduction="none"),

@@ -119,6 +119,10 @@ _GRAD_FN_NAMES = {
     "rsub": "RsubBackward1", "/": "Div", "log1p": "Log1P", "leaky_relu": "LeakyRelu",
     "binary_cross_entropy": "BinaryCrossEntropy", "nll_loss": "NllLoss",
     "inv": "LinalgInvEx", "det": "LinalgDet", "solve": "LinalgSolveEx", "flip": "Flip",
+    "svd_U": "LinalgSvd", "svd_S": "LinalgSvd", "svd_Vh": "LinalgSvd", "slogdet": "LinalgSlogdet",
+    "cholesky": "LinalgCholeskyEx", "qr_Q": "LinalgQr", "qr_R": "LinalgQr",
+    "qr_R_only": "LinalgQr", "eigh_values": "LinalgEigh", "eigh_vectors": "LinalgEigh",
+    "pinv": "LinalgPinv", "matrix_exp": "LinalgMatrixExp", "lu_L": "LinalgLu", "lu_U": "LinalgLu",
 }
 
 

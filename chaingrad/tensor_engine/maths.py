@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..declaration import Primitive
 from ..rules import functions_in
 from .factories import tensor_argument, with_out, with_outs
+from .linalg import matrix_norm
 from .tensor import Tensor
 
 _tensor = functools.partial(tensor_argument, numbers=True)
@@ -225,8 +226,12 @@ def any_(input: Any, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa:
 
 
 def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
-    """The p-norm (see ``Tensor.norm``)."""
-    return _tensor(input, "norm").norm(p, dim, keepdim)
+    """The p-norm (see ``Tensor.norm``); p='nuc' the nuclear norm of the matrices over
+    ``dim`` (all dims if None), as torch.norm routes it (``linalg.matrix_norm``)."""
+    x = _tensor(input, "norm")
+    if isinstance(p, str) and p == "nuc":
+        return matrix_norm(x, "nuc", tuple(range(x.ndim)) if dim is None else dim, keepdim)
+    return x.norm(p, dim, keepdim)
 
 
 @with_out

@@ -61,9 +61,23 @@ VALUES_DIFFER = {"norm"}
 # turn nan, and whether it counts as singular, is each LAPACK build's own (numpy's here,
 # torch's MKL or OpenBLAS there); finite matrices are the table's tests
 LINALG = {"linalg.inv", "linalg.det", "linalg.solve_vector", "linalg.solve_matrix",
-          "linalg.solve_broadcast", "linalg.solve_left_false"}
+          "linalg.solve_broadcast", "linalg.solve_left_false", "linalg.svdvals", "linalg.svd",
+          "linalg.svd_full", "linalg.matrix_norm_svd", "linalg.norm_svd", "linalg.slogdet",
+          "linalg.cholesky", "linalg.cholesky_upper", "linalg.qr", "linalg.eigh_L",
+          "linalg.eigh_U", "linalg.eigvalsh", "linalg.pinv", "linalg.lstsq",
+          "linalg.matrix_power", "linalg.multi_dot", "linalg.solve_triangular", "linalg.cond",
+          "linalg.cond_nuc", "linalg.tensorinv", "linalg.tensorsolve", "linalg.matrix_exp",
+          "linalg.matrix_exp_squared", "linalg.lu", "linalg.lu_factor", "linalg.lu_solve_left",
+          "linalg.lu_solve_left_adjoint", "linalg.lu_solve_right",
+          "linalg.lu_solve_right_adjoint"}
 VALUES_DIFFER |= LINALG
 GRADIENTS_DIFFER |= LINALG
+# vander's powers are torch's cumprod, whose backward divides by x: nan at inf where the
+# products' rule gives inf
+GRADIENTS_DIFFER |= {"linalg.vander"}
+# torch's cross kernel fuses a multiply and a subtract (one rounding): at 1e300, a x a is
+# the other product's rounding error there (1.9e283), exactly 0 here
+VALUES_DIFFER |= {"linalg.cross"}
 # torch.linalg's norms: as "norm" above (an entry beyond sqrt(float max) overflows here; the
 # derivative of |x| at nan, and of the norm at inf)
 LINALG_NORMS = {"linalg.vector_norm", "linalg.matrix_norm", "linalg.norm"}
