@@ -46,7 +46,14 @@ from ..rules import functions_in
 from ..tensor_engine import autocast_state, functions, kernels, sampling
 from ..tensor_engine.arrays import quietly
 from ..tensor_engine.factories import tensor_argument
-from ..tensor_engine.rules import BINARY_CROSS_ENTROPY, CONV2D, MAX_POOL2D, NLL_LOSS
+from ..tensor_engine.promotion import floating
+from ..tensor_engine.rules import (
+    BINARY_CROSS_ENTROPY,
+    CONV2D,
+    LAYER_NORM,
+    MAX_POOL2D,
+    NLL_LOSS,
+)
 from ..tensor_engine.tensor import Tensor, constant, make_node
 
 __all__ = sorted({
@@ -1035,7 +1042,10 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
         y = (x - mean) / sqrt(var + eps) * weight + bias
 
     with the mean and the (biased) variance over those axes. ``nn.LayerNorm`` calls it.
-    Made of the Tensor's ops (mean, -, *, sqrt, /), so its gradient is theirs.
+    One node of the ``layer_norm`` primitive (``tensor_engine/rules.py``), whose rule gives
+    the gradients of x, the weight and the bias, as torch's ``native_layer_norm`` (a
+    weight or bias left out is ones or zeros there). A bfloat16 or float16 input with
+    float32 parameters is normalized in float32 and rounded back, as torch computes it.
 
     Example:
         >>> y = layer_norm(Tensor([[1.0, 2.0, 3.0]]), (3,))
@@ -1051,18 +1061,29 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
         raise ValueError(f"layer_norm: given normalized_shape={list(shape)}, expected input "
                          f"with shape [*, {', '.join(map(str, shape))}], but got input of "
                          f"size {list(x.shape)}")
+    x = floating(x)
+    affine = []
+    for name, given, fill in (("weight", weight, 1), ("bias", bias, 0)):
+        if given is None:
+            affine.append(constant(np.full(shape, fill, dtype=x._value.dtype)))
+            continue
+        param = tensor_argument(given, "layer_norm", name)
+        if tuple(param.shape) != shape:
+            raise ValueError(f"layer_norm: expected {name} to be of same shape as "
+                             f"normalized_shape, but got {name} of shape "
+                             f"{list(param.shape)} and normalized_shape = {list(shape)}")
+        affine.append(param)
+    if x._value.dtype.itemsize == 2 and {p._value.dtype for p in affine} == {np.float32}:
+        # torch's mixed dtype on CPU: normalized in the parameters' float32, rounded back
+        return layer_norm(x.float(), shape, weight, bias, eps).to(x.dtype)
+    for name, param in zip(("weight", "bias"), affine):
+        if param._value.dtype != x._value.dtype:
+            raise RuntimeError(f"layer_norm: mixed dtype (CPU): expect parameter to have "
+                               f"scalar type of {_dtype_name(x._value.dtype)}, got {name} of "
+                               f"{_dtype_name(param._value.dtype)}")
     axes = tuple(range(x.ndim - len(shape), x.ndim))
-    centred = x - x.mean(axes, keepdim=True)
-    y = centred / ((centred * centred).mean(axes, keepdim=True) + eps).sqrt()
-    for name, given in (("weight", weight), ("bias", bias)):
-        if given is not None:
-            affine = tensor_argument(given, "layer_norm", name)
-            if tuple(affine.shape) != shape:
-                raise ValueError(f"layer_norm: expected {name} to be of same shape as "
-                                 f"normalized_shape, but got {name} of shape "
-                                 f"{list(affine.shape)} and normalized_shape = {list(shape)}")
-            y = y * affine if name == "weight" else y + affine
-    return y
+    needs = (x.requires_grad, affine[0].requires_grad, affine[1].requires_grad)
+    return x._apply(LAYER_NORM.bind(axes, float(eps), needs), *affine)
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None,  # noqa: A002

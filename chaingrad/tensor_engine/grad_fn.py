@@ -119,6 +119,7 @@ _GRAD_FN_NAMES = {
     "rsub": "RsubBackward1", "/": "Div", "log1p": "Log1P", "leaky_relu": "LeakyRelu",
     "binary_cross_entropy": "BinaryCrossEntropy", "nll_loss": "NllLoss",
     "inv": "LinalgInvEx", "det": "LinalgDet", "solve": "LinalgSolveEx", "flip": "Flip",
+    "layer_norm": "NativeLayerNorm",
 }
 
 

@@ -21,6 +21,7 @@ twin beside it.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -613,3 +614,74 @@ def unpool(g: Any, picked: np.ndarray, shape: tuple[int, ...], overlap: bool) ->
     return apply(UNPOOL.bind(picked, shape, overlap), g)
 
 
+
+
+# ---- layer normalisation: torch's native_layer_norm as one node (issue 32 point 4) ----
+
+
+@define("layer_norm", ("layer_norm_input_grad(x.data, y.data, out.grad, axes, eps)",
+                       "out.grad * normalized(x.data, axes, eps)",
+                       "out.grad"),
+        array=kernels.layer_norm_on_arrays, params=("axes", "eps", "needs"),
+        saves=("x y", "x", ""), floats=True, torch=("F.layer_norm",))
+def LAYER_NORM(xs, out, g, axes, eps, needs):
+    """(x - mean) * rstd * w + b, the mean and the biased variance var over ``axes``, rstd =
+    1 / sqrt(var + eps) (torch's layer_norm);  d/dx = rstd * (h - mean(h) - xhat * mean(h *
+    xhat)), h = g * w and xhat = (x - mean) * rstd, the means over ``axes``; d/dw = g * xhat
+    and d/db = g, which the driver sums over the other axes. ``needs`` says which of x, w
+    and b take a gradient; the mean and rstd are computed again, as torch's are kept."""
+    x, w, _ = xs
+    mean, rstd = moments(x, axes, eps)
+    xhat = (x - mean) * rstd
+    return (normalized_grad(xhat, rstd, g * w, axes) if needs[0] else None,
+            g * xhat if needs[1] else None,
+            g if needs[2] else None)
+
+
+def moments(x: Any, axes: tuple[int, ...], eps: float) -> tuple[Any, Any]:
+    """The mean of x over ``axes`` and rstd = 1 / sqrt(var + eps), var the biased variance
+    (both with ``axes`` kept as size 1): on arrays or Tensors."""
+    mean = mean_over(x, axes)
+    centred = x - mean
+    return mean, 1 / (mean_over(centred * centred, axes) + eps) ** 0.5
+
+
+def normalized(x: Any, axes: tuple[int, ...], eps: float) -> Any:
+    """xhat = (x - mean) * rstd over ``axes`` (``moments``): on arrays or Tensors."""
+    mean, rstd = moments(x, axes, eps)
+    return (x - mean) * rstd
+
+
+def normalized_grad(xhat: Any, rstd: Any, h: Any, axes: tuple[int, ...]) -> Any:
+    """The gradient of x through xhat = (x - mean) * rstd, given h, xhat's gradient:
+    rstd * (h - mean(h) - xhat * mean(h * xhat)), the means over ``axes``."""
+    return rstd * (h - mean_over(h, axes) - xhat * mean_over(h * xhat, axes))
+
+
+def layer_norm_input_grad(x: Any, w: Any, g: Any, axes: tuple[int, ...], eps: float) -> Any:
+    """layer_norm's gradient for x, from the weight w and the output's gradient g (its
+    rule's first result, computed as the rule computes it)."""
+    mean, rstd = moments(x, axes, eps)
+    return normalized_grad((x - mean) * rstd, rstd, g * w, axes)
+
+
+def mean_over(x: Any, axes: tuple[int, ...]) -> Any:
+    """The mean of x over ``axes``, kept as size-1 axes: an array's (``mean_over_fast``
+    unless under ``chaingrad.use_reference()``), or a Tensor's ``mean`` node."""
+    if isinstance(x, ARRAY_TYPES) and not reference.only:
+        return mean_over_fast(x, axes)
+    return x.mean(axis=axes, keepdims=True)
+
+
+def mean_over_fast(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """The twin of an array's ``x.mean(axis=axes, keepdims=True)`` (equal within float
+    rounding: each row summed by ``np.einsum``, not numpy's pairwise sum; 3x faster for
+    rows of 192) for a C-contiguous float x and ``axes`` its last ones."""
+    if (x.dtype.kind != "f" or not x.flags.c_contiguous or x.size == 0
+            or axes != tuple(range(x.ndim - len(axes), x.ndim))):
+        return x.mean(axis=axes, keepdims=True)
+    n = math.prod(x.shape[x.ndim - len(axes):])
+    return (np.einsum("ij->i", x.reshape(-1, n)) / n).reshape(kept_shape(x.shape, axes))
+
+
+PRIMITIVES += (LAYER_NORM,)
