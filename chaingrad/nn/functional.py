@@ -1044,8 +1044,8 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
     with the mean and the (biased) variance over those axes. ``nn.LayerNorm`` calls it.
     One node of the ``layer_norm`` primitive (``tensor_engine/rules.py``), whose rule gives
     the gradients of x, the weight and the bias, as torch's ``native_layer_norm`` (a
-    weight or bias left out is ones or zeros there). A bfloat16 or float16 input with
-    float32 parameters is normalized in float32 and rounded back, as torch computes it.
+    weight or bias left out is ones or zeros there). A bfloat16 or float16 input is
+    normalized in float32 and rounded back, as torch's CPU kernel computes it.
 
     Example:
         >>> y = layer_norm(Tensor([[1.0, 2.0, 3.0]]), (3,))
@@ -1061,26 +1061,31 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
         raise ValueError(f"layer_norm: given normalized_shape={list(shape)}, expected input "
                          f"with shape [*, {', '.join(map(str, shape))}], but got input of "
                          f"size {list(x.shape)}")
-    x = floating(x)
-    affine = []
-    for name, given, fill in (("weight", weight, 1), ("bias", bias, 0)):
-        if given is None:
-            affine.append(constant(np.full(shape, fill, dtype=x._value.dtype)))
-            continue
-        param = tensor_argument(given, "layer_norm", name)
-        if tuple(param.shape) != shape:
-            raise ValueError(f"layer_norm: expected {name} to be of same shape as "
-                             f"normalized_shape, but got {name} of shape "
-                             f"{list(param.shape)} and normalized_shape = {list(shape)}")
-        affine.append(param)
-    if x._value.dtype.itemsize == 2 and {p._value.dtype for p in affine} == {np.float32}:
-        # torch's mixed dtype on CPU: normalized in the parameters' float32, rounded back
+    given = {}
+    for name, param in (("weight", weight), ("bias", bias)):
+        if param is not None:
+            given[name] = tensor_argument(param, "layer_norm", name)
+            if tuple(given[name].shape) != shape:
+                raise ValueError(f"layer_norm: expected {name} to be of same shape as "
+                                 f"normalized_shape, but got {name} of shape "
+                                 f"{list(given[name].shape)} and normalized_shape = "
+                                 f"{list(shape)}")
+    kinds = {p._value.dtype for p in given.values()}
+    if x.is_floating_point() and x._value.dtype.itemsize == 2 and len(kinds) <= 1 \
+            and kinds <= {x._value.dtype, np.dtype(np.float32)}:
+        # torch's CPU kernel for a bfloat16 or float16 input, with parameters of its dtype
+        # or float32: computed in float32, rounded once
+        weight, bias = (given[k].float() if k in given else None for k in ("weight", "bias"))
         return layer_norm(x.float(), shape, weight, bias, eps).to(x.dtype)
-    for name, param in zip(("weight", "bias"), affine):
-        if param._value.dtype != x._value.dtype:
+    x = floating(x)
+    dtype = x._value.dtype
+    for name, param in given.items():
+        if param._value.dtype != dtype:
             raise RuntimeError(f"layer_norm: mixed dtype (CPU): expect parameter to have "
-                               f"scalar type of {_dtype_name(x._value.dtype)}, got {name} of "
+                               f"scalar type of {_dtype_name(dtype)}, got {name} of "
                                f"{_dtype_name(param._value.dtype)}")
+    affine = [given[name] if name in given else constant(np.full(shape, fill, dtype=dtype))
+              for name, fill in (("weight", 1), ("bias", 0))]
     axes = tuple(range(x.ndim - len(shape), x.ndim))
     needs = (x.requires_grad, affine[0].requires_grad, affine[1].requires_grad)
     return x._apply(LAYER_NORM.bind(axes, float(eps), needs), *affine)

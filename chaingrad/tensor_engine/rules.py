@@ -620,24 +620,30 @@ def unpool(g: Any, picked: np.ndarray, shape: tuple[int, ...], overlap: bool) ->
 
 
 @define("layer_norm", ("layer_norm_input_grad(x.data, y.data, out.grad, axes, eps)",
-                       "out.grad * normalized(x.data, axes, eps)",
-                       "out.grad"),
+                       "over_rows(out.grad * normalized(x.data, axes, eps), axes)",
+                       "over_rows(out.grad, axes)"),
         array=kernels.layer_norm_on_arrays, params=("axes", "eps", "needs"),
         saves=("x y", "x", ""), floats=True, torch=("F.layer_norm",))
 def LAYER_NORM(xs, out, g, axes, eps, needs):
     """(x - mean) * rstd * w + b, the mean and the biased variance var over ``axes``, rstd =
     1 / sqrt(var + eps) (torch's layer_norm);  d/dx = rstd * (h - mean(h) - xhat * mean(h *
     xhat)), h = g * w and xhat = (x - mean) * rstd, the means over ``axes``; d/dw = g * xhat
-    and d/db = g, which the driver sums over the other axes. ``needs`` says which of x, w
-    and b take a gradient; the mean and rstd are computed again, as torch's are kept."""
+    and d/db = g, each summed over the other axes (the rows). ``needs`` says which of x, w
+    and b take a gradient; the mean and rstd are computed again, where torch keeps them."""
     x, w, _ = xs
     if rows_normalized(x, axes) and not reference.only:
         return layer_norm_grads_fast(x, w, g, eps, needs)
     mean, rstd = moments(x, axes, eps)
     xhat = (x - mean) * rstd
     return (normalized_grad(xhat, rstd, g * w, axes) if needs[0] else None,
-            g * xhat if needs[1] else None,
-            g if needs[2] else None)
+            over_rows(g * xhat, axes) if needs[1] else None,
+            over_rows(g, axes) if needs[2] else None)
+
+
+def over_rows(v: Any, axes: tuple[int, ...]) -> Any:
+    """v summed over the axes before ``axes`` (the rows of a layer_norm), on an array or a
+    Tensor: the gradient of a weight or bias of the normalized axes' shape."""
+    return v.sum(axis=tuple(range(axes[0]))) if axes[0] else v
 
 
 def rows_normalized(x: Any, axes: tuple[int, ...]) -> bool:
@@ -652,7 +658,7 @@ def layer_norm_grads_fast(x: np.ndarray, w: np.ndarray, g: np.ndarray, eps: floa
     """The twin of ``LAYER_NORM``'s rule on arrays (equal within float rounding: the sums
     by ``np.einsum``, each in one pass over its operands) for x as rows (``rows_normalized``):
     two temporaries where the rule makes eleven, and the weight's and bias's gradients
-    summed over the rows here (einsum's "ij,ij->j") rather than by the driver. 3x faster at
+    summed over the rows by einsum's "ij,ij->j" (one pass, no product kept). 3x faster at
     512x192 in float32."""
     n = w.size
     rows, grads = x.reshape(-1, n), g.reshape(-1, n)
