@@ -266,7 +266,7 @@ def erf_on_arrays(x: Any) -> Any:
     np = numpy()
     if not reference.only:
         if x.dtype == np.float32:
-            return erf_float32(x)
+            return in_chunks(erf_float32, x)
         fast = scipy_erf()
         if fast is not None and x.dtype == np.float64:
             return np.asarray(fast(x))
@@ -293,6 +293,35 @@ is smooth on [0, 4]). Fitted to math.erfc at 3,000 Chebyshev points by least squ
 the relative error, reweighted towards the largest (Lawson's iteration): largest relative
 error 7.2e-9, before the coefficients were rounded to float32. Beyond a = 4, erf is 1 in
 float32 (erfc(4) = 1.5e-8)."""
+
+
+CHUNK = 65536
+"""The entries at a time (256 KB of float32) that a kernel of many numpy passes (erf, GELU
+and its rule's twin) works on (``in_chunks``): each pass then finds its arrays in the
+CPU's cache where the previous left them. On an MLP's (768, 512) activations, GELU in
+chunks takes 1.7 ms, whole 4.6 ms (2.7 ms where the heap keeps its pages)."""
+
+
+def in_chunks(kernel: Any, *arrays: Any) -> Any:
+    """``kernel(*arrays)`` for an elementwise kernel, computed ``CHUNK`` entries at a time
+    into one array: the same numbers, entry by entry. Arrays of one shape and dtype, each
+    C-contiguous, of more than ``CHUNK`` entries; anything else is computed whole.
+
+    Example:
+        >>> import numpy as np
+        >>> x = np.arange(200_000, dtype=np.float32)
+        >>> bool((in_chunks(np.negative, x) == -x).all())
+        True
+    """
+    x = arrays[0]
+    if x.size <= CHUNK or any(a.shape != x.shape or a.dtype != x.dtype
+                              or not a.flags.c_contiguous for a in arrays):
+        return kernel(*arrays)
+    out = numpy().empty_like(x)
+    into, flat = out.reshape(-1), [a.reshape(-1) for a in arrays]
+    for start in range(0, x.size, CHUNK):
+        into[start:start + CHUNK] = kernel(*(f[start:start + CHUNK] for f in flat))
+    return out
 
 
 def erf_float32(x: Any) -> Any:
@@ -340,7 +369,12 @@ def gelu_forward(x: float) -> float:
 def gelu_on_arrays(x: Any) -> Any:
     """x * Phi(x) on an array, in torch's order of operations (``gelu_forward``'s): the
     same numbers as ``x * 0.5 * (1 + erf(x * SQRT1_2))``, computed in erf's array (a
-    product by 0.5 is exact: scaling 1 + erf or x by it rounds alike)."""
+    product by 0.5 is exact: scaling 1 + erf or x by it rounds alike), ``in_chunks``."""
+    return in_chunks(gelu_of_chunk, x)
+
+
+def gelu_of_chunk(x: Any) -> Any:
+    """``gelu_on_arrays`` of one chunk."""
     out = erf_on_arrays(x * 0.7071067811865476)
     out += 1.0
     out *= 0.5
@@ -358,7 +392,7 @@ def GELU(xs, out, g):
     1 / sqrt(2 pi) = 0.3989422804014327."""
     x = xs[0]
     if type(x).__module__ == "numpy" and getattr(x, "ndim", 0) and not reference.only:
-        return (gelu_grad_fast(x, out, g),)
+        return (in_chunks(gelu_grad_fast, x, out, g),)
     return ((0.5 * (1 + erf(x * 0.7071067811865476))
              + x * 0.3989422804014327 * exp(-0.5 * (x * x))) * g,)
 

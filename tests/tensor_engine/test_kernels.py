@@ -464,3 +464,23 @@ def test_gelus_rule_takes_its_twin_on_arrays_only_unless_under_the_reference(mon
     finally:
         chaingrad.use_reference(False)
     assert calls == [1]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_erf_gelu_and_gelus_rule_in_chunks_are_the_whole_arrays_bit_for_bit(monkeypatch, dtype):
+    """``in_chunks`` (CHUNK entries at a time, for the cache) changes no number: chunks of
+    1,000 entries against one chunk, a length that is no multiple of it, and a transposed
+    (not C-contiguous) array, which is computed whole."""
+    x = np.random.default_rng(4).standard_normal((50, 51)).astype(dtype) * 3
+    g = np.random.default_rng(5).standard_normal(x.shape).astype(dtype)
+
+    def run() -> list[np.ndarray]:
+        out = shared.gelu_on_arrays(x)
+        return [shared.erf_on_arrays(x), out, shared.GELU.vjp((x,), out, g)[0],
+                shared.gelu_on_arrays(x.T)]
+
+    whole = run()
+    monkeypatch.setattr(shared, "CHUNK", 1000)
+    for ours, theirs in zip(run(), whole):
+        assert ours.dtype == theirs.dtype == dtype
+        np.testing.assert_array_equal(ours, theirs)
