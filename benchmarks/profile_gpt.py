@@ -29,6 +29,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -98,6 +99,8 @@ def profile_chaingrad(workload: str, steps: int) -> dict[str, dict[str, float]]:
     from chaingrad.tensor_engine import tensor
 
     clock = time.thread_time
+    work = lectures.STEPS[workload](chaingrad)
+    plain = plain_steps(work, steps, clock)
     spent: dict[str, dict[str, float]] = {"fwd": defaultdict(float), "bwd": defaultdict(float),
                                           "phase": defaultdict(float)}
     last, forward = [clock()], [False]  # forward: whether the model's forward is running
@@ -118,7 +121,6 @@ def profile_chaingrad(workload: str, steps: int) -> dict[str, dict[str, float]]:
     for prim in rules.PRIMITIVES + tensor_rules.PRIMITIVES:
         prim.vjp = timed_rule(prim.vjp, prim.name, spent["bwd"], clock)
 
-    work = lectures.STEPS[workload](chaingrad)
     phases = spent["phase"]
     model, optimizer = work.model, work.optimizer
     for k in range(steps + 2):
@@ -146,7 +148,21 @@ def profile_chaingrad(workload: str, steps: int) -> dict[str, dict[str, float]]:
         start = clock()
         optimizer.zero_grad(set_to_none=True)
         phases["zero_grad"] += clock() - start
-    return {part: {name: t / steps for name, t in times.items()} for part, times in spent.items()}
+    result = {part: {name: t / steps for name, t in times.items()}
+              for part, times in spent.items()}
+    return result | {"plain": {"step": plain}}
+
+
+def plain_steps(work: Any, steps: int, clock: Any) -> float:
+    """The median CPU time of ``steps`` steps as the workload runs them (nothing wrapped),
+    after two untimed ones."""
+    times = []
+    for k in range(steps + 2):
+        start = clock()
+        work.step()
+        if k >= 2:
+            times.append(clock() - start)
+    return statistics.median(times)
 
 
 def timed_rule(vjp: Any, name: str, spent: dict[str, float], clock: Any) -> Any:
@@ -173,9 +189,9 @@ def profile_torch(workload: str, steps: int) -> dict[str, dict[str, float]]:
 
     torch.set_num_threads(1)
     work = lectures.STEPS[workload](torch)
-    for _ in range(2):
-        work.step()
-    spent: dict[str, dict[str, float]] = {"fwd": {}, "bwd": {}, "phase": {}}
+    plain = plain_steps(work, steps, time.thread_time)
+    spent: dict[str, dict[str, float]] = {"fwd": {}, "bwd": {}, "phase": {},
+                                          "plain": {"step": plain}}
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         for _ in range(steps):
             work.step()
@@ -232,8 +248,12 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         results[engine] = json.loads(done.stdout)
     ours, theirs = by_category(results["chaingrad"]), by_category(results["torch"])
-    print(f"{args.workload}: CPU us per step (median of nothing: the mean of {args.steps} "
-          "steps after 2), one thread, each engine in its own process")
+    plain = [results[e]["plain"]["step"] * 1e3 for e in ("chaingrad", "torch")]
+    print(f"{args.workload}: a plain step (nothing wrapped), the median of {args.steps}: "
+          f"chaingrad {plain[0]:.1f} ms, torch {plain[1]:.1f} ms (CPU time; chaingrad / torch "
+          f"{plain[0] / plain[1]:.2f})")
+    print(f"profiled, CPU us per step (the mean of {args.steps} steps after 2), one thread, "
+          "each engine in its own process")
     print(f"{'op type or phase':<32} {'chaingrad':>10} {'torch':>10} {'cg - torch':>11}")
     for name in sorted(set(ours) | set(theirs), key=lambda n: -ours.get(n, 0.0)):
         a, b = ours.get(name, 0.0), theirs.get(name, 0.0)
