@@ -305,7 +305,9 @@ chunks takes 1.7 ms, whole 4.6 ms (2.7 ms where the heap keeps its pages)."""
 def in_chunks(kernel: Any, *arrays: Any) -> Any:
     """``kernel(*arrays)`` for an elementwise kernel, computed ``CHUNK`` entries at a time
     into one array: the same numbers, entry by entry. Arrays of one shape and dtype, each
-    C-contiguous, of more than ``CHUNK`` entries; anything else is computed whole.
+    C-contiguous, of more than twice ``CHUNK`` entries; anything else is computed whole
+    (at 98,304 entries, chunks cost more than they save where the heap keeps its pages:
+    GELU 484 against 397 us).
 
     Example:
         >>> import numpy as np
@@ -314,7 +316,7 @@ def in_chunks(kernel: Any, *arrays: Any) -> Any:
         True
     """
     x = arrays[0]
-    if x.size <= CHUNK or any(a.shape != x.shape or a.dtype != x.dtype
+    if x.size <= 2 * CHUNK or any(a.shape != x.shape or a.dtype != x.dtype
                               or not a.flags.c_contiguous for a in arrays):
         return kernel(*arrays)
     out = numpy().empty_like(x)
@@ -334,12 +336,12 @@ def erf_float32(x: Any) -> Any:
     odd). nan stays nan; +-inf gives +-1."""
     np = numpy()
     a = np.abs(x)
-    np.minimum(a, np.float32(4.0), out=a)
-    out = a * np.float32(ERF_EXPONENT[-1])
-    for c in ERF_EXPONENT[-2:0:-1]:
-        out += np.float32(c)
+    np.minimum(a, 4.0, out=a)
+    out = a * ERF_EXPONENT[-1]  # Python floats: numpy rounds each to float32 (and takes
+    for c in ERF_EXPONENT[-2:0:-1]:  # them faster than np.float32 numbers, by 12%)
+        out += c
         out *= a
-    out += np.float32(ERF_EXPONENT[0])
+    out += ERF_EXPONENT[0]
     out *= a  # -|x| S(|x|)
     np.expm1(out, out=out)  # -erf(|x|), in (-1, 0]
     bits = out.view(np.uint32)  # the sign set bit by bit: np.copysign takes 1.7x as long
