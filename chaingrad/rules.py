@@ -295,7 +295,7 @@ error 7.2e-9, before the coefficients were rounded to float32. Beyond a = 4, erf
 float32 (erfc(4) = 1.5e-8)."""
 
 
-CHUNK = 65536
+CHUNK_ENTRIES = 65536
 """The entries at a time (256 KB of float32) that a kernel of many numpy passes (erf, GELU
 and its rule's twin) works on (``in_chunks``): each pass then finds its arrays in the
 CPU's cache where the previous left them. On an MLP's (768, 512) activations, GELU in
@@ -303,11 +303,11 @@ chunks takes 1.7 ms, whole 4.6 ms (2.7 ms where the heap keeps its pages)."""
 
 
 def in_chunks(kernel: Any, *arrays: Any) -> Any:
-    """``kernel(*arrays)`` for an elementwise kernel, computed ``CHUNK`` entries at a time
-    into one array: the same numbers, entry by entry. Arrays of one shape and dtype, each
-    C-contiguous, of more than twice ``CHUNK`` entries; anything else is computed whole
-    (at 98,304 entries, chunks cost more than they save where the heap keeps its pages:
-    GELU 484 against 397 us).
+    """``kernel(*arrays)`` for an elementwise kernel, computed ``CHUNK_ENTRIES`` entries at
+    a time into one array: the same numbers, entry by entry. Arrays of one shape and dtype,
+    each C-contiguous, of more than twice ``CHUNK_ENTRIES`` entries; anything else is
+    computed whole (at 98,304 entries, chunks cost more than they save where the heap keeps
+    its pages: GELU 484 against 397 us).
 
     Example:
         >>> import numpy as np
@@ -315,14 +315,14 @@ def in_chunks(kernel: Any, *arrays: Any) -> Any:
         >>> bool((in_chunks(np.negative, x) == -x).all())
         True
     """
-    x = arrays[0]
-    if x.size <= 2 * CHUNK or any(a.shape != x.shape or a.dtype != x.dtype
-                              or not a.flags.c_contiguous for a in arrays):
+    x, size = arrays[0], CHUNK_ENTRIES
+    if x.size <= 2 * size or any(a.shape != x.shape or a.dtype != x.dtype
+                                 or not a.flags.c_contiguous for a in arrays):
         return kernel(*arrays)
     out = numpy().empty_like(x)
     into, flat = out.reshape(-1), [a.reshape(-1) for a in arrays]
-    for start in range(0, x.size, CHUNK):
-        into[start:start + CHUNK] = kernel(*(f[start:start + CHUNK] for f in flat))
+    for start in range(0, x.size, size):
+        into[start:start + size] = kernel(*(f[start:start + size] for f in flat))
     return out
 
 
