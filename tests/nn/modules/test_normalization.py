@@ -77,6 +77,27 @@ def test_layer_norm_is_one_node_named_as_torchs_that_compiles_and_explains(torch
         assert formula in text
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_layer_norm_gives_nan_for_a_row_with_nan_or_inf_as_torch(torch, dtype) -> None:
+    """A row holding nan, inf or -inf is nan, forward and backward, the other rows
+    untouched, as torch's (tests/tensor_engine/test_nan_and_inf.py leaves layer_norm out
+    for 1e300, whose variance overflows differently)."""
+    x = _rng(4).normal(size=(4, 5)).astype(dtype)
+    x[1, 2], x[2, 0], x[3, 4] = np.nan, np.inf, -np.inf
+    theirs = torch.tensor(x, requires_grad=True)
+    out = torch.nn.functional.layer_norm(theirs, (5,))
+    out.sum().backward()
+    ours = chaingrad.tensor(x, requires_grad=True)
+    with chaingrad.autograd.set_detect_anomaly(False):  # torch's: nan flows
+        mine = F.layer_norm(ours, (5,))
+        mine.sum().backward()
+    np.testing.assert_array_equal(np.isnan(mine.detach().numpy()), np.isnan(out.detach().numpy()))
+    np.testing.assert_array_equal(np.isnan(ours.grad.numpy()), np.isnan(theirs.grad.numpy()))
+    assert np.isnan(mine.detach().numpy()[1:]).all() and np.isfinite(ours.grad.numpy()[0]).all()
+    np.testing.assert_allclose(mine.detach().numpy()[0], out.detach().numpy()[0],
+                               rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
 def test_layer_norm_checks_its_parameters_dtype_as_torch(torch) -> None:
     """float32 and float64 are not mixed (torch's error); a bfloat16 or float16 input, with
     parameters of its dtype, float32 ones or none, is normalized in float32 and rounded
