@@ -488,6 +488,7 @@ def unpool_on_arrays(g: np.ndarray, picked: np.ndarray, shape: tuple[int, ...],
         image.reshape(-1)[picked.ravel()] = np.ravel(g)
     return image
 
+
 # ---- layer normalisation: torch's native_layer_norm, forward ----
 
 

@@ -614,8 +614,6 @@ def unpool(g: Any, picked: np.ndarray, shape: tuple[int, ...], overlap: bool) ->
     return apply(UNPOOL.bind(picked, shape, overlap), g)
 
 
-
-
 # ---- layer normalisation: torch's native_layer_norm as one node (issue 32 point 4) ----
 
 

@@ -350,6 +350,18 @@ def test_the_layer_norm_twins_are_the_references_within_rounding(shape, normaliz
         np.testing.assert_allclose(ours, theirs, **tol)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("shape", "axes"), [((5, 12), (1,)), ((3, 4, 6), (1, 2)),
+                                             ((3, 4, 6), (0, 1)), ((7,), (0,))])
+def test_the_row_mean_twin_is_numpys_mean_within_rounding(shape, axes, dtype):
+    """``mean_over_fast`` (rows summed by einsum) against ``x.mean(axis, keepdims=True)``;
+    axes that are not the last ones take numpy's mean itself."""
+    x = np.random.default_rng(6).standard_normal(shape).astype(dtype) * 3 + 1
+    ours, theirs = rules.mean_over_fast(x, axes), x.mean(axis=axes, keepdims=True)
+    assert ours.dtype == theirs.dtype == dtype and ours.shape == theirs.shape
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6 if dtype == np.float32 else 1e-14)
+
+
 def test_the_layer_norm_rule_twin_gives_only_what_is_needed():
     x, w, b, g = _layer_norm_inputs((4, 6), 1, np.float64)
     for needs in [(True, False, False), (False, True, False), (False, False, True)]:
