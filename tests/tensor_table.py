@@ -284,6 +284,19 @@ def conv_cases(draw):
 
 
 @st.composite
+def layer_norm_cases(draw):
+    """An input with distinct values (a variance away from 0) normalized over its last one
+    or two axes, with a weight and a bias, a weight only, or neither; eps drawn too."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=2, max_side=4))
+    normalized = shape[len(shape) - draw(st.integers(1, min(2, len(shape)))):]
+    arrays = [draw(_distinct(shape))]
+    for _ in range(draw(st.integers(0, 2))):
+        arrays.append(draw(_array(normalized)))
+    return Case(tuple(arrays), {"normalized_shape": normalized,
+                                "eps": draw(st.sampled_from([1e-5, 0.1]))})
+
+
+@st.composite
 def pool_cases(draw, tied: bool = False):
     """NCHW input with distinct values (one clear largest entry per window); or ``tied``, a
     ReLU's output: windows of zeros, partly tied windows, overlapping windows (stride <
@@ -889,6 +902,10 @@ OPS: list[TensorOp] = [
                  x, w, b[0] if b else None, stride, padding),
              lambda x, w, *b, stride, padding: T.nn.functional.conv2d(
                  x, w, b[0] if b else None, stride, padding), conv_cases),
+    TensorOp("layer_norm", lambda *xs, normalized_shape, eps: chaingrad.nn.functional.layer_norm(
+                 xs[0], normalized_shape, *xs[1:], eps=eps),
+             lambda *xs, normalized_shape, eps: T.nn.functional.layer_norm(
+                 xs[0], normalized_shape, *xs[1:], eps=eps), layer_norm_cases),
     TensorOp("max_pool2d", *_POOL, pool_cases),
     TensorOp("max_pool2d_ties", *_POOL, lambda: pool_cases(tied=True),
              finite_differences=False),

@@ -566,6 +566,19 @@ def test_profile_s2_splits_a_step_into_its_phases():
         assert any(line.strip().startswith(phase) and " ms" in line for line in lines), phase
 
 
+@pytest.mark.slow
+def test_profile_gpt_puts_a_step_beside_torchs_by_op_type(torch):
+    """The README's `python benchmarks/profile_gpt.py`, one step of T6: a plain step of each
+    engine, then a row per op type (layer_norm and gelu among them) with both engines'."""
+    done = _run("--steps", "1", script=ROOT / "benchmarks" / "profile_gpt.py")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("T6: a plain step") and "chaingrad / torch" in lines[0]
+    rows = {line[:32].strip(): line[32:].split() for line in lines[3:]}
+    for name in ("layer_norm", "gelu", "matmul (Linear, attention)", "optimizer step", "total"):
+        assert len(rows[name]) == 3 and float(rows[name][0]) > 0, name
+
+
 # ---- a run that did not do what was asked fails loudly (issue 31, item 6) ----
 
 

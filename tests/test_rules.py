@@ -14,7 +14,7 @@ import pytest
 import chaingrad
 from chaingrad import Tensor, Value, autodiff, rules
 from chaingrad.declaration import GENERIC_FORMULA, Bound, Primitive
-from chaingrad.nn.functional import conv2d, cross_entropy, max_pool2d, nll_loss
+from chaingrad.nn.functional import conv2d, cross_entropy, layer_norm, max_pool2d, nll_loss
 from chaingrad.rules import PRIMITIVES
 from chaingrad.tensor_engine import concatenate, stack, where, zero_pad
 from chaingrad.tensor_engine import rules as tensor_rules
@@ -49,7 +49,7 @@ def tensor_graphs() -> list[Tensor]:
             a.cumsum(1), chaingrad.einsum("ij,jk->ik", a, w), chaingrad.einsum("ij->", a),
             (a * 0.5)._apply(tensor_rules.BINARY_CROSS_ENTROPY, e - 0.5),
             cross_entropy(a, np.array([2, 0])), nll_loss(a, np.array([1, -100]), b.detach()),
-            a / e, a / 2.0]
+            a / e, a / 2.0, layer_norm(a, (3,), b, b * 0.5)]
     written = a * 1.0
     written[0, 1:] = e[0, 1:] * 2  # an in-place write in the graph: setitem
     outs.append(written)

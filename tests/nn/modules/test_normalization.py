@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import chaingrad
 import chaingrad.nn as cnn
 import chaingrad.nn.functional as F
 from chaingrad import Tensor
@@ -37,6 +38,89 @@ def test_layer_norm_agrees_with_torch(agrees_with_torch, torch, shape, normalize
     else:
         agrees_with_torch(lambda x: F.layer_norm(x, normalized),
                           lambda x: theirs(x, normalized), x)
+
+
+def test_layer_norm_is_one_node_named_as_torchs_that_compiles_and_explains(torch) -> None:
+    """One ``layer_norm`` node (torch's NativeLayerNormBackward0); compiled, the same
+    forward bits and the gradients within rounding (the compiled backward writes the
+    readable formulas, eager runs their twin); ``explain`` shows the rule's formulas."""
+    rng = _rng(3)
+    x_array = rng.normal(size=(4, 6)) * 2 + 1
+    norm = cnn.LayerNorm(6, dtype=chaingrad.float64)
+    with chaingrad.no_grad():
+        norm.weight.copy_(Tensor(rng.normal(size=6)))
+        norm.bias.copy_(Tensor(rng.normal(size=6)))
+    x = Tensor(x_array, requires_grad=True)
+    y = norm(x)
+    assert y._op == "layer_norm" and y._prev == (x, norm.weight, norm.bias)
+    theirs = torch.nn.functional.layer_norm(torch.tensor(x_array, requires_grad=True), (6,))
+    assert y.grad_fn.name() == theirs.grad_fn.name() == "NativeLayerNormBackward0"
+
+    def loss() -> Tensor:
+        return (norm(x).tanh() * Tensor(np.arange(6.0))).sum()
+
+    eager = loss()
+    eager.backward()
+    expected = [eager.item()] + [t.grad.numpy().copy() for t in (x, norm.weight, norm.bias)]
+    x.grad = norm.weight.grad = norm.bias.grad = None
+    compiled = chaingrad.compile(loss)
+    out = compiled()
+    out.backward()
+    assert "kernels.layer_norm_on_arrays(" in compiled.source
+    assert out.item() == expected[0]
+    for t, grad in zip((x, norm.weight, norm.bias), expected[1:]):
+        np.testing.assert_allclose(t.grad.numpy(), grad, rtol=1e-12, atol=1e-14)
+    text = chaingrad.explain(loss(), params=norm)
+    for formula in ("layer_norm_input_grad(leaf1.data, weight.data, out.grad, axes, eps)",
+                    "over_rows(out.grad * normalized(leaf1.data, axes, eps), axes)",
+                    "over_rows(out.grad, axes)"):
+        assert formula in text
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_layer_norm_gives_nan_for_a_row_with_nan_or_inf_as_torch(torch, dtype) -> None:
+    """A row holding nan, inf or -inf is nan, forward and backward, the other rows
+    untouched, as torch's (tests/tensor_engine/test_nan_and_inf.py leaves layer_norm out
+    for 1e300, whose variance overflows differently)."""
+    x = _rng(4).normal(size=(4, 5)).astype(dtype)
+    x[1, 2], x[2, 0], x[3, 4] = np.nan, np.inf, -np.inf
+    theirs = torch.tensor(x, requires_grad=True)
+    out = torch.nn.functional.layer_norm(theirs, (5,))
+    out.sum().backward()
+    ours = chaingrad.tensor(x, requires_grad=True)
+    with chaingrad.autograd.set_detect_anomaly(False):  # torch's: nan flows
+        mine = F.layer_norm(ours, (5,))
+        mine.sum().backward()
+    np.testing.assert_array_equal(np.isnan(mine.detach().numpy()), np.isnan(out.detach().numpy()))
+    np.testing.assert_array_equal(np.isnan(ours.grad.numpy()), np.isnan(theirs.grad.numpy()))
+    assert np.isnan(mine.detach().numpy()[1:]).all() and np.isfinite(ours.grad.numpy()[0]).all()
+    np.testing.assert_allclose(mine.detach().numpy()[0], out.detach().numpy()[0],
+                               rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_layer_norm_checks_its_parameters_dtype_as_torch(torch) -> None:
+    """float32 and float64 are not mixed (torch's error); a bfloat16 or float16 input, with
+    parameters of its dtype, float32 ones or none, is normalized in float32 and rounded
+    once, torch's numbers bit for bit."""
+    x = chaingrad.randn(3, 4)
+    with pytest.raises(RuntimeError, match="layer_norm: mixed dtype \\(CPU\\): expect parameter "
+                       "to have scalar type of Float, got weight of Double"):
+        F.layer_norm(x, (4,), chaingrad.ones(4, dtype=chaingrad.float64))
+    weight = chaingrad.randn(4, requires_grad=True)
+    for low, theirs_low in ((chaingrad.bfloat16, torch.bfloat16),
+                            (chaingrad.float16, torch.float16)):
+        for param_dtype in (None, low, chaingrad.float32):
+            params = () if param_dtype is None else (weight.to(param_dtype),)
+            y = F.layer_norm(x.to(low), (4,), *params)
+            assert y.dtype == low
+            theirs = torch.nn.functional.layer_norm(
+                torch.tensor(x.numpy()).to(theirs_low), (4,),
+                *(torch.tensor(p.float().detach().numpy()).to(
+                    theirs_low if p.dtype == low else torch.float32) for p in params))
+            np.testing.assert_array_equal(y.float().detach().numpy(),
+                                          theirs.float().detach().numpy())
+    F.layer_norm(x.to(chaingrad.bfloat16), (4,), weight).float().sum().backward()
+    assert weight.grad.dtype == chaingrad.float32
 
 
 @pytest.mark.parametrize("shape", [(5, 3), (4, 3, 6), (2, 3, 4, 5)])
