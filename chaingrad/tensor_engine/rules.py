@@ -28,8 +28,8 @@ import numpy as np
 
 from .. import reference
 from ..declaration import Primitive, define
-from ..rules import data, exp, log, log1p
-from . import kernels
+from ..rules import TANH, data, exp, log, log1p
+from . import kernels, recurrent
 from .arrays import ARRAY_TYPES
 
 # ---- matmul ----
@@ -613,3 +613,88 @@ def unpool(g: Any, picked: np.ndarray, shape: tuple[int, ...], overlap: bool) ->
     return apply(UNPOOL.bind(picked, shape, overlap), g)
 
 
+
+
+# ---- recurrent layers: an LSTM layer over a whole sequence ----
+#
+# One node for what the composed steps of nn/modules/rnn.py make some twenty nodes a step
+# of (benchmarks/RESULTS.md, "A fused LSTM layer"). Its forward on arrays is in
+# tensor_engine/recurrent.py; its output keeps each step's gates, c and h side by side
+# along the last axis (``recurrent.LSTM_PARTS``), and its rule walks the steps back from the
+# last, backpropagation through time, written with operators, slices and the functions
+# above, so that it serves ``backward(create_graph=True)`` too. Its formula only names the
+# rule (its inputs are more than the formulas' x and y can say): ``compile`` calls the rule.
+
+
+@define("lstm_layer", ("lstm_layer_grads(k, x.data, y.data, out.data, out.grad, reverse)",),
+        array=recurrent.lstm_layer_on_arrays, params=("reverse",), saves=("x y out",),
+        exact=False)
+def LSTM_LAYER(xs, out, g, reverse):
+    """An LSTM layer over a sequence x (T, N, I) from h0 and c0 (N, H), with weights
+    W_ih (4H, I), W_hh (4H, H) and biases b_ih, b_hh (4H,) if it has them: each step's
+    gates i, f, g, o, c and h (``recurrent.lstm_layer_on_arrays``);  backpropagation
+    through time, from the last step to the first: at step t, with dh and dc what reached
+    h_t and c_t (from g, and from step t + 1), dc += dh * o * (1 - tanh(c)**2); then the
+    gates' gradients before their sigmoid or tanh,
+    dz = (dc * g, dc * c_(t-1), dc * i, dh * tanh(c)) * slope, each gate's slope at its
+    value (s * (1 - s) for a sigmoid s, 1 - g**2 for g), plus g's share where it reached
+    a gate; and what reaches step t - 1, dh = dz W_hh and dc = dc * f. Then, all the steps
+    at once: dx = dz W_ih, dW_ih = dz^T x, dW_hh = dz^T h_(t-1), db_ih = db_hh = dz summed.
+    """
+    x, h0, c0, w_ih, w_hh = xs[:5]
+    n, steps = h0.shape[-1], x.shape[0]
+    i, f, cell, o, c, h = (out[..., k * n:(k + 1) * n] for k in range(6))
+    h_before, c_before = states_before(h, h0, reverse), states_before(c, c0, reverse)
+    tanh_c = TANH(c)
+    # what does not wait for the recurrence, for all the steps at once
+    gates = out[..., :4 * n]
+    opened = gates * (1 - gates)  # each sigmoid's slope; g's block is a tanh's, below
+    slope = joined([opened[..., :2 * n], 1 - cell * cell, opened[..., 3 * n:]], -1)
+    through_tanh = o * (1 - tanh_c * tanh_c)  # d(c_t)/d(h_t), with dh
+    partners = joined([cell, c_before, i, tanh_c], -1) * slope  # dz per (dc, dc, dc, dh)
+    from_gates = g[..., :4 * n] * slope  # where g reached a gate itself
+    g_c, g_h = g[..., 4 * n:5 * n], g[..., 5 * n:]
+    dz: list[Any] = [None] * steps
+    dh_later = dc_later = 0  # what flows back into step t from step t + 1
+    for t in range(steps) if reverse else range(steps - 1, -1, -1):
+        dh = g_h[t] + dh_later
+        dc = g_c[t] + dc_later + dh * through_tanh[t]
+        dz[t] = joined([dc, dc, dc, dh], -1) * partners[t] + from_gates[t]
+        dh_later, dc_later = dz[t] @ w_hh, dc * f[t]
+    dz = stacked(dz)
+    dz_rows = rows_of(dz)
+    grads = (matrix_product(dz, w_ih), dh_later, dc_later,
+             swap_last(dz_rows) @ rows_of(x), swap_last(dz_rows) @ rows_of(h_before))
+    if len(xs) == 5:
+        return grads
+    db = dz_rows.sum(axis=0)
+    return (*grads, db, db)
+
+
+PRIMITIVES = (*PRIMITIVES, LSTM_LAYER)
+
+
+def states_before(states: Any, first: Any, reverse: bool) -> Any:
+    """The state each step started from: ``first`` (h0 or c0), then each step's own but the
+    last one's, in the order the steps ran (from the end with ``reverse``)."""
+    first = first.reshape((1, *first.shape))
+    return joined([states[1:], first] if reverse else [first, states[:-1]], 0)
+
+
+def joined(parts: list[Any], axis: int) -> Any:
+    """The arrays or Tensors joined along ``axis``: np.concatenate, or a ``concatenate``
+    node."""
+    if isinstance(parts[0], ARRAY_TYPES):
+        return np.concatenate(parts, axis=axis)
+    axis %= parts[0].ndim
+    ends = np.cumsum([p.shape[axis] for p in parts]).tolist()
+    pieces = tuple((slice(None),) * axis + (slice(end - p.shape[axis], end),)
+                   for p, end in zip(parts, ends))
+    return apply(CONCATENATE.bind(axis, pieces), *parts)
+
+
+def stacked(parts: list[Any]) -> Any:
+    """The arrays or Tensors stacked along a new first axis: np.stack, or a ``stack`` node."""
+    if isinstance(parts[0], ARRAY_TYPES):
+        return np.stack(parts)
+    return apply(STACK.bind(0, tuple((k,) for k in range(len(parts)))), *parts)

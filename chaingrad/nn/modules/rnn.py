@@ -44,8 +44,10 @@ import warnings
 from collections.abc import Sequence
 from typing import Any, cast
 
+from ... import reference
 from ...tensor_engine.factories import ones, tensor_argument, zeros
 from ...tensor_engine.functions import cat, stack
+from ...tensor_engine.rules import LSTM_LAYER
 from ...tensor_engine.tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -115,6 +117,27 @@ def gru_step(x_part: Tensor, h_part: Tensor, h: Tensor) -> Tensor:
     z = (h_z + x_z).sigmoid()
     n = (x_n + h_n * r).tanh()
     return (h - n) * z + n
+
+
+def lstm_layer(x: Tensor, h0: Tensor, c0: Tensor, w_ih: Tensor, w_hh: Tensor,
+               b_ih: Tensor | None = None, b_hh: Tensor | None = None,
+               reverse: bool = False) -> Tensor:
+    """A whole LSTM layer over the sequence x (T, N, I) from h0 and c0 (N, H), as one node
+    of the ``lstm_layer`` primitive (``tensor_engine/rules.py``): the steps of
+    ``lstm_step`` with the input's parts x_t W_ih^T + b_ih of all the steps made at once;
+    its rule is backpropagation through time. Returns each step's gates i, f, g, o, cell
+    state c and hidden state h side by side, (T, N, 6H): h is ``out[..., 5 * H:]``. With
+    ``reverse`` the steps run from the last to the first.
+
+    Example:
+        >>> import numpy as np
+        >>> x, h0, c0 = Tensor(np.zeros((3, 1, 2))), Tensor(np.zeros((1, 1))), Tensor([[1.0]])
+        >>> out = lstm_layer(x, h0, c0, Tensor(np.zeros((4, 2))), Tensor(np.zeros((4, 1))))
+        >>> out[:, 0, 4].tolist()  # c: halved at each step (f = i = sigmoid(0), g = 0)
+        [0.5, 0.25, 0.125]
+    """
+    biases = () if b_ih is None or b_hh is None else (b_ih, b_hh)
+    return x._apply(LSTM_LAYER.bind(reverse), h0, c0, w_ih, w_hh, *biases)
 
 
 # ---- the sequence layers ----
@@ -246,7 +269,8 @@ class RNNBase(Module):
                          "Expected hidden size")
             if c0 is not None:
                 _check_state(c0, c_size, "Expected hidden[1] size")
-        steps: Sequence[Tensor] = x.unbind(0)
+        fused = self._fused()  # each layer one lstm_layer node, the sequence one Tensor
+        steps: Sequence[Tensor] | Tensor = x if fused else x.unbind(0)
         h_n: list[Tensor] = []
         c_n: list[Tensor] = []
         for layer in range(self.num_layers):
@@ -254,17 +278,20 @@ class RNNBase(Module):
             for direction in range(directions):
                 k = layer * directions + direction
                 state = (h0[k], None if c0 is None else c0[k])
-                out, (h, c) = self._run_layer(steps, state, self._all_weights[k],
-                                              reverse=direction == 1)
+                run = self._run_fused_layer if fused else self._run_layer
+                out, (h, c) = run(steps, state, self._all_weights[k], reverse=direction == 1)
                 outputs.append(out)
                 h_n.append(h)
                 if c is not None:
                     c_n.append(c)
-            steps = outputs[0] if directions == 1 else [cat(pair, 1) for pair in
-                                                         zip(*outputs)]
+            steps = outputs[0] if directions == 1 else cat(outputs, 2) if fused else [
+                cat(pair, 1) for pair in zip(*outputs)]
             if self.dropout and self.training and layer < self.num_layers - 1:
                 steps = _dropped(steps, self.dropout)
-        output = stack(steps, 1 if self.batch_first else 0)
+        if isinstance(steps, Tensor):
+            output = steps.transpose(0, 1) if self.batch_first else steps
+        else:
+            output = stack(steps, 1 if self.batch_first else 0)
         if not batched:
             output = output.squeeze(0 if self.batch_first else 1)
         h_last, c_last = stack(h_n), stack(c_n) if c_n else None
@@ -296,6 +323,22 @@ class RNNBase(Module):
                 h = rnn_step(x_part, h_part, "tanh" if self.mode == "RNN_TANH" else "relu")
             outputs.append(h)
         return (outputs[::-1] if reverse else outputs), (h, c)
+
+    def _fused(self) -> bool:
+        """Whether each layer runs as one ``lstm_layer`` node (``lstm_layer``): an LSTM
+        without ``proj_size``, unless ``chaingrad.use_reference()`` asks for the composed
+        steps, the readable reference it is tested against."""
+        return self.mode == "LSTM" and self.proj_size == 0 and not reference.only
+
+    def _run_fused_layer(self, x: Tensor, state: State, names: list[str],
+                         reverse: bool) -> tuple[Tensor, State]:
+        """One LSTM layer in one direction over the sequence x (T, N, I), one node: its
+        outputs (T, N, H) and its last state, read off the node."""
+        h0, c0 = state
+        out = lstm_layer(x, h0, cast(Tensor, c0), *(getattr(self, name) for name in names),
+                         reverse=reverse)
+        n, last = self.hidden_size, 0 if reverse else -1
+        return out[..., 5 * n:], (out[last, :, 5 * n:], out[last, :, 4 * n:5 * n])
 
     def _check_input(self, x: Tensor) -> None:
         weight = self._flat_weights[0]
@@ -624,10 +667,13 @@ def _check_state(state: Tensor, expected: tuple[int, int, int], what: str) -> No
         raise RuntimeError(f"{what} {expected}, got {list(state.shape)}")
 
 
-def _dropped(steps: Sequence[Tensor], p: float) -> list[Tensor]:
+def _dropped(steps: Sequence[Tensor] | Tensor, p: float) -> Sequence[Tensor] | Tensor:
     """Each step times its slice of the mask that ``F.dropout`` would apply to the steps
     stacked (torch's draws for the seed, in that order): the same numbers as dropout on the
-    stacked outputs, while each step's gradient stays its own."""
+    stacked outputs, while each step's gradient stays its own. A whole sequence (a fused
+    layer's output) is multiplied by the mask at once."""
+    if isinstance(steps, Tensor):
+        return steps * F.dropout(ones(steps.shape, dtype=steps.dtype), p, True)
     first = steps[0]
     mask = F.dropout(ones((len(steps), *first.shape), dtype=first.dtype), p, True)
     return [step * keep for step, keep in zip(steps, mask.unbind(0))]

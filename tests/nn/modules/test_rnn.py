@@ -197,28 +197,37 @@ def test_the_gradients_match_finite_differences_in_float64(name, kwargs):
 # ---- a graph like any other ----
 
 
-@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"])
-def test_each_opens_in_explain_and_the_page_and_compiles(name, tmp_path):
+@pytest.mark.parametrize(("name", "composed"), [
+    ("RNN", True), ("LSTM", False), ("LSTM", True), ("GRU", True), ("RNNCell", True),
+    ("LSTMCell", True), ("GRUCell", True)])
+def test_each_opens_in_explain_and_the_page_and_compiles(name, composed, tmp_path):
+    """Composed of steps (an LSTM's under ``use_reference()``), the graph shows tanh and
+    ``@``; a fused LSTM layer is one ``lstm_layer`` node."""
+    chaingrad.use_reference(composed and name == "LSTM")
     chaingrad.manual_seed(0)
-    layer = getattr(nn, name)(2, 3)
+    layer = getattr(nn, name)(2, 3, **({} if "Cell" in name else {"num_layers": 2}))
     shape = (2, 1, 2) if "Cell" not in name else (1, 2)
     x = chaingrad.tensor(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
 
     def loss():
         return flat(layer(x))[0].sum()
 
-    text = chaingrad.explain(loss(), file=_Quiet())
-    assert "tanh" in text and "@" in text
-    page = chaingrad.to_html(loss(), tmp_path / "page.html")
-    assert "tanh" in Path(page).read_text(encoding="utf-8")
-    eager = [p.grad.numpy().copy() for p in layer.parameters()]
-    layer.zero_grad()
-    compiled = chaingrad.compile(loss)
-    value = compiled()
-    value.backward()
-    assert np.isclose(value.item(), loss().item(), rtol=1e-6)
-    for p, g in zip(layer.parameters(), eager):
-        np.testing.assert_allclose(p.grad.numpy(), g, rtol=1e-5, atol=1e-7)
+    try:
+        text = chaingrad.explain(loss(), file=_Quiet())
+        page = Path(chaingrad.to_html(loss(), tmp_path / "page.html")).read_text(
+            encoding="utf-8")
+        ops = ("tanh", "@") if composed else ("lstm_layer",)
+        assert all(op in text for op in ops) and ops[0] in page
+        eager = [p.grad.numpy().copy() for p in layer.parameters()]
+        layer.zero_grad()
+        compiled = chaingrad.compile(loss)
+        value = compiled()
+        value.backward()
+        assert np.isclose(value.item(), loss().item(), rtol=1e-6)
+        for p, g in zip(layer.parameters(), eager):
+            np.testing.assert_allclose(p.grad.numpy(), g, rtol=1e-5, atol=1e-7)
+    finally:
+        chaingrad.use_reference(False)
 
 
 class _Quiet:
