@@ -174,6 +174,60 @@ def test_dropout_between_layers_draws_torchs_masks_in_training_only(torch, name,
     assert np.array_equal(eval_out.detach().numpy(), ours(chaingrad.tensor(x))[0].detach().numpy())
 
 
+FUSED_CASES = [{}, {"num_layers": 2, "bidirectional": True}, {"bias": False, "batch_first": True},
+               {"num_layers": 3, "dropout": 0.4}]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kwargs", FUSED_CASES)
+def test_a_fused_lstm_gives_the_composed_steps_numbers(kwargs, dtype):
+    """Each layer one ``lstm_layer`` node, against the composed steps that
+    ``use_reference()`` runs: outputs and every gradient within rounding, with and without
+    initial states, batched and not."""
+    rng = np.random.default_rng(7)
+    layers = kwargs.get("num_layers", 1) * (2 if kwargs.get("bidirectional") else 1)
+    for batch in ((3,), ()):
+        steps = (*batch, 5) if kwargs.get("batch_first") else (5, *batch)
+        x = rng.standard_normal((*steps, 4)).astype(dtype)
+        states = [rng.standard_normal((layers, *batch, 6)).astype(dtype) for _ in range(2)]
+        weights = None
+        results = []
+        for composed in (False, True):
+            chaingrad.use_reference(composed)
+            try:
+                chaingrad.manual_seed(2)
+                layer = nn.LSTM(4, 6, **kwargs).to(dtype=chaingrad.float64 if dtype == np.float64
+                                                   else chaingrad.float32)
+                inputs = [chaingrad.tensor(a, requires_grad=True) for a in (x, *states)]
+                out = flat(layer(inputs[0], (inputs[1], inputs[2])))
+                weights = weights or [rng.uniform(0.5, 1.5, tuple(o.shape)).astype(dtype)
+                                      for o in out]
+                sum((o * chaingrad.tensor(w)).sum() for o, w in zip(out, weights)).backward()
+                results.append([o.detach().numpy() for o in out] + [
+                    t.grad.numpy() for t in (*inputs, *layer.parameters())])
+            finally:
+                chaingrad.use_reference(False)
+        tolerance = {"rtol": 1e-5, "atol": 1e-6} if dtype == np.float32 else {
+            "rtol": 1e-12, "atol": 1e-13}
+        for k, (fused, composed) in enumerate(zip(*results)):
+            np.testing.assert_allclose(fused, composed, **tolerance, err_msg=f"result {k}")
+
+
+def test_a_fused_lstm_is_one_node_per_layer_and_direction():
+    chaingrad.manual_seed(0)
+    output, (h_n, c_n) = nn.LSTM(3, 4, num_layers=2, bidirectional=True)(
+        chaingrad.randn(5, 2, 3))
+    ops, stack = [], [output, h_n, c_n]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if id(node) not in seen:
+            seen.add(id(node))
+            ops.append(node._op)
+            stack.extend(node._prev)
+    assert ops.count("lstm_layer") == 4 and "sigmoid" not in ops
+
+
 @pytest.mark.parametrize(("name", "kwargs"), [
     ("RNN", {"num_layers": 2, "bidirectional": True}), ("RNN", {"nonlinearity": "relu"}),
     ("LSTM", {"num_layers": 2, "proj_size": 2}), ("LSTM", {"bidirectional": True}),
