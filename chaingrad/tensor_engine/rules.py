@@ -622,8 +622,11 @@ def unpool(g: Any, picked: np.ndarray, shape: tuple[int, ...], overlap: bool) ->
 # tensor_engine/recurrent.py; its output keeps each step's gates, c and h side by side
 # along the last axis (``recurrent.LSTM_PARTS``), and its rule walks the steps back from the
 # last, backpropagation through time, written with operators, slices and the functions
-# above, so that it serves ``backward(create_graph=True)`` too. Its formula only names the
-# rule (its inputs are more than the formulas' x and y can say): ``compile`` calls the rule.
+# above, so that it serves ``backward(create_graph=True)`` too. Each step's terms are made
+# in the loop, on arrays of one step: made for all the steps at once, whole-sequence arrays
+# cost more than they save (each on fresh pages: a third of the rule's time). Its formula
+# only names the rule (its inputs are more than the formulas' x and y can say): ``compile``
+# calls the rule.
 
 
 @define("lstm_layer", ("lstm_layer_grads(k, x.data, y.data, out.data, out.grad, reverse)",),
@@ -644,25 +647,24 @@ def LSTM_LAYER(xs, out, g, reverse):
     x, h0, c0, w_ih, w_hh = xs[:5]
     n, steps = h0.shape[-1], x.shape[0]
     i, f, cell, o, c, h = (out[..., k * n:(k + 1) * n] for k in range(6))
-    h_before, c_before = states_before(h, h0, reverse), states_before(c, c0, reverse)
-    tanh_c = TANH(c)
-    # what does not wait for the recurrence, for all the steps at once
     gates = out[..., :4 * n]
-    opened = gates * (1 - gates)  # each sigmoid's slope; g's block is a tanh's, below
-    slope = joined([opened[..., :2 * n], 1 - cell * cell, opened[..., 3 * n:]], -1)
-    through_tanh = o * (1 - tanh_c * tanh_c)  # d(c_t)/d(h_t), with dh
-    partners = joined([cell, c_before, i, tanh_c], -1) * slope  # dz per (dc, dc, dc, dh)
-    from_gates = g[..., :4 * n] * slope  # where g reached a gate itself
-    g_c, g_h = g[..., 4 * n:5 * n], g[..., 5 * n:]
+    g_gates, g_c, g_h = g[..., :4 * n], g[..., 4 * n:5 * n], g[..., 5 * n:]
     dz: list[Any] = [None] * steps
     dh_later = dc_later = 0  # what flows back into step t from step t + 1
     for t in range(steps) if reverse else range(steps - 1, -1, -1):
+        earlier = t + 1 if reverse else t - 1  # the step that ran before t
+        c_before = c0 if earlier in (-1, steps) else c[earlier]
+        tanh_c = TANH(c[t])
         dh = g_h[t] + dh_later
-        dc = g_c[t] + dc_later + dh * through_tanh[t]
-        dz[t] = joined([dc, dc, dc, dh], -1) * partners[t] + from_gates[t]
+        dc = g_c[t] + dc_later + dh * o[t] * (1 - tanh_c * tanh_c)
+        d_gates = joined([dc * cell[t], dc * c_before, dc * i[t], dh * tanh_c], -1)
+        opened = gates[t] * (1 - gates[t])  # each sigmoid's slope; g's (a tanh's) in
+        slope = joined([opened[:, :2 * n], 1 - cell[t] * cell[t], opened[:, 3 * n:]], -1)
+        dz[t] = (d_gates + g_gates[t]) * slope
         dh_later, dc_later = dz[t] @ w_hh, dc * f[t]
     dz = stacked(dz)
     dz_rows = rows_of(dz)
+    h_before = states_before(h, h0, reverse)
     grads = (matrix_product(dz, w_ih), dh_later, dc_later,
              swap_last(dz_rows) @ rows_of(x), swap_last(dz_rows) @ rows_of(h_before))
     if len(xs) == 5:
