@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..rules import sigmoid
+from ..rules import sigmoid_on_arrays
 
 LSTM_PARTS = 6
 """The blocks of an ``lstm_layer`` node's last axis, each ``hidden`` wide: the gates i, f,
@@ -62,12 +62,13 @@ def lstm_layer_on_arrays(x: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_ih: np
     for t in range(steps - 1, -1, -1) if reverse else range(steps):
         gates = h @ w_hh_t
         gates += x_parts[t]
-        step = out[t]  # a view: what is written into it is the node's output
-        step[:, :4 * n] = sigmoid(gates)
-        step[:, 2 * n:3 * n] = np.tanh(gates[:, 2 * n:3 * n])
-        i, f, g, o = (step[:, k * n:(k + 1) * n] for k in range(4))
-        step[:, 4 * n:5 * n] = f * c + i * g
-        c = step[:, 4 * n:5 * n]
-        step[:, 5 * n:] = o * np.tanh(c)
-        h = step[:, 5 * n:]
+        step = out[t]  # a view: each block written into it is the node's output
+        i, f, g, o, c_new, h_new = (step[:, k * n:(k + 1) * n] for k in range(LSTM_PARTS))
+        step[:, :4 * n] = sigmoid_on_arrays(gates)
+        np.tanh(gates[:, 2 * n:3 * n], out=g)
+        np.multiply(f, c, out=c_new)  # c' = f * c + i * g
+        c_new += i * g
+        np.tanh(c_new, out=h_new)  # h' = o * tanh(c')
+        h_new *= o
+        h, c = h_new, c_new
     return out
