@@ -633,16 +633,17 @@ def unpool(g: Any, picked: np.ndarray, shape: tuple[int, ...], overlap: bool) ->
         array=recurrent.lstm_layer_on_arrays, params=("reverse",), saves=("x y out",),
         exact=False)
 def LSTM_LAYER(xs, out, g, reverse):
-    """An LSTM layer over a sequence x (T, N, I) from h0 and c0 (N, H), with weights
-    W_ih (4H, I), W_hh (4H, H) and biases b_ih, b_hh (4H,) if it has them: each step's
-    gates i, f, g, o, c and h (``recurrent.lstm_layer_on_arrays``);  backpropagation
-    through time, from the last step to the first: at step t, with dh and dc what reached
-    h_t and c_t (from g, and from step t + 1), dc += dh * o * (1 - tanh(c)**2); then the
-    gates' gradients before their sigmoid or tanh,
-    dz = (dc * g, dc * c_(t-1), dc * i, dh * tanh(c)) * slope, each gate's slope at its
-    value (s * (1 - s) for a sigmoid s, 1 - g**2 for g), plus g's share where it reached
-    a gate; and what reaches step t - 1, dh = dz W_hh and dc = dc * f. Then, all the steps
-    at once: dx = dz W_ih, dW_ih = dz^T x, dW_hh = dz^T h_(t-1), db_ih = db_hh = dz summed.
+    """An LSTM layer over a sequence x (T, N, I) from h0 and c0 (N, H), with W_ih (4H, I),
+    W_hh (4H, H) and, if it has them, b_ih and b_hh (4H,): each step's gates i, f, cell
+    (torch's g) and o, its c and its h (``recurrent.lstm_layer_on_arrays``);
+    backpropagation through time, from the last step back: at step t, with dh and dc what
+    reached h_t and c_t (from the output's gradient g and from step t + 1),
+    dc += dh * o * (1 - tanh(c)**2); the gates' gradients before their sigmoid or tanh,
+    dz = (dc * cell, dc * c_(t-1), dc * i, dh * tanh(c)) times each gate's slope
+    (s * (1 - s) for a sigmoid s, 1 - cell**2 for the cell gate), plus what g gives the
+    gates themselves; then dh = dz W_hh and dc = dc * f reach step t - 1. Last, for all the
+    steps at once: dx = dz W_ih, dW_ih = dz^T x, dW_hh = dz^T h_(t-1), db_ih = db_hh = dz
+    summed over steps and batch.
     """
     x, h0, c0, w_ih, w_hh = xs[:5]
     n, steps = h0.shape[-1], x.shape[0]

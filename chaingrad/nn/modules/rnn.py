@@ -21,6 +21,15 @@ at the end. (Slicing each step out of a tensor of the whole sequence, to multipl
 by W_ih in one product, would cost more: each slice's gradient is scattered into zeros of
 the whole sequence.)
 
+An LSTM without ``proj_size`` runs each layer and direction as one node instead,
+``lstm_layer``: the same steps on arrays (``tensor_engine/recurrent.py``), with the input's
+part of the gates made for all the steps in one product, and backpropagation through time
+as its rule (``tensor_engine/rules.py``); the layers hand the whole sequence on as one
+Tensor. Some twenty nodes a step become one a layer: a language model's training step
+takes half the time (benchmarks/RESULTS.md, "A fused LSTM layer"). The composed steps are
+its readable reference, tested to give its numbers: ``chaingrad.use_reference()`` runs
+them.
+
 Parameters have torch's names, shapes and order (``weight_ih_l0``, ``weight_hh_l0``,
 ``bias_ih_l0``, ``bias_hh_l0``, then ``weight_hr_l0`` for an LSTM with ``proj_size``, the
 reverse direction's with ``_reverse``), and are drawn as torch draws them: each uniform in
