@@ -28,7 +28,7 @@ from ops_table import OPS as SCALAR_OPS
 import chaingrad
 from chaingrad import Tensor
 from chaingrad.nn.functional import conv2d, max_pool2d
-from chaingrad.nn.modules.rnn import lstm_layer
+from chaingrad.nn.modules.rnn import lstm_recurrence
 from chaingrad.rules import FUNCTIONS
 from chaingrad.tensor_engine.functions import concatenate, stack, where
 
@@ -445,30 +445,30 @@ def matrix_cases(draw, rhs: str = ""):
 
 
 @st.composite
-def lstm_layer_cases(draw):
-    """An LSTM layer's inputs: a sequence x (T, N, I) of 1 to 3 steps, h0 and c0 (N, H),
-    W_ih (4H, I), W_hh (4H, H) and, or not, b_ih and b_hh (4H,), entries in [-1, 1]; the
-    steps run forwards or, ``reverse``, backwards."""
-    steps, batch, size, hidden = (draw(st.integers(1, 3)) for _ in range(4))
-    shapes = [(steps, batch, size), (batch, hidden), (batch, hidden), (4 * hidden, size),
-              (4 * hidden, hidden)] + [(4 * hidden,)] * (2 if draw(st.booleans()) else 0)
+def lstm_recurrence_cases(draw):
+    """An LSTM layer's steps' inputs: the input's part of the gates x_parts (T, N, 4H) of 1
+    to 3 steps, W_hh (4H, H), h0 and c0 (N, H), entries in [-1, 1]; the steps run forwards
+    or, ``reverse``, backwards."""
+    steps, batch, hidden = (draw(st.integers(1, 3)) for _ in range(3))
+    shapes = [(steps, batch, 4 * hidden), (4 * hidden, hidden), (batch, hidden), (batch, hidden)]
     arrays = tuple(draw(_array(shape, ((-1.0, 1.0),))) for shape in shapes)
     return Case(arrays, {"reverse": draw(st.booleans())})
 
 
-def _torch_lstm_layer(x, h0, c0, w_ih, w_hh, *biases, reverse):
-    """torch's LSTM steps, composed, each step's gates, c and h side by side (the output of
-    chaingrad's ``lstm_layer``)."""
+def _torch_lstm_recurrence(x_parts, w_hh, h0, c0, reverse):
+    """torch's LSTM steps, composed: the starting state's row (its gates zeros), then each
+    step's gates, c and h side by side (the output of chaingrad's ``lstm_recurrence``)."""
     n, h, c = h0.shape[-1], h0, c0
-    rows = [None] * len(x)
-    for t in reversed(range(len(x))) if reverse else range(len(x)):
-        z = x[t] @ w_ih.T + h @ w_hh.T + (biases[0] + biases[1] if biases else 0)
+    rows = [None] * len(x_parts)
+    for t in reversed(range(len(x_parts))) if reverse else range(len(x_parts)):
+        z = x_parts[t] + h @ w_hh.T
         i, f, o = (z[:, k * n:(k + 1) * n].sigmoid() for k in (0, 1, 3))
         g = z[:, 2 * n:3 * n].tanh()
         c = f * c + i * g
         h = o * c.tanh()
         rows[t] = T.cat([i, f, g, o, c, h], -1)
-    return T.stack(rows)
+    start = T.cat([T.zeros_like(x_parts[0]), c0, h0], -1)
+    return T.stack(rows + [start] if reverse else [start] + rows)
 
 
 def _untied(shape: tuple[int, ...]):
@@ -709,8 +709,8 @@ OPS: list[TensorOp] = [
              lambda x, w, *b, stride, padding: T.nn.functional.conv2d(
                  x, w, b[0] if b else None, stride, padding), conv_cases),
     TensorOp("max_pool2d", *_POOL, pool_cases),
-    TensorOp("lstm_layer", lambda *xs, reverse: lstm_layer(*xs, reverse=reverse),
-             _torch_lstm_layer, lstm_layer_cases),
+    TensorOp("lstm_recurrence", lambda *xs, reverse: lstm_recurrence(*xs, reverse),
+             _torch_lstm_recurrence, lstm_recurrence_cases),
     TensorOp("max_pool2d_ties", *_POOL, lambda: pool_cases(tied=True),
              finite_differences=False),
 ]

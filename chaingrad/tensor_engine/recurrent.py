@@ -1,68 +1,66 @@
-"""How a recurrent layer runs over a whole sequence on arrays: the forward of the
-``lstm_layer`` primitive (``tensor_engine/rules.py``, where its rule, backpropagation
-through time, sits), which ``nn.LSTM`` makes one node of per layer and direction.
+"""How a recurrent layer's steps run over a whole sequence on arrays: the forward of the
+``lstm_recurrence`` primitive (``tensor_engine/rules.py``, where its rule,
+backpropagation through time, sits), of which ``nn.LSTM`` makes one node per layer and
+direction.
 
 Composed of the ops a learner knows (``nn/modules/rnn.py``'s ``lstm_step``), each step of
 an LSTM is some twenty nodes, and a language model's 35 steps by 2 layers some 1,400, each
-paying the engine's cost per node (benchmarks/RESULTS.md, "A fused LSTM layer"). Here the
-input's part of every step's gates is one matrix product, x W_ih^T + b_ih for all the steps
-at once, and only the recurrence, h W_hh^T + b_hh and the gates, runs step by step, in
-torch's order of operations (the numbers of the composed steps, within rounding). The
-composed steps stay the readable reference: ``chaingrad.use_reference()`` runs them.
+paying the engine's cost per node (benchmarks/RESULTS.md, "A fused LSTM layer"). The
+layer makes the input's part of every step's gates, x W_ih^T + b_ih + b_hh, for all the
+steps at once, as one matrix product (a ``matmul`` node); only the recurrence, h W_hh^T and
+the gates, runs step by step, here, in one node. The composed steps stay the readable
+reference: ``chaingrad.use_reference()`` runs them.
 
-The node's output keeps, for each step, what backpropagation through time reads: the
-gates i, f, g, o (after their sigmoid or tanh), the cell state c and the hidden state h,
-side by side along the last axis, (T, N, 6 * hidden). torch's own fused kernels hand
-their gates back the same way, as a ``workspace`` or ``reserve`` output beside h and c.
+The node's output keeps what backpropagation through time reads: for each step, the gates
+i, f, g, o (after their sigmoid or tanh), the cell state c and the hidden state h, side by
+side along the last axis, and, in a row of its own, the state the steps started from (its
+gates' blocks zeros): (T + 1, N, 6 * hidden). torch's fused kernels hand their gates back
+the same way, as a ``workspace`` or ``reserve`` output beside h and c.
 
 Example:
     >>> import numpy as np
-    >>> x, h0, c0 = np.zeros((3, 1, 2)), np.zeros((1, 1)), np.ones((1, 1))
-    >>> out = lstm_layer_on_arrays(x, h0, c0, np.zeros((4, 2)), np.zeros((4, 1)), False)
+    >>> x_parts, h0, c0 = np.zeros((3, 1, 4)), np.zeros((1, 1)), np.ones((1, 1))
+    >>> out = lstm_recurrence_on_arrays(x_parts, np.zeros((4, 1)), h0, c0, False)
     >>> out.shape, out[:, 0, 4].tolist()  # c halves at each step: f = i = sigmoid(0), g = 0
-    ((3, 1, 6), [0.5, 0.25, 0.125])
+    ((4, 1, 6), [1.0, 0.5, 0.25, 0.125])
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 
 from ..rules import sigmoid_on_arrays
 
 LSTM_PARTS = 6
-"""The blocks of an ``lstm_layer`` node's last axis, each ``hidden`` wide: the gates i, f,
-g, o, then c, then h."""
+"""The blocks of an ``lstm_recurrence`` node's last axis, each ``hidden`` wide: the gates
+i, f, g, o, then c, then h."""
 
 
-def lstm_layer_on_arrays(x: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_ih: np.ndarray,
-                         w_hh: np.ndarray, *rest: Any) -> np.ndarray:
-    """An LSTM layer over the sequence x (T, N, I) from the states h0 and c0 (N, H): for
-    each step, the gates i, f, g, o, the cell state c and the hidden state h, side by side,
-    (T, N, 6H) (``LSTM_PARTS``). ``rest`` is the biases b_ih and b_hh if the layer has them,
-    then the parameter ``reverse``: whether the steps run from the last to the first (the
-    backward direction of a bidirectional layer; each step's results stay at its place).
+def lstm_recurrence_on_arrays(x_parts: np.ndarray, w_hh: np.ndarray, h0: np.ndarray,
+                              c0: np.ndarray, reverse: bool) -> np.ndarray:
+    """An LSTM layer's steps over a sequence, from the input's part of each step's gates
+    ``x_parts`` (T, N, 4H: x_t W_ih^T + b_ih + b_hh), the weight W_hh (4H, H) and the
+    states h0 and c0 (N, H): (T + 1, N, 6H) (``LSTM_PARTS``), row 0 the state the steps
+    start from and row t + 1 step t's gates i, f, g, o, c and h; with ``reverse`` (the
+    backward direction of a bidirectional layer) the steps run from the last to the first,
+    step t's results are in row t and the starting state in row T.
 
-    The gates of step t are h W_hh^T + (x_t W_ih^T + b_ih + b_hh), the second term made
-    for all the steps in one product (torch adds the same terms in another order: equal
-    within rounding); i, f and o are their sigmoids and g its tanh (the sigmoid is taken of
-    all four blocks at once, as the composed step takes it), then c = f * c + i * g and
-    h = o * tanh(c).
+    The gates of step t are h W_hh^T + x_parts[t] (torch adds the same terms in another
+    order: equal within rounding); i, f and o are their sigmoids and g its tanh (the
+    sigmoid is taken of all four blocks at once, as the composed step takes it), then
+    c = f * c + i * g and h = o * tanh(c).
     """
-    *biases, reverse = rest
-    steps, batch = x.shape[:2]
-    n = h0.shape[-1]
-    x_parts = (x.reshape(-1, x.shape[-1]) @ w_ih.T).reshape(steps, batch, 4 * n)
-    if biases:
-        x_parts += biases[0] + biases[1]  # both biases once, not b_hh at every step
+    steps, batch, n = x_parts.shape[0], x_parts.shape[1], h0.shape[-1]
+    out = np.empty((steps + 1, batch, LSTM_PARTS * n), dtype=x_parts.dtype)
+    first = out[steps if reverse else 0]
+    first[:, :4 * n] = 0
+    first[:, 4 * n:5 * n], first[:, 5 * n:] = c0, h0
     w_hh_t = np.ascontiguousarray(w_hh.T)  # row-major: a step's product is half as long
-    out = np.empty((steps, batch, LSTM_PARTS * n), dtype=x_parts.dtype)
     h, c = h0, c0
     for t in range(steps - 1, -1, -1) if reverse else range(steps):
         gates = h @ w_hh_t
         gates += x_parts[t]
-        step = out[t]  # a view: each block written into it is the node's output
+        step = out[t if reverse else t + 1]  # a view: each block written is the output
         i, f, g, o, c_new, h_new = (step[:, k * n:(k + 1) * n] for k in range(LSTM_PARTS))
         step[:, :4 * n] = sigmoid_on_arrays(gates)
         np.tanh(gates[:, 2 * n:3 * n], out=g)

@@ -615,73 +615,64 @@ def unpool(g: Any, picked: np.ndarray, shape: tuple[int, ...], overlap: bool) ->
 
 
 
-# ---- recurrent layers: an LSTM layer over a whole sequence ----
+# ---- recurrent layers: an LSTM layer's steps over a whole sequence ----
 #
 # One node for what the composed steps of nn/modules/rnn.py make some twenty nodes a step
-# of (benchmarks/RESULTS.md, "A fused LSTM layer"). Its forward on arrays is in
-# tensor_engine/recurrent.py; its output keeps each step's gates, c and h side by side
-# along the last axis (``recurrent.LSTM_PARTS``), and its rule walks the steps back from the
-# last, backpropagation through time, written with operators, slices and the functions
-# above, so that it serves ``backward(create_graph=True)`` too. Each step's terms are made
-# in the loop, on arrays of one step: made for all the steps at once, whole-sequence arrays
-# cost more than they save (each on fresh pages: a third of the rule's time). Its formula
-# only names the rule (its inputs are more than the formulas' x and y can say): ``compile``
-# calls the rule.
+# of (benchmarks/RESULTS.md, "A fused LSTM layer"); the input's part of the gates, for all
+# the steps, is a matmul node before it. Its forward on arrays is in
+# tensor_engine/recurrent.py; its output keeps each step's gates, c and h side by side along
+# the last axis, and the starting state in a row of its own, so that its rule,
+# backpropagation through time, reads all it needs off the output and W_hh. The rule is
+# written with operators, slices and the functions above, so that it serves
+# ``backward(create_graph=True)`` too; each step's terms are made in the loop, on arrays of
+# one step (made for all the steps at once, whole-sequence arrays cost more than they
+# save: each on fresh pages, a third of the rule's time).
 
 
-@define("lstm_layer", ("lstm_layer_grads(k, x.data, y.data, out.data, out.grad, reverse)",),
-        array=recurrent.lstm_layer_on_arrays, params=("reverse",), saves=("x y out",),
-        exact=False)
-def LSTM_LAYER(xs, out, g, reverse):
-    """An LSTM layer over a sequence x (T, N, I) from h0 and c0 (N, H), with W_ih (4H, I),
-    W_hh (4H, H) and, if it has them, b_ih and b_hh (4H,): each step's gates i, f, cell
-    (torch's g) and o, its c and its h (``recurrent.lstm_layer_on_arrays``);
-    backpropagation through time, from the last step back: at step t, with dh and dc what
-    reached h_t and c_t (from the output's gradient g and from step t + 1),
+@define("lstm_recurrence", ("backprop_through_time(y.data, out.data, out.grad, reverse)[k]",),
+        array=recurrent.lstm_recurrence_on_arrays, params=("reverse",), saves=("y out",))
+def LSTM_RECURRENCE(xs, out, g, reverse):
+    """An LSTM layer's steps, from the input's part of each step's gates x_parts (T, N, 4H),
+    W_hh (4H, H), h0 and c0 (N, H): each step's gates i, f, cell (torch's g) and o, its c
+    and its h, and the starting state (``recurrent.lstm_recurrence_on_arrays``);
+    backpropagation through time (``backprop_through_time``), from the last step back: at
+    step t, with dh and dc what reached h_t and c_t (from g and from step t + 1),
     dc += dh * o * (1 - tanh(c)**2); the gates' gradients before their sigmoid or tanh,
     dz = (dc * cell, dc * c_(t-1), dc * i, dh * tanh(c)) times each gate's slope
     (s * (1 - s) for a sigmoid s, 1 - cell**2 for the cell gate), plus what g gives the
-    gates themselves; then dh = dz W_hh and dc = dc * f reach step t - 1. Last, for all the
-    steps at once: dx = dz W_ih, dW_ih = dz^T x, dW_hh = dz^T h_(t-1), db_ih = db_hh = dz
-    summed over steps and batch.
+    gates themselves: d x_parts[t] = dz; then dh = dz W_hh and dc = dc * f reach step t - 1,
+    and at the start, h0 and c0. Last, dW_hh = dz^T h_(t-1), for all the steps at once.
     """
-    x, h0, c0, w_ih, w_hh = xs[:5]
-    n, steps = h0.shape[-1], x.shape[0]
-    i, f, cell, o, c, h = (out[..., k * n:(k + 1) * n] for k in range(6))
-    gates = out[..., :4 * n]
-    g_gates, g_c, g_h = g[..., :4 * n], g[..., 4 * n:5 * n], g[..., 5 * n:]
+    return backprop_through_time(xs[1], out, g, reverse)
+
+
+PRIMITIVES = (*PRIMITIVES, LSTM_RECURRENCE)
+
+
+def backprop_through_time(w_hh: Any, out: Any, g: Any, reverse: bool) -> tuple[Any, ...]:
+    """The gradients of an ``lstm_recurrence`` node's inputs (x_parts, W_hh, h0, c0) from
+    W_hh, its output (each step's gates, c and h, and the starting state) and the output's
+    gradient g: see ``LSTM_RECURRENCE``. On arrays, or on Tensors (each op a node)."""
+    n, steps = w_hh.shape[-1], out.shape[0] - 1
+    now, before = (out[:-1], out[1:]) if reverse else (out[1:], out[:-1])  # step t's, t-1's
+    g_now, g_start = (g[:-1], g[-1]) if reverse else (g[1:], g[0])
+    i, f, cell, o, c, h = (now[..., k * n:(k + 1) * n] for k in range(6))
+    gates, c_before = now[..., :4 * n], before[..., 4 * n:5 * n]
+    g_gates, g_c, g_h = g_now[..., :4 * n], g_now[..., 4 * n:5 * n], g_now[..., 5 * n:]
     dz: list[Any] = [None] * steps
     dh_later = dc_later = 0  # what flows back into step t from step t + 1
     for t in range(steps) if reverse else range(steps - 1, -1, -1):
-        earlier = t + 1 if reverse else t - 1  # the step that ran before t
-        c_before = c0 if earlier in (-1, steps) else c[earlier]
         tanh_c = TANH(c[t])
         dh = g_h[t] + dh_later
         dc = g_c[t] + dc_later + dh * o[t] * (1 - tanh_c * tanh_c)
-        d_gates = joined([dc * cell[t], dc * c_before, dc * i[t], dh * tanh_c], -1)
+        d_gates = joined([dc * cell[t], dc * c_before[t], dc * i[t], dh * tanh_c], -1)
         opened = gates[t] * (1 - gates[t])  # each sigmoid's slope; g's (a tanh's) in
         slope = joined([opened[:, :2 * n], 1 - cell[t] * cell[t], opened[:, 3 * n:]], -1)
         dz[t] = (d_gates + g_gates[t]) * slope
         dh_later, dc_later = dz[t] @ w_hh, dc * f[t]
     dz = stacked(dz)
-    dz_rows = rows_of(dz)
-    h_before = states_before(h, h0, reverse)
-    grads = (matrix_product(dz, w_ih), dh_later, dc_later,
-             swap_last(dz_rows) @ rows_of(x), swap_last(dz_rows) @ rows_of(h_before))
-    if len(xs) == 5:
-        return grads
-    db = dz_rows.sum(axis=0)
-    return (*grads, db, db)
-
-
-PRIMITIVES = (*PRIMITIVES, LSTM_LAYER)
-
-
-def states_before(states: Any, first: Any, reverse: bool) -> Any:
-    """The state each step started from: ``first`` (h0 or c0), then each step's own but the
-    last one's, in the order the steps ran (from the end with ``reverse``)."""
-    first = first.reshape((1, *first.shape))
-    return joined([states[1:], first] if reverse else [first, states[:-1]], 0)
+    d_w_hh = swap_last(rows_of(dz)) @ rows_of(before[..., 5 * n:])
+    return (dz, d_w_hh, dh_later + g_start[:, 5 * n:], dc_later + g_start[:, 4 * n:5 * n])
 
 
 def joined(parts: list[Any], axis: int) -> Any:

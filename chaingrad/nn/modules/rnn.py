@@ -21,12 +21,12 @@ at the end. (Slicing each step out of a tensor of the whole sequence, to multipl
 by W_ih in one product, would cost more: each slice's gradient is scattered into zeros of
 the whole sequence.)
 
-An LSTM without ``proj_size`` runs each layer and direction as one node instead,
-``lstm_layer``: the same steps on arrays (``tensor_engine/recurrent.py``), with the input's
-part of the gates made for all the steps in one product, and backpropagation through time
-as its rule (``tensor_engine/rules.py``); the layers hand the whole sequence on as one
-Tensor. Some twenty nodes a step become one a layer: a language model's training step
-takes half the time (benchmarks/RESULTS.md, "A fused LSTM layer"). The composed steps are
+An LSTM without ``proj_size`` runs each layer and direction otherwise: the input's part
+of the gates for all the steps in one product, then the steps as one node,
+``lstm_recurrence``: the same steps on arrays (``tensor_engine/recurrent.py``), with
+backpropagation through time as its rule (``tensor_engine/rules.py``); the layers hand the
+whole sequence on as one Tensor. Some twenty nodes a step become one a layer (a language
+model's training step: benchmarks/RESULTS.md, "A fused LSTM layer"). The composed steps are
 its readable reference, tested to give its numbers: ``chaingrad.use_reference()`` runs
 them.
 
@@ -56,7 +56,7 @@ from typing import Any, cast
 from ... import reference
 from ...tensor_engine.factories import ones, tensor_argument, zeros
 from ...tensor_engine.functions import cat, stack
-from ...tensor_engine.rules import LSTM_LAYER
+from ...tensor_engine.rules import LSTM_RECURRENCE
 from ...tensor_engine.tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -128,25 +128,24 @@ def gru_step(x_part: Tensor, h_part: Tensor, h: Tensor) -> Tensor:
     return (h - n) * z + n
 
 
-def lstm_layer(x: Tensor, h0: Tensor, c0: Tensor, w_ih: Tensor, w_hh: Tensor,
-               b_ih: Tensor | None = None, b_hh: Tensor | None = None,
-               reverse: bool = False) -> Tensor:
-    """A whole LSTM layer over the sequence x (T, N, I) from h0 and c0 (N, H), as one node
-    of the ``lstm_layer`` primitive (``tensor_engine/rules.py``): the steps of
-    ``lstm_step`` with the input's parts x_t W_ih^T + b_ih of all the steps made at once;
-    its rule is backpropagation through time. Returns each step's gates i, f, g, o, cell
-    state c and hidden state h side by side, (T, N, 6H): h is ``out[..., 5 * H:]``. With
-    ``reverse`` the steps run from the last to the first.
+def lstm_recurrence(x_parts: Tensor, w_hh: Tensor, h0: Tensor, c0: Tensor,
+                    reverse: bool = False) -> Tensor:
+    """An LSTM layer's steps over a whole sequence as one node of the ``lstm_recurrence``
+    primitive (``tensor_engine/rules.py``): ``lstm_step`` at each step, from the input's
+    part of its gates ``x_parts`` (T, N, 4H), the weight W_hh (4H, H) and the states h0 and
+    c0 (N, H); its rule is backpropagation through time. Returns each step's gates i, f,
+    g, o, c and h side by side, after the starting state: (T + 1, N, 6H), step t's h at
+    ``out[t + 1, :, 5 * H:]``. With ``reverse``, the steps run from the last to the first,
+    step t's results in row t and the starting state in row T.
 
     Example:
         >>> import numpy as np
-        >>> x, h0, c0 = Tensor(np.zeros((3, 1, 2))), Tensor(np.zeros((1, 1))), Tensor([[1.0]])
-        >>> out = lstm_layer(x, h0, c0, Tensor(np.zeros((4, 2))), Tensor(np.zeros((4, 1))))
+        >>> x_parts, h0, c0 = Tensor(np.zeros((3, 1, 4))), Tensor(np.zeros((1, 1))), Tensor([[1.0]])
+        >>> out = lstm_recurrence(x_parts, Tensor(np.zeros((4, 1))), h0, c0)
         >>> out[:, 0, 4].tolist()  # c: halved at each step (f = i = sigmoid(0), g = 0)
-        [0.5, 0.25, 0.125]
+        [1.0, 0.5, 0.25, 0.125]
     """
-    biases = () if b_ih is None or b_hh is None else (b_ih, b_hh)
-    return x._apply(LSTM_LAYER.bind(reverse), h0, c0, w_ih, w_hh, *biases)
+    return x_parts._apply(LSTM_RECURRENCE.bind(reverse), w_hh, h0, c0)
 
 
 # ---- the sequence layers ----
@@ -278,7 +277,7 @@ class RNNBase(Module):
                          "Expected hidden size")
             if c0 is not None:
                 _check_state(c0, c_size, "Expected hidden[1] size")
-        fused = self._fused()  # each layer one lstm_layer node, the sequence one Tensor
+        fused = self._fused()  # each layer's steps one node, the sequence one Tensor
         steps: Sequence[Tensor] | Tensor = x if fused else x.unbind(0)
         h_n: list[Tensor] = []
         c_n: list[Tensor] = []
@@ -334,20 +333,25 @@ class RNNBase(Module):
         return (outputs[::-1] if reverse else outputs), (h, c)
 
     def _fused(self) -> bool:
-        """Whether each layer runs as one ``lstm_layer`` node (``lstm_layer``): an LSTM
+        """Whether each layer runs as one ``lstm_recurrence`` node: an LSTM
         without ``proj_size``, unless ``chaingrad.use_reference()`` asks for the composed
         steps, the readable reference it is tested against."""
         return self.mode == "LSTM" and self.proj_size == 0 and not reference.only
 
     def _run_fused_layer(self, x: Tensor, state: State, names: list[str],
                          reverse: bool) -> tuple[Tensor, State]:
-        """One LSTM layer in one direction over the sequence x (T, N, I), one node: its
-        outputs (T, N, H) and its last state, read off the node."""
+        """One LSTM layer in one direction over the sequence x (T, N, I): the input's part
+        of every step's gates in one product, then the steps as one ``lstm_recurrence``
+        node; its outputs (T, N, H) and its last state, read off the node."""
+        w_ih, w_hh, *biases = (getattr(self, name) for name in names)
+        x_parts = x @ w_ih.T
+        if biases:
+            x_parts = x_parts + (biases[0] + biases[1])
         h0, c0 = state
-        out = lstm_layer(x, h0, cast(Tensor, c0), *(getattr(self, name) for name in names),
-                         reverse=reverse)
-        n, last = self.hidden_size, 0 if reverse else -1
-        return out[..., 5 * n:], (out[last, :, 5 * n:], out[last, :, 4 * n:5 * n])
+        out = lstm_recurrence(x_parts, w_hh, h0, cast(Tensor, c0), reverse)
+        n, steps = self.hidden_size, (slice(0, -1) if reverse else slice(1, None))
+        last = 0 if reverse else -1
+        return out[steps, :, 5 * n:], (out[last, :, 5 * n:], out[last, :, 4 * n:5 * n])
 
     def _check_input(self, x: Tensor) -> None:
         weight = self._flat_weights[0]

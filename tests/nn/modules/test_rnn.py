@@ -181,7 +181,7 @@ FUSED_CASES = [{}, {"num_layers": 2, "bidirectional": True}, {"bias": False, "ba
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("kwargs", FUSED_CASES)
 def test_a_fused_lstm_gives_the_composed_steps_numbers(kwargs, dtype):
-    """Each layer one ``lstm_layer`` node, against the composed steps that
+    """Each layer's steps one ``lstm_recurrence`` node, against the composed steps that
     ``use_reference()`` runs: outputs and every gradient within rounding, with and without
     initial states, batched and not."""
     rng = np.random.default_rng(7)
@@ -225,7 +225,7 @@ def test_a_fused_lstm_is_one_node_per_layer_and_direction():
             seen.add(id(node))
             ops.append(node._op)
             stack.extend(node._prev)
-    assert ops.count("lstm_layer") == 4 and "sigmoid" not in ops
+    assert ops.count("lstm_recurrence") == 4 and "sigmoid" not in ops
 
 
 @pytest.mark.parametrize(("name", "kwargs"), [
@@ -256,7 +256,7 @@ def test_the_gradients_match_finite_differences_in_float64(name, kwargs):
     ("LSTMCell", True), ("GRUCell", True)])
 def test_each_opens_in_explain_and_the_page_and_compiles(name, composed, tmp_path):
     """Composed of steps (an LSTM's under ``use_reference()``), the graph shows tanh and
-    ``@``; a fused LSTM layer is one ``lstm_layer`` node."""
+    ``@``; a fused LSTM layer's steps are one ``lstm_recurrence`` node."""
     chaingrad.use_reference(composed and name == "LSTM")
     chaingrad.manual_seed(0)
     layer = getattr(nn, name)(2, 3, **({} if "Cell" in name else {"num_layers": 2}))
@@ -270,7 +270,7 @@ def test_each_opens_in_explain_and_the_page_and_compiles(name, composed, tmp_pat
         text = chaingrad.explain(loss(), file=_Quiet())
         page = Path(chaingrad.to_html(loss(), tmp_path / "page.html")).read_text(
             encoding="utf-8")
-        ops = ("tanh", "@") if composed else ("lstm_layer",)
+        ops = ("tanh", "@") if composed else ("lstm_recurrence", "@")
         assert all(op in text for op in ops) and ops[0] in page
         eager = [p.grad.numpy().copy() for p in layer.parameters()]
         layer.zero_grad()
