@@ -28,7 +28,7 @@ from ops_table import OPS as SCALAR_OPS
 import chaingrad
 from chaingrad import Tensor
 from chaingrad.nn.functional import conv2d, max_pool2d
-from chaingrad.nn.modules.rnn import lstm_recurrence
+from chaingrad.nn.modules.rnn import gru_recurrence, lstm_recurrence
 from chaingrad.rules import FUNCTIONS
 from chaingrad.tensor_engine.functions import concatenate, stack, where
 
@@ -471,6 +471,35 @@ def _torch_lstm_recurrence(x_parts, w_hh, h0, c0, reverse):
     return T.stack(rows + [start] if reverse else [start] + rows)
 
 
+@st.composite
+def gru_recurrence_cases(draw):
+    """A GRU layer's steps' inputs: x_parts (T, N, 3H) of 1 to 3 steps, W_hh (3H, H), h0
+    (N, H) and, or not, b_hh (3H,), entries in [-1, 1]; forwards or backwards."""
+    steps, batch, hidden = (draw(st.integers(1, 3)) for _ in range(3))
+    shapes = [(steps, batch, 3 * hidden), (3 * hidden, hidden), (batch, hidden)] + [
+        (3 * hidden,)] * draw(st.integers(0, 1))
+    arrays = tuple(draw(_array(shape, ((-1.0, 1.0),))) for shape in shapes)
+    return Case(arrays, {"reverse": draw(st.booleans())})
+
+
+def _torch_gru_recurrence(x_parts, w_hh, h0, *b_hh, reverse):
+    """torch's GRU steps, composed: the starting state's row (its other blocks zeros), then
+    each step's r, z, n, h W_hn^T + b_hn and h (the output of chaingrad's
+    ``gru_recurrence``)."""
+    n, h = h0.shape[-1], h0
+    rows = [None] * len(x_parts)
+    for t in reversed(range(len(x_parts))) if reverse else range(len(x_parts)):
+        h_part = h @ w_hh.T + (b_hh[0] if b_hh else 0)
+        x_part = x_parts[t]
+        r = (h_part[:, :n] + x_part[:, :n]).sigmoid()
+        z = (h_part[:, n:2 * n] + x_part[:, n:2 * n]).sigmoid()
+        new = (x_part[:, 2 * n:] + h_part[:, 2 * n:] * r).tanh()
+        h = (1 - z) * new + z * h
+        rows[t] = T.cat([r, z, new, h_part[:, 2 * n:], h], -1)
+    start = T.cat([T.zeros_like(h0).repeat(1, 4), h0], -1)
+    return T.stack(rows + [start] if reverse else [start] + rows)
+
+
 def _untied(shape: tuple[int, ...]):
     """Values away from 0 whose sums over any dims never tie (a norm's max, min and |x|
     have a clear winner): ``_distinct``'s, each moved by its own power of pi."""
@@ -711,6 +740,10 @@ OPS: list[TensorOp] = [
     TensorOp("max_pool2d", *_POOL, pool_cases),
     TensorOp("lstm_recurrence", lambda *xs, reverse: lstm_recurrence(*xs, reverse),
              _torch_lstm_recurrence, lstm_recurrence_cases),
+    TensorOp("gru_recurrence",
+             lambda x_parts, w_hh, h0, *b_hh, reverse: gru_recurrence(
+                 x_parts, w_hh, h0, b_hh[0] if b_hh else None, reverse),
+             _torch_gru_recurrence, gru_recurrence_cases),
     TensorOp("max_pool2d_ties", *_POOL, lambda: pool_cases(tied=True),
              finite_differences=False),
 ]

@@ -15,7 +15,7 @@ import chaingrad
 from chaingrad import Tensor, Value, autodiff, rules
 from chaingrad.declaration import GENERIC_FORMULA, Bound, Primitive
 from chaingrad.nn.functional import conv2d, cross_entropy, max_pool2d, nll_loss
-from chaingrad.nn.modules.rnn import lstm_recurrence
+from chaingrad.nn.modules.rnn import gru_recurrence, lstm_recurrence
 from chaingrad.rules import PRIMITIVES
 from chaingrad.tensor_engine import concatenate, stack, where, zero_pad
 from chaingrad.tensor_engine import rules as tensor_rules
@@ -54,7 +54,10 @@ def tensor_graphs() -> list[Tensor]:
             lstm_recurrence(w.reshape(3, 1, 4), a.reshape(6, 1)[:4], b[:1].reshape(1, 1),
                             e[0, :1].reshape(1, 1)),
             lstm_recurrence(w.reshape(3, 1, 4) * 0.5, e.reshape(6, 1)[2:],
-                            b[1:2].reshape(1, 1), a[1, :1].reshape(1, 1), reverse=True)]
+                            b[1:2].reshape(1, 1), a[1, :1].reshape(1, 1), reverse=True),
+            gru_recurrence(a.reshape(2, 1, 3), e.reshape(6, 1)[:3], b[:1].reshape(1, 1), b,
+                           reverse=True),
+            gru_recurrence(e.reshape(2, 1, 3), a.reshape(6, 1)[3:], b[1:2].reshape(1, 1))]
     written = a * 1.0
     written[0, 1:] = e[0, 1:] * 2  # an in-place write in the graph: setitem
     outs.append(written)

@@ -70,3 +70,46 @@ def lstm_recurrence_on_arrays(x_parts: np.ndarray, w_hh: np.ndarray, h0: np.ndar
         h_new *= o
         h, c = h_new, c_new
     return out
+
+
+GRU_PARTS = 5
+"""The blocks of a ``gru_recurrence`` node's last axis, each ``hidden`` wide: the gates r,
+z, n, then h's part of n before the reset, h W_hn^T + b_hn, then h."""
+
+
+def gru_recurrence_on_arrays(x_parts: np.ndarray, w_hh: np.ndarray, h0: np.ndarray,
+                             *rest: object) -> np.ndarray:
+    """A GRU layer's steps over a sequence, from the input's part of each step's gates
+    ``x_parts`` (T, N, 3H: x_t W_ih^T + b_ih), the weight W_hh (3H, H), the state h0
+    (N, H) and, if the layer has it, b_hh (3H,) (``rest``: b_hh, then the parameter
+    ``reverse``): (T + 1, N, 5H) (``GRU_PARTS``), row 0 the starting state (its other
+    blocks zeros) and row t + 1 step t's r, z, n, h W_hn^T + b_hn and h; with ``reverse``,
+    as ``lstm_recurrence_on_arrays``.
+
+    The steps of ``nn/modules/rnn.py``'s ``gru_step``, in its order of operations: with
+    h's parts h_r, h_z, h_n of h W_hh^T + b_hh, r = sigmoid(h_r + x_r),
+    z = sigmoid(h_z + x_z), n = tanh(x_n + h_n * r) and h' = (h - n) * z + n.
+    """
+    *biases, reverse = rest
+    steps, batch, n = x_parts.shape[0], x_parts.shape[1], h0.shape[-1]
+    out = np.empty((steps + 1, batch, GRU_PARTS * n), dtype=x_parts.dtype)
+    first = out[steps if reverse else 0]
+    first[:, :4 * n] = 0
+    first[:, 4 * n:] = h0
+    w_hh_t = np.ascontiguousarray(w_hh.T)  # row-major: a step's product is half as long
+    h = h0
+    for t in range(steps - 1, -1, -1) if reverse else range(steps):
+        h_part = h @ w_hh_t
+        if biases:
+            h_part += biases[0]
+        x_part = x_parts[t]
+        step = out[t if reverse else t + 1]  # a view: each block written is the output
+        r, z, new, h_n, h_new = (step[:, k * n:(k + 1) * n] for k in range(GRU_PARTS))
+        step[:, :2 * n] = sigmoid_on_arrays(h_part[:, :2 * n] + x_part[:, :2 * n])
+        h_n[...] = h_part[:, 2 * n:]
+        np.tanh(x_part[:, 2 * n:] + h_n * r, out=new)
+        np.subtract(h, new, out=h_new)  # h' = (h - n) * z + n
+        h_new *= z
+        h_new += new
+        h = h_new
+    return out

@@ -675,6 +675,54 @@ def backprop_through_time(w_hh: Any, out: Any, g: Any, reverse: bool) -> tuple[A
     return (dz, d_w_hh, dh_later + g_start[:, 5 * n:], dc_later + g_start[:, 4 * n:5 * n])
 
 
+@define("gru_recurrence",
+        ("gru_backprop_through_time(y.data, out.data, out.grad, reverse)[k]",),
+        array=recurrent.gru_recurrence_on_arrays, params=("reverse",), saves=("y out",))
+def GRU_RECURRENCE(xs, out, g, reverse):
+    """A GRU layer's steps, from the input's part of each step's gates x_parts (T, N, 3H),
+    W_hh (3H, H), h0 (N, H) and b_hh (3H,) if the layer has it: each step's r, z, n,
+    h_n = h W_hn^T + b_hn and h, and the starting state
+    (``recurrent.gru_recurrence_on_arrays``);  backpropagation through time
+    (``gru_backprop_through_time``), from the last step back: at step t, with dh what
+    reached h_t (from g and from step t + 1), h' = (h - n) * z + n gives
+    dz = dh * (h_(t-1) - n) and dn = dh * (1 - z); before their sigmoid or tanh,
+    dn_ = dn * (1 - n**2), dr_ = dn_ * h_n * r * (1 - r), dz_ = dz * z * (1 - z)
+    (plus what g gives each block itself); d x_parts[t] = (dr_, dz_, dn_), h's parts get
+    dh_part = (dr_, dz_, dn_ * r), and step t - 1 gets dh * z + dh_part W_hh. Last, for all
+    the steps at once: dW_hh = dh_part^T h_(t-1) and db_hh = dh_part summed.
+    """
+    return gru_backprop_through_time(xs[1], out, g, reverse)[:len(xs)]
+
+
+PRIMITIVES = (*PRIMITIVES, GRU_RECURRENCE)
+
+
+def gru_backprop_through_time(w_hh: Any, out: Any, g: Any, reverse: bool) -> tuple[Any, ...]:
+    """The gradients of a ``gru_recurrence`` node's inputs (x_parts, W_hh, h0, and b_hh if
+    it has it) from W_hh, its output and the output's gradient g: see ``GRU_RECURRENCE``.
+    On arrays, or on Tensors (each op a node)."""
+    n, steps = w_hh.shape[-1], out.shape[0] - 1
+    now, before = (out[:-1], out[1:]) if reverse else (out[1:], out[:-1])  # step t's, t-1's
+    g_now, g_start = (g[:-1], g[-1]) if reverse else (g[1:], g[0])
+    r, z, new, h_n = (now[..., k * n:(k + 1) * n] for k in range(4))
+    h_before = before[..., 4 * n:]
+    g_r, g_z, g_new, g_h_n, g_h = (g_now[..., k * n:(k + 1) * n] for k in range(5))
+    dx: list[Any] = [None] * steps
+    dh_parts: list[Any] = [None] * steps
+    dh_later = 0  # what flows back into step t from step t + 1
+    for t in range(steps) if reverse else range(steps - 1, -1, -1):
+        dh = g_h[t] + dh_later
+        dn = (dh * (1 - z[t]) + g_new[t]) * (1 - new[t] * new[t])
+        dr = (dn * h_n[t] + g_r[t]) * r[t] * (1 - r[t])
+        dz = (dh * (h_before[t] - new[t]) + g_z[t]) * z[t] * (1 - z[t])
+        dx[t] = joined([dr, dz, dn], -1)
+        dh_parts[t] = joined([dr, dz, dn * r[t] + g_h_n[t]], -1)
+        dh_later = dh * z[t] + dh_parts[t] @ w_hh
+    dh_part = rows_of(stacked(dh_parts))
+    return (stacked(dx), swap_last(dh_part) @ rows_of(h_before),
+            dh_later + g_start[:, 4 * n:], dh_part.sum(axis=0))
+
+
 def joined(parts: list[Any], axis: int) -> Any:
     """The arrays or Tensors joined along ``axis``: np.concatenate, or a ``concatenate``
     node."""

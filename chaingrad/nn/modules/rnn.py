@@ -56,7 +56,7 @@ from typing import Any, cast
 from ... import reference
 from ...tensor_engine.factories import ones, tensor_argument, zeros
 from ...tensor_engine.functions import cat, stack
-from ...tensor_engine.rules import LSTM_RECURRENCE
+from ...tensor_engine.rules import GRU_RECURRENCE, LSTM_RECURRENCE
 from ...tensor_engine.tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -146,6 +146,26 @@ def lstm_recurrence(x_parts: Tensor, w_hh: Tensor, h0: Tensor, c0: Tensor,
         [1.0, 0.5, 0.25, 0.125]
     """
     return x_parts._apply(LSTM_RECURRENCE.bind(reverse), w_hh, h0, c0)
+
+
+def gru_recurrence(x_parts: Tensor, w_hh: Tensor, h0: Tensor, b_hh: Tensor | None = None,
+                   reverse: bool = False) -> Tensor:
+    """A GRU layer's steps over a whole sequence as one node of the ``gru_recurrence``
+    primitive (``tensor_engine/rules.py``): ``gru_step`` at each step, from the input's part
+    of its gates ``x_parts`` (T, N, 3H), the weight W_hh (3H, H), the state h0 (N, H) and
+    b_hh (3H,) if the layer has it; its rule is backpropagation through time. Returns each
+    step's r, z, n, h W_hn^T + b_hn and h side by side, after the starting state:
+    (T + 1, N, 5H), step t's h at ``out[t + 1, :, 4 * H:]``; ``reverse`` as for
+    ``lstm_recurrence``.
+
+    Example:
+        >>> import numpy as np
+        >>> x_parts, h0 = Tensor(np.zeros((2, 1, 3))), Tensor([[1.0]])
+        >>> gru_recurrence(x_parts, Tensor(np.zeros((3, 1))), h0)[:, 0, 4].tolist()
+        [1.0, 0.5, 0.25]
+    """
+    biases = () if b_hh is None else (b_hh,)
+    return x_parts._apply(GRU_RECURRENCE.bind(reverse), w_hh, h0, *biases)
 
 
 # ---- the sequence layers ----
@@ -333,24 +353,30 @@ class RNNBase(Module):
         return (outputs[::-1] if reverse else outputs), (h, c)
 
     def _fused(self) -> bool:
-        """Whether each layer runs as one ``lstm_recurrence`` node: an LSTM
-        without ``proj_size``, unless ``chaingrad.use_reference()`` asks for the composed
-        steps, the readable reference it is tested against."""
-        return self.mode == "LSTM" and self.proj_size == 0 and not reference.only
+        """Whether each layer's steps run as one node (``lstm_recurrence``,
+        ``gru_recurrence``): an LSTM without ``proj_size`` or a GRU, unless
+        ``chaingrad.use_reference()`` asks for the composed steps, the readable reference
+        they are tested against."""
+        return (self.mode == "LSTM" and self.proj_size == 0 or self.mode == "GRU") and \
+            not reference.only
 
     def _run_fused_layer(self, x: Tensor, state: State, names: list[str],
                          reverse: bool) -> tuple[Tensor, State]:
-        """One LSTM layer in one direction over the sequence x (T, N, I): the input's part
-        of every step's gates in one product, then the steps as one ``lstm_recurrence``
-        node; its outputs (T, N, H) and its last state, read off the node."""
+        """One layer in one direction over the sequence x (T, N, I): the input's part of
+        every step's gates in one product, then the steps as one node; its outputs
+        (T, N, H) and its last state, read off the node."""
         w_ih, w_hh, *biases = (getattr(self, name) for name in names)
+        n, steps = self.hidden_size, (slice(0, -1) if reverse else slice(1, None))
+        last = 0 if reverse else -1
+        h0, c0 = state
+        if self.mode == "GRU":
+            x_parts = x @ w_ih.T + biases[0] if biases else x @ w_ih.T
+            out = gru_recurrence(x_parts, w_hh, h0, biases[1] if biases else None, reverse)
+            return out[steps, :, 4 * n:], (out[last, :, 4 * n:], None)
         x_parts = x @ w_ih.T
         if biases:
             x_parts = x_parts + (biases[0] + biases[1])
-        h0, c0 = state
         out = lstm_recurrence(x_parts, w_hh, h0, cast(Tensor, c0), reverse)
-        n, steps = self.hidden_size, (slice(0, -1) if reverse else slice(1, None))
-        last = 0 if reverse else -1
         return out[steps, :, 5 * n:], (out[last, :, 5 * n:], out[last, :, 4 * n:5 * n])
 
     def _check_input(self, x: Tensor) -> None:

@@ -180,26 +180,28 @@ FUSED_CASES = [{}, {"num_layers": 2, "bidirectional": True}, {"bias": False, "ba
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("kwargs", FUSED_CASES)
-def test_a_fused_lstm_gives_the_composed_steps_numbers(kwargs, dtype):
-    """Each layer's steps one ``lstm_recurrence`` node, against the composed steps that
-    ``use_reference()`` runs: outputs and every gradient within rounding, with and without
-    initial states, batched and not."""
+@pytest.mark.parametrize("name", ["LSTM", "GRU"])
+def test_a_fused_layer_gives_the_composed_steps_numbers(name, kwargs, dtype):
+    """Each layer's steps one ``lstm_recurrence`` (``gru_recurrence``) node, against the
+    composed steps that ``use_reference()`` runs: outputs and every gradient within
+    rounding, with and without initial states, batched and not."""
     rng = np.random.default_rng(7)
     layers = kwargs.get("num_layers", 1) * (2 if kwargs.get("bidirectional") else 1)
     for batch in ((3,), ()):
         steps = (*batch, 5) if kwargs.get("batch_first") else (5, *batch)
         x = rng.standard_normal((*steps, 4)).astype(dtype)
-        states = [rng.standard_normal((layers, *batch, 6)).astype(dtype) for _ in range(2)]
+        states = [rng.standard_normal((layers, *batch, 6)).astype(dtype)
+                  for _ in range(2 if name == "LSTM" else 1)]
         weights = None
         results = []
         for composed in (False, True):
             chaingrad.use_reference(composed)
             try:
                 chaingrad.manual_seed(2)
-                layer = nn.LSTM(4, 6, **kwargs).to(dtype=chaingrad.float64 if dtype == np.float64
-                                                   else chaingrad.float32)
+                layer = getattr(nn, name)(4, 6, **kwargs).to(
+                    dtype=chaingrad.float64 if dtype == np.float64 else chaingrad.float32)
                 inputs = [chaingrad.tensor(a, requires_grad=True) for a in (x, *states)]
-                out = flat(layer(inputs[0], (inputs[1], inputs[2])))
+                out = flat(layer(inputs[0], tuple(inputs[1:]) if name == "LSTM" else inputs[1]))
                 weights = weights or [rng.uniform(0.5, 1.5, tuple(o.shape)).astype(dtype)
                                       for o in out]
                 sum((o * chaingrad.tensor(w)).sum() for o, w in zip(out, weights)).backward()
@@ -213,11 +215,13 @@ def test_a_fused_lstm_gives_the_composed_steps_numbers(kwargs, dtype):
             np.testing.assert_allclose(fused, composed, **tolerance, err_msg=f"result {k}")
 
 
-def test_a_fused_lstm_is_one_node_per_layer_and_direction():
+def test_a_fused_layer_is_one_node_per_layer_and_direction():
     chaingrad.manual_seed(0)
     output, (h_n, c_n) = nn.LSTM(3, 4, num_layers=2, bidirectional=True)(
         chaingrad.randn(5, 2, 3))
-    ops, stack = [], [output, h_n, c_n]
+    gru_output, gru_h_n = nn.GRU(3, 4, num_layers=2, bidirectional=True)(
+        chaingrad.randn(5, 2, 3))
+    ops, stack = [], [output, h_n, c_n, gru_output, gru_h_n]
     seen = set()
     while stack:
         node = stack.pop()
@@ -225,7 +229,8 @@ def test_a_fused_lstm_is_one_node_per_layer_and_direction():
             seen.add(id(node))
             ops.append(node._op)
             stack.extend(node._prev)
-    assert ops.count("lstm_recurrence") == 4 and "sigmoid" not in ops
+    assert ops.count("lstm_recurrence") == ops.count("gru_recurrence") == 4
+    assert "sigmoid" not in ops
 
 
 @pytest.mark.parametrize(("name", "kwargs"), [
@@ -252,12 +257,13 @@ def test_the_gradients_match_finite_differences_in_float64(name, kwargs):
 
 
 @pytest.mark.parametrize(("name", "composed"), [
-    ("RNN", True), ("LSTM", False), ("LSTM", True), ("GRU", True), ("RNNCell", True),
-    ("LSTMCell", True), ("GRUCell", True)])
+    ("RNN", True), ("LSTM", False), ("LSTM", True), ("GRU", False), ("GRU", True),
+    ("RNNCell", True), ("LSTMCell", True), ("GRUCell", True)])
 def test_each_opens_in_explain_and_the_page_and_compiles(name, composed, tmp_path):
-    """Composed of steps (an LSTM's under ``use_reference()``), the graph shows tanh and
-    ``@``; a fused LSTM layer's steps are one ``lstm_recurrence`` node."""
-    chaingrad.use_reference(composed and name == "LSTM")
+    """Composed of steps (an LSTM's or a GRU's under ``use_reference()``), the graph shows
+    tanh and ``@``; a fused layer's steps are one ``lstm_recurrence`` (``gru_recurrence``)
+    node."""
+    chaingrad.use_reference(composed and name in ("LSTM", "GRU"))
     chaingrad.manual_seed(0)
     layer = getattr(nn, name)(2, 3, **({} if "Cell" in name else {"num_layers": 2}))
     shape = (2, 1, 2) if "Cell" not in name else (1, 2)
@@ -270,7 +276,7 @@ def test_each_opens_in_explain_and_the_page_and_compiles(name, composed, tmp_pat
         text = chaingrad.explain(loss(), file=_Quiet())
         page = Path(chaingrad.to_html(loss(), tmp_path / "page.html")).read_text(
             encoding="utf-8")
-        ops = ("tanh", "@") if composed else ("lstm_recurrence", "@")
+        ops = ("tanh", "@") if composed else (f"{name.lower()}_recurrence", "@")
         assert all(op in text for op in ops) and ops[0] in page
         eager = [p.grad.numpy().copy() for p in layer.parameters()]
         layer.zero_grad()
