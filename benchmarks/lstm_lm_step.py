@@ -11,7 +11,8 @@ on one thread (OMP/OPENBLAS/MKL_NUM_THREADS=1, ``torch.set_num_threads(1)``) and
     python benchmarks/lstm_lm_step.py [--runs 5] [--steps 20] [--model GRU]
     python benchmarks/lstm_lm_step.py --engine chaingrad   # one run: its seconds per step
 
-``--model GRU`` runs the same step with a GRU, as word_language_model's ``--model GRU``.
+``--model GRU`` (``RNN_TANH``, ``RNN_RELU``) runs the same step with a GRU (an Elman RNN), as
+word_language_model's ``--model``.
 """
 
 from __future__ import annotations
@@ -32,12 +33,12 @@ import numpy as np  # noqa: E402
 
 VOCAB, EMBED, HIDDEN, LAYERS, BATCH, BPTT = 1000, 200, 200, 2, 20, 35
 ENGINES = ("torch", "chaingrad")
-MODELS = ("LSTM", "GRU")
+MODELS = ("LSTM", "GRU", "RNN_TANH", "RNN_RELU")
 
 
 def one_run(engine: str, steps: int, rnn_type: str = "LSTM") -> float:
     """Seconds per training step of ``engine`` (``'torch'`` or ``'chaingrad'``), with the
-    recurrent layer ``rnn_type`` (``'LSTM'`` or ``'GRU'``)."""
+    recurrent layer ``rnn_type`` (``MODELS``: word_language_model's ``--model``)."""
     if engine == "torch":
         import torch
         torch.set_num_threads(1)
@@ -49,7 +50,8 @@ def one_run(engine: str, steps: int, rnn_type: str = "LSTM") -> float:
         def __init__(self) -> None:
             super().__init__()
             self.encoder = nn.Embedding(VOCAB, EMBED)
-            self.rnn = getattr(nn, rnn_type)(EMBED, HIDDEN, LAYERS)
+            self.rnn = (getattr(nn, rnn_type)(EMBED, HIDDEN, LAYERS) if rnn_type in ("LSTM", "GRU")
+                        else nn.RNN(EMBED, HIDDEN, LAYERS, nonlinearity=rnn_type[4:].lower()))
             self.decoder = nn.Linear(HIDDEN, VOCAB)
 
         def forward(self, tokens: Any, hidden: Any) -> Any:
@@ -63,11 +65,11 @@ def one_run(engine: str, steps: int, rnn_type: str = "LSTM") -> float:
     batches = [torch.tensor(rng.integers(0, VOCAB, (BPTT + 1, BATCH)))
                for _ in range(steps + 2)]
     hidden = (torch.zeros(LAYERS, BATCH, HIDDEN), torch.zeros(LAYERS, BATCH, HIDDEN))
-    if rnn_type == "GRU":
+    if rnn_type != "LSTM":
         hidden = hidden[0]
 
     def step(batch: Any, hidden: Any) -> Any:
-        hidden = hidden.detach() if rnn_type == "GRU" else tuple(h.detach() for h in hidden)
+        hidden = hidden.detach() if rnn_type != "LSTM" else tuple(h.detach() for h in hidden)
         optimizer.zero_grad()
         output, hidden = model(batch[:-1], hidden)
         loss = nn.functional.cross_entropy(output, batch[1:].reshape(-1))

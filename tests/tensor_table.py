@@ -28,7 +28,7 @@ from ops_table import OPS as SCALAR_OPS
 import chaingrad
 from chaingrad import Tensor
 from chaingrad.nn.functional import conv2d, max_pool2d
-from chaingrad.nn.modules.rnn import gru_recurrence, lstm_recurrence
+from chaingrad.nn.modules.rnn import gru_recurrence, lstm_recurrence, rnn_recurrence
 from chaingrad.rules import FUNCTIONS
 from chaingrad.tensor_engine.functions import concatenate, stack, where
 
@@ -500,6 +500,32 @@ def _torch_gru_recurrence(x_parts, w_hh, h0, *b_hh, reverse):
     return T.stack(rows + [start] if reverse else [start] + rows)
 
 
+@st.composite
+def rnn_recurrence_cases(draw):
+    """An Elman RNN layer's steps' inputs: x_parts (T, N, H) of 1 to 3 steps, W_hh (H, H)
+    and h0 (N, H), tanh or relu, forwards or backwards; entries in [-1, 1], but for relu
+    away from its kink: |x_parts| >= 0.25 and |W_hh| <= 0.05, so that no step's sum is
+    within 0.05 of 0."""
+    steps, batch, hidden = (draw(st.integers(1, 3)) for _ in range(3))
+    relu = draw(st.booleans())
+    domains = [((-1.0, -0.25), (0.25, 1.0)), ((-0.05, 0.05),)] if relu else [((-1.0, 1.0),)] * 2
+    shapes = [(steps, batch, hidden), (hidden, hidden), (batch, hidden)]
+    arrays = tuple(draw(_array(shape, domain))
+                   for shape, domain in zip(shapes, [*domains, ((-1.0, 1.0),)]))
+    return Case(arrays, {"relu": relu, "reverse": draw(st.booleans())})
+
+
+def _torch_rnn_recurrence(x_parts, w_hh, h0, relu, reverse):
+    """torch's Elman RNN steps, composed: the starting state, then each step's h (the
+    output of chaingrad's ``rnn_recurrence``)."""
+    h, rows = h0, [None] * len(x_parts)
+    for t in reversed(range(len(x_parts))) if reverse else range(len(x_parts)):
+        h = h @ w_hh.T + x_parts[t]
+        h = h.relu() if relu else h.tanh()
+        rows[t] = h
+    return T.stack(rows + [h0] if reverse else [h0] + rows)
+
+
 def _untied(shape: tuple[int, ...]):
     """Values away from 0 whose sums over any dims never tie (a norm's max, min and |x|
     have a clear winner): ``_distinct``'s, each moved by its own power of pi."""
@@ -744,6 +770,8 @@ OPS: list[TensorOp] = [
              lambda x_parts, w_hh, h0, *b_hh, reverse: gru_recurrence(
                  x_parts, w_hh, h0, b_hh[0] if b_hh else None, reverse),
              _torch_gru_recurrence, gru_recurrence_cases),
+    TensorOp("rnn_recurrence", lambda *xs, relu, reverse: rnn_recurrence(*xs, relu, reverse),
+             _torch_rnn_recurrence, rnn_recurrence_cases),
     TensorOp("max_pool2d_ties", *_POOL, lambda: pool_cases(tied=True),
              finite_differences=False),
 ]

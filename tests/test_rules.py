@@ -15,7 +15,7 @@ import chaingrad
 from chaingrad import Tensor, Value, autodiff, rules
 from chaingrad.declaration import GENERIC_FORMULA, Bound, Primitive
 from chaingrad.nn.functional import conv2d, cross_entropy, max_pool2d, nll_loss
-from chaingrad.nn.modules.rnn import gru_recurrence, lstm_recurrence
+from chaingrad.nn.modules.rnn import gru_recurrence, lstm_recurrence, rnn_recurrence
 from chaingrad.rules import PRIMITIVES
 from chaingrad.tensor_engine import concatenate, stack, where, zero_pad
 from chaingrad.tensor_engine import rules as tensor_rules
@@ -57,7 +57,9 @@ def tensor_graphs() -> list[Tensor]:
                             b[1:2].reshape(1, 1), a[1, :1].reshape(1, 1), reverse=True),
             gru_recurrence(a.reshape(2, 1, 3), e.reshape(6, 1)[:3], b[:1].reshape(1, 1), b,
                            reverse=True),
-            gru_recurrence(e.reshape(2, 1, 3), a.reshape(6, 1)[3:], b[1:2].reshape(1, 1))]
+            gru_recurrence(e.reshape(2, 1, 3), a.reshape(6, 1)[3:], b[1:2].reshape(1, 1)),
+            rnn_recurrence(a.reshape(3, 1, 2) - 1, w[:2, :2], e[:1, :2], relu=True),
+            rnn_recurrence(e.reshape(3, 1, 2), w[1:3, 2:], a[1:, :2], reverse=True)]
     written = a * 1.0
     written[0, 1:] = e[0, 1:] * 2  # an in-place write in the graph: setitem
     outs.append(written)

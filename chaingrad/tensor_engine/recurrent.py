@@ -114,3 +114,29 @@ def gru_recurrence_on_arrays(x_parts: np.ndarray, w_hh: np.ndarray, h0: np.ndarr
         h_new += new
         h = h_new
     return out
+
+
+def rnn_recurrence_on_arrays(x_parts: np.ndarray, w_hh: np.ndarray, h0: np.ndarray,
+                             relu: bool, reverse: bool) -> np.ndarray:
+    """An Elman RNN layer's steps over a sequence, from the input's part of each step
+    ``x_parts`` (T, N, H: x_t W_ih^T + b_ih + b_hh), the weight W_hh (H, H) and the state
+    h0 (N, H): (T + 1, N, H), row 0 the starting state and row t + 1 step t's
+    h' = tanh(h W_hh^T + x_parts[t]) (relu with ``relu``); with ``reverse``, as
+    ``lstm_recurrence_on_arrays``. (h' is all its rule needs: each nonlinearity's slope is
+    read off its output.)
+    """
+    steps = x_parts.shape[0]
+    out = np.empty((steps + 1, *h0.shape), dtype=x_parts.dtype)
+    out[steps if reverse else 0] = h0
+    w_hh_t = np.ascontiguousarray(w_hh.T)  # row-major: a step's product is half as long
+    h = h0
+    for t in range(steps - 1, -1, -1) if reverse else range(steps):
+        h_new = out[t if reverse else t + 1]  # a view: what is written is the output
+        np.matmul(h, w_hh_t, out=h_new)
+        h_new += x_parts[t]
+        if relu:
+            np.maximum(h_new, 0, out=h_new)
+        else:
+            np.tanh(h_new, out=h_new)
+        h = h_new
+    return out

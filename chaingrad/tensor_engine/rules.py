@@ -723,6 +723,43 @@ def gru_backprop_through_time(w_hh: Any, out: Any, g: Any, reverse: bool) -> tup
             dh_later + g_start[:, 4 * n:], dh_part.sum(axis=0))
 
 
+@define("rnn_recurrence",
+        ("rnn_backprop_through_time(y.data, out.data, out.grad, relu, reverse)[k]",),
+        array=recurrent.rnn_recurrence_on_arrays, params=("relu", "reverse"),
+        saves=("y out",))
+def RNN_RECURRENCE(xs, out, g, relu, reverse):
+    """An Elman RNN layer's steps, from the input's part of each step x_parts (T, N, H),
+    W_hh (H, H) and h0 (N, H): each step's h' = tanh(h W_hh^T + x_parts[t]) (relu with
+    ``relu``), after the starting state (``recurrent.rnn_recurrence_on_arrays``);
+    backpropagation through time (``rnn_backprop_through_time``), from the last step back:
+    at step t, with dh what reached h_t (from g and from step t + 1), d x_parts[t] = dz =
+    dh * (1 - h_t**2) (for relu, dh where h_t > 0), and step t - 1 gets dz W_hh. Last, for
+    all the steps at once: dW_hh = dz^T h_(t-1).
+    """
+    return rnn_backprop_through_time(xs[1], out, g, relu, reverse)
+
+
+PRIMITIVES = (*PRIMITIVES, RNN_RECURRENCE)
+
+
+def rnn_backprop_through_time(w_hh: Any, out: Any, g: Any, relu: bool,
+                              reverse: bool) -> tuple[Any, ...]:
+    """The gradients of an ``rnn_recurrence`` node's inputs (x_parts, W_hh, h0) from W_hh,
+    its output and the output's gradient g: see ``RNN_RECURRENCE``. On arrays, or on
+    Tensors (each op a node)."""
+    steps = out.shape[0] - 1
+    now, before = (out[:-1], out[1:]) if reverse else (out[1:], out[:-1])  # step t's, t-1's
+    g_now, g_start = (g[:-1], g[-1]) if reverse else (g[1:], g[0])
+    dz: list[Any] = [None] * steps
+    dh_later = 0  # what flows back into step t from step t + 1
+    for t in range(steps) if reverse else range(steps - 1, -1, -1):
+        dh = g_now[t] + dh_later
+        dz[t] = (data(now[t]) > 0) * dh if relu else dh * (1 - now[t] * now[t])
+        dh_later = dz[t] @ w_hh
+    dz = stacked(dz)
+    return dz, swap_last(rows_of(dz)) @ rows_of(before), dh_later + g_start
+
+
 def joined(parts: list[Any], axis: int) -> Any:
     """The arrays or Tensors joined along ``axis``: np.concatenate, or a ``concatenate``
     node."""

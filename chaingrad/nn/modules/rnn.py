@@ -57,7 +57,7 @@ from typing import Any, cast
 from ... import reference
 from ...tensor_engine.factories import ones, tensor_argument, zeros
 from ...tensor_engine.functions import cat, stack
-from ...tensor_engine.rules import GRU_RECURRENCE, LSTM_RECURRENCE
+from ...tensor_engine.rules import GRU_RECURRENCE, LSTM_RECURRENCE, RNN_RECURRENCE
 from ...tensor_engine.tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -167,6 +167,24 @@ def gru_recurrence(x_parts: Tensor, w_hh: Tensor, h0: Tensor, b_hh: Tensor | Non
     """
     biases = () if b_hh is None else (b_hh,)
     return x_parts._apply(GRU_RECURRENCE.bind(reverse), w_hh, h0, *biases)
+
+
+def rnn_recurrence(x_parts: Tensor, w_hh: Tensor, h0: Tensor, relu: bool = False,
+                   reverse: bool = False) -> Tensor:
+    """An Elman RNN layer's steps over a whole sequence as one node of the
+    ``rnn_recurrence`` primitive (``tensor_engine/rules.py``): ``rnn_step`` at each step,
+    from the input's part of each step ``x_parts`` (T, N, H), the weight W_hh (H, H) and
+    the state h0 (N, H), tanh (or, ``relu``, relu); its rule is backpropagation through
+    time. Returns the starting state, then each step's h: (T + 1, N, H); ``reverse`` as
+    for ``lstm_recurrence``.
+
+    Example:
+        >>> import numpy as np
+        >>> x_parts, h0 = Tensor(np.ones((2, 1, 1))), Tensor([[1.0]])
+        >>> rnn_recurrence(x_parts, Tensor([[0.5]]), h0, relu=True)[:, 0, 0].tolist()
+        [1.0, 1.5, 1.75]
+    """
+    return x_parts._apply(RNN_RECURRENCE.bind(relu, reverse), w_hh, h0)
 
 
 # ---- the sequence layers ----
@@ -355,11 +373,10 @@ class RNNBase(Module):
 
     def _fused(self) -> bool:
         """Whether each layer's steps run as one node (``lstm_recurrence``,
-        ``gru_recurrence``): an LSTM without ``proj_size`` or a GRU, unless
-        ``chaingrad.use_reference()`` asks for the composed steps, the readable reference
-        they are tested against."""
-        return (self.mode == "LSTM" and self.proj_size == 0 or self.mode == "GRU") and \
-            not reference.only
+        ``gru_recurrence``, ``rnn_recurrence``): any layer but an LSTM with ``proj_size``,
+        unless ``chaingrad.use_reference()`` asks for the composed steps, the readable
+        reference they are tested against."""
+        return not (self.mode == "LSTM" and self.proj_size > 0) and not reference.only
 
     def _run_fused_layer(self, x: Tensor, state: State, names: list[str],
                          reverse: bool) -> tuple[Tensor, State]:
@@ -377,6 +394,9 @@ class RNNBase(Module):
         x_parts = x @ w_ih.T
         if biases:
             x_parts = x_parts + (biases[0] + biases[1])
+        if self.mode != "LSTM":
+            out = rnn_recurrence(x_parts, w_hh, h0, self.mode == "RNN_RELU", reverse)
+            return out[steps], (out[last], None)
         out = lstm_recurrence(x_parts, w_hh, h0, cast(Tensor, c0), reverse)
         return out[steps, :, 5 * n:], (out[last, :, 5 * n:], out[last, :, 4 * n:5 * n])
 

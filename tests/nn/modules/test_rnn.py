@@ -180,11 +180,11 @@ FUSED_CASES = [{}, {"num_layers": 2, "bidirectional": True}, {"bias": False, "ba
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("kwargs", FUSED_CASES)
-@pytest.mark.parametrize("name", ["LSTM", "GRU"])
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN", "RNN_RELU"])
 def test_a_fused_layer_gives_the_composed_steps_numbers(name, kwargs, dtype):
-    """Each layer's steps one ``lstm_recurrence`` (``gru_recurrence``) node, against the
-    composed steps that ``use_reference()`` runs: outputs and every gradient within
-    rounding, with and without initial states, batched and not."""
+    """Each layer's steps one ``lstm_recurrence`` (``gru_recurrence``, ``rnn_recurrence``)
+    node, against the composed steps that ``use_reference()`` runs: outputs and every
+    gradient within rounding, with and without initial states, batched and not."""
     rng = np.random.default_rng(7)
     layers = kwargs.get("num_layers", 1) * (2 if kwargs.get("bidirectional") else 1)
     for batch in ((3,), ()):
@@ -198,7 +198,9 @@ def test_a_fused_layer_gives_the_composed_steps_numbers(name, kwargs, dtype):
             chaingrad.use_reference(composed)
             try:
                 chaingrad.manual_seed(2)
-                layer = getattr(nn, name)(4, 6, **kwargs).to(
+                make = (lambda *a, **k: nn.RNN(*a, nonlinearity="relu", **k)) if \
+                    name == "RNN_RELU" else getattr(nn, name)
+                layer = make(4, 6, **kwargs).to(
                     dtype=chaingrad.float64 if dtype == np.float64 else chaingrad.float32)
                 inputs = [chaingrad.tensor(a, requires_grad=True) for a in (x, *states)]
                 out = flat(layer(inputs[0], tuple(inputs[1:]) if name == "LSTM" else inputs[1]))
@@ -221,7 +223,9 @@ def test_a_fused_layer_is_one_node_per_layer_and_direction():
         chaingrad.randn(5, 2, 3))
     gru_output, gru_h_n = nn.GRU(3, 4, num_layers=2, bidirectional=True)(
         chaingrad.randn(5, 2, 3))
-    ops, stack = [], [output, h_n, c_n, gru_output, gru_h_n]
+    rnn_output, rnn_h_n = nn.RNN(3, 4, num_layers=2, bidirectional=True)(
+        chaingrad.randn(5, 2, 3))
+    ops, stack = [], [output, h_n, c_n, gru_output, gru_h_n, rnn_output, rnn_h_n]
     seen = set()
     while stack:
         node = stack.pop()
@@ -230,7 +234,7 @@ def test_a_fused_layer_is_one_node_per_layer_and_direction():
             ops.append(node._op)
             stack.extend(node._prev)
     assert ops.count("lstm_recurrence") == ops.count("gru_recurrence") == 4
-    assert "sigmoid" not in ops
+    assert ops.count("rnn_recurrence") == 4 and "sigmoid" not in ops and "tanh" not in ops
 
 
 @pytest.mark.parametrize(("name", "kwargs"), [
@@ -257,13 +261,13 @@ def test_the_gradients_match_finite_differences_in_float64(name, kwargs):
 
 
 @pytest.mark.parametrize(("name", "composed"), [
-    ("RNN", True), ("LSTM", False), ("LSTM", True), ("GRU", False), ("GRU", True),
-    ("RNNCell", True), ("LSTMCell", True), ("GRUCell", True)])
+    ("RNN", False), ("RNN", True), ("LSTM", False), ("LSTM", True), ("GRU", False),
+    ("GRU", True), ("RNNCell", True), ("LSTMCell", True), ("GRUCell", True)])
 def test_each_opens_in_explain_and_the_page_and_compiles(name, composed, tmp_path):
-    """Composed of steps (an LSTM's or a GRU's under ``use_reference()``), the graph shows
-    tanh and ``@``; a fused layer's steps are one ``lstm_recurrence`` (``gru_recurrence``)
-    node."""
-    chaingrad.use_reference(composed and name in ("LSTM", "GRU"))
+    """Composed of steps (a layer's under ``use_reference()``), the graph shows tanh and
+    ``@``; a fused layer's steps are one ``rnn_recurrence`` (``lstm_recurrence``,
+    ``gru_recurrence``) node."""
+    chaingrad.use_reference(composed and "Cell" not in name)
     chaingrad.manual_seed(0)
     layer = getattr(nn, name)(2, 3, **({} if "Cell" in name else {"num_layers": 2}))
     shape = (2, 1, 2) if "Cell" not in name else (1, 2)
