@@ -4,9 +4,9 @@ A few kernels have a fast twin beside their reference, tested to compute the sam
 the convolution and pooling forwards, softmax and the scatter of an embedding's gradient
 (``tensor_engine/kernels.py``, each beside its reference), float32 ``erf``
 (``rules.erf_float32``, the twin of ``math.erf`` entry by entry), matmul's weight gradient
-(``tensor_engine.rules.matmul_y_grad_transposed``) and an LSTM's or a GRU's layer's steps
-as one node (``lstm_recurrence``, ``gru_recurrence``, whose reference is the steps
-composed of ``@``, ``sigmoid``, ``tanh``, ...). With the switch on, none of them runs:
+(``tensor_engine.rules.matmul_y_grad_transposed``) and a recurrent layer's steps as one
+node (``lstm_recurrence``, ``gru_recurrence``, ``rnn_recurrence``, whose reference is the
+steps composed of ``@``, ``sigmoid``, ``tanh``, ...). With the switch on, none of them runs:
 step into ``F.conv2d`` in a debugger and you are in the reference that the docs show.
 The backward loop has no twin: ``autodiff.backward_pass`` is the one that runs, switch or
 not.

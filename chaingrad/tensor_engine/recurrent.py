@@ -1,7 +1,7 @@
 """How a recurrent layer's steps run over a whole sequence on arrays: the forwards of the
-``lstm_recurrence`` and ``gru_recurrence`` primitives (``tensor_engine/rules.py``, where
-their rules, backpropagation through time, sit), of which ``nn.LSTM`` and ``nn.GRU`` make
-one node per layer and direction.
+``lstm_recurrence``, ``gru_recurrence`` and ``rnn_recurrence`` primitives
+(``tensor_engine/rules.py``, where their rules, backpropagation through time, sit), of
+which ``nn.LSTM``, ``nn.GRU`` and ``nn.RNN`` make one node per layer and direction.
 
 Composed of the ops a learner knows (``nn/modules/rnn.py``'s ``lstm_step``), each step of
 an LSTM is some twenty nodes, and a language model's 35 steps by 2 layers some 1,400, each
@@ -9,8 +9,8 @@ paying the engine's cost per node (benchmarks/RESULTS.md, "A fused LSTM layer").
 layer makes the input's part of every step's gates, x W_ih^T + b_ih + b_hh, for all the
 steps at once, as one matrix product (a ``matmul`` node); only the recurrence, h W_hh^T and
 the gates, runs step by step, here, in one node. The composed steps stay the readable
-reference: ``chaingrad.use_reference()`` runs them. A GRU's layer runs the same way
-(``gru_recurrence_on_arrays``).
+reference: ``chaingrad.use_reference()`` runs them. A GRU's and an Elman RNN's layers run
+the same way (``gru_recurrence_on_arrays``, ``rnn_recurrence_on_arrays``).
 
 The LSTM node's output keeps what backpropagation through time reads: for each step, the gates
 i, f, g, o (after their sigmoid or tanh), the cell state c and the hidden state h, side by

@@ -615,7 +615,7 @@ def unpool(g: Any, picked: np.ndarray, shape: tuple[int, ...], overlap: bool) ->
 
 
 
-# ---- recurrent layers: an LSTM's (and below, a GRU's) steps over a whole sequence ----
+# ---- recurrent layers: an LSTM's (and below, a GRU's and an RNN's) steps over a sequence ----
 #
 # One node for what the composed steps of nn/modules/rnn.py make some twenty nodes a step
 # of (benchmarks/RESULTS.md, "A fused LSTM layer"); the input's part of the gates, for all

@@ -21,9 +21,9 @@ at the end. (Slicing each step out of a tensor of the whole sequence, to multipl
 by W_ih in one product, would cost more: each slice's gradient is scattered into zeros of
 the whole sequence.)
 
-An LSTM without ``proj_size``, and a GRU, run each layer and direction otherwise: the
-input's part of the gates for all the steps in one product, then the steps as one node,
-``lstm_recurrence`` or ``gru_recurrence``: the same steps on arrays
+Each layer and direction runs otherwise (but an LSTM's with ``proj_size``): the input's
+part of the gates for all the steps in one product, then the steps as one node,
+``lstm_recurrence``, ``gru_recurrence`` or ``rnn_recurrence``: the same steps on arrays
 (``tensor_engine/recurrent.py``), with
 backpropagation through time as its rule (``tensor_engine/rules.py``); the layers hand the
 whole sequence on as one Tensor. Some twenty nodes a step become one a layer (a language
