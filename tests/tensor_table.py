@@ -501,13 +501,12 @@ def _torch_gru_recurrence(x_parts, w_hh, h0, *b_hh, reverse):
 
 
 @st.composite
-def rnn_recurrence_cases(draw):
+def rnn_recurrence_cases(draw, relu: bool = False):
     """An Elman RNN layer's steps' inputs: x_parts (T, N, H) of 1 to 3 steps, W_hh (H, H)
-    and h0 (N, H), tanh or relu, forwards or backwards; entries in [-1, 1], but for relu
-    away from its kink: |x_parts| >= 0.25 and |W_hh| <= 0.05, so that no step's sum is
-    within 0.05 of 0."""
+    and h0 (N, H), tanh (or ``relu``), forwards or backwards; entries in [-1, 1], but for
+    relu away from its kink: |x_parts| >= 0.25 and |W_hh| <= 0.05, so that no step's sum
+    is within 0.05 of 0."""
     steps, batch, hidden = (draw(st.integers(1, 3)) for _ in range(3))
-    relu = draw(st.booleans())
     domains = [((-1.0, -0.25), (0.25, 1.0)), ((-0.05, 0.05),)] if relu else [((-1.0, 1.0),)] * 2
     shapes = [(steps, batch, hidden), (hidden, hidden), (batch, hidden)]
     arrays = tuple(draw(_array(shape, domain))
@@ -772,6 +771,9 @@ OPS: list[TensorOp] = [
              _torch_gru_recurrence, gru_recurrence_cases),
     TensorOp("rnn_recurrence", lambda *xs, relu, reverse: rnn_recurrence(*xs, relu, reverse),
              _torch_rnn_recurrence, rnn_recurrence_cases),
+    TensorOp("rnn_recurrence_relu",
+             lambda *xs, relu, reverse: rnn_recurrence(*xs, relu, reverse),
+             _torch_rnn_recurrence, lambda: rnn_recurrence_cases(relu=True)),
     TensorOp("max_pool2d_ties", *_POOL, lambda: pool_cases(tied=True),
              finite_differences=False),
 ]
