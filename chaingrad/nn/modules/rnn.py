@@ -24,12 +24,11 @@ the whole sequence.)
 Each layer and direction runs otherwise (but an LSTM's with ``proj_size``): the input's
 part of the gates for all the steps in one product, then the steps as one node,
 ``lstm_recurrence``, ``gru_recurrence`` or ``rnn_recurrence``: the same steps on arrays
-(``tensor_engine/recurrent.py``), with
-backpropagation through time as its rule (``tensor_engine/rules.py``); the layers hand the
-whole sequence on as one Tensor. Some twenty nodes a step become one a layer (a language
-model's training step: benchmarks/RESULTS.md, "A fused LSTM layer"). The composed steps are
-its readable reference, tested to give its numbers: ``chaingrad.use_reference()`` runs
-them.
+(``tensor_engine/recurrent.py``), with backpropagation through time as its rule
+(``tensor_engine/rules.py``); the layers hand the whole sequence on as one Tensor. An
+LSTM's twenty nodes a step become one a layer (a language model's training step:
+benchmarks/RESULTS.md, "A fused LSTM layer"). The composed steps are the readable
+reference, tested to give the same numbers: ``chaingrad.use_reference()`` runs them.
 
 Parameters have torch's names, shapes and order (``weight_ih_l0``, ``weight_hh_l0``,
 ``bias_ih_l0``, ``bias_hh_l0``, then ``weight_hr_l0`` for an LSTM with ``proj_size``, the
