@@ -8,8 +8,11 @@ on one thread (OMP/OPENBLAS/MKL_NUM_THREADS=1, ``torch.set_num_threads(1)``) and
 ``--steps`` steps after two untimed ones; the table gives each engine's median over
 ``--runs`` runs and chaingrad's ratio to torch's.
 
-    python benchmarks/lstm_lm_step.py [--runs 5] [--steps 20]
+    python benchmarks/lstm_lm_step.py [--runs 5] [--steps 20] [--model GRU]
     python benchmarks/lstm_lm_step.py --engine chaingrad   # one run: its seconds per step
+
+``--model GRU`` (``RNN_TANH``, ``RNN_RELU``) runs the same step with a GRU (an Elman RNN), as
+word_language_model's ``--model``.
 """
 
 from __future__ import annotations
@@ -30,10 +33,12 @@ import numpy as np  # noqa: E402
 
 VOCAB, EMBED, HIDDEN, LAYERS, BATCH, BPTT = 1000, 200, 200, 2, 20, 35
 ENGINES = ("torch", "chaingrad")
+MODELS = ("LSTM", "GRU", "RNN_TANH", "RNN_RELU")
 
 
-def one_run(engine: str, steps: int) -> float:
-    """Seconds per training step of ``engine`` (``'torch'`` or ``'chaingrad'``)."""
+def one_run(engine: str, steps: int, rnn_type: str = "LSTM") -> float:
+    """Seconds per training step of ``engine`` (``'torch'`` or ``'chaingrad'``), with the
+    recurrent layer ``rnn_type`` (``MODELS``: word_language_model's ``--model``)."""
     if engine == "torch":
         import torch
         torch.set_num_threads(1)
@@ -45,7 +50,8 @@ def one_run(engine: str, steps: int) -> float:
         def __init__(self) -> None:
             super().__init__()
             self.encoder = nn.Embedding(VOCAB, EMBED)
-            self.rnn = nn.LSTM(EMBED, HIDDEN, LAYERS)
+            self.rnn = (getattr(nn, rnn_type)(EMBED, HIDDEN, LAYERS) if rnn_type in ("LSTM", "GRU")
+                        else nn.RNN(EMBED, HIDDEN, LAYERS, nonlinearity=rnn_type[4:].lower()))
             self.decoder = nn.Linear(HIDDEN, VOCAB)
 
         def forward(self, tokens: Any, hidden: Any) -> Any:
@@ -59,9 +65,11 @@ def one_run(engine: str, steps: int) -> float:
     batches = [torch.tensor(rng.integers(0, VOCAB, (BPTT + 1, BATCH)))
                for _ in range(steps + 2)]
     hidden = (torch.zeros(LAYERS, BATCH, HIDDEN), torch.zeros(LAYERS, BATCH, HIDDEN))
+    if rnn_type != "LSTM":
+        hidden = hidden[0]
 
     def step(batch: Any, hidden: Any) -> Any:
-        hidden = tuple(h.detach() for h in hidden)
+        hidden = hidden.detach() if rnn_type != "LSTM" else tuple(h.detach() for h in hidden)
         optimizer.zero_grad()
         output, hidden = model(batch[:-1], hidden)
         loss = nn.functional.cross_entropy(output, batch[1:].reshape(-1))
@@ -83,15 +91,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engine", choices=ENGINES, help="one run of one engine")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--model", choices=MODELS, default="LSTM")
     args = parser.parse_args(argv)
     if args.engine:
-        print(f"{one_run(args.engine, args.steps):.6f}")
+        print(f"{one_run(args.engine, args.steps, args.model):.6f}")
         return 0
     times: dict[str, list[float]] = {engine: [] for engine in ENGINES}
     for _ in range(args.runs):  # alternating, so that both see the same machine load
         for engine in ENGINES:
             out = subprocess.run([sys.executable, __file__, "--engine", engine, "--steps",
-                                  str(args.steps)], capture_output=True, text=True, check=True)
+                                  str(args.steps), "--model", args.model],
+                                 capture_output=True, text=True, check=True)
             times[engine].append(float(out.stdout))
     medians = {engine: statistics.median(t) for engine, t in times.items()}
     for engine in ENGINES:

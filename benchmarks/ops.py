@@ -177,7 +177,9 @@ CASES: tuple[Case, ...] = (
 """The cases, in the table's order."""
 
 ELSEWHERE = {"conv2d": "conv.py", "conv2d_input_grad": "conv.py",
-             "conv2d_weight_grad": "conv.py", "max_pool2d": "conv.py", "unpool": "conv.py"}
+             "conv2d_weight_grad": "conv.py", "max_pool2d": "conv.py", "unpool": "conv.py",
+             "lstm_recurrence": "lstm_lm_step.py", "gru_recurrence": "lstm_lm_step.py --model GRU",
+             "rnn_recurrence": "lstm_lm_step.py --model RNN_TANH"}
 """Primitives timed by another script, by name."""
 
 

@@ -182,7 +182,8 @@ def derive(vjp: Callable[..., tuple], inputs: int, params: tuple[str, ...]) -> t
         >>> derive(MUL.vjp, 2, ())
         ('y.data * out.grad', 'x.data * out.grad')
     """
-    xs = tuple(Symbol(f"{'xyz'[k]}.data") for k in range(inputs))
+    xs = tuple(Symbol(f"{'xyz'[k]}.data") for k in range(max(inputs, 2)))  # (one formula
+    # for any number of inputs, in k, may read y: a recurrence's weight)
     grads = reading(vjp)(xs, Symbol("out.data"), Symbol("out.grad"), *map(Symbol, params))
     return tuple(_text(g) for g in grads)
 

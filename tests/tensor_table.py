@@ -28,6 +28,7 @@ from ops_table import OPS as SCALAR_OPS
 import chaingrad
 from chaingrad import Tensor
 from chaingrad.nn.functional import conv2d, max_pool2d
+from chaingrad.nn.modules.rnn import gru_recurrence, lstm_recurrence, rnn_recurrence
 from chaingrad.rules import FUNCTIONS
 from chaingrad.tensor_engine.functions import concatenate, stack, where
 
@@ -454,6 +455,87 @@ def matrix_cases(draw, rhs: str = ""):
     k = draw(st.integers(1, 3))
     shape = {"vector": batch + (n,), "matrix": batch + (n, k), "broadcast": (n, k)}[rhs]
     return Case((a, draw(_array(shape))))
+
+
+@st.composite
+def lstm_recurrence_cases(draw):
+    """An LSTM layer's steps' inputs: the input's part of the gates x_parts (T, N, 4H) of 1
+    to 3 steps, W_hh (4H, H), h0 and c0 (N, H), entries in [-1, 1]; the steps run forwards
+    or, ``reverse``, backwards."""
+    steps, batch, hidden = (draw(st.integers(1, 3)) for _ in range(3))
+    shapes = [(steps, batch, 4 * hidden), (4 * hidden, hidden), (batch, hidden), (batch, hidden)]
+    arrays = tuple(draw(_array(shape, ((-1.0, 1.0),))) for shape in shapes)
+    return Case(arrays, {"reverse": draw(st.booleans())})
+
+
+def _torch_lstm_recurrence(x_parts, w_hh, h0, c0, reverse):
+    """torch's LSTM steps, composed: the starting state's row (its gates zeros), then each
+    step's gates, c and h side by side (the output of chaingrad's ``lstm_recurrence``)."""
+    n, h, c = h0.shape[-1], h0, c0
+    rows = [None] * len(x_parts)
+    for t in reversed(range(len(x_parts))) if reverse else range(len(x_parts)):
+        z = x_parts[t] + h @ w_hh.T
+        i, f, o = (z[:, k * n:(k + 1) * n].sigmoid() for k in (0, 1, 3))
+        g = z[:, 2 * n:3 * n].tanh()
+        c = f * c + i * g
+        h = o * c.tanh()
+        rows[t] = T.cat([i, f, g, o, c, h], -1)
+    start = T.cat([T.zeros_like(x_parts[0]), c0, h0], -1)
+    return T.stack(rows + [start] if reverse else [start] + rows)
+
+
+@st.composite
+def gru_recurrence_cases(draw):
+    """A GRU layer's steps' inputs: x_parts (T, N, 3H) of 1 to 3 steps, W_hh (3H, H), h0
+    (N, H) and, or not, b_hh (3H,), entries in [-1, 1]; forwards or backwards."""
+    steps, batch, hidden = (draw(st.integers(1, 3)) for _ in range(3))
+    shapes = [(steps, batch, 3 * hidden), (3 * hidden, hidden), (batch, hidden)] + [
+        (3 * hidden,)] * draw(st.integers(0, 1))
+    arrays = tuple(draw(_array(shape, ((-1.0, 1.0),))) for shape in shapes)
+    return Case(arrays, {"reverse": draw(st.booleans())})
+
+
+def _torch_gru_recurrence(x_parts, w_hh, h0, *b_hh, reverse):
+    """torch's GRU steps, composed: the starting state's row (its other blocks zeros), then
+    each step's r, z, n, h W_hn^T + b_hn and h (the output of chaingrad's
+    ``gru_recurrence``)."""
+    n, h = h0.shape[-1], h0
+    rows = [None] * len(x_parts)
+    for t in reversed(range(len(x_parts))) if reverse else range(len(x_parts)):
+        h_part = h @ w_hh.T + (b_hh[0] if b_hh else 0)
+        x_part = x_parts[t]
+        r = (h_part[:, :n] + x_part[:, :n]).sigmoid()
+        z = (h_part[:, n:2 * n] + x_part[:, n:2 * n]).sigmoid()
+        new = (x_part[:, 2 * n:] + h_part[:, 2 * n:] * r).tanh()
+        h = (1 - z) * new + z * h
+        rows[t] = T.cat([r, z, new, h_part[:, 2 * n:], h], -1)
+    start = T.cat([T.zeros_like(h0).repeat(1, 4), h0], -1)
+    return T.stack(rows + [start] if reverse else [start] + rows)
+
+
+@st.composite
+def rnn_recurrence_cases(draw, relu: bool = False):
+    """An Elman RNN layer's steps' inputs: x_parts (T, N, H) of 1 to 3 steps, W_hh (H, H)
+    and h0 (N, H), tanh (or ``relu``), forwards or backwards; entries in [-1, 1], but for
+    relu away from its kink: |x_parts| >= 0.25 and |W_hh| <= 0.05, so that no step's sum
+    is within 0.05 of 0."""
+    steps, batch, hidden = (draw(st.integers(1, 3)) for _ in range(3))
+    domains = [((-1.0, -0.25), (0.25, 1.0)), ((-0.05, 0.05),)] if relu else [((-1.0, 1.0),)] * 2
+    shapes = [(steps, batch, hidden), (hidden, hidden), (batch, hidden)]
+    arrays = tuple(draw(_array(shape, domain))
+                   for shape, domain in zip(shapes, [*domains, ((-1.0, 1.0),)]))
+    return Case(arrays, {"relu": relu, "reverse": draw(st.booleans())})
+
+
+def _torch_rnn_recurrence(x_parts, w_hh, h0, relu, reverse):
+    """torch's Elman RNN steps, composed: the starting state, then each step's h (the
+    output of chaingrad's ``rnn_recurrence``)."""
+    h, rows = h0, [None] * len(x_parts)
+    for t in reversed(range(len(x_parts))) if reverse else range(len(x_parts)):
+        h = h @ w_hh.T + x_parts[t]
+        h = h.relu() if relu else h.tanh()
+        rows[t] = h
+    return T.stack(rows + [h0] if reverse else [h0] + rows)
 
 
 def _untied(shape: tuple[int, ...]):
@@ -907,6 +989,17 @@ OPS: list[TensorOp] = [
              lambda *xs, normalized_shape, eps: T.nn.functional.layer_norm(
                  xs[0], normalized_shape, *xs[1:], eps=eps), layer_norm_cases),
     TensorOp("max_pool2d", *_POOL, pool_cases),
+    TensorOp("lstm_recurrence", lambda *xs, reverse: lstm_recurrence(*xs, reverse),
+             _torch_lstm_recurrence, lstm_recurrence_cases),
+    TensorOp("gru_recurrence",
+             lambda x_parts, w_hh, h0, *b_hh, reverse: gru_recurrence(
+                 x_parts, w_hh, h0, b_hh[0] if b_hh else None, reverse),
+             _torch_gru_recurrence, gru_recurrence_cases),
+    TensorOp("rnn_recurrence", lambda *xs, relu, reverse: rnn_recurrence(*xs, relu, reverse),
+             _torch_rnn_recurrence, rnn_recurrence_cases),
+    TensorOp("rnn_recurrence_relu",
+             lambda *xs, relu, reverse: rnn_recurrence(*xs, relu, reverse),
+             _torch_rnn_recurrence, lambda: rnn_recurrence_cases(relu=True)),
     TensorOp("max_pool2d_ties", *_POOL, lambda: pool_cases(tied=True),
              finite_differences=False),
 ]

@@ -15,6 +15,7 @@ import chaingrad
 from chaingrad import Tensor, Value, autodiff, rules
 from chaingrad.declaration import GENERIC_FORMULA, Bound, Primitive
 from chaingrad.nn.functional import conv2d, cross_entropy, layer_norm, max_pool2d, nll_loss
+from chaingrad.nn.modules.rnn import gru_recurrence, lstm_recurrence, rnn_recurrence
 from chaingrad.rules import PRIMITIVES
 from chaingrad.tensor_engine import concatenate, stack, where, zero_pad
 from chaingrad.tensor_engine import rules as tensor_rules
@@ -49,7 +50,16 @@ def tensor_graphs() -> list[Tensor]:
             a.cumsum(1), chaingrad.einsum("ij,jk->ik", a, w), chaingrad.einsum("ij->", a),
             (a * 0.5)._apply(tensor_rules.BINARY_CROSS_ENTROPY, e - 0.5),
             cross_entropy(a, np.array([2, 0])), nll_loss(a, np.array([1, -100]), b.detach()),
-            a / e, a / 2.0, layer_norm(a, (3,), b, b * 0.5)]
+            a / e, a / 2.0, layer_norm(a, (3,), b, b * 0.5),
+            lstm_recurrence(w.reshape(3, 1, 4), a.reshape(6, 1)[:4], b[:1].reshape(1, 1),
+                            e[0, :1].reshape(1, 1)),
+            lstm_recurrence(w.reshape(3, 1, 4) * 0.5, e.reshape(6, 1)[2:],
+                            b[1:2].reshape(1, 1), a[1, :1].reshape(1, 1), reverse=True),
+            gru_recurrence(a.reshape(2, 1, 3), e.reshape(6, 1)[:3], b[:1].reshape(1, 1), b,
+                           reverse=True),
+            gru_recurrence(e.reshape(2, 1, 3), a.reshape(6, 1)[3:], b[1:2].reshape(1, 1)),
+            rnn_recurrence(a.reshape(3, 1, 2) - 1, w[:2, :2], e[:1, :2], relu=True),
+            rnn_recurrence(e.reshape(3, 1, 2), w[1:3, 2:], a[1:, :2], reverse=True)]
     written = a * 1.0
     written[0, 1:] = e[0, 1:] * 2  # an in-place write in the graph: setitem
     outs.append(written)

@@ -10,7 +10,7 @@
 - ``rules.py``: the primitives only Tensors have (matmul, sum, reshape, conv2d, ...), each
   with its forward on arrays; ``kernels.py`` the forwards that are more than a few numpy
   calls (softmax, scatter, convolution, pooling), each readable reference with its fast
-  twin beside it;
+  twin beside it; ``recurrent.py`` a recurrent layer's steps over a whole sequence;
 - ``functions.py``: functions of several tensors (``concatenate``, ``stack``, ``where``,
   ``einsum``, ``pad``) (convolution and pooling make their nodes in
   ``chaingrad.nn.functional``'s ``conv2d`` and ``max_pool2d``, which check their arguments);

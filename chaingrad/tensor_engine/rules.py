@@ -32,8 +32,8 @@ import numpy as np
 from .. import reference
 from ..declaration import Primitive, define
 from ..formulas import shown
-from ..rules import data, exp, log, log1p
-from . import kernels
+from ..rules import TANH, data, exp, log, log1p
+from . import kernels, recurrent
 from .arrays import ARRAY_TYPES
 
 # ---- matmul ----
@@ -449,12 +449,6 @@ def UNPOOL(xs, out, g, picked, shape, overlap):
     return (g.reshape(-1)[picked],)
 
 
-PRIMITIVES: tuple[Primitive, ...] = (
-    MATMUL, DIV, SCALE, SUM, MAX, MIN, SOFTMAX, LOG_SOFTMAX, NLL_LOSS, CUMSUM, BINARY_CROSS_ENTROPY,
-    CLIP, RESHAPE, TRANSPOSE, CAST, BROADCAST_TO, GETITEM, SETITEM, SCATTER, CONCATENATE, STACK,
-    WHERE, EINSUM, PAD, CONV2D,
-    CONV2D_INPUT_GRAD, CONV2D_WEIGHT_GRAD, MAX_POOL2D, UNPOOL)
-"""Every primitive of the Tensor engine, beside those of ``chaingrad.rules``."""
 
 
 # ---- the functions the rules use: on arrays, and as ops on Tensors ----
@@ -720,4 +714,177 @@ def mean_over_fast(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return (np.einsum("ij->i", x.reshape(-1, n)) / n).reshape(kept_shape(x.shape, axes))
 
 
-PRIMITIVES += (LAYER_NORM,)
+
+
+
+
+# ---- recurrent layers: an LSTM's (and below, a GRU's and an RNN's) steps over a sequence ----
+#
+# One node for what the composed steps of nn/modules/rnn.py make some twenty nodes a step
+# of (benchmarks/RESULTS.md, "A fused LSTM layer"); the input's part of the gates, for all
+# the steps, is a matmul node before it. Its forward on arrays is in
+# tensor_engine/recurrent.py; its output keeps each step's gates, c and h side by side along
+# the last axis, and the starting state in a row of its own, so that its rule,
+# backpropagation through time, reads all it needs off the output and W_hh. The rule is
+# written with operators, slices and the functions above, so that it serves
+# ``backward(create_graph=True)`` too; each step's terms are made in the loop, on arrays of
+# one step (made for all the steps at once, whole-sequence arrays cost more than they
+# save: each on fresh pages, a third of the rule's time).
+
+
+@define("lstm_recurrence",
+        array=recurrent.lstm_recurrence_on_arrays, params=("reverse",), saves=("y out",))
+def LSTM_RECURRENCE(xs, out, g, reverse):
+    """An LSTM layer's steps, from the input's part of each step's gates x_parts (T, N, 4H),
+    W_hh (4H, H), h0 and c0 (N, H): each step's gates i, f, cell (torch's g) and o, its c
+    and its h, and the starting state (``recurrent.lstm_recurrence_on_arrays``);
+    backpropagation through time (``backprop_through_time``), from the last step back: at
+    step t, with dh and dc what reached h_t and c_t (from g and from step t + 1),
+    dc += dh * o * (1 - tanh(c)**2); the gates' gradients before their sigmoid or tanh,
+    dz = (dc * cell, dc * c_(t-1), dc * i, dh * tanh(c)) times each gate's slope
+    (s * (1 - s) for a sigmoid s, 1 - cell**2 for the cell gate), plus what g gives the
+    gates themselves: d x_parts[t] = dz; then dh = dz W_hh and dc = dc * f reach step t - 1,
+    and at the start, h0 and c0. Last, dW_hh = dz^T h_(t-1), for all the steps at once.
+    """
+    return backprop_through_time(xs[1], out, g, reverse)
+
+
+
+
+@shown()
+def backprop_through_time(w_hh: Any, out: Any, g: Any, reverse: bool) -> tuple[Any, ...]:
+    """The gradients of an ``lstm_recurrence`` node's inputs (x_parts, W_hh, h0, c0) from
+    W_hh, its output (each step's gates, c and h, and the starting state) and the output's
+    gradient g: see ``LSTM_RECURRENCE``. On arrays, or on Tensors (each op a node)."""
+    n, steps = w_hh.shape[-1], out.shape[0] - 1
+    now, before = (out[:-1], out[1:]) if reverse else (out[1:], out[:-1])  # step t's, t-1's
+    g_now, g_start = (g[:-1], g[-1]) if reverse else (g[1:], g[0])
+    i, f, cell, o, c, h = (now[..., k * n:(k + 1) * n] for k in range(6))
+    gates, c_before = now[..., :4 * n], before[..., 4 * n:5 * n]
+    g_gates, g_c, g_h = g_now[..., :4 * n], g_now[..., 4 * n:5 * n], g_now[..., 5 * n:]
+    dz: list[Any] = [None] * steps
+    dh_later = dc_later = 0  # what flows back into step t from step t + 1
+    for t in range(steps) if reverse else range(steps - 1, -1, -1):
+        tanh_c = TANH(c[t])
+        dh = g_h[t] + dh_later
+        dc = g_c[t] + dc_later + dh * o[t] * (1 - tanh_c * tanh_c)
+        d_gates = joined([dc * cell[t], dc * c_before[t], dc * i[t], dh * tanh_c], -1)
+        opened = gates[t] * (1 - gates[t])  # each sigmoid's slope; g's (a tanh's) in
+        slope = joined([opened[:, :2 * n], 1 - cell[t] * cell[t], opened[:, 3 * n:]], -1)
+        dz[t] = (d_gates + g_gates[t]) * slope
+        dh_later, dc_later = dz[t] @ w_hh, dc * f[t]
+    dz = stacked(dz)
+    d_w_hh = swap_last(rows_of(dz)) @ rows_of(before[..., 5 * n:])
+    return (dz, d_w_hh, dh_later + g_start[:, 5 * n:], dc_later + g_start[:, 4 * n:5 * n])
+
+
+@define("gru_recurrence",
+        array=recurrent.gru_recurrence_on_arrays, params=("reverse", "bias"), saves=("y out",))
+def GRU_RECURRENCE(xs, out, g, reverse, bias):
+    """A GRU layer's steps, from the input's part of each step's gates x_parts (T, N, 3H),
+    W_hh (3H, H), h0 (N, H) and b_hh (3H,) if the layer has it: each step's r, z, n,
+    h_n = h W_hn^T + b_hn and h, and the starting state
+    (``recurrent.gru_recurrence_on_arrays``);  backpropagation through time
+    (``gru_backprop_through_time``), from the last step back: at step t, with dh what
+    reached h_t (from g and from step t + 1), h' = (h - n) * z + n gives
+    dz = dh * (h_(t-1) - n) and dn = dh * (1 - z); before their sigmoid or tanh,
+    dn_ = dn * (1 - n**2), dr_ = dn_ * h_n * r * (1 - r), dz_ = dz * z * (1 - z)
+    (plus what g gives each block itself); d x_parts[t] = (dr_, dz_, dn_), h's parts get
+    dh_part = (dr_, dz_, dn_ * r), and step t - 1 gets dh * z + dh_part W_hh. Last, for all
+    the steps at once: dW_hh = dh_part^T h_(t-1) and db_hh = dh_part summed.
+    """
+    return gru_backprop_through_time(xs[1], out, g, reverse, bias)
+
+
+
+
+@shown()
+def gru_backprop_through_time(w_hh: Any, out: Any, g: Any, reverse: bool,
+                              bias: bool) -> tuple[Any, ...]:
+    """The gradients of a ``gru_recurrence`` node's inputs (x_parts, W_hh, h0, and b_hh if
+    it has it: ``bias``) from W_hh, its output and the output's gradient g: see
+    ``GRU_RECURRENCE``. On arrays, or on Tensors (each op a node)."""
+    n, steps = w_hh.shape[-1], out.shape[0] - 1
+    now, before = (out[:-1], out[1:]) if reverse else (out[1:], out[:-1])  # step t's, t-1's
+    g_now, g_start = (g[:-1], g[-1]) if reverse else (g[1:], g[0])
+    r, z, new, h_n = (now[..., k * n:(k + 1) * n] for k in range(4))
+    h_before = before[..., 4 * n:]
+    g_r, g_z, g_new, g_h_n, g_h = (g_now[..., k * n:(k + 1) * n] for k in range(5))
+    dx: list[Any] = [None] * steps
+    dh_parts: list[Any] = [None] * steps
+    dh_later = 0  # what flows back into step t from step t + 1
+    for t in range(steps) if reverse else range(steps - 1, -1, -1):
+        dh = g_h[t] + dh_later
+        dn = (dh * (1 - z[t]) + g_new[t]) * (1 - new[t] * new[t])
+        dr = (dn * h_n[t] + g_r[t]) * r[t] * (1 - r[t])
+        dz = (dh * (h_before[t] - new[t]) + g_z[t]) * z[t] * (1 - z[t])
+        dx[t] = joined([dr, dz, dn], -1)
+        dh_parts[t] = joined([dr, dz, dn * r[t] + g_h_n[t]], -1)
+        dh_later = dh * z[t] + dh_parts[t] @ w_hh
+    dh_part = rows_of(stacked(dh_parts))
+    grads = (stacked(dx), swap_last(dh_part) @ rows_of(h_before), dh_later + g_start[:, 4 * n:])
+    return (*grads, dh_part.sum(axis=0)) if bias else grads
+
+
+@define("rnn_recurrence",
+        array=recurrent.rnn_recurrence_on_arrays, params=("relu", "reverse"),
+        saves=("y out",))
+def RNN_RECURRENCE(xs, out, g, relu, reverse):
+    """An Elman RNN layer's steps, from the input's part of each step x_parts (T, N, H),
+    W_hh (H, H) and h0 (N, H): each step's h' = tanh(h W_hh^T + x_parts[t]) (relu with
+    ``relu``), after the starting state (``recurrent.rnn_recurrence_on_arrays``);
+    backpropagation through time (``rnn_backprop_through_time``), from the last step back:
+    at step t, with dh what reached h_t (from g and from step t + 1), d x_parts[t] = dz =
+    dh * (1 - h_t**2) (for relu, dh where h_t > 0), and step t - 1 gets dz W_hh. Last, for
+    all the steps at once: dW_hh = dz^T h_(t-1).
+    """
+    return rnn_backprop_through_time(xs[1], out, g, relu, reverse)
+
+
+
+
+@shown()
+def rnn_backprop_through_time(w_hh: Any, out: Any, g: Any, relu: bool,
+                              reverse: bool) -> tuple[Any, ...]:
+    """The gradients of an ``rnn_recurrence`` node's inputs (x_parts, W_hh, h0) from W_hh,
+    its output and the output's gradient g: see ``RNN_RECURRENCE``. On arrays, or on
+    Tensors (each op a node)."""
+    steps = out.shape[0] - 1
+    now, before = (out[:-1], out[1:]) if reverse else (out[1:], out[:-1])  # step t's, t-1's
+    g_now, g_start = (g[:-1], g[-1]) if reverse else (g[1:], g[0])
+    dz: list[Any] = [None] * steps
+    dh_later = 0  # what flows back into step t from step t + 1
+    for t in range(steps) if reverse else range(steps - 1, -1, -1):
+        dh = g_now[t] + dh_later
+        dz[t] = (data(now[t]) > 0) * dh if relu else dh * (1 - now[t] * now[t])
+        dh_later = dz[t] @ w_hh
+    dz = stacked(dz)
+    return dz, swap_last(rows_of(dz)) @ rows_of(before), dh_later + g_start
+
+
+def joined(parts: list[Any], axis: int) -> Any:
+    """The arrays or Tensors joined along ``axis``: np.concatenate, or a ``concatenate``
+    node."""
+    if isinstance(parts[0], ARRAY_TYPES):
+        return np.concatenate(parts, axis=axis)
+    axis %= parts[0].ndim
+    ends = np.cumsum([p.shape[axis] for p in parts]).tolist()
+    pieces = tuple((slice(None),) * axis + (slice(end - p.shape[axis], end),)
+                   for p, end in zip(parts, ends))
+    return apply(CONCATENATE.bind(axis, pieces), *parts)
+
+
+def stacked(parts: list[Any]) -> Any:
+    """The arrays or Tensors stacked along a new first axis: np.stack, or a ``stack`` node."""
+    if isinstance(parts[0], ARRAY_TYPES):
+        return np.stack(parts)
+    return apply(STACK.bind(0, tuple((k,) for k in range(len(parts)))), *parts)
+
+
+PRIMITIVES: tuple[Primitive, ...] = (
+    MATMUL, DIV, SCALE, SUM, MAX, MIN, SOFTMAX, LOG_SOFTMAX, NLL_LOSS, CUMSUM, BINARY_CROSS_ENTROPY,
+    CLIP, RESHAPE, TRANSPOSE, CAST, BROADCAST_TO, GETITEM, SETITEM, SCATTER, CONCATENATE, STACK,
+    WHERE, EINSUM, PAD, CONV2D,
+    CONV2D_INPUT_GRAD, CONV2D_WEIGHT_GRAD, MAX_POOL2D, UNPOOL, LAYER_NORM, LSTM_RECURRENCE,
+    GRU_RECURRENCE, RNN_RECURRENCE)
+"""Every primitive of the Tensor engine, beside those of ``chaingrad.rules``."""

@@ -54,6 +54,7 @@ def _run(fn, lib, case: Case, w: np.ndarray) -> tuple[np.ndarray, list]:
 GRADIENTS_DIFFER = {"abs", "relu", "leaky_relu", "leaky_relu_0.2", "maximum", "minimum",
                     "maximum_ties", "max_pool2d", "max_pool2d_ties", "topk", "norm", "norm_1",
                     "var", "std", "logsumexp", "pow", "pow_0.5", "conv2d"}
+GRADIENTS_DIFFER |= {"rnn_recurrence_relu"}  # relu's, at each step
 # the 2-norm of an entry beyond sqrt(float max) overflows to inf here, where torch scales
 # first and gives the entry (1e300)
 VALUES_DIFFER = {"norm"}

@@ -26,6 +26,16 @@ rows ``batch_sizes[t]`` at a time, the longest sequences first: a step has fewer
 the one before where sequences have ended, so each runs to its own last step, and its state
 there is its row of h_n (and c_n). The output is a PackedSequence of the same layout.
 
+Each layer and direction of a Tensor's sequence runs otherwise (but an LSTM's with
+``proj_size``; a PackedSequence's runs the steps above): the input's
+part of the gates for all the steps in one product, then the steps as one node,
+``lstm_recurrence``, ``gru_recurrence`` or ``rnn_recurrence``: the same steps on arrays
+(``tensor_engine/recurrent.py``), with backpropagation through time as its rule
+(``tensor_engine/rules.py``); the layers hand the whole sequence on as one Tensor. An
+LSTM's twenty nodes a step become one a layer (a language model's training step:
+benchmarks/RESULTS.md, "A fused LSTM layer"). The composed steps are the readable
+reference, tested to give the same numbers: ``chaingrad.use_reference()`` runs them.
+
 Parameters have torch's names, shapes and order (``weight_ih_l0``, ``weight_hh_l0``,
 ``bias_ih_l0``, ``bias_hh_l0``, then ``weight_hr_l0`` for an LSTM with ``proj_size``, the
 reverse direction's with ``_reverse``), and are drawn as torch draws them: each uniform in
@@ -49,8 +59,10 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast, overload
 
+from ... import reference
 from ...tensor_engine.factories import ones, tensor_argument, zeros
 from ...tensor_engine.functions import cat, stack
+from ...tensor_engine.rules import GRU_RECURRENCE, LSTM_RECURRENCE, RNN_RECURRENCE
 from ...tensor_engine.tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -121,6 +133,67 @@ def gru_step(x_part: Tensor, h_part: Tensor, h: Tensor) -> Tensor:
     z = (h_z + x_z).sigmoid()
     n = (x_n + h_n * r).tanh()
     return (h - n) * z + n
+
+
+# ---- the sequence layers ----
+
+
+def lstm_recurrence(x_parts: Tensor, w_hh: Tensor, h0: Tensor, c0: Tensor,
+                    reverse: bool = False) -> Tensor:
+    """An LSTM layer's steps over a whole sequence as one node of the ``lstm_recurrence``
+    primitive (``tensor_engine/rules.py``): ``lstm_step`` at each step, from the input's
+    part of its gates ``x_parts`` (T, N, 4H), the weight W_hh (4H, H) and the states h0 and
+    c0 (N, H); its rule is backpropagation through time. Returns each step's gates i, f,
+    g, o, c and h side by side, after the starting state: (T + 1, N, 6H), step t's h at
+    ``out[t + 1, :, 5 * H:]``. With ``reverse``, the steps run from the last to the first,
+    step t's results in row t and the starting state in row T.
+
+    Example:
+        >>> import numpy as np
+        >>> x_parts, h0, c0 = Tensor(np.zeros((3, 1, 4))), Tensor(np.zeros((1, 1))), Tensor([[1.0]])
+        >>> out = lstm_recurrence(x_parts, Tensor(np.zeros((4, 1))), h0, c0)
+        >>> out[:, 0, 4].tolist()  # c: halved at each step (f = i = sigmoid(0), g = 0)
+        [1.0, 0.5, 0.25, 0.125]
+    """
+    return x_parts._apply(LSTM_RECURRENCE.bind(reverse), w_hh, h0, c0)
+
+
+def gru_recurrence(x_parts: Tensor, w_hh: Tensor, h0: Tensor, b_hh: Tensor | None = None,
+                   reverse: bool = False) -> Tensor:
+    """A GRU layer's steps over a whole sequence as one node of the ``gru_recurrence``
+    primitive (``tensor_engine/rules.py``): ``gru_step`` at each step, from the input's part
+    of its gates ``x_parts`` (T, N, 3H), the weight W_hh (3H, H), the state h0 (N, H) and
+    b_hh (3H,) if the layer has it; its rule is backpropagation through time. Returns each
+    step's r, z, n, h W_hn^T + b_hn and h side by side, after the starting state:
+    (T + 1, N, 5H), step t's h at ``out[t + 1, :, 4 * H:]``; ``reverse`` as for
+    ``lstm_recurrence``.
+
+    Example:
+        >>> import numpy as np
+        >>> x_parts, h0 = Tensor(np.zeros((2, 1, 3))), Tensor([[1.0]])
+        >>> gru_recurrence(x_parts, Tensor(np.zeros((3, 1))), h0)[:, 0, 4].tolist()
+        [1.0, 0.5, 0.25]
+    """
+    biases = () if b_hh is None else (b_hh,)
+    return x_parts._apply(GRU_RECURRENCE.bind(reverse, b_hh is not None), w_hh, h0, *biases)
+
+
+def rnn_recurrence(x_parts: Tensor, w_hh: Tensor, h0: Tensor, relu: bool = False,
+                   reverse: bool = False) -> Tensor:
+    """An Elman RNN layer's steps over a whole sequence as one node of the
+    ``rnn_recurrence`` primitive (``tensor_engine/rules.py``): ``rnn_step`` at each step,
+    from the input's part of each step ``x_parts`` (T, N, H), the weight W_hh (H, H) and
+    the state h0 (N, H), tanh (or, ``relu``, relu); its rule is backpropagation through
+    time. Returns the starting state, then each step's h: (T + 1, N, H); ``reverse`` as
+    for ``lstm_recurrence``.
+
+    Example:
+        >>> import numpy as np
+        >>> x_parts, h0 = Tensor(np.ones((2, 1, 1))), Tensor([[1.0]])
+        >>> rnn_recurrence(x_parts, Tensor([[0.5]]), h0, relu=True)[:, 0, 0].tolist()
+        [1.0, 1.5, 1.75]
+    """
+    return x_parts._apply(RNN_RECURRENCE.bind(relu, reverse), w_hh, h0)
 
 
 # ---- the sequence layers ----
@@ -242,8 +315,12 @@ class RNNBase(Module):
             x = x.transpose(0, 1)
         self._check_input(x)
         h0, c0 = self._states(h0, c0, x.shape[1], x.dtype)
-        steps, h_last, c_last = self._run_layers(x.unbind(0), h0, c0)
-        output = stack(steps, 1 if self.batch_first else 0)
+        fused = self._fused()  # each layer's steps one node, the sequence one Tensor
+        steps, h_last, c_last = self._run_layers(x if fused else x.unbind(0), h0, c0)
+        if isinstance(steps, Tensor):
+            output = steps.transpose(0, 1) if self.batch_first else steps
+        else:
+            output = stack(steps, 1 if self.batch_first else 0)
         if not batched:
             output = output.squeeze(0 if self.batch_first else 1)
             h_last = h_last.squeeze(1)
@@ -287,10 +364,12 @@ class RNNBase(Module):
             _check_state(c0, c_size, "Expected hidden[1] size")
         return h0, c0
 
-    def _run_layers(self, steps: Sequence[Tensor], h0: Tensor, c0: Tensor | None,
-                    ) -> tuple[list[Tensor], Tensor, Tensor | None]:
+    def _run_layers(self, steps: Sequence[Tensor] | Tensor, h0: Tensor, c0: Tensor | None,
+                    ) -> tuple[Sequence[Tensor] | Tensor, Tensor, Tensor | None]:
         """Every layer and direction over the steps, from the initial states: the last
-        layer's outputs, step by step, and each layer's last states, stacked."""
+        layer's outputs, step by step (or, fused, the whole sequence as one Tensor), and
+        each layer's last states, stacked."""
+        fused = isinstance(steps, Tensor)
         directions = 2 if self.bidirectional else 1
         h_n: list[Tensor] = []
         c_n: list[Tensor] = []
@@ -299,17 +378,17 @@ class RNNBase(Module):
             for direction in range(directions):
                 k = layer * directions + direction
                 state = (h0[k], None if c0 is None else c0[k])
-                out, (h, c) = self._run_layer(steps, state, self._all_weights[k],
-                                              reverse=direction == 1)
+                run = self._run_fused_layer if fused else self._run_layer
+                out, (h, c) = run(steps, state, self._all_weights[k], reverse=direction == 1)
                 outputs.append(out)
                 h_n.append(h)
                 if c is not None:
                     c_n.append(c)
-            steps = outputs[0] if directions == 1 else [cat(pair, 1) for pair in
-                                                         zip(*outputs)]
+            steps = outputs[0] if directions == 1 else cat(outputs, 2) if fused else [
+                cat(pair, 1) for pair in zip(*outputs)]
             if self.dropout and self.training and layer < self.num_layers - 1:
                 steps = _dropped(steps, self.dropout)
-        return list(steps), stack(h_n), stack(c_n) if c_n else None
+        return steps, stack(h_n), stack(c_n) if c_n else None
 
     def _run_layer(self, steps: Sequence[Tensor], state: State, names: list[str],
                    reverse: bool) -> tuple[list[Tensor], State]:
@@ -357,6 +436,35 @@ class RNNBase(Module):
             h = cat([h, *reversed(ended_h)])
             c = None if c is None else cat([c, *reversed(ended_c)])
         return (outputs[::-1] if reverse else outputs), (h, c)
+
+    def _fused(self) -> bool:
+        """Whether each layer's steps run as one node (``lstm_recurrence``,
+        ``gru_recurrence``, ``rnn_recurrence``): any layer but an LSTM with ``proj_size``,
+        unless ``chaingrad.use_reference()`` asks for the composed steps, the readable
+        reference they are tested against."""
+        return not (self.mode == "LSTM" and self.proj_size > 0) and not reference.only
+
+    def _run_fused_layer(self, x: Tensor, state: State, names: list[str],
+                         reverse: bool) -> tuple[Tensor, State]:
+        """One layer in one direction over the sequence x (T, N, I): the input's part of
+        every step's gates in one product, then the steps as one node; its outputs
+        (T, N, H) and its last state, read off the node."""
+        w_ih, w_hh, *biases = (getattr(self, name) for name in names)
+        n, steps = self.hidden_size, (slice(0, -1) if reverse else slice(1, None))
+        last = 0 if reverse else -1
+        h0, c0 = state
+        if self.mode == "GRU":
+            x_parts = x @ w_ih.T + biases[0] if biases else x @ w_ih.T
+            out = gru_recurrence(x_parts, w_hh, h0, biases[1] if biases else None, reverse)
+            return out[steps, :, 4 * n:], (out[last, :, 4 * n:], None)
+        x_parts = x @ w_ih.T
+        if biases:
+            x_parts = x_parts + (biases[0] + biases[1])
+        if self.mode != "LSTM":
+            out = rnn_recurrence(x_parts, w_hh, h0, self.mode == "RNN_RELU", reverse)
+            return out[steps], (out[last], None)
+        out = lstm_recurrence(x_parts, w_hh, h0, cast(Tensor, c0), reverse)
+        return out[steps, :, 5 * n:], (out[last, :, 5 * n:], out[last, :, 4 * n:5 * n])
 
     def _check_input(self, x: Tensor) -> None:
         weight = self._flat_weights[0]
@@ -721,10 +829,13 @@ def _check_state(state: Tensor, expected: tuple[int, int, int], what: str) -> No
         raise RuntimeError(f"{what} {expected}, got {list(state.shape)}")
 
 
-def _dropped(steps: Sequence[Tensor], p: float) -> list[Tensor]:
+def _dropped(steps: Sequence[Tensor] | Tensor, p: float) -> Sequence[Tensor] | Tensor:
     """Each step times its rows of the mask that ``F.dropout`` would apply to the steps
     joined (torch's draws for the seed, in that order, the steps packed or not): the same
-    numbers as dropout on the joined outputs, while each step's gradient stays its own."""
+    numbers as dropout on the joined outputs, while each step's gradient stays its own. A
+    whole sequence (a fused layer's output) is multiplied by the mask at once."""
+    if isinstance(steps, Tensor):
+        return steps * F.dropout(ones(steps.shape, dtype=steps.dtype), p, True)
     rows = [step.shape[0] for step in steps]
     first = steps[0]
     mask = F.dropout(ones((sum(rows), *first.shape[1:]), dtype=first.dtype), p, True)

@@ -177,6 +177,69 @@ def test_dropout_between_layers_draws_torchs_masks_in_training_only(torch, name,
     assert np.array_equal(eval_out.detach().numpy(), ours(chaingrad.tensor(x))[0].detach().numpy())
 
 
+FUSED_CASES = [{}, {"num_layers": 2, "bidirectional": True}, {"bias": False, "batch_first": True},
+               {"num_layers": 3, "dropout": 0.4}]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kwargs", FUSED_CASES)
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN", "RNN_RELU"])
+def test_a_fused_layer_gives_the_composed_steps_numbers(name, kwargs, dtype):
+    """Each layer's steps one ``lstm_recurrence`` (``gru_recurrence``, ``rnn_recurrence``)
+    node, against the composed steps that ``use_reference()`` runs: outputs and every
+    gradient within rounding, with and without initial states, batched and not."""
+    rng = np.random.default_rng(7)
+    layers = kwargs.get("num_layers", 1) * (2 if kwargs.get("bidirectional") else 1)
+    for batch in ((3,), ()):
+        steps = (*batch, 5) if kwargs.get("batch_first") else (5, *batch)
+        x = rng.standard_normal((*steps, 4)).astype(dtype)
+        states = [rng.standard_normal((layers, *batch, 6)).astype(dtype)
+                  for _ in range(2 if name == "LSTM" else 1)]
+        weights = None
+        results = []
+        for composed in (False, True):
+            chaingrad.use_reference(composed)
+            try:
+                chaingrad.manual_seed(2)
+                make = (lambda *a, **k: nn.RNN(*a, nonlinearity="relu", **k)) if \
+                    name == "RNN_RELU" else getattr(nn, name)
+                layer = make(4, 6, **kwargs).to(
+                    dtype=chaingrad.float64 if dtype == np.float64 else chaingrad.float32)
+                inputs = [chaingrad.tensor(a, requires_grad=True) for a in (x, *states)]
+                out = flat(layer(inputs[0], tuple(inputs[1:]) if name == "LSTM" else inputs[1]))
+                weights = weights or [rng.uniform(0.5, 1.5, tuple(o.shape)).astype(dtype)
+                                      for o in out]
+                sum((o * chaingrad.tensor(w)).sum() for o, w in zip(out, weights)).backward()
+                results.append([o.detach().numpy() for o in out] + [
+                    t.grad.numpy() for t in (*inputs, *layer.parameters())])
+            finally:
+                chaingrad.use_reference(False)
+        tolerance = {"rtol": 1e-5, "atol": 1e-6} if dtype == np.float32 else {
+            "rtol": 1e-12, "atol": 1e-13}
+        for k, (fused, composed) in enumerate(zip(*results)):
+            np.testing.assert_allclose(fused, composed, **tolerance, err_msg=f"result {k}")
+
+
+def test_a_fused_layer_is_one_node_per_layer_and_direction():
+    chaingrad.manual_seed(0)
+    output, (h_n, c_n) = nn.LSTM(3, 4, num_layers=2, bidirectional=True)(
+        chaingrad.randn(5, 2, 3))
+    gru_output, gru_h_n = nn.GRU(3, 4, num_layers=2, bidirectional=True)(
+        chaingrad.randn(5, 2, 3))
+    rnn_output, rnn_h_n = nn.RNN(3, 4, num_layers=2, bidirectional=True)(
+        chaingrad.randn(5, 2, 3))
+    ops, stack = [], [output, h_n, c_n, gru_output, gru_h_n, rnn_output, rnn_h_n]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if id(node) not in seen:
+            seen.add(id(node))
+            ops.append(node._op)
+            stack.extend(node._prev)
+    assert ops.count("lstm_recurrence") == ops.count("gru_recurrence") == 4
+    assert ops.count("rnn_recurrence") == 4 and "sigmoid" not in ops and "tanh" not in ops
+
+
 @pytest.mark.parametrize(("name", "kwargs"), [
     ("RNN", {"num_layers": 2, "bidirectional": True}), ("RNN", {"nonlinearity": "relu"}),
     ("LSTM", {"num_layers": 2, "proj_size": 2}), ("LSTM", {"bidirectional": True}),
@@ -200,28 +263,38 @@ def test_the_gradients_match_finite_differences_in_float64(name, kwargs):
 # ---- a graph like any other ----
 
 
-@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"])
-def test_each_opens_in_explain_and_the_page_and_compiles(name, tmp_path):
+@pytest.mark.parametrize(("name", "composed"), [
+    ("RNN", False), ("RNN", True), ("LSTM", False), ("LSTM", True), ("GRU", False),
+    ("GRU", True), ("RNNCell", True), ("LSTMCell", True), ("GRUCell", True)])
+def test_each_opens_in_explain_and_the_page_and_compiles(name, composed, tmp_path):
+    """Composed of steps (a layer's under ``use_reference()``), the graph shows tanh and
+    ``@``; a fused layer's steps are one ``rnn_recurrence`` (``lstm_recurrence``,
+    ``gru_recurrence``) node."""
+    chaingrad.use_reference(composed and "Cell" not in name)
     chaingrad.manual_seed(0)
-    layer = getattr(nn, name)(2, 3)
+    layer = getattr(nn, name)(2, 3, **({} if "Cell" in name else {"num_layers": 2}))
     shape = (2, 1, 2) if "Cell" not in name else (1, 2)
     x = chaingrad.tensor(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
 
     def loss():
         return flat(layer(x))[0].sum()
 
-    text = chaingrad.explain(loss(), file=_Quiet())
-    assert "tanh" in text and "@" in text
-    page = chaingrad.to_html(loss(), tmp_path / "page.html")
-    assert "tanh" in Path(page).read_text(encoding="utf-8")
-    eager = [p.grad.numpy().copy() for p in layer.parameters()]
-    layer.zero_grad()
-    compiled = chaingrad.compile(loss)
-    value = compiled()
-    value.backward()
-    assert np.isclose(value.item(), loss().item(), rtol=1e-6)
-    for p, g in zip(layer.parameters(), eager):
-        np.testing.assert_allclose(p.grad.numpy(), g, rtol=1e-5, atol=1e-7)
+    try:
+        text = chaingrad.explain(loss(), file=_Quiet())
+        page = Path(chaingrad.to_html(loss(), tmp_path / "page.html")).read_text(
+            encoding="utf-8")
+        ops = ("tanh", "@") if composed else (f"{name.lower()}_recurrence", "@")
+        assert all(op in text for op in ops) and ops[0] in page
+        eager = [p.grad.numpy().copy() for p in layer.parameters()]
+        layer.zero_grad()
+        compiled = chaingrad.compile(loss)
+        value = compiled()
+        value.backward()
+        assert np.isclose(value.item(), loss().item(), rtol=1e-6)
+        for p, g in zip(layer.parameters(), eager):
+            np.testing.assert_allclose(p.grad.numpy(), g, rtol=1e-5, atol=1e-7)
+    finally:
+        chaingrad.use_reference(False)
 
 
 class _Quiet:
