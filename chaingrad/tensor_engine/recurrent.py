@@ -84,8 +84,8 @@ def gru_recurrence_on_arrays(x_parts: np.ndarray, w_hh: np.ndarray, h0: np.ndarr
     ``x_parts`` (T, N, 3H: x_t W_ih^T + b_ih), the weight W_hh (3H, H), the state h0
     (N, H) and, if the layer has it, b_hh (3H,) (``rest``: b_hh, then the parameters
     ``reverse`` and ``bias``, whether b_hh is given): (T + 1, N, 5H) (``GRU_PARTS``), row 0
-    the starting state (its other blocks zeros) and row t + 1 step t's r, z, n, h W_hn^T + b_hn and h; with ``reverse``,
-    as ``lstm_recurrence_on_arrays``.
+    the starting state (its other blocks zeros) and row t + 1 step t's r, z, n,
+    h W_hn^T + b_hn and h; with ``reverse``, as ``lstm_recurrence_on_arrays``.
 
     The steps of ``nn/modules/rnn.py``'s ``gru_step``, in its order of operations: with
     h's parts h_r, h_z, h_n of h W_hh^T + b_hh, r = sigmoid(h_r + x_r),
