@@ -193,11 +193,7 @@ def test_singular_values_and_their_gradients_are_torchs(torch, name, shape, dtyp
         sum(((o * lib.tensor(w)).sum() for o, w in zip(outs, weights))).backward()
         assert all(o.dtype == getattr(lib, dtype) for o in outs)
         results.append(([o.detach().numpy() for o in outs], x.grad.numpy()))
-    (outs, grad), (expected, expected_grad) = results
-    tol = 2e-5 if dtype == "float32" else 1e-10
-    for o, e in zip(outs, expected):
-        np.testing.assert_allclose(o, e, rtol=tol, atol=tol)
-    np.testing.assert_allclose(grad, expected_grad, rtol=20 * tol, atol=20 * tol)
+    outputs_and_gradient_agree(results, 2e-5 if dtype == "float32" else 1e-10)
 
 
 def test_full_matrices_completes_u_and_vh_to_orthogonal_ones(torch) -> None:
@@ -326,11 +322,7 @@ def test_everyday_names_give_torchs_numbers_and_gradients(torch, name, dtype) ->
              if o.requires_grad)).backward()
         assert all(o.dtype == getattr(lib, dtype) for o in outs)
         results.append(([o.detach().numpy() for o in outs], x.grad.numpy()))
-    (outs, grad), (expected, expected_grad) = results
-    tol = 5e-5 if dtype == "float32" else 1e-10
-    for o, e in zip(outs, expected):
-        np.testing.assert_allclose(o, e, rtol=tol, atol=tol)
-    np.testing.assert_allclose(grad, expected_grad, rtol=20 * tol, atol=20 * tol)
+    outputs_and_gradient_agree(results, 5e-5 if dtype == "float32" else 1e-10)
 
 
 def test_the_results_are_named_as_torchs(torch) -> None:
@@ -508,3 +500,12 @@ def test_cholesky_upper_reads_the_upper_triangle_as_torch(torch) -> None:
         results.append((u.detach().numpy(), x.grad.numpy()))
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def outputs_and_gradient_agree(results: list, tol: float) -> None:
+    """chaingrad's (outputs, input gradient) against torch's, ``results`` in that order:
+    the outputs within ``tol``, the gradient within 20 times it."""
+    (outs, grad), (expected, expected_grad) = results
+    for o, e in zip(outs, expected):
+        np.testing.assert_allclose(o, e, rtol=tol, atol=tol)
+    np.testing.assert_allclose(grad, expected_grad, rtol=20 * tol, atol=20 * tol)
