@@ -661,9 +661,11 @@ def vander_cases(draw):
 
 @st.composite
 def tensor_matrix_cases(draw, rhs: bool = False):
-    """A 4 x 4 matrix far from singular (``matrix_cases``' kind), for the tensor solvers to
-    see as (2, 2, 4); with ``rhs``, a right-hand side of 4 entries."""
-    a = draw(_array((4, 4), ((-1.0, 1.0),))) + 4 * np.eye(4)
+    """A 4 x 4 matrix far from singular, for the tensor solvers to see as (2, 2, 4): entries
+    in [-1, 1] plus 5 on the diagonal, so that each row's diagonal outweighs the rest (with
+    4, as ``matrix_cases`` adds for n <= 3, -1 everywhere else is singular); with ``rhs``, a
+    right-hand side of 4 entries."""
+    a = draw(_array((4, 4), ((-1.0, 1.0),))) + 5 * np.eye(4)
     return Case((a, draw(_array((4,)))) if rhs else (a,))
 
 
