@@ -437,18 +437,13 @@ BACKENDS_CUDA = frozenset("""
 
 # ---- torch's arguments that chaingrad's functions of the same name do not take yet ----
 
-KEYWORDS_NOT_YET: dict[str, str] = {
-    "out": "write the result to a name instead (y = torch.cat([a, b]))",
-}
+KEYWORDS_NOT_YET: dict[str, str] = {}
 """Keywords that torch's builtin functions take and chaingrad's same-named functions do not,
-yet: Python's own TypeError names the keyword (``cat() got an unexpected keyword argument
-'out'``); here is what to do instead. Only ``out=`` remains, on ``cat`` (``concat``,
-``concatenate``), the factories ``arange``, ``eye``, ``full`` and ``linspace``, and
-``histc``, ``histogram`` and ``nonzero``; the everyday functions take it (``add``,
-``matmul``, ``max``, ``min``, ``sort``, ``topk``, ...: ``factories.with_out``), and
-``layout=``, ``memory_format=``, ``pin_memory=`` and ``sparse_grad=`` are taken at their
-defaults (any other value is refused by name). tests/test_torch_names.py finds every torch
-keyword that a chaingrad function lacks and checks that it is one of these."""
+yet, each with what to do instead (Python's own TypeError would name the keyword). None
+remain: ``out=`` is taken wherever torch takes it (``factories.with_out``), and
+``layout=``, ``memory_format=``, ``pin_memory=`` and ``sparse_grad=`` at their defaults (any
+other value is refused by name). tests/test_torch_names.py finds every torch keyword that a
+chaingrad function lacks and checks that it is one of these."""
 
 LINALG = frozenset("""
     common_notes eig eigvals householder_product ldl_factor ldl_factor_ex ldl_solve

@@ -187,6 +187,7 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     return _filled("empty", _sizes("empty", size, named), 0, dtype, device, requires_grad)
 
 
+@with_out
 def full(size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
          requires_grad: bool = False, *, layout: Any = None) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value``, whose type gives the dtype if
@@ -440,6 +441,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     drawn = sampling.draw_multinomial(generator, probs, num_samples, bool(replacement))
     return leaf(drawn, False, "multinomial")
 
+@with_out
 def arange(start: Any = None, end: Any = None, step: Any = 1, *, dtype: Any = None,
            device: Any = None, requires_grad: bool = False, layout: Any = None) -> Tensor:
     """start, start + step, ... up to (not including) end; int64 when all three are ints,
@@ -475,6 +477,7 @@ def arange(start: Any = None, end: Any = None, step: Any = 1, *, dtype: Any = No
     return leaf(values, requires_grad, "arange")
 
 
+@with_out
 def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False, layout: Any = None) -> Tensor:
     """``steps`` evenly spaced numbers from start to end, both included (float32 unless
@@ -494,6 +497,7 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, device: Any
     return leaf(values.astype(wanted), requires_grad, "linspace")
 
 
+@with_out
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None,
         requires_grad: bool = False, layout: Any = None) -> Tensor:
     """The n x m identity matrix (m = n if not given)."""

@@ -44,6 +44,7 @@ def _tensors(tensors: Any, where: str) -> list[Tensor]:
     return ts
 
 
+@with_out
 def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join tensors along an existing ``dim``, as torch.cat;  each input's gradient is its
     slice of g (``rules.CONCATENATE``).
@@ -71,6 +72,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> 
     return make_node(data, tuple(ts), CONCATENATE.bind(ax, pieces))
 
 
+@with_out
 def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     """``cat`` under numpy's name (``axis`` for ``dim``)."""
     return cat(tensors, axis)

@@ -285,16 +285,19 @@ def topk(input: Any, k: int, dim: int = -1, largest: bool = True,  # noqa: A002
     return _tensor(input, "topk").topk(k, dim, largest, sorted)
 
 
+@with_outs
 def nonzero(input: Any, *, as_tuple: bool = False) -> Any:  # noqa: A002
     """The indices of the nonzero entries (see ``Tensor.nonzero``)."""
     return _tensor(input, "nonzero").nonzero(as_tuple=as_tuple)
 
 
+@with_out
 def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
     """How many entries fall in each of ``bins`` equal bins (see ``Tensor.histc``)."""
     return _tensor(input, "histc").histc(bins, min, max)
 
 
+@with_outs
 def histogram(input: Any, bins: Any = 100, *, range: Any = None,  # noqa: A002
               weight: Any = None, density: bool = False) -> Any:
     """``(hist, bin_edges)`` (see ``Tensor.histogram``)."""
