@@ -191,6 +191,9 @@ def all_finite(a: Any) -> bool:
         return True  # booleans and integers are finite
     import numpy as np  # (loaded already: ``a`` is an array; Values never come here)
 
+    if a.flags.f_contiguous and not a.flags.c_contiguous:
+        a = a.T  # a transposed array (a weight's gradient): its entries in place (vdot
+        # would copy a strided array first)
     return math.isfinite(np.vdot(a, a)) or bool(np.isfinite(a).all())
 
 
