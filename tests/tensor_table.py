@@ -507,7 +507,7 @@ def _torch_gru_recurrence(x_parts, w_hh, h0, *b_hh, reverse):
         r = (h_part[:, :n] + x_part[:, :n]).sigmoid()
         z = (h_part[:, n:2 * n] + x_part[:, n:2 * n]).sigmoid()
         new = (x_part[:, 2 * n:] + h_part[:, 2 * n:] * r).tanh()
-        h = (1 - z) * new + z * h
+        h = (h - new) * z + new  # as torch's GRU kernel computes it (ATen's gru_cell)
         rows[t] = T.cat([r, z, new, h_part[:, 2 * n:], h], -1)
     start = T.cat([T.zeros_like(h0).repeat(1, 4), h0], -1)
     return T.stack(rows + [start] if reverse else [start] + rows)
