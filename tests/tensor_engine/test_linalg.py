@@ -142,15 +142,7 @@ def test_grad_fn_names_compile_and_explain_as_any_op(torch) -> None:
         return (chaingrad.linalg.solve(a, b).sum() + chaingrad.linalg.det(a)
                 + (chaingrad.linalg.inv(a) ** 2).sum())
 
-    eager = loss()
-    eager.backward()
-    expected = (eager.item(), a.grad.numpy().copy(), b.grad.numpy().copy())
-    a.grad = b.grad = None
-    compiled = chaingrad.compile(loss)()
-    compiled.backward()
-    assert compiled.item() == expected[0]
-    np.testing.assert_allclose(a.grad.numpy(), expected[1], rtol=1e-12)
-    np.testing.assert_allclose(b.grad.numpy(), expected[2], rtol=1e-12)
+    compiled_agrees_with_eager(loss, a, b)
     text = chaingrad.explain(loss())
     for formula in ("inverse(leaf1.data).mT", "solved(leaf1.data.T, out.grad)"):
         assert formula in text
@@ -376,15 +368,7 @@ def test_the_decompositions_compile_to_the_eager_numbers() -> None:
                 + linalg.lu(a).U.sum() + linalg.lu_solve(*linalg.lu_factor(square), b[:, :3])
                 .sum())
 
-    eager = loss()
-    eager.backward()
-    expected = (eager.item(), a.grad.numpy().copy(), b.grad.numpy().copy())
-    a.grad = b.grad = None
-    compiled = chaingrad.compile(loss)()
-    compiled.backward()
-    assert compiled.item() == expected[0]
-    np.testing.assert_allclose(a.grad.numpy(), expected[1], rtol=1e-12)
-    np.testing.assert_allclose(b.grad.numpy(), expected[2], rtol=1e-12)
+    compiled_agrees_with_eager(loss, a, b)
 
 
 def test_torch_norm_of_nuc_is_the_nuclear_norm_as_torchs(torch) -> None:
@@ -509,3 +493,16 @@ def outputs_and_gradient_agree(results: list, tol: float) -> None:
     for o, e in zip(outs, expected):
         np.testing.assert_allclose(o, e, rtol=tol, atol=tol)
     np.testing.assert_allclose(grad, expected_grad, rtol=20 * tol, atol=20 * tol)
+
+
+def compiled_agrees_with_eager(loss, a, b) -> None:
+    """``loss()`` compiled gives the eager value, and a's and b's gradients within 1e-12."""
+    eager = loss()
+    eager.backward()
+    expected = (eager.item(), a.grad.numpy().copy(), b.grad.numpy().copy())
+    a.grad = b.grad = None
+    compiled = chaingrad.compile(loss)()
+    compiled.backward()
+    assert compiled.item() == expected[0]
+    np.testing.assert_allclose(a.grad.numpy(), expected[1], rtol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), expected[2], rtol=1e-12)
