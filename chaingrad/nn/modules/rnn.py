@@ -477,7 +477,38 @@ class RNNBase(Module):
                                f"{self.input_size}, got {x.shape[-1]}")
 
 
-class RNN(RNNBase):
+class _StateOnlyRNN(RNNBase):
+    """What ``RNN`` and ``GRU`` share: a state h alone (an LSTM's is the pair (h, c)), so a
+    call gives ``(output, h_n)``."""
+
+    def forward(self, input: Tensor | PackedSequence, hx: Tensor | None = None,  # noqa: A002
+                ) -> tuple[Tensor | PackedSequence, Tensor]:
+        output, h_n, _ = self._run(input, hx)
+        return output, h_n
+
+    if TYPE_CHECKING:  # what a call gives for each input (Module's __call__ reads one)
+        @overload
+        def __call__(self, input: Tensor, hx: Tensor | None = None,  # noqa: A002
+                     ) -> tuple[Tensor, Tensor]: ...
+
+        @overload
+        def __call__(self, input: PackedSequence, hx: Tensor | None = None,  # noqa: A002
+                     ) -> tuple[PackedSequence, Tensor]: ...
+
+        def __call__(self, input: Any, hx: Any = None) -> Any: ...  # noqa: A002
+
+
+def _refuse_options(name: str, kwargs: dict[str, Any]) -> None:
+    """torch's errors for what ``RNN`` and ``GRU`` do not take: ``proj_size`` (an LSTM's)
+    or any other keyword."""
+    if "proj_size" in kwargs:
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+    if kwargs:
+        raise TypeError(f"{name}.__init__() got an unexpected keyword argument "
+                        f"{next(iter(kwargs))!r}")
+
+
+class RNN(_StateOnlyRNN):
     """An Elman RNN, as torch.nn.RNN: for each step t and each layer,
     h_t = tanh(x_t W_ih^T + b_ih + h_(t-1) W_hh^T + b_hh) (relu with
     ``nonlinearity='relu'``).
@@ -505,11 +536,7 @@ class RNN(RNNBase):
                  nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
                  dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
                  dtype: Any = None, **kwargs: Any) -> None:
-        if "proj_size" in kwargs:
-            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
-        if kwargs:
-            raise TypeError(f"RNN.__init__() got an unexpected keyword argument "
-                            f"{next(iter(kwargs))!r}")
+        _refuse_options("RNN", kwargs)
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
                              f"'relu'.")
@@ -517,22 +544,6 @@ class RNN(RNNBase):
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
                          hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          device=device, dtype=dtype)
-
-    def forward(self, input: Tensor | PackedSequence, hx: Tensor | None = None,  # noqa: A002
-                ) -> tuple[Tensor | PackedSequence, Tensor]:
-        output, h_n, _ = self._run(input, hx)
-        return output, h_n
-
-    if TYPE_CHECKING:  # what a call gives for each input (Module's __call__ reads one)
-        @overload
-        def __call__(self, input: Tensor, hx: Tensor | None = None,  # noqa: A002
-                     ) -> tuple[Tensor, Tensor]: ...
-
-        @overload
-        def __call__(self, input: PackedSequence, hx: Tensor | None = None,  # noqa: A002
-                     ) -> tuple[PackedSequence, Tensor]: ...
-
-        def __call__(self, input: Any, hx: Any = None) -> Any: ...  # noqa: A002
 
 
 class LSTM(RNNBase):
@@ -585,7 +596,7 @@ class LSTM(RNNBase):
         def __call__(self, input: Any, hx: Any = None) -> Any: ...  # noqa: A002
 
 
-class GRU(RNNBase):
+class GRU(_StateOnlyRNN):
     """A gated recurrent unit network, as torch.nn.GRU: for each step and layer, the reset
     and update gates r = sigmoid(x_r + h_r) and z = sigmoid(x_z + h_z), the new gate
     n = tanh(x_n + r * h_n) (torch's: the reset applied to h W_hn^T + b_hn) and
@@ -610,29 +621,9 @@ class GRU(RNNBase):
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
                  bidirectional: bool = False, device: Any = None, dtype: Any = None,
                  **kwargs: Any) -> None:
-        if "proj_size" in kwargs:
-            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
-        if kwargs:
-            raise TypeError(f"GRU.__init__() got an unexpected keyword argument "
-                            f"{next(iter(kwargs))!r}")
+        _refuse_options("GRU", kwargs)
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, device=device, dtype=dtype)
-
-    def forward(self, input: Tensor | PackedSequence, hx: Tensor | None = None,  # noqa: A002
-                ) -> tuple[Tensor | PackedSequence, Tensor]:
-        output, h_n, _ = self._run(input, hx)
-        return output, h_n
-
-    if TYPE_CHECKING:  # what a call gives for each input (Module's __call__ reads one)
-        @overload
-        def __call__(self, input: Tensor, hx: Tensor | None = None,  # noqa: A002
-                     ) -> tuple[Tensor, Tensor]: ...
-
-        @overload
-        def __call__(self, input: PackedSequence, hx: Tensor | None = None,  # noqa: A002
-                     ) -> tuple[PackedSequence, Tensor]: ...
-
-        def __call__(self, input: Any, hx: Any = None) -> Any: ...  # noqa: A002
 
 
 # ---- the cells: one step ----
