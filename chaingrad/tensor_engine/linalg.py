@@ -85,12 +85,17 @@ def DET(xs, out, g):
 
 @shown()
 def invertible(det_a: Any) -> bool:
-    """Whether Jacobi's formula holds for every matrix of a batch, as torch's two passes
-    tell: no det(A) is 0 in a plain ``backward()`` (arrays), none is below 100 eps in size
-    under ``create_graph`` (Tensors; see ``det_backward``)."""
+    """Whether Jacobi's formula holds for every matrix of a batch (``singular_where``)."""
+    return not np.any(singular_where(det_a))
+
+
+def singular_where(det_a: Any) -> np.ndarray:
+    """Where Jacobi's formula for det's gradient fails, as torch's two passes tell: det(A)
+    is 0 in a plain ``backward()`` (arrays), below 100 eps in size under ``create_graph``
+    (Tensors; see ``det_backward``)."""
     if isinstance(det_a, ARRAY_TYPES):
-        return not np.any(det_a == 0)
-    return not (np.abs(det_a._value) < 100 * np.finfo(det_a._value.dtype).eps).any()
+        return det_a == 0
+    return np.abs(det_a._value) < 100 * np.finfo(det_a._value.dtype).eps
 
 
 def solve_on_arrays(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -482,8 +487,9 @@ def thin_svd(a: Any) -> tuple[Any, Any, Any]:
 
 
 def det_backward(a: Any, det_a: Any, g: Any) -> Any:
-    """dA of det(A), as torch's ``linalg_det_backward``: g det(A) A^-T (Jacobi's formula)
-    for an invertible A. At a singular one torch's two passes differ, and so do these:
+    """dA of det(A) for a batch that holds a singular matrix (``singular_where``), as
+    torch's ``linalg_det_backward``: g det(A) A^-T (Jacobi's formula) for an invertible A.
+    At a singular one torch's two passes differ, and so do these:
 
     - a plain ``backward()`` (arrays): torch solves with its LU factors, an exact zero
       pivot replaced by eps, so that its dA there is g det(A) = 0 times a finite matrix: 0.
@@ -493,15 +499,10 @@ def det_backward(a: Any, det_a: Any, g: Any) -> Any:
       singular matrix: g det(U) det(Vh) U diag(prod of the S_j, j != i) Vh, made of nodes
       so that it differentiates again; elsewhere, Jacobi's formula.
     """
-    n = a.shape[-1]
-    if isinstance(g, ARRAY_TYPES):
-        singular = det_a == 0  # where an inverse may not exist, and g det(A) is 0
-        if np.any(singular):
-            a = np.where(np.reshape(singular, np.shape(singular) + (1, 1)), _identity(a, n), a)
+    n, small = a.shape[-1], singular_where(det_a)
+    if isinstance(g, ARRAY_TYPES):  # where an inverse may not exist, g det(A) is 0
+        a = np.where(np.reshape(small, np.shape(small) + (1, 1)), _identity(a, n), a)
         return (g * det_a)[..., None, None] * inv_on_arrays(a).mT
-    small = np.abs(det_a._value) < 100 * np.finfo(det_a._value.dtype).eps
-    if not small.any():
-        return (g * det_a)[..., None, None] * matrix_inverse(a).mT
     if small.all():
         return _adjugate_by_svd(a, g)
     # some of a batch: each formula on its own matrices, then back in the batch's order
