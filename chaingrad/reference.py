@@ -8,8 +8,9 @@ gradient (``tensor_engine.rules.matmul_y_grad_transposed``), the rules of layer_
 GELU on arrays (``tensor_engine.rules.layer_norm_grads_fast``, ``rules.gelu_grad_fast``)
 and a recurrent layer's steps as one node (``lstm_recurrence``, ``gru_recurrence``,
 ``rnn_recurrence``, whose reference is the steps composed of ``@``, ``sigmoid``, ``tanh``,
-...). With the switch on, none of them runs: step into ``F.conv2d`` in a debugger and you
-are in the reference that the docs show.
+...) and a plain ``x += y`` outside a graph (``InPlace._ufunc_in_place``). With the
+switch on, none of them runs: step into ``F.conv2d`` in a debugger and you are in the
+reference that the docs show.
 The backward loop has no twin: ``autodiff.backward_pass`` is the one that runs, switch or
 not.
 

@@ -223,3 +223,47 @@ def test_zero_fill_and_copy_in_a_graph_write_over_infinities_and_pass_torchs_gra
     z.fill_(v[0])
     (z * x).sum().backward()
     assert x.grad.tolist() == [5.0, 5.0, 5.0] and v.grad.tolist() == [6.0]  # torch's
+
+
+WRITES = {
+    "+=": lambda x, v: x.__iadd__(v), "-=": lambda x, v: x.__isub__(v),
+    "*=": lambda x, v: x.__imul__(v), "/=": lambda x, v: x.__itruediv__(v),
+    "add_": lambda x, v: x.add_(v), "sub_": lambda x, v: x.sub_(v),
+    "mul_": lambda x, v: x.mul_(v),
+}
+OPERANDS = {
+    "tensor": lambda rng, x: Tensor(rng.standard_normal(x.shape).astype(x.dtype)),
+    "array": lambda rng, x: rng.standard_normal(x.shape).astype(x.dtype),
+    "float": lambda rng, x: -0.1,
+    "int": lambda rng, x: 3,
+    "zeros (inf and nan)": lambda rng, x: Tensor(np.zeros(x.shape, x.dtype)),
+    "itself": lambda rng, x: x,
+    "its transpose": lambda rng, x: x.T,
+    "a row (broadcast)": lambda rng, x: Tensor(rng.standard_normal(x.shape[1]).astype(x.dtype)),
+    "float64 into float32": lambda rng, x: rng.standard_normal(x.shape),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("operand", OPERANDS)
+@pytest.mark.parametrize("write", WRITES)
+def test_a_plain_write_by_the_ufunc_twin_gives_the_references_numbers(write, operand, dtype):
+    """``x += y`` (and ``-=``, ``*=``, ``/=``, ``add_``, ...) outside a graph: the ufunc
+    written into x's array (``InPlace._ufunc_in_place``) gives, bit for bit, the numbers of
+    the reference, which computes x + y as a Tensor and copies it in, inf and nan included;
+    the write is counted either way."""
+    results = []
+    for only in (True, False):
+        chaingrad.use_reference(only)
+        try:
+            rng = np.random.default_rng(0)
+            data = rng.standard_normal((4, 4)).astype(dtype)
+            data[0, 0] = 0.0
+            x = Tensor(data)
+            before = chaingrad.guards.writes[0]
+            out = WRITES[write](x, OPERANDS[operand](rng, x))
+        finally:
+            chaingrad.use_reference(False)
+        assert out is x and chaingrad.guards.writes[0] > before
+        results.append(x.numpy())
+    np.testing.assert_array_equal(results[1], results[0], strict=True)
