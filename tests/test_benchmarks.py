@@ -102,7 +102,8 @@ def test_quick_run_reports_every_workload(tmp_path):
     for workload in ("S1", "S2", "S2c", "S3", "T1/8", "T1/16", "T2", "T3", "T4", "T5", "T6",
                      "T7"):
         engines_run = ["chaingrad"] + (["micrograd"] if workload[0] == "S" else [])
-        for engine in engines_run + (["numpy"] if workload[:2] in ("T1", "T4") else []):
+        for engine in engines_run + (["numpy"] if workload[:2] in ("T1", "T4", "T5", "T6",
+                                                                  "T7") else []):
             row = rows[(workload, engine)]
             assert row["status"] == "ok", row
             for name, metric in row["metrics"].items():
@@ -349,6 +350,48 @@ def test_t4_by_hand_in_numpy_is_the_same_step_as_on_chaingrad():
     for mine, theirs in zip((floor.C, floor.W1, floor.b1, floor.W2, floor.b2),
                             engine.parameters):
         np.testing.assert_allclose(mine, theirs.detach().numpy(), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("workload", ["T5", "T6", "T7"])
+def test_the_gpt_steps_by_hand_in_numpy_are_the_steps_chaingrad_takes(workload):
+    """The GPT floor rows are the steps they claim to be: given chaingrad's batches and
+    dropout masks (replayed from its generator), the numpy program gives chaingrad's
+    gradients, losses and parameters. Measured at batch 4: gradients within 9.0e-7 of each
+    parameter's largest (1e-5 asked), losses within 1.2e-7 relative (1e-6 asked), weights
+    after three AdamW steps within 4.9e-5 (2e-4 asked: AdamW's m / sqrt(v) magnifies float32
+    rounding where a gradient is near 0; a wrong gradient moves a weight by about lr, 1e-3,
+    a step)."""
+    from workloads import gpt_by_hand, lectures
+
+    engine = lectures.STEPS[workload](chaingrad, batch=4)
+    floor = gpt_by_hand.FLOORS[workload](chaingrad, batch=4)
+    p = engine.c["dropout"]
+    floor.batches = lambda: tuple(t.numpy() for t in engine.next_batch())
+    floor.keep = lambda shape: chaingrad.nn.functional.dropout(chaingrad.ones(shape), p).numpy()
+    theirs = dict(engine.model.named_parameters())
+    start = chaingrad.get_rng_state()
+    _, loss = engine.model(*engine.next_batch())
+    loss.backward()
+    chaingrad.set_rng_state(start)
+    idx, targets = floor.batches()
+    floor.forward(idx.reshape(-1), targets.reshape(-1))
+    floor.backward(idx.reshape(-1))
+    assert floor.loss == pytest.approx(loss.item(), rel=1e-6)
+    for name, (key, first, stop) in floor.names.items():
+        grad = theirs[name].grad.numpy()
+        assert np.abs(floor.g[key][first:stop] - grad).max() <= 1e-5 * np.abs(grad).max(), name
+    engine.optimizer.zero_grad(set_to_none=True)
+    for _ in range(3):
+        start = chaingrad.get_rng_state()
+        engine.step()
+        after = chaingrad.get_rng_state()
+        chaingrad.set_rng_state(start)
+        floor.step()
+        assert np.array_equal(chaingrad.get_rng_state().numpy(), after.numpy())  # same draws
+        assert floor.loss == pytest.approx(engine.loss.item(), rel=1e-6)
+    for name, mine in floor.named_parameters():
+        np.testing.assert_allclose(mine, theirs[name].detach().numpy(), rtol=0, atol=2e-4,
+                                   err_msg=name)
 
 
 def test_steady_heap_fixes_mallocs_thresholds_in_the_timing_workers_only():

@@ -4,7 +4,8 @@ T1: a training step of an MLP 784-128-10 (ReLU, softmax cross-entropy, SGD lr 0.
 random float32 data; T2: a training step of a small CNN on scikit-learn's 8x8 digits;
 T3: a chain of 1-element tensor ops, forward and backward per op (the per-op overhead).
 T4-T7: the makemore MLP step, the GPT lecture's iteration and nanoGPT's (two ways)
-(``lectures``), on chaingrad and torch.
+(``lectures``), on chaingrad and torch, and by hand in numpy (``lectures.MlpStepT4Numpy``,
+``gpt_by_hand``).
 
 The caller sets one BLAS/OpenMP thread (environment, before numpy is imported) and
 ``torch.set_num_threads(1)``. ``make(name, workload, **sizes)`` raises ``engines.MissingError``
@@ -217,10 +218,13 @@ def _lecture(engine: str, workload: str, batch: int, steps: int) -> tuple[Any, s
         import chaingrad as module
 
         label = f"chaingrad {version_of('chaingrad')}"
-    elif engine == "numpy" and workload == "T4":
+    elif engine == "numpy" and workload in ("T4", "T5", "T6", "T7"):
         import chaingrad
 
-        work = lectures.MlpStepT4Numpy(chaingrad, batch)
+        from . import gpt_by_hand  # imports chaingrad's erf: only where the row runs
+
+        by_hand = {"T4": lectures.MlpStepT4Numpy, **gpt_by_hand.FLOORS}[workload]
+        work = by_hand(chaingrad, batch)
         return (StepBlock(work.step, steps), f"numpy {np.__version__} (by hand)",
                 "hand-written forward/backward, no autograd")
     else:
