@@ -9,10 +9,11 @@ Run from the repository root:
 It records every product the workload's step by hand (``workloads/gpt_by_hand.py``) makes
 in one step (the same arrays, views and ``out=``), then times, each engine in a process of
 its own, one thread, the engines alternating round after round: numpy replaying those
-calls, and torch's ``a @ b`` on the same operands (``torch.from_numpy`` of the same views,
-so the same shapes and memory layouts, torch's result allocated as its autograd does). The
-numpy process also times the whole step: what is left of it, the step less its products,
-is the floor's elementwise, reduction and indexing work. Each figure: the median over
+calls, and ``torch.matmul`` on the same operands (``torch.from_numpy`` of the same views,
+so the same shapes and memory layouts) into results allocated once, as numpy's ``out=``.
+The numpy process also times the whole step, the step and its products taking turns: what
+is left of it, the step less its products, is the floor's elementwise, reduction and
+indexing work. Each figure: the median over
 ``--repeats`` in a process, then the median of those over the rounds, with the spread
 (max - min) / median.
 """
@@ -66,14 +67,17 @@ def kind(a: Any, b: Any) -> str:
     return f"{one(a)} @ {one(b)}"
 
 
-def median_ms(run: Any, repeats: int) -> float:
-    run()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
+def median_ms(*runs: Any, repeats: int) -> list[float]:
+    """The median time of each of ``runs`` (functions), in ms, the runs taking turns."""
+    times: list[list[float]] = [[] for _ in runs]
+    for run in runs:
         run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+    for _ in range(repeats):
+        for run, taken in zip(runs, times):
+            start = time.perf_counter()
+            run()
+            taken.append(time.perf_counter() - start)
+    return [statistics.median(taken) * 1e3 for taken in times]
 
 
 def measure(engine: str, workload: str, repeats: int) -> dict[str, Any]:
@@ -85,24 +89,34 @@ def measure(engine: str, workload: str, repeats: int) -> dict[str, Any]:
         groups.setdefault(kind(*call[:2]), []).append(call)
     if engine == "numpy":
         def replay(some: list) -> Any:
-            return lambda: [np.matmul(a, b, out=out) for a, b, out in some]
-        result = {"step": median_ms(floor.step, repeats)}
+            def run() -> None:
+                for a, b, out in some:
+                    np.matmul(a, b, out=out)
+            return run
     else:
         import torch
 
         torch.set_num_threads(1)
-        as_torch = {key: [(torch.from_numpy(a), torch.from_numpy(b)) for a, b, _ in some]
-                    for key, some in groups.items()}
-        groups = as_torch  # type: ignore[assignment]
+        groups = {key: [(torch.from_numpy(a), torch.from_numpy(b),
+                         torch.empty(np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+                                     + (a.shape[-2], b.shape[-1])))
+                         for a, b, _ in some]
+                  for key, some in groups.items()}
 
         def replay(some: list) -> Any:
-            return lambda: [a @ b for a, b in some]
-        result = {}
+            def run() -> None:
+                for a, b, out in some:
+                    torch.matmul(a, b, out=out)
+            return run
     every = [call for some in groups.values() for call in some]
-    result["products"] = median_ms(replay(every), repeats)
-    result["kinds"] = {key: [len(some), median_ms(replay(some), repeats)]
+    result: dict[str, Any] = {"count": len(every)}
+    if engine == "numpy":  # the step and its products taking turns, under the same load
+        result["step"], result["products"] = median_ms(floor.step, replay(every),
+                                                       repeats=repeats)
+    else:
+        result["products"], = median_ms(replay(every), repeats=repeats)
+    result["kinds"] = {key: [len(some), median_ms(replay(some), repeats=repeats)[0]]
                        for key, some in groups.items()}
-    result["count"] = len(every)
     return result
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import lectures
+from . import gpt_by_hand, lectures
 from .engines import MissingError, version_of
 from .scalar import CLOCKS
 
@@ -220,8 +220,6 @@ def _lecture(engine: str, workload: str, batch: int, steps: int) -> tuple[Any, s
         label = f"chaingrad {version_of('chaingrad')}"
     elif engine == "numpy" and workload in ("T4", "T5", "T6", "T7"):
         import chaingrad
-
-        from . import gpt_by_hand  # imports chaingrad's erf: only where the row runs
 
         by_hand = {"T4": lectures.MlpStepT4Numpy, **gpt_by_hand.FLOORS}[workload]
         work = by_hand(chaingrad, batch)
