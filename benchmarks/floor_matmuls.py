@@ -13,9 +13,9 @@ calls, and ``torch.matmul`` on the same operands (``torch.from_numpy`` of the sa
 so the same shapes and memory layouts) into results allocated once, as numpy's ``out=``.
 The numpy process also times the whole step, the step and its products taking turns: what
 is left of it, the step less its products, is the floor's elementwise, reduction and
-indexing work. Each figure: the median over
-``--repeats`` in a process, then the median of those over the rounds, with the spread
-(max - min) / median.
+indexing work, of which it times GELU's forward and backward and AdamW's update apart.
+Each figure: the median over ``--repeats`` in a process, then the median of those over the
+rounds, with the spread (max - min) / median.
 """
 
 from __future__ import annotations
@@ -67,6 +67,20 @@ def kind(a: Any, b: Any) -> str:
     return f"{one(a)} @ {one(b)}"
 
 
+def gelu_of(floor: Any) -> Any:
+    """The step's GELUs, forward and backward, on its own arrays (the backward's gradient
+    first copied afresh from the output, a copy included in the time); nothing for ReLU."""
+    def run() -> None:
+        if not floor.gelu:
+            return
+        for layer in range(floor.layers):
+            hpre, phi = floor.hpre[layer].reshape(-1), floor.phi[layer].reshape(-1)
+            gpt_by_hand.gelu_forward(hpre, phi, floor.u[layer].reshape(-1), *floor.scratch[:2])
+            np.copyto(floor.gu, floor.u[layer])
+            gpt_by_hand.gelu_backward(floor.gu.reshape(-1), hpre, phi, floor.scratch[0])
+    return run
+
+
 def median_ms(*runs: Any, repeats: int) -> list[float]:
     """The median time of each of ``runs`` (functions), in ms, the runs taking turns."""
     times: list[list[float]] = [[] for _ in runs]
@@ -110,9 +124,11 @@ def measure(engine: str, workload: str, repeats: int) -> dict[str, Any]:
             return run
     every = [call for some in groups.values() for call in some]
     result: dict[str, Any] = {"count": len(every)}
-    if engine == "numpy":  # the step and its products taking turns, under the same load
-        result["step"], result["products"] = median_ms(floor.step, replay(every),
-                                                       repeats=repeats)
+    if engine == "numpy":  # the step, its products and two parts of the rest taking turns
+        result["step"], result["products"], result["gelu"], result["adamw"] = median_ms(
+            floor.step, replay(every), gelu_of(floor), floor.adamw, repeats=repeats)
+        if not floor.gelu:
+            result["gelu"] = None
     else:
         result["products"], = median_ms(replay(every), repeats=repeats)
     result["kinds"] = {key: [len(some), median_ms(replay(some), repeats=repeats)[0]]
@@ -150,7 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  numpy step by hand            {spread(steps)}")
     print(f"  its products, numpy           {spread(products)}")
     print(f"  the rest (step - products)    {spread([s - p for s, p in zip(steps, products)])}")
-    print(f"  the same products, torch's @  {spread([r['products'] for r in torch_runs])}")
+    if numpy_runs[0]["gelu"] is not None:
+        print(f"    of which GELU, fwd + bwd    {spread([r['gelu'] for r in numpy_runs])}")
+    print(f"    of which AdamW's update     {spread([r['adamw'] for r in numpy_runs])}")
+    print(f"  the same products, torch      {spread([r['products'] for r in torch_runs])}")
     print("  per kind of product (count a step): numpy ms, torch ms, per step")
     for key, (count, _) in numpy_runs[0]["kinds"].items():
         mine = statistics.median(r["kinds"][key][1] for r in numpy_runs)

@@ -411,6 +411,22 @@ def test_the_gpt_steps_by_hand_take_erf_within_2_ulps_of_math_erf():
     assert np.array_equal(np.signbit(ours), np.signbit(x))
 
 
+def test_floor_matmuls_replays_the_products_of_a_step_by_hand():
+    """floor_matmuls.py times the products a step by hand makes, every one of them, into
+    the step's own arrays; the numpy child's figures come back whole."""
+    import floor_matmuls
+
+    _, calls = floor_matmuls.recorded_products("T5")
+    assert len(calls) == 40  # 2 layers x (6 forward + 12 backward), 3 output, 1 embedding
+    assert all(out is not None and np.matmul(a, b).shape == out.shape for a, b, out in calls)
+    a, b, _ = calls[0]
+    figures = floor_matmuls.measure("numpy", "T5", repeats=1)
+    assert figures["count"] == 40 and figures["gelu"] is None
+    assert min(figures["step"], figures["products"], figures["adamw"]) > 0
+    assert sum(n for n, _ in figures["kinds"].values()) == 40
+    assert floor_matmuls.kind(a, b) == "(512,64) @ (64,192)T"
+
+
 def test_steady_heap_fixes_mallocs_thresholds_in_the_timing_workers_only():
     import versions
 
