@@ -6,7 +6,7 @@ Run from the repository root:
 
     python benchmarks/floor_matmuls.py [--workload T6] [--rounds 3] [--repeats 20]
 
-It records every product the workload's step by hand (``workloads/gpt_by_hand.py``) makes
+It records every product the workload's step by hand (``workloads/by_hand.py``) makes
 in one step (the same arrays, views and ``out=``), then times, each engine in a process of
 its own, one thread, the engines alternating round after round: numpy replaying those
 calls, and ``torch.matmul`` on the same operands (``torch.from_numpy`` of the same views,
@@ -36,7 +36,7 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from workloads import gpt_by_hand  # noqa: E402
+from workloads import by_hand  # noqa: E402
 from workloads.usage import Parser  # noqa: E402
 
 
@@ -45,7 +45,7 @@ def recorded_products(workload: str) -> tuple[Any, list[tuple[Any, Any, Any]]]:
     next step makes."""
     import chaingrad
 
-    floor = gpt_by_hand.FLOORS[workload](chaingrad)
+    floor = by_hand.GPT_FLOORS[workload](chaingrad)
     floor.step()
     calls: list[tuple[Any, Any, Any]] = []
 
@@ -75,9 +75,9 @@ def gelu_of(floor: Any) -> Any:
             return
         for layer in range(floor.layers):
             hpre, phi = floor.hpre[layer].reshape(-1), floor.phi[layer].reshape(-1)
-            gpt_by_hand.gelu_forward(hpre, phi, floor.u[layer].reshape(-1), *floor.scratch[:2])
+            by_hand.gelu_forward(hpre, phi, floor.u[layer].reshape(-1), *floor.scratch[:2])
             np.copyto(floor.gu, floor.u[layer])
-            gpt_by_hand.gelu_backward(floor.gu.reshape(-1), hpre, phi, floor.scratch[0])
+            by_hand.gelu_backward(floor.gu.reshape(-1), hpre, phi, floor.scratch[0])
     return run
 
 
@@ -143,7 +143,7 @@ def spread(values: list[float]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = Parser(prog="floor_matmuls.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--workload", default="T6", choices=sorted(gpt_by_hand.FLOORS))
+    parser.add_argument("--workload", default="T6", choices=sorted(by_hand.GPT_FLOORS))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--engine", choices=("numpy", "torch"), help=argparse.SUPPRESS)

@@ -338,10 +338,10 @@ def test_the_lectures_steps_compute_the_same_losses_on_chaingrad_and_torch(workl
 def test_t4_by_hand_in_numpy_is_the_same_step_as_on_chaingrad():
     """The floor row is the step it claims to be: for the same batches, the numpy program
     written out by hand gives the losses and the parameters chaingrad's step gives."""
-    from workloads import lectures
+    from workloads import by_hand, lectures
 
     engine = lectures.MlpStepT4(chaingrad)
-    floor = lectures.MlpStepT4Numpy(chaingrad)
+    floor = by_hand.MlpStepT4Numpy(chaingrad)
     floor.batches = lambda: chaingrad.randint(0, len(floor.X), (floor.batch,),
                                               generator=floor.generator).numpy()
     for _ in range(5):
@@ -362,10 +362,10 @@ def test_the_gpt_steps_by_hand_in_numpy_are_the_steps_chaingrad_takes(workload):
     after three AdamW steps within 4.9e-5 (2e-4 asked: AdamW's m / sqrt(v) magnifies float32
     rounding where a gradient is near 0; a wrong gradient moves a weight by about lr, 1e-3,
     a step)."""
-    from workloads import gpt_by_hand, lectures
+    from workloads import by_hand, lectures
 
     engine = lectures.STEPS[workload](chaingrad, batch=4)
-    floor = gpt_by_hand.FLOORS[workload](chaingrad, batch=4)
+    floor = by_hand.GPT_FLOORS[workload](chaingrad, batch=4)
     p = engine.c["dropout"]
     floor.batches = lambda: tuple(t.numpy() for t in engine.next_batch())
     floor.keep = lambda shape: chaingrad.nn.functional.dropout(chaingrad.ones(shape), p).numpy()
@@ -398,13 +398,13 @@ def test_the_gpt_steps_by_hand_in_numpy_are_the_steps_chaingrad_takes(workload):
 def test_the_gpt_steps_by_hand_take_erf_within_2_ulps_of_math_erf():
     """GELU's erf in the floor rows (degree 7 where chaingrad's is of degree 10) is as
     accurate as chaingrad's on the points of chaingrad's own erf test."""
-    from workloads import gpt_by_hand
+    from workloads import by_hand
 
     rng = np.random.default_rng(0)
     x = np.concatenate([np.linspace(-6, 6, 20_001), rng.standard_normal(5_000) * 4,
                         [0.0, -0.0, 1e-30, -1e-30, 1e-5, 7.0, -30.0]]).astype(np.float32)
     ours = np.empty_like(x)
-    gpt_by_hand.erf_into(x, ours, np.empty_like(x))
+    by_hand.erf_into(x, ours, np.empty_like(x))
     exact = np.array([math.erf(float(v)) for v in x]).astype(np.float32)
     spacing = np.spacing(np.abs(exact)).astype(np.float64)
     assert np.max(np.abs(ours.astype(np.float64) - exact) / spacing) <= 2

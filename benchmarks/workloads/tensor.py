@@ -4,8 +4,7 @@ T1: a training step of an MLP 784-128-10 (ReLU, softmax cross-entropy, SGD lr 0.
 random float32 data; T2: a training step of a small CNN on scikit-learn's 8x8 digits;
 T3: a chain of 1-element tensor ops, forward and backward per op (the per-op overhead).
 T4-T7: the makemore MLP step, the GPT lecture's iteration and nanoGPT's (two ways)
-(``lectures``), on chaingrad and torch, and by hand in numpy (``lectures.MlpStepT4Numpy``,
-``gpt_by_hand``).
+(``lectures``), on chaingrad and torch, and by hand in numpy (``by_hand``).
 
 The caller sets one BLAS/OpenMP thread (environment, before numpy is imported) and
 ``torch.set_num_threads(1)``. ``make(name, workload, **sizes)`` raises ``engines.MissingError``
@@ -18,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import gpt_by_hand, lectures
+from . import by_hand, lectures
 from .engines import MissingError, version_of
 from .scalar import CLOCKS
 
@@ -221,8 +220,7 @@ def _lecture(engine: str, workload: str, batch: int, steps: int) -> tuple[Any, s
     elif engine == "numpy" and workload in ("T4", "T5", "T6", "T7"):
         import chaingrad
 
-        by_hand = {"T4": lectures.MlpStepT4Numpy, **gpt_by_hand.FLOORS}[workload]
-        work = by_hand(chaingrad, batch)
+        work = by_hand.FLOORS[workload](chaingrad, batch)
         return (StepBlock(work.step, steps), f"numpy {np.__version__} (by hand)",
                 "hand-written forward/backward, no autograd")
     else:

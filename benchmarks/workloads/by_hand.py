@@ -1,16 +1,17 @@
-"""T5-T7 by hand in plain numpy: how little time can an engine built on numpy take for the
-GPT steps of ``lectures.py``? (issue 32 point 5, issue 34 point 7: the floor under
-chaingrad's T5, T6 and T7 rows, as ``lectures.MlpStepT4Numpy`` is T4's.)
+"""T4-T7 by hand in plain numpy: how little time can an engine built on numpy take for the
+steps of ``lectures.py``? (issue 32 point 5, issue 34 point 7: the floor under chaingrad's
+rows, the "numpy (by hand)" rows of ``run.py``.)
 
-Each class takes its workload's model and optimizer as built on chaingrad (``GptIterationT5``,
-``NanoGptIterationT6``, ``NanoGptTrainIterationT7``): the same initial weights, the same
-data, the same AdamW hyperparameters and weight-decay groups. Its ``step`` then writes out,
+``MlpStepT4Numpy`` is T4's. The GPT steps (``GptByHand``) take their workload's model and
+optimizer as built on chaingrad (``GptIterationT5``, ``NanoGptIterationT6``,
+``NanoGptTrainIterationT7``): the same initial weights, the same data, the same AdamW
+hyperparameters and weight-decay groups. Its ``step`` then writes out,
 in float32 numpy with no graph, what the workload's step computes: the forward, the loss,
 every gradient and AdamW's update (T7: the gradients clipped to norm 1.0 first), as a careful
 engineer would for shapes known in advance:
 
 - every array the step needs is allocated once, in ``__init__``; the step writes into them
-  (``out=``) and allocates only row statistics and index arrays;
+  (``out=``) and allocates only row statistics, index arrays and T5's dropout masks;
 - the parameters, their gradients and AdamW's two moments are each one flat array, each
   parameter a view of it (the matrices with weight decay first), so that the update is a
   dozen passes over the whole model, taken a cache-sized chunk at a time;
@@ -42,7 +43,62 @@ from typing import Any
 
 import numpy as np
 
-from .lectures import GPT, NANOGPT, GptIterationT5, NanoGptIterationT6, NanoGptTrainIterationT7
+from .lectures import (
+    GPT,
+    MLP,
+    NANOGPT,
+    GptIterationT5,
+    MlpStepT4,
+    NanoGptIterationT6,
+    NanoGptTrainIterationT7,
+)
+
+
+class MlpStepT4Numpy:
+    """T4 by hand in plain numpy, the floor any engine built on numpy stands on: the same
+    arrays as ``MlpStepT4(chaingrad)`` (so the same losses for the same batches), the
+    forward, the backward and the update written out with no graph, nothing allocated
+    that the step can do without. ``batches``: a function giving the next batch's row
+    numbers (by default numpy's own generator, which costs less than torch's; a test
+    draws them from ``generator``, where ``MlpStepT4``'s would come from)."""
+
+    def __init__(self, chaingrad: ModuleType, batch: int = MLP["batch"],
+                 batches: Any = None):
+        start = MlpStepT4(chaingrad, batch)
+        self.batch, self.width, self.generator = batch, start.width, start.g
+        self.X, self.Y = start.X.numpy(), start.Y.numpy()
+        self.C, self.W1, self.b1, self.W2, self.b2 = (
+            p.detach().numpy().copy() for p in start.parameters)
+        rng = np.random.default_rng(2147483647)
+        self.batches = batches or (lambda: rng.integers(0, len(self.X), batch))
+        self.rows = np.arange(batch)
+        self.lr = np.float32(-MLP["lr"])
+        self.loss = None
+
+    def step(self) -> None:
+        ix = self.batches()
+        contexts, Y = self.X[ix], self.Y[ix]
+        flat = self.C[contexts].reshape(self.batch, self.width)
+        h = np.tanh(flat @ self.W1 + self.b1)
+        logits = h @ self.W2 + self.b2
+        logits -= logits.max(axis=1, keepdims=True)
+        probs = np.exp(logits)
+        probs /= probs.sum(axis=1, keepdims=True)
+        self.loss = -np.log(probs[self.rows, Y]).mean()
+        g = probs  # d(mean cross-entropy)/d(logits) = (softmax - onehot) / batch
+        g[self.rows, Y] -= 1
+        g /= self.batch
+        gh = g @ self.W2.T
+        gh *= 1 - h * h  # through tanh
+        gflat = gh @ self.W1.T
+        self.W2 += self.lr * (h.T @ g)
+        self.b2 += self.lr * g.sum(axis=0)
+        self.W1 += self.lr * (flat.T @ gh)
+        self.b1 += self.lr * gh.sum(axis=0)
+        np.add.at(self.C, contexts.reshape(-1), self.lr * gflat.reshape(-1, self.C.shape[1]))
+
+
+# ---- the GPT steps, T5-T7 ----
 
 CHUNK = 65_536
 """Entries of an elementwise pass taken at a time where a step makes many passes over one
@@ -237,6 +293,8 @@ class GptByHand:
     # ---- the step ----
 
     def step(self) -> None:
+        """One training iteration: the forward and the loss, every gradient, then (T7) the
+        gradients clipped to norm ``clip`` and AdamW's update."""
         idx, targets = self.batches()
         self.forward(idx.reshape(-1), targets.reshape(-1))
         self.backward(idx.reshape(-1))
@@ -248,6 +306,7 @@ class GptByHand:
         self.adamw()
 
     def linear(self, x: np.ndarray, key: str, out: np.ndarray) -> np.ndarray:
+        """x @ W.T + b into ``out`` (W, b: the layer ``key``'s weight and bias, if any)."""
         self.matmul(x, self.w[f"{key}.w"].T, out=out)
         bias = self.w.get(f"{key}.b")
         if bias is not None:
@@ -274,6 +333,9 @@ class GptByHand:
         return qkv.reshape(self.B, self.T, 3, self.H, self.hs)[:, :, which].transpose(0, 2, 1, 3)
 
     def forward(self, idx: np.ndarray, targets: np.ndarray) -> None:
+        """The model on the tokens ``idx`` and the mean cross-entropy against ``targets``
+        (``loss``); what the backward reads is kept, and ``logits`` ends as the loss's
+        gradient with respect to them."""
         x, B, T, C, H = self.x, self.B, self.T, self.C, self.H
         np.take(self.w["wte"], idx, axis=0, out=x)
         x.reshape(B, T, C)[...] += self.w["wpe"][:T]
@@ -359,6 +421,8 @@ class GptByHand:
             self.matmul(g, self.w[f"{key}.w"], out=gx)
 
     def backward(self, idx: np.ndarray) -> None:
+        """Every parameter's gradient into ``grads``, the layers in reverse; ``idx``: the
+        tokens, for the embedding's."""
         B, T, C, H = self.B, self.T, self.C, self.H
         g, gx, ga = self.logits, self.gx, self.ga
         tied = "head.w" not in self.w
@@ -503,6 +567,9 @@ class NanoGptTrainIterationT7Numpy(NanoGptIterationT6Numpy):
         self.clip = self.workload.config["grad_clip"]
 
 
-FLOORS = {"T5": GptIterationT5Numpy, "T6": NanoGptIterationT6Numpy,
-          "T7": NanoGptTrainIterationT7Numpy}
+GPT_FLOORS = {"T5": GptIterationT5Numpy, "T6": NanoGptIterationT6Numpy,
+              "T7": NanoGptTrainIterationT7Numpy}
 """The numpy floor of each GPT workload of ``lectures.STEPS``."""
+
+FLOORS: dict[str, type] = {"T4": MlpStepT4Numpy, **GPT_FLOORS}
+"""The numpy floor of each workload of ``lectures.STEPS``."""
