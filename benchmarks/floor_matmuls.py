@@ -9,8 +9,8 @@ Run from the repository root:
 It records every product the workload's step by hand (``workloads/by_hand.py``) makes
 in one step (the same arrays, views and ``out=``), then times, each engine in a process of
 its own, one thread, the engines alternating round after round: numpy replaying those
-calls, and ``torch.matmul`` on the same operands (``torch.from_numpy`` of the same views,
-so the same shapes and memory layouts) into results allocated once, as numpy's ``out=``.
+calls, and torch's ``a @ b`` on the same operands (``torch.from_numpy`` of the same views,
+so the same shapes and memory layouts), each result dropped at once.
 The numpy process also times the whole step, the step and its products taking turns: what
 is left of it, the step less its products, is the floor's elementwise, reduction and
 indexing work, of which it times GELU's forward and backward and AdamW's update apart.
@@ -111,16 +111,13 @@ def measure(engine: str, workload: str, repeats: int) -> dict[str, Any]:
         import torch
 
         torch.set_num_threads(1)
-        groups = {key: [(torch.from_numpy(a), torch.from_numpy(b),
-                         torch.empty(np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-                                     + (a.shape[-2], b.shape[-1])))
-                         for a, b, _ in some]
+        groups = {key: [(torch.from_numpy(a), torch.from_numpy(b), None) for a, b, _ in some]
                   for key, some in groups.items()}
 
         def replay(some: list) -> Any:
             def run() -> None:
-                for a, b, out in some:
-                    torch.matmul(a, b, out=out)
+                for a, b, _ in some:
+                    a @ b  # the result dropped at once: torch's allocator hands its memory back
             return run
     every = [call for some in groups.values() for call in some]
     result: dict[str, Any] = {"count": len(every)}
