@@ -48,8 +48,8 @@ LOCAL_SCALAR = {"S1": [("chaingrad", False), ("micrograd", False), ("micrograd",
                        ("torch", False)]}
 LOCAL_TENSOR = {"T1": ("chaingrad", "chaingrad-compiled", "torch", "numpy"),
                 "T2": ("chaingrad", "torch"), "T3": ("chaingrad", "torch"),
-                "T4": ("chaingrad", "torch", "numpy"), "T5": ("chaingrad", "torch"),
-                "T6": ("chaingrad", "torch"), "T7": ("chaingrad", "torch")}
+                "T4": ("chaingrad", "torch", "numpy"), "T5": ("chaingrad", "torch", "numpy"),
+                "T6": ("chaingrad", "torch", "numpy"), "T7": ("chaingrad", "torch", "numpy")}
 
 
 def scalar_entries(wid: str, sizes: dict, externals: dict[str, str], skipped: list[str]) -> list:

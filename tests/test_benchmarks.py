@@ -8,6 +8,7 @@ engines compute the same thing.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -102,7 +103,8 @@ def test_quick_run_reports_every_workload(tmp_path):
     for workload in ("S1", "S2", "S2c", "S3", "T1/8", "T1/16", "T2", "T3", "T4", "T5", "T6",
                      "T7"):
         engines_run = ["chaingrad"] + (["micrograd"] if workload[0] == "S" else [])
-        for engine in engines_run + (["numpy"] if workload[:2] in ("T1", "T4") else []):
+        for engine in engines_run + (["numpy"] if workload[:2] in ("T1", "T4", "T5", "T6",
+                                                                  "T7") else []):
             row = rows[(workload, engine)]
             assert row["status"] == "ok", row
             for name, metric in row["metrics"].items():
@@ -336,10 +338,10 @@ def test_the_lectures_steps_compute_the_same_losses_on_chaingrad_and_torch(workl
 def test_t4_by_hand_in_numpy_is_the_same_step_as_on_chaingrad():
     """The floor row is the step it claims to be: for the same batches, the numpy program
     written out by hand gives the losses and the parameters chaingrad's step gives."""
-    from workloads import lectures
+    from workloads import by_hand, lectures
 
     engine = lectures.MlpStepT4(chaingrad)
-    floor = lectures.MlpStepT4Numpy(chaingrad)
+    floor = by_hand.MlpStepT4Numpy(chaingrad)
     floor.batches = lambda: chaingrad.randint(0, len(floor.X), (floor.batch,),
                                               generator=floor.generator).numpy()
     for _ in range(5):
@@ -349,6 +351,80 @@ def test_t4_by_hand_in_numpy_is_the_same_step_as_on_chaingrad():
     for mine, theirs in zip((floor.C, floor.W1, floor.b1, floor.W2, floor.b2),
                             engine.parameters):
         np.testing.assert_allclose(mine, theirs.detach().numpy(), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("workload", ["T5", "T6", "T7"])
+def test_the_gpt_steps_by_hand_in_numpy_are_the_steps_chaingrad_takes(workload):
+    """The GPT floor rows are the steps they claim to be: given chaingrad's batches and
+    dropout masks (replayed from its generator), the numpy program gives chaingrad's
+    gradients, losses and parameters. Measured at batch 4: gradients within 9.0e-7 of each
+    parameter's largest (1e-5 asked), losses within 1.2e-7 relative (1e-6 asked), weights
+    after three AdamW steps within 4.9e-5 (2e-4 asked: AdamW's m / sqrt(v) magnifies float32
+    rounding where a gradient is near 0; a wrong gradient moves a weight by about lr, 1e-3,
+    a step)."""
+    from workloads import by_hand, lectures
+
+    engine = lectures.STEPS[workload](chaingrad, batch=4)
+    floor = by_hand.GPT_FLOORS[workload](chaingrad, batch=4)
+    p = engine.c["dropout"]
+    floor.batches = lambda: tuple(t.numpy() for t in engine.next_batch())
+    floor.keep = lambda shape: chaingrad.nn.functional.dropout(chaingrad.ones(shape), p).numpy()
+    theirs = dict(engine.model.named_parameters())
+    start = chaingrad.get_rng_state()
+    _, loss = engine.model(*engine.next_batch())
+    loss.backward()
+    chaingrad.set_rng_state(start)
+    idx, targets = floor.batches()
+    floor.forward(idx.reshape(-1), targets.reshape(-1))
+    floor.backward(idx.reshape(-1))
+    assert floor.loss == pytest.approx(loss.item(), rel=1e-6)
+    for name, (key, first, stop) in floor.names.items():
+        grad = theirs[name].grad.numpy()
+        assert np.abs(floor.g[key][first:stop] - grad).max() <= 1e-5 * np.abs(grad).max(), name
+    engine.optimizer.zero_grad(set_to_none=True)
+    for _ in range(3):
+        start = chaingrad.get_rng_state()
+        engine.step()
+        after = chaingrad.get_rng_state()
+        chaingrad.set_rng_state(start)
+        floor.step()
+        assert np.array_equal(chaingrad.get_rng_state().numpy(), after.numpy())  # same draws
+        assert floor.loss == pytest.approx(engine.loss.item(), rel=1e-6)
+    for name, mine in floor.named_parameters():
+        np.testing.assert_allclose(mine, theirs[name].detach().numpy(), rtol=0, atol=2e-4,
+                                   err_msg=name)
+
+
+def test_the_gpt_steps_by_hand_take_erf_within_2_ulps_of_math_erf():
+    """GELU's erf in the floor rows (degree 7 where chaingrad's is of degree 10) is as
+    accurate as chaingrad's on the points of chaingrad's own erf test."""
+    from workloads import by_hand
+
+    rng = np.random.default_rng(0)
+    x = np.concatenate([np.linspace(-6, 6, 20_001), rng.standard_normal(5_000) * 4,
+                        [0.0, -0.0, 1e-30, -1e-30, 1e-5, 7.0, -30.0]]).astype(np.float32)
+    ours = np.empty_like(x)
+    by_hand.erf_into(x, ours, np.empty_like(x))
+    exact = np.array([math.erf(float(v)) for v in x]).astype(np.float32)
+    spacing = np.spacing(np.abs(exact)).astype(np.float64)
+    assert np.max(np.abs(ours.astype(np.float64) - exact) / spacing) <= 2
+    assert np.array_equal(np.signbit(ours), np.signbit(x))
+
+
+def test_floor_matmuls_replays_the_products_of_a_step_by_hand():
+    """floor_matmuls.py times the products a step by hand makes, every one of them, into
+    the step's own arrays; the numpy child's figures come back whole."""
+    import floor_matmuls
+
+    _, calls = floor_matmuls.recorded_products("T5")
+    assert len(calls) == 40  # 2 layers x (6 forward + 12 backward), 3 output, 1 embedding
+    assert all(out is not None and np.matmul(a, b).shape == out.shape for a, b, out in calls)
+    a, b, _ = calls[0]
+    figures = floor_matmuls.measure("numpy", "T5", repeats=1)
+    assert figures["count"] == 40 and figures["gelu"] is None
+    assert min(figures["step"], figures["products"], figures["adamw"]) > 0
+    assert sum(n for n, _ in figures["kinds"].values()) == 40
+    assert floor_matmuls.kind(a, b) == "(512,64) @ (64,192)T"
 
 
 def test_steady_heap_fixes_mallocs_thresholds_in_the_timing_workers_only():

@@ -80,52 +80,6 @@ class MlpStepT4:
         self.loss = loss
 
 
-class MlpStepT4Numpy:
-    """T4 by hand in plain numpy, the floor any engine built on numpy stands on: the same
-    arrays as ``MlpStepT4(chaingrad)`` (so the same losses for the same batches), the
-    forward, the backward and the update written out with no graph, nothing allocated
-    that the step can do without. ``batches``: a function giving the next batch's row
-    numbers (by default numpy's own generator, which costs less than torch's; a test
-    draws them from ``generator``, where ``MlpStepT4``'s would come from)."""
-
-    def __init__(self, chaingrad: ModuleType, batch: int = MLP["batch"],
-                 batches: Any = None):
-        import numpy as np
-
-        start = MlpStepT4(chaingrad, batch)
-        self.np, self.batch, self.width, self.generator = np, batch, start.width, start.g
-        self.X, self.Y = start.X.numpy(), start.Y.numpy()
-        self.C, self.W1, self.b1, self.W2, self.b2 = (
-            p.detach().numpy().copy() for p in start.parameters)
-        rng = np.random.default_rng(2147483647)
-        self.batches = batches or (lambda: rng.integers(0, len(self.X), batch))
-        self.rows = np.arange(batch)
-        self.lr = np.float32(-MLP["lr"])
-        self.loss = None
-
-    def step(self) -> None:
-        np, ix = self.np, self.batches()
-        contexts, Y = self.X[ix], self.Y[ix]
-        flat = self.C[contexts].reshape(self.batch, self.width)
-        h = np.tanh(flat @ self.W1 + self.b1)
-        logits = h @ self.W2 + self.b2
-        logits -= logits.max(axis=1, keepdims=True)
-        probs = np.exp(logits)
-        probs /= probs.sum(axis=1, keepdims=True)
-        self.loss = -np.log(probs[self.rows, Y]).mean()
-        g = probs  # d(mean cross-entropy)/d(logits) = (softmax - onehot) / batch
-        g[self.rows, Y] -= 1
-        g /= self.batch
-        gh = g @ self.W2.T
-        gh *= 1 - h * h  # through tanh
-        gflat = gh @ self.W1.T
-        self.W2 += self.lr * (h.T @ g)
-        self.b2 += self.lr * g.sum(axis=0)
-        self.W1 += self.lr * (flat.T @ gh)
-        self.b1 += self.lr * gh.sum(axis=0)
-        np.add.at(self.C, contexts.reshape(-1), self.lr * gflat.reshape(-1, self.C.shape[1]))
-
-
 def gpt_model(torch: ModuleType, c: dict[str, Any]) -> Any:
     """A character GPT of the GPT lecture's shape at the sizes ``c``, from ``torch.nn``'s
     layers: per-head linear keys, queries and values over a causal mask, a feed-forward

@@ -4,7 +4,7 @@ T1: a training step of an MLP 784-128-10 (ReLU, softmax cross-entropy, SGD lr 0.
 random float32 data; T2: a training step of a small CNN on scikit-learn's 8x8 digits;
 T3: a chain of 1-element tensor ops, forward and backward per op (the per-op overhead).
 T4-T7: the makemore MLP step, the GPT lecture's iteration and nanoGPT's (two ways)
-(``lectures``), on chaingrad and torch.
+(``lectures``), on chaingrad and torch, and by hand in numpy (``by_hand``).
 
 The caller sets one BLAS/OpenMP thread (environment, before numpy is imported) and
 ``torch.set_num_threads(1)``. ``make(name, workload, **sizes)`` raises ``engines.MissingError``
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import lectures
+from . import by_hand, lectures
 from .engines import MissingError, version_of
 from .scalar import CLOCKS
 
@@ -217,10 +217,10 @@ def _lecture(engine: str, workload: str, batch: int, steps: int) -> tuple[Any, s
         import chaingrad as module
 
         label = f"chaingrad {version_of('chaingrad')}"
-    elif engine == "numpy" and workload == "T4":
+    elif engine == "numpy" and workload in ("T4", "T5", "T6", "T7"):
         import chaingrad
 
-        work = lectures.MlpStepT4Numpy(chaingrad, batch)
+        work = by_hand.FLOORS[workload](chaingrad, batch)
         return (StepBlock(work.step, steps), f"numpy {np.__version__} (by hand)",
                 "hand-written forward/backward, no autograd")
     else:
