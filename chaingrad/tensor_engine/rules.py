@@ -173,9 +173,26 @@ MIN = Primitive("min", _extreme,
 
 def tie_share(x: np.ndarray, extreme: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     """Where x equals its extreme over ``axes`` (kept as size-1 axes), 1 / the number of
-    such entries; 0 elsewhere. Ties split the gradient equally, as torch.amax does."""
-    share = (x == extreme).astype(x.dtype)  # 1 at each extreme entry (in x's dtype: a
-    share /= share.sum(axis=axes, keepdims=True)  # bool / int division would be float64)
+    such entries; 0 elsewhere. Ties split the gradient equally, as torch.amax does (a row
+    holding nan has no entry equal to its extreme, nan: 0 / 0 gives nan, as torch's).
+
+    Where no extreme is tied nor nan (each reduction found its extreme once: as many
+    entries equal an extreme as there are extremes), the share is the boolean mask itself,
+    1 at each extreme entry: the same numbers once multiplied by g, without the count
+    over each row that numpy makes one row at a time (amax(-1) of 512x192 float32: 36 us
+    against 100).
+
+    Example:
+        >>> x = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 1.0]])
+        >>> tie_share(x, x.max(axis=1, keepdims=True), (1,)).tolist()
+        [[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]]
+    """
+    at = x == extreme
+    if np.count_nonzero(at) == extreme.size and not (
+            extreme.dtype.kind == "f" and np.isnan(extreme).any()):
+        return at
+    share = at.astype(x.dtype)  # 1 at each extreme entry (in x's dtype: a bool / int
+    share /= share.sum(axis=axes, keepdims=True)  # division would be float64)
     return share
 
 
@@ -218,7 +235,7 @@ def cumsum_on_arrays(x: np.ndarray, axis: int) -> np.ndarray:
 def CUMSUM(xs, out, g, axis):
     """The running sums along ``axis``, out[i] = x[0] + ... + x[i];  d/dx[i] = g[i] + g[i+1]
     + ...: the running sums of g from the other end (flipped, summed, flipped back)."""
-    return (flipped(flipped(g, axis).cumsum(axis), axis),)
+    return (cumsum_from_end(g, axis),)
 
 
 def binary_cross_entropy_on_arrays(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -504,6 +521,25 @@ def flipped(x: Any, axis: int) -> Any:
     """x with its entries along ``axis`` in reverse order (a slice of step -1, on an array
     or a Tensor)."""
     return x[(slice(None),) * axis + (slice(None, None, -1),)]
+
+
+@shown()
+def cumsum_from_end(g: Any, axis: int) -> Any:
+    """The running sums of g along ``axis`` from its last entry back: g flipped, summed,
+    flipped back (``flipped``). On an array, the sums are written through the flipped view
+    of a row-major array, which is returned: the same numbers, in a layout that a
+    gradient is kept in and checked as it is (a flipped view of the sums would be copied
+    for both, 100 us at 512x192); on a Tensor, three nodes.
+
+    Example:
+        >>> cumsum_from_end(np.array([[1.0, 2.0, 3.0]]), 1).tolist()
+        [[6.0, 5.0, 3.0]]
+    """
+    if not isinstance(g, ARRAY_TYPES):
+        return flipped(flipped(g, axis).cumsum(axis), axis)
+    out = np.empty(g.shape, dtype=g.dtype)
+    np.cumsum(flipped(g, axis), axis=axis, out=flipped(out, axis))
+    return out
 
 
 def contract(equation: str, x: Any, y: Any) -> Any:
