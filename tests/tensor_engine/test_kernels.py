@@ -194,6 +194,21 @@ def test_the_softmax_twins_are_the_references_within_rounding(name, shape, dtype
                                rtol=8 * np.finfo(dtype).eps, atol=8 * np.finfo(dtype).eps)
 
 
+@pytest.mark.parametrize("shape", [(512, 192), (3, 4, 64), (1, 16), (5, 17)])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_row_maxima_are_numpys_maxima_bit_for_bit(shape, dtype):
+    """``row_maxima`` (the softmax twins' shift) against ``x.max(axis=-1, keepdims=True)``,
+    a row with nan, one all -inf and one with +inf among them."""
+    x = np.random.default_rng(7).standard_normal(shape).astype(dtype)
+    rows = x.reshape(-1, shape[-1])
+    rows[0, 3], rows[-1, :] = np.nan, -np.inf
+    if len(rows) > 2:
+        rows[1, 0] = np.inf
+    ours, theirs = kernels.row_maxima(x), x.max(axis=-1, keepdims=True)
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+    np.testing.assert_array_equal(ours, theirs)
+
+
 def test_softmax_runs_its_twin_unless_under_the_reference(monkeypatch):
     calls = []
     monkeypatch.setattr(kernels, "softmax_fast",
