@@ -170,8 +170,7 @@ class Indexing:
         """
         where_mask = self._broadcast_mask("masked_fill", mask)
         fill = self._fill_tensor("masked_fill", value)
-        data = np.array(self._value, dtype=self._value.dtype, order="C")  # np.where's numbers,
-        np.copyto(data, fill._value, where=where_mask)  # in 60% of its time (a broadcast mask)
+        data = np.where(where_mask, fill._value, self._value).astype(self._value.dtype, copy=False)
         return self._node(data, (fill, self), WHERE.bind(where_mask))
 
     def masked_fill_(self: SelfTensor, mask: Any, value: Any) -> SelfTensor:
