@@ -121,9 +121,11 @@ def scatter_array_reference(g: np.ndarray, index: Any, shape: tuple[int, ...]) -
     return out
 
 
-SCATTERED_ENTRIES = 8192
+SCATTERED_ENTRIES = 4096
 """The fewest entries of g that ``scatter_array_fast`` adds by ranks: below it the sorts cost
-more than ``np.add.at`` saves (makemore's C[X], 960 entries: 34 us against 8)."""
+more than ``np.add.at`` saves (makemore's C[X], 960 entries: 32 us against 10; 64 rows of
+64 from 65, 4096 entries: 39 against 36; 32 rows of 200, benchmarks/ops.py's small
+embedding, 6400 entries: 35 against 54)."""
 
 
 def scatter_array_fast(g: np.ndarray, index: Any, shape: tuple[int, ...]) -> np.ndarray:
