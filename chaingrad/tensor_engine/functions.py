@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import string
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -66,7 +67,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, axis: int | None = None) -> 
             raise ValueError(f"cat: shapes {tuple(first.shape)} and {tuple(t.shape)} "
                              f"differ outside dim {ax}")
     data = np.concatenate([t._value for t in ts], axis=ax)
-    ends = np.cumsum([t.shape[ax] for t in ts]).tolist()
+    ends = list(accumulate(t.shape[ax] for t in ts))  # (np.cumsum of a list: 5 us more)
     pieces = tuple((slice(None),) * ax + (slice(end - t.shape[ax], end),)
                    for t, end in zip(ts, ends))
     return make_node(data, tuple(ts), CONCATENATE.bind(ax, pieces))

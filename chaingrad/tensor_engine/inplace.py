@@ -106,7 +106,7 @@ class InPlace:
                             f"{type(value).__name__}")
         checked = check_index(index)
         if self._records("setitem", value):
-            self._record("setitem", lambda x: x._put(checked, value))
+            self._record("setitem", lambda x: x._put(checked, value), at=checked)
             return
         self._check_in_place("setitem")
         try:
@@ -127,12 +127,14 @@ class InPlace:
         return self._rule is not None or (isinstance(operand, autodiff.Node)
                                           and operand.requires_grad)
 
-    def _record(self, op: str, compute: Callable[[Any], Any]) -> Any:
+    def _record(self, op: str, compute: Callable[[Any], Any], at: Any = None) -> Any:
         """An in-place op on a tensor in a graph, recorded: ``compute(old)`` gives the op's
         result out of place from ``old``, the tensor as it was (a copy of its numbers and
         its place in the graph); this tensor takes the result's numbers (in its own array,
         which its views share) and becomes its node. A view ``x[index]`` writes its base
-        instead, at its index, and becomes the view of the new base."""
+        instead, at its index, and becomes the view of the new base. ``at``, an index, says
+        that the result differs from the tensor only there (``x[index] = v``): only those
+        entries are copied in."""
         view = self.__dict__.get("_view_of")
         if view is not None and view[0].requires_grad and view[0]._rule is None:
             raise RuntimeError(f"{op}: a view of a leaf Variable that requires grad is being "
@@ -155,7 +157,10 @@ class InPlace:
         if new.shape != self.shape:
             raise RuntimeError(f"{op}: output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(new.shape)}")
-        self._value[...] = new._value
+        if at is None:
+            self._value[...] = new._value
+        else:
+            self._value[at] = new._value[at]
         self._become(new, old, None)
         return self
 

@@ -173,9 +173,26 @@ MIN = Primitive("min", _extreme,
 
 def tie_share(x: np.ndarray, extreme: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     """Where x equals its extreme over ``axes`` (kept as size-1 axes), 1 / the number of
-    such entries; 0 elsewhere. Ties split the gradient equally, as torch.amax does."""
-    share = (x == extreme).astype(x.dtype)  # 1 at each extreme entry (in x's dtype: a
-    share /= share.sum(axis=axes, keepdims=True)  # bool / int division would be float64)
+    such entries; 0 elsewhere. Ties split the gradient equally, as torch.amax does (a row
+    holding nan has no entry equal to its extreme, nan: 0 / 0 gives nan, as torch's).
+
+    Where no extreme is tied nor nan (each reduction found its extreme once: as many
+    entries equal an extreme as there are extremes), the share is the boolean mask itself,
+    1 at each extreme entry: the same numbers once multiplied by g, without the count
+    over each row that numpy makes one row at a time (amax(-1) of 512x192 float32: 36 us
+    against 100).
+
+    Example:
+        >>> x = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 1.0]])
+        >>> tie_share(x, x.max(axis=1, keepdims=True), (1,)).tolist()
+        [[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]]
+    """
+    at = x == extreme
+    if np.count_nonzero(at) == extreme.size and not (
+            extreme.dtype.kind == "f" and np.isnan(extreme).any()):
+        return at
+    share = at.astype(x.dtype)  # 1 at each extreme entry (in x's dtype: a bool / int
+    share /= share.sum(axis=axes, keepdims=True)  # division would be float64)
     return share
 
 
@@ -183,6 +200,8 @@ def tie_share(x: np.ndarray, extreme: np.ndarray, axes: tuple[int, ...]) -> np.n
         torch=("torch.softmax", "Tensor.softmax", "F.softmax"))
 def SOFTMAX(xs, out, g, axis):
     """exp(x) / sum(exp(x)) along ``axis``;  vjp: s * (g - sum(g * s)), reusing the output s."""
+    if along_rows(g, out, axis) and not reference.only:
+        return (softmax_grad_fast(out, g),)
     return (out * (g - (g * out).sum(axis=axis, keepdims=True)),)
 
 
@@ -190,7 +209,41 @@ def SOFTMAX(xs, out, g, axis):
         floats=True, torch=("torch.log_softmax", "Tensor.log_softmax", "F.log_softmax"))
 def LOG_SOFTMAX(xs, out, g, axis):
     """x - log(sum(exp(x))) along ``axis``;  vjp: g - softmax(x) * sum(g)."""
+    if along_rows(g, out, axis) and not reference.only:
+        return (log_softmax_grad_fast(out, g),)
     return (g - exp(out) * g.sum(axis=axis, keepdims=True),)
+
+
+def along_rows(g: Any, out: Any, axis: int) -> bool:
+    """Whether g and out are C-contiguous float arrays (not Tensors) of one shape, taken
+    along their last axis: the case of the softmax rules' twins, which sum each row by
+    ``np.einsum`` (numpy's sum over a last axis of 192 costs 3x as much: it reduces one
+    row at a time)."""
+    return (isinstance(g, ARRAY_TYPES) and isinstance(out, ARRAY_TYPES)
+            and g.dtype.kind == "f" and g.dtype == out.dtype and g.shape == out.shape
+            and g.ndim >= 1 and axis == g.ndim - 1 and g.shape[-1] > 0
+            and g.flags.c_contiguous and out.flags.c_contiguous)
+
+
+def softmax_grad_fast(out: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """The twin of ``SOFTMAX``'s rule on arrays along the last axis (``along_rows``),
+    equal within float rounding (each row's sum(g * s) by ``np.einsum`` in one pass, no
+    product kept, where the rule sums with numpy's pairwise sum): s * (g - sum(g * s)) in
+    one array. 2.5x faster at 512x192 in float32."""
+    grad = np.subtract(g, np.einsum("...i,...i->...", g, out)[..., None])
+    grad *= out
+    return grad
+
+
+def log_softmax_grad_fast(out: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """The twin of ``LOG_SOFTMAX``'s rule on arrays along the last axis (``along_rows``),
+    equal within float rounding (each row's sum(g) by ``np.einsum``, not numpy's pairwise
+    sum): g - exp(out) * sum(g), computed as g + exp(out) * -sum(g) (the same roundings)
+    in one array. 2.5x faster at 512x192 in float32."""
+    grad = np.exp(out)
+    grad *= -np.einsum("...i->...", g)[..., None]
+    grad += g
+    return grad
 
 
 def nll_loss_on_arrays(x: np.ndarray, at: Any, w: Any, d: Any) -> np.ndarray:
@@ -218,7 +271,7 @@ def cumsum_on_arrays(x: np.ndarray, axis: int) -> np.ndarray:
 def CUMSUM(xs, out, g, axis):
     """The running sums along ``axis``, out[i] = x[0] + ... + x[i];  d/dx[i] = g[i] + g[i+1]
     + ...: the running sums of g from the other end (flipped, summed, flipped back)."""
-    return (flipped(flipped(g, axis).cumsum(axis), axis),)
+    return (cumsum_from_end(g, axis),)
 
 
 def binary_cross_entropy_on_arrays(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -373,7 +426,20 @@ def EINSUM(xs, out, g, equation, needs):
             einsum_grad(equation, 1, g, x, y.shape) if needs[1] else None)
 
 
-@define("pad", array=np.pad,
+def pad_on_arrays(x: np.ndarray, widths: tuple) -> np.ndarray:
+    """Zeros of the padded shape with x written inside (``unpadded``): ``np.pad(x, widths)``'s
+    numbers, without its Python (np.pad takes 30 us for any array; this, 4 us at 32x200).
+
+    Example:
+        >>> pad_on_arrays(np.array([1.0, 2.0]), ((1, 2),)).tolist()
+        [0.0, 1.0, 2.0, 0.0, 0.0]
+    """
+    out = np.zeros(tuple(lo + n + hi for (lo, hi), n in zip(widths, x.shape)), dtype=x.dtype)
+    out[unpadded(widths, x.shape)] = x
+    return out
+
+
+@define("pad", array=pad_on_arrays,
         params=("widths",), saves=("",))
 def PAD(xs, out, g, widths):
     """Zeros around x ((before, after) for each axis);  the gradient without the border."""
@@ -504,6 +570,25 @@ def flipped(x: Any, axis: int) -> Any:
     """x with its entries along ``axis`` in reverse order (a slice of step -1, on an array
     or a Tensor)."""
     return x[(slice(None),) * axis + (slice(None, None, -1),)]
+
+
+@shown()
+def cumsum_from_end(g: Any, axis: int) -> Any:
+    """The running sums of g along ``axis`` from its last entry back: g flipped, summed,
+    flipped back (``flipped``). On an array, the sums are written through the flipped view
+    of a row-major array, which is returned: the same numbers, in a layout that a
+    gradient is kept in and checked as it is (a flipped view of the sums would be copied
+    for both, 100 us at 512x192); on a Tensor, three nodes.
+
+    Example:
+        >>> cumsum_from_end(np.array([[1.0, 2.0, 3.0]]), 1).tolist()
+        [[6.0, 5.0, 3.0]]
+    """
+    if not isinstance(g, ARRAY_TYPES):
+        return flipped(flipped(g, axis).cumsum(axis), axis)
+    out = np.empty(g.shape, dtype=g.dtype)
+    np.cumsum(flipped(g, axis), axis=axis, out=flipped(out, axis))
+    return out
 
 
 def contract(equation: str, x: Any, y: Any) -> Any:

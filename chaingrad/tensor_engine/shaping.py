@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -185,7 +186,7 @@ class Shaping:
         else:
             raise TypeError(f"split: expected an int or a list of ints >= 0, got "
                             f"{split_size_or_sections!r}")
-        ends = np.cumsum(sizes).tolist()
+        ends = list(accumulate(int(s) for s in sizes))
         return tuple(self[(slice(None),) * ax + (slice(end - size, end),)]
                      for size, end in zip(sizes, ends))
 

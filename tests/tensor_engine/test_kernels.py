@@ -194,6 +194,21 @@ def test_the_softmax_twins_are_the_references_within_rounding(name, shape, dtype
                                rtol=8 * np.finfo(dtype).eps, atol=8 * np.finfo(dtype).eps)
 
 
+@pytest.mark.parametrize("shape", [(512, 192), (3, 4, 64), (1, 16), (5, 17)])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_row_maxima_are_numpys_maxima_bit_for_bit(shape, dtype):
+    """``row_maxima`` (the softmax twins' shift) against ``x.max(axis=-1, keepdims=True)``,
+    a row with nan, one all -inf and one with +inf among them."""
+    x = np.random.default_rng(7).standard_normal(shape).astype(dtype)
+    rows = x.reshape(-1, shape[-1])
+    rows[0, 3], rows[-1, :] = np.nan, -np.inf
+    if len(rows) > 2:
+        rows[1, 0] = np.inf
+    ours, theirs = kernels.row_maxima(x), x.max(axis=-1, keepdims=True)
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+    np.testing.assert_array_equal(ours, theirs)
+
+
 def test_softmax_runs_its_twin_unless_under_the_reference(monkeypatch):
     calls = []
     monkeypatch.setattr(kernels, "softmax_fast",
@@ -206,6 +221,49 @@ def test_softmax_runs_its_twin_unless_under_the_reference(monkeypatch):
     finally:
         chaingrad.use_reference(False)
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("name", ["SOFTMAX", "LOG_SOFTMAX"])
+@pytest.mark.parametrize("shape", [(512, 192), (3, 5, 40), (7, 16), (2, 3), (4, 1)])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_softmax_rule_twins_are_the_rules_within_rounding(name, shape, dtype):
+    """``softmax_grad_fast`` and ``log_softmax_grad_fast`` (rows summed by einsum) against
+    their rules under ``chaingrad.use_reference()``, at a masked (-inf) entry too."""
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(shape) * 5).astype(dtype)
+    if shape[-1] > 1:
+        x[..., 0] = -np.inf
+    g = rng.standard_normal(shape).astype(dtype)
+    rule = getattr(rules, name)
+    with np.errstate(all="ignore"):
+        out = getattr(kernels, f"{name.lower()}_reference")(x, x.ndim - 1)
+        (ours,) = rule.vjp((x,), out, g, x.ndim - 1)
+        chaingrad.use_reference()
+        try:
+            (theirs,) = rule.vjp((x,), out, g, x.ndim - 1)
+        finally:
+            chaingrad.use_reference(False)
+    assert ours.dtype == theirs.dtype == dtype and ours.shape == theirs.shape
+    assert ours.flags.c_contiguous
+    scale = np.abs(g).sum(axis=-1, keepdims=True) + 1  # each row's sum rounds within it
+    assert (np.abs(ours - theirs) <= 4 * np.finfo(dtype).eps * scale).all()
+
+
+def test_the_softmax_rules_run_their_twins_on_rows_only_unless_under_the_reference(monkeypatch):
+    calls = []
+    for name in ("softmax_grad_fast", "log_softmax_grad_fast"):
+        twin = getattr(rules, name)
+        monkeypatch.setattr(rules, name, lambda *a, twin=twin: calls.append(a) or twin(*a))
+    x = Tensor(np.random.default_rng(5).standard_normal((3, 8)), requires_grad=True)
+    for op in (x.softmax, x.log_softmax):
+        op(-1).backward(Tensor(np.ones((3, 8))))  # the last axis: the twin
+        op(0).backward(Tensor(np.ones((3, 8))))  # another: the rule
+    chaingrad.use_reference()
+    try:
+        x.softmax(-1).backward(Tensor(np.ones((3, 8))))
+    finally:
+        chaingrad.use_reference(False)
+    assert len(calls) == 2
 
 
 # ---- the conv, matmul and max-pool twins against their readable references ----
