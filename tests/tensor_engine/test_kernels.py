@@ -556,9 +556,10 @@ def test_gelus_rule_takes_its_twin_on_arrays_only_unless_under_the_reference(mon
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_erf_gelu_and_gelus_rule_in_chunks_are_the_whole_arrays_bit_for_bit(monkeypatch, dtype):
-    """``in_chunks`` (CHUNK_ENTRIES entries at a time, for the cache) changes no number:
-    chunks of 1,000 entries against one chunk, a length that is no multiple of it, and a
-    transposed (not C-contiguous) array, which is computed whole."""
+    """``in_chunks`` (CHUNK_ENTRIES entries at a time, for the cache; GRAD_CHUNK_ENTRIES
+    in GELU's rule) changes no number: chunks of 1,000 (700) entries against one chunk, a
+    length that is no multiple of it, and a transposed (not C-contiguous) array, which is
+    computed whole."""
     x = np.random.default_rng(4).standard_normal((50, 51)).astype(dtype) * 3
     g = np.random.default_rng(5).standard_normal(x.shape).astype(dtype)
 
@@ -569,6 +570,7 @@ def test_erf_gelu_and_gelus_rule_in_chunks_are_the_whole_arrays_bit_for_bit(monk
 
     whole = run()
     monkeypatch.setattr(shared, "CHUNK_ENTRIES", 1000)
+    monkeypatch.setattr(shared, "GRAD_CHUNK_ENTRIES", 700)
     for ours, theirs in zip(run(), whole):
         assert ours.dtype == theirs.dtype == dtype
         np.testing.assert_array_equal(ours, theirs)
