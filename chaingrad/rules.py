@@ -81,7 +81,7 @@ def pow_n_on_arrays(x: Any, n: Any) -> Any:
         [3.375, -8.0]
     """
     np = numpy()
-    if np.ndim(n) == 0 and x.dtype.kind in "fiu":
+    if getattr(n, "ndim", 0) == 0 and x.dtype.kind in "fiu":  # (np.ndim(n) takes 1 us)
         k = float(n)
         if k == 2:
             return x * x
@@ -588,8 +588,12 @@ def fast_twin_for(*values: Any) -> bool:
     value a numpy array with dimensions (not a float, a Value, a Tensor under
     ``backward(create_graph=True)``, nor a formula's symbol), and
     ``chaingrad.use_reference()`` off."""
-    return not reference.only and all(type(v).__module__ == "numpy" and getattr(v, "ndim", 0)
-                                      for v in values)
+    if reference.only:
+        return False
+    for v in values:  # (a loop: a generator costs a microsecond, a rule's own time at 32x200)
+        if type(v).__module__ != "numpy" or not getattr(v, "ndim", 0):
+            return False
+    return True
 
 
 def data(x: Any) -> Any:
