@@ -403,7 +403,11 @@ def gelu_forward(x: float) -> float:
 def gelu_on_arrays(x: Any) -> Any:
     """x * Phi(x) on an array, in torch's order of operations (``gelu_forward``'s): the
     same numbers as ``x * 0.5 * (1 + erf(x * SQRT1_2))``, computed in erf's array (a
-    product by 0.5 is exact: scaling 1 + erf or x by it rounds alike), ``in_chunks``."""
+    product by 0.5 is exact: scaling 1 + erf or x by it rounds alike), ``in_chunks``; for
+    float32, unless ``chaingrad.use_reference()`` is on, its fast twin ``gelu_float32``."""
+    np = numpy()
+    if x.dtype == np.float32 and not reference.only:
+        return in_chunks(gelu_float32, x)
     return in_chunks(gelu_of_chunk, x)
 
 
@@ -413,6 +417,41 @@ def gelu_of_chunk(x: Any) -> Any:
     out += 1.0
     out *= 0.5
     out *= x
+    return out
+
+
+GELU_EXPONENT = tuple(c * SQRT1_2 ** (k + 1) for k, c in enumerate(ERF_EXPONENT))
+"""``ERF_EXPONENT`` for erf(|x| / sqrt 2) as a polynomial in |x|: -|x| / sqrt 2 times S(|x|
+/ sqrt 2) is the sum of these times |x| ** (k + 1), 1 / sqrt 2 ** (k + 1) put into each
+coefficient (GELU's twin saves the pass that would scale x)."""
+
+GELU_LIMIT = 4 / SQRT1_2
+"""The |x| beyond which erf(|x| / sqrt 2) is 1 in float32: ``ERF_EXPONENT``'s limit, 4."""
+
+
+def gelu_float32(x: Any) -> Any:
+    """The twin of ``gelu_of_chunk`` for a float32 array: 26 numpy passes where it takes
+    31, within 3 ulps of 1 times |x| of torch's numbers (as is ``gelu_of_chunk`` with
+    ``erf_float32``; tests/tensor_engine/test_kernels.py measures both), and within 1.4
+    ulps of the exact value for x > 0 (torch's: 4.6). With e = -erf(|x| / sqrt 2)
+    computed as ``erf_float32`` does, GELU is 0.5 * (x - |x| * e): for x >= 0 that is
+    0.5 * x * (1 + erf(x / sqrt 2)), for x < 0 0.5 * x * (1 - erf(|x| / sqrt 2)), the
+    same, as erf is odd; no sign to set bit by bit, no scaling of x by 1 / sqrt 2
+    (``GELU_EXPONENT``). nan stays nan, inf gives inf and -inf nan (as ``gelu_of_chunk``;
+    torch's gives nan at both); -0.0, and x below -5.66, give 0.0 where torch's gives -0.0."""
+    np = numpy()
+    x_abs = np.abs(x)
+    a = np.minimum(x_abs, GELU_LIMIT)
+    out = a * GELU_EXPONENT[-1]
+    for c in GELU_EXPONENT[-2:0:-1]:
+        out += c
+        out *= a
+    out += GELU_EXPONENT[0]
+    out *= a  # -|x| / sqrt 2 * S(|x| / sqrt 2)
+    np.expm1(out, out=out)  # e = -erf(|x| / sqrt 2), in (-1, 0]
+    out *= x_abs
+    np.subtract(x, out, out=out)
+    out *= 0.5
     return out
 
 
