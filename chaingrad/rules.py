@@ -185,10 +185,10 @@ def sigmoid_on_arrays(x: Any) -> Any:
         [0.0, 0.5, 1.0]
     """
     np = numpy()
-    out = np.negative(x, out=np.empty_like(x))
+    out = np.negative(x, out=np.empty_like(x))  # (an array for a 0-d x too)
     np.exp(out, out=out)
     out += 1
-    return np.reciprocal(out, out=out)
+    return np.divide(1, out, out=out)  # (np.reciprocal: the same numbers, 1.4x as long)
 
 
 @define("sigmoid", forward=sigmoid_forward,
