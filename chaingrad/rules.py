@@ -95,7 +95,7 @@ def pow_n_on_arrays(x: Any, n: Any) -> Any:
             if k == -1:
                 return 1 / x
             if k == -0.5:
-                out = np.sqrt(x)
+                out = np.sqrt(x, out=np.empty_like(x))  # (an array for a 0-d x too)
                 return np.divide(1, out, out=out)
     return x**n
 
@@ -367,10 +367,13 @@ def erf_float32(x: Any) -> Any:
     most 4), which expm1 keeps exact near 0 too; then x's sign, set bit by bit (erf is
     odd). nan stays nan; +-inf gives +-1."""
     np = numpy()
-    a = np.abs(x)
+    # out= keeps a 0-d x's results arrays (numpy makes them scalars, which ufuncs cannot
+    # write into); the coefficients are Python floats: numpy rounds each to float32 (and
+    # takes them faster than np.float32 numbers, by 12%)
+    a = np.abs(x, out=np.empty_like(x))
     np.minimum(a, 4.0, out=a)
-    out = a * ERF_EXPONENT[-1]  # Python floats: numpy rounds each to float32 (and takes
-    for c in ERF_EXPONENT[-2:0:-1]:  # them faster than np.float32 numbers, by 12%)
+    out = np.multiply(a, ERF_EXPONENT[-1], out=np.empty_like(a))
+    for c in ERF_EXPONENT[-2:0:-1]:
         out += c
         out *= a
     out += ERF_EXPONENT[0]
@@ -440,9 +443,9 @@ def gelu_float32(x: Any) -> Any:
     (``GELU_EXPONENT``). nan stays nan, inf gives inf and -inf nan (as ``gelu_of_chunk``;
     torch's gives nan at both); -0.0, and x below -5.66, give 0.0 where torch's gives -0.0."""
     np = numpy()
-    x_abs = np.abs(x)
-    a = np.minimum(x_abs, GELU_LIMIT)
-    out = a * GELU_EXPONENT[-1]
+    x_abs = np.abs(x, out=np.empty_like(x))  # (out=: arrays for a 0-d x too, as erf_float32)
+    a = np.minimum(x_abs, GELU_LIMIT, out=np.empty_like(x))
+    out = np.multiply(a, GELU_EXPONENT[-1], out=np.empty_like(x))
     for c in GELU_EXPONENT[-2:0:-1]:
         out += c
         out *= a
@@ -557,7 +560,7 @@ def softplus_on_arrays(x: Any, beta: float, threshold: float) -> Any:
     """
     np = numpy()
     z = x * beta if beta != 1 else x  # (x * 1.0 is x)
-    soft = np.exp(z)
+    soft = np.exp(z, out=np.empty_like(z))  # (an array for a 0-d x too)
     np.log1p(soft, out=soft)
     if beta != 1:
         soft /= beta

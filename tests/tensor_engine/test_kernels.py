@@ -565,6 +565,19 @@ def test_the_float32_gelu_twin_is_the_reference_within_2_ulps_of_x(torch):
                                       [0.0, 0.0, np.inf, np.nan, np.nan, 40.0, 0.0])
 
 
+@pytest.mark.parametrize("op", [lambda F, x: x.erf(), lambda F, x: F.gelu(x),
+                                lambda F, x: x**-0.5, lambda F, x: F.softplus(x),
+                                lambda F, x: F.softplus(x, beta=2.0), lambda F, x: x.sigmoid()],
+                         ids=["erf", "gelu", "pow_-0.5", "softplus", "softplus_beta_2", "sigmoid"])
+def test_the_kernels_take_a_0_d_float32_tensor(torch, op):
+    """numpy makes a 0-d array's results scalars, which a kernel working in place cannot
+    write into (``erf`` and ``gelu`` of ``tensor(0.5)`` raised a TypeError)."""
+    ours = op(chaingrad.nn.functional, Tensor(np.array(0.5, dtype=np.float32)))
+    theirs = op(torch.nn.functional, torch.tensor(0.5))
+    assert ours.shape == () and ours.dtype == chaingrad.float32
+    assert abs(ours.item() - theirs.item()) <= 1e-6
+
+
 def test_gelus_rule_takes_its_twin_on_arrays_only_unless_under_the_reference(monkeypatch):
     calls = []
     monkeypatch.setattr(shared, "gelu_grad_fast", lambda *args: calls.append(1) or args[1])
