@@ -502,7 +502,7 @@ def gelu_grad_fast(x: Any, g: Any) -> Any:
     backward does (the output may have been changed in place since, or rounded to bfloat16
     under autocast)."""
     np = numpy()
-    grad = np.multiply(x, x)
+    grad = np.square(x)  # (x * x: see pow_n_on_arrays)
     grad *= -0.5
     np.exp(grad, out=grad)
     grad *= x
