@@ -334,6 +334,19 @@ of 32,768, 1.1 ms of 16,384 and 1.5 ms whole: the rule's temporaries, a whole ar
 make the heap give pages back and take them again (350 page faults a step)."""
 
 
+def fast_twin_for(*values: Any) -> bool:
+    """Whether a rule may hand its work to its fast twin (``gelu_grad_fast``, ...): each
+    value a numpy array with dimensions (not a float, a Value, a Tensor under
+    ``backward(create_graph=True)``, nor a formula's symbol), and
+    ``chaingrad.use_reference()`` off."""
+    if reference.only:
+        return False
+    for v in values:  # noqa: SIM110 - all() of a generator costs a microsecond more
+        if type(v).__module__ != "numpy" or not getattr(v, "ndim", 0):
+            return False
+    return True
+
+
 def in_chunks(kernel: Any, *arrays: Any, size: int | None = None) -> Any:
     """``kernel(*arrays)`` for an elementwise kernel, computed ``size`` entries at a time
     (``CHUNK_ENTRIES`` unless given) into one array: the same numbers, entry by entry.
@@ -651,19 +664,6 @@ def functions_in(namespace: str) -> dict[str, Primitive]:
 # Tensor (see ``Primitive.__call__``; ``chaingrad.generic`` has them all, for your own rules)
 
 exp, log, log1p, sin, cos, sigmoid, erf = EXP, LOG, LOG1P, SIN, COS, SIGMOID, ERF
-
-
-def fast_twin_for(*values: Any) -> bool:
-    """Whether a rule may hand its work to its fast twin (``gelu_grad_fast``, ...): each
-    value a numpy array with dimensions (not a float, a Value, a Tensor under
-    ``backward(create_graph=True)``, nor a formula's symbol), and
-    ``chaingrad.use_reference()`` off."""
-    if reference.only:
-        return False
-    for v in values:  # noqa: SIM110 - all() of a generator costs a microsecond more
-        if type(v).__module__ != "numpy" or not getattr(v, "ndim", 0):
-            return False
-    return True
 
 
 def data(x: Any) -> Any:
