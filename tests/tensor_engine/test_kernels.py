@@ -544,7 +544,7 @@ def test_the_gelu_rule_twin_is_the_rule_within_rounding(dtype):
 
 def test_the_float32_phi_is_within_2_ulps_of_1_of_the_exact_one():
     """``phi_float32``, GELU's rule's Phi(x), against 0.5 * erfc(-x / sqrt 2) in float64:
-    within 2 ulps of 1 (measured: 0.65, as 0.5 * (1 + erf_float32(x / sqrt 2)); for x < 0,
+    within 2 ulps of 1 (measured over 200,001 points: 0.71; from erf_float32: 0.65; for x < 0,
     1 + erf loses Phi's low bits in every float32 form, torch's too), 0.5 at +-0, 1 and 0
     at +-inf."""
     x = _points(np.float32)
