@@ -542,6 +542,16 @@ def test_the_gelu_rule_twin_is_the_rule_within_rounding(dtype):
     np.testing.assert_array_equal(fast, [0.5, 0.5, np.nan, np.nan, np.nan])
 
 
+def test_gelus_polynomial_needs_no_clamp_beyond_its_fit():
+    """``minus_erf_of_scaled`` takes |x| as it is: beyond the fit's end (4 * sqrt 2) its
+    polynomial stays below -18, and -erf is -1 exactly, as float32's erf(|x| / sqrt 2) is 1
+    from |x| = 5.54 on, up to inf."""
+    a = np.concatenate([np.linspace(5.54, 100, 200_001), np.geomspace(100, 3e38, 10_000),
+                        [np.inf]]).astype(np.float32)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(shared.minus_erf_of_scaled(a), -1.0)
+
+
 def test_the_float32_phi_is_within_2_ulps_of_1_of_the_exact_one():
     """``phi_float32``, GELU's rule's Phi(x), against 0.5 * erfc(-x / sqrt 2) in float64:
     within 2 ulps of 1 (measured over 200,001 points: 0.71; from erf_float32: 0.65; for x < 0,
