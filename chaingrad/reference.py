@@ -3,9 +3,12 @@
 A few kernels have a fast twin beside their reference, tested to compute the same numbers:
 the convolution and pooling forwards, softmax, layer_norm and the scatter of an
 embedding's gradient (``tensor_engine/kernels.py``, each beside its reference), float32
-``erf`` (``rules.erf_float32``, the twin of ``math.erf`` entry by entry), matmul's weight
-gradient (``tensor_engine.rules.matmul_y_grad_transposed``), the rules of layer_norm and
-GELU on arrays (``tensor_engine.rules.layer_norm_grads_fast``, ``rules.gelu_grad_fast``)
+``erf`` and GELU (``rules.erf_float32``, the twin of ``math.erf`` entry by entry, and
+``rules.gelu_float32``), matmul's weight gradient
+(``tensor_engine.rules.matmul_y_grad_transposed``), the rules of layer_norm, GELU,
+``x ** n``, leaky_relu and softplus on arrays
+(``tensor_engine.rules.layer_norm_grads_fast``, ``rules.gelu_grad_fast``,
+``rules.pow_n_grad_fast``, ``rules.leaky_relu_grad_fast``, ``rules.softplus_grad_fast``)
 and a recurrent layer's steps as one node (``lstm_recurrence``, ``gru_recurrence``,
 ``rnn_recurrence``, whose reference is the steps composed of ``@``, ``sigmoid``, ``tanh``,
 ...) and a plain ``x += y`` outside a graph (``InPlace._ufunc_in_place``). With the

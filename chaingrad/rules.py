@@ -66,9 +66,10 @@ def power(op: str, x: float, n: float) -> float:
 
 def pow_n_on_arrays(x: Any, n: Any) -> Any:
     """x ** n for a constant n on an array, as torch computes it: ``x * x`` for n = 2,
-    ``x * x * x`` for n = 3, ``1 / x`` for -1 and ``1 / sqrt(x)`` for -0.5 (torch's numbers,
-    bit for bit in float32 and float64; 60-500x faster than numpy's ``x ** 3``, which calls
-    ``pow`` for each entry), else numpy's ``x ** n``.
+    ``x * x * x`` for n = 3, ``sqrt(x)`` for 0.5, ``1 / x`` for -1 and ``1 / sqrt(x)`` for
+    -0.5 (torch's numbers, bit for bit in float32 and float64; 4-500x faster than numpy's
+    ``x ** 3``, which calls ``pow`` for each entry, or its ``x ** 0.5`` with the exponent
+    held in an array, as a Tensor's is), else numpy's ``x ** n``.
 
     Not -2, which torch computes as ``1 / (x * x)``: the rule of ``x ** -1`` computes
     ``x ** -2`` with numpy's ``**``, and a gradient derived by hand with ``x ** -2`` (the
@@ -79,17 +80,23 @@ def pow_n_on_arrays(x: Any, n: Any) -> Any:
         >>> pow_n_on_arrays(np.array([1.5, -2.0], dtype=np.float32), 3).tolist()
         [3.375, -8.0]
     """
-    if numpy().ndim(n) == 0 and x.dtype.kind in "fiu":
+    np = numpy()
+    if getattr(n, "ndim", 0) == 0 and x.dtype.kind in "fiu":  # (np.ndim(n) takes 1 us)
         k = float(n)
         if k == 2:
-            return x * x
-        if k == 3:
-            return x * x * x
+            return np.square(x)  # (x * x, bit for bit; numpy's product of two arrays into
+        if k == 3:  # a new one takes up to 1.5x as long, as its output lies in memory)
+            out = np.square(x)
+            out *= x  # (in place: the product of x * x * x, in one array)
+            return out
         if x.dtype.kind == "f":
+            if k == 0.5:
+                return np.sqrt(x)
             if k == -1:
                 return 1 / x
             if k == -0.5:
-                return 1 / numpy().sqrt(x)
+                out = np.sqrt(x, out=np.empty_like(x))  # (an array for a 0-d x too)
+                return np.divide(1, out, out=out)
     return x**n
 
 
@@ -97,10 +104,27 @@ def pow_n_on_arrays(x: Any, n: Any) -> Any:
         array=pow_n_on_arrays, params=("n",), saves=("x",), torch=("torch.pow", "Tensor.pow"))
 def POW_N(xs, out, g, n):
     """x ** n for a constant n;  d/dx = n * x**(n-1) (0 for n = 0). On arrays as torch
-    computes it: ``x * x * x`` for ``x ** 3`` (``pow_n_on_arrays``)."""
+    computes it: ``x * x * x`` for ``x ** 3`` (``pow_n_on_arrays``), the rule too
+    (``pow_n_grad_fast``)."""
     if not any_true(n != 0):
         return (0 * g,)
+    if fast_twin_for(xs[0], g):
+        return (pow_n_grad_fast(xs[0], g, n),)
     return (n * xs[0] ** (n - 1) * g,)
+
+
+def pow_n_grad_fast(x: Any, g: Any, n: Any) -> Any:
+    """The twin of ``POW_N``'s rule on arrays, n * x**(n-1) * g in one array, x**(n-1) as a
+    Tensor's forward computes it (``pow_n_on_arrays``: ``1 / sqrt(x)`` for ``x ** 0.5``'s
+    rule, where numpy's ``x ** -0.5`` calls ``pow`` for each entry, 2.2x as long), so that
+    a gradient written by hand with ``**`` equals the rule's, as torch's do. The same
+    numbers as the rule where the two powers agree (n - 1 = 2, 0.5, -1, -2, and any
+    exponent that is not special); where they do not (n - 1 = -0.5 or 3), within 3 ulps of
+    the gradient (tests/tensor_engine/test_kernels.py)."""
+    grad = pow_n_on_arrays(x, n - 1)  # (a new array, x ** 1 too)
+    grad *= n
+    grad *= g
+    return grad
 
 
 @define("**", forward=lambda x, y: power("**", x, y), array=operator.pow, saves=("x y", "x out"),
@@ -162,10 +186,10 @@ def sigmoid_on_arrays(x: Any) -> Any:
         [0.0, 0.5, 1.0]
     """
     np = numpy()
-    out = np.negative(x, out=np.empty_like(x))
+    out = np.negative(x, out=np.empty_like(x))  # (an array for a 0-d x too)
     np.exp(out, out=out)
     out += 1
-    return np.reciprocal(out, out=out)
+    return np.divide(1, out, out=out)  # (np.reciprocal: the same numbers, 1.4x as long)
 
 
 @define("sigmoid", forward=sigmoid_forward,
@@ -302,12 +326,34 @@ CPU's cache where the previous left them. On an MLP's (768, 512) activations, GE
 chunks takes 1.7 ms, whole 4.6 ms (2.7 ms where the heap keeps its pages)."""
 
 
-def in_chunks(kernel: Any, *arrays: Any) -> Any:
-    """``kernel(*arrays)`` for an elementwise kernel, computed ``CHUNK_ENTRIES`` entries at
-    a time into one array: the same numbers, entry by entry. Arrays of one shape and dtype,
-    each C-contiguous, of more than twice ``CHUNK_ENTRIES`` entries; anything else is
-    computed whole (at 98,304 entries, chunks cost more than they save where the heap keeps
-    its pages: GELU 484 against 397 us).
+GRAD_CHUNK_ENTRIES = 32768
+"""The entries at a time that GELU's rule (its twin, ``gelu_grad_fast``) works on: fewer
+than the forward's ``CHUNK_ENTRIES``, as the backward pass that calls it holds more arrays
+of its own. At 512x192 (98,304 entries), GELU's forward and backward take 1.0 ms in chunks
+of 32,768, 1.1 ms of 16,384 and 1.5 ms whole: the rule's temporaries, a whole array each,
+make the heap give pages back and take them again (350 page faults a step)."""
+
+
+def fast_twin_for(*values: Any) -> bool:
+    """Whether a rule may hand its work to its fast twin (``gelu_grad_fast``, ...): each
+    value a numpy array with dimensions (not a float, a Value, a Tensor under
+    ``backward(create_graph=True)``, nor a formula's symbol), and
+    ``chaingrad.use_reference()`` off."""
+    if reference.only:
+        return False
+    for v in values:  # noqa: SIM110 - all() of a generator costs a microsecond more
+        if type(v).__module__ != "numpy" or not getattr(v, "ndim", 0):
+            return False
+    return True
+
+
+def in_chunks(kernel: Any, *arrays: Any, size: int | None = None) -> Any:
+    """``kernel(*arrays)`` for an elementwise kernel, computed ``size`` entries at a time
+    (``CHUNK_ENTRIES`` unless given) into one array: the same numbers, entry by entry.
+    Arrays of one shape and dtype, each C-contiguous, of more than twice ``size``
+    entries; anything else is computed whole (at 98,304 entries, chunks of
+    ``CHUNK_ENTRIES`` cost more than they save where the heap keeps its pages: GELU 484
+    against 397 us).
 
     Example:
         >>> import numpy as np
@@ -315,7 +361,7 @@ def in_chunks(kernel: Any, *arrays: Any) -> Any:
         >>> bool((in_chunks(np.negative, x) == -x).all())
         True
     """
-    x, size = arrays[0], CHUNK_ENTRIES
+    x, size = arrays[0], size or CHUNK_ENTRIES
     if x.size <= 2 * size or any(a.shape != x.shape or a.dtype != x.dtype
                                  or not a.flags.c_contiguous for a in arrays):
         return kernel(*arrays)
@@ -329,24 +375,26 @@ def in_chunks(kernel: Any, *arrays: Any) -> Any:
 def erf_float32(x: Any) -> Any:
     """The twin of ``erf_on_arrays``'s reference for a float32 array: within 2 ulps of
     ``math.erf`` entry by entry, and of torch's (tests/tensor_engine/test_kernels.py
-    measures both over a dense grid), in 26 numpy passes over two arrays (the 20 of
+    measures both over a dense grid), in 25 numpy passes over two arrays (the 20 of
     Horner's rule take most of its time) instead of a Python call per entry.
     erf(|x|) = -expm1(-|x| * S(|x|)), S the polynomial ``ERF_EXPONENT`` (|x| taken as at
     most 4), which expm1 keeps exact near 0 too; then x's sign, set bit by bit (erf is
     odd). nan stays nan; +-inf gives +-1."""
     np = numpy()
-    a = np.abs(x)
+    # out= keeps a 0-d x's results arrays (numpy makes them scalars, which ufuncs cannot
+    # write into); the coefficients are Python floats: numpy rounds each to float32 (and
+    # takes them faster than np.float32 numbers, by 12%)
+    a = np.abs(x, out=np.empty_like(x))
     np.minimum(a, 4.0, out=a)
-    out = a * ERF_EXPONENT[-1]  # Python floats: numpy rounds each to float32 (and takes
-    for c in ERF_EXPONENT[-2:0:-1]:  # them faster than np.float32 numbers, by 12%)
+    out = np.multiply(a, ERF_EXPONENT[-1], out=np.empty_like(a))
+    for c in ERF_EXPONENT[-2:0:-1]:
         out += c
         out *= a
     out += ERF_EXPONENT[0]
     out *= a  # -|x| S(|x|)
     np.expm1(out, out=out)  # -erf(|x|), in (-1, 0]
-    bits = out.view(np.uint32)  # the sign set bit by bit: np.copysign takes 1.7x as long
-    bits &= np.uint32(0x7FFFFFFF)  # erf(|x|)
-    bits |= x.view(np.uint32) & np.uint32(0x80000000)  # with x's sign
+    bits = out.view(np.uint32)  # the sign set bit by bit: np.copysign takes 1.7x as long;
+    bits &= x.view(np.uint32) | np.uint32(0x7FFFFFFF)  # out's is set: kept where x's is
     return out
 
 
@@ -371,7 +419,11 @@ def gelu_forward(x: float) -> float:
 def gelu_on_arrays(x: Any) -> Any:
     """x * Phi(x) on an array, in torch's order of operations (``gelu_forward``'s): the
     same numbers as ``x * 0.5 * (1 + erf(x * SQRT1_2))``, computed in erf's array (a
-    product by 0.5 is exact: scaling 1 + erf or x by it rounds alike), ``in_chunks``."""
+    product by 0.5 is exact: scaling 1 + erf or x by it rounds alike), ``in_chunks``; for
+    float32, unless ``chaingrad.use_reference()`` is on, its fast twin ``gelu_float32``."""
+    np = numpy()
+    if x.dtype == np.float32 and not reference.only:
+        return in_chunks(gelu_float32, x)
     return in_chunks(gelu_of_chunk, x)
 
 
@@ -384,6 +436,72 @@ def gelu_of_chunk(x: Any) -> Any:
     return out
 
 
+PHI_EXPONENT = (-1.128380251487424, -0.6365977336060324, -0.10291961268653763,
+                0.01958395907046733, -0.0005369320684316071, -0.0010324024097856752,
+                0.0003088024006203143, -3.144018685305106e-05)
+"""-S(a) as ``ERF_EXPONENT`` (erf(a) = 1 - exp(-a * S(a)), 0 <= a <= 4), of degree 7, for
+Phi(x) = 0.5 * (1 + erf(x / sqrt 2)) (GELU's twins): fitted to math.erfc at 6,000 Chebyshev
+points by least squares on Phi's error, S's times 0.5 * a * erfc(a) (Lawson's iteration):
+largest error of Phi 8.0e-9. Phi needs S to that absolute accuracy only, where erf itself,
+within 2 ulps near 0, needs degree 10 (``ERF_EXPONENT``; degree 9 fits erf to 3.8 ulps)."""
+
+GELU_EXPONENT = tuple(c * SQRT1_2 ** (k + 1) for k, c in enumerate(PHI_EXPONENT))
+"""``PHI_EXPONENT`` as a polynomial in |x|: -|x| / sqrt 2 times S(|x| / sqrt 2) is the sum of
+these times |x| ** (k + 1), 1 / sqrt 2 ** (k + 1) put into each coefficient (GELU's twins
+save the pass that would scale x)."""
+
+
+def gelu_float32(x: Any) -> Any:
+    """The twin of ``gelu_of_chunk`` for a float32 array: 19 numpy passes where it takes
+    31; within 2 ulps of x of the reference's numbers (erf by ``math.erf``) and 5 of
+    torch's, as the reference itself (tests/tensor_engine/test_kernels.py); for x > 0
+    within 1.6 ulps of the exact value (torch's: 4.7). With e = -erf(|x| / sqrt 2)
+    (``minus_erf_of_scaled``), GELU is 0.5 * (x - |x| * e): for x >= 0 that is
+    0.5 * x * (1 + erf(x / sqrt 2)), for x < 0 0.5 * x * (1 - erf(|x| / sqrt 2)), the
+    same, as erf is odd; no sign to set bit by bit, no scaling of x by 1 / sqrt 2
+    (``GELU_EXPONENT``), a polynomial of degree 7 (``PHI_EXPONENT``). nan stays nan, inf
+    gives inf and -inf nan (as ``gelu_of_chunk``; torch's gives nan at both); -0.0, and x
+    below -5.54, give 0.0 where torch's gives -0.0."""
+    np = numpy()
+    x_abs = np.abs(x, out=np.empty_like(x))  # (out=: arrays for a 0-d x too, as erf_float32)
+    out = minus_erf_of_scaled(x_abs)
+    out *= x_abs
+    np.subtract(x, out, out=out)
+    out *= 0.5
+    return out
+
+
+def minus_erf_of_scaled(a: Any) -> Any:
+    """-erf(a / sqrt 2) for a float32 array ``a`` of |x|, in a new array, in [-1, 0], to the
+    accuracy Phi needs (``PHI_EXPONENT``): -expm1(-a / sqrt 2 * S(a / sqrt 2)) as
+    ``erf_float32`` computes erf, the scaling put into the coefficients (``GELU_EXPONENT``):
+    16 passes. a is not taken as at most 4 * sqrt 2, where the fit ends: from a = 5.54 on the
+    polynomial's -a / sqrt 2 * S is below -18, and the result -1 exactly, up to inf (as
+    erf's float32 value; tests/tensor_engine/test_kernels.py checks it)."""
+    np = numpy()
+    out = np.multiply(a, GELU_EXPONENT[-1], out=np.empty_like(a))
+    for c in GELU_EXPONENT[-2:0:-1]:
+        out += c
+        out *= a
+    out += GELU_EXPONENT[0]
+    out *= a  # -a / sqrt 2 * S(a / sqrt 2)
+    return np.expm1(out, out=out)
+
+
+def phi_float32(x: Any) -> Any:
+    """Phi(x) = 0.5 * (1 + erf(x / sqrt 2)) for a float32 array, GELU's rule's twin's:
+    e = -erf(|x| / sqrt 2) (``minus_erf_of_scaled``), its sign bit flipped where x < 0
+    (then -erf(x / sqrt 2), erf being odd), 0.5 * (1 - that): 21 passes where erf of
+    x / sqrt 2 and 1 + erf take 30; within 0.71 ulps of 1 of the exact Phi (they: 0.65)."""
+    np = numpy()
+    out = minus_erf_of_scaled(np.abs(x, out=np.empty_like(x)))
+    bits = out.view(np.uint32)
+    bits ^= x.view(np.uint32) & np.uint32(0x80000000)  # -erf(x / sqrt 2)
+    np.subtract(1, out, out=out)
+    out *= 0.5
+    return out
+
+
 @define("gelu",
         forward=gelu_forward, array=gelu_on_arrays,
         saves=("x",), floats=True, torch=("F.gelu",))
@@ -393,23 +511,28 @@ def GELU(xs, out, g):
     phi(x) = exp(-x**2 / 2) / sqrt(2 pi); 1 / sqrt(2) = 0.7071067811865476 and
     1 / sqrt(2 pi) = 0.3989422804014327."""
     x = xs[0]
-    if type(x).__module__ == "numpy" and getattr(x, "ndim", 0) and not reference.only:
-        return (in_chunks(gelu_grad_fast, x, g),)
+    if fast_twin_for(x, g):
+        return (in_chunks(gelu_grad_fast, x, g, size=GRAD_CHUNK_ENTRIES),)
     return ((0.5 * (1 + erf(x * 0.7071067811865476))
              + x * 0.3989422804014327 * exp(-0.5 * (x * x))) * g,)
 
 
 def gelu_grad_fast(x: Any, g: Any) -> Any:
     """The twin of ``GELU``'s rule on arrays (equal within float rounding): (Phi(x) + x *
-    phi(x)) * g in place, erf by ``erf_on_arrays``'s twin: 16 passes where the rule makes
-    about 40. Phi is computed again from x, as torch's backward does (the output may have
-    been changed in place since, or rounded to bfloat16 under autocast)."""
+    phi(x)) * g in place, Phi by ``phi_float32`` for float32, else from ``erf_on_arrays``:
+    about 30 passes where the rule makes about 45. Phi is computed again from x, as torch's
+    backward does (the output may have been changed in place since, or rounded to bfloat16
+    under autocast)."""
     np = numpy()
-    grad = np.multiply(x, x)
+    grad = np.square(x)  # (x * x: see pow_n_on_arrays)
     grad *= -0.5
     np.exp(grad, out=grad)
     grad *= x
     grad *= 0.3989422804014327  # x * phi(x)
+    if x.dtype == np.float32:
+        grad += phi_float32(x)
+        grad *= g
+        return grad
     phi_cdf = erf_on_arrays(x * 0.7071067811865476)
     phi_cdf += 1
     phi_cdf *= 0.5  # Phi(x)
@@ -441,9 +564,27 @@ def leaky_relu_on_arrays(x: Any, negative_slope: float) -> Any:
 def LEAKY_RELU(xs, out, g, negative_slope):
     """x where x > 0, else negative_slope * x;  d/dx = 1 where x > 0, else negative_slope
     (g multiplied first: a float32 g stays float32, where (x <= 0) * negative_slope alone
-    would be a float64 array)."""
+    would be a float64 array). On arrays, ``leaky_relu_grad_fast``."""
     x = data(xs[0])
+    if fast_twin_for(x, g) and 0 <= negative_slope <= 1:
+        return (leaky_relu_grad_fast(x, g, negative_slope),)
     return (g * (x > 0) + g * (x <= 0) * negative_slope,)
+
+
+def leaky_relu_grad_fast(x: Any, g: Any, negative_slope: float) -> Any:
+    """The twin of ``LEAKY_RELU``'s rule on arrays, for a slope from 0 to 1: g times a
+    factor that is 1 where x > 0 and negative_slope elsewhere, the larger of ``x > 0`` (as
+    1.0 or 0.0) and negative_slope. Four passes without a branch on each entry's sign (a
+    mask with ``np.where`` or ``copyto``, on random signs, takes 5-10x as long), where the
+    rule makes about eight, with float temporaries of its bool arrays. The rule's numbers,
+    but torch's where the rule's differ: at a nan x (``g * negative_slope``, the rule's 0)
+    and at an inf or nan g (g or its product by the slope, where the rule's ``g * 0`` is
+    nan)."""
+    np = numpy()
+    factor = np.greater(x, 0).astype(g.dtype)
+    np.maximum(factor, g.dtype.type(negative_slope), out=factor)
+    factor *= g
+    return factor
 
 
 def softplus_forward(x: float, beta: float, threshold: float) -> float:
@@ -457,7 +598,9 @@ def softplus_forward(x: float, beta: float, threshold: float) -> float:
 
 def softplus_on_arrays(x: Any, beta: float, threshold: float) -> Any:
     """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold, as torch
-    computes it (``log1p(exp(beta * x)) / beta``; exp overflows only where x is kept).
+    computes it (``log1p(exp(beta * x)) / beta``; exp overflows only where x is kept), in
+    one array (x is copied in where beta * x > threshold: few entries, where ``np.where``
+    would branch on each).
 
     Example:
         >>> import numpy as np
@@ -465,10 +608,13 @@ def softplus_on_arrays(x: Any, beta: float, threshold: float) -> Any:
         [0.6931471805599453, 30.0]
     """
     np = numpy()
-    z = x * beta
-    soft = np.log1p(np.exp(z))
-    soft /= beta
-    return np.where(z > threshold, x, soft)
+    z = x * beta if beta != 1 else x  # (x * 1.0 is x)
+    soft = np.exp(z, out=np.empty_like(z))  # (an array for a 0-d x too)
+    np.log1p(soft, out=soft)
+    if beta != 1:
+        soft /= beta
+    np.copyto(soft, x, where=z > threshold)
+    return soft
 
 
 @define("softplus",
@@ -478,9 +624,23 @@ def softplus_on_arrays(x: Any, beta: float, threshold: float) -> Any:
         floats=True, torch=("F.softplus",))
 def SOFTPLUS(xs, out, g, beta, threshold):
     """log(1 + exp(beta * x)) / beta, a smooth relu (x itself where beta * x > threshold, as
-    torch's);  d/dx = sigmoid(beta * x), 1 where beta * x > threshold."""
+    torch's);  d/dx = sigmoid(beta * x), 1 where beta * x > threshold. On arrays,
+    ``softplus_grad_fast``."""
     x, z = xs[0], data(xs[0]) * beta
+    if fast_twin_for(x, g):
+        return (softplus_grad_fast(z, g, threshold),)
     return (((z > threshold) + (z <= threshold) * sigmoid(x * beta)) * g,)
+
+
+def softplus_grad_fast(z: Any, g: Any, threshold: float) -> Any:
+    """The twin of ``SOFTPLUS``'s rule on arrays (the same numbers), given z = beta * x:
+    sigmoid(z) (``sigmoid_on_arrays``), 1 copied in where z > threshold, times g, in one
+    array, where the rule makes a dozen passes and float temporaries of its bool arrays."""
+    np = numpy()
+    grad = sigmoid_on_arrays(z)
+    np.copyto(grad, 1, where=z > threshold)
+    grad *= g
+    return grad
 
 
 PRIMITIVES: tuple[Primitive, ...] = (ADD, MUL, POW_N, POW, RELU, TANH, SIGMOID, EXP, LOG, SQRT,

@@ -32,9 +32,12 @@ def _elementwise(name: str, prim: Primitive) -> Callable[..., Tensor]:
     """torch's ``name(input)`` for an elementwise primitive: the Tensor method of the same
     name, on ``input`` made a Tensor (``out=`` as torch's)."""
     method = prim.method
+    of_a_tensor = getattr(Tensor, method)  # (looked up once: most calls pass a Tensor)
 
     @with_out
     def function(input: Any) -> Tensor:  # noqa: A002 - torch's argument name
+        if type(input) is Tensor:
+            return of_a_tensor(input)
         return getattr(_tensor(input, name), method)()
 
     function.__name__ = function.__qualname__ = _defined_as(name)
