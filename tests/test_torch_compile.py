@@ -33,7 +33,9 @@ def test_torchs_arguments_give_a_module_that_computes_the_same(options):
     model.zero_grad()
     model(x).sum().backward()
     for got, expected in zip(grads, (p.grad.numpy() for p in model.parameters())):
-        np.testing.assert_allclose(got, expected, rtol=1e-6)
+        # the compiled backward runs GELU's rule, eager its float32 twin (Phi within 2 ulps):
+        # sums of their products differ by float32 rounding (3e-8 seen, on entries near 1)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
     assert "def graph" in compiled._traces[(True,) * 5].source
 
 
