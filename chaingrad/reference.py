@@ -3,8 +3,8 @@
 A few kernels have a fast twin beside their reference, tested to compute the same numbers:
 the convolution and pooling forwards, softmax, layer_norm and the scatter of an
 embedding's gradient (``tensor_engine/kernels.py``, each beside its reference), float32
-``erf`` and GELU (``rules.erf_float32``, the twin of ``math.erf`` entry by entry, and
-``rules.gelu_float32``), matmul's weight gradient
+``erf`` and GELU (``fast_kernels.erf_float32``, the twin of ``math.erf`` entry by entry, and
+``fast_kernels.gelu_float32``), matmul's weight gradient
 (``tensor_engine.rules.matmul_y_grad_transposed``), the rules of layer_norm, GELU,
 ``x ** n``, leaky_relu and softplus on arrays
 (``tensor_engine.rules.layer_norm_grads_fast``, ``rules.gelu_grad_fast``,

@@ -113,7 +113,7 @@ ERF_EXPONENT_7 = (-1.128379225730896, -0.6366177797317505, -0.10280075669288635,
                   0.01926991529762745, -0.00011677086149575189, -0.001326634781435132,
                   0.0004109898000024259, -4.524852556642145e-05)
 """-S(a) for 0 <= a <= 4, where erf(a) = 1 - exp(-a * S(a)), as chaingrad's
-``rules.ERF_EXPONENT`` but of degree 7 where that is of degree 10: six passes of Horner's
+``fast_kernels.ERF_EXPONENT`` but of degree 7 where that is of degree 10: six passes of Horner's
 rule fewer. Fitted as that one is (least squares at 3,000 Chebyshev points of [0, 4], here on
 erf's relative error, (1 - erf(a)) a / erf(a) times S's, reweighted by Lawson's iteration,
 80 rounds; largest relative error 1.7e-8), then rounded to float32. Measured, computed as
@@ -125,7 +125,7 @@ degree 6: 7 ulps)."""
 
 
 def erf_into(z: np.ndarray, out: np.ndarray, a: np.ndarray) -> None:
-    """erf(z) into ``out`` for a float32 chunk, as ``chaingrad.rules.erf_float32`` computes
+    """erf(z) into ``out`` for a float32 chunk, as ``chaingrad.fast_kernels.erf_float32`` computes
     it (erf(|z|) = -expm1(-|z| S(|z|)), then z's sign bit by bit) with ``ERF_EXPONENT_7``,
     into arrays given: ``a`` is scratch; z, out and a distinct."""
     np.abs(z, out=a)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from numerics import examples
 
 import chaingrad
-from chaingrad import Tensor
+from chaingrad import Tensor, fast_kernels
 from chaingrad import rules as shared
 from chaingrad.tensor_engine import kernels, rules
 
@@ -67,7 +67,7 @@ def test_sigmoid_is_torchs_within_a_few_ulps_and_saturates_quietly(torch, dtype,
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_erf_is_within_2_ulps_of_math_erf_and_of_torch(torch, dtype):
-    """float32: numpy polynomials (``rules.erf_float32``); float64: SciPy's erf.
+    """float32: numpy polynomials (``fast_kernels.erf_float32``); float64: SciPy's erf.
     (2 ulps: each of them, glibc's and torch's erf is about an ulp from the exact value.)"""
     x = _points(dtype, -6, 6)
     ours = chaingrad.erf(Tensor(x)).numpy()
@@ -80,7 +80,7 @@ def test_erf_is_within_2_ulps_of_math_erf_and_of_torch(torch, dtype):
 def test_the_float32_erf_twin_takes_inf_nan_and_signed_zeros_as_math_erf():
     x = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-45, -1e-45, 3.9, 4.0, 1e30],
                  dtype=np.float32)
-    ours = shared.erf_float32(x)
+    ours = fast_kernels.erf_float32(x)
     with np.errstate(invalid="ignore"):
         expected = np.array([math.erf(float(v)) for v in x], dtype=np.float32)
     np.testing.assert_array_equal(ours, expected)  # nan where nan, -0.0 for -0.0
@@ -99,7 +99,7 @@ def test_erf_under_the_reference_is_math_erf_entry_by_entry():
 
 
 def test_erf_without_scipy_is_math_erf_entry_by_entry(monkeypatch):
-    monkeypatch.setattr(shared, "scipy_erf", lambda: None)
+    monkeypatch.setattr(fast_kernels, "scipy_erf", lambda: None)
     x = _points(np.float64, -6, 6)[::7]
     np.testing.assert_array_equal(shared.erf_on_arrays(x), [math.erf(float(v)) for v in x])
 
@@ -578,7 +578,7 @@ def test_the_gelu_rule_twin_is_the_rule_within_rounding(dtype):
     with np.errstate(all="ignore"):
         out = shared.gelu_on_arrays(x)
         (fast,) = shared.GELU.vjp((x,), out, ones)
-        phi_cdf = (shared.phi_float32(x) if dtype == np.float32
+        phi_cdf = (fast_kernels.phi_float32(x) if dtype == np.float32
                    else 0.5 * (1 + shared.erf_on_arrays(x * 0.7071067811865476)))
         formula = phi_cdf + x * 0.3989422804014327 * np.exp(-0.5 * (x * x))
         chaingrad.use_reference()
@@ -607,7 +607,7 @@ def test_gelus_polynomial_needs_no_clamp_beyond_its_fit():
     a = np.concatenate([np.linspace(5.54, 100, 200_001), np.geomspace(100, 3e38, 10_000),
                         [np.inf]]).astype(np.float32)
     with np.errstate(all="ignore"):
-        np.testing.assert_array_equal(shared.minus_erf_of_scaled(a), -1.0)
+        np.testing.assert_array_equal(fast_kernels.minus_erf_of_scaled(a), -1.0)
 
 
 def test_the_float32_phi_is_within_2_ulps_of_1_of_the_exact_one():
@@ -617,10 +617,11 @@ def test_the_float32_phi_is_within_2_ulps_of_1_of_the_exact_one():
     at +-inf."""
     x = _points(np.float32)
     exact = 0.5 * np.vectorize(math.erfc)(-x.astype(np.float64) / math.sqrt(2))
-    ours = shared.phi_float32(x).astype(np.float64)
+    ours = fast_kernels.phi_float32(x).astype(np.float64)
     assert np.max(np.abs(ours - exact)) <= 2 * np.spacing(np.float32(1))
     with np.errstate(all="ignore"):
-        special = shared.phi_float32(np.array([0.0, -0.0, np.inf, -np.inf, np.nan], np.float32))
+        special = fast_kernels.phi_float32(
+            np.array([0.0, -0.0, np.inf, -np.inf, np.nan], np.float32))
     np.testing.assert_array_equal(special, [0.5, 0.5, 1.0, 0.0, np.nan])
 
 
@@ -631,7 +632,7 @@ def test_the_float32_gelu_twin_is_the_reference_within_2_ulps_of_x(torch):
     form loses GELU's low bits to 1 + erf(x / sqrt 2) (torch's too)."""
     x = _points(np.float32)
     with np.errstate(all="ignore"):
-        fast = shared.gelu_float32(x).astype(np.float64)
+        fast = fast_kernels.gelu_float32(x).astype(np.float64)
         chaingrad.use_reference()
         try:
             reference = shared.gelu_on_arrays(x).astype(np.float64)
@@ -644,7 +645,7 @@ def test_the_float32_gelu_twin_is_the_reference_within_2_ulps_of_x(torch):
     assert np.max(np.abs(fast - theirs) / unit) <= 5
     special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 40.0, -40.0], dtype=np.float32)
     with np.errstate(all="ignore"):
-        np.testing.assert_array_equal(shared.gelu_float32(special),
+        np.testing.assert_array_equal(fast_kernels.gelu_float32(special),
                                       [0.0, 0.0, np.inf, np.nan, np.nan, 40.0, 0.0])
 
 
@@ -689,8 +690,8 @@ def test_erf_gelu_and_gelus_rule_in_chunks_are_the_whole_arrays_bit_for_bit(monk
                 shared.gelu_on_arrays(x.T)]
 
     whole = run()
-    monkeypatch.setattr(shared, "CHUNK_ENTRIES", 1000)
-    monkeypatch.setattr(shared, "GRAD_CHUNK_ENTRIES", 700)
+    monkeypatch.setattr(fast_kernels, "CHUNK_ENTRIES", 1000)
+    monkeypatch.setattr(fast_kernels, "GRAD_CHUNK_ENTRIES", 700)
     for ours, theirs in zip(run(), whole):
         assert ours.dtype == theirs.dtype == dtype
         np.testing.assert_array_equal(ours, theirs)
