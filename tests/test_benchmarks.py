@@ -450,9 +450,9 @@ def test_the_lstm_lm_step_by_hand_in_numpy_is_the_step_chaingrad_takes(monkeypat
             np.testing.assert_allclose(floor.w[name], p.detach().numpy(), rtol=0, atol=2e-6,
                                        err_msg=name)
     assert min(clipped) > clip  # every step clipped
-    for k in range(lstm_lm_step.LAYERS):  # the state carried into the next step
-        np.testing.assert_allclose(floor.hs[k, -1], hidden[0][k].detach().numpy(), rtol=0, atol=1e-6)
-        np.testing.assert_allclose(floor.cs[k, -1], hidden[1][k].detach().numpy(), rtol=0, atol=1e-6)
+    h, c = (state.detach().numpy() for state in hidden)  # carried into the next step
+    np.testing.assert_allclose(floor.hs[:, -1], h, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(floor.cs[:, -1], c, rtol=0, atol=1e-6)
 
 
 def test_floor_matmuls_replays_the_products_of_a_step_by_hand():
@@ -469,6 +469,20 @@ def test_floor_matmuls_replays_the_products_of_a_step_by_hand():
     assert min(figures["step"], figures["products"], figures["adamw"]) > 0
     assert sum(n for n, _ in figures["kinds"].values()) == 40
     assert floor_matmuls.kind(a, b) == "(512,64) @ (64,192)T"
+
+
+def test_floor_matmuls_splits_the_lstm_lm_step_by_hand():
+    """floor_matmuls.py --workload LSTM: every product of lstm_lm_step.py's step by hand,
+    the recurrent ones step by step (2 layers x 35 forward, 34 backward)."""
+    import floor_matmuls
+
+    _, calls = floor_matmuls.recorded_products("LSTM")
+    kinds = [floor_matmuls.kind(a, b) for a, b, _ in calls]
+    assert len(calls) == 153  # 74 forward (2 + 70 + the decoder's 2), 3 + 2 x 38 backward
+    assert kinds.count("(20,200) @ (200,800)") == 70 and kinds.count("(20,800) @ (800,200)") == 68
+    figures = floor_matmuls.measure("numpy", "LSTM", repeats=1)
+    assert figures["count"] == 153 and figures["gelu"] is None
+    assert min(figures["step"], figures["products"], figures["adamw"]) > 0
 
 
 def test_steady_heap_fixes_mallocs_thresholds_in_the_timing_workers_only():
