@@ -612,15 +612,17 @@ class LstmLmByHand:
 
     - every array is allocated once; the parameters and their gradients are each one flat
       array in the model's order and torch's layouts (so SGD is two passes over the model),
-      and W_ih and W_hh are also kept transposed, row-major for the forward's products
-      (``(20,200) @ (200,800)``, 72 us, against 125 through a transposed view), copied
-      after each update;
+      and W_hh is also kept transposed, row-major for the forward's recurrent products
+      (``(20,200) @ (200,800)``, 72 us, against 125 through a transposed view; the
+      backward's ``(20,800) @ (800,200)`` wants torch's layout, 84 us against 141), copied
+      after each update (the products over all steps take either layout alike);
     - a layer's input products for all bptt steps are one product, the biases added once;
       then, step after step, the recurrent product and the gates: the sigmoid of i, f, o as
       0.5 tanh(x / 2) + 0.5, so that one tanh takes all four gates (four passes over one
       contiguous block); c = f c + i g and h = o tanh(c);
-    - the gates' derivatives (s (1 - s), 1 - g^2) and o (1 - tanh(c)^2) are taken for all
-      steps at once after the forward, so that the backward's loop over time is seven
+    - the gates' derivatives (s (1 - s), 1 - g^2) and o (1 - tanh(c)^2) are taken in the
+      forward's loop, while the step's gates are in cache (after it, over all steps at once,
+      they took three times as long), so that the backward's loop over time is seven
       products of (20,200) blocks, one multiply by the derivatives and one (20,800) @
       (800,200) product a step; the weight gradients are then one product each over all
       steps;
@@ -655,7 +657,6 @@ class LstmLmByHand:
             self.w[name][...] = value
             start = stop
         L, T, B, N = self.layers, bptt, batch, self.N
-        self.wih_t = [np.empty(shapes[f"rnn.weight_ih_l{k}"][::-1], f32) for k in range(L)]
         self.whh_t = [np.empty((H, 4 * H), f32) for _ in range(L)]
         self.bias = [np.empty(4 * H, f32) for _ in range(L)]
         self.refresh()
@@ -664,9 +665,9 @@ class LstmLmByHand:
                                     np.full(H, 0.5, f32)])
         self.shift = self.half.copy()
         self.shift[2 * H:3 * H] = 0.0
-        self.sig = np.ones(4 * H, f32)  # s (1 - s) = s - s^2 on i, f, o; 1 - g^2 on g
-        self.sig[2 * H:3 * H] = 0.0
-        self.one_on_g = 1.0 - self.sig
+        self.slope = np.full(4 * H, 0.25, f32)  # d/dx of 0.5 tanh(x / 2) + 0.5 is
+        self.slope[2 * H:3 * H] = 1.0  # (1 - tanh(x / 2)^2) / 4; of tanh(x), 1 - tanh(x)^2
+        self.minus_slope = -self.slope
         # the forward's arrays, kept for the backward (one per layer)
         self.x = np.empty((N, self.E), f32)
         self.gates = np.empty((L, T, B, 4 * H), f32)  # after the sigmoids and the tanh
@@ -676,7 +677,6 @@ class LstmLmByHand:
         self.q = np.empty((L, T, B, H), f32)  # o (1 - tanh(c)^2)
         self.logits = np.empty((N, self.V), f32)
         # scratch
-        self.big = np.empty((T, B, 4 * H), f32)
         self.g4 = np.empty((B, 4 * H), f32)
         self.gh = np.empty((B, H), f32)
         self.dc, self.dc_next = np.empty((B, H), f32), np.empty((B, H), f32)
@@ -689,9 +689,8 @@ class LstmLmByHand:
         self.loss: float | None = None
 
     def refresh(self) -> None:
-        """The transposed copies of W_ih and W_hh, and b_ih + b_hh, from the parameters."""
+        """The transposed copies of W_hh, and b_ih + b_hh, from the parameters."""
         for k in range(self.layers):
-            np.copyto(self.wih_t[k], self.w[f"rnn.weight_ih_l{k}"].T)
             np.copyto(self.whh_t[k], self.w[f"rnn.weight_hh_l{k}"].T)
             np.add(self.w[f"rnn.bias_ih_l{k}"], self.w[f"rnn.bias_hh_l{k}"], out=self.bias[k])
 
@@ -712,15 +711,19 @@ class LstmLmByHand:
         x = np.take(self.w["encoder.weight"], idx, axis=0, out=self.x)
         for k in range(self.layers):
             gates, hs, cs, tc = self.gates[k], self.hs[k], self.cs[k], self.tc[k]
-            self.matmul(x, self.wih_t[k], out=gates.reshape(N, 4 * H))
+            self.matmul(x, self.w[f"rnn.weight_ih_l{k}"].T, out=gates.reshape(N, 4 * H))
             gates += self.bias[k]
             whh_t, g4, gh = self.whh_t[k], self.g4, self.gh
+            d, q = self.dgate[k], self.q[k]
             for t in range(T):
                 self.matmul(hs[t], whh_t, out=g4)
                 a = gates[t]
                 a += g4
                 a *= self.half
-                np.tanh(a, out=a)
+                np.tanh(a, out=a)  # tanh(x) on g, tanh(x / 2) on i, f, o
+                np.multiply(a, a, out=d[t])  # their derivatives while in cache:
+                d[t] *= self.minus_slope  # 1 - g^2 on g, s (1 - s) = (1 - tanh^2) / 4
+                d[t] += self.slope
                 a *= self.half
                 a += self.shift
                 i, f, g, o = a[:, :H], a[:, H:2 * H], a[:, 2 * H:3 * H], a[:, 3 * H:]
@@ -730,16 +733,9 @@ class LstmLmByHand:
                 c += gh
                 np.tanh(c, out=tc[t])
                 np.multiply(o, tc[t], out=hs[t + 1])
-            # the derivatives, all steps at once: s - s^2 (i, f, o), 1 - g^2 (g)
-            d = self.dgate[k]
-            np.multiply(gates, self.sig, out=d)
-            np.multiply(gates, gates, out=self.big)
-            d -= self.big
-            d += self.one_on_g
-            q = self.q[k]  # o (1 - tanh(c)^2)
-            np.multiply(tc, tc, out=q)
-            np.subtract(1.0, q, out=q)
-            q *= gates[:, :, 3 * H:]
+                np.multiply(tc[t], tc[t], out=q[t])  # o (1 - tanh(c)^2), for the backward
+                np.subtract(1.0, q[t], out=q[t])
+                q[t] *= o
             x = hs[1:].reshape(N, H)
         logits = self.matmul(x, self.w["decoder.weight"].T, out=self.logits)
         logits += self.w["decoder.bias"]
