@@ -102,8 +102,8 @@ def one_run(engine: str, steps: int, rnn_type: str = "LSTM") -> float:
     model, optimizer, batches, hidden = build(torch, steps + 2, rnn_type)
     if engine == "numpy":
         if rnn_type != "LSTM":
-            raise ValueError(f"lstm_lm_step: the numpy step by hand is an LSTM's, got --model "
-                             f"{rnn_type}")
+            raise ValueError(f"lstm_lm_step: the numpy step by hand is an LSTM's: expected "
+                             f"--model LSTM, got {rnn_type}")
         floor = LstmLmByHand(model, BATCH, BPTT, LR, CLIP)
         blocks = [batch.numpy() for batch in batches]
         for block in blocks[:2]:  # untimed: first-call costs
