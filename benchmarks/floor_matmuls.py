@@ -1,10 +1,11 @@
-"""How much of a GPT step's numpy floor is matrix products, and how long do torch's take
-for the same products? (issue 32 point 5: whether numpy's BLAS alone puts torch's time
-out of reach.)
+"""How much of a GPT step's (or the LSTM language model's) numpy floor is matrix products,
+and how long do torch's take for the same products? (issue 32 point 5, issue 34 point 7:
+whether numpy's BLAS alone puts torch's time out of reach.)
 
 Run from the repository root:
 
     python benchmarks/floor_matmuls.py [--workload T6] [--rounds 3] [--repeats 20]
+    python benchmarks/floor_matmuls.py --workload LSTM   # lstm_lm_step.py's step by hand
 
 It records every product the workload's step by hand (``workloads/by_hand.py``) makes
 in one step (the same arrays, views and ``out=``), then times, each engine in a process of
@@ -13,7 +14,8 @@ calls, and torch's ``a @ b`` on the same operands (``torch.from_numpy`` of the s
 so the same shapes and memory layouts), each result dropped at once.
 The numpy process also times the whole step, the step and its products taking turns: what
 is left of it, the step less its products, is the floor's elementwise, reduction and
-indexing work, of which it times GELU's forward and backward and AdamW's update apart.
+indexing work, of which it times GELU's forward and backward and AdamW's update apart
+(the LSTM: its clip_grad_norm_ and SGD's update).
 Each figure: the median over ``--repeats`` in a process, then the median of those over the
 rounds, with the spread (max - min) / median.
 """
@@ -39,14 +41,38 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from workloads import by_hand  # noqa: E402
 from workloads.usage import Parser  # noqa: E402
 
+FLOORS = ("T5", "T6", "T7", "LSTM")
+"""The steps by hand it splits: the GPT workloads' (``by_hand.GPT_FLOORS``) and the LSTM
+language model's of ``lstm_lm_step.py`` (``by_hand.LstmLmByHand``)."""
+
+
+def floor_of(workload: str) -> tuple[Any, Any]:
+    """The step by hand of ``workload`` (``FLOORS``), and a function taking one step of it
+    (the LSTM's on one block of its benchmark's tokens, over and over)."""
+    import chaingrad
+
+    if workload != "LSTM":
+        floor = by_hand.GPT_FLOORS[workload](chaingrad)
+        return floor, floor.step
+    import lstm_lm_step as lm
+
+    model, _, batches, _ = lm.build(chaingrad, 1)
+    floor = by_hand.LstmLmByHand(model, lm.BATCH, lm.BPTT, lm.LR, lm.CLIP)
+    block = batches[0].numpy()
+    return floor, lambda: floor.step(block)
+
 
 def recorded_products(workload: str) -> tuple[Any, list[tuple[Any, Any, Any]]]:
     """The step by hand of ``workload``, warmed up, and the (a, b, out) of each product its
     next step makes."""
-    import chaingrad
+    floor, _, calls = recorded(workload)
+    return floor, calls
 
-    floor = by_hand.GPT_FLOORS[workload](chaingrad)
-    floor.step()
+
+def recorded(workload: str) -> tuple[Any, Any, list[tuple[Any, Any, Any]]]:
+    """``recorded_products``, with the function that takes the floor's step between them."""
+    floor, step = floor_of(workload)
+    step()
     calls: list[tuple[Any, Any, Any]] = []
 
     def record(a: Any, b: Any, out: Any = None) -> Any:
@@ -54,9 +80,9 @@ def recorded_products(workload: str) -> tuple[Any, list[tuple[Any, Any, Any]]]:
         return np.matmul(a, b, out=out)
 
     floor.matmul = record
-    floor.step()
+    step()
     floor.matmul = np.matmul
-    return floor, calls
+    return floor, step, calls
 
 
 def kind(a: Any, b: Any) -> str:
@@ -69,9 +95,10 @@ def kind(a: Any, b: Any) -> str:
 
 def gelu_of(floor: Any) -> Any:
     """The step's GELUs, forward and backward, on its own arrays (the backward's gradient
-    first copied afresh from the output, a copy included in the time); nothing for ReLU."""
+    first copied afresh from the output, a copy included in the time); nothing for ReLU
+    (and the LSTM)."""
     def run() -> None:
-        if not floor.gelu:
+        if not getattr(floor, "gelu", False):
             return
         for layer in range(floor.layers):
             hpre, phi = floor.hpre[layer].reshape(-1), floor.phi[layer].reshape(-1)
@@ -97,7 +124,8 @@ def median_ms(*runs: Any, repeats: int) -> list[float]:
 def measure(engine: str, workload: str, repeats: int) -> dict[str, Any]:
     """This process's figures for ``engine``: ms per step of all the products, of each kind
     of product, and (numpy) of the whole step."""
-    floor, calls = recorded_products(workload)
+    floor, step, calls = recorded(workload)
+    update = floor.update if workload == "LSTM" else floor.adamw
     groups: dict[str, list[tuple[Any, Any, Any]]] = {}
     for call in calls:
         groups.setdefault(kind(*call[:2]), []).append(call)
@@ -123,8 +151,8 @@ def measure(engine: str, workload: str, repeats: int) -> dict[str, Any]:
     result: dict[str, Any] = {"count": len(every)}
     if engine == "numpy":  # the step, its products and two parts of the rest taking turns
         result["step"], result["products"], result["gelu"], result["adamw"] = median_ms(
-            floor.step, replay(every), gelu_of(floor), floor.adamw, repeats=repeats)
-        if not floor.gelu:
+            step, replay(every), gelu_of(floor), update, repeats=repeats)
+        if not getattr(floor, "gelu", False):
             result["gelu"] = None
     else:
         result["products"], = median_ms(replay(every), repeats=repeats)
@@ -140,7 +168,7 @@ def spread(values: list[float]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = Parser(prog="floor_matmuls.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--workload", default="T6", choices=sorted(by_hand.GPT_FLOORS))
+    parser.add_argument("--workload", default="T6", choices=FLOORS)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--engine", choices=("numpy", "torch"), help=argparse.SUPPRESS)
@@ -165,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  the rest (step - products)    {spread([s - p for s, p in zip(steps, products)])}")
     if numpy_runs[0]["gelu"] is not None:
         print(f"    of which GELU, fwd + bwd    {spread([r['gelu'] for r in numpy_runs])}")
-    print(f"    of which AdamW's update     {spread([r['adamw'] for r in numpy_runs])}")
+    update = "clip + SGD" if args.workload == "LSTM" else "AdamW's update"
+    print(f"    of which {update:<19}{spread([r['adamw'] for r in numpy_runs])}")
     print(f"  the same products, torch      {spread([r['products'] for r in torch_runs])}")
     print("  per kind of product (count a step): numpy ms, torch ms, per step")
     for key, (count, _) in numpy_runs[0]["kinds"].items():

@@ -573,3 +573,230 @@ GPT_FLOORS = {"T5": GptIterationT5Numpy, "T6": NanoGptIterationT6Numpy,
 
 FLOORS: dict[str, type] = {"T4": MlpStepT4Numpy, **GPT_FLOORS}
 """The numpy floor of each workload of ``lectures.STEPS``."""
+
+
+# ---- the LSTM language model's step (benchmarks/lstm_lm_step.py) ----
+
+
+def scatter_rows_into(out: np.ndarray, index: np.ndarray, rows: np.ndarray) -> None:
+    """out = zeros, then ``rows[k]`` added into ``out[index[k]]`` for every k, each row of
+    ``out`` adding its rows in their order (``np.add.at``'s numbers): the rows ranked among
+    those of the same index (a stable sort), then the rows of each rank added at once, rank 0
+    first, as chaingrad's ``scatter_array_fast`` does (6x faster than ``np.add.at`` here)."""
+    order = np.argsort(index, kind="stable")
+    ordered = index[order]
+    position = np.arange(index.size)
+    first = np.empty(index.size, bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    rank = position - np.maximum.accumulate(np.where(first, position, 0))
+    out.fill(0.0)
+    for r in range(int(rank.max()) + 1):
+        chosen = order[rank == r]
+        out[index[chosen]] += rows[chosen]  # distinct rows of out: one add each
+
+
+class LstmLmByHand:
+    """The step of ``benchmarks/lstm_lm_step.py`` (PyTorch's word_language_model at its small
+    sizes: an embedding, an LSTM of ``layers`` layers, a decoder, the mean cross-entropy,
+    ``clip_grad_norm_(clip)`` and SGD) in plain float32 numpy, no graph: the floor under
+    chaingrad's row of that table.
+
+    ``model``: the chaingrad model the benchmark builds (its ``named_parameters()``:
+    ``encoder.weight``, ``rnn.weight_ih_l{k}``, ``rnn.weight_hh_l{k}``, ``rnn.bias_ih_l{k}``,
+    ``rnn.bias_hh_l{k}``, ``decoder.weight``, ``decoder.bias``), whose weights it starts from.
+    ``step(tokens)`` takes a (bptt + 1, batch) block of token numbers, as the benchmark's
+    ``batches``; the hidden state is carried from step to step (detached), from zeros.
+
+    As a careful engineer would write it for shapes known in advance:
+
+    - every array is allocated once; the parameters and their gradients are each one flat
+      array in the model's order and torch's layouts (so SGD is two passes over the model),
+      and W_hh is also kept transposed, row-major for the forward's recurrent products
+      (``(20,200) @ (200,800)``, 72 us, against 125 through a transposed view; the
+      backward's ``(20,800) @ (800,200)`` wants torch's layout, 84 us against 141), copied
+      after each update (the products over all steps take either layout alike);
+    - a layer's input products for all bptt steps are one product, the biases added once;
+      then, step after step, the recurrent product and the gates: the sigmoid of i, f, o as
+      0.5 tanh(x / 2) + 0.5, so that one tanh takes all four gates (four passes over one
+      contiguous block); c = f c + i g and h = o tanh(c);
+    - the gates' derivatives (s (1 - s), 1 - g^2) and o (1 - tanh(c)^2) are taken in the
+      forward's loop, while the step's gates are in cache (after it, over all steps at once,
+      they took three times as long), so that the backward's loop over time is seven
+      products of (20,200) blocks, one multiply by the derivatives and one (20,800) @
+      (800,200) product a step; the weight gradients are then one product each over all
+      steps;
+    - the embedding's gradient by ranks (``scatter_rows_into``); sums over rows as
+      products with a vector of ones.
+
+    Left out: torch's order of float32 additions in ``clip_grad_norm_``'s norms (chaingrad
+    adds each gradient's norm in torch's order, ``reduction_order.norm_in_torch_order``,
+    about 2.6 ms a step here; the floor takes BLAS's ``sdot``, 0.07 ms: the clip coefficient
+    may differ in its last bits).
+    """
+
+    def __init__(self, model: Any, batch: int, bptt: int, lr: float = 20.0,
+                 clip: float = 0.25):
+        named = [(name, p.detach().numpy()) for name, p in model.named_parameters()]
+        shapes = dict((name, value.shape) for name, value in named)
+        self.layers = sum(name.startswith("rnn.weight_hh_l") for name in shapes)
+        self.V, self.E = shapes["encoder.weight"]
+        self.H = H = shapes["rnn.weight_hh_l0"][1]
+        self.B, self.T, self.N = batch, bptt, batch * bptt
+        self.lr, self.clip = lr, clip
+        size = sum(value.size for _, value in named)
+        f32 = np.float32
+        self.params, self.grads = np.empty(size, f32), np.zeros(size, f32)
+        self.w: dict[str, np.ndarray] = {}
+        self.g: dict[str, np.ndarray] = {}
+        start = 0
+        for name, value in named:
+            stop = start + value.size
+            self.w[name] = self.params[start:stop].reshape(value.shape)
+            self.g[name] = self.grads[start:stop].reshape(value.shape)
+            self.w[name][...] = value
+            start = stop
+        L, T, B, N = self.layers, bptt, batch, self.N
+        self.whh_t = [np.empty((H, 4 * H), f32) for _ in range(L)]
+        self.bias = [np.empty(4 * H, f32) for _ in range(L)]
+        self.refresh()
+        # sigmoid(x) = 0.5 tanh(0.5 x) + 0.5 on i, f, o; tanh on g: per column of the gates
+        self.half = np.concatenate([np.full(2 * H, 0.5, f32), np.ones(H, f32),
+                                    np.full(H, 0.5, f32)])
+        self.shift = self.half.copy()
+        self.shift[2 * H:3 * H] = 0.0
+        self.slope = np.full(4 * H, 0.25, f32)  # d/dx of 0.5 tanh(x / 2) + 0.5 is
+        self.slope[2 * H:3 * H] = 1.0  # (1 - tanh(x / 2)^2) / 4; of tanh(x), 1 - tanh(x)^2
+        self.minus_slope = -self.slope
+        # the forward's arrays, kept for the backward (one per layer)
+        self.x = np.empty((N, self.E), f32)
+        self.gates = np.empty((L, T, B, 4 * H), f32)  # after the sigmoids and the tanh
+        self.dgate = np.empty((L, T, B, 4 * H), f32)  # their derivatives
+        self.hs, self.cs = np.zeros((L, T + 1, B, H), f32), np.zeros((L, T + 1, B, H), f32)
+        self.tc = np.empty((L, T, B, H), f32)  # tanh(c)
+        self.q = np.empty((L, T, B, H), f32)  # o (1 - tanh(c)^2)
+        self.logits = np.empty((N, self.V), f32)
+        # scratch
+        self.g4 = np.empty((B, 4 * H), f32)
+        self.gh = np.empty((B, H), f32)
+        self.dc, self.dc_next = np.empty((B, H), f32), np.empty((B, H), f32)
+        self.dy = np.empty((N, H), f32)
+        self.dx = np.empty((N, self.E), f32)
+        self.dgates = np.empty((T, B, 4 * H), f32)
+        self.ones = np.ones(max(N, self.V), f32)
+        self.rows = np.arange(N)
+        self.matmul: Callable[..., np.ndarray] = np.matmul  # every product of the step
+        self.loss: float | None = None
+
+    def refresh(self) -> None:
+        """The transposed copies of W_hh, and b_ih + b_hh, from the parameters."""
+        for k in range(self.layers):
+            np.copyto(self.whh_t[k], self.w[f"rnn.weight_hh_l{k}"].T)
+            np.add(self.w[f"rnn.bias_ih_l{k}"], self.w[f"rnn.bias_hh_l{k}"], out=self.bias[k])
+
+    def step(self, tokens: np.ndarray) -> None:
+        """One training step on a (bptt + 1, batch) block of tokens: the hidden state
+        carried (detached), the forward and the loss, every gradient, the clip, SGD."""
+        self.hs[:, 0] = self.hs[:, -1]
+        self.cs[:, 0] = self.cs[:, -1]
+        idx = tokens[:-1].reshape(-1)
+        self.forward(idx, tokens[1:].reshape(-1))
+        self.backward(idx)
+        self.update()
+
+    def forward(self, idx: np.ndarray, targets: np.ndarray) -> None:
+        """The loss (``loss``), with what the backward reads kept; ``logits`` ends as the
+        loss's gradient with respect to them."""
+        T, H, N = self.T, self.H, self.N
+        x = np.take(self.w["encoder.weight"], idx, axis=0, out=self.x)
+        for k in range(self.layers):
+            gates, hs, cs, tc = self.gates[k], self.hs[k], self.cs[k], self.tc[k]
+            self.matmul(x, self.w[f"rnn.weight_ih_l{k}"].T, out=gates.reshape(N, 4 * H))
+            gates += self.bias[k]
+            whh_t, g4, gh = self.whh_t[k], self.g4, self.gh
+            d, q = self.dgate[k], self.q[k]
+            for t in range(T):
+                self.matmul(hs[t], whh_t, out=g4)
+                a = gates[t]
+                a += g4
+                a *= self.half
+                np.tanh(a, out=a)  # tanh(x) on g, tanh(x / 2) on i, f, o
+                np.multiply(a, a, out=d[t])  # their derivatives while in cache:
+                d[t] *= self.minus_slope  # 1 - g^2 on g, s (1 - s) = (1 - tanh^2) / 4
+                d[t] += self.slope
+                a *= self.half
+                a += self.shift
+                i, f, g, o = a[:, :H], a[:, H:2 * H], a[:, 2 * H:3 * H], a[:, 3 * H:]
+                c = cs[t + 1]
+                np.multiply(f, cs[t], out=c)
+                np.multiply(i, g, out=gh)
+                c += gh
+                np.tanh(c, out=tc[t])
+                np.multiply(o, tc[t], out=hs[t + 1])
+                np.multiply(tc[t], tc[t], out=q[t])  # o (1 - tanh(c)^2), for the backward
+                np.subtract(1.0, q[t], out=q[t])
+                q[t] *= o
+            x = hs[1:].reshape(N, H)
+        logits = self.matmul(x, self.w["decoder.weight"].T, out=self.logits)
+        logits += self.w["decoder.bias"]
+        # cross-entropy, mean over the N positions; logits become its gradient
+        logits -= logits.max(axis=1, keepdims=True)
+        picked = logits[self.rows, targets]
+        np.exp(logits, out=logits)
+        total = self.matmul(logits, self.ones[:self.V])
+        self.loss = float(np.mean(np.log(total) - picked))
+        total *= N
+        logits /= total[:, None]
+        logits[self.rows, targets] -= np.float32(1 / N)
+
+    def backward(self, idx: np.ndarray) -> None:
+        """Every parameter's gradient into ``grads``: the decoder, then each layer's
+        backpropagation through time, last layer first, then the embedding."""
+        T, B, H, N = self.T, self.B, self.H, self.N
+        g = self.logits
+        top = self.hs[-1, 1:].reshape(N, H)
+        self.matmul(g.T, top, out=self.g["decoder.weight"])
+        self.matmul(self.ones[:N], g, out=self.g["decoder.bias"])
+        dy = self.matmul(g, self.w["decoder.weight"], out=self.dy).reshape(T, B, H)
+        dgates, dc, dc_next = self.dgates, self.dc, self.dc_next
+        for k in reversed(range(self.layers)):
+            gates, cs, tc, q, d = self.gates[k], self.cs[k], self.tc[k], self.q[k], self.dgate[k]
+            whh = self.w[f"rnn.weight_hh_l{k}"]
+            dc_next.fill(0.0)
+            for t in reversed(range(T)):
+                dh, a, da = dy[t], gates[t], dgates[t]
+                np.multiply(dh, tc[t], out=da[:, 3 * H:])  # do
+                np.multiply(dh, q[t], out=dc)
+                dc += dc_next
+                np.multiply(dc, a[:, 2 * H:3 * H], out=da[:, :H])  # di = dc g
+                np.multiply(dc, cs[t], out=da[:, H:2 * H])  # df = dc c_prev
+                np.multiply(dc, a[:, :H], out=da[:, 2 * H:3 * H])  # dg = dc i
+                np.multiply(dc, a[:, H:2 * H], out=dc_next)  # through c = f c_prev + ...
+                da *= d[t]
+                if t:
+                    self.matmul(da, whh, out=self.gh)
+                    dy[t - 1] += self.gh
+            flat = dgates.reshape(N, 4 * H)
+            x = self.x if k == 0 else self.hs[k - 1, 1:].reshape(N, H)
+            self.matmul(flat.T, x, out=self.g[f"rnn.weight_ih_l{k}"])
+            self.matmul(flat.T, self.hs[k, :-1].reshape(N, H), out=self.g[f"rnn.weight_hh_l{k}"])
+            self.matmul(self.ones[:N], flat, out=self.g[f"rnn.bias_ih_l{k}"])
+            self.g[f"rnn.bias_hh_l{k}"][...] = self.g[f"rnn.bias_ih_l{k}"]
+            wih = self.w[f"rnn.weight_ih_l{k}"]
+            if k:  # the layer below's output gradient (this layer's is used up)
+                dy = self.matmul(flat, wih, out=self.dy).reshape(T, B, H)
+            else:
+                dx = self.matmul(flat, wih, out=self.dx)
+                scatter_rows_into(self.g["encoder.weight"], idx, dx)
+
+    def update(self) -> None:
+        """clip_grad_norm_(clip): the norm of the gradients' norms, each gradient's by BLAS
+        in float32; the coefficient as torch computes it; then SGD, p -= lr * g."""
+        norms = np.array([np.dot(g.ravel(), g.ravel()) for g in self.g.values()], np.float32)
+        np.sqrt(norms, out=norms)
+        total = np.sqrt(np.dot(norms, norms))
+        one = np.float32(1.0)
+        coefficient = min(one / (total + np.float32(1e-6)) * np.float32(self.clip), one)
+        self.grads *= np.float32(-self.lr * coefficient)
+        self.params += self.grads
+        self.refresh()
