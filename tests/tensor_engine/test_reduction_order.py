@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import chaingrad
+from chaingrad.tensor_engine import reduction_order
 from chaingrad.tensor_engine.reduction_order import (
     LANE_BYTES,
     ROUNDED_TAIL,
@@ -233,3 +234,23 @@ def test_a_norm_compiles_to_the_same_bits():
         assert out.item() == expected[0]
         assert np.array_equal(x.grad.numpy(), expected[1])
     assert "sum_of_squares" in step.source and "sum_in_order" in step.source
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_the_lanes_twin_gives_the_references_bits(dtype, monkeypatch):
+    """``lane_sums_of_squares``'s einsum twin against its reference (squares rounded, added
+    row after row by numpy's reduce), bit for bit, for one block and for many at once; and
+    a numpy whose einsum did not round each product runs the reference."""
+    rng = np.random.default_rng(2)
+    for shape in [(1, 8), (37, 8), (3, 1000, 8), (2, 5, 3, 8)]:
+        steps = (rng.standard_normal(shape) * 10.0 ** rng.integers(-6, 6, shape)).astype(dtype)
+        chaingrad.use_reference()
+        try:
+            expected = reduction_order.lane_sums_of_squares(steps)
+        finally:
+            chaingrad.use_reference(False)
+        np.testing.assert_array_equal(reduction_order.lane_sums_of_squares(steps), expected,
+                                      strict=True)
+    monkeypatch.setattr(reduction_order, "einsum_rounds_each_product", lambda: False)
+    monkeypatch.setattr(np, "einsum", None)  # the reference must not need it
+    np.testing.assert_array_equal(reduction_order.lane_sums_of_squares(steps), expected)
