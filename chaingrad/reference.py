@@ -12,9 +12,8 @@ embedding's gradient (``tensor_engine/kernels.py``, each beside its reference), 
 and a recurrent layer's steps as one node (``lstm_recurrence``, ``gru_recurrence``,
 ``rnn_recurrence``, whose reference is the steps composed of ``@``, ``sigmoid``, ``tanh``,
 ...), the lanes of a float 2-norm (``reduction_order.lane_sums_of_squares``) and a plain
-``x += y`` outside a graph (``InPlace._ufunc_in_place``). With the
-switch on, none of them runs: step into ``F.conv2d`` in a debugger and you are in the
-reference that the docs show.
+``x += y`` outside a graph (``InPlace._ufunc_in_place``). With the switch on, none of them
+runs: step into ``F.conv2d`` in a debugger and you are in the reference that the docs show.
 The backward loop has no twin: ``autodiff.backward_pass`` is the one that runs, switch or
 not.
 
