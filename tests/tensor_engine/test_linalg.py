@@ -174,17 +174,9 @@ SINGULAR_VALUE_CALLS = {
 def test_singular_values_and_their_gradients_are_torchs(torch, name, shape, dtype) -> None:
     """Tall, wide and square batches, with a weight on each output so that every entry of
     the gradient counts; float32 within its rounding."""
-    rng = np.random.default_rng(2)
-    a = rng.normal(size=shape).astype(dtype)
-    results = []
-    for lib in (chaingrad, torch):
-        x = lib.tensor(a, requires_grad=True)
-        outs = SINGULAR_VALUE_CALLS[name](lib, x)
-        weights = [np.random.default_rng(i).normal(size=tuple(o.shape)).astype(dtype)
-                   for i, o in enumerate(outs)]
-        sum(((o * lib.tensor(w)).sum() for o, w in zip(outs, weights))).backward()
-        assert all(o.dtype == getattr(lib, dtype) for o in outs)
-        results.append(([o.detach().numpy() for o in outs], x.grad.numpy()))
+    a = np.random.default_rng(2).normal(size=shape).astype(dtype)
+    results = [weighted_outputs_and_gradient(lib, SINGULAR_VALUE_CALLS[name], a)
+               for lib in (chaingrad, torch)]
     outputs_and_gradient_agree(results, 2e-5 if dtype == "float32" else 1e-10)
 
 
@@ -304,16 +296,8 @@ def test_everyday_names_give_torchs_numbers_and_gradients(torch, name, dtype) ->
     a weight on each output so that every entry of the gradient counts."""
     rng = np.random.default_rng(4)
     a = (rng.normal(size=(3, 4, 4)) * 0.3 + np.diag([1.0, 2.0, 3.0, 4.0])).astype(dtype)
-    results = []
-    for lib in (chaingrad, torch):
-        x = lib.tensor(a, requires_grad=True)
-        outs = EVERYDAY_CALLS[name](lib, x)
-        weights = [np.random.default_rng(i).normal(size=tuple(o.shape)).astype(dtype)
-                   for i, o in enumerate(outs)]
-        sum(((o * lib.tensor(w)).sum() for o, w in zip(outs, weights)
-             if o.requires_grad)).backward()
-        assert all(o.dtype == getattr(lib, dtype) for o in outs)
-        results.append(([o.detach().numpy() for o in outs], x.grad.numpy()))
+    results = [weighted_outputs_and_gradient(lib, EVERYDAY_CALLS[name], a)
+               for lib in (chaingrad, torch)]
     outputs_and_gradient_agree(results, 5e-5 if dtype == "float32" else 1e-10)
 
 
@@ -484,6 +468,20 @@ def test_cholesky_upper_reads_the_upper_triangle_as_torch(torch) -> None:
         results.append((u.detach().numpy(), x.grad.numpy()))
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def weighted_outputs_and_gradient(lib, call, a: np.ndarray) -> tuple:
+    """``call(lib, x)``'s outputs for x = ``a`` in ``lib`` (torch or chaingrad), and x's
+    gradient from a weighted sum of the outputs that take one (a fixed random weight on each
+    entry, so that every entry of the gradient counts); each output in a's dtype."""
+    x = lib.tensor(a, requires_grad=True)
+    outs = call(lib, x)
+    weights = [np.random.default_rng(i).normal(size=tuple(o.shape)).astype(a.dtype)
+               for i, o in enumerate(outs)]
+    sum(((o * lib.tensor(w)).sum() for o, w in zip(outs, weights)
+         if o.requires_grad)).backward()
+    assert all(o.dtype == getattr(lib, str(a.dtype)) for o in outs)
+    return [o.detach().numpy() for o in outs], x.grad.numpy()
 
 
 def outputs_and_gradient_agree(results: list, tol: float) -> None:
