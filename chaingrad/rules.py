@@ -30,6 +30,7 @@ from typing import Any
 from . import fast_kernels, reference
 from .declaration import Primitive, any_true, define, numpy, numpy_function
 from .errors import DomainError
+from .fast_kernels import SQRT1_2
 from .formulas import Symbol
 
 # ---- the primitives: forward, domain, rule, what it keeps, one op at a time ----
@@ -304,7 +305,6 @@ def ERF(xs, out, g):
     return (1.1283791670955126 * exp(-(x * x)) * g,)
 
 
-SQRT1_2 = fast_kernels.SQRT1_2  # 1 / sqrt(2): gelu's erf(x / sqrt(2)) is erf(x * SQRT1_2)
 
 
 def gelu_forward(x: float) -> float:
