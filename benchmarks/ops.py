@@ -213,7 +213,7 @@ def make_inputs(kinds: str, n: int, d: int, seed: int = 0) -> list[Any]:
 # ---- the worker: one engine, every case ----
 
 
-def _engine(name: str) -> Any:
+def engine_module(name: str) -> Any:
     """The module that speaks torch's API: torch (one thread) or chaingrad."""
     if name == "torch":
         import torch
@@ -265,7 +265,7 @@ def time_case(t: Any, case: Case, n: int, d: int, budget: float,
 def worker(engine: str, sizes: tuple[tuple[int, int], ...], only: list[str] | None,
            budget: float, clock_name: str) -> dict[str, Any]:
     """Every case's medians (us) for ``engine``, by case name and size ("512x192")."""
-    t, clock = _engine(engine), CLOCKS[clock_name]
+    t, clock = engine_module(engine), CLOCKS[clock_name]
     results: dict[str, Any] = {}
     for case in selected(only):
         for n, d in sizes:

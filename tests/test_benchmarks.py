@@ -615,6 +615,19 @@ def test_ops_benchmark_quick_run_times_every_case_on_both_engines(tmp_path):
             assert all(phase["median"] > 0 for phase in by_size["4x6"].values())
 
 
+@pytest.mark.slow
+def test_updates_benchmark_times_each_case_on_both_engines():
+    pytest.importorskip("torch")
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "updates.py"), "--runs",
+                           "1", "--budget", "0.002"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = done.stdout.splitlines()[1:]
+    assert [row.split("  ")[0].strip() for row in rows] == [
+        "x += y", "p.data += -lr * p.grad", "clip_grad_norm_"]
+    assert all("chaingrad/torch" in row for row in rows)
+
+
 @pytest.mark.parametrize("args, message", [(["--runs", "0"], "--runs must be >= 1"),
                                            (["--only", "tan"], "--only: unknown case 'tan'"),
                                            (["--sizes", "32by200"], "--sizes: expected sizes")])

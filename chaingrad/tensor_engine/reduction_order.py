@@ -125,9 +125,9 @@ def lane_sums_of_squares(steps: np.ndarray) -> np.ndarray:
     pairwise summation applies only along an inner axis it reduces). Its fast twin, unless
     ``chaingrad.use_reference()`` is on: ``np.einsum``'s sum of products over the rows, the
     same additions in the same order, without the array of squares and numpy's loop of
-    one short row at a time (4x faster: 0.6 ms for a word-level LSTM's million gradient
-    entries, where ``clip_grad_norm_`` reads them all); used where it gives the reference's
-    bits (``einsum_rounds_each_product``)."""
+    one short row at a time (``clip_grad_norm_`` over a word-level LSTM's million gradient
+    entries: 1.4 ms where it took 3.3, ``benchmarks/updates.py``); used where it gives the
+    reference's bits (``einsum_rounds_each_product``)."""
     if not reference.only and einsum_rounds_each_product():
         return np.einsum("...ij,...ij->...j", steps, steps)
     return np.add.reduce(np.ascontiguousarray(steps * steps), axis=-2)
