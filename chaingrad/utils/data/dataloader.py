@@ -216,8 +216,13 @@ class _LoaderIterator:
     """One pass over a DataLoader: in the main process, or through worker processes."""
 
     def __init__(self, loader: DataLoader) -> None:
-        self.loader = loader
-        self.indices = iter(loader._index_sampler)  # a shuffle draws at its first index
+        # what a pass reads of its loader, taken now, as torch's iterator takes it: no
+        # reference back to the loader, which holds a persistent iterator (a cycle would
+        # keep the workers alive after the loader is dropped, until a garbage collection)
+        self.index_sampler, self.num_workers = loader._index_sampler, loader.num_workers
+        self.timeout, self.prefetch_factor = loader.timeout, loader.prefetch_factor
+        self.in_order, self.persistent = loader.in_order, loader.persistent_workers
+        self.indices = iter(self.index_sampler)  # a shuffle draws at its first index
         self.base_seed = draw_seed(loader.generator)  # torch draws it even without workers
         self.workers: Workers | None = None
         fetcher_args = (loader.dataset, loader._iterable, loader._auto_collation,
@@ -234,7 +239,7 @@ class _LoaderIterator:
         return self
 
     def __len__(self) -> int:
-        return len(self.loader._index_sampler)
+        return len(self.index_sampler)
 
     def __next__(self) -> Any:
         if self.workers is None:
@@ -244,25 +249,25 @@ class _LoaderIterator:
     def restart(self) -> None:
         """Begin the next pass with the same (persistent) workers: each starts its copy of
         the dataset again, and what the last pass left unread is dropped."""
-        self.indices = iter(self.loader._index_sampler)
+        self.indices = iter(self.index_sampler)
         for tasks in self.workers.tasks:  # type: ignore[union-attr] (persistent: there are)
             tasks.put(Resume())
-        waiting = self.loader.num_workers
+        waiting = self.num_workers
         while waiting:  # until every worker has answered the Resume (the rest is stale)
-            number, _ = self.workers.get(self.loader.timeout, [True] * self.loader.num_workers)
+            number, _ = self.workers.get(self.timeout, [True] * self.num_workers)
             waiting -= isinstance(number, Resume)
         self._start_pass()
 
     # -- with workers: tasks numbered in the sampler's order, handed out in that order --
 
     def _start_pass(self) -> None:
-        n = self.loader.num_workers
+        n = self.num_workers
         self.sent = self.received = 0  # tasks sent; the next task to hand out
         self.tasks: dict[int, tuple] = {}  # number -> (worker,) or (worker, answer)
         self.alive = [True] * n  # False: the worker's iterable dataset has ended
         self.load = [0] * n  # tasks each worker holds
         self.turns = itertools.cycle(range(n))
-        for _ in range(self.loader.prefetch_factor * n):
+        for _ in range(self.prefetch_factor * n):
             self._send_next()
 
     def _send_next(self) -> None:
@@ -272,10 +277,10 @@ class _LoaderIterator:
             index = next(self.indices)
         except StopIteration:
             return
-        share = self.loader.prefetch_factor * self.loader.num_workers
-        for _ in range(self.loader.num_workers):
+        share = self.prefetch_factor * self.num_workers
+        for _ in range(self.num_workers):
             worker = next(self.turns)
-            if self.alive[worker] and (self.loader.in_order or
+            if self.alive[worker] and (self.in_order or
                                        self.load[worker] < share // sum(self.alive)):
                 break
         else:
@@ -294,19 +299,19 @@ class _LoaderIterator:
                 self.tasks.pop(self.received, None)
                 self.received += 1
             else:
-                if not self.loader.persistent_workers:
+                if not self.persistent:
                     self._finalizer()
                 raise StopIteration
             if len(self.tasks[self.received]) == 2:  # arrived earlier, kept for its turn
                 worker, answer = self.tasks.pop(self.received)
                 self.received += 1
                 return self._hand_out(answer, worker)
-            number, answer = self.workers.get(self.loader.timeout, self.alive)  # type: ignore
+            number, answer = self.workers.get(self.timeout, self.alive)  # type: ignore
             if isinstance(answer, Exhausted):
                 self._retire(answer.worker_id)
                 self._send_next()
                 continue
-            if number == self.received or not self.loader.in_order:
+            if number == self.received or not self.in_order:
                 worker = self.tasks.pop(number)[0]
                 self.received += number == self.received
                 return self._hand_out(answer, worker)
@@ -314,7 +319,7 @@ class _LoaderIterator:
 
     def _retire(self, worker: int) -> None:
         self.alive[worker] = False
-        if not self.loader.persistent_workers:
+        if not self.persistent:
             self.workers.tasks[worker].put(None)  # type: ignore[union-attr]
 
     def _hand_out(self, answer: Any, worker: int) -> Any:

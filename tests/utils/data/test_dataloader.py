@@ -4,6 +4,8 @@ arguments checked as torch checks them; reached where torch's programs reach it.
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 import chaingrad
@@ -88,6 +90,24 @@ def test_persistent_workers_start_an_iterable_dataset_again_after_an_early_stop(
     assert first.tolist() == [0, 1]
     assert [b.tolist() for b in loader] == [[0, 1], [5, 6], [2, 3], [7, 8], [4], [9]]
     assert loader._iterator is iter(loader)
+
+
+def test_dropping_a_loader_stops_its_persistent_workers_at_once(datasets):
+    """As torch's: the workers stop when the loader is dropped, with no garbage collection
+    (a process that forked them would otherwise keep them, and the pipes they inherited,
+    until one ran)."""
+    loader = cdata.DataLoader(datasets.stream(chaingrad, cdata, 0, 10), batch_size=2,
+                              num_workers=2, persistent_workers=True)
+    next(iter(loader))
+    processes = loader._iterator.workers.processes
+    gc.disable()
+    try:
+        del loader
+        for process in processes:
+            process.join(timeout=30)
+        assert not any(process.is_alive() for process in processes)
+    finally:
+        gc.enable()
 
 
 def test_in_order_false_gives_every_batch(torch, datasets):
